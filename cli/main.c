@@ -1,0 +1,66 @@
+/*
+ * main.c - `strata <command> [options]`: find the command, hand it argv.
+ * Each command parses its own options with getopt_long and prints its own
+ * --help; results go to stdout, messages to stderr.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_command_t commands[] = {
+    {"trace", "generate, inspect and convert model traces", cli_cmd_trace},
+    {"topo", "show a node's or a cluster's topology", cli_cmd_topo},
+    {"stage", "solve one pipeline stage's strategy ILP", cli_cmd_stage},
+    {"compare", "compare objectives on one stage", cli_cmd_compare},
+    {"plan", "plan a model on a cluster", cli_cmd_plan},
+    {"show", "print a plan file", cli_cmd_show},
+    {"diff", "compare two plan files", cli_cmd_diff},
+    {"export", "export a plan (megatron, deepspeed, timeline)", cli_cmd_export},
+    {"estimate", "memory and time of a given configuration", cli_cmd_estimate},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "Usage: strata <command> [options]\n"
+          "\n"
+          "Strata plans how to train a large model on a GPU cluster: pipeline\n"
+          "stages, tensor/data parallelism and per-operator strategies chosen\n"
+          "to minimise memory redundancy + alpha * communication.\n"
+          "\n"
+          "Commands:\n");
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fprintf(f,
+          "\n"
+          "Options:\n"
+          "  -h, --help     this help\n"
+          "  -V, --version  print the version\n"
+          "\n"
+          "'strata <command> --help' describes a command.  Exit codes: 0 ok,\n"
+          "1 usage, 2 bad input, 3 infeasible, 4 internal error.\n");
+}
+
+int main(int argc, char **argv) {
+  strata_init();
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+      !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+    printf("strata %s\n", STRATA_VERSION);
+    return CLI_OK;
+  }
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    if (!strcmp(argv[1], commands[i].name))
+      return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "strata: unknown command '%s'\nTry 'strata --help'.\n",
+          argv[1]);
+  return CLI_USAGE;
+}

@@ -1,0 +1,31 @@
+# Strata's dependencies, each found the CMake way.  A missing one stops
+# configure with the Debian package that provides it.
+find_package(PkgConfig)
+if(NOT PKG_CONFIG_FOUND)
+  message(FATAL_ERROR "pkg-config not found: install it with 'apt-get install pkg-config'")
+endif()
+
+function(strata_pkg target module debpkg)
+  pkg_check_modules(_${target} QUIET IMPORTED_TARGET ${module})
+  if(NOT _${target}_FOUND)
+    message(FATAL_ERROR "${module} not found: install it with 'apt-get install ${debpkg}'")
+  endif()
+  add_library(Strata::${target} INTERFACE IMPORTED GLOBAL)
+  target_link_libraries(Strata::${target} INTERFACE PkgConfig::_${target})
+endfunction()
+
+strata_pkg(hwloc "hwloc>=2.0" libhwloc-dev)
+strata_pkg(uv "libuv>=1.30" libuv1-dev)
+strata_pkg(cjson libcjson libcjson-dev)
+strata_pkg(xxhash libxxhash libxxhash-dev)
+
+find_package(ZLIB)
+if(NOT ZLIB_FOUND)
+  message(FATAL_ERROR "zlib not found: install it with 'apt-get install zlib1g-dev'")
+endif()
+find_package(GLPK)
+if(NOT GLPK_FOUND)
+  message(FATAL_ERROR "GLPK not found: install it with 'apt-get install libglpk-dev'")
+endif()
+add_library(Strata::glpk INTERFACE IMPORTED GLOBAL)
+target_link_libraries(Strata::glpk INTERFACE GLPK::GLPK)

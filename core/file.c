@@ -1,0 +1,129 @@
+/*
+ * file.c - whole-file reads and atomic writes through libuv's synchronous
+ * file system calls (a NULL callback runs them on the calling thread).
+ *
+ * An atomic write goes to "<path>.XXXXXX" in the same folder (so the
+ * rename stays on one file system), is synced, then renamed over the
+ * target.  On any failure the temporary file is removed: a reader sees the
+ * old file or the complete new one, never a part.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <uv.h>
+
+#include "strata/core.h"
+
+#define DEFAULT_MAX ((size_t)1 << 30)
+
+static int uv_err(int uverr, const char *what, const char *path) {
+  int code = uverr == UV_ENOENT ? STRATA_ENOTFOUND : STRATA_EIO;
+  if (uverr == UV_ENOMEM) code = STRATA_ENOMEM;
+  return strata_error(code, "%s '%s': %s", what, path, uv_strerror(uverr));
+}
+
+static int read_fd(uv_file fd, const char *path, size_t max, strata_buf_t *b) {
+  char chunk[65536];
+  for (;;) {
+    uv_fs_t req;
+    uv_buf_t ub = uv_buf_init(chunk, sizeof chunk);
+    int n = uv_fs_read(NULL, &req, fd, &ub, 1, -1, NULL);
+    uv_fs_req_cleanup(&req);
+    if (n < 0) return uv_err(n, "cannot read", path);
+    if (n == 0) return 0;
+    if (b->len + (size_t)n > max)
+      return strata_error(STRATA_EBADINPUT, "'%s' is larger than %zu bytes",
+                          path, max);
+    int rc = strata_buf_append(b, chunk, (size_t)n);
+    if (rc) return rc;
+  }
+}
+
+int strata_file_read(const char *path, size_t max, char **data, size_t *len) {
+  uv_fs_t req;
+  strata_buf_t b;
+  int rc, fd;
+  *data = NULL;
+  if (len) *len = 0;
+  strata_buf_init(&b);
+  if (!max) max = DEFAULT_MAX;
+  if (strcmp(path, "-") == 0) {
+    fd = 0;
+  } else {
+    fd = uv_fs_open(NULL, &req, path, O_RDONLY, 0, NULL);
+    uv_fs_req_cleanup(&req);
+    if (fd < 0) return uv_err(fd, "cannot open", path);
+  }
+  rc = read_fd(fd, path, max, &b);
+  if (fd != 0) {
+    uv_fs_close(NULL, &req, fd, NULL);
+    uv_fs_req_cleanup(&req);
+  }
+  if (rc == 0 && !b.p) rc = strata_buf_append(&b, "", 0);
+  if (rc) {
+    strata_buf_free(&b);
+    return rc;
+  }
+  *data = strata_buf_steal(&b, len);
+  return 0;
+}
+
+static int write_all(uv_file fd, const char *path, const void *data,
+                     size_t len) {
+  const char *p = data;
+  while (len > 0) {
+    uv_fs_t req;
+    size_t n = len > (1u << 30) ? (1u << 30) : len;
+    uv_buf_t ub = uv_buf_init((char *)p, (unsigned)n);
+    int w = uv_fs_write(NULL, &req, fd, &ub, 1, -1, NULL);
+    uv_fs_req_cleanup(&req);
+    if (w < 0) return uv_err(w, "cannot write", path);
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int strata_file_write_atomic(const char *path, const void *data, size_t len) {
+  uv_fs_t req;
+  int rc = 0, fd;
+  char *tmpl = NULL;
+  if (strcmp(path, "-") == 0) {
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+      return strata_error(STRATA_EIO, "cannot write to standard output");
+    return 0;
+  }
+  size_t n = strlen(path) + 8;
+  tmpl = strata_malloc(n);
+  if (!tmpl) return strata_error(STRATA_ENOMEM, "out of memory");
+  snprintf(tmpl, n, "%s.XXXXXX", path);
+  fd = uv_fs_mkstemp(NULL, &req, tmpl, NULL);
+  if (fd >= 0) snprintf(tmpl, n, "%s", req.path);
+  uv_fs_req_cleanup(&req);
+  if (fd < 0) {
+    rc = uv_err(fd, "cannot create a temporary file next to", path);
+    goto out;
+  }
+  rc = write_all(fd, path, data, len);
+  if (!rc) {
+    int s = uv_fs_fsync(NULL, &req, fd, NULL);
+    uv_fs_req_cleanup(&req);
+    if (s < 0) rc = uv_err(s, "cannot sync", path);
+  }
+  uv_fs_close(NULL, &req, fd, NULL);
+  uv_fs_req_cleanup(&req);
+  if (!rc) {
+    int r = uv_fs_rename(NULL, &req, tmpl, path, NULL);
+    uv_fs_req_cleanup(&req);
+    if (r < 0) rc = uv_err(r, "cannot rename the output to", path);
+  }
+  if (rc) {
+    uv_fs_unlink(NULL, &req, tmpl, NULL);
+    uv_fs_req_cleanup(&req);
+  }
+out:
+  strata_free(tmpl);
+  return rc;
+}

@@ -1,0 +1,133 @@
+/*
+ * json.c - checked getters and builders over cJSON, so that every parser
+ * in Strata reports a bad field the same way: where, which key, what was
+ * expected.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "core/json.h"
+
+int st__json_parse(const char *text, size_t len, const char *where,
+                   cJSON **out) {
+  const char *end = NULL;
+  *out = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+  if (*out) return 0;
+  if (strata_alloc_failed())
+    return strata_error(STRATA_ENOMEM, "%s: out of memory parsing JSON", where);
+  if (!end || end < text || end > text + len) end = text;
+  int line = 1, col = 1;
+  for (const char *p = text; p < end; p++) {
+    if (*p == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  return strata_error(STRATA_EBADINPUT,
+                      "%s: not valid JSON (syntax error at line %d, column %d)",
+                      where, line, col);
+}
+
+static int missing(const char *key, const char *where, int required) {
+  if (!required) return STRATA_ENOTFOUND;
+  return strata_error(STRATA_EBADINPUT, "%s: missing required field '%s'",
+                      where, key);
+}
+
+static int wrong(const char *key, const char *where, const char *want) {
+  return strata_error(STRATA_EBADINPUT, "%s: field '%s' must be %s", where,
+                      key, want);
+}
+
+int st__json_num(const cJSON *obj, const char *key, const char *where,
+                 int required, double *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return missing(key, where, required);
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+    return wrong(key, where, "a number");
+  *out = it->valuedouble;
+  return 0;
+}
+
+int st__json_int(const cJSON *obj, const char *key, const char *where,
+                 int required, int64_t *out) {
+  double v;
+  int rc = st__json_num(obj, key, where, required, &v);
+  if (rc) return rc;
+  if (v != floor(v) || v < -9.0e15 || v > 9.0e15)
+    return wrong(key, where, "an integer");
+  *out = (int64_t)v;
+  return 0;
+}
+
+int st__json_bool(const cJSON *obj, const char *key, const char *where,
+                  int required, int *out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return missing(key, where, required);
+  if (!cJSON_IsBool(it)) return wrong(key, where, "true or false");
+  *out = cJSON_IsTrue(it);
+  return 0;
+}
+
+int st__json_str(const cJSON *obj, const char *key, const char *where,
+                 int required, const char **out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return missing(key, where, required);
+  if (!cJSON_IsString(it)) return wrong(key, where, "a string");
+  *out = it->valuestring;
+  return 0;
+}
+
+int st__json_array(const cJSON *obj, const char *key, const char *where,
+                   int required, const cJSON **out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return missing(key, where, required);
+  if (!cJSON_IsArray(it)) return wrong(key, where, "an array");
+  *out = it;
+  return 0;
+}
+
+int st__json_object(const cJSON *obj, const char *key, const char *where,
+                    int required, const cJSON **out) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (!it || cJSON_IsNull(it)) return missing(key, where, required);
+  if (!cJSON_IsObject(it)) return wrong(key, where, "an object");
+  *out = it;
+  return 0;
+}
+
+static int added(const cJSON *it) {
+  return it ? 0 : strata_error(STRATA_ENOMEM, "out of memory building JSON");
+}
+
+int st__json_add_num(cJSON *obj, const char *key, double v) {
+  return added(cJSON_AddNumberToObject(obj, key, v));
+}
+
+int st__json_add_str(cJSON *obj, const char *key, const char *v) {
+  return added(cJSON_AddStringToObject(obj, key, v));
+}
+
+int st__json_add_bool(cJSON *obj, const char *key, int v) {
+  return added(cJSON_AddBoolToObject(obj, key, v));
+}
+
+char *st__json_print(const cJSON *root) {
+  char *s = cJSON_Print(root);
+  if (!s) {
+    strata_error(STRATA_ENOMEM, "out of memory printing JSON");
+    return NULL;
+  }
+  size_t n = strlen(s);
+  char *t = strata_realloc(s, n + 2);
+  if (!t) {
+    strata_free(s);
+    strata_error(STRATA_ENOMEM, "out of memory printing JSON");
+    return NULL;
+  }
+  t[n] = '\n';
+  t[n + 1] = '\0';
+  return t;
+}

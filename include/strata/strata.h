@@ -1,0 +1,11 @@
+/*
+ * strata.h - the whole public API of Strata.
+ */
+#ifndef STRATA_H
+#define STRATA_H
+
+#include "strata/core.h"
+#include "strata/traces.h"
+#include "strata/topo.h"
+
+#endif

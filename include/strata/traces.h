@@ -1,0 +1,257 @@
+/*
+ * traces.h - the model: a graph of operators over tensors for one training
+ * micro-batch, with repeated identical layers stored once.
+ *
+ * The graph is plain data (like hwloc's objects): callers read the arrays
+ * directly; only create/load/destroy manage memory.
+ *
+ * Layers.  Operators are stored in topological order.  Those of a
+ * transformer layer form a block; a block is stored once with a repeat
+ * count ("decoder x 96").  Operators outside every block have layer -1:
+ * the prologue (embedding) before the first block and the epilogue (final
+ * norm, head, loss) after the last.  The model has strata_graph_layers()
+ * layers; block b covers layers [blocks[b].layer0, layer0 + repeat).
+ * Instance i + 1 of a block reads what instance i wrote: a block has one
+ * input and one output tensor of the same shape (the residual stream).
+ */
+#ifndef STRATA_TRACES_H
+#define STRATA_TRACES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_TRACE_VERSION 1
+#define STRATA_MAX_DIMS 6
+#define STRATA_MAX_OP_INPUTS 4
+#define STRATA_MAX_OP_OUTPUTS 3
+
+/* X(enum, name, bytes per element) */
+#define STRATA_DTYPE_MAP(X) \
+  X(F32, "f32", 4)          \
+  X(BF16, "bf16", 2)        \
+  X(F16, "f16", 2)          \
+  X(F8, "f8", 1)            \
+  X(I64, "i64", 8)          \
+  X(I32, "i32", 4)          \
+  X(U8, "u8", 1)
+
+typedef enum {
+#define STRATA_DT_ENUM_(e, n, b) STRATA_DTYPE_##e,
+  STRATA_DTYPE_MAP(STRATA_DT_ENUM_)
+#undef STRATA_DT_ENUM_
+  STRATA_DTYPE_COUNT
+} strata_dtype_t;
+
+typedef enum {
+  STRATA_TENSOR_INPUT,      /* fed from outside: tokens, labels */
+  STRATA_TENSOR_PARAM,      /* a trained weight */
+  STRATA_TENSOR_ACTIVATION  /* produced by an operator */
+} strata_tensor_kind_t;
+
+/*
+ * Operator kinds: X(enum, name).  Shapes (b batch, s sequence, h hidden;
+ * "..." any leading dims; weights follow PyTorch's [out, in]):
+ *   embedding      tokens[b,s] (int), table[V,h] (, pos[S,h], S >= s) -> [b,s,h]
+ *   layernorm      x[...,h], gamma[h] (, beta[h])   -> [...,h]
+ *   rmsnorm        x[...,h], gamma[h]               -> [...,h]
+ *   linear         x[...,k], w[n,k] (, bias[n])     -> [...,n]
+ *   matmul         a[B...,m,k], b[B'...,k,n]        -> [B...,m,n]
+ *                  (each dim of B' equals or divides the one of B: GQA)
+ *   softmax, gelu, silu, dropout, rope: x -> same shape
+ *   swiglu         x[...,2f]                        -> [...,f]
+ *   mul, add       x, y (same shape)                -> same shape
+ *   split_heads    x[b,s,(q+2kv)*d] -> q[b,q,s,d], k[b,kv,s,d], v[b,kv,s,d]
+ *                  or x[b,s,n*d] -> [b,n,s,d]  (attr heads, kv_heads)
+ *   merge_heads    x[b,n,s,d]                       -> [b,s,n*d]
+ *   transpose      x[...,m,n]                       -> [...,n,m]
+ *   reshape        x -> y with the same element count
+ *   flash_attention q[b,h,s,d], k[b,kv,s,d], v[b,kv,s,d] -> [b,h,s,d]
+ *   cross_entropy  logits[b,s,V], labels[b,s] (int) -> [] (scalar loss)
+ */
+#define STRATA_OP_MAP(X)                \
+  X(EMBEDDING, "embedding")             \
+  X(LAYERNORM, "layernorm")             \
+  X(RMSNORM, "rmsnorm")                 \
+  X(LINEAR, "linear")                   \
+  X(MATMUL, "matmul")                   \
+  X(SOFTMAX, "softmax")                 \
+  X(GELU, "gelu")                       \
+  X(SILU, "silu")                       \
+  X(SWIGLU, "swiglu")                   \
+  X(MUL, "mul")                         \
+  X(DROPOUT, "dropout")                 \
+  X(ADD, "add")                         \
+  X(ROPE, "rope")                       \
+  X(SPLIT_HEADS, "split_heads")         \
+  X(MERGE_HEADS, "merge_heads")         \
+  X(TRANSPOSE, "transpose")             \
+  X(RESHAPE, "reshape")                 \
+  X(FLASH_ATTENTION, "flash_attention") \
+  X(CROSS_ENTROPY, "cross_entropy")
+
+typedef enum {
+#define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
+  STRATA_OP_MAP(STRATA_OP_ENUM_)
+#undef STRATA_OP_ENUM_
+  STRATA_OP_COUNT
+} strata_op_kind_t;
+
+typedef struct {
+  char *name;
+  int ndim; /* 0 for a scalar */
+  int64_t shape[STRATA_MAX_DIMS];
+  strata_dtype_t dtype;
+  strata_tensor_kind_t kind;
+  int producer; /* index of the op that writes it, -1 for inputs/params */
+} strata_tensor_t;
+
+typedef struct {
+  char *name;
+  strata_op_kind_t kind;
+  int n_in, n_out;
+  int in[STRATA_MAX_OP_INPUTS];   /* tensor indices */
+  int out[STRATA_MAX_OP_OUTPUTS];
+  int layer; /* first layer of its block, or -1 outside blocks */
+  int block; /* index into blocks, or -1 */
+  /* attributes (0 where not used) */
+  int heads, kv_heads; /* split_heads */
+  double dropout_p;    /* dropout */
+  int causal;          /* flash_attention */
+} strata_op_t;
+
+typedef struct {
+  char *name;
+  int first_op, n_ops; /* ops [first_op, first_op + n_ops) */
+  int repeat;          /* >= 1 */
+  int layer0;          /* index of its first layer */
+  int input, output;   /* tensors: the residual stream in and out */
+} strata_block_t;
+
+typedef struct strata_graph {
+  char *name;
+  int micro_batch; /* b the trace was made at */
+  int seq_len;     /* s */
+  int n_tensors, n_ops, n_blocks;
+  strata_tensor_t *tensors;
+  strata_op_t *ops;
+  strata_block_t *blocks;
+  /* Model hyper-parameters when known (generators set them; 0 otherwise).
+   * Used by exporters and formula checks, never by the cost model. */
+  struct {
+    char family[16]; /* "gpt", "bert", "llama" or "" */
+    int layers, hidden, heads, kv_heads, ffn, vocab, max_seq;
+    int flash_attention, dropout;
+  } hp;
+} strata_graph_t;
+
+/* ---- kinds and dtypes ---- */
+const char *strata_op_kind_name(strata_op_kind_t k);
+int strata_op_kind_parse(const char *name, strata_op_kind_t *out);
+const char *strata_dtype_name(strata_dtype_t d);
+int strata_dtype_parse(const char *name, strata_dtype_t *out);
+int strata_dtype_size(strata_dtype_t d);
+
+/* What an op saves for its backward pass: a bit per input (bit i) and per
+ * output (bit 8 + i); plus 1-byte-per-element masks of its first output
+ * (dropout) and extra bytes that scale with nothing in the layout (e.g.
+ * flash attention's log-sum-exp, computed by strata_op_extra_saved). */
+#define STRATA_SAVE_IN(i) (1u << (i))
+#define STRATA_SAVE_OUT(i) (1u << (8 + (i)))
+#define STRATA_SAVE_MASK (1u << 16)
+unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op);
+/* Bytes saved for backward by op (one instance), unsharded. */
+int64_t strata_op_saved_bytes(const strata_graph_t *g, const strata_op_t *op);
+/* Forward and forward+backward FLOPs of one instance of op. */
+double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op);
+double strata_op_flops(const strata_graph_t *g, const strata_op_t *op);
+
+/* ---- tensors ---- */
+int64_t strata_tensor_numel(const strata_tensor_t *t);
+int64_t strata_tensor_bytes(const strata_tensor_t *t);
+
+/* ---- the graph ---- */
+strata_graph_t *strata_graph_create(const char *name);
+void strata_graph_destroy(strata_graph_t *g); /* accepts NULL */
+/* Builders (generators and the loader use them).  Return the new index,
+ * or a negative STRATA_E* code.  shape has ndim entries. */
+int strata_graph_add_tensor(strata_graph_t *g, const char *name, int ndim,
+                            const int64_t *shape, strata_dtype_t dtype,
+                            strata_tensor_kind_t kind);
+int strata_graph_add_op(strata_graph_t *g, const char *name,
+                        strata_op_kind_t kind, int n_in, const int *in,
+                        int n_out, const int *out);
+/* Ops [first_op, n_ops) become one block repeated `repeat` times. */
+int strata_graph_add_block(strata_graph_t *g, const char *name, int first_op,
+                           int n_ops, int repeat, int input, int output);
+int strata_graph_find_tensor(const strata_graph_t *g, const char *name);
+int strata_graph_find_op(const strata_graph_t *g, const char *name);
+
+/* Check everything a loader must: producers, kinds, shapes, cycles (the
+ * order is topological), blocks.  Fills producer and layer fields.
+ * Returns 0 or STRATA_EBADINPUT naming the op or tensor. */
+int strata_graph_validate(strata_graph_t *g);
+
+/* Number of layers (sum of block repeats). */
+int strata_graph_layers(const strata_graph_t *g);
+/* The block holding layer l (0 <= l < layers), or -1. */
+int strata_graph_layer_block(const strata_graph_t *g, int layer);
+
+/* Whole-model totals (counting repeats; a parameter used by several ops,
+ * as a tied embedding, counts once). */
+typedef struct {
+  int64_t parameters;
+  int layers;
+  int64_t ops;     /* with repeats expanded */
+  int64_t tensors; /* with repeats expanded */
+  double flops_per_microbatch;   /* forward + backward, no recompute */
+  int64_t weight_bytes;          /* parameters in their dtype */
+  int64_t activation_bytes;      /* saved for backward, one micro-batch */
+} strata_graph_stats_t;
+void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st);
+
+/* ---- the trace file (JSON, docs/trace-format.md) ---- */
+/* Parse text; `where` (a file name) prefixes messages. */
+int strata_trace_parse(const char *text, size_t len, const char *where,
+                       strata_graph_t **out);
+int strata_trace_load(const char *path, strata_graph_t **out);
+/* Serialise to a strata_free-able string. */
+int strata_trace_write(const strata_graph_t *g, char **text, size_t *len);
+
+/* ---- generators ---- */
+typedef enum {
+  STRATA_FAMILY_GPT,
+  STRATA_FAMILY_BERT,
+  STRATA_FAMILY_LLAMA
+} strata_family_t;
+
+typedef struct {
+  strata_family_t family;
+  int layers, hidden, heads, kv_heads, ffn, seq, vocab, micro_batch;
+  strata_dtype_t dtype;
+  int flash_attention; /* 1: fused flash attention, no s^2 activations */
+  int dropout;         /* 1: dropout layers present */
+  int tie_embeddings;  /* GPT: 1 (head uses the embedding table) */
+} strata_gen_opts_t;
+
+/* Defaults of a family (GPT-2-small-like sizes); callers override. */
+void strata_gen_opts_init(strata_gen_opts_t *o, strata_family_t family);
+int strata_family_parse(const char *name, strata_family_t *out);
+int strata_generate(const strata_gen_opts_t *o, const char *name,
+                    strata_graph_t **out);
+/* Presets: "bert-large", "gpt-1.7b" ... "gpt-1t", "gpt3-175b",
+ * "llama2-70b", "llama3-405b".  Fills opts; STRATA_ENOTFOUND otherwise. */
+int strata_preset_opts(const char *preset, strata_gen_opts_t *o);
+/* NULL-terminated list of preset names. */
+const char *const *strata_preset_names(void);
+/* A preset name, a family name with options, or a trace file path. */
+int strata_model_load(const char *spec, const strata_gen_opts_t *overrides,
+                      strata_graph_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,50 @@
+/*
+ * collective.c - alpha-beta costs of collectives over one link class.
+ *
+ * Ring algorithms (Thakur, Rabenseifner and Gropp 2005; NCCL's documented
+ * bus-bandwidth factors): an all-reduce moves 2(n-1)/n of the data through
+ * each device in 2(n-1) steps; all-gather, reduce-scatter and all-to-all
+ * (n-1)/n in n-1 steps.  Hierarchical costs over several levels are built
+ * from these (topo/hierarchy.c).
+ */
+#include "strata/topo.h"
+
+const char *strata_coll_name(strata_coll_t c) {
+  static const char *names[] = {"all-reduce", "all-gather", "reduce-scatter",
+                                "all-to-all", "p2p"};
+  return (unsigned)c < STRATA_COLL_COUNT ? names[c] : "?";
+}
+
+double strata_coll_time(strata_coll_t c, double bytes, int n,
+                        const strata_link_t *link) {
+  if (c == STRATA_COLL_P2P)
+    return bytes > 0 ? bytes / link->bandwidth + link->latency : 0.0;
+  if (n <= 1 || bytes <= 0) return 0.0;
+  double f = (double)(n - 1) / n;
+  switch (c) {
+  case STRATA_COLL_ALLREDUCE:
+    return 2.0 * f * bytes / link->bandwidth + 2.0 * (n - 1) * link->latency;
+  case STRATA_COLL_ALLGATHER:
+  case STRATA_COLL_REDUCESCATTER:
+  case STRATA_COLL_ALLTOALL:
+    return f * bytes / link->bandwidth + (n - 1) * link->latency;
+  default:
+    return 0.0;
+  }
+}
+
+void strata_mesh_default(strata_mesh_t *m, int d0, int d1) {
+  m->ndim = d1 > 1 ? 2 : 1;
+  m->shape[0] = d0;
+  m->shape[1] = d1 > 1 ? d1 : 1;
+  for (int i = 0; i < STRATA_MESH_MAX_DIMS; i++) {
+    m->axis[i].bandwidth = 150e9;
+    m->axis[i].latency = 5e-6;
+  }
+}
+
+int strata_mesh_devices(const strata_mesh_t *m) {
+  int n = 1;
+  for (int i = 0; i < m->ndim; i++) n *= m->shape[i];
+  return n;
+}
