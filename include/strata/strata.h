@@ -7,5 +7,6 @@
 #include "strata/core.h"
 #include "strata/traces.h"
 #include "strata/topo.h"
+#include "strata/intraop.h"
 
 #endif

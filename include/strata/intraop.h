@@ -1,0 +1,140 @@
+/*
+ * intraop.h - one pipeline stage: choose every operator's intra-operator
+ * strategy with the integer linear program of DESIGN.md ("intraop/"):
+ * minimise memory redundancy + alpha * communication under a per-device
+ * memory limit.
+ *
+ * A stage is a range of layers of a model on a logical device mesh (1-D or
+ * 2-D, each axis bound to a link).  Memory is accounted exactly (bytes per
+ * device of every tensor under its layout); communication in seconds from
+ * the alpha-beta model of topo/, converted to bytes-equivalent on the
+ * fastest link so that alpha weighs bytes against bytes.
+ */
+#ifndef STRATA_INTRAOP_H
+#define STRATA_INTRAOP_H
+
+#include "strata/core.h"
+#include "strata/topo.h"
+#include "strata/traces.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  STRATA_OBJ_MIN_MEM,  /* redundancy + alpha * comm (the method) */
+  STRATA_OBJ_MIN_COMM, /* communication only, memory a constraint (Alpa) */
+  STRATA_OBJ_MEGATRON, /* Megatron-LM's hand-written layout, evaluated */
+  STRATA_OBJ_DP        /* pure data parallelism, evaluated */
+} strata_objective_t;
+
+typedef enum {
+  STRATA_RECOMPUTE_NONE,
+  STRATA_RECOMPUTE_SELECTIVE, /* Korthikanti et al.: the attention core */
+  STRATA_RECOMPUTE_FULL       /* keep each layer's input only */
+} strata_recompute_t;
+
+typedef enum {
+  STRATA_RECIPE_ZERO,    /* 2 + 2 + 12 bytes per parameter */
+  STRATA_RECIPE_MEGATRON /* 2 + 4 + 12 bytes per parameter */
+} strata_recipe_t;
+
+typedef enum {
+  STRATA_STAGE_OPTIMAL,
+  STRATA_STAGE_FEASIBLE,   /* time limit reached; best found */
+  STRATA_STAGE_INFEASIBLE, /* nothing fits the memory budget */
+  STRATA_STAGE_NO_SOLUTION /* time limit reached before any solution */
+} strata_stage_status_t;
+
+typedef struct {
+  strata_mesh_t mesh;
+  int layer_begin, layer_end; /* layers [begin, end); -1, -1: all */
+  int with_prologue;          /* -1: when layer_begin == 0 */
+  int with_epilogue;          /* -1: when layer_end == layers */
+  double alpha;               /* weight of communication (default 1) */
+  double memory_budget;       /* bytes per device; 0: no limit */
+  strata_objective_t objective;
+  strata_recipe_t recipe;
+  int zero_stage;             /* 0..3 */
+  strata_recompute_t recompute;
+  int sequence_parallel;      /* megatron objective: -1 auto (tp > 1) */
+  int megatron_tp_axes;       /* megatron objective: mesh axes used for
+                                 tensor parallelism from the inner one
+                                 (default 1 on 2-D meshes, all on 1-D) */
+  int in_flight;              /* micro-batches whose activations are live */
+  int micro_batches;          /* per step: gradient sync is amortised */
+  int outer_dp;               /* replicas of this stage across the cluster */
+  strata_link_t outer_link;   /* link of the outer data parallelism */
+  double peak_flops;          /* per device (bf16 dense) for time */
+  double efficiency;          /* achieved fraction of peak (default 0.5) */
+  double fastest_bandwidth;   /* bytes/s; 0: the fastest mesh axis */
+  int homogeneous;            /* 1: solve one layer per block (default) */
+  int reduce;                 /* presolve reductions (default 1) */
+  double time_limit;          /* seconds (default 60) */
+  double mip_gap;             /* relative (default 1e-6) */
+} strata_stage_opts_t;
+
+void strata_stage_opts_init(strata_stage_opts_t *o);
+const char *strata_objective_name(strata_objective_t o);
+int strata_objective_parse(const char *s, strata_objective_t *out);
+const char *strata_recompute_name(strata_recompute_t r);
+int strata_recompute_parse(const char *s, strata_recompute_t *out);
+const char *strata_recipe_name(strata_recipe_t r);
+int strata_recipe_parse(const char *s, strata_recipe_t *out);
+const char *strata_stage_status_name(strata_stage_status_t s);
+
+/* Memory of one device, broken down. */
+typedef struct {
+  double weights, gradients, optimizer, activations, transient;
+  double total;
+} strata_mem_breakdown_t;
+
+typedef struct {
+  char *name;      /* op name (template name for repeated layers) */
+  int layer;       /* -1 for prologue/epilogue */
+  int repeat;      /* instances this line stands for */
+  char *strategy;  /* e.g. "row", "col", "dp", "dp x row" */
+  char *placement; /* output placements, DTensor style: "[S(0), R]" */
+  double mem_bytes;
+  double comm_seconds;
+} strata_op_choice_t;
+
+typedef struct {
+  strata_stage_status_t status;
+  int devices;
+  int homogeneous; /* 1: best homogeneous solution (one layer per block) */
+  double alpha;
+  double objective;               /* as the ILP reports it */
+  double memory_redundancy_bytes; /* summed over the stage's devices */
+  double comm_bytes;              /* bytes-equivalent on the fastest link */
+  double comm_seconds;            /* per step */
+  double compute_seconds;         /* per step */
+  double peak_memory_bytes;       /* per device */
+  double zero_redundancy_bytes;   /* unique bytes / devices */
+  strata_mem_breakdown_t mem;     /* of the peak device */
+  double activations_per_layer;   /* one micro-batch, one layer, per device */
+  double min_memory_bytes;        /* infeasible: smallest that would fit */
+  char *hint;                     /* infeasible: what would help */
+  double solve_seconds;
+  int int_vars, cont_vars, rows;  /* after reductions */
+  int int_vars_before, cont_vars_before, rows_before;
+  int n_ops;
+  strata_op_choice_t *ops;
+} strata_stage_result_t;
+
+/* Solve (or, for the megatron and dp objectives, evaluate) one stage.
+ * Outcomes (infeasible, time limit) are in result->status, not errors;
+ * errors are bad options (STRATA_EINVAL) or input the cost model cannot
+ * handle (STRATA_EBADINPUT). */
+int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
+                       strata_stage_result_t **out);
+void strata_stage_result_destroy(strata_stage_result_t *r);
+
+/* Write the stage's exact ILP in CPLEX LP format (glp_write_lp). */
+int strata_stage_export_lp(const strata_graph_t *g,
+                           const strata_stage_opts_t *o, const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

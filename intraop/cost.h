@@ -1,0 +1,47 @@
+/*
+ * cost.h - memory and communication of one operator under one strategy,
+ * and of the resharding on one edge (internal to intraop/).
+ *
+ * Units: bytes per device and seconds per training step (all of the
+ * step's micro-batches), for one instance of the op.
+ */
+#ifndef STRATA_INTRAOP_COST_H
+#define STRATA_INTRAOP_COST_H
+
+#include "intraop/layout.h"
+
+typedef struct {
+  const strata_graph_t *g;
+  const strata_stage_opts_t *o;
+  const strata_mesh_t *m;
+  int devices;
+} st__cost_ctx_t;
+
+typedef struct {
+  double weights, grads, optimizer; /* of the params this op owns */
+  double act;        /* saved for backward, one micro-batch */
+  double ckpt;       /* full recompute: the layer input kept, one micro-batch */
+  double transient;  /* working buffers while the op runs */
+  double comm;       /* seconds per step (own collectives, gradient sync) */
+  double compute;    /* seconds per step */
+  double unique;     /* parameter-state bytes the stage must hold at least */
+  double unique_act; /* saved bytes unsharded, one micro-batch */
+} st__op_cost_t;
+
+/* owns_param: bit i set if input slot i is a parameter first used here. */
+void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
+                 const st__opdims_t *d, const st__strat_t *s,
+                 unsigned owns_param, int is_ckpt, int in_recompute,
+                 st__op_cost_t *out);
+
+/* Seconds per step to move tensor t from the producer's placement of its
+ * output slot to the consumer's input slot, forward and backward. */
+double st__edge_cost(const st__cost_ctx_t *c, int tensor,
+                     const st__opdims_t *du, const st__strat_t *su, int uslot,
+                     const st__opdims_t *dw, const st__strat_t *sw, int wslot);
+
+/* Reshard one tensor of `bytes` between two placements (seconds). */
+double st__reshard_time(const strata_mesh_t *m, double bytes,
+                        const st__place_t *from, const st__place_t *to);
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * layout.c - parallel dimensions of each op kind, strategy enumeration and
+ * tensor placements (see layout.h for the model).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "intraop/layout.h"
+
+static int add_pdim(st__opdims_t *d, const char *name, int64_t size,
+                    int shardable) {
+  int i = d->n_pdims++;
+  d->size[i] = size;
+  d->name[i] = name;
+  d->shardable[i] = (unsigned char)shardable;
+  return i;
+}
+
+static const strata_tensor_t *slot_t(const strata_graph_t *g,
+                                     const st__opdims_t *d, int slot) {
+  return &g->tensors[d->tensor[slot]];
+}
+
+/* Leading dims 0..n-1 of slot `from` become shardable pdims mapped in
+ * every slot in `to` (same positions). */
+static void leading(const strata_graph_t *g, st__opdims_t *d, int n,
+                    const int *slots, int n_slots) {
+  static const char *n3[] = {"b", "s", "l2", "l3", "l4", "l5"};
+  static const char *n4[] = {"b", "heads", "s", "l3", "l4", "l5"};
+  const strata_tensor_t *t = slot_t(g, d, slots[0]);
+  const char *const *names = t->ndim >= 4 ? n4 : n3;
+  for (int i = 0; i < n && i < 6; i++) {
+    int p = add_pdim(d, names[i], t->shape[i], 1);
+    for (int k = 0; k < n_slots; k++) d->map[slots[k]][i] = (signed char)p;
+  }
+}
+
+static void init_dims(const strata_graph_t *g, const strata_op_t *op,
+                      st__opdims_t *d) {
+  memset(d, 0, sizeof *d);
+  memset(d->map, -1, sizeof d->map);
+  d->n_in = op->n_in;
+  d->n_slots = op->n_in + op->n_out;
+  for (int i = 0; i < op->n_in; i++) d->tensor[i] = op->in[i];
+  for (int i = 0; i < op->n_out; i++) d->tensor[op->n_in + i] = op->out[i];
+  d->seq_dim = -1;
+  d->pdim_n = -1;
+  (void)g;
+}
+
+static void dims_linear(const strata_graph_t *g, const strata_op_t *op,
+                        st__opdims_t *d) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  int r = x->ndim, y = op->n_in;
+  int slots[2] = {0, y};
+  leading(g, d, r - 1, slots, 2);
+  int n = add_pdim(d, "n", g->tensors[op->in[1]].shape[0], 1);
+  int k = add_pdim(d, "k", x->shape[r - 1], 1);
+  d->map[0][r - 1] = (signed char)k;
+  d->map[1][0] = (signed char)n;
+  d->map[1][1] = (signed char)k;
+  if (op->n_in > 2) d->map[2][0] = (signed char)n;
+  d->map[y][r - 1] = (signed char)n;
+  d->heavy = 1;
+  d->pdim_n = n;
+  d->seq_dim = r >= 3 ? r - 2 : -1;
+  d->name[0] = "dp";
+  if (r >= 3) d->name[1] = "seq";
+}
+
+static void dims_matmul(const strata_graph_t *g, const strata_op_t *op,
+                        st__opdims_t *d) {
+  const strata_tensor_t *a = &g->tensors[op->in[0]];
+  int r = a->ndim, c = op->n_in;
+  static const char *bn[] = {"b", "heads", "l2", "l3"};
+  for (int i = 0; i < r - 2 && i < 4; i++) {
+    int p = add_pdim(d, bn[i], a->shape[i], 1);
+    d->map[0][i] = d->map[1][i] = d->map[c][i] = (signed char)p;
+  }
+  int m = add_pdim(d, "m", a->shape[r - 2], 1);
+  int k = add_pdim(d, "k", a->shape[r - 1], 1);
+  int n = add_pdim(d, "n", g->tensors[op->in[1]].shape[r - 1], 1);
+  d->map[0][r - 2] = d->map[c][r - 2] = (signed char)m;
+  d->map[0][r - 1] = d->map[1][r - 2] = (signed char)k;
+  d->map[1][r - 1] = d->map[c][r - 1] = (signed char)n;
+  d->heavy = 1;
+}
+
+static void dims_embedding(const strata_graph_t *g, const strata_op_t *op,
+                           st__opdims_t *d) {
+  int y = op->n_in;
+  int b = add_pdim(d, "b", g->tensors[op->in[0]].shape[0], 1);
+  int s = add_pdim(d, "s", g->tensors[op->in[0]].shape[1], 1);
+  int v = add_pdim(d, "vocab", g->tensors[op->in[1]].shape[0], 1);
+  int h = add_pdim(d, "h", g->tensors[op->in[1]].shape[1], 1);
+  d->map[0][0] = d->map[y][0] = (signed char)b;
+  d->map[0][1] = d->map[y][1] = (signed char)s;
+  d->map[1][0] = (signed char)v;
+  d->map[1][1] = d->map[y][2] = (signed char)h;
+  if (op->n_in > 2) d->map[2][1] = (signed char)h;
+}
+
+/* Every dim of every slot lines up (elementwise); the last one may be
+ * excluded (norms, softmax, rope reduce or rotate along it). */
+static void dims_elementwise(const strata_graph_t *g, const strata_op_t *op,
+                             st__opdims_t *d, int last_shardable) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  int r = x->ndim;
+  int slots[ST__MAX_SLOTS], n = 0;
+  for (int i = 0; i < d->n_slots; i++)
+    if (g->tensors[d->tensor[i]].ndim == r) slots[n++] = i;
+  leading(g, d, r - 1, slots, n);
+  int last = add_pdim(d, r >= 4 ? "t" : "h", x->shape[r - 1], last_shardable);
+  for (int i = 0; i < d->n_slots; i++) {
+    const strata_tensor_t *t = &g->tensors[d->tensor[i]];
+    if (t->ndim == r) d->map[i][r - 1] = (signed char)last;
+    else if (t->ndim == 1) d->map[i][0] = (signed char)last; /* gamma */
+  }
+}
+
+static void dims_heads(const strata_graph_t *g, const strata_op_t *op,
+                       st__opdims_t *d) {
+  if (op->kind == STRATA_OP_SPLIT_HEADS) {
+    const strata_tensor_t *x = &g->tensors[op->in[0]];
+    int b = add_pdim(d, "b", x->shape[0], 1);
+    int s = add_pdim(d, "s", x->shape[1], 1);
+    int h = add_pdim(d, "heads", g->tensors[op->out[0]].shape[1], 1);
+    d->map[0][0] = (signed char)b;
+    d->map[0][1] = (signed char)s;
+    d->map[0][2] = (signed char)h;
+    for (int i = 0; i < op->n_out; i++) {
+      d->map[1 + i][0] = (signed char)b;
+      d->map[1 + i][1] = (signed char)h;
+      d->map[1 + i][2] = (signed char)s;
+    }
+  } else { /* merge_heads: [b,n,s,d] -> [b,s,n*d] */
+    const strata_tensor_t *x = &g->tensors[op->in[0]];
+    int b = add_pdim(d, "b", x->shape[0], 1);
+    int h = add_pdim(d, "heads", x->shape[1], 1);
+    int s = add_pdim(d, "s", x->shape[2], 1);
+    d->map[0][0] = d->map[1][0] = (signed char)b;
+    d->map[0][1] = d->map[1][2] = (signed char)h;
+    d->map[0][2] = d->map[1][1] = (signed char)s;
+  }
+}
+
+static void dims_transpose(const strata_graph_t *g, const strata_op_t *op,
+                           st__opdims_t *d) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  int r = x->ndim;
+  int slots[2] = {0, 1};
+  leading(g, d, r - 2, slots, 2);
+  int m = add_pdim(d, "m", x->shape[r - 2], 1);
+  int n = add_pdim(d, "n", x->shape[r - 1], 1);
+  d->map[0][r - 2] = d->map[1][r - 1] = (signed char)m;
+  d->map[0][r - 1] = d->map[1][r - 2] = (signed char)n;
+}
+
+static void dims_reshape(const strata_graph_t *g, const strata_op_t *op,
+                         st__opdims_t *d) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  const strata_tensor_t *y = &g->tensors[op->out[0]];
+  int n = 0;
+  while (n < x->ndim && n < y->ndim && x->shape[n] == y->shape[n]) n++;
+  if (n == x->ndim || n == y->ndim) n--; /* keep the reshaped tail whole */
+  int slots[2] = {0, 1};
+  if (n > 0) leading(g, d, n, slots, 2);
+}
+
+static void dims_flash(const strata_graph_t *g, const strata_op_t *op,
+                       st__opdims_t *d) {
+  const strata_tensor_t *q = &g->tensors[op->in[0]];
+  int o = op->n_in;
+  int b = add_pdim(d, "b", q->shape[0], 1);
+  int h = add_pdim(d, "heads", q->shape[1], 1);
+  int s = add_pdim(d, "s", q->shape[2], 1);
+  for (int i = 0; i < d->n_slots; i++) {
+    d->map[i][0] = (signed char)b;
+    d->map[i][1] = (signed char)h;
+  }
+  d->map[0][2] = d->map[o][2] = (signed char)s; /* query split, K/V whole */
+  d->heavy = 1;
+}
+
+static void dims_xent(const strata_graph_t *g, const strata_op_t *op,
+                      st__opdims_t *d) {
+  const strata_tensor_t *l = &g->tensors[op->in[0]];
+  int b = add_pdim(d, "b", l->shape[0], 1);
+  int s = add_pdim(d, "s", l->shape[1], 1);
+  int v = add_pdim(d, "vocab", l->shape[2], 1);
+  d->map[0][0] = d->map[1][0] = (signed char)b;
+  d->map[0][1] = d->map[1][1] = (signed char)s;
+  d->map[0][2] = (signed char)v;
+}
+
+int st__opdims(const strata_graph_t *g, const strata_op_t *op,
+               st__opdims_t *d) {
+  init_dims(g, op, d);
+  switch (op->kind) {
+  case STRATA_OP_LINEAR: dims_linear(g, op, d); break;
+  case STRATA_OP_MATMUL: dims_matmul(g, op, d); break;
+  case STRATA_OP_EMBEDDING: dims_embedding(g, op, d); break;
+  case STRATA_OP_LAYERNORM:
+  case STRATA_OP_RMSNORM:
+  case STRATA_OP_SOFTMAX:
+  case STRATA_OP_ROPE: dims_elementwise(g, op, d, 0); break;
+  case STRATA_OP_GELU:
+  case STRATA_OP_SILU:
+  case STRATA_OP_SWIGLU:
+  case STRATA_OP_MUL:
+  case STRATA_OP_DROPOUT:
+  case STRATA_OP_ADD: dims_elementwise(g, op, d, 1); break;
+  case STRATA_OP_SPLIT_HEADS:
+  case STRATA_OP_MERGE_HEADS: dims_heads(g, op, d); break;
+  case STRATA_OP_TRANSPOSE: dims_transpose(g, op, d); break;
+  case STRATA_OP_RESHAPE: dims_reshape(g, op, d); break;
+  case STRATA_OP_FLASH_ATTENTION: dims_flash(g, op, d); break;
+  case STRATA_OP_CROSS_ENTROPY: dims_xent(g, op, d); break;
+  default:
+    return strata_error(STRATA_EBADINPUT, "op '%s': kind '%s' has no cost "
+                        "model", op->name, strata_op_kind_name(op->kind));
+  }
+  return 0;
+}
+
+/* Can pdim p be split `ways` ways in every tensor it indexes? */
+static int divisible(const strata_graph_t *g, const st__opdims_t *d, int p,
+                     int ways) {
+  (void)g;
+  return d->size[p] % ways == 0;
+}
+
+static int slot_divisible(const strata_graph_t *g, const st__opdims_t *d,
+                          int p, int ways) {
+  for (int i = 0; i < d->n_slots; i++) {
+    const strata_tensor_t *t = &g->tensors[d->tensor[i]];
+    for (int k = 0; k < t->ndim; k++)
+      if (d->map[i][k] == p && t->shape[k] % ways != 0) return 0;
+  }
+  return divisible(g, d, p, ways);
+}
+
+/* The graph is needed for slot shapes; kept in a file-scope pointer only
+ * for the duration of one enumeration call on this thread. */
+static _Thread_local const strata_graph_t *enum_graph;
+
+static int valid(const st__opdims_t *d, const strata_mesh_t *m,
+                 const st__strat_t *s) {
+  for (int a = 0; a < m->ndim; a++) {
+    int p = s->axis[a];
+    if (m->shape[a] <= 1 && (p != ST__REP || s->sp[a])) return 0;
+    if (p == ST__REP) {
+      if (s->sp[a] || (d->heavy && m->shape[a] > 1)) return 0;
+      continue;
+    }
+    if (!d->shardable[p]) return 0;
+    int ways = 1;
+    for (int b = 0; b < m->ndim; b++)
+      if (s->axis[b] == p) ways *= m->shape[b];
+    if (!slot_divisible(enum_graph, d, p, ways)) return 0;
+    if (s->sp[a]) {
+      if (p != d->pdim_n || d->seq_dim < 0) return 0;
+      const strata_tensor_t *x = &enum_graph->tensors[d->tensor[0]];
+      if (x->shape[d->seq_dim] % m->shape[a] != 0) return 0;
+    }
+  }
+  return 1;
+}
+
+
+int st__strategies_g(const strata_graph_t *g, const st__opdims_t *d,
+                     const strata_mesh_t *m, st__strat_t **out, int *n) {
+  int choices = d->n_pdims + 2; /* REP, each pdim, n+sp */
+  int total = 1;
+  for (int a = 0; a < m->ndim; a++) total *= choices;
+  st__strat_t *v = strata_calloc((size_t)total, sizeof *v);
+  if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+  enum_graph = g;
+  int k = 0;
+  for (int code = 0; code < total; code++) {
+    st__strat_t s;
+    memset(&s, 0, sizeof s);
+    for (int a = 0, c = code; a < STRATA_MESH_MAX_DIMS; a++) {
+      int ch = a < m->ndim ? c % choices : 0;
+      c /= choices;
+      s.axis[a] = (signed char)(ch == 0 ? ST__REP
+                                : ch <= d->n_pdims ? ch - 1
+                                                   : d->pdim_n);
+      s.sp[a] = (unsigned char)(ch == d->n_pdims + 1);
+      if (s.sp[a] && d->pdim_n < 0) s.axis[a] = 127; /* invalid marker */
+    }
+    int bad = 0;
+    for (int a = 0; a < m->ndim; a++)
+      if (s.axis[a] == 127) bad = 1;
+    if (!bad && valid(d, m, &s)) v[k++] = s;
+  }
+  enum_graph = NULL;
+  *out = v;
+  *n = k;
+  return 0;
+}
+
+void st__placement(const st__opdims_t *d, const strata_mesh_t *m,
+                   const st__strat_t *s, int slot, st__place_t *p) {
+  memset(p, 0, sizeof *p);
+  for (int a = 0; a < m->ndim; a++) {
+    int pd = s->axis[a];
+    p->kind[a] = ST__PL_R;
+    if (pd == ST__REP) continue;
+    if (s->sp[a] && slot == 0) {
+      p->kind[a] = ST__PL_S;
+      p->dim[a] = (signed char)d->seq_dim;
+      continue;
+    }
+    int found = -1;
+    for (int k = 0; k < STRATA_MAX_DIMS; k++)
+      if (d->map[slot][k] == pd) found = k;
+    if (found >= 0) {
+      p->kind[a] = ST__PL_S;
+      p->dim[a] = (signed char)found;
+    } else if (slot >= d->n_in) {
+      p->kind[a] = ST__PL_P;
+    }
+  }
+}
+
+void st__grad_placement(const st__opdims_t *d, const strata_mesh_t *m,
+                        const st__strat_t *s, int slot, st__place_t *p) {
+  st__placement(d, m, s, slot, p);
+  for (int a = 0; a < m->ndim; a++)
+    if (p->kind[a] == ST__PL_R && s->axis[a] != ST__REP)
+      p->kind[a] = ST__PL_P; /* each device holds part of the gradient sum */
+}
+
+int st__shards(const strata_mesh_t *m, const st__place_t *p) {
+  int n = 1;
+  for (int a = 0; a < m->ndim; a++)
+    if (p->kind[a] == ST__PL_S) n *= m->shape[a];
+  return n;
+}
+
+int st__work_split(const strata_mesh_t *m, const st__strat_t *s) {
+  int n = 1;
+  for (int a = 0; a < m->ndim; a++)
+    if (s->axis[a] != ST__REP) n *= m->shape[a];
+  return n;
+}
+
+static const char *axis_role(const st__opdims_t *d, const strata_op_t *op,
+                             const st__strat_t *s, int a) {
+  int p = s->axis[a];
+  if (p == ST__REP) return "rep";
+  if (op->kind == STRATA_OP_LINEAR) {
+    if (p == d->pdim_n) return s->sp[a] ? "row+sp" : "row";
+    if (!strcmp(d->name[p], "k")) return "col";
+  }
+  return d->name[p];
+}
+
+void st__strat_name(const st__opdims_t *d, const strata_op_t *op,
+                    const strata_mesh_t *m, const st__strat_t *s, char *buf,
+                    size_t size) {
+  size_t off = 0;
+  buf[0] = '\0';
+  for (int a = 0; a < m->ndim && off < size; a++)
+    off += (size_t)snprintf(buf + off, size - off, "%s%s", a ? " x " : "",
+                            axis_role(d, op, s, a));
+}
+
+void st__place_name(const strata_mesh_t *m, const st__place_t *p, char *buf,
+                    size_t size) {
+  size_t off = (size_t)snprintf(buf, size, "[");
+  for (int a = 0; a < m->ndim && off < size; a++) {
+    const char *sep = a ? ", " : "";
+    if (p->kind[a] == ST__PL_S)
+      off += (size_t)snprintf(buf + off, size - off, "%sS(%d)", sep, p->dim[a]);
+    else
+      off += (size_t)snprintf(buf + off, size - off, "%s%s", sep,
+                              p->kind[a] == ST__PL_P ? "P" : "R");
+  }
+  if (off < size) snprintf(buf + off, size - off, "]");
+}

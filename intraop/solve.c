@@ -1,0 +1,306 @@
+/*
+ * solve.c - turn a stage's auxiliary graph into the ILP (intraop/ilp.h),
+ * solve it, and report the chosen strategies with their memory and time.
+ *
+ * The ILP works in MiB so that GLPK's coefficients stay near 1 whatever the
+ * model size; results are scaled back to bytes.  Redundancy is N times a
+ * node's per-device bytes minus the unique bytes it must hold anyway, a
+ * constant per node, so the objective is the method's: redundancy +
+ * alpha * communication (bytes-equivalent on the fastest link).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "intraop/ilp.h"
+#include "intraop/stage.h"
+
+#define SCALE 1048576.0
+
+typedef struct {
+  st__ilp_problem_t p;
+  double *pool;  /* every coefficient array, one allocation */
+} problem_t;
+
+static double node_comm(const st__stage_t *st, int node, int s) {
+  const st__node_t *n = &st->nodes[node];
+  return n->mult * st->info[n->info].cost[s].comm;
+}
+
+static double edge_time(const st__stage_t *st, const st__edge_t *e, int su,
+                        int sv) {
+  const st__opinfo_t *iu = &st->info[st->nodes[e->u].info];
+  const st__opinfo_t *iv = &st->info[st->nodes[e->v].info];
+  return e->mult * st__edge_cost(&st->ctx, e->tensor, &iu->dims,
+                                 &iu->strat[su], e->uslot, &iv->dims,
+                                 &iv->strat[sv], e->vslot);
+}
+
+/* Strategy index seen by the ILP -> the op's own index. */
+static int strat_of(const st__stage_t *st, int node, int k) {
+  const st__opinfo_t *in = &st->info[st->nodes[node].info];
+  return in->fixed >= 0 ? in->fixed : k;
+}
+
+static int n_strat(const st__stage_t *st, int node) {
+  const st__opinfo_t *in = &st->info[st->nodes[node].info];
+  return in->fixed >= 0 ? 1 : in->n_strat;
+}
+
+static double weight_red(const st__stage_t *st) {
+  return st->o.objective == STRATA_OBJ_MIN_COMM ? 0.0 : 1.0;
+}
+
+static double weight_comm(const st__stage_t *st) {
+  double a = st->o.objective == STRATA_OBJ_MIN_COMM ? 1.0 : st->o.alpha;
+  return a * st->o.fastest_bandwidth;
+}
+
+static int build_problem(const st__stage_t *st, problem_t *pr) {
+  size_t total = 0;
+  int N = st->ctx.devices;
+  memset(pr, 0, sizeof *pr);
+  for (int i = 0; i < st->n_nodes; i++) total += 3 * (size_t)n_strat(st, i);
+  for (int e = 0; e < st->n_edges; e++)
+    total += (size_t)n_strat(st, st->edges[e].u) *
+             (size_t)n_strat(st, st->edges[e].v);
+  pr->pool = strata_malloc(sizeof(double) * (total + 1));
+  pr->p.nodes = strata_calloc((size_t)st->n_nodes + 1, sizeof *pr->p.nodes);
+  pr->p.edges = strata_calloc((size_t)st->n_edges + 1, sizeof *pr->p.edges);
+  if (!pr->pool || !pr->p.nodes || !pr->p.edges)
+    return strata_error(STRATA_ENOMEM, "out of memory building the ILP");
+  double *q = pr->pool, wr = weight_red(st), wc = weight_comm(st);
+  pr->p.n_nodes = st->n_nodes;
+  pr->p.n_edges = st->n_edges;
+  for (int i = 0; i < st->n_nodes; i++) {
+    st__ilp_node_t *n = &pr->p.nodes[i];
+    const st__opinfo_t *in = &st->info[st->nodes[i].info];
+    n->n_strat = n_strat(st, i);
+    n->cost = q;
+    n->mem = q + n->n_strat;
+    n->transient = q + 2 * n->n_strat;
+    q += 3 * n->n_strat;
+    for (int k = 0; k < n->n_strat; k++) {
+      int s = strat_of(st, i, k);
+      double mem = st__node_mem(st, i, s);
+      n->mem[k] = mem / SCALE;
+      n->transient[k] = in->cost[s].transient / SCALE;
+      n->cost[k] = (wr * N * mem + wc * node_comm(st, i, s)) / SCALE;
+    }
+    pr->p.obj_const -= wr * st__node_unique(st, i) / SCALE;
+  }
+  for (int e = 0; e < st->n_edges; e++) {
+    const st__edge_t *se = &st->edges[e];
+    st__ilp_edge_t *pe = &pr->p.edges[e];
+    int nu = n_strat(st, se->u), nv = n_strat(st, se->v);
+    pe->u = se->u;
+    pe->v = se->v;
+    pe->cost = q;
+    q += (size_t)nu * nv;
+    for (int i = 0; i < nu; i++)
+      for (int j = 0; j < nv; j++)
+        pe->cost[i * nv + j] = wc * edge_time(st, se, strat_of(st, se->u, i),
+                                              strat_of(st, se->v, j)) / SCALE;
+  }
+  pr->p.mem_budget = st->o.memory_budget > 0 ? st->o.memory_budget / SCALE : 0;
+  return 0;
+}
+
+static void problem_free(problem_t *pr) {
+  strata_free(pr->pool);
+  strata_free(pr->p.nodes);
+  strata_free(pr->p.edges);
+}
+
+static int prepare(const strata_graph_t *g, const strata_stage_opts_t *o,
+                   st__stage_t *st, problem_t *pr) {
+  int rc = st__stage_build(g, o, st);
+  if (rc) return rc;
+  if (st->o.objective == STRATA_OBJ_MEGATRON ||
+      st->o.objective == STRATA_OBJ_DP)
+    rc = st__fixed_layouts(st);
+  if (!rc) rc = build_problem(st, pr);
+  return rc;
+}
+
+static void ilp_opts(const strata_stage_opts_t *o, st__ilp_opts_t *io) {
+  st__ilp_opts_init(io);
+  io->time_limit = o->time_limit;
+  io->mip_gap = o->mip_gap;
+  io->presolve_reduce = o->reduce;
+}
+
+int strata_stage_export_lp(const strata_graph_t *g,
+                           const strata_stage_opts_t *o, const char *path) {
+  st__stage_t st;
+  problem_t pr;
+  st__ilp_opts_t io;
+  memset(&pr, 0, sizeof pr);
+  int rc = prepare(g, o, &st, &pr);
+  if (!rc) {
+    ilp_opts(o, &io);
+    rc = st__ilp_write_lp(&pr.p, &io, path);
+  }
+  problem_free(&pr);
+  st__stage_free(&st);
+  return rc;
+}
+
+int st__stage_report(const st__stage_t *st, const st__ilp_result_t *ir,
+                     strata_stage_result_t *r);
+
+int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
+                       strata_stage_result_t **out) {
+  st__stage_t st;
+  problem_t pr;
+  st__ilp_opts_t io;
+  st__ilp_result_t ir;
+  strata_stage_result_t *r = NULL;
+  double t0 = strata_now();
+  memset(&pr, 0, sizeof pr);
+  memset(&ir, 0, sizeof ir);
+  *out = NULL;
+  int rc = prepare(g, o, &st, &pr);
+  if (rc) goto out;
+  ilp_opts(&st.o, &io);
+  rc = st__ilp_solve(&pr.p, &io, &ir);
+  if (rc) goto out;
+  r = strata_calloc(1, sizeof *r);
+  if (!r) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = st__stage_report(&st, &ir, r);
+  if (rc) goto out;
+  r->objective = ir.objective * SCALE;
+  r->min_memory_bytes = ir.min_memory * SCALE;
+  r->solve_seconds = strata_now() - t0;
+  r->int_vars = ir.int_vars;
+  r->cont_vars = ir.cont_vars;
+  r->rows = ir.rows;
+  r->int_vars_before = ir.int_vars_before;
+  r->cont_vars_before = ir.cont_vars_before;
+  r->rows_before = ir.rows_before;
+  *out = r;
+  r = NULL;
+out:
+  strata_stage_result_destroy(r);
+  st__ilp_result_free(&ir);
+  problem_free(&pr);
+  st__stage_free(&st);
+  return rc;
+}
+
+static int fill_ops(const st__stage_t *st, const int *choice,
+                    strata_stage_result_t *r) {
+  char buf[128], pl[96];
+  r->ops = strata_calloc((size_t)st->n_nodes + 1, sizeof *r->ops);
+  if (!r->ops) return strata_error(STRATA_ENOMEM, "out of memory");
+  r->n_ops = st->n_nodes;
+  for (int i = 0; i < st->n_nodes; i++) {
+    const st__node_t *n = &st->nodes[i];
+    const st__opinfo_t *in = &st->info[n->info];
+    const strata_op_t *op = &st->g->ops[in->op];
+    int s = strat_of(st, i, choice[i]);
+    strata_op_choice_t *c = &r->ops[i];
+    st__place_t p;
+    st__strat_name(&in->dims, op, &st->o.mesh, &in->strat[s], buf, sizeof buf);
+    st__placement(&in->dims, &st->o.mesh, &in->strat[s], in->dims.n_in, &p);
+    st__place_name(&st->o.mesh, &p, pl, sizeof pl);
+    c->name = strata_strdup(op->name);
+    c->strategy = strata_strdup(buf);
+    c->placement = strata_strdup(pl);
+    if (!c->name || !c->strategy || !c->placement)
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    c->layer = op->layer;
+    c->repeat = (int)n->mult;
+    c->mem_bytes = st__node_mem(st, i, s);
+    c->comm_seconds = node_comm(st, i, s);
+  }
+  return 0;
+}
+
+static void fill_totals(const st__stage_t *st, const int *choice,
+                        strata_stage_result_t *r) {
+  int N = st->ctx.devices, first_block = -1;
+  double peak_t = 0, unique = 0, mem = 0;
+  for (int i = 0; i < st->n_nodes; i++) {
+    const st__node_t *n = &st->nodes[i];
+    const st__opinfo_t *in = &st->info[n->info];
+    const strata_op_t *op = &st->g->ops[in->op];
+    int s = strat_of(st, i, choice[i]);
+    const st__op_cost_t *c = &in->cost[s];
+    double am, cm;
+    st__node_mults(st, i, &am, &cm);
+    r->mem.weights += n->mult * c->weights;
+    r->mem.gradients += n->mult * c->grads;
+    r->mem.optimizer += n->mult * c->optimizer;
+    r->mem.activations += am * c->act + cm * c->ckpt;
+    if (c->transient > peak_t) peak_t = c->transient;
+    mem += st__node_mem(st, i, s);
+    unique += st__node_unique(st, i);
+    r->comm_seconds += node_comm(st, i, s);
+    r->compute_seconds += n->mult * c->compute;
+    if (op->block >= 0 && first_block < 0) first_block = op->block;
+    if (op->block >= 0 && op->block == first_block &&
+        (st->o.homogeneous || i == st->info[n->info].op))
+      r->activations_per_layer +=
+          st->o.recompute == STRATA_RECOMPUTE_FULL ? c->ckpt : c->act;
+  }
+  for (int e = 0; e < st->n_edges; e++) {
+    const st__edge_t *se = &st->edges[e];
+    r->comm_seconds += edge_time(st, se, strat_of(st, se->u, choice[se->u]),
+                                 strat_of(st, se->v, choice[se->v]));
+  }
+  r->mem.transient = peak_t;
+  r->mem.total = mem + peak_t;
+  r->peak_memory_bytes = r->mem.total;
+  r->memory_redundancy_bytes = N * mem - unique;
+  if (r->memory_redundancy_bytes < 0) r->memory_redundancy_bytes = 0;
+  r->zero_redundancy_bytes = unique / N;
+  r->comm_bytes = r->comm_seconds * st->o.fastest_bandwidth;
+}
+
+static int fill_hint(const st__stage_t *st, const st__ilp_result_t *ir,
+                     strata_stage_result_t *r) {
+  char need[32], have[32], buf[512];
+  strata_fmt_bytes(ir->min_memory * SCALE, need, sizeof need);
+  strata_fmt_bytes(st->o.memory_budget, have, sizeof have);
+  snprintf(buf, sizeof buf,
+           "no strategy fits %s per device; the least any needs is %s. "
+           "What would help: %s%s%smore devices",
+           have, need,
+           st->o.zero_stage < 3 ? "a higher ZeRO stage (--zero 3), " : "",
+           st->o.recompute != STRATA_RECOMPUTE_FULL
+               ? "activation recompute (--recompute full), " : "",
+           st->o.in_flight > 1 ? "fewer in-flight micro-batches, " : "");
+  r->hint = strata_strdup(buf);
+  return r->hint ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+}
+
+int st__stage_report(const st__stage_t *st, const st__ilp_result_t *ir,
+                     strata_stage_result_t *r) {
+  static const strata_stage_status_t map[] = {
+      STRATA_STAGE_OPTIMAL, STRATA_STAGE_FEASIBLE, STRATA_STAGE_INFEASIBLE,
+      STRATA_STAGE_NO_SOLUTION};
+  r->status = map[ir->status];
+  r->devices = st->ctx.devices;
+  r->homogeneous = st->o.homogeneous;
+  r->alpha = st->o.alpha;
+  if (ir->status == ST__ILP_INFEASIBLE) return fill_hint(st, ir, r);
+  if (ir->status == ST__ILP_NO_SOLUTION) return 0;
+  fill_totals(st, ir->choice, r);
+  return fill_ops(st, ir->choice, r);
+}
+
+void strata_stage_result_destroy(strata_stage_result_t *r) {
+  if (!r) return;
+  for (int i = 0; i < r->n_ops; i++) {
+    strata_free(r->ops[i].name);
+    strata_free(r->ops[i].strategy);
+    strata_free(r->ops[i].placement);
+  }
+  strata_free(r->ops);
+  strata_free(r->hint);
+  strata_free(r);
+}
