@@ -107,6 +107,10 @@ typedef struct {
   strata_dtype_t dtype;
   strata_tensor_kind_t kind;
   int producer; /* index of the op that writes it, -1 for inputs/params */
+  /* The block each of whose instances holds its own copy (an activation
+   * produced in the block, or a param used only there), else -1.  Filled
+   * by strata_graph_validate. */
+  int block;
 } strata_tensor_t;
 
 typedef struct {
@@ -163,8 +167,13 @@ int strata_dtype_size(strata_dtype_t d);
 #define STRATA_SAVE_OUT(i) (1u << (8 + (i)))
 #define STRATA_SAVE_MASK (1u << 16)
 unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op);
-/* Bytes saved for backward by op (one instance), unsharded. */
+/* Bytes saved for backward by op (one instance), unsharded: the saved
+ * activations (params and inputs are resident anyway and count nothing)
+ * plus strata_op_extra_saved. */
 int64_t strata_op_saved_bytes(const strata_graph_t *g, const strata_op_t *op);
+/* The part of it that is no tensor: the dropout mask (1 byte per element
+ * of the first output) and flash attention's log-sum-exp (4*b*heads*s). */
+int64_t strata_op_extra_saved(const strata_graph_t *g, const strata_op_t *op);
 /* Forward and forward+backward FLOPs of one instance of op. */
 double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op);
 double strata_op_flops(const strata_graph_t *g, const strata_op_t *op);
@@ -195,13 +204,23 @@ int strata_graph_find_op(const strata_graph_t *g, const char *name);
  * Returns 0 or STRATA_EBADINPUT naming the op or tensor. */
 int strata_graph_validate(strata_graph_t *g);
 
+/* Bytes saved for backward by ops [first_op, first_op + n_ops), one
+ * instance each, counting a tensor once even when several ops save it or
+ * views of it (transpose, reshape, merge_heads of a saved tensor share its
+ * storage).  A GPT block gives s*b*h*(34 + 5*a*s/h) at 2-byte activations.
+ * Needs a validated graph. */
+int64_t strata_graph_saved_bytes(const strata_graph_t *g, int first_op,
+                                 int n_ops);
+
 /* Number of layers (sum of block repeats). */
 int strata_graph_layers(const strata_graph_t *g);
 /* The block holding layer l (0 <= l < layers), or -1. */
 int strata_graph_layer_block(const strata_graph_t *g, int layer);
 
-/* Whole-model totals (counting repeats; a parameter used by several ops,
- * as a tied embedding, counts once). */
+/* Whole-model totals of a validated graph (counting repeats; a parameter
+ * used by several ops, as a tied embedding, counts once; activation_bytes
+ * sums strata_graph_saved_bytes over each block times its repeat, the
+ * prologue and the epilogue). */
 typedef struct {
   int64_t parameters;
   int layers;
@@ -228,6 +247,10 @@ typedef enum {
   STRATA_FAMILY_LLAMA
 } strata_family_t;
 
+/* kv_heads 0 means heads (no grouped-query attention); ffn 0 means the
+ * family's default: 4*hidden for GPT and BERT, LLaMA's
+ * 256*ceil(8*hidden/3/256) for LLaMA.  GPT and BERT presets leave both at 0,
+ * so overriding hidden scales the MLP; LLaMA presets fix them. */
 typedef struct {
   strata_family_t family;
   int layers, hidden, heads, kv_heads, ffn, seq, vocab, micro_batch;
@@ -239,7 +262,12 @@ typedef struct {
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
 void strata_gen_opts_init(strata_gen_opts_t *o, strata_family_t family);
+/* Overrides for strata_model_load that change nothing: every size 0,
+ * dtype STRATA_DTYPE_COUNT, flash_attention, dropout and tie_embeddings
+ * -1.  Set only what should change. */
+void strata_gen_opts_keep(strata_gen_opts_t *o);
 int strata_family_parse(const char *name, strata_family_t *out);
+const char *strata_family_name(strata_family_t f);
 int strata_generate(const strata_gen_opts_t *o, const char *name,
                     strata_graph_t **out);
 /* Presets: "bert-large", "gpt-1.7b" ... "gpt-1t", "gpt3-175b",
@@ -247,7 +275,14 @@ int strata_generate(const strata_gen_opts_t *o, const char *name,
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o);
 /* NULL-terminated list of preset names. */
 const char *const *strata_preset_names(void);
-/* A preset name, a family name with options, or a trace file path. */
+/* A preset name, a family name ("gpt", "bert", "llama": its defaults) or
+ * a trace file path, validated.  overrides (NULL: none; start from
+ * strata_gen_opts_keep) change a preset's or family's options: a size
+ * field > 0 replaces the preset's, dtype replaces it unless it is
+ * STRATA_DTYPE_COUNT, and flash_attention, dropout and tie_embeddings are
+ * -1 keep, 0 off, 1 on; overrides.family is ignored.  A trace file takes
+ * no overrides (STRATA_EINVAL if any is set).  An unknown spec gives
+ * STRATA_ENOTFOUND with a message listing the presets. */
 int strata_model_load(const char *spec, const strata_gen_opts_t *overrides,
                       strata_graph_t **out);
 

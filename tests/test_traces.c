@@ -1,0 +1,513 @@
+/*
+ * test_traces.c - the model IR against the published formulas (Megatron's
+ * parameter and FLOP counts, Korthikanti's activation bytes, the LLaMA
+ * parameter totals), every kind of malformed trace with its message, the
+ * byte-exact round trip of every preset, and allocation failure injection
+ * over parsing, writing and generation.
+ */
+#include <stdlib.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+static int is_gpt_preset(const char *name) {
+  return !strncmp(name, "gpt", 3);
+}
+
+static strata_graph_t *preset(const char *name) {
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_model_load(name, NULL, &g));
+  return g;
+}
+
+static strata_graph_t *tiny(strata_family_t f, int flash, int dropout) {
+  strata_gen_opts_t o;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_init(&o, f);
+  o.layers = 2, o.hidden = 8, o.heads = 2, o.seq = 4, o.vocab = 16;
+  o.kv_heads = f == STRATA_FAMILY_LLAMA ? 1 : 0;
+  o.flash_attention = flash, o.dropout = dropout;
+  ASSERT_OK(strata_generate(&o, "tiny", &g));
+  return g;
+}
+
+TEST(kind_and_dtype_names) {
+  strata_op_kind_t k;
+  strata_dtype_t d;
+  for (int i = 0; i < STRATA_OP_COUNT; i++) {
+    ASSERT_OK(strata_op_kind_parse(strata_op_kind_name((strata_op_kind_t)i), &k));
+    ASSERT_EQ(k, i);
+  }
+  ASSERT_EQ(strata_op_kind_parse("conv2d", &k), STRATA_ENOTFOUND);
+  ASSERT_OK(strata_dtype_parse("bf16", &d));
+  ASSERT_EQ(strata_dtype_size(d), 2);
+  ASSERT_EQ(strata_dtype_parse("bf17", &d), STRATA_ENOTFOUND);
+}
+
+/* P = 12*l*h^2*(1 + 13/(12h) + (V+s)/(12*l*h)), Narayanan et al. 2021. */
+TEST(gpt_parameters_match_megatron_formula) {
+  for (const char *const *n = strata_preset_names(); *n; n++) {
+    if (!is_gpt_preset(*n)) continue;
+    strata_graph_t *g = preset(*n);
+    strata_graph_stats_t st;
+    strata_graph_stats(g, &st);
+    double l = g->hp.layers, h = g->hp.hidden, V = g->hp.vocab, s = g->seq_len;
+    double P = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
+    printf("  %-12s params %15lld  formula %15.0f  ratio %.6f\n", *n,
+           (long long)st.parameters, P, st.parameters / P);
+    ASSERT_NEAR(st.parameters, P, 1e-3, 0);
+    ASSERT_EQ(st.layers, g->hp.layers);
+    strata_graph_destroy(g);
+  }
+}
+
+TEST(llama_parameters_match_published) {
+  strata_graph_t *g = preset("llama2-70b");
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  printf("  llama2-70b  params %lld\n", (long long)st.parameters);
+  ASSERT_EQ(st.parameters, 68976648192LL); /* Llama 2 70B, exactly */
+  strata_graph_destroy(g);
+  g = preset("llama3-405b");
+  strata_graph_stats(g, &st);
+  printf("  llama3-405b params %lld\n", (long long)st.parameters);
+  ASSERT_NEAR(st.parameters, 405.85e9, 1e-2, 0);
+  strata_graph_destroy(g);
+}
+
+TEST(bert_large_parameters) {
+  strata_graph_t *g = preset("bert-large");
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  /* 24 encoder layers (12h^2 + 13h), word/position/type embeddings and
+   * their norm, the MLM head (dense, norm, decoder bias); no pooler. */
+  double h = 1024, V = 30522;
+  double want = 24 * (12 * h * h + 13 * h) + (V + 512 + 2) * h + 2 * h +
+                (h * h + h) + 2 * h + V;
+  ASSERT_EQ(st.parameters, (long long)want);
+  strata_graph_destroy(g);
+}
+
+/* 72*b*s*l*h^2*(1 + s/(6h) + V/(12*l*h)): matmuls only, fwd + 2x bwd. */
+TEST(gpt_flops_match_megatron_formula) {
+  for (const char *const *n = strata_preset_names(); *n; n++) {
+    if (!is_gpt_preset(*n)) continue;
+    strata_graph_t *g = preset(*n);
+    strata_graph_stats_t st;
+    strata_graph_stats(g, &st);
+    double l = g->hp.layers, h = g->hp.hidden, V = g->hp.vocab, s = g->seq_len;
+    double b = g->micro_batch;
+    double F = 72 * b * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    printf("  %-12s flops %.6e  formula %.6e  ratio %.5f\n", *n,
+           st.flops_per_microbatch, F, st.flops_per_microbatch / F);
+    ASSERT_NEAR(st.flops_per_microbatch, F, 1e-2, 0);
+    ASSERT(st.flops_per_microbatch >= F); /* elementwise ops add, never take */
+    strata_graph_destroy(g);
+  }
+}
+
+static int64_t layer_bytes(const strata_graph_t *g) {
+  ASSERT_EQ(g->n_blocks, 1);
+  return strata_graph_saved_bytes(g, g->blocks[0].first_op,
+                                  g->blocks[0].n_ops);
+}
+
+/* Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) bytes per GPT layer with
+ * dropout, 2-byte activations, no flash attention. */
+TEST(gpt_layer_activations_korthikanti) {
+  int batches[] = {1, 4};
+  for (int i = 0; i < 2; i++) {
+    strata_gen_opts_t o;
+    ASSERT_OK(strata_preset_opts("gpt-1.7b", &o));
+    o.micro_batch = batches[i];
+    strata_graph_t *g = NULL;
+    ASSERT_OK(strata_generate(&o, "g", &g));
+    int64_t s = o.seq, b = o.micro_batch, h = o.hidden, a = o.heads;
+    ASSERT_EQ(layer_bytes(g), s * b * h * 34 + 5 * a * s * s * b);
+    strata_graph_stats_t st;
+    strata_graph_stats(g, &st);
+    ASSERT(st.activation_bytes > o.layers * layer_bytes(g));
+    strata_graph_destroy(g);
+  }
+}
+
+/* With flash attention the 5as^2b term is gone; what remains is 34sbh plus
+ * the log-sum-exp (4 bytes per batch, head and query).  The flash output
+ * and proj's input (a merge_heads view of it) are one storage. */
+TEST(gpt_layer_activations_flash) {
+  strata_gen_opts_t o;
+  ASSERT_OK(strata_preset_opts("gpt-7.5b", &o));
+  o.flash_attention = 1;
+  o.micro_batch = 2;
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_generate(&o, "g", &g));
+  int64_t s = o.seq, b = o.micro_batch, h = o.hidden, a = o.heads;
+  ASSERT_EQ(layer_bytes(g), 34 * s * b * h + 4 * b * a * s);
+  ASSERT(strata_graph_find_op(g, "attn") >= 0);
+  ASSERT(strata_graph_find_op(g, "scores") < 0);
+  strata_graph_destroy(g);
+}
+
+/* Without dropout the two sbh masks and the as^2b mask go, and the softmax
+ * output that softmax and the context matmul both save counts once. */
+TEST(gpt_layer_activations_no_dropout) {
+  strata_gen_opts_t o;
+  ASSERT_OK(strata_preset_opts("gpt-1.7b", &o));
+  o.dropout = 0;
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_generate(&o, "g", &g));
+  int64_t s = o.seq, b = 1, h = o.hidden, a = o.heads;
+  ASSERT_EQ(layer_bytes(g), 32 * s * b * h + 2 * a * s * s * b);
+  ASSERT(strata_graph_find_op(g, "mlp_dropout") < 0);
+  strata_graph_destroy(g);
+}
+
+TEST(gpt_block_structure) {
+  static const char *const names[] = {
+      "ln1",     "qkv",          "split",     "kT",       "scores",
+      "softmax", "attn_dropout", "context",   "merge",    "proj",
+      "proj_dropout", "residual1", "ln2",     "fc1",      "gelu",
+      "fc2",     "mlp_dropout",  "residual2"};
+  strata_graph_t *g = preset("gpt-1.7b");
+  const strata_block_t *bl = &g->blocks[0];
+  ASSERT_EQ(bl->n_ops, 18);
+  ASSERT_EQ(bl->repeat, 24);
+  for (int i = 0; i < 18; i++) {
+    ASSERT_STR_EQ(g->ops[bl->first_op + i].name, names[i]);
+    ASSERT_EQ(g->ops[bl->first_op + i].layer, 0);
+  }
+  ASSERT_STR_EQ(g->ops[0].name, "embed");
+  ASSERT_EQ(g->ops[0].layer, -1);
+  ASSERT_STR_EQ(g->ops[g->n_ops - 1].name, "loss");
+  /* tied head: the head's weight is the embedding table */
+  const strata_op_t *head = &g->ops[strata_graph_find_op(g, "head")];
+  ASSERT_EQ(head->in[1], strata_graph_find_tensor(g, "embed.weight"));
+  ASSERT_EQ(strata_graph_layer_block(g, 23), 0);
+  ASSERT_EQ(strata_graph_layer_block(g, 24), -1);
+  strata_graph_destroy(g);
+}
+
+TEST(llama_block_structure) {
+  strata_graph_t *g = preset("llama2-70b");
+  int split = strata_graph_find_op(g, "split");
+  ASSERT(split >= 0);
+  const strata_tensor_t *k = &g->tensors[g->ops[split].out[1]];
+  ASSERT_EQ(k->shape[1], 8); /* kv heads */
+  ASSERT_EQ(g->ops[split].kv_heads, 8);
+  ASSERT(strata_graph_find_op(g, "rope_q") >= 0);
+  ASSERT(strata_graph_find_op(g, "attn") >= 0); /* flash by default */
+  ASSERT(strata_graph_find_tensor(g, "head.weight") >= 0); /* untied */
+  ASSERT(strata_graph_find_tensor(g, "qkv.bias") < 0);
+  strata_graph_destroy(g);
+  /* Without flash, the GQA matmul broadcasts k and v over the heads. */
+  g = tiny(STRATA_FAMILY_LLAMA, 0, 0);
+  ASSERT(strata_graph_find_op(g, "scores") >= 0);
+  ASSERT_EQ(g->tensors[strata_graph_find_tensor(g, "kT.out")].shape[1], 1);
+  strata_graph_destroy(g);
+}
+
+/* ---- round trip ---- */
+
+static void roundtrip(const strata_graph_t *g) {
+  char *a = NULL, *b = NULL;
+  size_t na, nb;
+  strata_graph_t *g2 = NULL;
+  ASSERT_OK(strata_trace_write(g, &a, &na));
+  ASSERT_OK(strata_trace_parse(a, na, g->name, &g2));
+  ASSERT_OK(strata_trace_write(g2, &b, &nb));
+  ASSERT_EQ(na, nb);
+  ASSERT(memcmp(a, b, na) == 0);
+  strata_graph_stats_t s1, s2;
+  strata_graph_stats(g, &s1);
+  strata_graph_stats(g2, &s2);
+  ASSERT(memcmp(&s1, &s2, sizeof s1) == 0);
+  strata_graph_destroy(g2);
+  strata_free(a);
+  strata_free(b);
+}
+
+TEST(roundtrip_every_preset) {
+  for (const char *const *n = strata_preset_names(); *n; n++) {
+    strata_graph_t *g = preset(*n);
+    roundtrip(g);
+    strata_graph_destroy(g);
+  }
+  for (int f = 0; f < 3; f++)
+    for (int flash = 0; flash < 2; flash++) {
+      strata_graph_t *g = tiny((strata_family_t)f, flash, !flash);
+      roundtrip(g);
+      strata_graph_destroy(g);
+    }
+}
+
+/* ---- malformed traces ---- */
+
+static char *tiny_text(void) {
+  strata_graph_t *g = tiny(STRATA_FAMILY_GPT, 0, 1);
+  char *t = NULL;
+  size_t n;
+  ASSERT_OK(strata_trace_write(g, &t, &n));
+  strata_graph_destroy(g);
+  return t;
+}
+
+/* text with the first `from` replaced by `to` (asserts it is there). */
+static char *mutate(const char *text, const char *from, const char *to) {
+  const char *p = strstr(text, from);
+  if (!p) test_fail(__FILE__, __LINE__, "'%s' not in the trace", from);
+  size_t n = strlen(text) + strlen(to) + 1;
+  char *r = malloc(n);
+  snprintf(r, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+  return r;
+}
+
+/* Parse a mutated tiny trace; expect err and a message with both parts. */
+static void expect_bad(const char *from, const char *to, int err,
+                       const char *msg1, const char *msg2) {
+  char *base = tiny_text();
+  char *t = mutate(base, from, to);
+  strata_free(base);
+  strata_graph_t *g = (strata_graph_t *)1;
+  int rc = strata_trace_parse(t, strlen(t), "t.json", &g);
+  free(t);
+  ASSERT(g == NULL);
+  ASSERT_EQ(rc, err);
+  ASSERT_CONTAINS(strata_last_error(), "t.json: ");
+  ASSERT_CONTAINS(strata_last_error(), msg1);
+  ASSERT_CONTAINS(strata_last_error(), msg2);
+}
+
+TEST(bad_unknown_kind) {
+  expect_bad("\"kind\": \"gelu\"", "\"kind\": \"gelu2\"", STRATA_EBADINPUT,
+             "op 'gelu': unknown kind 'gelu2'", "valid kinds: embedding, ");
+}
+
+TEST(bad_dangling_tensor) {
+  expect_bad("\"inputs\": [\"gelu.out\"", "\"inputs\": [\"nope\"",
+             STRATA_EBADINPUT, "op 'fc2'", "unknown tensor 'nope'");
+}
+
+TEST(bad_produced_by_nobody) {
+  expect_bad("{\"id\": \"gelu.out\"", "{\"id\": \"orphan\", \"shape\": [1], "
+             "\"dtype\": \"bf16\", \"kind\": \"activation\"},\n    "
+             "{\"id\": \"gelu.out\"", STRATA_EBADINPUT, "tensor 'orphan'",
+             "no op produces");
+}
+
+TEST(bad_cycle) {
+  /* fc1 reads residual2's output, which comes later in the order. */
+  expect_bad("\"inputs\": [\"ln2.out\", \"fc1.weight\"",
+             "\"inputs\": [\"residual2.out\", \"fc1.weight\"",
+             STRATA_EBADINPUT,
+             "op 'fc1' reads tensor 'residual2.out' before op 'residual2'",
+             "cycle");
+}
+
+TEST(bad_shape) {
+  expect_bad("\"id\": \"qkv.weight\", \"shape\": [24, 8]",
+             "\"id\": \"qkv.weight\", \"shape\": [24, 9]", STRATA_EBADINPUT,
+             "op 'qkv' (linear)",
+             "'ln1.out' [1,4,8] and weight 'qkv.weight' [24,9] do not fit");
+  expect_bad("\"id\": \"kT.out\", \"shape\": [1, 2, 4, 4]",
+             "\"id\": \"kT.out\", \"shape\": [1, 2, 4, 5]", STRATA_EBADINPUT,
+             "op 'kT' (transpose)", "expected [1,2,4,4]");
+}
+
+TEST(bad_version) {
+  expect_bad("\"version\": 1", "\"version\": 2", STRATA_EVERSION,
+             "version 2 is newer than this strata reads (1)", "upgrade");
+  expect_bad("\"format\": \"strata-trace\"", "\"format\": \"onnx\"",
+             STRATA_EBADINPUT, "'format' is \"onnx\"", "strata-trace");
+}
+
+TEST(bad_json) {
+  expect_bad("\"ops\": [", "\"ops\": [[,", STRATA_EBADINPUT, "not valid JSON",
+             "line ");
+}
+
+TEST(bad_duplicate_id) {
+  expect_bad("{\"id\": \"gelu\"", "{\"id\": \"fc1\"", STRATA_EBADINPUT,
+             "duplicate op id 'fc1'", "t.json");
+  expect_bad("{\"id\": \"gelu.out\"", "{\"id\": \"fc1.out\"", STRATA_EBADINPUT,
+             "duplicate tensor id 'fc1.out'", "t.json");
+}
+
+TEST(bad_dtype) {
+  expect_bad("\"dtype\": \"bf16\"", "\"dtype\": \"bf17\"", STRATA_EBADINPUT,
+             "tensor 'embed.weight': dtype 'bf17'", "f32, bf16");
+}
+
+TEST(bad_two_writers) {
+  expect_bad("\"outputs\": [\"gelu.out\"]", "\"outputs\": [\"fc1.out\"]",
+             STRATA_EBADINPUT, "tensor 'fc1.out' is written by two ops",
+             "'fc1' and 'gelu'");
+}
+
+TEST(bad_block) {
+  expect_bad("\"repeat\": 2", "\"repeat\": 0", STRATA_EBADINPUT,
+             "block 'decoder'", "'repeat' is 0");
+  expect_bad("\"output\": \"residual2.out\"", "\"output\": \"fc1.out\"",
+             STRATA_EBADINPUT, "block 'decoder': input 'embed_dropout.out'",
+             "differ");
+  expect_bad("\"ops\": [\"ln1\", \"residual2\"]",
+             "\"ops\": [\"ln1\", \"qkv\", \"kT\"]", STRATA_EBADINPUT,
+             "block 'decoder'", "op 'kT' does not follow op 'qkv'");
+  /* the epilogue reads a tensor internal to the repeated block */
+  expect_bad("\"inputs\": [\"residual2.out\", \"final_norm.weight\"",
+             "\"inputs\": [\"residual1.out\", \"final_norm.weight\"",
+             STRATA_EBADINPUT, "op 'final_norm' reads tensor 'residual1.out'",
+             "internal to block 'decoder'");
+  expect_bad("\"id\": \"ln1\", \"kind\": \"layernorm\", \"inputs\": "
+             "[\"embed_dropout.out\", \"ln1.weight\", \"ln1.bias\"], "
+             "\"outputs\": [\"ln1.out\"], \"layer\": 0",
+             "\"id\": \"ln1\", \"kind\": \"layernorm\", \"inputs\": "
+             "[\"embed_dropout.out\", \"ln1.weight\", \"ln1.bias\"], "
+             "\"outputs\": [\"ln1.out\"], \"layer\": 3",
+             STRATA_EBADINPUT, "op 'ln1': 'layer' must be 0", "decoder");
+}
+
+TEST(bad_arity) {
+  expect_bad("\"inputs\": [\"residual1.out\", \"mlp_dropout.out\"]",
+             "\"inputs\": [\"residual1.out\"]", STRATA_EBADINPUT,
+             "op 'residual2' (add)", "takes 2 inputs, not 1");
+}
+
+TEST(validate_built_graph) {
+  strata_graph_t *g = strata_graph_create("x");
+  int64_t sh[] = {2, 3};
+  g->micro_batch = g->seq_len = 1;
+  int a = strata_graph_add_tensor(g, "a", 2, sh, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_INPUT);
+  int b = strata_graph_add_tensor(g, "b", 2, sh, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  ASSERT_EQ(strata_graph_add_tensor(g, "a", 2, sh, STRATA_DTYPE_BF16,
+                                    STRATA_TENSOR_INPUT), STRATA_EBADINPUT);
+  ASSERT(strata_graph_add_op(g, "g", STRATA_OP_GELU, 1, &a, 1, &b) >= 0);
+  ASSERT_OK(strata_graph_validate(g));
+  ASSERT_EQ(g->tensors[b].producer, 0);
+  /* the same op again writes b a second time */
+  ASSERT(strata_graph_add_op(g, "g2", STRATA_OP_GELU, 1, &a, 1, &b) >= 0);
+  ASSERT_EQ(strata_graph_validate(g), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "written by two ops, 'g' and 'g2'");
+  ASSERT_EQ(strata_graph_add_block(g, "blk", 0, 1, 0, a, b), STRATA_EBADINPUT);
+  strata_graph_destroy(g);
+}
+
+/* ---- model specs ---- */
+
+TEST(model_load_specs) {
+  strata_graph_t *g = NULL;
+  strata_gen_opts_t ov;
+  ASSERT_EQ(strata_model_load("gpt-2t", NULL, &g), STRATA_ENOTFOUND);
+  ASSERT_CONTAINS(strata_last_error(), "unknown model 'gpt-2t'");
+  ASSERT_CONTAINS(strata_last_error(), "gpt-1.7b, gpt-3.6b");
+  strata_gen_opts_keep(&ov);
+  ov.layers = 3;
+  ov.micro_batch = 2;
+  ov.flash_attention = 1;
+  ASSERT_OK(strata_model_load("gpt-1.7b", &ov, &g));
+  ASSERT_EQ(strata_graph_layers(g), 3);
+  ASSERT_EQ(g->micro_batch, 2);
+  ASSERT_EQ(g->hp.hidden, 2304);
+  ASSERT_EQ(g->hp.flash_attention, 1);
+  ASSERT_EQ(g->hp.dropout, 1);
+  strata_graph_destroy(g);
+  ASSERT_OK(strata_model_load("bert", NULL, &g));
+  ASSERT_STR_EQ(g->hp.family, "bert");
+  strata_graph_destroy(g);
+  ov.heads = 7;
+  ASSERT_EQ(strata_model_load("gpt-1.7b", &ov, &g), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "hidden 2304 is not a multiple of heads 7");
+  ASSERT_EQ(strata_model_load("/nonexistent/m.json", &ov, &g), STRATA_EINVAL);
+  ASSERT_EQ(strata_model_load("/nonexistent/m.json", NULL, &g),
+            STRATA_ENOTFOUND);
+  ASSERT_CONTAINS(strata_last_error(), "/nonexistent/m.json");
+}
+
+TEST(model_load_file) {
+  char path[512], *t = tiny_text();
+  strata_graph_t *g = NULL;
+  snprintf(path, sizeof path, "%s/tiny.json", test_scratch_dir());
+  ASSERT_OK(strata_file_write_atomic(path, t, strlen(t)));
+  strata_free(t);
+  ASSERT_OK(strata_model_load(path, NULL, &g));
+  ASSERT_EQ(strata_graph_layers(g), 2);
+  ASSERT_STR_EQ(g->hp.family, "gpt");
+  strata_graph_destroy(g);
+}
+
+/* ---- allocation failure injection ---- */
+
+TEST(alloc_failures_parse) {
+  char *t = tiny_text();
+  size_t n = strlen(t);
+  int rc = -1;
+  long i;
+  for (i = 1; rc != 0 && i < 200000; i++) {
+    strata_graph_t *g = NULL;
+    strata_alloc_fail_at(i);
+    rc = strata_trace_parse(t, n, "t.json", &g);
+    strata_alloc_fail_at(0);
+    if (rc) {
+      ASSERT_EQ(rc, STRATA_ENOMEM);
+      ASSERT(g == NULL);
+    }
+    strata_graph_destroy(g);
+  }
+  ASSERT_EQ(rc, 0);
+  printf("  parse survived %ld injected failures\n", i - 2);
+  strata_free(t);
+}
+
+TEST(alloc_failures_generate_and_write) {
+  int rc = -1;
+  long i;
+  for (i = 1; rc != 0 && i < 100000; i++) {
+    strata_graph_t *g = NULL;
+    char *text = NULL;
+    size_t n;
+    strata_gen_opts_t o;
+    strata_gen_opts_init(&o, STRATA_FAMILY_LLAMA);
+    o.layers = 2, o.hidden = 8, o.heads = 2, o.kv_heads = 1, o.seq = 4;
+    strata_alloc_fail_at(i);
+    rc = strata_generate(&o, "t", &g);
+    if (!rc) rc = strata_trace_write(g, &text, &n);
+    strata_alloc_fail_at(0);
+    if (rc) ASSERT_EQ(rc, STRATA_ENOMEM);
+    strata_free(text);
+    strata_graph_destroy(g);
+  }
+  ASSERT_EQ(rc, 0);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(kind_and_dtype_names),
+    TEST_ENTRY(gpt_parameters_match_megatron_formula),
+    TEST_ENTRY(llama_parameters_match_published),
+    TEST_ENTRY(bert_large_parameters),
+    TEST_ENTRY(gpt_flops_match_megatron_formula),
+    TEST_ENTRY(gpt_layer_activations_korthikanti),
+    TEST_ENTRY(gpt_layer_activations_flash),
+    TEST_ENTRY(gpt_layer_activations_no_dropout),
+    TEST_ENTRY(gpt_block_structure),
+    TEST_ENTRY(llama_block_structure),
+    TEST_ENTRY(roundtrip_every_preset),
+    TEST_ENTRY(bad_unknown_kind),
+    TEST_ENTRY(bad_dangling_tensor),
+    TEST_ENTRY(bad_produced_by_nobody),
+    TEST_ENTRY(bad_cycle),
+    TEST_ENTRY(bad_shape),
+    TEST_ENTRY(bad_version),
+    TEST_ENTRY(bad_json),
+    TEST_ENTRY(bad_duplicate_id),
+    TEST_ENTRY(bad_dtype),
+    TEST_ENTRY(bad_two_writers),
+    TEST_ENTRY(bad_block),
+    TEST_ENTRY(bad_arity),
+    TEST_ENTRY(validate_built_graph),
+    TEST_ENTRY(model_load_specs),
+    TEST_ENTRY(model_load_file),
+    TEST_ENTRY(alloc_failures_parse),
+    TEST_ENTRY(alloc_failures_generate_and_write),
+};
+TEST_MAIN(tests)

@@ -1,0 +1,321 @@
+/*
+ * shapes.c - the shape rule of every operator kind (the table in
+ * traces.h), checked once when a graph is validated so that everything
+ * downstream (cost model, ILP, exporters) may trust shapes without
+ * re-checking.
+ *
+ * Each failure names the op, its kind and the shapes involved, because the
+ * person reading it is fixing a trace file by hand or a generator.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "traces/traces_int.h"
+
+static int bad(const strata_op_t *op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int bad(const strata_op_t *op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return strata_error(STRATA_EBADINPUT, "op '%s' (%s): %s", op->name,
+                      strata_op_kind_name(op->kind), msg);
+}
+
+#define SHAPE_BUF 96
+typedef struct {
+  char s[SHAPE_BUF];
+} shape_str_t;
+
+static shape_str_t shp(const strata_graph_t *g, int t) {
+  shape_str_t r;
+  st__shape_str(&g->tensors[t], r.s, sizeof r.s);
+  return r;
+}
+
+static const strata_tensor_t *IN(const strata_graph_t *g,
+                                 const strata_op_t *op, int i) {
+  return &g->tensors[op->in[i]];
+}
+static const strata_tensor_t *OUT(const strata_graph_t *g,
+                                  const strata_op_t *op, int i) {
+  return &g->tensors[op->out[i]];
+}
+
+static int same_shape(const strata_tensor_t *a, const strata_tensor_t *b) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+static int is_int(strata_dtype_t d) {
+  return d == STRATA_DTYPE_I64 || d == STRATA_DTYPE_I32;
+}
+
+/* ---- arity ---- */
+
+static void arity(strata_op_kind_t k, int *in_lo, int *in_hi, int *out_lo,
+                  int *out_hi) {
+  *in_lo = *in_hi = *out_lo = *out_hi = 1;
+  switch (k) {
+  case STRATA_OP_EMBEDDING:
+  case STRATA_OP_LAYERNORM:
+  case STRATA_OP_LINEAR:
+    *in_lo = 2, *in_hi = 3;
+    break;
+  case STRATA_OP_RMSNORM:
+  case STRATA_OP_MATMUL:
+  case STRATA_OP_MUL:
+  case STRATA_OP_ADD:
+  case STRATA_OP_CROSS_ENTROPY:
+    *in_lo = *in_hi = 2;
+    break;
+  case STRATA_OP_FLASH_ATTENTION:
+    *in_lo = *in_hi = 3;
+    break;
+  case STRATA_OP_SPLIT_HEADS:
+    *out_hi = 3;
+    break;
+  default:
+    break;
+  }
+}
+
+static int check_arity(const strata_op_t *op) {
+  int il, ih, ol, oh;
+  arity(op->kind, &il, &ih, &ol, &oh);
+  if (op->n_in < il || op->n_in > ih) {
+    if (il == ih)
+      return bad(op, "takes %d input%s, not %d", il, il > 1 ? "s" : "",
+                 op->n_in);
+    return bad(op, "takes %d to %d inputs, not %d", il, ih, op->n_in);
+  }
+  if (op->kind == STRATA_OP_SPLIT_HEADS && op->n_out != 1 && op->n_out != 3)
+    return bad(op, "has 1 output (heads) or 3 (q, k, v), not %d", op->n_out);
+  if (op->n_out < ol || op->n_out > oh)
+    return bad(op, "has %d output, not %d", ol, op->n_out);
+  return 0;
+}
+
+/* ---- per kind ---- */
+
+static int out_like(const strata_graph_t *g, const strata_op_t *op,
+                    const strata_tensor_t *want) {
+  if (same_shape(OUT(g, op, 0), want)) return 0;
+  char w[SHAPE_BUF];
+  st__shape_str(want, w, sizeof w);
+  return bad(op, "output '%s' is %s, expected %s", OUT(g, op, 0)->name,
+             shp(g, op->out[0]).s, w);
+}
+
+static int check_embedding(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *tok = IN(g, op, 0), *tab = IN(g, op, 1);
+  if (tok->ndim != 2 || !is_int(tok->dtype))
+    return bad(op, "token ids '%s' must be [b,s] integers, got %s %s",
+               tok->name, shp(g, op->in[0]).s, strata_dtype_name(tok->dtype));
+  if (tab->ndim != 2)
+    return bad(op, "table '%s' must be [V,h], got %s", tab->name,
+               shp(g, op->in[1]).s);
+  if (op->n_in == 3) {
+    const strata_tensor_t *pos = IN(g, op, 2);
+    if (pos->ndim != 2 || pos->shape[1] != tab->shape[1] ||
+        pos->shape[0] < tok->shape[1])
+      return bad(op, "position table '%s' %s must be [S,%lld] with S >= %lld",
+                 pos->name, shp(g, op->in[2]).s, (long long)tab->shape[1],
+                 (long long)tok->shape[1]);
+  }
+  strata_tensor_t want = {.ndim = 3,
+                          .shape = {tok->shape[0], tok->shape[1],
+                                    tab->shape[1]}};
+  return out_like(g, op, &want);
+}
+
+static int check_norm(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  if (x->ndim < 1) return bad(op, "input '%s' is a scalar", x->name);
+  for (int i = 1; i < op->n_in; i++) {
+    const strata_tensor_t *p = IN(g, op, i);
+    if (p->ndim != 1 || p->shape[0] != x->shape[x->ndim - 1])
+      return bad(op, "'%s' is %s, expected [%lld] to match input '%s' %s",
+                 p->name, shp(g, op->in[i]).s,
+                 (long long)x->shape[x->ndim - 1], x->name,
+                 shp(g, op->in[0]).s);
+  }
+  return out_like(g, op, x);
+}
+
+static int check_linear(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0), *w = IN(g, op, 1);
+  if (x->ndim < 1 || w->ndim != 2 || w->shape[1] != x->shape[x->ndim - 1])
+    return bad(op, "input '%s' %s and weight '%s' %s do not fit "
+               "(x[...,k] needs w[n,k])", x->name, shp(g, op->in[0]).s,
+               w->name, shp(g, op->in[1]).s);
+  if (op->n_in == 3) {
+    const strata_tensor_t *bias = IN(g, op, 2);
+    if (bias->ndim != 1 || bias->shape[0] != w->shape[0])
+      return bad(op, "bias '%s' is %s, expected [%lld]", bias->name,
+                 shp(g, op->in[2]).s, (long long)w->shape[0]);
+  }
+  strata_tensor_t want = *x;
+  want.shape[x->ndim - 1] = w->shape[0];
+  return out_like(g, op, &want);
+}
+
+static int check_matmul(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *a = IN(g, op, 0), *b = IN(g, op, 1);
+  int n = a->ndim, ok = n >= 2 && b->ndim == n;
+  for (int i = 0; ok && i < n - 2; i++)
+    ok = b->shape[i] > 0 && a->shape[i] % b->shape[i] == 0;
+  if (ok) ok = a->shape[n - 1] == b->shape[n - 2];
+  if (!ok)
+    return bad(op, "'%s' %s and '%s' %s do not multiply (a[B...,m,k] needs "
+               "b[B'...,k,n], each B' dim equal to or dividing B's)",
+               a->name, shp(g, op->in[0]).s, b->name, shp(g, op->in[1]).s);
+  strata_tensor_t want = *a;
+  want.shape[n - 1] = b->shape[n - 1];
+  return out_like(g, op, &want);
+}
+
+static int check_same(const strata_graph_t *g, const strata_op_t *op) {
+  if (op->n_in == 2 && !same_shape(IN(g, op, 0), IN(g, op, 1)))
+    return bad(op, "inputs '%s' %s and '%s' %s differ in shape",
+               IN(g, op, 0)->name, shp(g, op->in[0]).s, IN(g, op, 1)->name,
+               shp(g, op->in[1]).s);
+  if (op->kind == STRATA_OP_DROPOUT &&
+      !(op->dropout_p >= 0 && op->dropout_p < 1))
+    return bad(op, "dropout_p %g is not in [0, 1)", op->dropout_p);
+  return out_like(g, op, IN(g, op, 0));
+}
+
+static int check_swiglu(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  if (x->ndim < 1 || x->shape[x->ndim - 1] % 2)
+    return bad(op, "input '%s' %s must have an even last dim (gate, up)",
+               x->name, shp(g, op->in[0]).s);
+  strata_tensor_t want = *x;
+  want.shape[x->ndim - 1] /= 2;
+  return out_like(g, op, &want);
+}
+
+static int check_out4(const strata_graph_t *g, const strata_op_t *op, int o,
+                      int64_t b, int64_t n, int64_t s, int64_t d) {
+  strata_tensor_t want = {.ndim = 4, .shape = {b, n, s, d}};
+  const strata_tensor_t *t = OUT(g, op, o);
+  if (same_shape(t, &want)) return 0;
+  return bad(op, "output '%s' is %s, expected [%lld,%lld,%lld,%lld]", t->name,
+             shp(g, op->out[o]).s, (long long)b, (long long)n, (long long)s,
+             (long long)d);
+}
+
+static int check_split(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  int q = op->heads, kv = op->kv_heads ? op->kv_heads : op->heads;
+  int parts = op->n_out == 3 ? q + 2 * kv : q;
+  if (q <= 0 || kv <= 0)
+    return bad(op, "needs attribute heads (and kv_heads) > 0");
+  if (x->ndim != 3 || x->shape[2] % parts)
+    return bad(op, "input '%s' %s must be [b,s,%d*d] for heads %d, kv_heads "
+               "%d", x->name, shp(g, op->in[0]).s, parts, q, kv);
+  int64_t b = x->shape[0], s = x->shape[1], d = x->shape[2] / parts;
+  int rc = check_out4(g, op, 0, b, q, s, d);
+  if (!rc && op->n_out == 3) rc = check_out4(g, op, 1, b, kv, s, d);
+  if (!rc && op->n_out == 3) rc = check_out4(g, op, 2, b, kv, s, d);
+  return rc;
+}
+
+static int check_merge(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  if (x->ndim != 4)
+    return bad(op, "input '%s' %s must be [b,n,s,d]", x->name,
+               shp(g, op->in[0]).s);
+  strata_tensor_t want = {
+      .ndim = 3, .shape = {x->shape[0], x->shape[2], x->shape[1] * x->shape[3]}};
+  return out_like(g, op, &want);
+}
+
+static int check_transpose(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  if (x->ndim < 2)
+    return bad(op, "input '%s' %s needs 2 dims or more", x->name,
+               shp(g, op->in[0]).s);
+  strata_tensor_t want = *x;
+  want.shape[x->ndim - 1] = x->shape[x->ndim - 2];
+  want.shape[x->ndim - 2] = x->shape[x->ndim - 1];
+  return out_like(g, op, &want);
+}
+
+static int check_reshape(const strata_graph_t *g, const strata_op_t *op) {
+  if (strata_tensor_numel(IN(g, op, 0)) == strata_tensor_numel(OUT(g, op, 0)))
+    return 0;
+  return bad(op, "input '%s' %s and output '%s' %s differ in element count",
+             IN(g, op, 0)->name, shp(g, op->in[0]).s, OUT(g, op, 0)->name,
+             shp(g, op->out[0]).s);
+}
+
+static int check_flash(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *q = IN(g, op, 0), *k = IN(g, op, 1),
+                        *v = IN(g, op, 2);
+  int ok = q->ndim == 4 && same_shape(k, v) && k->ndim == 4 &&
+           k->shape[0] == q->shape[0] && k->shape[2] == q->shape[2] &&
+           k->shape[3] == q->shape[3] && k->shape[1] > 0 &&
+           q->shape[1] % k->shape[1] == 0;
+  if (!ok)
+    return bad(op, "q '%s' %s, k '%s' %s, v '%s' %s must be q[b,h,s,d], "
+               "k and v [b,kv,s,d] with kv dividing h", q->name,
+               shp(g, op->in[0]).s, k->name, shp(g, op->in[1]).s, v->name,
+               shp(g, op->in[2]).s);
+  return out_like(g, op, q);
+}
+
+static int check_xent(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0), *y = IN(g, op, 1);
+  int ok = x->ndim >= 2 && y->ndim == x->ndim - 1 && is_int(y->dtype);
+  for (int i = 0; ok && i < y->ndim; i++) ok = y->shape[i] == x->shape[i];
+  if (!ok)
+    return bad(op, "logits '%s' %s and labels '%s' %s %s must be [...,V] "
+               "and [...] integers", x->name, shp(g, op->in[0]).s, y->name,
+               shp(g, op->in[1]).s, strata_dtype_name(y->dtype));
+  if (OUT(g, op, 0)->ndim != 0)
+    return bad(op, "output '%s' %s must be a scalar []", OUT(g, op, 0)->name,
+               shp(g, op->out[0]).s);
+  return 0;
+}
+
+int st__op_check(const strata_graph_t *g, const strata_op_t *op) {
+  int rc = check_arity(op);
+  if (rc) return rc;
+  switch (op->kind) {
+  case STRATA_OP_EMBEDDING:
+    return check_embedding(g, op);
+  case STRATA_OP_LAYERNORM:
+  case STRATA_OP_RMSNORM:
+    return check_norm(g, op);
+  case STRATA_OP_LINEAR:
+    return check_linear(g, op);
+  case STRATA_OP_MATMUL:
+    return check_matmul(g, op);
+  case STRATA_OP_SWIGLU:
+    return check_swiglu(g, op);
+  case STRATA_OP_SPLIT_HEADS:
+    return check_split(g, op);
+  case STRATA_OP_MERGE_HEADS:
+    return check_merge(g, op);
+  case STRATA_OP_TRANSPOSE:
+    return check_transpose(g, op);
+  case STRATA_OP_RESHAPE:
+    return check_reshape(g, op);
+  case STRATA_OP_FLASH_ATTENTION:
+    return check_flash(g, op);
+  case STRATA_OP_CROSS_ENTROPY:
+    return check_xent(g, op);
+  case STRATA_OP_COUNT:
+    return bad(op, "unknown kind");
+  default: /* softmax gelu silu dropout rope mul add */
+    return check_same(g, op);
+  }
+}

@@ -1,0 +1,31 @@
+/*
+ * traces_int.h - what the files of traces/ share and nothing outside uses:
+ * the per-kind shape check (kinds.c) that validation and the loader call,
+ * and a shape formatter for messages.
+ */
+#ifndef STRATA_TRACES_INT_H
+#define STRATA_TRACES_INT_H
+
+#include <stddef.h>
+
+#include "strata/core.h"
+#include "strata/traces.h"
+
+/* Check op's arity, attributes, dtypes and shapes against the rule of its
+ * kind (the table in traces.h).  Returns 0, or STRATA_EBADINPUT with a
+ * message naming the op, its kind and the shapes involved.  Tensor indices
+ * must already be in range. */
+int st__op_check(const strata_graph_t *g, const strata_op_t *op);
+
+/* 1 if op's first output is a view of all of its (single) input: reading
+ * the output is reading the input's storage (transpose, reshape,
+ * merge_heads, one-output split_heads). */
+int st__op_is_full_view(const strata_op_t *op);
+
+/* "[1,2048,2304]" into buf. */
+const char *st__shape_str(const strata_tensor_t *t, char *buf, size_t size);
+
+/* The tensor whose storage t is a full view of (t itself if none). */
+int st__storage_root(const strata_graph_t *g, int t);
+
+#endif
