@@ -56,6 +56,162 @@ typedef struct {
 void strata_mesh_default(strata_mesh_t *m, int d0, int d1);
 int strata_mesh_devices(const strata_mesh_t *m);
 
+/* ---------------------------------------------------------------------
+ * GPU models: the figures hwloc does not give (docs/cluster-format.md
+ * cites the vendors' datasheets for each).
+ */
+typedef struct {
+  const char *name;        /* "H100-SXM" */
+  const char *vendor;      /* "NVIDIA", "AMD" */
+  uint64_t memory_bytes;   /* HBM per device */
+  double peak_flops;       /* bf16 dense (fp16 where bf16 is missing) */
+  double nvlink_bandwidth; /* bytes/s one direction, all links; 0: none */
+  double pcie_bandwidth;   /* bytes/s one direction (x16 link) */
+} strata_gpu_model_t;
+
+int strata_gpu_model_count(void);
+const strata_gpu_model_t *strata_gpu_model_at(int i);
+/* Find by table name, case-insensitive; NULL if unknown. */
+const strata_gpu_model_t *strata_gpu_model_find(const char *name);
+/* Match a name as drivers report it ("NVIDIA H100 80GB HBM3"); NULL if
+ * none matches. */
+const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
+
+/* ---------------------------------------------------------------------
+ * One node's topology, read from hwloc (an XML export or this machine).
+ */
+#define STRATA_TOPO_NAME_MAX 64
+
+/* How close a NIC is to a GPU: the first object their PCI paths share. */
+typedef enum {
+  STRATA_NEAR_SWITCH,     /* same PCIe switch (a PCI bridge) */
+  STRATA_NEAR_ROOT,       /* same host bridge (root complex) */
+  STRATA_NEAR_NUMA,       /* same NUMA node */
+  STRATA_NEAR_SOCKET,     /* same package */
+  STRATA_NEAR_MACHINE,    /* across sockets */
+  STRATA_NEAR_NONE        /* no NIC */
+} strata_nearness_t;
+const char *strata_nearness_name(strata_nearness_t n);
+
+typedef struct {
+  char name[STRATA_TOPO_NAME_MAX];  /* OS devices, "cuda0/nvml0" or "pci" */
+  char model[STRATA_TOPO_NAME_MAX]; /* as reported ("" if not) */
+  const strata_gpu_model_t *table;  /* matched table entry or NULL */
+  char pci_busid[16];               /* "0000:4e:00.0" */
+  unsigned vendor_id, device_id;
+  uint64_t memory_bytes;   /* as reported by hwloc, else the table's; 0 */
+  double pcie_bandwidth;   /* bytes/s of its PCIe link; 0 unknown */
+  double nvlink_bandwidth; /* bytes/s to all peers together; 0 none */
+  int numa;                /* OS index of its NUMA node, -1 unknown */
+  int package;             /* logical index of its package, -1 unknown */
+  int domain;              /* NVLink/XGMI domain (connected peers) */
+  int nic;                 /* nearest NIC (index), -1 if none */
+  strata_nearness_t nic_nearness;
+} strata_gpu_info_t;
+
+typedef struct {
+  char name[STRATA_TOPO_NAME_MAX];   /* "mlx5_0", else the net device */
+  char netdev[STRATA_TOPO_NAME_MAX]; /* "ibp94s0" ("" if none) */
+  char pci_busid[16];
+  int rdma; /* InfiniBand / RoCE (an OpenFabrics device) or Slingshot */
+  int numa, package;
+} strata_nic_info_t;
+
+typedef struct strata_node_topo strata_node_topo_t;
+
+/* Read a node from an hwloc XML file.  Errors (message names the file):
+ * STRATA_ENOTFOUND / EIO (cannot read), EVERSION (written by hwloc 3.x),
+ * EBADINPUT (not hwloc XML, truncated, no GPU in it), ENOMEM. */
+int strata_node_load_xml(const char *path, strata_node_topo_t **out);
+/* The machine this runs on; EBADINPUT if hwloc sees no GPU. */
+int strata_node_load_local(strata_node_topo_t **out);
+void strata_node_destroy(strata_node_topo_t *n);
+
+const char *strata_node_source(const strata_node_topo_t *n);
+int strata_node_gpu_count(const strata_node_topo_t *n);
+const strata_gpu_info_t *strata_node_gpu(const strata_node_topo_t *n, int i);
+int strata_node_nic_count(const strata_node_topo_t *n);
+const strata_nic_info_t *strata_node_nic(const strata_node_topo_t *n, int i);
+/* GPU-to-GPU NVLink/XGMI bandwidth, bytes/s one direction; 0: no link. */
+double strata_node_link(const strata_node_topo_t *n, int a, int b);
+/* "NVLink", "XGMI" or "" (no GPU-to-GPU links). */
+const char *strata_node_link_kind(const strata_node_topo_t *n);
+/* 1 if the GPUs reach each other through NVSwitches. */
+int strata_node_has_switch(const strata_node_topo_t *n);
+
+/* ---------------------------------------------------------------------
+ * A cluster: nodes of one shape, the network between them, and the
+ * hierarchy of levels the planner binds mesh axes to.
+ *
+ * Ranks number the usable GPUs node-major (rank = node * gpus_per_node +
+ * local), as torchrun and Megatron-LM assign them.  A node with an
+ * unhealthy GPU is dropped entirely (docs/cluster-format.md).
+ */
+typedef enum {
+  STRATA_LEVEL_NVLINK, /* GPUs of one NVLink/XGMI domain */
+  STRATA_LEVEL_PCIE,   /* GPUs of one node across PCIe */
+  STRATA_LEVEL_LEAF,   /* nodes under one leaf switch */
+  STRATA_LEVEL_SPINE   /* nodes across leaves (oversubscribed) */
+} strata_level_kind_t;
+
+typedef struct {
+  strata_level_kind_t kind;
+  char name[16];      /* "nvlink", "xgmi", "pcie", "leaf", "spine" */
+  int span;           /* GPUs a group within this level can hold */
+  strata_link_t link; /* bandwidth per GPU, one direction; latency */
+} strata_level_t;
+
+typedef struct strata_cluster strata_cluster_t;
+
+/* spec: "PRESET:NODES" ("dgx-h100:128") or the path of a JSON cluster spec
+ * (docs/cluster-format.md).  Errors carry a message naming the spec and
+ * what is wrong: STRATA_EBADINPUT, ENOTFOUND, EVERSION, EUNSUPPORTED
+ * (node groups of different shapes), EINFEASIBLE (no healthy GPU). */
+int strata_cluster_load(const char *spec, strata_cluster_t **out);
+/* A one-node cluster from an hwloc XML file, or this machine (path NULL). */
+int strata_cluster_load_node(const char *xml_path, strata_cluster_t **out);
+void strata_cluster_destroy(strata_cluster_t *c);
+
+const char *strata_cluster_name(const strata_cluster_t *c);
+int strata_cluster_nodes(const strata_cluster_t *c); /* usable nodes */
+int strata_cluster_total_nodes(const strata_cluster_t *c); /* incl. dropped */
+int strata_cluster_gpus_per_node(const strata_cluster_t *c);
+int strata_cluster_gpus(const strata_cluster_t *c); /* usable GPUs */
+/* Name of usable node i ("node017"). */
+const char *strata_cluster_node_name(const strata_cluster_t *c, int i);
+const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c);
+uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c);
+double strata_cluster_gpu_peak_flops(const strata_cluster_t *c);
+/* The fastest level's bandwidth (to turn seconds into bytes-equivalent). */
+double strata_cluster_fastest_bandwidth(const strata_cluster_t *c);
+int strata_cluster_level_count(const strata_cluster_t *c);
+const strata_level_t *strata_cluster_level(const strata_cluster_t *c, int i);
+/* Nodes per leaf switch and the spine oversubscription (>= 1). */
+int strata_cluster_leaf_size(const strata_cluster_t *c);
+double strata_cluster_oversubscription(const strata_cluster_t *c);
+/* The node's hwloc topology (NULL for template and preset nodes). */
+const strata_node_topo_t *strata_cluster_node_topo(const strata_cluster_t *c);
+
+/* Time (s) of a collective of `bytes` (as in strata_coll_time) over the
+ * first `nodes` usable nodes x the first `gpus_per_node` GPUs of each:
+ * flat over one level, hierarchical when it spans nodes (all-reduce =
+ * reduce-scatter in node + all-reduce across nodes on 1/g of the data +
+ * all-gather in node).  STRATA_EINVAL if the group does not fit. */
+int strata_cluster_coll_time(const strata_cluster_t *c, strata_coll_t coll,
+                             double bytes, int nodes, int gpus_per_node,
+                             double *seconds);
+/* The same over an explicit list of ranks (distinct, in range). */
+int strata_cluster_coll_time_ranks(const strata_cluster_t *c,
+                                   strata_coll_t coll, double bytes,
+                                   const int *ranks, int nranks,
+                                   double *seconds);
+/* The mesh of a stage submesh: k GPUs of one node (nodes = 1) give a 1-D
+ * mesh over the intra-node link; k nodes x g GPUs a 2-D mesh with axis 0
+ * the inter-node link (worse when the nodes span leaves) and axis 1 the
+ * intra-node link.  STRATA_EINVAL if it does not fit. */
+int strata_cluster_stage_mesh(const strata_cluster_t *c, int nodes,
+                              int gpus_per_node, strata_mesh_t *m);
+
 #ifdef __cplusplus
 }
 #endif

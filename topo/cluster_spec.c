@@ -1,0 +1,496 @@
+/*
+ * cluster_spec.c - read a cluster spec: "PRESET:NODES" or a JSON file
+ * (docs/cluster-format.md), into plain data that cluster.c builds.
+ *
+ * Nothing is resolved here except paths: an XML file named by a node group
+ * is taken relative to the spec's folder (so a spec and its node files
+ * move together), and the message for a missing one says both.  Every
+ * bandwidth in the file is GB/s (10^9 bytes per second), every latency us;
+ * they are converted to bytes/s and seconds on the way in.  Presets are
+ * tables of the same fields, so they go through the same builder.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "topo/cluster.h"
+
+#define MAX_NODES 1000000
+
+typedef struct {
+  const char *name, *model;
+  int gpus, nics;
+  double nic_gbps;
+  int leaf_size;
+  const char *what;
+} preset_t;
+
+/* NIC figures: ConnectX-6 HDR 200 Gb/s = 25 GB/s, ConnectX-7 NDR 400 Gb/s
+ * = 50 GB/s, one per GPU as in NVIDIA's DGX reference designs; a leaf of
+ * 32 nodes (a DGX SuperPOD scalable unit), non-blocking. */
+static const preset_t presets[] = {
+    {"dgx-a100", "A100-80GB", 8, 8, 25, 20, "NVIDIA DGX A100 (8x A100 80GB)"},
+    {"dgx-h100", "H100-SXM", 8, 8, 50, 32, "NVIDIA DGX H100 (8x H100 SXM)"},
+    {"dgx-h200", "H200", 8, 8, 50, 32, "NVIDIA DGX H200 (8x H200)"},
+    {"hgx-b200", "B200", 8, 8, 50, 32, "NVIDIA HGX B200 (8x B200)"},
+    {"h100-pcie", "H100-PCIe", 8, 4, 50, 32, "8x H100 PCIe, 4 NICs"},
+    {"mi300x", "MI300X", 8, 8, 50, 32, "AMD Instinct MI300X platform (8x)"},
+};
+#define N_PRESETS ((int)(sizeof presets / sizeof presets[0]))
+
+int st__preset_list(strata_buf_t *b) {
+  for (int i = 0; i < N_PRESETS; i++)
+    strata_buf_printf(b, "%s%s", i ? ", " : "", presets[i].name);
+  return b->oom ? STRATA_ENOMEM : 0;
+}
+
+static void group_free(st__group_t *g) {
+  strata_free(g->names);
+  strata_free(g->xml);
+  strata_free(g->xml_given);
+  strata_free(g->gpu_model);
+}
+
+void st__spec_free(st__spec_t *s) {
+  if (!s) return;
+  for (int i = 0; i < s->ngroups; i++) group_free(&s->groups[i]);
+  for (int i = 0; i < s->nbad_nodes; i++) strata_free(s->bad_nodes[i]);
+  for (int i = 0; i < s->nbad_gpus; i++) strata_free(s->bad_gpus[i]);
+  strata_free(s->groups);
+  strata_free(s->bad_nodes);
+  strata_free(s->bad_gpus);
+  strata_free(s->where);
+  strata_free(s->name);
+  strata_free(s->gpu_model);
+  strata_free(s);
+}
+
+static int spec_new(const char *where, int ngroups, st__spec_t **out) {
+  st__spec_t *s = strata_calloc(1, sizeof *s);
+  *out = NULL;
+  if (s) {
+    s->where = strata_strdup(where);
+    s->name = strata_strdup(where);
+    s->groups = strata_calloc((size_t)(ngroups ? ngroups : 1), sizeof *s->groups);
+  }
+  if (!s || !s->where || !s->name || !s->groups) {
+    st__spec_free(s);
+    return strata_error(STRATA_ENOMEM, "out of memory reading %s", where);
+  }
+  s->ngroups = ngroups;
+  s->gpu_memory = s->gpu_flops = s->gpu_nvlink = s->nic_bw = -1;
+  s->latency = 5e-6;
+  s->spine_latency = 2e-6;
+  s->nvlink_latency = 2e-6;
+  s->pcie_latency = 4e-6;
+  s->oversub = 1.0;
+  s->leaf_size = 32;
+  for (int i = 0; i < ngroups; i++) {
+    s->groups[i].nvlink_bw = s->groups[i].pcie_bw = -1;
+    s->groups[i].nic_bw = -1;
+    s->groups[i].nics = -1;
+  }
+  *out = s;
+  return 0;
+}
+
+/* ---- node ranges: "node[001-128]", "gpu[1-4,7]x", "login" ---------- */
+
+static int parse_num(const char **p, long *v, int *digits) {
+  const char *s = *p;
+  char *end;
+  if (!isdigit((unsigned char)*s)) return -1;
+  errno = 0;
+  *v = strtol(s, &end, 10);
+  if (errno || *v > 99999999) return -1;
+  *digits = (int)(end - s);
+  *p = end;
+  return 0;
+}
+
+typedef struct {
+  long lo[64], hi[64];
+  int width[64], n;
+  long total;
+} ranges_t;
+
+static int bad_range(const char *where, const char *pat, const char *why) {
+  return strata_error(STRATA_EBADINPUT,
+                      "%s: bad node range '%s': %s (write e.g. "
+                      "\"node[001-128]\" or \"gpu[1-4,9]\")",
+                      where, pat, why);
+}
+
+static int parse_ranges(const char *in, const char *pat, const char *where,
+                        ranges_t *r) {
+  const char *p = in;
+  r->n = 0;
+  r->total = 0;
+  for (;;) {
+    long lo, hi;
+    int w, w2;
+    if (r->n == 64) return bad_range(where, pat, "more than 64 ranges");
+    if (parse_num(&p, &lo, &w)) return bad_range(where, pat, "expected a number");
+    hi = lo;
+    if (*p == '-' && (p++, parse_num(&p, &hi, &w2)))
+      return bad_range(where, pat, "expected a number after '-'");
+    if (hi < lo) return bad_range(where, pat, "the range goes backwards");
+    r->lo[r->n] = lo;
+    r->hi[r->n] = hi;
+    r->width[r->n++] = in[0] == '0' ? w : 0; /* node001: keep the width */
+    r->total += hi - lo + 1;
+    if (r->total > MAX_NODES) return bad_range(where, pat, "too many nodes");
+    if (*p == ']') return 0;
+    if (*p != ',') return bad_range(where, pat, "expected ',' or ']'");
+    in = ++p;
+  }
+}
+
+static int emit_names(const char *pat, size_t plen, const char *suffix,
+                      const ranges_t *r, char **names) {
+  int k = 0;
+  for (int i = 0; i < r->n; i++)
+    for (long v = r->lo[i]; v <= r->hi[i]; v++) {
+      size_t size = plen + strlen(suffix) + 24;
+      char *s = strata_malloc(size);
+      if (!s) return STRATA_ENOMEM;
+      snprintf(s, size, "%.*s%0*ld%s", (int)plen, pat, r->width[i], v, suffix);
+      names[k++] = s;
+    }
+  return 0;
+}
+
+int st__range_expand(const char *pat, const char *where, char ***out, int *n) {
+  const char *open = strchr(pat, '['), *close = open ? strchr(open, ']') : NULL;
+  ranges_t r;
+  char **names = NULL;
+  int rc;
+  *out = NULL;
+  *n = 0;
+  if (!*pat) return bad_range(where, pat, "empty");
+  if (!open) {
+    if (strchr(pat, ']')) return bad_range(where, pat, "']' without '['");
+    r.n = 0;
+    r.total = 1;
+  } else if (!close) {
+    return bad_range(where, pat, "'[' without ']'");
+  } else if (strchr(close + 1, '[') || strchr(close + 1, ']')) {
+    return bad_range(where, pat, "only one [...] is supported");
+  } else if ((rc = parse_ranges(open + 1, pat, where, &r))) {
+    return rc;
+  }
+  names = strata_calloc((size_t)r.total, sizeof *names);
+  if (!names) return strata_error(STRATA_ENOMEM, "out of memory");
+  if (!open)
+    rc = (names[0] = strata_strdup(pat)) ? 0 : STRATA_ENOMEM;
+  else
+    rc = emit_names(pat, (size_t)(open - pat), close + 1, &r, names);
+  if (rc) {
+    for (long i = 0; i < r.total; i++) strata_free(names[i]);
+    strata_free(names);
+    return strata_error(STRATA_ENOMEM, "out of memory expanding '%s'", pat);
+  }
+  *out = names;
+  *n = (int)r.total;
+  return 0;
+}
+
+/* ---- presets -------------------------------------------------------- */
+
+static const preset_t *preset_find(const char *name, size_t len) {
+  for (int i = 0; i < N_PRESETS; i++)
+    if (strlen(presets[i].name) == len && !strncmp(presets[i].name, name, len))
+      return &presets[i];
+  return NULL;
+}
+
+static int preset_spec(const preset_t *p, const char *arg, long nodes,
+                       st__spec_t **out) {
+  st__spec_t *s;
+  int rc = spec_new(arg, 1, &s);
+  if (rc) return rc;
+  st__group_t *g = &s->groups[0];
+  g->count = (int)nodes;
+  g->gpus = p->gpus;
+  g->nics = p->nics;
+  g->nic_bw = p->nic_gbps * 1e9;
+  g->gpu_model = strata_strdup(p->model);
+  s->leaf_size = p->leaf_size;
+  if (!g->gpu_model) {
+    st__spec_free(s);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *out = s;
+  return 0;
+}
+
+/* 1 (and *out) if arg names a preset, 0 if it should be a file. */
+static int try_preset(const char *arg, st__spec_t **out, int *rc) {
+  const char *colon = strrchr(arg, ':');
+  const preset_t *p = colon ? preset_find(arg, (size_t)(colon - arg)) : NULL;
+  char *end;
+  long nodes;
+  if (!p) return 0;
+  errno = 0;
+  nodes = strtol(colon + 1, &end, 10);
+  if (errno || end == colon + 1 || *end || nodes < 1 || nodes > MAX_NODES)
+    *rc = strata_error(STRATA_EBADINPUT,
+                       "'%s': a preset wants a node count from 1 to %d after "
+                       "the colon, e.g. %s:128", arg, MAX_NODES, p->name);
+  else
+    *rc = preset_spec(p, arg, nodes, out);
+  return 1;
+}
+
+/* ---- JSON ----------------------------------------------------------- */
+
+static int opt_num(const cJSON *o, const char *key, const char *where,
+                   double scale, double *out) {
+  double v;
+  int rc = st__json_num(o, key, where, 0, &v);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  if (v < 0)
+    return strata_error(STRATA_EBADINPUT, "%s: '%s' must not be negative",
+                        where, key);
+  *out = v * scale;
+  return 0;
+}
+
+static int opt_str(const cJSON *o, const char *key, const char *where,
+                   char **out) {
+  const char *v;
+  int rc = st__json_str(o, key, where, 0, &v);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  strata_free(*out);
+  *out = strata_strdup(v);
+  return *out ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+}
+
+static int opt_count(const cJSON *o, const char *key, const char *where,
+                     int lo, int *out) {
+  int64_t v;
+  int rc = st__json_int(o, key, where, 0, &v);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  if (v < lo || v > MAX_NODES)
+    return strata_error(STRATA_EBADINPUT, "%s: '%s' must be from %d to %d",
+                        where, key, lo, MAX_NODES);
+  *out = (int)v;
+  return 0;
+}
+
+/* The folder of the spec file, with a trailing '/', or "" */
+static char *spec_dir(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return strata_strndup(path, slash ? (size_t)(slash - path + 1) : 0);
+}
+
+static int read_xml_path(const cJSON *o, const char *where, const char *dir,
+                         st__group_t *g) {
+  int rc = opt_str(o, "xml", where, &g->xml_given);
+  if (rc || !g->xml_given) return rc;
+  size_t size = strlen(dir) + strlen(g->xml_given) + 1;
+  g->xml = strata_malloc(size);
+  if (!g->xml) return strata_error(STRATA_ENOMEM, "out of memory");
+  snprintf(g->xml, size, "%s%s", g->xml_given[0] == '/' ? "" : dir,
+           g->xml_given);
+  return 0;
+}
+
+static int read_template(const cJSON *t, const char *where, st__group_t *g) {
+  int rc;
+  if ((rc = opt_count(t, "gpus", where, 1, &g->gpus)) ||
+      (rc = opt_str(t, "gpu_model", where, &g->gpu_model)) ||
+      (rc = opt_num(t, "nvlink_gbps", where, 1e9, &g->nvlink_bw)) ||
+      (rc = opt_num(t, "pcie_gbps", where, 1e9, &g->pcie_bw)) ||
+      (rc = opt_count(t, "nics", where, 0, &g->nics)) ||
+      (rc = opt_num(t, "nic_gbps", where, 1e9, &g->nic_bw)))
+    return rc;
+  if (!g->gpus)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: missing required field 'gpus'", where);
+  return 0;
+}
+
+static int read_group(const cJSON *o, const char *spec, int i, const char *dir,
+                      st__group_t *g) {
+  char where[600];
+  const cJSON *t = NULL;
+  int rc;
+  snprintf(where, sizeof where, "%s: node_groups[%d]", spec, i);
+  if ((rc = opt_str(o, "names", where, &g->names)) ||
+      (rc = opt_count(o, "count", where, 1, &g->count)) ||
+      (rc = read_xml_path(o, where, dir, g)) ||
+      (rc = opt_str(o, "gpu_model", where, &g->gpu_model)))
+    return rc;
+  rc = st__json_object(o, "template", where, 0, &t);
+  if (rc && rc != STRATA_ENOTFOUND) return rc;
+  if (!g->names && !g->count)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: give 'names' (e.g. \"node[001-128]\") or 'count'",
+                        where);
+  if (!t == !g->xml)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: give exactly one of 'xml' (an hwloc export) and "
+                        "'template' (an inline node)", where);
+  if (t) {
+    strncat(where, ".template", sizeof where - strlen(where) - 1);
+    return read_template(t, where, g);
+  }
+  return 0;
+}
+
+static int read_groups(const cJSON *root, const char *path, st__spec_t **out) {
+  const cJSON *arr, *it;
+  char *dir = NULL;
+  int rc, i = 0;
+  if ((rc = st__json_array(root, "node_groups", path, 1, &arr))) return rc;
+  if (cJSON_GetArraySize(arr) < 1)
+    return strata_error(STRATA_EBADINPUT, "%s: 'node_groups' is empty", path);
+  if ((rc = spec_new(path, cJSON_GetArraySize(arr), out))) return rc;
+  if (!(dir = spec_dir(path))) return strata_error(STRATA_ENOMEM, "out of memory");
+  cJSON_ArrayForEach(it, arr) {
+    if (!cJSON_IsObject(it))
+      rc = strata_error(STRATA_EBADINPUT, "%s: node_groups[%d] is not an object",
+                        path, i);
+    else
+      rc = read_group(it, path, i, dir, &(*out)->groups[i]);
+    if (rc) break;
+    i++;
+  }
+  strata_free(dir);
+  return rc;
+}
+
+static int read_network(const cJSON *root, const char *path, st__spec_t *s) {
+  const cJSON *n;
+  char where[600];
+  int rc = st__json_object(root, "network", path, 0, &n);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  snprintf(where, sizeof where, "%s: network", path);
+  if ((rc = opt_num(n, "nic_gbps", where, 1e9, &s->nic_bw)) ||
+      (rc = opt_num(n, "latency_us", where, 1e-6, &s->latency)) ||
+      (rc = opt_num(n, "spine_latency_us", where, 1e-6, &s->spine_latency)) ||
+      (rc = opt_num(n, "nvlink_latency_us", where, 1e-6, &s->nvlink_latency)) ||
+      (rc = opt_num(n, "pcie_latency_us", where, 1e-6, &s->pcie_latency)) ||
+      (rc = opt_num(n, "spine_oversubscription", where, 1, &s->oversub)) ||
+      (rc = opt_count(n, "leaf_size", where, 1, &s->leaf_size)))
+    return rc;
+  if (s->oversub < 1)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: 'spine_oversubscription' is a ratio >= 1 (2 for "
+                        "2:1)", where);
+  return 0;
+}
+
+static int read_gpu(const cJSON *root, const char *path, st__spec_t *s) {
+  const cJSON *g;
+  char where[600];
+  int rc = st__json_object(root, "gpu", path, 0, &g);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  snprintf(where, sizeof where, "%s: gpu", path);
+  if ((rc = opt_str(g, "model", where, &s->gpu_model)) ||
+      (rc = opt_num(g, "memory_gib", where, 1073741824.0, &s->gpu_memory)) ||
+      (rc = opt_num(g, "bf16_tflops", where, 1e12, &s->gpu_flops)) ||
+      (rc = opt_num(g, "nvlink_gbps", where, 1e9, &s->gpu_nvlink)))
+    return rc;
+  return 0;
+}
+
+static int read_names(const cJSON *o, const char *key, const char *where,
+                      char ***out, int *n) {
+  const cJSON *arr, *it;
+  int rc = st__json_array(o, key, where, 0, &arr), i = 0;
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  *out = strata_calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof **out);
+  if (!*out) return strata_error(STRATA_ENOMEM, "out of memory");
+  cJSON_ArrayForEach(it, arr) {
+    if (!cJSON_IsString(it))
+      return strata_error(STRATA_EBADINPUT, "%s: '%s' holds names (strings)",
+                          where, key);
+    if (!((*out)[i] = strata_strdup(it->valuestring)))
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    *n = ++i;
+  }
+  return 0;
+}
+
+static int read_unhealthy(const cJSON *root, const char *path, st__spec_t *s) {
+  const cJSON *u;
+  char where[600];
+  int rc = st__json_object(root, "unhealthy", path, 0, &u);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  snprintf(where, sizeof where, "%s: unhealthy", path);
+  if ((rc = read_names(u, "nodes", where, &s->bad_nodes, &s->nbad_nodes)))
+    return rc;
+  return read_names(u, "gpus", where, &s->bad_gpus, &s->nbad_gpus);
+}
+
+static int read_json(const char *path, st__spec_t **out) {
+  char *text = NULL;
+  size_t len;
+  cJSON *root = NULL;
+  st__spec_t *s = NULL;
+  int rc;
+  if ((rc = strata_file_read(path, 64u << 20, &text, &len)) ||
+      (rc = st__json_parse(text, len, path, &root)))
+    goto out;
+  if (!cJSON_IsObject(root)) {
+    rc = strata_error(STRATA_EBADINPUT, "%s: a cluster spec is a JSON object",
+                      path);
+    goto out;
+  }
+  if ((rc = read_groups(root, path, &s)) || (rc = opt_str(root, "name", path, &s->name)) ||
+      (rc = read_gpu(root, path, s)) || (rc = read_network(root, path, s)) ||
+      (rc = read_unhealthy(root, path, s)))
+    goto out;
+  *out = s;
+  s = NULL;
+out:
+  st__spec_free(s);
+  cJSON_Delete(root);
+  strata_free(text);
+  return rc;
+}
+
+int st__spec_read(const char *arg, st__spec_t **out) {
+  int rc = 0;
+  *out = NULL;
+  if (try_preset(arg, out, &rc)) return rc;
+  rc = read_json(arg, out);
+  if (rc == STRATA_ENOTFOUND && strchr(arg, ':')) {
+    strata_buf_t b;
+    strata_buf_init(&b);
+    st__preset_list(&b);
+    rc = strata_error(STRATA_ENOTFOUND,
+                      "'%s' is neither a preset (PRESET:NODES with PRESET one "
+                      "of %s) nor a cluster spec file", arg, b.p ? b.p : "");
+    strata_buf_free(&b);
+  }
+  return rc;
+}
+
+int st__spec_single(const char *xml_path, st__spec_t **out) {
+  st__spec_t *s;
+  const char *where = xml_path ? xml_path : "the local machine";
+  int rc = spec_new(where, 1, &s);
+  if (rc) return rc;
+  s->groups[0].count = 1;
+  s->groups[0].local = !xml_path;
+  if (xml_path && (!(s->groups[0].xml = strata_strdup(xml_path)) ||
+                   !(s->groups[0].xml_given = strata_strdup(xml_path)))) {
+    st__spec_free(s);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *out = s;
+  return 0;
+}

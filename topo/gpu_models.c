@@ -1,0 +1,120 @@
+/*
+ * gpu_models.c - the GPU table: memory, peak bf16 FLOP/s and link
+ * bandwidths of the accelerators Strata knows, and the rules that map the
+ * names and PCI ids drivers report onto it.
+ *
+ * Figures are the vendors' published ones (docs/cluster-format.md lists
+ * the datasheets).  Memory is the advertised size taken as GiB, which is
+ * within 2% of what nvidia-smi / rocm-smi report as usable.  Bandwidths
+ * are one direction, all links together: the vendors quote both
+ * directions (900 GB/s for H100 NVLink), so the table holds half.
+ * MI250X is listed per GCD, the device a framework sees.
+ */
+#include <ctype.h>
+#include <string.h>
+
+#include "topo/node.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const strata_gpu_model_t models[] = {
+    /* name, vendor, memory, bf16 dense, NVLink/IF per dir, PCIe per dir */
+    {"A100-40GB", "NVIDIA", (uint64_t)(40 * GIB), 312e12, 300e9, 32e9},
+    {"A100-80GB", "NVIDIA", (uint64_t)(80 * GIB), 312e12, 300e9, 32e9},
+    {"H100-SXM", "NVIDIA", (uint64_t)(80 * GIB), 989.4e12, 450e9, 64e9},
+    {"H100-PCIe", "NVIDIA", (uint64_t)(80 * GIB), 756e12, 0.0, 64e9},
+    {"H200", "NVIDIA", (uint64_t)(141 * GIB), 989.4e12, 450e9, 64e9},
+    {"B200", "NVIDIA", (uint64_t)(180 * GIB), 2.25e15, 900e9, 64e9},
+    {"V100", "NVIDIA", (uint64_t)(32 * GIB), 125e12, 150e9, 16e9},
+    {"P100", "NVIDIA", (uint64_t)(16 * GIB), 21.2e12, 80e9, 16e9},
+    {"MI250X", "AMD", (uint64_t)(64 * GIB), 191.5e12, 200e9, 32e9},
+    {"MI300A", "AMD", (uint64_t)(128 * GIB), 980.6e12, 256e9, 64e9},
+    {"MI300X", "AMD", (uint64_t)(192 * GIB), 1307.4e12, 448e9, 64e9},
+};
+#define N_MODELS ((int)(sizeof models / sizeof models[0]))
+
+/* Reported names: every needle must occur (case-insensitive); first rule
+ * that matches wins, so the specific ones come first. */
+static const struct {
+  const char *needle[2];
+  const char *model;
+} name_rules[] = {
+    {{"H100", "PCIE"}, "H100-PCIe"}, {{"H100", "NVL"}, "H100-PCIe"},
+    {{"H100", NULL}, "H100-SXM"},    {{"H200", NULL}, "H200"},
+    {{"B200", NULL}, "B200"},        {{"A100", "80GB"}, "A100-80GB"},
+    {{"A100", NULL}, "A100-40GB"},   {{"V100", NULL}, "V100"},
+    {{"P100", NULL}, "P100"},        {{"MI300X", NULL}, "MI300X"},
+    {{"MI300A", NULL}, "MI300A"},    {{"MI250", NULL}, "MI250X"},
+    {{"MI200", NULL}, "MI250X"},
+};
+
+/* PCI ids, for GPUs hwloc sees only as PCI devices (pci.ids). */
+static const struct {
+  unsigned vendor, device;
+  const char *model;
+} pci_rules[] = {
+    {0x10de, 0x20b0, "A100-40GB"}, {0x10de, 0x20b1, "A100-40GB"},
+    {0x10de, 0x20f1, "A100-40GB"}, {0x10de, 0x20b2, "A100-80GB"},
+    {0x10de, 0x20b5, "A100-80GB"}, {0x10de, 0x2330, "H100-SXM"},
+    {0x10de, 0x2331, "H100-PCIe"}, {0x10de, 0x2335, "H200"},
+    {0x10de, 0x1db1, "V100"},      {0x10de, 0x1db4, "V100"},
+    {0x10de, 0x1db5, "V100"},      {0x10de, 0x1db8, "V100"},
+    {0x10de, 0x15f8, "P100"},      {0x10de, 0x15f9, "P100"},
+    {0x1002, 0x7408, "MI250X"},    {0x1002, 0x740c, "MI250X"},
+    {0x1002, 0x74a0, "MI300A"},    {0x1002, 0x74a1, "MI300X"},
+};
+
+int strata_gpu_model_count(void) { return N_MODELS; }
+
+const strata_gpu_model_t *strata_gpu_model_at(int i) {
+  return i >= 0 && i < N_MODELS ? &models[i] : NULL;
+}
+
+static int same_ci(const char *a, const char *b) {
+  for (; *a && *b; a++, b++)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b)) return 0;
+  return *a == *b;
+}
+
+static int contains_ci(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           toupper((unsigned char)hay[i]) == toupper((unsigned char)needle[i]))
+      i++;
+    if (i == n) return 1;
+  }
+  return 0;
+}
+
+const strata_gpu_model_t *strata_gpu_model_find(const char *name) {
+  for (int i = 0; name && i < N_MODELS; i++)
+    if (same_ci(models[i].name, name)) return &models[i];
+  return NULL;
+}
+
+const strata_gpu_model_t *strata_gpu_model_match(const char *reported) {
+  const strata_gpu_model_t *m = strata_gpu_model_find(reported);
+  if (m || !reported) return m;
+  for (size_t i = 0; i < sizeof name_rules / sizeof name_rules[0]; i++) {
+    const char *const *nd = name_rules[i].needle;
+    if (contains_ci(reported, nd[0]) && (!nd[1] || contains_ci(reported, nd[1])))
+      return strata_gpu_model_find(name_rules[i].model);
+  }
+  return NULL;
+}
+
+const strata_gpu_model_t *st__gpu_model_by_pci(unsigned vendor,
+                                               unsigned device) {
+  for (size_t i = 0; i < sizeof pci_rules / sizeof pci_rules[0]; i++)
+    if (pci_rules[i].vendor == vendor && pci_rules[i].device == device)
+      return strata_gpu_model_find(pci_rules[i].model);
+  return NULL;
+}
+
+int st__gpu_model_list(strata_buf_t *b) {
+  for (int i = 0; i < N_MODELS; i++)
+    strata_buf_printf(b, "%s%s", i ? ", " : "", models[i].name);
+  return b->oom ? STRATA_ENOMEM : 0;
+}

@@ -1,0 +1,467 @@
+/*
+ * hwloc_node.c - a node's GPUs, NICs and GPU-to-GPU links, read with
+ * hwloc from an XML export or from this machine.
+ *
+ * This is the one file that talks to hwloc, so hwloc's conventions stop
+ * here: -1 and errno become a STRATA_E* code with a message naming the
+ * file; XML that hwloc 2.x cannot read (written by hwloc 3, truncated,
+ * not XML at all) is recognised before hwloc sees it; hwloc's own stderr
+ * messages are silenced (HWLOC_HIDE_ERRORS); and everything kept is copied
+ * into plain data before the topology is destroyed.
+ *
+ * What was learned the hard way (DESIGN.md, topo/): I/O objects exist only
+ * with an I/O type filter set before loading; one GPU appears as several
+ * OS devices (cuda0, nvml0, opencl0d0, rsmi0) under one PCI device, so
+ * GPUs are keyed by that PCI device; some GPUs appear only as PCI devices;
+ * the NVLink matrix is GPU-to-GPU only after a transitive closure when
+ * NVSwitches are in it (and all zeros if the closure is applied without);
+ * hwloc_get_common_ancestor_obj() must not be used on I/O objects, so
+ * closeness is found by walking parent pointers.  KEEP_IMPORTANT keeps
+ * every GPU, NIC and NVSwitch in the shared topologies; KEEP_ALL adds
+ * nothing used here.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hwloc.h>
+
+#include "topo/node.h"
+
+#define MAX_DEPTH 64
+#define XML_MAX ((size_t)256 << 20)
+
+/* One GPU or NIC while reading: its PCI device and what is gathered. */
+typedef struct {
+  hwloc_obj_t pci;
+  int index; /* backend index (cuda3 -> 3), -1 none */
+  strata_gpu_info_t gpu;
+  strata_nic_info_t nic;
+} dev_t_;
+
+typedef struct {
+  dev_t_ *v;
+  int n, cap;
+} devs_t;
+
+static pthread_once_t quiet_once = PTHREAD_ONCE_INIT;
+
+static void quiet_hwloc(void) {
+  /* hwloc prints internal errors (bad BIOS tables, XML problems) on
+   * stderr; a user of Strata gets our message instead. */
+  setenv("HWLOC_HIDE_ERRORS", "2", 0);
+}
+
+static int devs_add(devs_t *d, hwloc_obj_t pci, dev_t_ **out) {
+  for (int i = 0; i < d->n; i++)
+    if (d->v[i].pci == pci) {
+      *out = &d->v[i];
+      return 0;
+    }
+  if (d->n == d->cap) {
+    int cap = d->cap ? 2 * d->cap : 8;
+    dev_t_ *v = strata_realloc(d->v, (size_t)cap * sizeof *v);
+    if (!v) return strata_error(STRATA_ENOMEM, "out of memory reading hwloc");
+    d->v = v;
+    d->cap = cap;
+  }
+  *out = &d->v[d->n++];
+  memset(*out, 0, sizeof **out);
+  (*out)->pci = pci;
+  (*out)->index = -1;
+  return 0;
+}
+
+static int prefix(const char *s, const char *p) {
+  return s && strncmp(s, p, strlen(p)) == 0;
+}
+
+static hwloc_obj_t pci_parent(hwloc_obj_t o) {
+  for (o = o->parent; o; o = o->parent)
+    if (o->type == HWLOC_OBJ_PCI_DEVICE) return o;
+    else if (o->type != HWLOC_OBJ_OS_DEVICE) return NULL;
+  return NULL;
+}
+
+/* A GPU OS device from a GPU runtime (not a DRM card0/renderD node, which
+ * a BMC's VGA has too). */
+static int is_gpu_osdev(hwloc_obj_t o) {
+  hwloc_obj_osdev_type_t t = o->attr->osdev.type;
+  const char *be = hwloc_obj_get_info_by_name(o, "Backend");
+  const char *cl = hwloc_obj_get_info_by_name(o, "OpenCLDeviceType");
+  if (t != HWLOC_OBJ_OSDEV_GPU && t != HWLOC_OBJ_OSDEV_COPROC) return 0;
+  if (cl && strcmp(cl, "GPU") != 0) return 0;
+  if (prefix(o->name, "cuda") || prefix(o->name, "nvml") ||
+      prefix(o->name, "opencl") || prefix(o->name, "rsmi"))
+    return 1;
+  return be && (!strcmp(be, "CUDA") || !strcmp(be, "NVML") ||
+                !strcmp(be, "OpenCL") || !strcmp(be, "RSMI"));
+}
+
+static void append_name(char *dst, size_t size, const char *name) {
+  size_t len = strlen(dst);
+  if (len + strlen(name) + 2 > size) return;
+  snprintf(dst + len, size - len, "%s%s", len ? "/" : "", name);
+}
+
+static uint64_t info_kib(hwloc_obj_t o, const char *key) {
+  const char *v = hwloc_obj_get_info_by_name(o, key);
+  return v ? strtoull(v, NULL, 10) * 1024ull : 0;
+}
+
+static void gpu_absorb(dev_t_ *d, hwloc_obj_t o) {
+  const char *model = hwloc_obj_get_info_by_name(o, "GPUModel");
+  uint64_t mem = info_kib(o, "CUDAGlobalMemorySize");
+  if (!mem) mem = info_kib(o, "RSMIVRAMSize");
+  if (!mem) mem = info_kib(o, "OpenCLGlobalMemorySize");
+  append_name(d->gpu.name, sizeof d->gpu.name, o->name);
+  if (model && !d->gpu.model[0])
+    snprintf(d->gpu.model, sizeof d->gpu.model, "%s", model);
+  if (mem > d->gpu.memory_bytes) d->gpu.memory_bytes = mem;
+  if (d->index < 0 && (prefix(o->name, "cuda") || prefix(o->name, "nvml") ||
+                       prefix(o->name, "rsmi")))
+    d->index = atoi(o->name + 4);
+}
+
+static int is_gpu_pci(hwloc_obj_t p) {
+  unsigned v = p->attr->pcidev.vendor_id, c = p->attr->pcidev.class_id;
+  if (v != 0x10de && v != 0x1002) return 0;
+  return c == 0x0300 || c == 0x0302 || c == 0x0380 || c == 0x1200;
+}
+
+static int collect_gpus(hwloc_topology_t t, devs_t *g) {
+  hwloc_obj_t o = NULL, p;
+  dev_t_ *d;
+  int rc;
+  while ((o = hwloc_get_next_osdev(t, o))) {
+    if (!is_gpu_osdev(o) || !(p = pci_parent(o))) continue;
+    if ((rc = devs_add(g, p, &d))) return rc;
+    gpu_absorb(d, o);
+  }
+  for (p = NULL; (p = hwloc_get_next_pcidev(t, p));) {
+    if (!is_gpu_pci(p)) continue;
+    int before = g->n;
+    if ((rc = devs_add(g, p, &d))) return rc;
+    if (g->n > before) snprintf(d->gpu.name, sizeof d->gpu.name, "pci");
+  }
+  return 0;
+}
+
+static int is_rdma_name(const char *n) {
+  return prefix(n, "ib") || prefix(n, "hsi") || prefix(n, "hsn");
+}
+
+static int collect_nics(hwloc_topology_t t, devs_t *nics) {
+  hwloc_obj_t o = NULL, p;
+  dev_t_ *d;
+  int rc;
+  while ((o = hwloc_get_next_osdev(t, o))) {
+    hwloc_obj_osdev_type_t ty = o->attr->osdev.type;
+    const char *sub = o->subtype;
+    if (ty != HWLOC_OBJ_OSDEV_NETWORK && ty != HWLOC_OBJ_OSDEV_OPENFABRICS)
+      continue;
+    if (!(p = pci_parent(o))) continue; /* virtual: cannot be placed */
+    if ((rc = devs_add(nics, p, &d))) return rc;
+    if (ty == HWLOC_OBJ_OSDEV_OPENFABRICS) {
+      snprintf(d->nic.name, sizeof d->nic.name, "%s", o->name);
+      d->nic.rdma = 1;
+    } else {
+      snprintf(d->nic.netdev, sizeof d->nic.netdev, "%s", o->name);
+      if (!d->nic.name[0])
+        snprintf(d->nic.name, sizeof d->nic.name, "%s", o->name);
+      if (is_rdma_name(o->name) || (sub && !strcmp(sub, "Slingshot")))
+        d->nic.rdma = 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- placement: bus ids, NUMA and package, closeness -------------- */
+
+static void busid(hwloc_obj_t p, char *out, size_t size) {
+  snprintf(out, size, "%04x:%02x:%02x.%01x", p->attr->pcidev.domain,
+           p->attr->pcidev.bus, p->attr->pcidev.dev, p->attr->pcidev.func);
+}
+
+static void locality(hwloc_topology_t t, hwloc_obj_t p, int *numa, int *pkg) {
+  hwloc_obj_t a = hwloc_get_non_io_ancestor_obj(t, p);
+  hwloc_obj_t k = a;
+  *numa = *pkg = -1;
+  if (!a) return;
+  if (a->nodeset && hwloc_bitmap_weight(a->nodeset) == 1)
+    *numa = hwloc_bitmap_first(a->nodeset);
+  while (k && k->type != HWLOC_OBJ_PACKAGE) k = k->parent;
+  if (k) *pkg = (int)k->logical_index;
+}
+
+static int chain(hwloc_obj_t o, hwloc_obj_t *out) {
+  int n = 0;
+  for (; o && n < MAX_DEPTH; o = o->parent) out[n++] = o;
+  return n;
+}
+
+/* What kind of place the first object shared by two PCI paths is. */
+static strata_nearness_t classify(hwloc_obj_t shared) {
+  if (shared->type == HWLOC_OBJ_BRIDGE)
+    return shared->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST
+               ? STRATA_NEAR_ROOT
+               : STRATA_NEAR_SWITCH;
+  if (shared->nodeset && hwloc_bitmap_weight(shared->nodeset) == 1)
+    return STRATA_NEAR_NUMA;
+  for (hwloc_obj_t o = shared; o; o = o->parent)
+    if (o->type == HWLOC_OBJ_PACKAGE) return STRATA_NEAR_SOCKET;
+  return STRATA_NEAR_MACHINE;
+}
+
+/* Walk the NIC's parents to the first object on the GPU's path; the
+ * score orders candidates: kind of place, then hops from the GPU. */
+static int nic_score(hwloc_obj_t *gpath, int glen, hwloc_obj_t nic,
+                     strata_nearness_t *near) {
+  for (hwloc_obj_t o = nic; o; o = o->parent)
+    for (int i = 0; i < glen; i++)
+      if (gpath[i] == o) {
+        *near = classify(o);
+        return (int)*near * 1000 + i;
+      }
+  *near = STRATA_NEAR_MACHINE;
+  return (int)STRATA_NEAR_MACHINE * 1000 + 999;
+}
+
+/* The closest RDMA NIC (the one collectives use), an Ethernet one only if
+ * the node has no RDMA NIC; among equally close ones the first. */
+static void nearest_nic(dev_t_ *gpu, const devs_t *nics) {
+  hwloc_obj_t path[MAX_DEPTH];
+  int glen = chain(gpu->pci, path), best = 1 << 30;
+  gpu->gpu.nic = -1;
+  gpu->gpu.nic_nearness = STRATA_NEAR_NONE;
+  for (int i = 0; i < nics->n; i++) {
+    strata_nearness_t near;
+    int s = nic_score(path, glen, nics->v[i].pci, &near) +
+            (nics->v[i].nic.rdma ? 0 : 1000000);
+    if (s < best) {
+      best = s;
+      gpu->gpu.nic = i;
+      gpu->gpu.nic_nearness = near;
+    }
+  }
+}
+
+static int cmp_busid(const void *a, const void *b) {
+  const dev_t_ *x = a, *y = b;
+  const char *bx = x->gpu.pci_busid[0] ? x->gpu.pci_busid : x->nic.pci_busid;
+  const char *by = y->gpu.pci_busid[0] ? y->gpu.pci_busid : y->nic.pci_busid;
+  return strcmp(bx, by);
+}
+
+static int cmp_index(const void *a, const void *b) {
+  const dev_t_ *x = a, *y = b;
+  return x->index != y->index ? (x->index < y->index ? -1 : 1)
+                              : cmp_busid(a, b);
+}
+
+/* GPUs in the order the runtime numbers them (cuda/nvml/rsmi index) when
+ * every GPU has one, else in PCI bus order; NICs in PCI bus order. */
+static void place(hwloc_topology_t t, devs_t *g, devs_t *nics) {
+  int all_indexed = 1;
+  for (int i = 0; i < g->n; i++) {
+    hwloc_obj_t p = g->v[i].pci;
+    busid(p, g->v[i].gpu.pci_busid, sizeof g->v[i].gpu.pci_busid);
+    g->v[i].gpu.vendor_id = p->attr->pcidev.vendor_id;
+    g->v[i].gpu.device_id = p->attr->pcidev.device_id;
+    g->v[i].gpu.pcie_bandwidth = (double)p->attr->pcidev.linkspeed * 1e9;
+    locality(t, p, &g->v[i].gpu.numa, &g->v[i].gpu.package);
+    if (g->v[i].index < 0) all_indexed = 0;
+  }
+  for (int i = 0; i < nics->n; i++) {
+    busid(nics->v[i].pci, nics->v[i].nic.pci_busid,
+          sizeof nics->v[i].nic.pci_busid);
+    locality(t, nics->v[i].pci, &nics->v[i].nic.numa,
+             &nics->v[i].nic.package);
+  }
+  if (nics->n) qsort(nics->v, (size_t)nics->n, sizeof *nics->v, cmp_busid);
+  if (g->n)
+    qsort(g->v, (size_t)g->n, sizeof *g->v, all_indexed ? cmp_index : cmp_busid);
+  for (int i = 0; i < g->n; i++) nearest_nic(&g->v[i], nics);
+}
+
+/* ---- links: NVLinkBandwidth / XGMIBandwidth ------------------------ */
+
+static int find_gpu(const devs_t *g, hwloc_obj_t o) {
+  hwloc_obj_t p = o->type == HWLOC_OBJ_OS_DEVICE ? pci_parent(o) : o;
+  for (int i = 0; p && i < g->n; i++)
+    if (g->v[i].pci == p) return i;
+  return -1;
+}
+
+static int is_nvswitch(hwloc_obj_t o) {
+  return o->type == HWLOC_OBJ_PCI_DEVICE && o->subtype &&
+         !strcmp(o->subtype, "NVSwitch");
+}
+
+static int read_matrix(hwloc_topology_t t, struct hwloc_distances_s *d,
+                       const devs_t *g, strata_node_topo_t *n) {
+  unsigned k = d->nbobjs;
+  int sw = 0;
+  for (unsigned i = 0; i < k; i++) sw |= is_nvswitch(d->objs[i]);
+  if (sw && hwloc_distances_transform(
+                t, d, HWLOC_DISTANCES_TRANSFORM_TRANSITIVE_CLOSURE, NULL, 0))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: hwloc cannot connect the GPUs across NVSwitches",
+                        n->source);
+  n->has_switch |= sw;
+  for (unsigned i = 0; i < d->nbobjs; i++) {
+    int a = find_gpu(g, d->objs[i]);
+    for (unsigned j = 0; a >= 0 && j < d->nbobjs; j++) {
+      int b = find_gpu(g, d->objs[j]);
+      double bw = (double)d->values[i * d->nbobjs + j] * 1e6; /* MB/s */
+      if (b >= 0 && b != a && bw > n->link[a * n->ngpus + b])
+        n->link[a * n->ngpus + b] = bw;
+    }
+  }
+  return 0;
+}
+
+static int read_links(hwloc_topology_t t, const devs_t *g,
+                      strata_node_topo_t *n) {
+  static const char *names[] = {"NVLinkBandwidth", "XGMIBandwidth"};
+  static const char *kinds[] = {"NVLink", "XGMI"};
+  int rc = 0;
+  for (int m = 0; m < 2 && !n->link_kind[0]; m++) {
+    struct hwloc_distances_s *d[8];
+    unsigned nr = 8;
+    if (hwloc_distances_get_by_name(t, names[m], &nr, d, 0) != 0) continue;
+    if (nr > 8) nr = 8;
+    for (unsigned i = 0; i < nr; i++) {
+      if (!rc) rc = read_matrix(t, d[i], g, n);
+      hwloc_distances_release(t, d[i]);
+    }
+    if (nr) snprintf(n->link_kind, sizeof n->link_kind, "%s", kinds[m]);
+  }
+  return rc;
+}
+
+/* ---- loading ------------------------------------------------------- */
+
+static int no_gpus(hwloc_topology_t t, const char *source) {
+  int pci = 0, net = 0;
+  for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o));) pci++;
+  for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t, o));)
+    net += o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK;
+  return strata_error(STRATA_EBADINPUT,
+                      "no GPUs found in %s (hwloc sees %d PCI devices and %d "
+                      "network devices); export the topology of a GPU node "
+                      "with its I/O devices: lstopo --of xml node.xml",
+                      source, pci, net);
+}
+
+static int extract(hwloc_topology_t t, const char *source,
+                   strata_node_topo_t **out) {
+  devs_t g = {0}, nics = {0};
+  strata_node_topo_t *n = NULL;
+  int rc;
+  if ((rc = collect_gpus(t, &g)) || (rc = collect_nics(t, &nics))) goto out;
+  if (g.n == 0) {
+    rc = no_gpus(t, source);
+    goto out;
+  }
+  place(t, &g, &nics);
+  if ((rc = st__node_alloc(source, g.n, nics.n, &n))) goto out;
+  for (int i = 0; i < g.n; i++) n->gpus[i] = g.v[i].gpu;
+  for (int i = 0; i < nics.n; i++) n->nics[i] = nics.v[i].nic;
+  if ((rc = read_links(t, &g, n))) goto out;
+  st__node_finish(n);
+  *out = n;
+  n = NULL;
+out:
+  strata_node_destroy(n);
+  strata_free(g.v);
+  strata_free(nics.v);
+  return rc;
+}
+
+static int open_topology(hwloc_topology_t *t) {
+  pthread_once(&quiet_once, quiet_hwloc);
+  if (hwloc_topology_init(t) != 0) {
+    *t = NULL;
+    return strata_error(STRATA_ENOMEM, "hwloc cannot create a topology");
+  }
+  hwloc_topology_set_io_types_filter(*t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+  return 0;
+}
+
+/* The version attribute of <topology ...> ("2.0"), or 0 if none. */
+static int xml_major(const char *xml, int *major) {
+  const char *r = strstr(xml, "<topology");
+  const char *end = r ? strchr(r, '>') : NULL;
+  const char *v = r ? strstr(r, "version=\"") : NULL;
+  *major = 0;
+  if (!r || !end) return 0;
+  if (v && v < end) *major = atoi(v + 9);
+  return 1;
+}
+
+/* Say why hwloc cannot or would not read this text. */
+static int check_xml(const char *path, const char *xml) {
+  const char *s = xml;
+  int major;
+  while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
+  if (*s != '<')
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: not an XML file (an hwloc topology starts with "
+                        "'<?xml' and has a <topology> element)", path);
+  if (!xml_major(xml, &major))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: no <topology> element: not an hwloc XML export",
+                        path);
+  if (major >= 3 || strstr(xml, "hwloc3.dtd"))
+    return strata_error(STRATA_EVERSION,
+                        "%s: written by hwloc %d.x, which hwloc %s cannot "
+                        "read; export it again with hwloc 3's lstopo: "
+                        "lstopo --of v2xml node.xml", path, major ? major : 3,
+                        HWLOC_VERSION);
+  if (!strstr(xml, "</topology>"))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: truncated hwloc XML (no closing </topology>); "
+                        "copy or export the file again", path);
+  return 0;
+}
+
+int strata_node_load_xml(const char *path, strata_node_topo_t **out) {
+  hwloc_topology_t t = NULL;
+  char *xml = NULL;
+  size_t len = 0;
+  int rc;
+  *out = NULL;
+  if ((rc = strata_file_read(path, XML_MAX, &xml, &len))) goto out;
+  if ((rc = check_xml(path, xml)) || (rc = open_topology(&t))) goto out;
+  if (len > (size_t)INT32_MAX - 1 ||
+      hwloc_topology_set_xmlbuffer(t, xml, (int)len + 1) != 0 ||
+      hwloc_topology_load(t) != 0) {
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: hwloc %s cannot parse this XML topology (damaged "
+                      "or not written by lstopo); export it again with "
+                      "lstopo --of xml", path, HWLOC_VERSION);
+    goto out;
+  }
+  rc = extract(t, path, out);
+out:
+  if (t) hwloc_topology_destroy(t);
+  strata_free(xml);
+  return rc;
+}
+
+int strata_node_load_local(strata_node_topo_t **out) {
+  hwloc_topology_t t = NULL;
+  int rc;
+  *out = NULL;
+  if ((rc = open_topology(&t))) return rc;
+  if (hwloc_topology_load(t) != 0) {
+    rc = strata_error(STRATA_EIO, "hwloc cannot read this machine's topology");
+    goto out;
+  }
+  rc = extract(t, "the local machine", out);
+out:
+  hwloc_topology_destroy(t);
+  return rc;
+}
