@@ -1,0 +1,394 @@
+/*
+ * ilp.c - st__ilp_solve and st__ilp_write_lp: validate the problem, decide
+ * feasibility exactly, reduce, build the MIP, hand it to GLPK and map the
+ * answer back to the caller's numbering.
+ *
+ * Two things are computed here rather than by GLPK, because they can be
+ * computed exactly and cheaply:
+ *   - the objective and memory of a choice, from the original problem, so
+ *     a result does not depend on the reduction or on solver tolerances;
+ *   - the smallest memory any choice needs.  Once the transient peak is
+ *     fixed at a level L, the min-memory ILP decomposes: each node takes
+ *     its smallest memory among strategies with transient <= L.  Sweeping
+ *     L over the distinct transients (in increasing order, updating each
+ *     node's best as strategies become allowed) gives the exact optimum in
+ *     O(S log S) for S strategies.  A problem is feasible exactly when this
+ *     minimum fits the budget, so infeasible problems never reach GLPK.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "intraop/ilp_impl.h"
+#include "strata/core.h"
+
+void st__ilp_opts_init(st__ilp_opts_t *o) {
+  o->time_limit = 60.0;
+  o->mip_gap = 1e-6;
+  o->presolve_reduce = 1;
+  o->verbose = 0;
+}
+
+void st__ilp_result_free(st__ilp_result_t *r) {
+  if (!r) return;
+  strata_free(r->choice);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- validation --------------------------------------------------------- */
+
+static int check_values(const double *v, int n, int nonneg, int u,
+                        const char *what) {
+  for (int s = 0; v && s < n; s++)
+    if (!isfinite(v[s]) || (nonneg && v[s] < 0))
+      return strata_error(STRATA_EINVAL,
+                          "ILP node %d, strategy %d: %s is %g; it must be "
+                          "finite%s",
+                          u, s, what, v[s], nonneg ? " and >= 0" : "");
+  return 0;
+}
+
+static int check_node(const st__ilp_node_t *n, int u) {
+  int rc;
+  if (n->n_strat < 1 || !n->cost)
+    return strata_error(STRATA_EINVAL,
+                        "ILP node %d has %d strategies%s; each node needs at "
+                        "least one, with costs",
+                        u, n->n_strat, n->cost ? "" : " and no cost array");
+  if ((rc = check_values(n->cost, n->n_strat, 0, u, "the cost"))) return rc;
+  if ((rc = check_values(n->mem, n->n_strat, 1, u, "the memory"))) return rc;
+  return check_values(n->transient, n->n_strat, 1, u, "the transient memory");
+}
+
+static int check_edge(const st__ilp_problem_t *p, int k, size_t *n_pairs) {
+  const st__ilp_edge_t *e = &p->edges[k];
+  if (e->u < 0 || e->u >= p->n_nodes || e->v < 0 || e->v >= p->n_nodes ||
+      e->u == e->v || !e->cost)
+    return strata_error(STRATA_EINVAL,
+                        "ILP edge %d (%d -> %d) must join two different nodes "
+                        "of 0..%d and have a cost matrix",
+                        k, e->u, e->v, p->n_nodes - 1);
+  size_t n = (size_t)p->nodes[e->u].n_strat * p->nodes[e->v].n_strat;
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(e->cost[i]))
+      return strata_error(STRATA_EINVAL,
+                          "ILP edge %d (%d -> %d): cost[%zu] is not finite", k,
+                          e->u, e->v, i);
+  *n_pairs += n;
+  return 0;
+}
+
+static int validate(const st__ilp_problem_t *p, const st__ilp_opts_t *o) {
+  size_t cols = 0;
+  int rc;
+  if (!p || p->n_nodes < 0 || p->n_edges < 0 ||
+      (p->n_nodes > 0 && !p->nodes) || (p->n_edges > 0 && !p->edges))
+    return strata_error(STRATA_EINVAL, "ILP problem: missing nodes or edges");
+  if (!isfinite(p->mem_budget) || !isfinite(p->mem_const) ||
+      !isfinite(p->obj_const))
+    return strata_error(STRATA_EINVAL,
+                        "ILP problem: budget and constants must be finite");
+  if (isnan(o->time_limit) || !(o->mip_gap >= 0) || !isfinite(o->mip_gap))
+    return strata_error(STRATA_EINVAL,
+                        "ILP options: mip_gap must be finite and >= 0 and the "
+                        "time limit a number");
+  for (int u = 0; u < p->n_nodes; u++) {
+    if ((rc = check_node(&p->nodes[u], u))) return rc;
+    cols += (size_t)p->nodes[u].n_strat;
+  }
+  for (int k = 0; k < p->n_edges; k++)
+    if ((rc = check_edge(p, k, &cols))) return rc;
+  if (cols > (size_t)INT_MAX / 4)
+    return strata_error(STRATA_EUNSUPPORTED,
+                        "ILP too large: %zu variables; reduce the number of "
+                        "strategies per operator",
+                        cols);
+  return 0;
+}
+
+/* ---- exact evaluation --------------------------------------------------- */
+
+static double eval_objective(const st__ilp_problem_t *p, const int *x) {
+  double f = p->obj_const;
+  for (int u = 0; u < p->n_nodes; u++) f += p->nodes[u].cost[x[u]];
+  for (int k = 0; k < p->n_edges; k++) {
+    const st__ilp_edge_t *e = &p->edges[k];
+    f += e->cost[(size_t)x[e->u] * p->nodes[e->v].n_strat + x[e->v]];
+  }
+  return f;
+}
+
+static double eval_memory(const st__ilp_problem_t *p, const int *x) {
+  double m = p->mem_const, peak = 0.0;
+  for (int u = 0; u < p->n_nodes; u++) {
+    const st__ilp_node_t *n = &p->nodes[u];
+    if (n->mem) m += n->mem[x[u]];
+    if (n->transient && n->transient[x[u]] > peak) peak = n->transient[x[u]];
+  }
+  return m + peak;
+}
+
+/* ---- minimum memory ----------------------------------------------------- */
+
+typedef struct {
+  double trans;
+  int node, strat;
+} titem_t;
+
+static int titem_cmp(const void *a, const void *b) {
+  const titem_t *x = a, *y = b;
+  if (x->trans != y->trans) return x->trans < y->trans ? -1 : 1;
+  if (x->node != y->node) return x->node < y->node ? -1 : 1;
+  return (x->strat > y->strat) - (x->strat < y->strat);
+}
+
+static double node_val(const double *v, int s) { return v ? v[s] : 0.0; }
+
+/* Smallest transient level at which the sum of per-node minimum memories
+ * plus the level is least. */
+static double best_level(const st__ilp_problem_t *p, const titem_t *it,
+                         size_t n_it, double *best_mem) {
+  double sum = 0.0, best = INFINITY, level = 0.0;
+  int active = 0;
+  for (int u = 0; u < p->n_nodes; u++) best_mem[u] = INFINITY;
+  for (size_t a = 0, b; a < n_it; a = b) {
+    for (b = a; b < n_it && it[b].trans == it[a].trans; b++) {
+      double m = node_val(p->nodes[it[b].node].mem, it[b].strat);
+      double *bm = &best_mem[it[b].node];
+      if (*bm == INFINITY) active++, sum += m, *bm = m;
+      else if (m < *bm) sum += m - *bm, *bm = m;
+    }
+    double total = sum + (it[a].trans > 0 ? it[a].trans : 0.0);
+    if (active == p->n_nodes && total < best) best = total, level = it[a].trans;
+  }
+  return level;
+}
+
+/* Fill x with a choice of least memory; return its memory. */
+static int min_memory(const st__ilp_problem_t *p, int *x, double *out) {
+  size_t n_it = 0, k = 0;
+  for (int u = 0; u < p->n_nodes; u++) n_it += (size_t)p->nodes[u].n_strat;
+  titem_t *it = strata_malloc(n_it * sizeof *it);
+  double *bm = strata_malloc(((size_t)p->n_nodes + 1) * sizeof *bm);
+  if (!it || !bm) {
+    strata_free(it);
+    strata_free(bm);
+    return strata_error(STRATA_ENOMEM, "out of memory building the ILP");
+  }
+  for (int u = 0; u < p->n_nodes; u++)
+    for (int s = 0; s < p->nodes[u].n_strat; s++)
+      it[k++] = (titem_t){node_val(p->nodes[u].transient, s), u, s};
+  qsort(it, n_it, sizeof *it, titem_cmp);
+  double level = best_level(p, it, n_it, bm);
+  for (int u = 0; u < p->n_nodes; u++) {
+    const st__ilp_node_t *n = &p->nodes[u];
+    x[u] = -1;
+    for (int s = 0; s < n->n_strat; s++)
+      if (node_val(n->transient, s) <= level &&
+          (x[u] < 0 || node_val(n->mem, s) < node_val(n->mem, x[u])))
+        x[u] = s;
+  }
+  *out = eval_memory(p, x);
+  strata_free(it);
+  strata_free(bm);
+  return 0;
+}
+
+/* ---- solving ------------------------------------------------------------ */
+
+/* Choice of the MIP solution x: fixed nodes from the reduction, the others
+ * from their largest X (first on ties). */
+static int extract_choice(const st__ilp_ws_t *ws, const st__ilp_lp_t *lp,
+                          const double *x, int *choice) {
+  double *best = strata_malloc(((size_t)ws->n_nodes + 1) * sizeof *best);
+  if (!best) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int u = 0; u < ws->n_nodes; u++) {
+    choice[u] = ws->nodes[u].fixed;
+    best[u] = 0.5;
+  }
+  for (int j = 1; j <= lp->n_cols; j++) {
+    const int *t = lp->col_tag + 4 * j;
+    if (t[0] == ST__ILP_COL_X && x[j] > best[t[1]])
+      best[t[1]] = x[j], choice[t[1]] = t[2];
+  }
+  strata_free(best);
+  for (int u = 0; u < ws->n_nodes; u++)
+    if (choice[u] < 0)
+      return strata_error(STRATA_EINTERNAL,
+                          "GLPK's solution selects no strategy for node %d", u);
+  return 0;
+}
+
+static int map_outcome(const st__ilp_problem_t *p, const st__ilp_ws_t *ws,
+                       const st__ilp_lp_t *lp, const double *x,
+                       st__ilp_glpk_outcome_t oc, st__ilp_result_t *r) {
+  switch (oc) {
+  case ST__ILP_GLPK_OPTIMAL:
+  case ST__ILP_GLPK_FEASIBLE:
+    r->status = oc == ST__ILP_GLPK_OPTIMAL ? ST__ILP_OPTIMAL : ST__ILP_FEASIBLE;
+    return extract_choice(ws, lp, x, r->choice);
+  case ST__ILP_GLPK_INFEASIBLE:
+    /* Only on the edge of GLPK's tolerances: the exact check found a
+     * choice that fits, so return that one, without a proof of optimality. */
+    strata_log(STRATA_LOG_WARN, "ILP: GLPK found no solution although one "
+               "fits; returning the least-memory choice");
+    r->status = ST__ILP_FEASIBLE;
+    return min_memory(p, r->choice, &r->min_memory);
+  default:
+    r->status = ST__ILP_NO_SOLUTION;
+    return 0;
+  }
+}
+
+static int solve_reduced(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
+                         const st__ilp_ws_t *ws, st__ilp_result_t *r) {
+  st__ilp_lp_t lp;
+  st__ilp_glpk_outcome_t oc;
+  double *x = NULL;
+  int rc = st__ilp_lp_build(ws, &lp);
+  if (rc) return rc;
+  r->int_vars = lp.n_int;
+  r->cont_vars = lp.n_cols - lp.n_int;
+  r->rows = lp.n_rows;
+  if (lp.n_int == 0) { /* the reduction fixed every node */
+    for (int u = 0; u < ws->n_nodes; u++) r->choice[u] = ws->nodes[u].fixed;
+    r->status = ST__ILP_OPTIMAL;
+    r->int_vars = r->cont_vars = r->rows = 0;
+    goto out;
+  }
+  x = strata_calloc((size_t)lp.n_cols + 1, sizeof *x);
+  if (!x) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = st__ilp_glpk_solve(&lp, o, x, &oc);
+  if (!rc) rc = map_outcome(p, ws, &lp, x, oc, r);
+out:
+  strata_free(x);
+  st__ilp_lp_free(&lp);
+  return rc;
+}
+
+static int solve_checked(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
+                         st__ilp_result_t *r) {
+  st__ilp_ws_t ws;
+  size_t nnz;
+  int rc = st__ilp_ws_init(&ws, p);
+  if (rc) return rc;
+  st__ilp_lp_count(&ws, &r->int_vars_before, &r->cont_vars_before,
+                   &r->rows_before, &nnz);
+  if (p->mem_budget > 0) {
+    rc = min_memory(p, r->choice, &r->min_memory);
+    if (rc) goto out;
+    for (int u = 0; u < p->n_nodes; u++) r->choice[u] = -1;
+    if (r->min_memory > p->mem_budget) {
+      r->status = ST__ILP_INFEASIBLE;
+      goto out;
+    }
+  }
+  if (o->presolve_reduce && (rc = st__ilp_ws_reduce(&ws))) goto out;
+  rc = solve_reduced(p, o, &ws, r);
+out:
+  st__ilp_ws_free(&ws);
+  return rc;
+}
+
+int st__ilp_solve(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
+                  st__ilp_result_t *r) {
+  st__ilp_opts_t def;
+  double t0 = strata_now();
+  int rc;
+  memset(r, 0, sizeof *r);
+  if (!o) st__ilp_opts_init(&def), o = &def;
+  if ((rc = validate(p, o))) return rc;
+  r->choice = strata_malloc(((size_t)p->n_nodes + 1) * sizeof(int));
+  if (!r->choice) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int u = 0; u < p->n_nodes; u++) r->choice[u] = -1;
+  rc = solve_checked(p, o, r);
+  if (rc) {
+    st__ilp_result_free(r);
+    return rc;
+  }
+  if (r->status == ST__ILP_OPTIMAL || r->status == ST__ILP_FEASIBLE) {
+    r->objective = eval_objective(p, r->choice);
+    r->memory = eval_memory(p, r->choice);
+  }
+  r->solve_seconds = strata_now() - t0;
+  return 0;
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+/* An empty file next to path, for glp_write_lp to fill and us to rename. */
+static int make_temp(const char *path, char **tmp) {
+  size_t n = strlen(path) + 8;
+  *tmp = strata_malloc(n);
+  if (!*tmp) return strata_error(STRATA_ENOMEM, "out of memory");
+  snprintf(*tmp, n, "%s.XXXXXX", path);
+  int fd = mkstemp(*tmp);
+  if (fd < 0) {
+    int rc = strata_error(STRATA_EIO,
+                          "cannot create a temporary file next to '%s': %s",
+                          path, strerror(errno));
+    strata_free(*tmp);
+    *tmp = NULL;
+    return rc;
+  }
+  close(fd);
+  return 0;
+}
+
+static int sync_and_rename(const char *tmp, const char *path) {
+  FILE *f = fopen(tmp, "r+");
+  if (!f || fsync(fileno(f)) != 0) {
+    if (f) fclose(f);
+    return strata_error(STRATA_EIO, "cannot sync '%s': %s", tmp,
+                        strerror(errno));
+  }
+  fclose(f);
+  if (rename(tmp, path) != 0)
+    return strata_error(STRATA_EIO, "cannot rename the output to '%s': %s",
+                        path, strerror(errno));
+  return 0;
+}
+
+/* Reduce ws unless that leaves no column: GLPK writes an empty problem
+ * without an objective, which no reader accepts, so such a problem is
+ * written unreduced. */
+static int reduce_for_file(st__ilp_ws_t *ws, const st__ilp_problem_t *p) {
+  int n_int, n_cont, n_rows, rc = st__ilp_ws_reduce(ws);
+  if (rc) return rc;
+  st__ilp_lp_count(ws, &n_int, &n_cont, &n_rows, NULL);
+  if (n_int > 0) return 0;
+  st__ilp_ws_free(ws);
+  return st__ilp_ws_init(ws, p);
+}
+
+int st__ilp_write_lp(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
+                     const char *path) {
+  st__ilp_opts_t def;
+  st__ilp_ws_t ws;
+  st__ilp_lp_t lp;
+  char *tmp = NULL;
+  int rc;
+  if (!o) st__ilp_opts_init(&def), o = &def;
+  if (!path) return strata_error(STRATA_EINVAL, "ILP: no output path");
+  if ((rc = validate(p, o))) return rc;
+  if ((rc = st__ilp_ws_init(&ws, p))) return rc;
+  memset(&lp, 0, sizeof lp);
+  if (o->presolve_reduce && (rc = reduce_for_file(&ws, p))) goto out;
+  if ((rc = st__ilp_lp_build(&ws, &lp))) goto out;
+  if ((rc = make_temp(path, &tmp))) goto out;
+  rc = st__ilp_glpk_write(&lp, tmp);
+  if (!rc) rc = sync_and_rename(tmp, path);
+  if (rc) unlink(tmp);
+out:
+  strata_free(tmp);
+  st__ilp_lp_free(&lp);
+  st__ilp_ws_free(&ws);
+  return rc;
+}

@@ -1,0 +1,230 @@
+/*
+ * ilp_glpk.c - the GLPK boundary of intraop/: the only file that includes
+ * glpk.h, where GLPK's conventions become Strata's.
+ *
+ * GLPK answers an internal error (an invalid call, a failed assertion, no
+ * memory) by printing a message and calling abort(), unless an error hook
+ * is installed; the hook must not return, so it longjmps back to
+ * st__ilp_glpk_guard, which then frees the thread's GLPK environment (and
+ * with it every GLPK object: the problem is gone) and returns
+ * STRATA_EINTERNAL with the message.  GLPK's terminal output is captured
+ * by a terminal hook so that the message can be reported and nothing is
+ * printed unless asked for.  The environment is per thread in Debian's
+ * build and is freed at the end of every guarded call, so that nothing
+ * stays behind on long-lived pool threads.
+ *
+ * Everything the guarded functions need is allocated by the caller first:
+ * the longjmp skips their frames, and only GLPK's own memory may be
+ * in flight when it happens.
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <glpk.h>
+
+#include "intraop/ilp_impl.h"
+#include "strata/core.h"
+
+typedef struct {
+  jmp_buf jb;
+  int verbose;
+  size_t len;
+  char msg[512]; /* GLPK's error text, as printed */
+} guard_t;
+
+static void error_hook(void *info) {
+  guard_t *g = info;
+  longjmp(g->jb, 1);
+}
+
+static int term_hook(void *info, const char *s) {
+  guard_t *g = info;
+  if (glp_at_error()) {
+    size_t n = strlen(s), room = sizeof g->msg - 1 - g->len;
+    if (n > room) n = room;
+    memcpy(g->msg + g->len, s, n);
+    g->len += n;
+    g->msg[g->len] = '\0';
+  }
+  return g->verbose ? 0 : 1;
+}
+
+static void trim(char *s) {
+  size_t n = strlen(s);
+  for (char *p = s; *p; p++)
+    if (*p == '\n') *p = ' ';
+  while (n > 0 && s[n - 1] == ' ') s[--n] = '\0';
+}
+
+/* The frame that calls setjmp owns nothing that changes before a longjmp
+ * (the guard lives in the caller's frame), as C requires for such frames. */
+static int guarded(guard_t *g, int (*fn)(void *arg), void *arg) {
+  if (setjmp(g->jb)) {
+    /* GLPK's state is undefined now; freeing the environment is the only
+     * operation allowed, and it deletes the problem objects too. */
+    glp_free_env();
+    trim(g->msg);
+    return strata_error(STRATA_EINTERNAL, "GLPK failed: %s",
+                        g->msg[0] ? g->msg : "(no message)");
+  }
+  int rc = fn(arg);
+  glp_error_hook(NULL, NULL);
+  glp_term_hook(NULL, NULL);
+  glp_free_env();
+  return rc;
+}
+
+int st__ilp_glpk_guard(int (*fn)(void *arg), void *arg, int verbose) {
+  guard_t g;
+  g.verbose = verbose;
+  g.len = 0;
+  g.msg[0] = '\0';
+  glp_term_out(verbose ? GLP_ON : GLP_OFF);
+  glp_term_hook(term_hook, &g);
+  glp_error_hook(error_hook, &g);
+  return guarded(&g, fn, arg);
+}
+
+/* ---- loading ------------------------------------------------------------ */
+
+static void col_name(const st__ilp_lp_t *lp, int j, char *buf, size_t n) {
+  const int *t = lp->col_tag + 4 * j;
+  if (t[0] == ST__ILP_COL_X) snprintf(buf, n, "x_%d_%d", t[1], t[2]);
+  else if (t[0] == ST__ILP_COL_B)
+    snprintf(buf, n, "b_%d_%d_%d", t[1], t[2], t[3]);
+  else snprintf(buf, n, "t_peak");
+}
+
+static void row_name(const st__ilp_lp_t *lp, int i, char *buf, size_t n) {
+  const int *t = lp->row_tag + 4 * i;
+  switch (t[0]) {
+  case ST__ILP_ROW_ONE:
+    snprintf(buf, n, "one_%d", t[1]);
+    break;
+  case ST__ILP_ROW_MU:
+    snprintf(buf, n, "mu_%d_%d", t[1], t[2]);
+    break;
+  case ST__ILP_ROW_MV:
+    snprintf(buf, n, "mv_%d_%d", t[1], t[2]);
+    break;
+  case ST__ILP_ROW_MEM:
+    snprintf(buf, n, "mem");
+    break;
+  default:
+    snprintf(buf, n, "peak_%d", t[1]);
+    break;
+  }
+}
+
+static glp_prob *load(const st__ilp_lp_t *lp, int names) {
+  char buf[64];
+  glp_prob *P = glp_create_prob();
+  glp_set_obj_dir(P, GLP_MIN);
+  if (names) glp_set_prob_name(P, "strata_ilp");
+  if (names) glp_set_obj_name(P, "cost");
+  glp_set_obj_coef(P, 0, lp->obj[0]);
+  if (lp->n_rows > 0) glp_add_rows(P, lp->n_rows);
+  if (lp->n_cols > 0) glp_add_cols(P, lp->n_cols);
+  for (int i = 1; i <= lp->n_rows; i++) {
+    int type = lp->row_type[i] == 'E'   ? GLP_FX
+               : lp->row_type[i] == 'U' ? GLP_UP
+                                        : GLP_LO;
+    glp_set_row_bnds(P, i, type, lp->row_rhs[i], lp->row_rhs[i]);
+    if (names) row_name(lp, i, buf, sizeof buf), glp_set_row_name(P, i, buf);
+  }
+  for (int j = 1; j <= lp->n_cols; j++) {
+    if (lp->col_bin[j]) glp_set_col_kind(P, j, GLP_BV);
+    else glp_set_col_bnds(P, j, GLP_LO, lp->col_lb[j], 0.0);
+    glp_set_obj_coef(P, j, lp->obj[j]);
+    if (names) col_name(lp, j, buf, sizeof buf), glp_set_col_name(P, j, buf);
+  }
+  if (lp->nnz > 0)
+    glp_load_matrix(P, (int)lp->nnz, lp->ia, lp->ja, lp->ar);
+  return P;
+}
+
+/* ---- solving ------------------------------------------------------------ */
+
+typedef struct {
+  const st__ilp_lp_t *lp;
+  const st__ilp_opts_t *o;
+  double *x;
+  int ret, mip_status;
+  const char *path;
+} job_t;
+
+static int tm_lim_ms(double seconds) {
+  if (!(seconds > 0)) return INT_MAX;
+  double ms = seconds * 1000.0;
+  if (ms < 1.0) return 1;
+  return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
+}
+
+static int solve_fn(void *arg) {
+  job_t *job = arg;
+  glp_iocp parm;
+  glp_prob *P = load(job->lp, 0);
+  glp_init_iocp(&parm);
+  parm.presolve = GLP_ON;
+  parm.msg_lev = job->o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+  parm.tm_lim = tm_lim_ms(job->o->time_limit);
+  parm.mip_gap = job->o->mip_gap;
+  job->ret = glp_intopt(P, &parm);
+  job->mip_status = glp_mip_status(P);
+  if (job->mip_status == GLP_OPT || job->mip_status == GLP_FEAS)
+    for (int j = 1; j <= job->lp->n_cols; j++)
+      job->x[j] = glp_mip_col_val(P, j);
+  glp_delete_prob(P);
+  return 0;
+}
+
+static int outcome_of(const job_t *job, st__ilp_glpk_outcome_t *out) {
+  int have = job->mip_status == GLP_OPT || job->mip_status == GLP_FEAS;
+  switch (job->ret) {
+  case 0:
+  case GLP_EMIPGAP: /* optimal within the gap the caller asked for */
+    *out = have ? ST__ILP_GLPK_OPTIMAL : ST__ILP_GLPK_INFEASIBLE;
+    return 0;
+  case GLP_ENOPFS:
+    *out = ST__ILP_GLPK_INFEASIBLE;
+    return 0;
+  case GLP_ETMLIM:
+    *out = have ? ST__ILP_GLPK_FEASIBLE : ST__ILP_GLPK_NONE;
+    return 0;
+  default:
+    return strata_error(STRATA_EINTERNAL,
+                        "GLPK could not solve the strategy ILP (glp_intopt "
+                        "returned %d); the problem may be numerically hard: "
+                        "write it out in LP format and try another solver",
+                        job->ret);
+  }
+}
+
+int st__ilp_glpk_solve(const st__ilp_lp_t *lp, const st__ilp_opts_t *o,
+                       double *x, st__ilp_glpk_outcome_t *outcome) {
+  job_t job = {lp, o, x, 0, 0, NULL};
+  int rc = st__ilp_glpk_guard(solve_fn, &job, o->verbose);
+  if (rc) return rc;
+  return outcome_of(&job, outcome);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static int write_fn(void *arg) {
+  job_t *job = arg;
+  glp_prob *P = load(job->lp, 1);
+  job->ret = glp_write_lp(P, NULL, job->path);
+  glp_delete_prob(P);
+  return 0;
+}
+
+int st__ilp_glpk_write(const st__ilp_lp_t *lp, const char *path) {
+  job_t job = {lp, NULL, NULL, 0, 0, path};
+  int rc = st__ilp_glpk_guard(write_fn, &job, 0);
+  if (rc) return rc;
+  if (job.ret != 0)
+    return strata_error(STRATA_EIO, "cannot write the ILP to '%s'", path);
+  return 0;
+}
