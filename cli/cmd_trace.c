@@ -1,11 +1,348 @@
 /*
- * cmd_trace.c - `strata trace` (not yet implemented).
+ * cmd_trace.c - `strata trace gen` and `strata trace info`: write a
+ * built-in model as a trace file, and summarise a model (preset, family or
+ * trace file) with the totals the planner works from.
+ *
+ * Both take the same model options, turned into strata_model_load
+ * overrides, so `trace info gpt-1.7b --layers 2` describes exactly what
+ * `trace gen gpt-1.7b --layers 2` writes.  Option errors are usage errors
+ * (exit 1); a model that cannot be built or read is bad input (exit 2).
  */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "core/json.h"
+
+enum {
+  OPT_LAYERS = 256,
+  OPT_HIDDEN,
+  OPT_HEADS,
+  OPT_KV_HEADS,
+  OPT_FFN,
+  OPT_SEQ,
+  OPT_VOCAB,
+  OPT_MICRO_BATCH,
+  OPT_DTYPE,
+  OPT_FLASH,
+  OPT_NO_FLASH,
+  OPT_DROPOUT,
+  OPT_NO_DROPOUT,
+  OPT_TIE,
+  OPT_NO_TIE,
+  OPT_JSON
+};
+
+static const struct option long_opts[] = {
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"hidden", required_argument, NULL, OPT_HIDDEN},
+    {"heads", required_argument, NULL, OPT_HEADS},
+    {"kv-heads", required_argument, NULL, OPT_KV_HEADS},
+    {"ffn", required_argument, NULL, OPT_FFN},
+    {"seq", required_argument, NULL, OPT_SEQ},
+    {"vocab", required_argument, NULL, OPT_VOCAB},
+    {"micro-batch", required_argument, NULL, OPT_MICRO_BATCH},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"flash-attention", no_argument, NULL, OPT_FLASH},
+    {"no-flash-attention", no_argument, NULL, OPT_NO_FLASH},
+    {"dropout", no_argument, NULL, OPT_DROPOUT},
+    {"no-dropout", no_argument, NULL, OPT_NO_DROPOUT},
+    {"tie-embeddings", no_argument, NULL, OPT_TIE},
+    {"no-tie-embeddings", no_argument, NULL, OPT_NO_TIE},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"output", required_argument, NULL, 'o'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct {
+  const char *spec;
+  const char *output; /* gen */
+  int json;           /* info */
+  strata_gen_opts_t ov;
+} trace_args_t;
+
+static const char model_help[] =
+    "Model (a preset, a family with its defaults, or a trace file):\n"
+    "  presets: bert-large, gpt-1.7b gpt-3.6b gpt-7.5b gpt-18.4b gpt-39.1b\n"
+    "           gpt-76.1b gpt-145.6b gpt-310.1b gpt-529.6b gpt-1t,\n"
+    "           gpt3-175b, llama2-70b, llama3-405b\n"
+    "  families: gpt, bert, llama\n"
+    "\n"
+    "Model options (override the preset's or family's; not for trace files):\n"
+    "  --layers N  --hidden N  --heads N  --kv-heads N  --ffn N\n"
+    "  --seq N  --vocab N  --micro-batch N\n"
+    "  --dtype T                   f32, bf16 (default), f16, f8\n"
+    "  --flash-attention, --no-flash-attention\n"
+    "  --dropout, --no-dropout\n"
+    "  --tie-embeddings, --no-tie-embeddings\n";
+
+static void usage_trace(FILE *f) {
+  fprintf(f, "Usage: strata trace <gen|info> MODEL [options]\n"
+             "\n"
+             "  gen   write a model as a trace file (JSON, format v1)\n"
+             "  info  print a model's size, FLOPs and memory totals\n"
+             "\n"
+             "'strata trace gen --help' and 'strata trace info --help' "
+             "describe each.\n");
+}
+
+static void usage_gen(FILE *f) {
+  fprintf(f, "Usage: strata trace gen MODEL [options] [-o FILE]\n"
+             "\n"
+             "Write MODEL as a trace file (docs/trace-format.md) to FILE, "
+             "or to\nstandard output.  FILE is replaced atomically.\n"
+             "\n%s"
+             "\nOther options:\n"
+             "  -o, --output FILE           where to write (default: stdout)\n"
+             "  -h, --help                  this help\n", model_help);
+}
+
+static void usage_info(FILE *f) {
+  fprintf(f, "Usage: strata trace info MODEL [options] [--json]\n"
+             "\n"
+             "Print a model's parameters, layers, operators and tensors (with "
+             "repeated\nlayers expanded; \"stored\" counts the trace's "
+             "entries), FLOPs per\nmicro-batch (forward + backward, no "
+             "recompute), weight bytes (parameters\nin the trace's dtype) and "
+             "activation bytes saved for backward by one\nmicro-batch.\n"
+             "\n%s"
+             "\nOther options:\n"
+             "  --json                      machine-readable output\n"
+             "  -h, --help                  this help\n", model_help);
+}
+
+static int int_opt(const char *cmd, const char *opt, const char *arg,
+                   int *out) {
+  long v;
+  int rc = cli_parse_int(cmd, opt, arg, 1, 1L << 30, &v);
+  if (!rc) *out = (int)v;
+  return rc;
+}
+
+/* One option into a; returns 0 or CLI_USAGE (message printed). */
+static int take_opt(const char *cmd, int c, const char *arg,
+                    trace_args_t *a) {
+  strata_gen_opts_t *o = &a->ov;
+  switch (c) {
+  case OPT_LAYERS: return int_opt(cmd, "--layers", arg, &o->layers);
+  case OPT_HIDDEN: return int_opt(cmd, "--hidden", arg, &o->hidden);
+  case OPT_HEADS: return int_opt(cmd, "--heads", arg, &o->heads);
+  case OPT_KV_HEADS: return int_opt(cmd, "--kv-heads", arg, &o->kv_heads);
+  case OPT_FFN: return int_opt(cmd, "--ffn", arg, &o->ffn);
+  case OPT_SEQ: return int_opt(cmd, "--seq", arg, &o->seq);
+  case OPT_VOCAB: return int_opt(cmd, "--vocab", arg, &o->vocab);
+  case OPT_MICRO_BATCH:
+    return int_opt(cmd, "--micro-batch", arg, &o->micro_batch);
+  case OPT_DTYPE:
+    if (strata_dtype_parse(arg, &o->dtype) || o->dtype >= STRATA_DTYPE_I64)
+      return cli_usage_error(cmd, "--dtype wants f32, bf16, f16 or f8, not "
+                             "'%s'", arg);
+    return 0;
+  case OPT_FLASH: o->flash_attention = 1; return 0;
+  case OPT_NO_FLASH: o->flash_attention = 0; return 0;
+  case OPT_DROPOUT: o->dropout = 1; return 0;
+  case OPT_NO_DROPOUT: o->dropout = 0; return 0;
+  case OPT_TIE: o->tie_embeddings = 1; return 0;
+  case OPT_NO_TIE: o->tie_embeddings = 0; return 0;
+  default: return cli_usage_error(cmd, "internal: option %d", c);
+  }
+}
+
+/* Parse argv (argv[0] is the subcommand).  Returns 0 to run, -1 when
+ * --help was printed, or CLI_USAGE. */
+static int parse_args(const char *cmd, int gen, int argc, char **argv,
+                      trace_args_t *a) {
+  int c, rc;
+  memset(a, 0, sizeof *a);
+  strata_gen_opts_keep(&a->ov);
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
+    if (c == 'h') {
+      (gen ? usage_gen : usage_info)(stdout);
+      return -1;
+    } else if (c == 'o' && gen) {
+      a->output = optarg;
+    } else if (c == OPT_JSON && !gen) {
+      a->json = 1;
+    } else if (c == ':') {
+      return cli_usage_error(cmd, "option '%s' needs a value",
+                             argv[optind - 1]);
+    } else if (c == '?' || c == 'o' || c == OPT_JSON) {
+      return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    } else if ((rc = take_opt(cmd, c, optarg, a))) {
+      return rc;
+    }
+  }
+  if (optind >= argc) return cli_usage_error(cmd, "which model?");
+  if (optind + 1 < argc)
+    return cli_usage_error(cmd, "one model only, not '%s' too",
+                           argv[optind + 1]);
+  a->spec = argv[optind];
+  return 0;
+}
+
+/* ---- gen ---- */
+
+static int trace_gen(int argc, char **argv) {
+  const char *cmd = "trace gen";
+  trace_args_t a;
+  strata_graph_t *g = NULL;
+  char *text = NULL;
+  size_t len;
+  int rc = parse_args(cmd, 1, argc, argv, &a);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if ((rc = strata_model_load(a.spec, &a.ov, &g)) ||
+      (rc = strata_trace_write(g, &text, &len))) {
+    rc = cli_fail(cmd, rc);
+    goto out;
+  }
+  rc = cli_write_output(cmd, a.output, text, len);
+out:
+  strata_free(text);
+  strata_graph_destroy(g);
+  return rc;
+}
+
+/* ---- info ---- */
+
+/* 1234567 -> "1,234,567" */
+static const char *grouped(int64_t v, char *buf, size_t size) {
+  char raw[32];
+  int n = snprintf(raw, sizeof raw, "%lld", (long long)(v < 0 ? -v : v));
+  size_t j = 0;
+  if (v < 0 && j + 1 < size) buf[j++] = '-';
+  for (int i = 0; i < n && j + 2 < size; i++) {
+    if (i && (n - i) % 3 == 0) buf[j++] = ',';
+    buf[j++] = raw[i];
+  }
+  buf[j] = '\0';
+  return buf;
+}
+
+static void row(const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void row(const char *key, const char *fmt, ...) {
+  va_list ap;
+  printf("  %-20s ", key);
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  putchar('\n');
+}
+
+static void print_model(const strata_graph_t *g) {
+  if (!g->hp.hidden) return;
+  row("family", "%s", g->hp.family[0] ? g->hp.family : "-");
+  row("hidden", "%d", g->hp.hidden);
+  row("heads", "%d (kv %d)", g->hp.heads, g->hp.kv_heads);
+  row("ffn", "%d", g->hp.ffn);
+  row("vocab", "%d", g->hp.vocab);
+  row("flash attention", "%s", g->hp.flash_attention ? "yes" : "no");
+  row("dropout", "%s", g->hp.dropout ? "yes" : "no");
+}
+
+/* 2.3e13 -> "23.09 TFLOP" */
+static const char *flops_str(double f, char *buf, size_t size) {
+  static const char *const units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP",
+                                      "TFLOP", "PFLOP", "EFLOP"};
+  int u = 0;
+  while (f >= 1000 && u < 6) f /= 1000, u++;
+  snprintf(buf, size, "%.2f %s", f, units[u]);
+  return buf;
+}
+
+static void print_info(const strata_graph_t *g, const strata_graph_stats_t *st) {
+  char a[48], b[48];
+  printf("%s\n", g->name);
+  print_model(g);
+  row("seq_len", "%d", g->seq_len);
+  row("micro_batch", "%d", g->micro_batch);
+  row("layers", "%d", st->layers);
+  row("parameters", "%s (%.2f B)", grouped(st->parameters, a, sizeof a),
+      (double)st->parameters / 1e9);
+  row("operators", "%s (%d stored)", grouped(st->ops, a, sizeof a), g->n_ops);
+  row("tensors", "%s (%d stored)", grouped(st->tensors, a, sizeof a),
+      g->n_tensors);
+  row("flops/micro-batch", "%s (%.6g)",
+      flops_str(st->flops_per_microbatch, a, sizeof a),
+      st->flops_per_microbatch);
+  row("weight bytes", "%s (%s)",
+      strata_fmt_bytes((double)st->weight_bytes, a, sizeof a),
+      grouped(st->weight_bytes, b, sizeof b));
+  row("activation bytes", "%s (%s)",
+      strata_fmt_bytes((double)st->activation_bytes, a, sizeof a),
+      grouped(st->activation_bytes, b, sizeof b));
+}
+
+static int json_info(const char *cmd, const strata_graph_t *g,
+                     const strata_graph_stats_t *st) {
+  cJSON *o = cJSON_CreateObject();
+  char *text = NULL;
+  int rc = o ? 0 : STRATA_ENOMEM;
+  if (!rc) rc = st__json_add_str(o, "name", g->name);
+  if (!rc) rc = st__json_add_str(o, "family", g->hp.family);
+#define NUM_(k, v) \
+  if (!rc) rc = st__json_add_num(o, k, (double)(v))
+  NUM_("layers", st->layers);
+  NUM_("hidden", g->hp.hidden);
+  NUM_("heads", g->hp.heads);
+  NUM_("kv_heads", g->hp.kv_heads);
+  NUM_("ffn", g->hp.ffn);
+  NUM_("vocab", g->hp.vocab);
+  NUM_("seq_len", g->seq_len);
+  NUM_("micro_batch", g->micro_batch);
+  if (!rc) rc = st__json_add_bool(o, "flash_attention", g->hp.flash_attention);
+  if (!rc) rc = st__json_add_bool(o, "dropout", g->hp.dropout);
+  NUM_("parameters", st->parameters);
+  NUM_("ops", st->ops);
+  NUM_("tensors", st->tensors);
+  NUM_("flops_per_microbatch", st->flops_per_microbatch);
+  NUM_("weight_bytes", st->weight_bytes);
+  NUM_("activation_bytes", st->activation_bytes);
+#undef NUM_
+  if (!rc && !(text = st__json_print(o))) rc = STRATA_ENOMEM;
+  cJSON_Delete(o);
+  if (rc) return cli_fail(cmd, rc);
+  rc = cli_write_output(cmd, NULL, text, strlen(text));
+  strata_free(text);
+  return rc;
+}
+
+static int trace_info(int argc, char **argv) {
+  const char *cmd = "trace info";
+  trace_args_t a;
+  strata_graph_t *g = NULL;
+  strata_graph_stats_t st;
+  int rc = parse_args(cmd, 0, argc, argv, &a);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if ((rc = strata_model_load(a.spec, &a.ov, &g))) return cli_fail(cmd, rc);
+  strata_graph_stats(g, &st);
+  if (a.json) {
+    rc = json_info(cmd, g, &st);
+  } else {
+    print_info(g, &st);
+    rc = fflush(stdout) ? CLI_INTERNAL : CLI_OK;
+  }
+  strata_graph_destroy(g);
+  return rc;
+}
 
 int cli_cmd_trace(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "strata trace: not implemented yet\n");
-  return CLI_INTERNAL;
+  if (argc < 2) {
+    usage_trace(stderr);
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    usage_trace(stdout);
+    return CLI_OK;
+  }
+  if (!strcmp(argv[1], "gen")) return trace_gen(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "info")) return trace_info(argc - 1, argv + 1);
+  return cli_usage_error("trace", "unknown subcommand '%s' (gen or info)",
+                         argv[1]);
 }
