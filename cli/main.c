@@ -4,6 +4,7 @@
  * --help; results go to stdout, messages to stderr.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -44,6 +45,9 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
   strata_init();
+  const char *lv = getenv("STRATA_LOG");
+  if (lv && !strcmp(lv, "debug")) strata_log_set_level(STRATA_LOG_DEBUG);
+  else if (lv && !strcmp(lv, "info")) strata_log_set_level(STRATA_LOG_INFO);
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;

@@ -219,17 +219,23 @@ static int edges_of_input(const strata_graph_t *g, st__stage_t *st,
   if (bw >= 0 && t == g->blocks[bw].input) { /* the residual stream */
     int q = g->tensors[g->blocks[bw].output].producer;
     int qs = out_slot(g, q, g->blocks[bw].output);
+    int u = ix->inst0[bw] == 0 ? last_node(g, ix, p) : -1;
+    /* A first layer whose producer lies outside the stage is fed by a
+     * layer like itself (the previous stage's last): count that edge too,
+     * so that a layout's cost at the stage boundary is not hidden. */
+    double wrap = ix->k[bw] - 1 + (u < 0 ? 1 : 0);
     if (st->o.homogeneous) {
       rc = add_edge(st, ix->base[q], ix->base[w], qs, slot,
-                    g->blocks[bw].output, ix->k[bw] - 1);
+                    g->blocks[bw].output, wrap);
     } else {
-      for (int j = 1; j < ix->n_inst[w] && !rc; j++)
-        rc = add_edge(st, ix->base[q] + j - 1, ix->base[w] + j, qs, slot,
-                      g->blocks[bw].output, 1);
+      int n = ix->n_inst[w];
+      for (int j = 0; j < n && !rc; j++)
+        if (j > 0 || u < 0)
+          rc = add_edge(st, ix->base[q] + (j > 0 ? j - 1 : n - 1),
+                        ix->base[w] + j, qs, slot, g->blocks[bw].output, 1);
     }
-    if (rc || ix->inst0[bw] != 0) return rc;
-    int u = last_node(g, ix, p);
-    return u >= 0 ? add_edge(st, u, ix->base[w], us, slot, t, 1) : 0;
+    if (rc || u < 0) return rc;
+    return add_edge(st, u, ix->base[w], us, slot, t, 1);
   }
   int u = last_node(g, ix, p);
   for (int j = 0; j < ix->n_inst[w] && !rc && u >= 0; j++)

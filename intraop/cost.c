@@ -45,16 +45,29 @@ static double hier(strata_coll_t coll, double bytes, int n_levels,
   return t;
 }
 
+/* Does the op's output carry pdim p?  Then a parameter that p does not
+ * index gets its gradient summed over p: partial on an axis split by p.
+ * (A row-parallel bias is not: its gradient sums the replicated output
+ * gradient over tokens, the same on every device.) */
+static int in_output(const st__opdims_t *d, int p) {
+  for (int i = d->n_in; i < d->n_slots; i++)
+    for (int k = 0; k < STRATA_MAX_DIMS; k++)
+      if (d->map[i][k] == p) return 1;
+  return 0;
+}
+
 /* Data-parallel groups of a parameter under s: the mesh axes on which it
- * is replicated while the op splits work, inner axis first, then the
- * outer data parallelism.  Returns the level count; *ways the product. */
-static int dp_levels(const st__cost_ctx_t *c, const st__strat_t *s,
-                     const st__place_t *pp, int *size, strata_link_t *link,
-                     int *ways) {
+ * is replicated while its gradient is summed over the axis's split, inner
+ * axis first, then the outer data parallelism.  Returns the level count;
+ * *ways the product. */
+static int dp_levels(const st__cost_ctx_t *c, const st__opdims_t *d,
+                     const st__strat_t *s, const st__place_t *pp, int *size,
+                     strata_link_t *link, int *ways) {
   int n = 0;
   *ways = 1;
   for (int a = c->m->ndim - 1; a >= 0; a--) {
     if (pp->kind[a] != ST__PL_R || s->axis[a] == ST__REP) continue;
+    if (!in_output(d, s->axis[a])) continue;
     size[n] = c->m->shape[a];
     link[n++] = c->m->axis[a];
     *ways *= c->m->shape[a];
@@ -79,7 +92,7 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
   double wb = strata_dtype_size(t->dtype);
   double gb = o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0;
   double ob = 12.0;
-  int lv = dp_levels(c, s, &pp, size, link, &ways);
+  int lv = dp_levels(c, d, s, &pp, size, link, &ways);
   int z = o->zero_stage;
   r->weights += wb * numel / (z >= 3 ? ways : 1);
   r->grads += gb * numel / (z >= 2 ? ways : 1);

@@ -240,6 +240,9 @@ static void fill_totals(const st__stage_t *st, const int *choice,
     mem += st__node_mem(st, i, s);
     unique += st__node_unique(st, i);
     r->comm_seconds += node_comm(st, i, s);
+    if (node_comm(st, i, s) > 0)
+      strata_log(STRATA_LOG_DEBUG, "op %s: own communication %.3f us",
+                 op->name, node_comm(st, i, s) * 1e6);
     r->compute_seconds += n->mult * c->compute;
     if (op->block >= 0 && first_block < 0) first_block = op->block;
     if (op->block >= 0 && op->block == first_block &&
@@ -249,8 +252,14 @@ static void fill_totals(const st__stage_t *st, const int *choice,
   }
   for (int e = 0; e < st->n_edges; e++) {
     const st__edge_t *se = &st->edges[e];
-    r->comm_seconds += edge_time(st, se, strat_of(st, se->u, choice[se->u]),
-                                 strat_of(st, se->v, choice[se->v]));
+    double t = edge_time(st, se, strat_of(st, se->u, choice[se->u]),
+                         strat_of(st, se->v, choice[se->v]));
+    r->comm_seconds += t;
+    if (t > 0)
+      strata_log(STRATA_LOG_DEBUG, "edge %s -> %s (%s, x%g): %.3f us",
+                 st->g->ops[st->info[st->nodes[se->u].info].op].name,
+                 st->g->ops[st->info[st->nodes[se->v].info].op].name,
+                 st->g->tensors[se->tensor].name, se->mult, t * 1e6);
   }
   r->mem.transient = peak_t;
   r->mem.total = mem + peak_t;
