@@ -1,11 +1,343 @@
 /*
- * cmd_topo.c - `strata topo` (not yet implemented).
+ * cmd_topo.c - `strata topo show`: the hierarchy the planner sees for one
+ * node (an hwloc XML file, or this machine) or a whole cluster (a preset
+ * "dgx-h100:128" or a JSON spec), with each GPU's links and nearest NIC.
+ *
+ * Everything shown comes from the topo/ accessors, so the text and the
+ * JSON (--json) describe exactly what the planner will use.  A node and a
+ * cluster go through the same path: a node is a one-node cluster.
  */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cli/cli.h"
+#include "core/json.h"
+
+enum { OPT_NODE_XML = 256, OPT_CLUSTER, OPT_JSON };
+
+static const struct option long_opts[] = {
+    {"node-xml", required_argument, NULL, OPT_NODE_XML},
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct {
+  const char *node_xml, *cluster;
+  int json;
+} topo_args_t;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "Usage: strata topo show [--node-xml FILE | --cluster SPEC] "
+          "[--json]\n"
+          "\n"
+          "Show the hierarchy of levels (NVLink/XGMI domain, PCIe, leaf, "
+          "spine)\nwith bandwidth per GPU (GB/s = 10^9 bytes/s, one "
+          "direction) and latency,\nand each GPU of a node with its links "
+          "and nearest NIC.  Without an\noption: this machine.\n"
+          "\n"
+          "Options:\n"
+          "  --node-xml FILE   a node's hwloc XML export (lstopo --of xml)\n"
+          "  --cluster SPEC    PRESET:NODES (dgx-a100, dgx-h100, dgx-h200, "
+          "hgx-b200,\n"
+          "                    h100-pcie, mi300x; e.g. dgx-h100:128) or a "
+          "JSON spec\n"
+          "                    (docs/cluster-format.md)\n"
+          "  --json            machine-readable output\n"
+          "  -h, --help        this help\n"
+          "\n"
+          "Exit codes: 0 ok, 1 usage, 2 bad input.\n");
+}
+
+/* Returns 0 to run, -1 when --help was printed, or CLI_USAGE. */
+static int parse_args(const char *cmd, int argc, char **argv, topo_args_t *a) {
+  int c;
+  memset(a, 0, sizeof *a);
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+    if (c == 'h') {
+      usage(stdout);
+      return -1;
+    } else if (c == OPT_NODE_XML) {
+      a->node_xml = optarg;
+    } else if (c == OPT_CLUSTER) {
+      a->cluster = optarg;
+    } else if (c == OPT_JSON) {
+      a->json = 1;
+    } else if (c == ':') {
+      return cli_usage_error(cmd, "option '%s' needs a value",
+                             argv[optind - 1]);
+    } else {
+      return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (a->node_xml && a->cluster)
+    return cli_usage_error(cmd, "give --node-xml or --cluster, not both");
+  if (optind < argc)
+    return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+  return 0;
+}
+
+/* ---- text ---------------------------------------------------------- */
+
+static void print_levels(const strata_cluster_t *c) {
+  int gpn = strata_cluster_gpus_per_node(c);
+  printf("hierarchy (bandwidth per GPU, one direction):\n");
+  for (int i = strata_cluster_level_count(c) - 1, d = 0; i >= 0; i--, d++) {
+    const strata_level_t *l = strata_cluster_level(c, i);
+    char note[96] = "";
+    if (l->kind == STRATA_LEVEL_LEAF)
+      snprintf(note, sizeof note, "  (%d nodes per leaf switch)",
+               strata_cluster_leaf_size(c));
+    else if (l->kind == STRATA_LEVEL_SPINE)
+      snprintf(note, sizeof note, "  (oversubscription %g:1)",
+               strata_cluster_oversubscription(c));
+    else if (l->span < gpn)
+      snprintf(note, sizeof note, "  (%d domains per node)", gpn / l->span);
+    char name[32];
+    snprintf(name, sizeof name, "%*s%s", 2 * d, "", l->name);
+    printf("  %-12s %7d GPUs %8.1f GB/s %6.1f us%s\n", name, l->span,
+           l->link.bandwidth / 1e9, l->link.latency * 1e6, note);
+  }
+}
+
+/* "3 x 150" when all peers are alike, else each value. */
+static void print_peers(const strata_node_topo_t *n, int i) {
+  double first = -1;
+  int same = 1, k = 0;
+  for (int j = 0; j < strata_node_gpu_count(n); j++) {
+    double v = strata_node_link(n, i, j);
+    if (j == i || v <= 0) continue;
+    if (first < 0) first = v;
+    same &= v == first;
+    k++;
+  }
+  if (!k) {
+    printf("%-18s", "-");
+  } else if (same) {
+    char buf[48];
+    snprintf(buf, sizeof buf, "%d x %.0f", k, first / 1e9);
+    printf("%-18s", buf);
+  } else {
+    for (int j = 0; j < strata_node_gpu_count(n); j++)
+      if (j != i) printf("%.0f ", strata_node_link(n, i, j) / 1e9);
+  }
+}
+
+static void print_node(const strata_node_topo_t *n) {
+  char mem[32];
+  printf("GPUs of one node (%s; %s links%s):\n", strata_node_source(n),
+         strata_node_link_kind(n)[0] ? strata_node_link_kind(n) : "no GPU",
+         strata_node_has_switch(n) ? " through NVSwitches" : "");
+  printf("  %-3s %-12s %-10s %-11s %-4s %-6s %-18s %s\n", "gpu", "pci", "model",
+         "memory", "numa", "PCIe", "peers GB/s", "nearest NIC");
+  for (int i = 0; i < strata_node_gpu_count(n); i++) {
+    const strata_gpu_info_t *g = strata_node_gpu(n, i);
+    const strata_nic_info_t *nic = strata_node_nic(n, g->nic);
+    printf("  %-3d %-12s %-10s %-11s %-4d %-6.1f ", i, g->pci_busid,
+           g->table ? g->table->name : "?",
+           strata_fmt_bytes((double)g->memory_bytes, mem, sizeof mem), g->numa,
+           g->pcie_bandwidth / 1e9);
+    print_peers(n, i);
+    printf(" %s%s%s%s\n", nic ? nic->name : "-", nic ? " (" : "",
+           nic ? strata_nearness_name(g->nic_nearness) : "", nic ? ")" : "");
+  }
+  for (int i = 0; i < strata_node_nic_count(n); i++) {
+    const strata_nic_info_t *nic = strata_node_nic(n, i);
+    printf("  nic %-10s %-12s %-8s %-12s numa %d\n", nic->name, nic->pci_busid,
+           nic->rdma ? "RDMA" : "Ethernet", nic->netdev, nic->numa);
+  }
+}
+
+static void print_text(const strata_cluster_t *c) {
+  const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
+  const strata_node_topo_t *n = strata_cluster_node_topo(c);
+  char mem[32];
+  printf("cluster %s: %d usable nodes", strata_cluster_name(c),
+         strata_cluster_nodes(c));
+  if (strata_cluster_total_nodes(c) != strata_cluster_nodes(c))
+    printf(" (of %d; %d dropped as unhealthy)", strata_cluster_total_nodes(c),
+           strata_cluster_total_nodes(c) - strata_cluster_nodes(c));
+  printf(" x %d GPUs = %d GPUs\n", strata_cluster_gpus_per_node(c),
+         strata_cluster_gpus(c));
+  printf("GPU %s: %s, %.1f TFLOP/s bf16 dense\n", m->name,
+         strata_fmt_bytes((double)m->memory_bytes, mem, sizeof mem),
+         m->peak_flops / 1e12);
+  print_levels(c);
+  if (n) print_node(n);
+}
+
+/* ---- JSON ---------------------------------------------------------- */
+
+static cJSON *json_levels(const strata_cluster_t *c) {
+  cJSON *arr = cJSON_CreateArray();
+  for (int i = 0; arr && i < strata_cluster_level_count(c); i++) {
+    const strata_level_t *l = strata_cluster_level(c, i);
+    cJSON *o = cJSON_CreateObject();
+    if (o) cJSON_AddItemToArray(arr, o);
+    if (!o || st__json_add_str(o, "name", l->name) ||
+        st__json_add_num(o, "span_gpus", l->span) ||
+        st__json_add_num(o, "bandwidth_gbps", l->link.bandwidth / 1e9) ||
+        st__json_add_num(o, "latency_us", l->link.latency * 1e6)) {
+      cJSON_Delete(arr);
+      return NULL;
+    }
+  }
+  return arr;
+}
+
+static int json_gpu_fields(cJSON *o, const strata_node_topo_t *n, int i) {
+  const strata_gpu_info_t *g = strata_node_gpu(n, i);
+  const strata_nic_info_t *nic = strata_node_nic(n, g->nic);
+  cJSON *peers = cJSON_AddArrayToObject(o, "peers_gbps");
+  if (!peers) return -1;
+  for (int j = 0; j < strata_node_gpu_count(n); j++)
+    if (!cJSON_AddItemToArray(peers,
+                              cJSON_CreateNumber(strata_node_link(n, i, j) / 1e9)))
+      return -1;
+  if (st__json_add_num(o, "index", i) || st__json_add_str(o, "name", g->name) ||
+      st__json_add_str(o, "model", g->table ? g->table->name : "") ||
+      st__json_add_str(o, "reported_model", g->model) ||
+      st__json_add_str(o, "pci_busid", g->pci_busid) ||
+      st__json_add_num(o, "memory_bytes", (double)g->memory_bytes) ||
+      st__json_add_num(o, "pcie_gbps", g->pcie_bandwidth / 1e9) ||
+      st__json_add_num(o, "nvlink_gbps", g->nvlink_bandwidth / 1e9) ||
+      st__json_add_num(o, "numa", g->numa) ||
+      st__json_add_num(o, "package", g->package))
+    return -1;
+  if (!nic) return cJSON_AddNullToObject(o, "nearest_nic") ? 0 : -1;
+  return st__json_add_str(o, "nearest_nic", nic->name) ||
+         st__json_add_str(o, "nic_nearness", strata_nearness_name(g->nic_nearness));
+}
+
+static int json_nics(cJSON *root, const strata_node_topo_t *n) {
+  cJSON *arr = cJSON_AddArrayToObject(root, "nics");
+  for (int i = 0; arr && i < strata_node_nic_count(n); i++) {
+    const strata_nic_info_t *nic = strata_node_nic(n, i);
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (st__json_add_str(o, "name", nic->name) ||
+        st__json_add_str(o, "netdev", nic->netdev) ||
+        st__json_add_str(o, "pci_busid", nic->pci_busid) ||
+        st__json_add_bool(o, "rdma", nic->rdma) ||
+        st__json_add_num(o, "numa", nic->numa))
+      return -1;
+  }
+  return arr ? 0 : -1;
+}
+
+/* Per GPU of one node: from hwloc when the node came from XML, else the
+ * template's uniform figures. */
+static int json_gpus(cJSON *root, const strata_cluster_t *c) {
+  const strata_node_topo_t *n = strata_cluster_node_topo(c);
+  const strata_level_t *l0 = strata_cluster_level(c, 0);
+  cJSON *arr = cJSON_AddArrayToObject(root, "node_gpus");
+  int gpn = strata_cluster_gpus_per_node(c);
+  for (int i = 0; arr && i < gpn; i++) {
+    cJSON *o = cJSON_CreateObject();
+    char nic[32];
+    if (!o || !cJSON_AddItemToArray(arr, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (n) {
+      if (json_gpu_fields(o, n, i)) return -1;
+      continue;
+    }
+    snprintf(nic, sizeof nic, "nic%d", i);
+    if (st__json_add_num(o, "index", i) ||
+        st__json_add_str(o, "model", strata_cluster_gpu_model(c)->name) ||
+        st__json_add_num(o, "memory_bytes",
+                         (double)strata_cluster_gpu_memory(c)) ||
+        st__json_add_num(o, "nvlink_gbps",
+                         l0->kind == STRATA_LEVEL_NVLINK && gpn > 1
+                             ? l0->link.bandwidth / 1e9 : 0) ||
+        st__json_add_str(o, "nearest_nic", nic))
+      return -1;
+  }
+  if (!arr) return -1;
+  return n ? json_nics(root, n) : 0;
+}
+
+static int json_model(cJSON *root, const strata_cluster_t *c) {
+  const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
+  cJSON *o = cJSON_AddObjectToObject(root, "gpu_model");
+  if (!o || st__json_add_str(o, "name", m->name) ||
+      st__json_add_num(o, "memory_bytes", (double)m->memory_bytes) ||
+      st__json_add_num(o, "peak_tflops", m->peak_flops / 1e12))
+    return -1;
+  return 0;
+}
+
+static char *json_text(const strata_cluster_t *c) {
+  cJSON *root = cJSON_CreateObject(), *levels = NULL;
+  char *text = NULL;
+  if (!root || st__json_add_str(root, "name", strata_cluster_name(c)) ||
+      st__json_add_num(root, "nodes", strata_cluster_nodes(c)) ||
+      st__json_add_num(root, "total_nodes", strata_cluster_total_nodes(c)) ||
+      st__json_add_num(root, "gpus_per_node", strata_cluster_gpus_per_node(c)) ||
+      st__json_add_num(root, "gpus", strata_cluster_gpus(c)) ||
+      json_model(root, c) ||
+      st__json_add_num(root, "leaf_size", strata_cluster_leaf_size(c)) ||
+      st__json_add_num(root, "spine_oversubscription",
+                       strata_cluster_oversubscription(c)) ||
+      st__json_add_num(root, "fastest_gbps",
+                       strata_cluster_fastest_bandwidth(c) / 1e9))
+    goto out;
+  if (!(levels = json_levels(c)) || !cJSON_AddItemToObject(root, "levels", levels)) {
+    cJSON_Delete(levels);
+    goto out;
+  }
+  if (json_gpus(root, c)) goto out;
+  text = st__json_print(root);
+out:
+  cJSON_Delete(root);
+  if (!text) strata_error(STRATA_ENOMEM, "out of memory writing JSON");
+  return text;
+}
+
+/* ---- the command --------------------------------------------------- */
+
+static int topo_show(int argc, char **argv) {
+  const char *cmd = "topo show";
+  topo_args_t a;
+  strata_cluster_t *c = NULL;
+  char *text = NULL;
+  int rc = parse_args(cmd, argc, argv, &a);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  rc = a.cluster ? strata_cluster_load(a.cluster, &c)
+                 : strata_cluster_load_node(a.node_xml, &c);
+  if (rc) return cli_fail(cmd, rc);
+  if (!a.json) {
+    print_text(c);
+    rc = fflush(stdout) ? CLI_INTERNAL : CLI_OK;
+  } else if (!(text = json_text(c))) {
+    rc = cli_fail(cmd, STRATA_ENOMEM);
+  } else {
+    rc = cli_write_output(cmd, NULL, text, strlen(text));
+  }
+  strata_free(text);
+  strata_cluster_destroy(c);
+  return rc;
+}
 
 int cli_cmd_topo(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "strata topo: not implemented yet\n");
-  return CLI_INTERNAL;
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_USAGE;
+  }
+  if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (!strcmp(argv[1], "show")) return topo_show(argc - 1, argv + 1);
+  return cli_usage_error("topo", "unknown subcommand '%s' (try 'show')",
+                         argv[1]);
 }

@@ -456,6 +456,10 @@ int strata_node_load_local(strata_node_topo_t **out) {
   int rc;
   *out = NULL;
   if ((rc = open_topology(&t))) return rc;
+  /* The libpciaccess component leaks on every load (LSan sees it); the
+   * Linux component finds the same PCI devices in sysfs. */
+  hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                "pci");
   if (hwloc_topology_load(t) != 0) {
     rc = strata_error(STRATA_EIO, "hwloc cannot read this machine's topology");
     goto out;
