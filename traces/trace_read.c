@@ -173,9 +173,9 @@ static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
     int t = strata_graph_find_tensor(g, it->valuestring);
     if (t < 0)
       return strata_error(STRATA_EBADINPUT,
-                          "%s: %s %d is unknown tensor '%s' (a dangling "
+                          "%s: %.*s %d is unknown tensor '%s' (a dangling "
                           "reference: declare it under \"tensors\")", w,
-                          key, *n, it->valuestring);
+                          (int)strlen(key) - 1, key, *n, it->valuestring);
     idx[(*n)++] = t;
   }
   return 0;
