@@ -90,28 +90,32 @@ static void usage_trace(FILE *f) {
 }
 
 static void usage_gen(FILE *f) {
-  fprintf(f, "Usage: strata trace gen MODEL [options] [-o FILE]\n"
-             "\n"
-             "Write MODEL as a trace file (docs/trace-format.md) to FILE, "
-             "or to\nstandard output.  FILE is replaced atomically.\n"
-             "\n%s"
-             "\nOther options:\n"
-             "  -o, --output FILE           where to write (default: stdout)\n"
-             "  -h, --help                  this help\n", model_help);
+  fprintf(f,
+          "Usage: strata trace gen MODEL [options] [-o FILE]\n"
+          "\n"
+          "Write MODEL as a trace file (docs/trace-format.md) to FILE, "
+          "or to\nstandard output.  FILE is replaced atomically.\n"
+          "\n%s"
+          "\nOther options:\n"
+          "  -o, --output FILE           where to write (default: stdout)\n"
+          "  -h, --help                  this help\n",
+          model_help);
 }
 
 static void usage_info(FILE *f) {
-  fprintf(f, "Usage: strata trace info MODEL [options] [--json]\n"
-             "\n"
-             "Print a model's parameters, layers, operators and tensors (with "
-             "repeated\nlayers expanded; \"stored\" counts the trace's "
-             "entries), FLOPs per\nmicro-batch (forward + backward, no "
-             "recompute), weight bytes (parameters\nin the trace's dtype) and "
-             "activation bytes saved for backward by one\nmicro-batch.\n"
-             "\n%s"
-             "\nOther options:\n"
-             "  --json                      machine-readable output\n"
-             "  -h, --help                  this help\n", model_help);
+  fprintf(f,
+          "Usage: strata trace info MODEL [options] [--json]\n"
+          "\n"
+          "Print a model's parameters, layers, operators and tensors (with "
+          "repeated\nlayers expanded; \"stored\" counts the trace's "
+          "entries), FLOPs per\nmicro-batch (forward + backward, no "
+          "recompute), weight bytes (parameters\nin the trace's dtype) and "
+          "activation bytes saved for backward by one\nmicro-batch.\n"
+          "\n%s"
+          "\nOther options:\n"
+          "  --json                      machine-readable output\n"
+          "  -h, --help                  this help\n",
+          model_help);
 }
 
 static int int_opt(const char *cmd, const char *opt, const char *arg,
@@ -123,31 +127,52 @@ static int int_opt(const char *cmd, const char *opt, const char *arg,
 }
 
 /* One option into a; returns 0 or CLI_USAGE (message printed). */
-static int take_opt(const char *cmd, int c, const char *arg,
-                    trace_args_t *a) {
+static int take_opt(const char *cmd, int c, const char *arg, trace_args_t *a) {
   strata_gen_opts_t *o = &a->ov;
   switch (c) {
-  case OPT_LAYERS: return int_opt(cmd, "--layers", arg, &o->layers);
-  case OPT_HIDDEN: return int_opt(cmd, "--hidden", arg, &o->hidden);
-  case OPT_HEADS: return int_opt(cmd, "--heads", arg, &o->heads);
-  case OPT_KV_HEADS: return int_opt(cmd, "--kv-heads", arg, &o->kv_heads);
-  case OPT_FFN: return int_opt(cmd, "--ffn", arg, &o->ffn);
-  case OPT_SEQ: return int_opt(cmd, "--seq", arg, &o->seq);
-  case OPT_VOCAB: return int_opt(cmd, "--vocab", arg, &o->vocab);
+  case OPT_LAYERS:
+    return int_opt(cmd, "--layers", arg, &o->layers);
+  case OPT_HIDDEN:
+    return int_opt(cmd, "--hidden", arg, &o->hidden);
+  case OPT_HEADS:
+    return int_opt(cmd, "--heads", arg, &o->heads);
+  case OPT_KV_HEADS:
+    return int_opt(cmd, "--kv-heads", arg, &o->kv_heads);
+  case OPT_FFN:
+    return int_opt(cmd, "--ffn", arg, &o->ffn);
+  case OPT_SEQ:
+    return int_opt(cmd, "--seq", arg, &o->seq);
+  case OPT_VOCAB:
+    return int_opt(cmd, "--vocab", arg, &o->vocab);
   case OPT_MICRO_BATCH:
     return int_opt(cmd, "--micro-batch", arg, &o->micro_batch);
   case OPT_DTYPE:
     if (strata_dtype_parse(arg, &o->dtype) || o->dtype >= STRATA_DTYPE_I64)
-      return cli_usage_error(cmd, "--dtype wants f32, bf16, f16 or f8, not "
-                             "'%s'", arg);
+      return cli_usage_error(cmd,
+                             "--dtype wants f32, bf16, f16 or f8, not "
+                             "'%s'",
+                             arg);
     return 0;
-  case OPT_FLASH: o->flash_attention = 1; return 0;
-  case OPT_NO_FLASH: o->flash_attention = 0; return 0;
-  case OPT_DROPOUT: o->dropout = 1; return 0;
-  case OPT_NO_DROPOUT: o->dropout = 0; return 0;
-  case OPT_TIE: o->tie_embeddings = 1; return 0;
-  case OPT_NO_TIE: o->tie_embeddings = 0; return 0;
-  default: return cli_usage_error(cmd, "internal: option %d", c);
+  case OPT_FLASH:
+    o->flash_attention = 1;
+    return 0;
+  case OPT_NO_FLASH:
+    o->flash_attention = 0;
+    return 0;
+  case OPT_DROPOUT:
+    o->dropout = 1;
+    return 0;
+  case OPT_NO_DROPOUT:
+    o->dropout = 0;
+    return 0;
+  case OPT_TIE:
+    o->tie_embeddings = 1;
+    return 0;
+  case OPT_NO_TIE:
+    o->tie_embeddings = 0;
+    return 0;
+  default:
+    return cli_usage_error(cmd, "internal: option %d", c);
   }
 }
 
@@ -248,15 +273,17 @@ static void print_model(const strata_graph_t *g) {
 
 /* 2.3e13 -> "23.09 TFLOP" */
 static const char *flops_str(double f, char *buf, size_t size) {
-  static const char *const units[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP",
+  static const char *const units[] = {"FLOP",  "kFLOP", "MFLOP", "GFLOP",
                                       "TFLOP", "PFLOP", "EFLOP"};
   int u = 0;
-  while (f >= 1000 && u < 6) f /= 1000, u++;
+  while (f >= 1000 && u < 6)
+    f /= 1000, u++;
   snprintf(buf, size, "%.2f %s", f, units[u]);
   return buf;
 }
 
-static void print_info(const strata_graph_t *g, const strata_graph_stats_t *st) {
+static void print_info(const strata_graph_t *g,
+                       const strata_graph_stats_t *st) {
   char a[48], b[48];
   printf("%s\n", g->name);
   print_model(g);
@@ -286,7 +313,7 @@ static int json_info(const char *cmd, const strata_graph_t *g,
   int rc = o ? 0 : STRATA_ENOMEM;
   if (!rc) rc = st__json_add_str(o, "name", g->name);
   if (!rc) rc = st__json_add_str(o, "family", g->hp.family);
-#define NUM_(k, v) \
+#define NUM_(k, v)                                                             \
   if (!rc) rc = st__json_add_num(o, k, (double)(v))
   NUM_("layers", st->layers);
   NUM_("hidden", g->hp.hidden);

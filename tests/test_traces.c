@@ -35,7 +35,8 @@ TEST(kind_and_dtype_names) {
   strata_op_kind_t k;
   strata_dtype_t d;
   for (int i = 0; i < STRATA_OP_COUNT; i++) {
-    ASSERT_OK(strata_op_kind_parse(strata_op_kind_name((strata_op_kind_t)i), &k));
+    ASSERT_OK(
+        strata_op_kind_parse(strata_op_kind_name((strata_op_kind_t)i), &k));
     ASSERT_EQ(k, i);
   }
   ASSERT_EQ(strata_op_kind_parse("conv2d", &k), STRATA_ENOTFOUND);
@@ -108,8 +109,7 @@ TEST(gpt_flops_match_megatron_formula) {
 
 static int64_t layer_bytes(const strata_graph_t *g) {
   ASSERT_EQ(g->n_blocks, 1);
-  return strata_graph_saved_bytes(g, g->blocks[0].first_op,
-                                  g->blocks[0].n_ops);
+  return strata_graph_saved_bytes(g, g->blocks[0].first_op, g->blocks[0].n_ops);
 }
 
 /* Korthikanti et al. 2022: s*b*h*(34 + 5*a*s/h) bytes per GPT layer with
@@ -164,10 +164,9 @@ TEST(gpt_layer_activations_no_dropout) {
 
 TEST(gpt_block_structure) {
   static const char *const names[] = {
-      "ln1",     "qkv",          "split",     "kT",       "scores",
-      "softmax", "attn_dropout", "context",   "merge",    "proj",
-      "proj_dropout", "residual1", "ln2",     "fc1",      "gelu",
-      "fc2",     "mlp_dropout",  "residual2"};
+      "ln1",          "qkv",     "split", "kT",   "scores",       "softmax",
+      "attn_dropout", "context", "merge", "proj", "proj_dropout", "residual1",
+      "ln2",          "fc1",     "gelu",  "fc2",  "mlp_dropout",  "residual2"};
   strata_graph_t *g = preset("gpt-1.7b");
   const strata_block_t *bl = &g->blocks[0];
   ASSERT_EQ(bl->n_ops, 18);
@@ -288,17 +287,17 @@ TEST(bad_dangling_tensor) {
 }
 
 TEST(bad_produced_by_nobody) {
-  expect_bad("{\"id\": \"gelu.out\"", "{\"id\": \"orphan\", \"shape\": [1], "
+  expect_bad("{\"id\": \"gelu.out\"",
+             "{\"id\": \"orphan\", \"shape\": [1], "
              "\"dtype\": \"bf16\", \"kind\": \"activation\"},\n    "
-             "{\"id\": \"gelu.out\"", STRATA_EBADINPUT, "tensor 'orphan'",
-             "no op produces");
+             "{\"id\": \"gelu.out\"",
+             STRATA_EBADINPUT, "tensor 'orphan'", "no op produces");
 }
 
 TEST(bad_cycle) {
   /* fc1 reads residual2's output, which comes later in the order. */
   expect_bad("\"inputs\": [\"ln2.out\", \"fc1.weight\"",
-             "\"inputs\": [\"residual2.out\", \"fc1.weight\"",
-             STRATA_EBADINPUT,
+             "\"inputs\": [\"residual2.out\", \"fc1.weight\"", STRATA_EBADINPUT,
              "op 'fc1' reads tensor 'residual2.out' before op 'residual2'",
              "cycle");
 }
@@ -381,7 +380,8 @@ TEST(validate_built_graph) {
   int b = strata_graph_add_tensor(g, "b", 2, sh, STRATA_DTYPE_BF16,
                                   STRATA_TENSOR_ACTIVATION);
   ASSERT_EQ(strata_graph_add_tensor(g, "a", 2, sh, STRATA_DTYPE_BF16,
-                                    STRATA_TENSOR_INPUT), STRATA_EBADINPUT);
+                                    STRATA_TENSOR_INPUT),
+            STRATA_EBADINPUT);
   ASSERT(strata_graph_add_op(g, "g", STRATA_OP_GELU, 1, &a, 1, &b) >= 0);
   ASSERT_OK(strata_graph_validate(g));
   ASSERT_EQ(g->tensors[b].producer, 0);
@@ -417,7 +417,8 @@ TEST(model_load_specs) {
   strata_graph_destroy(g);
   ov.heads = 7;
   ASSERT_EQ(strata_model_load("gpt-1.7b", &ov, &g), STRATA_EBADINPUT);
-  ASSERT_CONTAINS(strata_last_error(), "hidden 2304 is not a multiple of heads 7");
+  ASSERT_CONTAINS(strata_last_error(),
+                  "hidden 2304 is not a multiple of heads 7");
   ASSERT_EQ(strata_model_load("/nonexistent/m.json", &ov, &g), STRATA_EINVAL);
   ASSERT_EQ(strata_model_load("/nonexistent/m.json", NULL, &g),
             STRATA_ENOTFOUND);

@@ -150,8 +150,8 @@ static int attention(gen_t *G, int q, int k, int v, int causal) {
     last_op(G)->kv_heads = (int)G->kv;
     last_op(G)->causal = causal;
   } else {
-    int kT = op1(G, "kT", STRATA_OP_TRANSPOSE, 1, &k,
-                 S4(G->b, G->kv, G->d, G->s));
+    int kT =
+        op1(G, "kT", STRATA_OP_TRANSPOSE, 1, &k, S4(G->b, G->kv, G->d, G->s));
     int sc = op1(G, "scores", STRATA_OP_MATMUL, 2, (int[]){q, kT},
                  S4(G->b, G->a, G->s, G->s));
     int p = dropout(G, "attn_dropout", ew(G, "softmax", STRATA_OP_SOFTMAX, sc));
@@ -172,9 +172,8 @@ static void inputs(gen_t *G, int *tokens, int *labels) {
 
 static void block(gen_t *G, const char *name, int first_op, int in, int out) {
   if (G->rc) return;
-  int rc = strata_graph_add_block(G->g, name, first_op,
-                                  G->g->n_ops - first_op, G->o->layers, in,
-                                  out);
+  int rc = strata_graph_add_block(G->g, name, first_op, G->g->n_ops - first_op,
+                                  G->o->layers, in, out);
   if (rc < 0) G->rc = rc;
 }
 
@@ -205,7 +204,8 @@ static void gpt(gen_t *G) {
   block(G, "decoder", first, x, r2);
 
   y = norm(G, "final_norm", STRATA_OP_LAYERNORM, r2);
-  int w = G->o->tie_embeddings ? wte : param(G, "head", "weight", S2(G->V, G->h));
+  int w =
+      G->o->tie_embeddings ? wte : param(G, "head", "weight", S2(G->V, G->h));
   loss(G, linear_w(G, "head", y, w, -1), labels);
 }
 
@@ -223,7 +223,8 @@ static void bert(gen_t *G) {
   int tw = param(G, "embed_type", "weight", S2(2, G->h));
   int et = op1(G, "embed_type", STRATA_OP_EMBEDDING, 2, (int[]){types, tw},
                S3(G->b, G->s, G->h));
-  int x = norm(G, "embed_norm", STRATA_OP_LAYERNORM, add(G, "embed_sum", e, et));
+  int x =
+      norm(G, "embed_norm", STRATA_OP_LAYERNORM, add(G, "embed_sum", e, et));
   x = dropout(G, "embed_dropout", x);
 
   int first = G->g->n_ops;
@@ -239,7 +240,8 @@ static void bert(gen_t *G) {
 
   y = ew(G, "mlm_gelu", STRATA_OP_GELU, linear(G, "mlm_dense", out, G->h, 1));
   y = norm(G, "mlm_norm", STRATA_OP_LAYERNORM, y);
-  int w = G->o->tie_embeddings ? word : param(G, "head", "weight", S2(G->V, G->h));
+  int w =
+      G->o->tie_embeddings ? word : param(G, "head", "weight", S2(G->V, G->h));
   loss(G, linear_w(G, "head", y, w, param(G, "head", "bias", S1(G->V))),
        labels);
 }
@@ -268,7 +270,8 @@ static void llama(gen_t *G) {
   block(G, "decoder", first, x, r2);
 
   y = norm(G, "final_norm", STRATA_OP_RMSNORM, r2);
-  int w = G->o->tie_embeddings ? wte : param(G, "head", "weight", S2(G->V, G->h));
+  int w =
+      G->o->tie_embeddings ? wte : param(G, "head", "weight", S2(G->V, G->h));
   loss(G, linear_w(G, "head", y, w, -1), labels);
 }
 
@@ -299,8 +302,9 @@ static int check_opts(const strata_gen_opts_t *o, int kv) {
                         "kv_heads %d differs from heads %d: grouped-query "
                         "attention is available for the llama family only",
                         kv, o->heads);
-  if ((unsigned)o->dtype >= STRATA_DTYPE_COUNT || o->dtype == STRATA_DTYPE_I64 ||
-      o->dtype == STRATA_DTYPE_I32 || o->dtype == STRATA_DTYPE_U8)
+  if ((unsigned)o->dtype >= STRATA_DTYPE_COUNT ||
+      o->dtype == STRATA_DTYPE_I64 || o->dtype == STRATA_DTYPE_I32 ||
+      o->dtype == STRATA_DTYPE_U8)
     return strata_error(STRATA_EBADINPUT,
                         "activations need a float dtype (f32, bf16, f16, f8)");
   double big = (double)o->micro_batch * o->seq *
@@ -352,11 +356,16 @@ int strata_generate(const strata_gen_opts_t *o, const char *name,
   if (!(G.g = strata_graph_create(name ? name : strata_family_name(o->family))))
     return STRATA_ENOMEM;
   set_hp(G.g, &G);
-  if (o->family == STRATA_FAMILY_BERT) bert(&G);
-  else if (o->family == STRATA_FAMILY_LLAMA) llama(&G);
-  else gpt(&G);
+  if (o->family == STRATA_FAMILY_BERT)
+    bert(&G);
+  else if (o->family == STRATA_FAMILY_LLAMA)
+    llama(&G);
+  else
+    gpt(&G);
   rc = G.rc ? G.rc : strata_graph_validate(G.g);
-  if (rc) strata_graph_destroy(G.g);
-  else *out = G.g;
+  if (rc)
+    strata_graph_destroy(G.g);
+  else
+    *out = G.g;
   return rc;
 }

@@ -27,9 +27,12 @@ oom:
 
 void strata_graph_destroy(strata_graph_t *g) {
   if (!g) return;
-  for (int i = 0; i < g->n_tensors; i++) strata_free(g->tensors[i].name);
-  for (int i = 0; i < g->n_ops; i++) strata_free(g->ops[i].name);
-  for (int i = 0; i < g->n_blocks; i++) strata_free(g->blocks[i].name);
+  for (int i = 0; i < g->n_tensors; i++)
+    strata_free(g->tensors[i].name);
+  for (int i = 0; i < g->n_ops; i++)
+    strata_free(g->ops[i].name);
+  for (int i = 0; i < g->n_blocks; i++)
+    strata_free(g->blocks[i].name);
   strata_free(g->tensors);
   strata_free(g->ops);
   strata_free(g->blocks);
@@ -61,13 +64,13 @@ int strata_graph_add_tensor(strata_graph_t *g, const char *name, int ndim,
     return strata_error(STRATA_EBADINPUT, "duplicate tensor id '%s'", name);
   if (ndim < 0 || ndim > STRATA_MAX_DIMS)
     return strata_error(STRATA_EBADINPUT,
-                        "tensor '%s': %d dims (at most %d are supported)",
-                        name, ndim, STRATA_MAX_DIMS);
+                        "tensor '%s': %d dims (at most %d are supported)", name,
+                        ndim, STRATA_MAX_DIMS);
   for (int i = 0; i < ndim; i++)
     if (shape[i] < 1)
       return strata_error(STRATA_EBADINPUT,
-                          "tensor '%s': dim %d is %lld (must be >= 1)", name,
-                          i, (long long)shape[i]);
+                          "tensor '%s': dim %d is %lld (must be >= 1)", name, i,
+                          (long long)shape[i]);
   if ((unsigned)dtype >= STRATA_DTYPE_COUNT ||
       (unsigned)kind > STRATA_TENSOR_ACTIVATION)
     return strata_error(STRATA_EBADINPUT, "tensor '%s': bad dtype or kind",
@@ -79,7 +82,8 @@ int strata_graph_add_tensor(strata_graph_t *g, const char *name, int ndim,
   if (!(t->name = strata_strdup(name)))
     return strata_error(STRATA_ENOMEM, "out of memory adding tensor");
   t->ndim = ndim;
-  for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+  for (int i = 0; i < ndim; i++)
+    t->shape[i] = shape[i];
   t->dtype = dtype;
   t->kind = kind;
   t->producer = -1;
@@ -111,8 +115,9 @@ int strata_graph_add_op(strata_graph_t *g, const char *name,
       n_out > STRATA_MAX_OP_OUTPUTS)
     return strata_error(STRATA_EBADINPUT,
                         "op '%s': %d inputs and %d outputs (0-%d inputs and "
-                        "1-%d outputs are supported)", name, n_in, n_out,
-                        STRATA_MAX_OP_INPUTS, STRATA_MAX_OP_OUTPUTS);
+                        "1-%d outputs are supported)",
+                        name, n_in, n_out, STRATA_MAX_OP_INPUTS,
+                        STRATA_MAX_OP_OUTPUTS);
   if ((rc = check_refs(g, name, n_in, in, "input")) ||
       (rc = check_refs(g, name, n_out, out, "output")))
     return rc;
@@ -140,8 +145,8 @@ int strata_graph_add_block(strata_graph_t *g, const char *name, int first_op,
   if (first_op < 0 || n_ops < 1 || first_op > g->n_ops - n_ops)
     return strata_error(STRATA_EBADINPUT,
                         "block '%s': ops [%d, %d) are not a non-empty range of "
-                        "the %d ops", name, first_op, first_op + n_ops,
-                        g->n_ops);
+                        "the %d ops",
+                        name, first_op, first_op + n_ops, g->n_ops);
   if (repeat < 1)
     return strata_error(STRATA_EBADINPUT,
                         "block '%s': repeat %d (must be >= 1)", name, repeat);
@@ -177,7 +182,8 @@ int strata_graph_find_op(const strata_graph_t *g, const char *name) {
 
 int strata_graph_layers(const strata_graph_t *g) {
   int n = 0;
-  for (int b = 0; b < g->n_blocks; b++) n += g->blocks[b].repeat;
+  for (int b = 0; b < g->n_blocks; b++)
+    n += g->blocks[b].repeat;
   return n;
 }
 
@@ -191,8 +197,8 @@ int strata_graph_layer_block(const strata_graph_t *g, int layer) {
 
 /* Has an op in [first, op_i] (slots before `slot` of op_i itself) already
  * saved a tensor with storage root `root`? */
-static int saved_before(const strata_graph_t *g, int first, int op_i,
-                        int slot, int root) {
+static int saved_before(const strata_graph_t *g, int first, int op_i, int slot,
+                        int root) {
   for (int j = first; j <= op_i; j++) {
     const strata_op_t *op = &g->ops[j];
     unsigned s = strata_op_saves(g, op);
@@ -229,7 +235,8 @@ int64_t strata_graph_saved_bytes(const strata_graph_t *g, int first_op,
 
 /* ---- totals ---- */
 
-static int64_t tensor_copies(const strata_graph_t *g, const strata_tensor_t *t) {
+static int64_t tensor_copies(const strata_graph_t *g,
+                             const strata_tensor_t *t) {
   return t->block >= 0 ? g->blocks[t->block].repeat : 1;
 }
 

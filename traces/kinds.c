@@ -70,7 +70,8 @@ int strata_dtype_size(strata_dtype_t d) {
 
 int64_t strata_tensor_numel(const strata_tensor_t *t) {
   int64_t n = 1;
-  for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+  for (int i = 0; i < t->ndim; i++)
+    n *= t->shape[i];
   return n;
 }
 
@@ -212,9 +213,8 @@ static double flash_fwd(const strata_graph_t *g, const strata_op_t *op) {
 }
 
 double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op) {
-  double out = op->n_out > 0
-                   ? (double)strata_tensor_numel(&g->tensors[op->out[0]])
-                   : 0;
+  double out =
+      op->n_out > 0 ? (double)strata_tensor_numel(&g->tensors[op->out[0]]) : 0;
   switch (op->kind) {
   case STRATA_OP_LINEAR:
     return linear_fwd(g, op);

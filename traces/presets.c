@@ -21,7 +21,8 @@ typedef struct {
   int layers, hidden, heads, kv_heads, ffn, vocab, seq;
 } preset_t;
 
-#define GPT(n, h, l, a) {n, STRATA_FAMILY_GPT, l, h, a, 0, 0, 51200, 2048}
+#define GPT(n, h, l, a)                                                        \
+  { n, STRATA_FAMILY_GPT, l, h, a, 0, 0, 51200, 2048 }
 static const preset_t presets[] = {
     {"bert-large", STRATA_FAMILY_BERT, 24, 1024, 16, 0, 0, 30522, 512},
     GPT("gpt-1.7b", 2304, 24, 24),
@@ -89,7 +90,8 @@ void strata_gen_opts_keep(strata_gen_opts_t *o) {
 
 const char *const *strata_preset_names(void) {
   static const char *names[N_PRESETS + 1];
-  for (int i = 0; i < N_PRESETS; i++) names[i] = presets[i].name;
+  for (int i = 0; i < N_PRESETS; i++)
+    names[i] = presets[i].name;
   names[N_PRESETS] = NULL;
   return names;
 }
@@ -121,7 +123,7 @@ static int any_override(const strata_gen_opts_t *v) {
 }
 
 static void apply(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
-#define TAKE_(f) \
+#define TAKE_(f)                                                               \
   if (v->f > 0) o->f = v->f
   TAKE_(layers);
   TAKE_(hidden);
@@ -147,7 +149,8 @@ static int unknown_model(const char *spec) {
                           presets[i].name);
   return strata_error(STRATA_ENOTFOUND,
                       "unknown model '%s': not a preset, a family (gpt, "
-                      "bert, llama) or a trace file; presets: %s", spec, list);
+                      "bert, llama) or a trace file; presets: %s",
+                      spec, list);
 }
 
 static int looks_like_path(const char *spec) {
@@ -177,6 +180,7 @@ int strata_model_load(const char *spec, const strata_gen_opts_t *overrides,
   if (overrides && any_override(overrides))
     return strata_error(STRATA_EINVAL,
                         "%s: model options (layers, hidden, ...) apply to "
-                        "presets and families, not to a trace file", spec);
+                        "presets and families, not to a trace file",
+                        spec);
   return strata_trace_load(spec, out);
 }

@@ -37,8 +37,8 @@ static shape_str_t shp(const strata_graph_t *g, int t) {
   return r;
 }
 
-static const strata_tensor_t *IN(const strata_graph_t *g,
-                                 const strata_op_t *op, int i) {
+static const strata_tensor_t *IN(const strata_graph_t *g, const strata_op_t *op,
+                                 int i) {
   return &g->tensors[op->in[i]];
 }
 static const strata_tensor_t *OUT(const strata_graph_t *g,
@@ -129,9 +129,8 @@ static int check_embedding(const strata_graph_t *g, const strata_op_t *op) {
                  pos->name, shp(g, op->in[2]).s, (long long)tab->shape[1],
                  (long long)tok->shape[1]);
   }
-  strata_tensor_t want = {.ndim = 3,
-                          .shape = {tok->shape[0], tok->shape[1],
-                                    tab->shape[1]}};
+  strata_tensor_t want = {
+      .ndim = 3, .shape = {tok->shape[0], tok->shape[1], tab->shape[1]}};
   return out_like(g, op, &want);
 }
 
@@ -142,9 +141,8 @@ static int check_norm(const strata_graph_t *g, const strata_op_t *op) {
     const strata_tensor_t *p = IN(g, op, i);
     if (p->ndim != 1 || p->shape[0] != x->shape[x->ndim - 1])
       return bad(op, "'%s' is %s, expected [%lld] to match input '%s' %s",
-                 p->name, shp(g, op->in[i]).s,
-                 (long long)x->shape[x->ndim - 1], x->name,
-                 shp(g, op->in[0]).s);
+                 p->name, shp(g, op->in[i]).s, (long long)x->shape[x->ndim - 1],
+                 x->name, shp(g, op->in[0]).s);
   }
   return out_like(g, op, x);
 }
@@ -152,9 +150,10 @@ static int check_norm(const strata_graph_t *g, const strata_op_t *op) {
 static int check_linear(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *x = IN(g, op, 0), *w = IN(g, op, 1);
   if (x->ndim < 1 || w->ndim != 2 || w->shape[1] != x->shape[x->ndim - 1])
-    return bad(op, "input '%s' %s and weight '%s' %s do not fit "
-               "(x[...,k] needs w[n,k])", x->name, shp(g, op->in[0]).s,
-               w->name, shp(g, op->in[1]).s);
+    return bad(op,
+               "input '%s' %s and weight '%s' %s do not fit "
+               "(x[...,k] needs w[n,k])",
+               x->name, shp(g, op->in[0]).s, w->name, shp(g, op->in[1]).s);
   if (op->n_in == 3) {
     const strata_tensor_t *bias = IN(g, op, 2);
     if (bias->ndim != 1 || bias->shape[0] != w->shape[0])
@@ -173,7 +172,8 @@ static int check_matmul(const strata_graph_t *g, const strata_op_t *op) {
     ok = b->shape[i] > 0 && a->shape[i] % b->shape[i] == 0;
   if (ok) ok = a->shape[n - 1] == b->shape[n - 2];
   if (!ok)
-    return bad(op, "'%s' %s and '%s' %s do not multiply (a[B...,m,k] needs "
+    return bad(op,
+               "'%s' %s and '%s' %s do not multiply (a[B...,m,k] needs "
                "b[B'...,k,n], each B' dim equal to or dividing B's)",
                a->name, shp(g, op->in[0]).s, b->name, shp(g, op->in[1]).s);
   strata_tensor_t want = *a;
@@ -219,8 +219,10 @@ static int check_split(const strata_graph_t *g, const strata_op_t *op) {
   if (q <= 0 || kv <= 0)
     return bad(op, "needs attribute heads (and kv_heads) > 0");
   if (x->ndim != 3 || x->shape[2] % parts)
-    return bad(op, "input '%s' %s must be [b,s,%d*d] for heads %d, kv_heads "
-               "%d", x->name, shp(g, op->in[0]).s, parts, q, kv);
+    return bad(op,
+               "input '%s' %s must be [b,s,%d*d] for heads %d, kv_heads "
+               "%d",
+               x->name, shp(g, op->in[0]).s, parts, q, kv);
   int64_t b = x->shape[0], s = x->shape[1], d = x->shape[2] / parts;
   int rc = check_out4(g, op, 0, b, q, s, d);
   if (!rc && op->n_out == 3) rc = check_out4(g, op, 1, b, kv, s, d);
@@ -234,7 +236,8 @@ static int check_merge(const strata_graph_t *g, const strata_op_t *op) {
     return bad(op, "input '%s' %s must be [b,n,s,d]", x->name,
                shp(g, op->in[0]).s);
   strata_tensor_t want = {
-      .ndim = 3, .shape = {x->shape[0], x->shape[2], x->shape[1] * x->shape[3]}};
+      .ndim = 3,
+      .shape = {x->shape[0], x->shape[2], x->shape[1] * x->shape[3]}};
   return out_like(g, op, &want);
 }
 
@@ -258,28 +261,31 @@ static int check_reshape(const strata_graph_t *g, const strata_op_t *op) {
 }
 
 static int check_flash(const strata_graph_t *g, const strata_op_t *op) {
-  const strata_tensor_t *q = IN(g, op, 0), *k = IN(g, op, 1),
-                        *v = IN(g, op, 2);
+  const strata_tensor_t *q = IN(g, op, 0), *k = IN(g, op, 1), *v = IN(g, op, 2);
   int ok = q->ndim == 4 && same_shape(k, v) && k->ndim == 4 &&
            k->shape[0] == q->shape[0] && k->shape[2] == q->shape[2] &&
            k->shape[3] == q->shape[3] && k->shape[1] > 0 &&
            q->shape[1] % k->shape[1] == 0;
   if (!ok)
-    return bad(op, "q '%s' %s, k '%s' %s, v '%s' %s must be q[b,h,s,d], "
-               "k and v [b,kv,s,d] with kv dividing h", q->name,
-               shp(g, op->in[0]).s, k->name, shp(g, op->in[1]).s, v->name,
-               shp(g, op->in[2]).s);
+    return bad(op,
+               "q '%s' %s, k '%s' %s, v '%s' %s must be q[b,h,s,d], "
+               "k and v [b,kv,s,d] with kv dividing h",
+               q->name, shp(g, op->in[0]).s, k->name, shp(g, op->in[1]).s,
+               v->name, shp(g, op->in[2]).s);
   return out_like(g, op, q);
 }
 
 static int check_xent(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *x = IN(g, op, 0), *y = IN(g, op, 1);
   int ok = x->ndim >= 2 && y->ndim == x->ndim - 1 && is_int(y->dtype);
-  for (int i = 0; ok && i < y->ndim; i++) ok = y->shape[i] == x->shape[i];
+  for (int i = 0; ok && i < y->ndim; i++)
+    ok = y->shape[i] == x->shape[i];
   if (!ok)
-    return bad(op, "logits '%s' %s and labels '%s' %s %s must be [...,V] "
-               "and [...] integers", x->name, shp(g, op->in[0]).s, y->name,
-               shp(g, op->in[1]).s, strata_dtype_name(y->dtype));
+    return bad(op,
+               "logits '%s' %s and labels '%s' %s %s must be [...,V] "
+               "and [...] integers",
+               x->name, shp(g, op->in[0]).s, y->name, shp(g, op->in[1]).s,
+               strata_dtype_name(y->dtype));
   if (OUT(g, op, 0)->ndim != 0)
     return bad(op, "output '%s' %s must be a scalar []", OUT(g, op, 0)->name,
                shp(g, op->out[0]).s);

@@ -55,8 +55,8 @@ static int read_header(const cJSON *root, const char *where) {
   if (version > STRATA_TRACE_VERSION)
     return strata_error(STRATA_EVERSION,
                         "%s: version %lld is newer than this strata reads "
-                        "(%d); upgrade strata", where, (long long)version,
-                        STRATA_TRACE_VERSION);
+                        "(%d); upgrade strata",
+                        where, (long long)version, STRATA_TRACE_VERSION);
   if (version < 1)
     return strata_error(STRATA_EBADINPUT, "%s: version %lld is not valid",
                         where, (long long)version);
@@ -99,12 +99,13 @@ static int read_shape(const cJSON *t, const char *w, int *ndim,
   if (rc) return rc;
   *ndim = 0;
   cJSON_ArrayForEach(d, arr) {
-    if (*ndim == STRATA_MAX_DIMS || !cJSON_IsNumber(d) ||
-        d->valuedouble < 1 || d->valuedouble > 9.0e15 ||
+    if (*ndim == STRATA_MAX_DIMS || !cJSON_IsNumber(d) || d->valuedouble < 1 ||
+        d->valuedouble > 9.0e15 ||
         d->valuedouble != (double)(int64_t)d->valuedouble)
       return strata_error(STRATA_EBADINPUT,
                           "%s: 'shape' must be an array of at most %d "
-                          "positive integers", w, STRATA_MAX_DIMS);
+                          "positive integers",
+                          w, STRATA_MAX_DIMS);
     shape[(*ndim)++] = (int64_t)d->valuedouble;
   }
   return 0;
@@ -130,7 +131,8 @@ static int read_tensor(strata_graph_t *g, const cJSON *t, int i,
   if (strata_dtype_parse(dt, &dtype))
     return strata_error(STRATA_EBADINPUT,
                         "%s: dtype '%s' is not one of f32, bf16, f16, f8, "
-                        "i64, i32, u8", w, dt);
+                        "i64, i32, u8",
+                        w, dt);
   for (k = 0; k < 3 && strcmp(kind, kinds[k]); k++) {
   }
   if (k == 3)
@@ -153,8 +155,7 @@ static int unknown_kind(const char *w, const char *kind) {
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", k ? ", " : "",
                           strata_op_kind_name((strata_op_kind_t)k));
   return strata_error(STRATA_EBADINPUT,
-                      "%s: unknown kind '%s' (valid kinds: %s)", w, kind,
-                      list);
+                      "%s: unknown kind '%s' (valid kinds: %s)", w, kind, list);
 }
 
 static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
@@ -165,8 +166,7 @@ static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
   *n = 0;
   cJSON_ArrayForEach(it, arr) {
     if (*n == max)
-      return strata_error(STRATA_EBADINPUT, "%s: more than %d %s", w, max,
-                          key);
+      return strata_error(STRATA_EBADINPUT, "%s: more than %d %s", w, max, key);
     if (!cJSON_IsString(it))
       return strata_error(STRATA_EBADINPUT,
                           "%s: '%s' must list tensor ids (strings)", w, key);
@@ -174,8 +174,8 @@ static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
     if (t < 0)
       return strata_error(STRATA_EBADINPUT,
                           "%s: %.*s %d is unknown tensor '%s' (a dangling "
-                          "reference: declare it under \"tensors\")", w,
-                          (int)strlen(key) - 1, key, *n, it->valuestring);
+                          "reference: declare it under \"tensors\")",
+                          w, (int)strlen(key) - 1, key, *n, it->valuestring);
     idx[(*n)++] = t;
   }
   return 0;
@@ -233,11 +233,12 @@ static int check_layers(const strata_graph_t *g, const cJSON *ops,
     if (want < 0)
       return strata_error(STRATA_EBADINPUT,
                           "%s: op '%s' has a layer but is in no block (write "
-                          "\"layer\": null)", where, op->name);
+                          "\"layer\": null)",
+                          where, op->name);
     return strata_error(STRATA_EBADINPUT,
                         "%s: op '%s': 'layer' must be %d, the first layer of "
-                        "its block '%s'", where, op->name, want,
-                        g->blocks[op->block].name);
+                        "its block '%s'",
+                        where, op->name, want, g->blocks[op->block].name);
   }
   return 0;
 }
@@ -269,14 +270,15 @@ static int read_block_ops(const strata_graph_t *g, const cJSON *bl,
     if (count != 2 && prev >= 0 && i != prev + 1)
       return strata_error(STRATA_EBADINPUT,
                           "%s: op '%s' does not follow op '%s' (a block's "
-                          "ops are contiguous and in order)", w, g->ops[i].name,
-                          g->ops[prev].name);
+                          "ops are contiguous and in order)",
+                          w, g->ops[i].name, g->ops[prev].name);
     prev = i;
   }
   if (prev < *first)
-    return strata_error(STRATA_EBADINPUT, "%s: last op '%s' comes before "
-                        "first op '%s'", w, g->ops[prev].name,
-                        g->ops[*first].name);
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: last op '%s' comes before "
+                        "first op '%s'",
+                        w, g->ops[prev].name, g->ops[*first].name);
   *n = prev - *first + 1;
   return 0;
 }
@@ -307,8 +309,7 @@ static int read_block(strata_graph_t *g, const cJSON *bl, int i,
 
 /* ---- the whole file ---- */
 
-typedef int (*read_item_fn)(strata_graph_t *, const cJSON *, int,
-                            const char *);
+typedef int (*read_item_fn)(strata_graph_t *, const cJSON *, int, const char *);
 
 static int read_list(strata_graph_t *g, const cJSON *root, const char *key,
                      int required, read_item_fn fn, const char *where,
@@ -347,8 +348,10 @@ static int read_graph(const cJSON *root, const char *where,
   }
   rc = check_layers(g, ops, where);
 out:
-  if (rc) strata_graph_destroy(g);
-  else *out = g;
+  if (rc)
+    strata_graph_destroy(g);
+  else
+    *out = g;
   return rc;
 }
 

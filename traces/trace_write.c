@@ -65,10 +65,10 @@ static void put_tensor(strata_buf_t *b, const strata_tensor_t *t) {
   strata_buf_puts(b, ", \"shape\": [");
   for (int i = 0; i < t->ndim; i++)
     strata_buf_printf(b, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
-  strata_buf_printf(b, "], \"dtype\": \"%s\", \"kind\": \"%s\"}",
-                    strata_dtype_name(t->dtype),
-                    (unsigned)t->kind <= STRATA_TENSOR_ACTIVATION
-                        ? tensor_kinds[t->kind] : "?");
+  strata_buf_printf(
+      b, "], \"dtype\": \"%s\", \"kind\": \"%s\"}", strata_dtype_name(t->dtype),
+      (unsigned)t->kind <= STRATA_TENSOR_ACTIVATION ? tensor_kinds[t->kind]
+                                                    : "?");
 }
 
 static void put_ids(strata_buf_t *b, const strata_graph_t *g, int n,
@@ -85,8 +85,8 @@ static void put_op(strata_buf_t *b, const strata_graph_t *g,
                    const strata_op_t *op) {
   strata_buf_puts(b, "    {\"id\": ");
   put_str(b, op->name);
-  strata_buf_printf(b, ", \"kind\": \"%s\", \"inputs\": ",
-                    strata_op_kind_name(op->kind));
+  strata_buf_printf(
+      b, ", \"kind\": \"%s\", \"inputs\": ", strata_op_kind_name(op->kind));
   put_ids(b, g, op->n_in, op->in);
   strata_buf_puts(b, ", \"outputs\": ");
   put_ids(b, g, op->n_out, op->out);
@@ -120,22 +120,23 @@ static void put_block(strata_buf_t *b, const strata_graph_t *g,
 }
 
 /* Write "  \"key\": [\n" items ",\n"-separated "\n  ]". */
-#define PUT_LIST(b, key, n, put_item, last)                                 \
-  do {                                                                      \
-    strata_buf_puts(b, "  \"" key "\": [");                                 \
-    for (int i_ = 0; i_ < (n); i_++) {                                      \
-      strata_buf_puts(b, i_ ? ",\n" : "\n");                                \
-      put_item;                                                             \
-    }                                                                       \
-    strata_buf_puts(b, (n) ? "\n  ]" : "]");                                \
-    strata_buf_puts(b, (last) ? "\n" : ",\n");                              \
+#define PUT_LIST(b, key, n, put_item, last)                                    \
+  do {                                                                         \
+    strata_buf_puts(b, "  \"" key "\": [");                                    \
+    for (int i_ = 0; i_ < (n); i_++) {                                         \
+      strata_buf_puts(b, i_ ? ",\n" : "\n");                                   \
+      put_item;                                                                \
+    }                                                                          \
+    strata_buf_puts(b, (n) ? "\n  ]" : "]");                                   \
+    strata_buf_puts(b, (last) ? "\n" : ",\n");                                 \
   } while (0)
 
 int strata_trace_write(const strata_graph_t *g, char **text, size_t *len) {
   strata_buf_t b;
   strata_buf_init(&b);
-  strata_buf_printf(&b, "{\n  \"format\": \"strata-trace\",\n"
-                        "  \"version\": %d,\n  \"name\": ",
+  strata_buf_printf(&b,
+                    "{\n  \"format\": \"strata-trace\",\n"
+                    "  \"version\": %d,\n  \"name\": ",
                     STRATA_TRACE_VERSION);
   put_str(&b, g->name);
   strata_buf_printf(&b, ",\n  \"micro_batch\": %d,\n  \"seq_len\": %d,\n",

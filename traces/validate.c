@@ -31,15 +31,16 @@ static int check_refs(const strata_graph_t *g) {
     for (int k = 0; k < op->n_in + op->n_out; k++) {
       int t = k < op->n_in ? op->in[k] : op->out[k - op->n_in];
       if (t < 0 || t >= g->n_tensors)
-        return strata_error(STRATA_EBADINPUT, "op '%s': no tensor %d",
-                            op->name, t);
+        return strata_error(STRATA_EBADINPUT, "op '%s': no tensor %d", op->name,
+                            t);
     }
   }
   return 0;
 }
 
 static int fill_producers(strata_graph_t *g) {
-  for (int t = 0; t < g->n_tensors; t++) g->tensors[t].producer = -1;
+  for (int t = 0; t < g->n_tensors; t++)
+    g->tensors[t].producer = -1;
   for (int i = 0; i < g->n_ops; i++) {
     const strata_op_t *op = &g->ops[i];
     for (int k = 0; k < op->n_out; k++) {
@@ -47,9 +48,10 @@ static int fill_producers(strata_graph_t *g) {
       if (t->kind != STRATA_TENSOR_ACTIVATION)
         return strata_error(STRATA_EBADINPUT,
                             "op '%s' writes tensor '%s', which is %s; only "
-                            "activations are produced by ops", op->name,
-                            t->name, t->kind == STRATA_TENSOR_PARAM
-                                         ? "a param" : "an input");
+                            "activations are produced by ops",
+                            op->name, t->name,
+                            t->kind == STRATA_TENSOR_PARAM ? "a param"
+                                                           : "an input");
       if (t->producer >= 0)
         return strata_error(STRATA_EBADINPUT,
                             "tensor '%s' is written by two ops, '%s' and '%s'",
@@ -76,8 +78,8 @@ static int check_order(const strata_graph_t *g) {
       return strata_error(STRATA_EBADINPUT,
                           "op '%s' reads tensor '%s' before op '%s' produces "
                           "it (ops must be listed in topological order: is "
-                          "there a cycle?)", op->name, t->name,
-                          g->ops[t->producer].name);
+                          "there a cycle?)",
+                          op->name, t->name, g->ops[t->producer].name);
     }
   }
   return 0;
@@ -97,14 +99,14 @@ static int check_block(strata_graph_t *g, int b, int expect_first, int layer0) {
                         "block '%s': repeat %d (must be >= 1)", bl->name,
                         bl->repeat);
   if (bl->n_ops < 1 || bl->first_op < 0 || bl->first_op > g->n_ops - bl->n_ops)
-    return strata_error(STRATA_EBADINPUT, "block '%s': bad op range",
-                        bl->name);
+    return strata_error(STRATA_EBADINPUT, "block '%s': bad op range", bl->name);
   if (b > 0 && bl->first_op != expect_first)
     return strata_error(STRATA_EBADINPUT,
                         "block '%s' does not start right after block '%s' "
                         "(blocks are listed in op order with no op between "
                         "them: ops outside blocks come before the first or "
-                        "after the last)", bl->name, g->blocks[b - 1].name);
+                        "after the last)",
+                        bl->name, g->blocks[b - 1].name);
   if (bl->input < 0 || bl->input >= g->n_tensors || bl->output < 0 ||
       bl->output >= g->n_tensors)
     return strata_error(STRATA_EBADINPUT,
@@ -115,19 +117,20 @@ static int check_block(strata_graph_t *g, int b, int expect_first, int layer0) {
   if (in->producer >= bl->first_op)
     return strata_error(STRATA_EBADINPUT,
                         "block '%s': input '%s' must come from before the "
-                        "block", bl->name, in->name);
-  if (out->producer < bl->first_op ||
-      out->producer >= bl->first_op + bl->n_ops)
+                        "block",
+                        bl->name, in->name);
+  if (out->producer < bl->first_op || out->producer >= bl->first_op + bl->n_ops)
     return strata_error(STRATA_EBADINPUT,
                         "block '%s': output '%s' is not produced inside the "
-                        "block", bl->name, out->name);
+                        "block",
+                        bl->name, out->name);
   if (!same_shape(in, out)) {
     char a[96], c[96];
     return strata_error(STRATA_EBADINPUT,
                         "block '%s': input '%s' %s %s and output '%s' %s %s "
                         "differ (a repeated block feeds its output back as "
-                        "its input)", bl->name, in->name,
-                        st__shape_str(in, a, sizeof a),
+                        "its input)",
+                        bl->name, in->name, st__shape_str(in, a, sizeof a),
                         strata_dtype_name(in->dtype), out->name,
                         st__shape_str(out, c, sizeof c),
                         strata_dtype_name(out->dtype));
@@ -142,7 +145,8 @@ static int check_block(strata_graph_t *g, int b, int expect_first, int layer0) {
 
 static int check_blocks(strata_graph_t *g) {
   int next = 0, layer = 0, rc;
-  for (int i = 0; i < g->n_ops; i++) g->ops[i].block = g->ops[i].layer = -1;
+  for (int i = 0; i < g->n_ops; i++)
+    g->ops[i].block = g->ops[i].layer = -1;
   for (int b = 0; b < g->n_blocks; b++) {
     if ((rc = check_block(g, b, next, layer))) return rc;
     next = g->blocks[b].first_op + g->blocks[b].n_ops;
@@ -165,14 +169,13 @@ static int check_visibility(strata_graph_t *g) {
       if (x->kind == STRATA_TENSOR_PARAM) {
         if (x->block == -2) x->block = op->block;
         if (x->block == op->block) continue;
-        return strata_error(STRATA_EBADINPUT,
-                            "param '%s' is used by op '%s' in %s and by ops "
-                            "in %s; a repeated block needs its own weights",
-                            x->name, op->name,
-                            op->block >= 0 ? g->blocks[op->block].name
-                                           : "no block",
-                            x->block >= 0 ? g->blocks[x->block].name
-                                          : "no block");
+        return strata_error(
+            STRATA_EBADINPUT,
+            "param '%s' is used by op '%s' in %s and by ops "
+            "in %s; a repeated block needs its own weights",
+            x->name, op->name,
+            op->block >= 0 ? g->blocks[op->block].name : "no block",
+            x->block >= 0 ? g->blocks[x->block].name : "no block");
       }
       if (x->block < 0 || x->block == op->block ||
           op->in[k] == g->blocks[x->block].output)
@@ -180,8 +183,8 @@ static int check_visibility(strata_graph_t *g) {
       return strata_error(STRATA_EBADINPUT,
                           "op '%s' reads tensor '%s', which is internal to "
                           "block '%s' (only the block's output '%s' is "
-                          "visible outside it)", op->name, x->name,
-                          g->blocks[x->block].name,
+                          "visible outside it)",
+                          op->name, x->name, g->blocks[x->block].name,
                           g->tensors[g->blocks[x->block].output].name);
     }
   }
@@ -198,8 +201,7 @@ int strata_graph_validate(strata_graph_t *g) {
     return strata_error(STRATA_EBADINPUT,
                         "micro_batch (%d) and seq_len (%d) must be >= 1",
                         g->micro_batch, g->seq_len);
-  if ((rc = check_refs(g)) || (rc = fill_producers(g)) ||
-      (rc = check_order(g)))
+  if ((rc = check_refs(g)) || (rc = fill_producers(g)) || (rc = check_order(g)))
     return rc;
   for (int i = 0; i < g->n_ops; i++)
     if ((rc = st__op_check(g, &g->ops[i]))) return rc;
