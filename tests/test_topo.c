@@ -1,0 +1,542 @@
+/*
+ * test_topo.c - topo/: what each real hwloc export in shared/topologies
+ * yields (GPUs, NVLink/XGMI, NICs, nearest NIC), the GPU table, node
+ * ranges, presets, cluster specs with unhealthy nodes, collective costs
+ * against hand-computed alpha-beta values (flat and hierarchical), stage
+ * meshes, every bad input with its message, and allocation failures.
+ *
+ * Nothing here depends on the machine it runs on: the local topology is
+ * only required to load or fail cleanly.
+ */
+#include <stdlib.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+#include "topo/cluster.h"
+
+#define GIB 1073741824.0
+
+static const char *topo_file(const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/topologies/%s", test_shared_dir(), name);
+  return path;
+}
+
+static const char *data_file(const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/tests/data/topo/%s", test_source_dir(), name);
+  return path;
+}
+
+static strata_node_topo_t *load(const char *name) {
+  strata_node_topo_t *n = NULL;
+  ASSERT_OK(strata_node_load_xml(topo_file(name), &n));
+  return n;
+}
+
+static const char *nic_of(const strata_node_topo_t *n, int gpu) {
+  const strata_nic_info_t *nic = strata_node_nic(n, strata_node_gpu(n, gpu)->nic);
+  return nic ? nic->name : "-";
+}
+
+/* ---- the shared topologies ----------------------------------------- */
+
+TEST(h100_nvlink_and_nics) {
+  strata_node_topo_t *n = load("flux-core_ipa20_4xH100_NVLink.xml");
+  ASSERT_EQ(strata_node_gpu_count(n), 4);
+  ASSERT_STR_EQ(strata_node_link_kind(n), "NVLink");
+  ASSERT_EQ(strata_node_has_switch(n), 0);
+  for (int a = 0; a < 4; a++) {
+    const strata_gpu_info_t *g = strata_node_gpu(n, a);
+    ASSERT_STR_EQ(g->table->name, "H100-SXM");
+    ASSERT_STR_EQ(g->model, "NVIDIA H100 80GB HBM3");
+    ASSERT_EQ(g->memory_bytes, 83026944ull * 1024); /* CUDAGlobalMemorySize */
+    ASSERT_NEAR(g->pcie_bandwidth, 63.015385e9, 1e-6, 0);
+    ASSERT_NEAR(g->nvlink_bandwidth, 450e9, 1e-12, 0); /* 3 peers x 150 */
+    for (int b = 0; b < 4; b++)
+      ASSERT_NEAR(strata_node_link(n, a, b), a == b ? 0 : 150e9, 1e-12, 0);
+  }
+  /* cuda/nvml/opencl devices of one GPU are one GPU. */
+  ASSERT_CONTAINS(strata_node_gpu(n, 0)->name, "cuda0");
+  ASSERT_CONTAINS(strata_node_gpu(n, 0)->name, "nvml0");
+  ASSERT_EQ(strata_node_nic_count(n), 6);
+  ASSERT_STR_EQ(nic_of(n, 0), "mlx5_0");
+  ASSERT_EQ(strata_node_gpu(n, 0)->nic_nearness, STRATA_NEAR_SWITCH);
+  ASSERT_STR_EQ(nic_of(n, 1), "mlx5_2");
+  ASSERT_EQ(strata_node_gpu(n, 1)->nic_nearness, STRATA_NEAR_SWITCH);
+  /* GPU 2 has no NIC on its switch: the closest RDMA NIC is on its socket. */
+  ASSERT_STR_EQ(nic_of(n, 2), "mlx5_3");
+  ASSERT_EQ(strata_node_gpu(n, 2)->nic_nearness, STRATA_NEAR_SOCKET);
+  ASSERT_STR_EQ(nic_of(n, 3), "mlx5_3");
+  ASSERT_EQ(strata_node_gpu(n, 3)->nic_nearness, STRATA_NEAR_SWITCH);
+  ASSERT_EQ(strata_node_gpu(n, 0)->package, 0);
+  ASSERT_EQ(strata_node_gpu(n, 3)->package, 1);
+  strata_node_destroy(n);
+}
+
+TEST(dgx2_nvswitch_closure) {
+  strata_node_topo_t *n = load("hwloc_nvidiaDGX2_16xV100_NVSwitch.xml");
+  ASSERT_EQ(strata_node_gpu_count(n), 16);
+  ASSERT_STR_EQ(strata_node_link_kind(n), "NVLink");
+  ASSERT_EQ(strata_node_has_switch(n), 1);
+  /* Each GPU has 6 x 25 GB/s to the switches: 150 GB/s to any peer. */
+  ASSERT_NEAR(strata_node_link(n, 0, 1), 150e9, 1e-12, 0);
+  ASSERT_NEAR(strata_node_link(n, 0, 15), 150e9, 1e-12, 0);
+  ASSERT_NEAR(strata_node_link(n, 9, 4), 150e9, 1e-12, 0);
+  ASSERT_NEAR(strata_node_gpu(n, 3)->nvlink_bandwidth, 150e9, 1e-12, 0);
+  ASSERT_STR_EQ(strata_node_gpu(n, 0)->table->name, "V100");
+  ASSERT_EQ(strata_node_nic_count(n), 0);
+  ASSERT_EQ(strata_node_gpu(n, 0)->nic, -1);
+  ASSERT_EQ(strata_node_gpu(n, 0)->nic_nearness, STRATA_NEAR_NONE);
+  strata_node_destroy(n);
+}
+
+TEST(p100_nvlink_pairs) {
+  strata_node_topo_t *n = load("hwloc_power8gpudistances_4xP100_NVLink.xml");
+  ASSERT_EQ(strata_node_gpu_count(n), 4);
+  ASSERT_STR_EQ(strata_node_link_kind(n), "NVLink");
+  ASSERT_EQ(strata_node_has_switch(n), 0); /* no closure: CPUs are no switch */
+  ASSERT_NEAR(strata_node_link(n, 0, 1), 40e9, 1e-12, 0);
+  ASSERT_NEAR(strata_node_link(n, 2, 3), 40e9, 1e-12, 0);
+  ASSERT_EQ(strata_node_link(n, 0, 2), 0);
+  ASSERT_EQ(strata_node_link(n, 1, 3), 0);
+  ASSERT_EQ(strata_node_gpu(n, 0)->domain, strata_node_gpu(n, 1)->domain);
+  ASSERT(strata_node_gpu(n, 0)->domain != strata_node_gpu(n, 2)->domain);
+  ASSERT_STR_EQ(strata_node_gpu(n, 0)->table->name, "P100");
+  ASSERT_EQ(strata_node_gpu(n, 0)->memory_bytes, 16671616ull * 1024);
+  ASSERT_EQ(strata_node_nic_count(n), 0);
+  strata_node_destroy(n);
+}
+
+TEST(mi300a_xgmi) {
+  strata_node_topo_t *n = load("flux-core_tuo.SPX_4xMI300A_XGMI.xml");
+  ASSERT_EQ(strata_node_gpu_count(n), 4);
+  ASSERT_STR_EQ(strata_node_link_kind(n), "XGMI");
+  ASSERT_NEAR(strata_node_link(n, 0, 3), 100e9, 1e-12, 0);
+  ASSERT_STR_EQ(strata_node_gpu(n, 0)->table->name, "MI300A");
+  /* hwloc reports no VRAM size for the APU: the table's 128 GiB. */
+  ASSERT_EQ(strata_node_gpu(n, 0)->memory_bytes, (uint64_t)(128 * GIB));
+  ASSERT_EQ(strata_node_nic_count(n), 5);
+  for (int i = 0; i < 4; i++) {
+    char want[8];
+    snprintf(want, sizeof want, "hsi%d", i);
+    ASSERT_STR_EQ(nic_of(n, i), want);
+    ASSERT_EQ(strata_node_gpu(n, i)->nic_nearness, STRATA_NEAR_ROOT);
+    ASSERT_EQ(strata_node_gpu(n, i)->package, i);
+  }
+  strata_node_destroy(n);
+}
+
+TEST(mi250x_xgmi) {
+  strata_node_topo_t *n = load("mpibind_eas-tioga_8xMI250X-GCD_XGMI.xml");
+  ASSERT_EQ(strata_node_gpu_count(n), 8);
+  ASSERT_STR_EQ(strata_node_link_kind(n), "XGMI");
+  ASSERT_NEAR(strata_node_link(n, 0, 7), 100e9, 1e-12, 0);
+  ASSERT_STR_EQ(strata_node_gpu(n, 0)->table->name, "MI250X");
+  ASSERT_EQ(strata_node_gpu(n, 0)->memory_bytes, 67092480ull * 1024);
+  ASSERT_STR_EQ(strata_node_gpu(n, 0)->name, "rsmi0"); /* runtime order */
+  ASSERT_EQ(strata_node_nic_count(n), 5);
+  /* Two GCDs per Slingshot NIC; the Ethernet ens2 is never chosen. */
+  ASSERT_STR_EQ(nic_of(n, 0), "hsi0");
+  ASSERT_STR_EQ(nic_of(n, 1), "hsi0");
+  ASSERT_STR_EQ(nic_of(n, 4), "hsi2");
+  ASSERT_STR_EQ(nic_of(n, 7), "hsi3");
+  ASSERT_EQ(strata_node_gpu(n, 0)->nic_nearness, STRATA_NEAR_NUMA);
+  strata_node_destroy(n);
+}
+
+TEST(a100_pci_only) {
+  strata_node_topo_t *n = load("psmgmt_jrc0323_4xA100-PCIonly_4xmlx5.xml");
+  ASSERT_EQ(strata_node_gpu_count(n), 4);
+  ASSERT_STR_EQ(strata_node_link_kind(n), "");
+  for (int i = 0; i < 4; i++) {
+    const strata_gpu_info_t *g = strata_node_gpu(n, i);
+    char want[8];
+    ASSERT_STR_EQ(g->name, "pci");
+    ASSERT_EQ(g->vendor_id, 0x10de);
+    ASSERT_EQ(g->device_id, 0x20b0);
+    ASSERT_STR_EQ(g->table->name, "A100-40GB");
+    ASSERT_EQ(g->memory_bytes, (uint64_t)(40 * GIB));
+    ASSERT_EQ(g->nvlink_bandwidth, 0);
+    ASSERT_NEAR(g->pcie_bandwidth, 31.507692e9, 1e-6, 0);
+    snprintf(want, sizeof want, "mlx5_%d", i);
+    ASSERT_STR_EQ(nic_of(n, i), want);
+    ASSERT_EQ(g->nic_nearness, STRATA_NEAR_SWITCH);
+  }
+  ASSERT_STR_EQ(strata_node_gpu(n, 0)->pci_busid, "0000:03:00.0");
+  ASSERT_EQ(strata_node_nic_count(n), 6);
+  strata_node_destroy(n);
+}
+
+/* The intra-node levels each file gives a one-node cluster. */
+TEST(node_levels) {
+  static const struct {
+    const char *file, *l0;
+    double bw0;
+    const char *l1;
+    double bw1;
+  } want[] = {
+      {"flux-core_ipa20_4xH100_NVLink.xml", "nvlink", 450e9, NULL, 0},
+      {"hwloc_nvidiaDGX2_16xV100_NVSwitch.xml", "nvlink", 150e9, NULL, 0},
+      /* 2 GPUs per NVLink pair, PCIe Gen3 x16 across */
+      {"hwloc_power8gpudistances_4xP100_NVLink.xml", "nvlink", 40e9, "pcie",
+       15.753846e9},
+      /* 3 x 100 GB/s capped at the MI300A's 256 GB/s */
+      {"flux-core_tuo.SPX_4xMI300A_XGMI.xml", "xgmi", 256e9, NULL, 0},
+      /* 7 x 100 GB/s capped at the MI250X GCD's 200 GB/s */
+      {"mpibind_eas-tioga_8xMI250X-GCD_XGMI.xml", "xgmi", 200e9, NULL, 0},
+      {"psmgmt_jrc0323_4xA100-PCIonly_4xmlx5.xml", "pcie", 31.507692e9, NULL,
+       0},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    strata_cluster_t *c;
+    ASSERT_OK(strata_cluster_load_node(topo_file(want[i].file), &c));
+    ASSERT_EQ(strata_cluster_nodes(c), 1);
+    ASSERT_EQ(strata_cluster_level_count(c), want[i].l1 ? 2 : 1);
+    ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, want[i].l0);
+    ASSERT_NEAR(strata_cluster_level(c, 0)->link.bandwidth, want[i].bw0, 1e-6, 0);
+    if (want[i].l1) {
+      ASSERT_STR_EQ(strata_cluster_level(c, 1)->name, want[i].l1);
+      ASSERT_NEAR(strata_cluster_level(c, 1)->link.bandwidth, want[i].bw1, 1e-6, 0);
+    }
+    strata_cluster_destroy(c);
+  }
+}
+
+TEST(local_machine) {
+  strata_node_topo_t *n = NULL;
+  int rc = strata_node_load_local(&n);
+  if (rc) {
+    ASSERT(rc < 0);
+    ASSERT(strata_last_error()[0] != '\0');
+    ASSERT(n == NULL);
+  } else {
+    ASSERT(strata_node_gpu_count(n) > 0);
+  }
+  strata_node_destroy(n);
+}
+
+/* ---- bad node files -------------------------------------------------- */
+
+static void expect_xml_error(const char *file, int code, const char *msg) {
+  strata_node_topo_t *n = (strata_node_topo_t *)1;
+  const char *path = data_file(file);
+  ASSERT_EQ(strata_node_load_xml(path, &n), code);
+  ASSERT(n == NULL);
+  ASSERT_CONTAINS(strata_last_error(), msg);
+  ASSERT_CONTAINS(strata_last_error(), file);
+}
+
+TEST(bad_xml_files) {
+  expect_xml_error("garbage.xml", STRATA_EBADINPUT, "not an XML file");
+  expect_xml_error("truncated.xml", STRATA_EBADINPUT, "truncated");
+  expect_xml_error("hwloc3.xml", STRATA_EVERSION, "lstopo --of v2xml");
+  expect_xml_error("hwloc3.xml", STRATA_EVERSION, "hwloc 3.x");
+  expect_xml_error("nogpu.xml", STRATA_EBADINPUT, "no GPUs found in");
+  expect_xml_error("absent.xml", STRATA_ENOTFOUND, "absent.xml");
+}
+
+/* ---- GPU table, ranges, presets ------------------------------------- */
+
+TEST(gpu_table) {
+  static const char *need[] = {"A100-40GB", "A100-80GB", "H100-SXM",
+                               "H100-PCIe", "H200",      "B200",
+                               "V100",      "P100",      "MI250X",
+                               "MI300A",    "MI300X"};
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+    const strata_gpu_model_t *m = strata_gpu_model_find(need[i]);
+    ASSERT(m != NULL);
+    ASSERT(m->memory_bytes > 0 && m->peak_flops > 0 && m->pcie_bandwidth > 0);
+  }
+  ASSERT_NEAR(strata_gpu_model_find("h100-sxm")->peak_flops, 989.4e12, 1e-12, 0);
+  ASSERT_NEAR(strata_gpu_model_find("B200")->nvlink_bandwidth, 900e9, 1e-12, 0);
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA A100-SXM4-80GB")->name, "A100-80GB");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H100 PCIe")->name, "H100-PCIe");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H200")->name, "H200");
+  ASSERT_STR_EQ(strata_gpu_model_match("AMD Instinct MI300X")->name, "MI300X");
+  ASSERT(strata_gpu_model_match("GeForce GTX 1080") == NULL);
+}
+
+static void expect_range(const char *pat, int n, const char *first,
+                         const char *last) {
+  char **names;
+  int got;
+  ASSERT_OK(st__range_expand(pat, "t", &names, &got));
+  ASSERT_EQ(got, n);
+  ASSERT_STR_EQ(names[0], first);
+  ASSERT_STR_EQ(names[n - 1], last);
+  for (int i = 0; i < got; i++) strata_free(names[i]);
+  strata_free(names);
+}
+
+TEST(node_ranges) {
+  char **names;
+  int n;
+  expect_range("node[001-128]", 128, "node001", "node128");
+  expect_range("gpu[1-3,10]x", 4, "gpu1x", "gpu10x");
+  expect_range("login", 1, "login", "login");
+  static const char *bad[] = {"node[5-1]", "node[1-",  "node[a]",
+                              "node]",     "n[1]x[2]", "node[1-2,]"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ASSERT_EQ(st__range_expand(bad[i], "t", &names, &n), STRATA_EBADINPUT);
+    ASSERT_CONTAINS(strata_last_error(), "bad node range");
+  }
+}
+
+TEST(preset_dgx_h100) {
+  strata_cluster_t *c;
+  ASSERT_OK(strata_cluster_load("dgx-h100:128", &c));
+  ASSERT_EQ(strata_cluster_nodes(c), 128);
+  ASSERT_EQ(strata_cluster_gpus_per_node(c), 8);
+  ASSERT_EQ(strata_cluster_gpus(c), 1024);
+  ASSERT_EQ(strata_cluster_gpu_memory(c), (uint64_t)(80 * GIB));
+  ASSERT_NEAR(strata_cluster_gpu_peak_flops(c), 989.4e12, 1e-12, 0);
+  ASSERT_NEAR(strata_cluster_fastest_bandwidth(c), 450e9, 1e-12, 0);
+  ASSERT_EQ(strata_cluster_level_count(c), 3);
+  ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, "nvlink");
+  ASSERT_EQ(strata_cluster_level(c, 0)->span, 8);
+  ASSERT_STR_EQ(strata_cluster_level(c, 1)->name, "leaf");
+  ASSERT_EQ(strata_cluster_level(c, 1)->span, 256);
+  ASSERT_NEAR(strata_cluster_level(c, 1)->link.bandwidth, 50e9, 1e-12, 0);
+  ASSERT_STR_EQ(strata_cluster_level(c, 2)->name, "spine");
+  ASSERT(strata_cluster_node_topo(c) == NULL);
+  strata_cluster_destroy(c);
+  static const char *presets[] = {"dgx-a100:1", "dgx-h200:2", "hgx-b200:3",
+                                  "h100-pcie:4", "mi300x:5"};
+  for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
+    ASSERT_OK(strata_cluster_load(presets[i], &c));
+    ASSERT_EQ(strata_cluster_nodes(c), (int)i + 1);
+    strata_cluster_destroy(c);
+  }
+  ASSERT_EQ(strata_cluster_load("dgx-h100:0", &c), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "node count");
+  ASSERT_EQ(strata_cluster_load("dgx-h999:4", &c), STRATA_ENOTFOUND);
+  ASSERT_CONTAINS(strata_last_error(), "dgx-h100");
+}
+
+/* ---- cluster specs -------------------------------------------------- */
+
+TEST(spec_with_unhealthy_nodes) {
+  strata_cluster_t *c;
+  ASSERT_OK(strata_cluster_load(data_file("cluster-p100.json"), &c));
+  ASSERT_STR_EQ(strata_cluster_name(c), "p100-test");
+  ASSERT_EQ(strata_cluster_total_nodes(c), 8);
+  /* gpu03 is unhealthy, gpu08 has an unhealthy GPU: both dropped. */
+  ASSERT_EQ(strata_cluster_nodes(c), 6);
+  ASSERT_EQ(strata_cluster_gpus(c), 24);
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 1), "gpu02");
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 2), "gpu04");
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 5), "gpu07");
+  ASSERT(strata_cluster_node_topo(c) != NULL);
+  ASSERT_EQ(strata_cluster_level_count(c), 4);
+  ASSERT_STR_EQ(strata_cluster_level(c, 2)->name, "leaf");
+  /* 12.5 GB/s NIC, the XML has no NIC: one NIC shared by 4 GPUs. */
+  ASSERT_NEAR(strata_cluster_level(c, 2)->link.bandwidth, 12.5e9 / 4, 1e-12, 0);
+  ASSERT_NEAR(strata_cluster_level(c, 2)->link.latency, 10e-6, 1e-9, 0);
+  ASSERT_STR_EQ(strata_cluster_level(c, 3)->name, "spine");
+  ASSERT_NEAR(strata_cluster_level(c, 3)->link.bandwidth, 12.5e9 / 8, 1e-12, 0);
+  ASSERT_NEAR(strata_cluster_level(c, 3)->link.latency, 13e-6, 1e-9, 0);
+  strata_cluster_destroy(c);
+}
+
+static void expect_spec_error(const char *file, int code, const char *msg) {
+  strata_cluster_t *c = (strata_cluster_t *)1;
+  ASSERT_EQ(strata_cluster_load(data_file(file), &c), code);
+  ASSERT(c == NULL);
+  ASSERT_CONTAINS(strata_last_error(), msg);
+}
+
+TEST(spec_errors) {
+  expect_spec_error("unknown-model.json", STRATA_EBADINPUT,
+                    "unknown GPU model 'H800-SXM'");
+  expect_spec_error("unknown-model.json", STRATA_EBADINPUT, "H100-SXM, H100-PCIe");
+  expect_spec_error("missing-xml.json", STRATA_ENOTFOUND,
+                    "'nodes/does-not-exist.xml' not found");
+  expect_spec_error("missing-xml.json", STRATA_ENOTFOUND,
+                    "relative to the spec's folder");
+  expect_spec_error("bad-range.json", STRATA_EBADINPUT,
+                    "bad node range 'node[128-001]'");
+  expect_spec_error("all-unhealthy.json", STRATA_EBADINPUT, "no healthy GPUs");
+  expect_spec_error("mixed.json", STRATA_EUNSUPPORTED, "not supported yet");
+  expect_spec_error("garbage.xml", STRATA_EBADINPUT, "not valid JSON");
+}
+
+/* ---- collective costs ----------------------------------------------- */
+
+/* Alpha-beta by hand: ring all-reduce 2(n-1)/n S/B + 2(n-1)a. */
+TEST(costs_flat) {
+  strata_cluster_t *c;
+  double t, s = 1e9;
+  ASSERT_OK(strata_cluster_load("dgx-h100:128", &c));
+  /* 8 GPUs of one node over NVLink: 450 GB/s, 2 us. */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 8, &t));
+  ASSERT_NEAR(t, 2.0 * 7 / 8 * s / 450e9 + 14 * 2e-6, 1e-12, 0);
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLGATHER, s, 1, 4, &t));
+  ASSERT_NEAR(t, 3.0 / 4 * s / 450e9 + 3 * 2e-6, 1e-12, 0);
+  /* One GPU per node over 16 nodes of one leaf: 50 GB/s, 5 us. */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 16, 1, &t));
+  ASSERT_NEAR(t, 15.0 / 16 * s / 50e9 + 15 * 5e-6, 1e-12, 0);
+  /* p2p inside a node and across nodes. */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_P2P, s, 1, 2, &t));
+  ASSERT_NEAR(t, s / 450e9 + 2e-6, 1e-12, 0);
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_P2P, s, 2, 1, &t));
+  ASSERT_NEAR(t, s / 50e9 + 5e-6, 1e-12, 0);
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 1, &t));
+  ASSERT_EQ(t, 0);
+  ASSERT_EQ(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 129, 8, &t),
+            STRATA_EINVAL);
+  ASSERT_EQ(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 9, &t),
+            STRATA_EINVAL);
+  strata_cluster_destroy(c);
+}
+
+TEST(costs_hierarchical) {
+  strata_cluster_t *c;
+  double t, s = 8e8, nv = 450e9, a_nv = 2e-6;
+  /* 4 nodes x 8 H100, leaf of 2 nodes, spine 4:1: 50 / 12.5 GB/s. */
+  ASSERT_OK(strata_cluster_load(data_file("cluster-template.json"), &c));
+  /* 2 nodes (one leaf): RS(8) + AR(2, S/8, leaf) + AG(8). */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 2, 8, &t));
+  double rs8 = 7.0 / 8 * s / nv + 7 * a_nv;
+  double want = rs8 + (2.0 * 1 / 2 * (s / 8) / 50e9 + 2 * 5e-6) + rs8;
+  ASSERT_NEAR(t, want, 1e-12, 0);
+  /* 4 nodes span both leaves: the spine's 12.5 GB/s and 5 + 2 us. */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 4, 8, &t));
+  want = rs8 + (2.0 * 3 / 4 * (s / 8) / 12.5e9 + 6 * 7e-6) + rs8;
+  ASSERT_NEAR(t, want, 1e-12, 0);
+  /* all-gather: AG(4, S/8, spine) + AG(8, S, nvlink). */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLGATHER, s, 4, 8, &t));
+  ASSERT_NEAR(t, (3.0 / 4 * (s / 8) / 12.5e9 + 3 * 7e-6) + rs8, 1e-12, 0);
+  /* reduce-scatter mirrors it. */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 4, 8, &t));
+  ASSERT_NEAR(t, rs8 + (3.0 / 4 * (s / 8) / 12.5e9 + 3 * 7e-6), 1e-12, 0);
+  /* all-to-all: A2A(8, S/4, nvlink) + A2A(4, S, spine). */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, s, 4, 8, &t));
+  want = (7.0 / 8 * (s / 4) / nv + 7 * a_nv) + (3.0 / 4 * s / 12.5e9 + 3 * 7e-6);
+  ASSERT_NEAR(t, want, 1e-12, 0);
+  /* The same group as a rank list costs the same. */
+  int ranks[32];
+  double t2;
+  for (int i = 0; i < 32; i++) ranks[i] = 31 - i;
+  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_ALLTOALL, s, ranks, 32,
+                                           &t2));
+  ASSERT_NEAR(t2, t, 1e-12, 0);
+  /* Ranks 0 and 8: one GPU on each of nodes 0 and 1, flat over the leaf. */
+  ranks[0] = 0;
+  ranks[1] = 8;
+  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_ALLREDUCE, s, ranks, 2,
+                                           &t));
+  ASSERT_NEAR(t, 2.0 * 1 / 2 * s / 50e9 + 2 * 5e-6, 1e-12, 0);
+  /* Ranks 0 and 16 sit under different leaves. */
+  ranks[1] = 16;
+  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t));
+  ASSERT_NEAR(t, s / 12.5e9 + 7e-6, 1e-12, 0);
+  ranks[1] = 0;
+  ASSERT_EQ(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t),
+            STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "listed twice");
+  ranks[1] = 32;
+  ASSERT_EQ(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t),
+            STRATA_EINVAL);
+  strata_cluster_destroy(c);
+}
+
+/* P100 pairs: GPUs 0,1 share NVLink; 0 and 2 only PCIe. */
+TEST(costs_across_domains) {
+  strata_cluster_t *c;
+  double t, s = 1e8;
+  int ranks[2] = {0, 2};
+  ASSERT_OK(strata_cluster_load_node(
+      topo_file("hwloc_power8gpudistances_4xP100_NVLink.xml"), &c));
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 2, &t));
+  ASSERT_NEAR(t, 2.0 / 2 * s / 40e9 + 2 * 2e-6, 1e-12, 0);
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 4, &t));
+  ASSERT_NEAR(t, 2.0 * 3 / 4 * s / 15.753846e9 + 6 * 4e-6, 1e-6, 0);
+  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t));
+  ASSERT_NEAR(t, s / 15.753846e9 + 4e-6, 1e-6, 0);
+  strata_cluster_destroy(c);
+}
+
+TEST(stage_meshes) {
+  strata_cluster_t *c;
+  strata_mesh_t m;
+  ASSERT_OK(strata_cluster_load(data_file("cluster-template.json"), &c));
+  ASSERT_OK(strata_cluster_stage_mesh(c, 1, 4, &m));
+  ASSERT_EQ(m.ndim, 1);
+  ASSERT_EQ(m.shape[0], 4);
+  ASSERT_EQ(m.shape[1], 1);
+  ASSERT_NEAR(m.axis[0].bandwidth, 450e9, 1e-12, 0);
+  ASSERT_OK(strata_cluster_stage_mesh(c, 2, 8, &m));
+  ASSERT_EQ(m.ndim, 2);
+  ASSERT_EQ(m.shape[0], 2);
+  ASSERT_EQ(m.shape[1], 8);
+  ASSERT_NEAR(m.axis[0].bandwidth, 50e9, 1e-12, 0);
+  ASSERT_NEAR(m.axis[1].bandwidth, 450e9, 1e-12, 0);
+  ASSERT_EQ(strata_mesh_devices(&m), 16);
+  ASSERT_OK(strata_cluster_stage_mesh(c, 4, 8, &m)); /* spans leaves */
+  ASSERT_NEAR(m.axis[0].bandwidth, 12.5e9, 1e-12, 0);
+  ASSERT_NEAR(m.axis[0].latency, 7e-6, 1e-9, 0);
+  ASSERT_OK(strata_cluster_stage_mesh(c, 2, 1, &m));
+  ASSERT_EQ(m.ndim, 1);
+  ASSERT_EQ(m.shape[0], 2);
+  ASSERT_NEAR(m.axis[0].bandwidth, 50e9, 1e-12, 0);
+  ASSERT_EQ(strata_cluster_stage_mesh(c, 5, 8, &m), STRATA_EINVAL);
+  ASSERT_EQ(strata_cluster_stage_mesh(c, 1, 0, &m), STRATA_EINVAL);
+  strata_cluster_destroy(c);
+}
+
+/* ---- allocation failures -------------------------------------------- */
+
+/* Fail allocation N = 1, 2, ... until the load succeeds: each failure must
+ * be a clean error (ASan's leak check covers "clean"). */
+static void fail_each_alloc(const char *spec, int node) {
+  for (long nth = 1; nth < 100000; nth++) {
+    strata_cluster_t *c = NULL;
+    strata_alloc_fail_at(nth);
+    int rc = node ? strata_cluster_load_node(spec, &c)
+                  : strata_cluster_load(spec, &c);
+    int failed = strata_alloc_failed();
+    strata_alloc_fail_at(0);
+    if (!failed) {
+      ASSERT_OK(rc);
+      strata_cluster_destroy(c);
+      return;
+    }
+    if (rc == 0) { /* a failure absorbed: fine if it still built */
+      strata_cluster_destroy(c);
+      continue;
+    }
+    ASSERT(c == NULL);
+    ASSERT(strata_last_error()[0] != '\0');
+  }
+  ASSERT(!"never succeeded");
+}
+
+TEST(alloc_failures) {
+  fail_each_alloc(data_file("cluster-p100.json"), 0);
+  fail_each_alloc("dgx-h100:8", 0);
+  fail_each_alloc(topo_file("flux-core_ipa20_4xH100_NVLink.xml"), 1);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(h100_nvlink_and_nics),
+    TEST_ENTRY(dgx2_nvswitch_closure),
+    TEST_ENTRY(p100_nvlink_pairs),
+    TEST_ENTRY(mi300a_xgmi),
+    TEST_ENTRY(mi250x_xgmi),
+    TEST_ENTRY(a100_pci_only),
+    TEST_ENTRY(node_levels),
+    TEST_ENTRY(local_machine),
+    TEST_ENTRY(bad_xml_files),
+    TEST_ENTRY(gpu_table),
+    TEST_ENTRY(node_ranges),
+    TEST_ENTRY(preset_dgx_h100),
+    TEST_ENTRY(spec_with_unhealthy_nodes),
+    TEST_ENTRY(spec_errors),
+    TEST_ENTRY(costs_flat),
+    TEST_ENTRY(costs_hierarchical),
+    TEST_ENTRY(costs_across_domains),
+    TEST_ENTRY(stage_meshes),
+    TEST_ENTRY(alloc_failures),
+};
+TEST_MAIN(tests)
