@@ -30,26 +30,25 @@ typedef struct {
 } topo_args_t;
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "Usage: strata topo show [--node-xml FILE | --cluster SPEC] "
-          "[--json]\n"
-          "\n"
-          "Show the hierarchy of levels (NVLink/XGMI domain, PCIe, leaf, "
-          "spine)\nwith bandwidth per GPU (GB/s = 10^9 bytes/s, one "
-          "direction) and latency,\nand each GPU of a node with its links "
-          "and nearest NIC.  Without an\noption: this machine.\n"
-          "\n"
-          "Options:\n"
-          "  --node-xml FILE   a node's hwloc XML export (lstopo --of xml)\n"
-          "  --cluster SPEC    PRESET:NODES (dgx-a100, dgx-h100, dgx-h200, "
-          "hgx-b200,\n"
-          "                    h100-pcie, mi300x; e.g. dgx-h100:128) or a "
-          "JSON spec\n"
-          "                    (docs/cluster-format.md)\n"
-          "  --json            machine-readable output\n"
-          "  -h, --help        this help\n"
-          "\n"
-          "Exit codes: 0 ok, 1 usage, 2 bad input.\n");
+  fprintf(f, "Usage: strata topo show [--node-xml FILE | --cluster SPEC] "
+             "[--json]\n"
+             "\n"
+             "Show the hierarchy of levels (NVLink/XGMI domain, PCIe, leaf, "
+             "spine)\nwith bandwidth per GPU (GB/s = 10^9 bytes/s, one "
+             "direction) and latency,\nand each GPU of a node with its links "
+             "and nearest NIC.  Without an\noption: this machine.\n"
+             "\n"
+             "Options:\n"
+             "  --node-xml FILE   a node's hwloc XML export (lstopo --of xml)\n"
+             "  --cluster SPEC    PRESET:NODES (dgx-a100, dgx-h100, dgx-h200, "
+             "hgx-b200,\n"
+             "                    h100-pcie, mi300x; e.g. dgx-h100:128) or a "
+             "JSON spec\n"
+             "                    (docs/cluster-format.md)\n"
+             "  --json            machine-readable output\n"
+             "  -h, --help        this help\n"
+             "\n"
+             "Exit codes: 0 ok, 1 usage, 2 bad input.\n");
 }
 
 /* Returns 0 to run, -1 when --help was printed, or CLI_USAGE. */
@@ -196,8 +195,8 @@ static int json_gpu_fields(cJSON *o, const strata_node_topo_t *n, int i) {
   cJSON *peers = cJSON_AddArrayToObject(o, "peers_gbps");
   if (!peers) return -1;
   for (int j = 0; j < strata_node_gpu_count(n); j++)
-    if (!cJSON_AddItemToArray(peers,
-                              cJSON_CreateNumber(strata_node_link(n, i, j) / 1e9)))
+    if (!cJSON_AddItemToArray(
+            peers, cJSON_CreateNumber(strata_node_link(n, i, j) / 1e9)))
       return -1;
   if (st__json_add_num(o, "index", i) || st__json_add_str(o, "name", g->name) ||
       st__json_add_str(o, "model", g->table ? g->table->name : "") ||
@@ -211,7 +210,8 @@ static int json_gpu_fields(cJSON *o, const strata_node_topo_t *n, int i) {
     return -1;
   if (!nic) return cJSON_AddNullToObject(o, "nearest_nic") ? 0 : -1;
   return st__json_add_str(o, "nearest_nic", nic->name) ||
-         st__json_add_str(o, "nic_nearness", strata_nearness_name(g->nic_nearness));
+         st__json_add_str(o, "nic_nearness",
+                          strata_nearness_name(g->nic_nearness));
 }
 
 static int json_nics(cJSON *root, const strata_node_topo_t *n) {
@@ -258,7 +258,8 @@ static int json_gpus(cJSON *root, const strata_cluster_t *c) {
                          (double)strata_cluster_gpu_memory(c)) ||
         st__json_add_num(o, "nvlink_gbps",
                          l0->kind == STRATA_LEVEL_NVLINK && gpn > 1
-                             ? l0->link.bandwidth / 1e9 : 0) ||
+                             ? l0->link.bandwidth / 1e9
+                             : 0) ||
         st__json_add_str(o, "nearest_nic", nic))
       return -1;
   }
@@ -282,7 +283,8 @@ static char *json_text(const strata_cluster_t *c) {
   if (!root || st__json_add_str(root, "name", strata_cluster_name(c)) ||
       st__json_add_num(root, "nodes", strata_cluster_nodes(c)) ||
       st__json_add_num(root, "total_nodes", strata_cluster_total_nodes(c)) ||
-      st__json_add_num(root, "gpus_per_node", strata_cluster_gpus_per_node(c)) ||
+      st__json_add_num(root, "gpus_per_node",
+                       strata_cluster_gpus_per_node(c)) ||
       st__json_add_num(root, "gpus", strata_cluster_gpus(c)) ||
       json_model(root, c) ||
       st__json_add_num(root, "leaf_size", strata_cluster_leaf_size(c)) ||
@@ -291,7 +293,8 @@ static char *json_text(const strata_cluster_t *c) {
       st__json_add_num(root, "fastest_gbps",
                        strata_cluster_fastest_bandwidth(c) / 1e9))
     goto out;
-  if (!(levels = json_levels(c)) || !cJSON_AddItemToObject(root, "levels", levels)) {
+  if (!(levels = json_levels(c)) ||
+      !cJSON_AddItemToObject(root, "levels", levels)) {
     cJSON_Delete(levels);
     goto out;
   }

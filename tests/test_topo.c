@@ -35,7 +35,8 @@ static strata_node_topo_t *load(const char *name) {
 }
 
 static const char *nic_of(const strata_node_topo_t *n, int gpu) {
-  const strata_nic_info_t *nic = strata_node_nic(n, strata_node_gpu(n, gpu)->nic);
+  const strata_nic_info_t *nic =
+      strata_node_nic(n, strata_node_gpu(n, gpu)->nic);
   return nic ? nic->name : "-";
 }
 
@@ -194,10 +195,12 @@ TEST(node_levels) {
     ASSERT_EQ(strata_cluster_nodes(c), 1);
     ASSERT_EQ(strata_cluster_level_count(c), want[i].l1 ? 2 : 1);
     ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, want[i].l0);
-    ASSERT_NEAR(strata_cluster_level(c, 0)->link.bandwidth, want[i].bw0, 1e-6, 0);
+    ASSERT_NEAR(strata_cluster_level(c, 0)->link.bandwidth, want[i].bw0, 1e-6,
+                0);
     if (want[i].l1) {
       ASSERT_STR_EQ(strata_cluster_level(c, 1)->name, want[i].l1);
-      ASSERT_NEAR(strata_cluster_level(c, 1)->link.bandwidth, want[i].bw1, 1e-6, 0);
+      ASSERT_NEAR(strata_cluster_level(c, 1)->link.bandwidth, want[i].bw1, 1e-6,
+                  0);
     }
     strata_cluster_destroy(c);
   }
@@ -239,18 +242,19 @@ TEST(bad_xml_files) {
 /* ---- GPU table, ranges, presets ------------------------------------- */
 
 TEST(gpu_table) {
-  static const char *need[] = {"A100-40GB", "A100-80GB", "H100-SXM",
-                               "H100-PCIe", "H200",      "B200",
-                               "V100",      "P100",      "MI250X",
-                               "MI300A",    "MI300X"};
+  static const char *need[] = {
+      "A100-40GB", "A100-80GB", "H100-SXM", "H100-PCIe", "H200",  "B200",
+      "V100",      "P100",      "MI250X",   "MI300A",    "MI300X"};
   for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
     const strata_gpu_model_t *m = strata_gpu_model_find(need[i]);
     ASSERT(m != NULL);
     ASSERT(m->memory_bytes > 0 && m->peak_flops > 0 && m->pcie_bandwidth > 0);
   }
-  ASSERT_NEAR(strata_gpu_model_find("h100-sxm")->peak_flops, 989.4e12, 1e-12, 0);
+  ASSERT_NEAR(strata_gpu_model_find("h100-sxm")->peak_flops, 989.4e12, 1e-12,
+              0);
   ASSERT_NEAR(strata_gpu_model_find("B200")->nvlink_bandwidth, 900e9, 1e-12, 0);
-  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA A100-SXM4-80GB")->name, "A100-80GB");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA A100-SXM4-80GB")->name,
+                "A100-80GB");
   ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H100 PCIe")->name, "H100-PCIe");
   ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H200")->name, "H200");
   ASSERT_STR_EQ(strata_gpu_model_match("AMD Instinct MI300X")->name, "MI300X");
@@ -265,7 +269,8 @@ static void expect_range(const char *pat, int n, const char *first,
   ASSERT_EQ(got, n);
   ASSERT_STR_EQ(names[0], first);
   ASSERT_STR_EQ(names[n - 1], last);
-  for (int i = 0; i < got; i++) strata_free(names[i]);
+  for (int i = 0; i < got; i++)
+    strata_free(names[i]);
   strata_free(names);
 }
 
@@ -349,7 +354,8 @@ static void expect_spec_error(const char *file, int code, const char *msg) {
 TEST(spec_errors) {
   expect_spec_error("unknown-model.json", STRATA_EBADINPUT,
                     "unknown GPU model 'H800-SXM'");
-  expect_spec_error("unknown-model.json", STRATA_EBADINPUT, "H100-SXM, H100-PCIe");
+  expect_spec_error("unknown-model.json", STRATA_EBADINPUT,
+                    "H100-SXM, H100-PCIe");
   expect_spec_error("missing-xml.json", STRATA_ENOTFOUND,
                     "'nodes/does-not-exist.xml' not found");
   expect_spec_error("missing-xml.json", STRATA_ENOTFOUND,
@@ -374,7 +380,8 @@ TEST(costs_flat) {
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLGATHER, s, 1, 4, &t));
   ASSERT_NEAR(t, 3.0 / 4 * s / 450e9 + 3 * 2e-6, 1e-12, 0);
   /* One GPU per node over 16 nodes of one leaf: 50 GB/s, 5 us. */
-  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 16, 1, &t));
+  ASSERT_OK(
+      strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 16, 1, &t));
   ASSERT_NEAR(t, 15.0 / 16 * s / 50e9 + 15 * 5e-6, 1e-12, 0);
   /* p2p inside a node and across nodes. */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_P2P, s, 1, 2, &t));
@@ -408,28 +415,32 @@ TEST(costs_hierarchical) {
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLGATHER, s, 4, 8, &t));
   ASSERT_NEAR(t, (3.0 / 4 * (s / 8) / 12.5e9 + 3 * 7e-6) + rs8, 1e-12, 0);
   /* reduce-scatter mirrors it. */
-  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 4, 8, &t));
+  ASSERT_OK(
+      strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 4, 8, &t));
   ASSERT_NEAR(t, rs8 + (3.0 / 4 * (s / 8) / 12.5e9 + 3 * 7e-6), 1e-12, 0);
   /* all-to-all: A2A(8, S/4, nvlink) + A2A(4, S, spine). */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, s, 4, 8, &t));
-  want = (7.0 / 8 * (s / 4) / nv + 7 * a_nv) + (3.0 / 4 * s / 12.5e9 + 3 * 7e-6);
+  want =
+      (7.0 / 8 * (s / 4) / nv + 7 * a_nv) + (3.0 / 4 * s / 12.5e9 + 3 * 7e-6);
   ASSERT_NEAR(t, want, 1e-12, 0);
   /* The same group as a rank list costs the same. */
   int ranks[32];
   double t2;
-  for (int i = 0; i < 32; i++) ranks[i] = 31 - i;
-  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_ALLTOALL, s, ranks, 32,
-                                           &t2));
+  for (int i = 0; i < 32; i++)
+    ranks[i] = 31 - i;
+  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_ALLTOALL, s, ranks,
+                                           32, &t2));
   ASSERT_NEAR(t2, t, 1e-12, 0);
   /* Ranks 0 and 8: one GPU on each of nodes 0 and 1, flat over the leaf. */
   ranks[0] = 0;
   ranks[1] = 8;
-  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_ALLREDUCE, s, ranks, 2,
-                                           &t));
+  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_ALLREDUCE, s, ranks,
+                                           2, &t));
   ASSERT_NEAR(t, 2.0 * 1 / 2 * s / 50e9 + 2 * 5e-6, 1e-12, 0);
   /* Ranks 0 and 16 sit under different leaves. */
   ranks[1] = 16;
-  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t));
+  ASSERT_OK(
+      strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t));
   ASSERT_NEAR(t, s / 12.5e9 + 7e-6, 1e-12, 0);
   ranks[1] = 0;
   ASSERT_EQ(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t),
@@ -452,7 +463,8 @@ TEST(costs_across_domains) {
   ASSERT_NEAR(t, 2.0 / 2 * s / 40e9 + 2 * 2e-6, 1e-12, 0);
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 4, &t));
   ASSERT_NEAR(t, 2.0 * 3 / 4 * s / 15.753846e9 + 6 * 4e-6, 1e-6, 0);
-  ASSERT_OK(strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t));
+  ASSERT_OK(
+      strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, s, ranks, 2, &t));
   ASSERT_NEAR(t, s / 15.753846e9 + 4e-6, 1e-6, 0);
   strata_cluster_destroy(c);
 }

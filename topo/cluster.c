@@ -82,13 +82,14 @@ static int node_model(const st__spec_t *s, const st__group_t *g,
       if (n->gpus[i].table != g0->table)
         return strata_error(STRATA_EUNSUPPORTED,
                             "%s: GPUs of different models in one node are "
-                            "not supported yet", n->source);
+                            "not supported yet",
+                            n->source);
     if (!g0->table)
       return strata_error(STRATA_EBADINPUT,
                           "%s: cannot tell the GPU model (PCI %04x:%04x, "
                           "reported '%s'); set \"gpu\": {\"model\": ...} in "
-                          "the cluster spec", n->source, g0->vendor_id,
-                          g0->device_id, g0->model);
+                          "the cluster spec",
+                          n->source, g0->vendor_id, g0->device_id, g0->model);
     name = g0->table->name;
   }
   snprintf(out, size, "%s", name);
@@ -102,10 +103,11 @@ static void node_shape(strata_node_topo_t *n, shape_t *sh) {
   sh->domain_size = sh->nvlink > 0 ? st__node_domain_size(n) : 1;
   sh->pcie = st__node_pcie_bandwidth(n);
   for (int i = 0; i < n->ngpus; i++)
-    if (!sh->memory || (n->gpus[i].memory_bytes &&
-                        n->gpus[i].memory_bytes < sh->memory))
+    if (!sh->memory ||
+        (n->gpus[i].memory_bytes && n->gpus[i].memory_bytes < sh->memory))
       sh->memory = n->gpus[i].memory_bytes;
-  for (int i = 0; i < n->nnics; i++) rdma += n->nics[i].rdma;
+  for (int i = 0; i < n->nnics; i++)
+    rdma += n->nics[i].rdma;
   sh->nics = rdma ? rdma : n->nnics ? n->nnics : 1;
   for (int i = 0; n->link_kind[i] && i < 7; i++)
     sh->link_name[i] = (char)tolower((unsigned char)n->link_kind[i]);
@@ -115,8 +117,8 @@ static void node_shape(strata_node_topo_t *n, shape_t *sh) {
 static int xml_shape(const st__spec_t *s, int i, const st__group_t *g,
                      shape_t *sh) {
   strata_node_topo_t *n = NULL;
-  int rc = g->local ? strata_node_load_local(&n)
-                    : strata_node_load_xml(g->xml, &n);
+  int rc =
+      g->local ? strata_node_load_local(&n) : strata_node_load_xml(g->xml, &n);
   if (rc == STRATA_ENOTFOUND && !g->local) return xml_missing(s, i, g);
   if (rc) return rc;
   node_shape(n, sh);
@@ -145,8 +147,8 @@ static int template_shape(const st__spec_t *s, const st__group_t *g,
 
 static int group_shape(const st__spec_t *s, int i, shape_t *sh) {
   const st__group_t *g = &s->groups[i];
-  int rc = g->xml || g->local ? xml_shape(s, i, g, sh)
-                              : template_shape(s, g, sh);
+  int rc =
+      g->xml || g->local ? xml_shape(s, i, g, sh) : template_shape(s, g, sh);
   if (rc) return rc;
   sh->nic_bw = g->nic_bw >= 0 ? g->nic_bw : s->nic_bw;
   return 0;
@@ -163,8 +165,8 @@ static int merge_shape(const st__spec_t *s, int i, shape_t *all,
     return strata_error(STRATA_EUNSUPPORTED,
                         "%s: node_groups[%d] has %d x %s but node_groups[0] "
                         "%d x %s: node groups of different shapes are not "
-                        "supported yet", s->where, i, sh->gpn, sh->model,
-                        all->gpn, all->model);
+                        "supported yet",
+                        s->where, i, sh->gpn, sh->model, all->gpn, all->model);
   all->nvlink = sh->nvlink < all->nvlink ? sh->nvlink : all->nvlink;
   all->pcie = min_pos(all->pcie, sh->pcie);
   if (sh->domain_size < all->domain_size) all->domain_size = sh->domain_size;
@@ -193,7 +195,8 @@ static int add_group_names(strata_cluster_t *c, const st__spec_t *s, int i,
   }
   snprintf(where, sizeof where, "%s: node_groups[%d]", s->where, i);
   if ((rc = st__range_expand(g->names, where, &names, &n))) return rc;
-  for (int j = 0; j < n; j++) c->all_names[(*k)++] = names[j];
+  for (int j = 0; j < n; j++)
+    c->all_names[(*k)++] = names[j];
   strata_free(names);
   return 0;
 }
@@ -206,12 +209,14 @@ static int count_nodes(st__spec_t *s, const char *where, int *total) {
       char **names;
       int n, rc = st__range_expand(g->names, where, &names, &n);
       if (rc) return rc;
-      for (int j = 0; j < n; j++) strata_free(names[j]);
+      for (int j = 0; j < n; j++)
+        strata_free(names[j]);
       strata_free(names);
       if (g->count && g->count != n)
         return strata_error(STRATA_EBADINPUT,
                             "%s: node_groups[%d]: 'count' %d but '%s' names "
-                            "%d nodes", where, i, g->count, g->names, n);
+                            "%d nodes",
+                            where, i, g->count, g->names, n);
       g->count = n;
     }
     t += g->count;
@@ -236,7 +241,8 @@ static int name_index(const strata_cluster_t *c, const char *where,
                       named_t **out) {
   named_t *ix = strata_malloc((size_t)c->total_nodes * sizeof *ix);
   if (!ix) return strata_error(STRATA_ENOMEM, "out of memory");
-  for (int i = 0; i < c->total_nodes; i++) ix[i] = (named_t){c->all_names[i], i};
+  for (int i = 0; i < c->total_nodes; i++)
+    ix[i] = (named_t){c->all_names[i], i};
   qsort(ix, (size_t)c->total_nodes, sizeof *ix, cmp_named);
   for (int i = 1; i < c->total_nodes; i++)
     if (!strcmp(ix[i].name, ix[i - 1].name)) {
@@ -257,8 +263,10 @@ static int find_node(const strata_cluster_t *c, const named_t *ix,
     int d = strncmp(ix[mid].name, name, len);
     if (!d) d = ix[mid].name[len] ? 1 : 0;
     if (!d) return ix[mid].node;
-    if (d < 0) lo = mid + 1;
-    else hi = mid - 1;
+    if (d < 0)
+      lo = mid + 1;
+    else
+      hi = mid - 1;
   }
   return -1;
 }
@@ -281,8 +289,8 @@ static int mark_bad(const strata_cluster_t *c, const st__spec_t *s,
     if (!colon || !*(colon + 1) || *end || idx < 0 || idx >= c->gpn || k < 0)
       return strata_error(STRATA_EBADINPUT,
                           "%s: unhealthy.gpus: '%s' is not NODE:INDEX with a "
-                          "known node and an index below %d", s->where, g,
-                          c->gpn);
+                          "known node and an index below %d",
+                          s->where, g, c->gpn);
     bad[k] = 1;
   }
   return 0;
@@ -305,7 +313,8 @@ static int apply_health(strata_cluster_t *c, const st__spec_t *s) {
   if (c->nodes == 0)
     rc = strata_error(STRATA_EBADINPUT,
                       "%s: no healthy GPUs: all %d nodes are unhealthy or "
-                      "have an unhealthy GPU", s->where, c->total_nodes);
+                      "have an unhealthy GPU",
+                      s->where, c->total_nodes);
 out:
   strata_free(bad);
   strata_free(ix);
@@ -341,7 +350,8 @@ static int make_levels(strata_cluster_t *c, const st__spec_t *s,
     return strata_error(STRATA_EBADINPUT,
                         "%s: the NIC bandwidth is missing: set network."
                         "nic_gbps (GB/s of one NIC, e.g. 50 for 400 Gb/s "
-                        "NDR)", s->where);
+                        "NDR)",
+                        s->where);
   if (c->nodes > 1) {
     int per_leaf = c->leaf_size < c->nodes ? c->leaf_size : c->nodes;
     add_level(c, STRATA_LEVEL_LEAF, "leaf", per_leaf * sh->gpn, c->leaf);
@@ -381,8 +391,10 @@ static int build_shape(strata_cluster_t *c, const st__spec_t *s) {
     memset(&sh, 0, sizeof sh);
     rc = group_shape(s, i, &sh);
     if (!rc && i > 0) rc = merge_shape(s, i, &all, &sh);
-    if (i == 0) all = sh;
-    else strata_node_destroy(sh.topo);
+    if (i == 0)
+      all = sh;
+    else
+      strata_node_destroy(sh.topo);
   }
   if (!rc) rc = set_model(c, s, &all);
   if (!rc) rc = copy_domains(c, &all);
@@ -408,7 +420,8 @@ static int build(st__spec_t *s, strata_cluster_t **out) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
     goto out;
   }
-  for (int i = 0; i < s->ngroups && !rc; i++) rc = add_group_names(c, s, i, &k);
+  for (int i = 0; i < s->ngroups && !rc; i++)
+    rc = add_group_names(c, s, i, &k);
   if (!rc) rc = build_shape(c, s);
   if (!rc) {
     *out = c;
@@ -453,13 +466,21 @@ void strata_cluster_destroy(strata_cluster_t *c) {
 
 /* ---- accessors ------------------------------------------------------ */
 
-const char *strata_cluster_name(const strata_cluster_t *c) { return c->name; }
-int strata_cluster_nodes(const strata_cluster_t *c) { return c->nodes; }
+const char *strata_cluster_name(const strata_cluster_t *c) {
+  return c->name;
+}
+int strata_cluster_nodes(const strata_cluster_t *c) {
+  return c->nodes;
+}
 int strata_cluster_total_nodes(const strata_cluster_t *c) {
   return c->total_nodes;
 }
-int strata_cluster_gpus_per_node(const strata_cluster_t *c) { return c->gpn; }
-int strata_cluster_gpus(const strata_cluster_t *c) { return c->nodes * c->gpn; }
+int strata_cluster_gpus_per_node(const strata_cluster_t *c) {
+  return c->gpn;
+}
+int strata_cluster_gpus(const strata_cluster_t *c) {
+  return c->nodes * c->gpn;
+}
 
 const char *strata_cluster_node_name(const strata_cluster_t *c, int i) {
   return i >= 0 && i < c->nodes ? c->all_names[c->usable[i]] : NULL;
@@ -482,13 +503,17 @@ double strata_cluster_fastest_bandwidth(const strata_cluster_t *c) {
   return best;
 }
 
-int strata_cluster_level_count(const strata_cluster_t *c) { return c->nlevels; }
+int strata_cluster_level_count(const strata_cluster_t *c) {
+  return c->nlevels;
+}
 
 const strata_level_t *strata_cluster_level(const strata_cluster_t *c, int i) {
   return i >= 0 && i < c->nlevels ? &c->levels[i] : NULL;
 }
 
-int strata_cluster_leaf_size(const strata_cluster_t *c) { return c->leaf_size; }
+int strata_cluster_leaf_size(const strata_cluster_t *c) {
+  return c->leaf_size;
+}
 double strata_cluster_oversubscription(const strata_cluster_t *c) {
   return c->oversub;
 }

@@ -56,9 +56,12 @@ static void group_free(st__group_t *g) {
 
 void st__spec_free(st__spec_t *s) {
   if (!s) return;
-  for (int i = 0; i < s->ngroups; i++) group_free(&s->groups[i]);
-  for (int i = 0; i < s->nbad_nodes; i++) strata_free(s->bad_nodes[i]);
-  for (int i = 0; i < s->nbad_gpus; i++) strata_free(s->bad_gpus[i]);
+  for (int i = 0; i < s->ngroups; i++)
+    group_free(&s->groups[i]);
+  for (int i = 0; i < s->nbad_nodes; i++)
+    strata_free(s->bad_nodes[i]);
+  for (int i = 0; i < s->nbad_gpus; i++)
+    strata_free(s->bad_gpus[i]);
   strata_free(s->groups);
   strata_free(s->bad_nodes);
   strata_free(s->bad_gpus);
@@ -74,7 +77,8 @@ static int spec_new(const char *where, int ngroups, st__spec_t **out) {
   if (s) {
     s->where = strata_strdup(where);
     s->name = strata_strdup(where);
-    s->groups = strata_calloc((size_t)(ngroups ? ngroups : 1), sizeof *s->groups);
+    s->groups =
+        strata_calloc((size_t)(ngroups ? ngroups : 1), sizeof *s->groups);
   }
   if (!s || !s->where || !s->name || !s->groups) {
     st__spec_free(s);
@@ -133,7 +137,8 @@ static int parse_ranges(const char *in, const char *pat, const char *where,
     long lo, hi;
     int w, w2;
     if (r->n == 64) return bad_range(where, pat, "more than 64 ranges");
-    if (parse_num(&p, &lo, &w)) return bad_range(where, pat, "expected a number");
+    if (parse_num(&p, &lo, &w))
+      return bad_range(where, pat, "expected a number");
     hi = lo;
     if (*p == '-' && (p++, parse_num(&p, &hi, &w2)))
       return bad_range(where, pat, "expected a number after '-'");
@@ -189,7 +194,8 @@ int st__range_expand(const char *pat, const char *where, char ***out, int *n) {
   else
     rc = emit_names(pat, (size_t)(open - pat), close + 1, &r, names);
   if (rc) {
-    for (long i = 0; i < r.total; i++) strata_free(names[i]);
+    for (long i = 0; i < r.total; i++)
+      strata_free(names[i]);
     strata_free(names);
     return strata_error(STRATA_ENOMEM, "out of memory expanding '%s'", pat);
   }
@@ -239,7 +245,8 @@ static int try_preset(const char *arg, st__spec_t **out, int *rc) {
   if (errno || end == colon + 1 || *end || nodes < 1 || nodes > MAX_NODES)
     *rc = strata_error(STRATA_EBADINPUT,
                        "'%s': a preset wants a node count from 1 to %d after "
-                       "the colon, e.g. %s:128", arg, MAX_NODES, p->name);
+                       "the colon, e.g. %s:128",
+                       arg, MAX_NODES, p->name);
   else
     *rc = preset_spec(p, arg, nodes, out);
   return 1;
@@ -271,8 +278,8 @@ static int opt_str(const cJSON *o, const char *key, const char *where,
   return *out ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
-static int opt_count(const cJSON *o, const char *key, const char *where,
-                     int lo, int *out) {
+static int opt_count(const cJSON *o, const char *key, const char *where, int lo,
+                     int *out) {
   int64_t v;
   int rc = st__json_int(o, key, where, 0, &v);
   if (rc == STRATA_ENOTFOUND) return 0;
@@ -312,8 +319,8 @@ static int read_template(const cJSON *t, const char *where, st__group_t *g) {
       (rc = opt_num(t, "nic_gbps", where, 1e9, &g->nic_bw)))
     return rc;
   if (!g->gpus)
-    return strata_error(STRATA_EBADINPUT,
-                        "%s: missing required field 'gpus'", where);
+    return strata_error(STRATA_EBADINPUT, "%s: missing required field 'gpus'",
+                        where);
   return 0;
 }
 
@@ -337,7 +344,8 @@ static int read_group(const cJSON *o, const char *spec, int i, const char *dir,
   if (!t == !g->xml)
     return strata_error(STRATA_EBADINPUT,
                         "%s: give exactly one of 'xml' (an hwloc export) and "
-                        "'template' (an inline node)", where);
+                        "'template' (an inline node)",
+                        where);
   if (t) {
     strncat(where, ".template", sizeof where - strlen(where) - 1);
     return read_template(t, where, g);
@@ -353,11 +361,12 @@ static int read_groups(const cJSON *root, const char *path, st__spec_t **out) {
   if (cJSON_GetArraySize(arr) < 1)
     return strata_error(STRATA_EBADINPUT, "%s: 'node_groups' is empty", path);
   if ((rc = spec_new(path, cJSON_GetArraySize(arr), out))) return rc;
-  if (!(dir = spec_dir(path))) return strata_error(STRATA_ENOMEM, "out of memory");
+  if (!(dir = spec_dir(path)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
   cJSON_ArrayForEach(it, arr) {
     if (!cJSON_IsObject(it))
-      rc = strata_error(STRATA_EBADINPUT, "%s: node_groups[%d] is not an object",
-                        path, i);
+      rc = strata_error(STRATA_EBADINPUT,
+                        "%s: node_groups[%d] is not an object", path, i);
     else
       rc = read_group(it, path, i, dir, &(*out)->groups[i]);
     if (rc) break;
@@ -385,7 +394,8 @@ static int read_network(const cJSON *root, const char *path, st__spec_t *s) {
   if (s->oversub < 1)
     return strata_error(STRATA_EBADINPUT,
                         "%s: 'spine_oversubscription' is a ratio >= 1 (2 for "
-                        "2:1)", where);
+                        "2:1)",
+                        where);
   return 0;
 }
 
@@ -449,7 +459,8 @@ static int read_json(const char *path, st__spec_t **out) {
                       path);
     goto out;
   }
-  if ((rc = read_groups(root, path, &s)) || (rc = opt_str(root, "name", path, &s->name)) ||
+  if ((rc = read_groups(root, path, &s)) ||
+      (rc = opt_str(root, "name", path, &s->name)) ||
       (rc = read_gpu(root, path, s)) || (rc = read_network(root, path, s)) ||
       (rc = read_unhealthy(root, path, s)))
     goto out;
@@ -473,7 +484,8 @@ int st__spec_read(const char *arg, st__spec_t **out) {
     st__preset_list(&b);
     rc = strata_error(STRATA_ENOTFOUND,
                       "'%s' is neither a preset (PRESET:NODES with PRESET one "
-                      "of %s) nor a cluster spec file", arg, b.p ? b.p : "");
+                      "of %s) nor a cluster spec file",
+                      arg, b.p ? b.p : "");
     strata_buf_free(&b);
   }
   return rc;

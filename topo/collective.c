@@ -45,6 +45,7 @@ void strata_mesh_default(strata_mesh_t *m, int d0, int d1) {
 
 int strata_mesh_devices(const strata_mesh_t *m) {
   int n = 1;
-  for (int i = 0; i < m->ndim; i++) n *= m->shape[i];
+  for (int i = 0; i < m->ndim; i++)
+    n *= m->shape[i];
   return n;
 }

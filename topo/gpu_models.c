@@ -64,7 +64,9 @@ static const struct {
     {0x1002, 0x74a0, "MI300A"},    {0x1002, 0x74a1, "MI300X"},
 };
 
-int strata_gpu_model_count(void) { return N_MODELS; }
+int strata_gpu_model_count(void) {
+  return N_MODELS;
+}
 
 const strata_gpu_model_t *strata_gpu_model_at(int i) {
   return i >= 0 && i < N_MODELS ? &models[i] : NULL;
@@ -99,7 +101,8 @@ const strata_gpu_model_t *strata_gpu_model_match(const char *reported) {
   if (m || !reported) return m;
   for (size_t i = 0; i < sizeof name_rules / sizeof name_rules[0]; i++) {
     const char *const *nd = name_rules[i].needle;
-    if (contains_ci(reported, nd[0]) && (!nd[1] || contains_ci(reported, nd[1])))
+    if (contains_ci(reported, nd[0]) &&
+        (!nd[1] || contains_ci(reported, nd[1])))
       return strata_gpu_model_find(name_rules[i].model);
   }
   return NULL;

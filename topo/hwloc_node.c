@@ -79,8 +79,10 @@ static int prefix(const char *s, const char *p) {
 
 static hwloc_obj_t pci_parent(hwloc_obj_t o) {
   for (o = o->parent; o; o = o->parent)
-    if (o->type == HWLOC_OBJ_PCI_DEVICE) return o;
-    else if (o->type != HWLOC_OBJ_OS_DEVICE) return NULL;
+    if (o->type == HWLOC_OBJ_PCI_DEVICE)
+      return o;
+    else if (o->type != HWLOC_OBJ_OS_DEVICE)
+      return NULL;
   return NULL;
 }
 
@@ -191,13 +193,15 @@ static void locality(hwloc_topology_t t, hwloc_obj_t p, int *numa, int *pkg) {
   if (!a) return;
   if (a->nodeset && hwloc_bitmap_weight(a->nodeset) == 1)
     *numa = hwloc_bitmap_first(a->nodeset);
-  while (k && k->type != HWLOC_OBJ_PACKAGE) k = k->parent;
+  while (k && k->type != HWLOC_OBJ_PACKAGE)
+    k = k->parent;
   if (k) *pkg = (int)k->logical_index;
 }
 
 static int chain(hwloc_obj_t o, hwloc_obj_t *out) {
   int n = 0;
-  for (; o && n < MAX_DEPTH; o = o->parent) out[n++] = o;
+  for (; o && n < MAX_DEPTH; o = o->parent)
+    out[n++] = o;
   return n;
 }
 
@@ -276,13 +280,14 @@ static void place(hwloc_topology_t t, devs_t *g, devs_t *nics) {
   for (int i = 0; i < nics->n; i++) {
     busid(nics->v[i].pci, nics->v[i].nic.pci_busid,
           sizeof nics->v[i].nic.pci_busid);
-    locality(t, nics->v[i].pci, &nics->v[i].nic.numa,
-             &nics->v[i].nic.package);
+    locality(t, nics->v[i].pci, &nics->v[i].nic.numa, &nics->v[i].nic.package);
   }
   if (nics->n) qsort(nics->v, (size_t)nics->n, sizeof *nics->v, cmp_busid);
   if (g->n)
-    qsort(g->v, (size_t)g->n, sizeof *g->v, all_indexed ? cmp_index : cmp_busid);
-  for (int i = 0; i < g->n; i++) nearest_nic(&g->v[i], nics);
+    qsort(g->v, (size_t)g->n, sizeof *g->v,
+          all_indexed ? cmp_index : cmp_busid);
+  for (int i = 0; i < g->n; i++)
+    nearest_nic(&g->v[i], nics);
 }
 
 /* ---- links: NVLinkBandwidth / XGMIBandwidth ------------------------ */
@@ -303,7 +308,8 @@ static int read_matrix(hwloc_topology_t t, struct hwloc_distances_s *d,
                        const devs_t *g, strata_node_topo_t *n) {
   unsigned k = d->nbobjs;
   int sw = 0;
-  for (unsigned i = 0; i < k; i++) sw |= is_nvswitch(d->objs[i]);
+  for (unsigned i = 0; i < k; i++)
+    sw |= is_nvswitch(d->objs[i]);
   if (sw && hwloc_distances_transform(
                 t, d, HWLOC_DISTANCES_TRANSFORM_TRANSITIVE_CLOSURE, NULL, 0))
     return strata_error(STRATA_EBADINPUT,
@@ -345,7 +351,8 @@ static int read_links(hwloc_topology_t t, const devs_t *g,
 
 static int no_gpus(hwloc_topology_t t, const char *source) {
   int pci = 0, net = 0;
-  for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o));) pci++;
+  for (hwloc_obj_t o = NULL; (o = hwloc_get_next_pcidev(t, o));)
+    pci++;
   for (hwloc_obj_t o = NULL; (o = hwloc_get_next_osdev(t, o));)
     net += o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK;
   return strata_error(STRATA_EBADINPUT,
@@ -367,8 +374,10 @@ static int extract(hwloc_topology_t t, const char *source,
   }
   place(t, &g, &nics);
   if ((rc = st__node_alloc(source, g.n, nics.n, &n))) goto out;
-  for (int i = 0; i < g.n; i++) n->gpus[i] = g.v[i].gpu;
-  for (int i = 0; i < nics.n; i++) n->nics[i] = nics.v[i].nic;
+  for (int i = 0; i < g.n; i++)
+    n->gpus[i] = g.v[i].gpu;
+  for (int i = 0; i < nics.n; i++)
+    n->nics[i] = nics.v[i].nic;
   if ((rc = read_links(t, &g, n))) goto out;
   st__node_finish(n);
   *out = n;
@@ -405,11 +414,13 @@ static int xml_major(const char *xml, int *major) {
 static int check_xml(const char *path, const char *xml) {
   const char *s = xml;
   int major;
-  while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n') s++;
+  while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+    s++;
   if (*s != '<')
     return strata_error(STRATA_EBADINPUT,
                         "%s: not an XML file (an hwloc topology starts with "
-                        "'<?xml' and has a <topology> element)", path);
+                        "'<?xml' and has a <topology> element)",
+                        path);
   if (!xml_major(xml, &major))
     return strata_error(STRATA_EBADINPUT,
                         "%s: no <topology> element: not an hwloc XML export",
@@ -418,12 +429,13 @@ static int check_xml(const char *path, const char *xml) {
     return strata_error(STRATA_EVERSION,
                         "%s: written by hwloc %d.x, which hwloc %s cannot "
                         "read; export it again with hwloc 3's lstopo: "
-                        "lstopo --of v2xml node.xml", path, major ? major : 3,
-                        HWLOC_VERSION);
+                        "lstopo --of v2xml node.xml",
+                        path, major ? major : 3, HWLOC_VERSION);
   if (!strstr(xml, "</topology>"))
     return strata_error(STRATA_EBADINPUT,
                         "%s: truncated hwloc XML (no closing </topology>); "
-                        "copy or export the file again", path);
+                        "copy or export the file again",
+                        path);
   return 0;
 }
 
@@ -441,7 +453,8 @@ int strata_node_load_xml(const char *path, strata_node_topo_t **out) {
     rc = strata_error(STRATA_EBADINPUT,
                       "%s: hwloc %s cannot parse this XML topology (damaged "
                       "or not written by lstopo); export it again with "
-                      "lstopo --of xml", path, HWLOC_VERSION);
+                      "lstopo --of xml",
+                      path, HWLOC_VERSION);
     goto out;
   }
   rc = extract(t, path, out);

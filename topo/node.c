@@ -45,7 +45,8 @@ static double link_at(const strata_node_topo_t *n, int a, int b) {
 
 /* Connected components of the GPUs over links > 0 (union by relabel). */
 static void find_domains(strata_node_topo_t *n) {
-  for (int i = 0; i < n->ngpus; i++) n->gpus[i].domain = i;
+  for (int i = 0; i < n->ngpus; i++)
+    n->gpus[i].domain = i;
   for (int changed = 1; changed;) {
     changed = 0;
     for (int a = 0; a < n->ngpus; a++)
@@ -73,7 +74,8 @@ static double gpu_link_total(const strata_node_topo_t *n, int a) {
 
 void st__node_finish(strata_node_topo_t *n) {
   int any = 0;
-  for (int i = 0; i < n->ngpus * n->ngpus; i++) any |= n->link[i] > 0;
+  for (int i = 0; i < n->ngpus * n->ngpus; i++)
+    any |= n->link[i] > 0;
   if (!any) n->link_kind[0] = '\0';
   for (int i = 0; i < n->ngpus; i++) {
     strata_gpu_info_t *g = &n->gpus[i];
@@ -123,13 +125,17 @@ const char *strata_node_source(const strata_node_topo_t *n) {
   return n->source;
 }
 
-int strata_node_gpu_count(const strata_node_topo_t *n) { return n->ngpus; }
+int strata_node_gpu_count(const strata_node_topo_t *n) {
+  return n->ngpus;
+}
 
 const strata_gpu_info_t *strata_node_gpu(const strata_node_topo_t *n, int i) {
   return i >= 0 && i < n->ngpus ? &n->gpus[i] : NULL;
 }
 
-int strata_node_nic_count(const strata_node_topo_t *n) { return n->nnics; }
+int strata_node_nic_count(const strata_node_topo_t *n) {
+  return n->nnics;
+}
 
 const strata_nic_info_t *strata_node_nic(const strata_node_topo_t *n, int i) {
   return i >= 0 && i < n->nnics ? &n->nics[i] : NULL;
@@ -150,7 +156,7 @@ int strata_node_has_switch(const strata_node_topo_t *n) {
 
 const char *strata_nearness_name(strata_nearness_t n) {
   static const char *names[] = {"same PCIe switch", "same root complex",
-                                "same NUMA node", "same socket",
-                                "other socket", "none"};
+                                "same NUMA node",   "same socket",
+                                "other socket",     "none"};
   return (unsigned)n <= STRATA_NEAR_NONE ? names[n] : "?";
 }

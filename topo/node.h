@@ -18,9 +18,9 @@ struct strata_node_topo {
   int nnics;
   strata_gpu_info_t *gpus;
   strata_nic_info_t *nics;
-  double *link;       /* ngpus x ngpus, bytes/s one direction; 0: none */
-  char link_kind[8];  /* "NVLink", "XGMI" or "" */
-  int has_switch;     /* links go through NVSwitches */
+  double *link;      /* ngpus x ngpus, bytes/s one direction; 0: none */
+  char link_kind[8]; /* "NVLink", "XGMI" or "" */
+  int has_switch;    /* links go through NVSwitches */
 };
 
 /* An empty node for `source` with room for the given counts (zeroed). */

@@ -84,12 +84,12 @@ const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
 
 /* How close a NIC is to a GPU: the first object their PCI paths share. */
 typedef enum {
-  STRATA_NEAR_SWITCH,     /* same PCIe switch (a PCI bridge) */
-  STRATA_NEAR_ROOT,       /* same host bridge (root complex) */
-  STRATA_NEAR_NUMA,       /* same NUMA node */
-  STRATA_NEAR_SOCKET,     /* same package */
-  STRATA_NEAR_MACHINE,    /* across sockets */
-  STRATA_NEAR_NONE        /* no NIC */
+  STRATA_NEAR_SWITCH,  /* same PCIe switch (a PCI bridge) */
+  STRATA_NEAR_ROOT,    /* same host bridge (root complex) */
+  STRATA_NEAR_NUMA,    /* same NUMA node */
+  STRATA_NEAR_SOCKET,  /* same package */
+  STRATA_NEAR_MACHINE, /* across sockets */
+  STRATA_NEAR_NONE     /* no NIC */
 } strata_nearness_t;
 const char *strata_nearness_name(strata_nearness_t n);
 
@@ -173,7 +173,7 @@ int strata_cluster_load_node(const char *xml_path, strata_cluster_t **out);
 void strata_cluster_destroy(strata_cluster_t *c);
 
 const char *strata_cluster_name(const strata_cluster_t *c);
-int strata_cluster_nodes(const strata_cluster_t *c); /* usable nodes */
+int strata_cluster_nodes(const strata_cluster_t *c);       /* usable nodes */
 int strata_cluster_total_nodes(const strata_cluster_t *c); /* incl. dropped */
 int strata_cluster_gpus_per_node(const strata_cluster_t *c);
 int strata_cluster_gpus(const strata_cluster_t *c); /* usable GPUs */
