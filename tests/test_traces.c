@@ -393,6 +393,57 @@ TEST(validate_built_graph) {
   strata_graph_destroy(g);
 }
 
+TEST(bad_huge_shape) {
+  expect_bad("\"id\": \"fc1.out\", \"shape\": [1, 4, 32]",
+             "\"id\": \"fc1.out\", \"shape\": [100000000, 100000000, 32]",
+             STRATA_EBADINPUT, "tensor 'fc1.out'", "more than 2^48 elements");
+  expect_bad("\"layer\": 0, \"heads\": 2, \"kv_heads\": 2",
+             "\"layer\": 0, \"heads\": 2147483647, \"kv_heads\": 2147483647",
+             STRATA_EBADINPUT, "op 'split' (split_heads)", "heads 2147483647");
+}
+
+/* Random edits of a valid trace: every outcome is a clean error or a
+ * graph that round-trips (SQLite's way; under ASan/UBSan this also finds
+ * memory and overflow bugs). */
+TEST(fuzz_mutations) {
+  static const char alphabet[] = "0123456789-.,:[]{}\"e \\nabkx";
+  char *base = tiny_text();
+  size_t n = strlen(base);
+  uint64_t r = 0x9e3779b97f4a7c15ULL;
+  int parsed = 0;
+  for (int it = 0; it < 3000; it++) {
+    char *t = malloc(n + 1);
+    memcpy(t, base, n + 1);
+    size_t len = n;
+    for (int m = 0; m < 1 + it % 3; m++) {
+      r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+      size_t at = (size_t)(r % len);
+      if (r >> 60 < 12) {
+        t[at] = alphabet[(r >> 20) % (sizeof alphabet - 1)];
+      } else { /* cut a span */
+        size_t k = (size_t)((r >> 24) % 40);
+        if (at + k > len) k = len - at;
+        memmove(t + at, t + at + k, len - at - k + 1);
+        len -= k;
+      }
+    }
+    strata_graph_t *g = NULL;
+    int rc = strata_trace_parse(t, len, "f.json", &g);
+    free(t);
+    if (rc) {
+      ASSERT(rc == STRATA_EBADINPUT || rc == STRATA_EVERSION);
+      ASSERT(g == NULL);
+      ASSERT_CONTAINS(strata_last_error(), "f.json: ");
+      continue;
+    }
+    parsed++;
+    roundtrip(g);
+    strata_graph_destroy(g);
+  }
+  printf("  %d of 3000 mutants parsed and round-tripped\n", parsed);
+  strata_free(base);
+}
+
 /* ---- model specs ---- */
 
 TEST(model_load_specs) {
@@ -505,6 +556,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(bad_two_writers),
     TEST_ENTRY(bad_block),
     TEST_ENTRY(bad_arity),
+    TEST_ENTRY(bad_huge_shape),
+    TEST_ENTRY(fuzz_mutations),
     TEST_ENTRY(validate_built_graph),
     TEST_ENTRY(model_load_specs),
     TEST_ENTRY(model_load_file),

@@ -50,6 +50,17 @@ static int grow(void **arr, int n, size_t size) {
   return 0;
 }
 
+/* Sizes stay far from int64 overflow: 2^48 elements of 8 bytes, times a
+ * repeat count, still fit. */
+static int too_big(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] > ((int64_t)1 << 48) / n) return 1;
+    n *= shape[i];
+  }
+  return 0;
+}
+
 static int check_name(const char *what, const char *name) {
   if (name && name[0]) return 0;
   return strata_error(STRATA_EBADINPUT, "a %s needs a non-empty name", what);
@@ -71,6 +82,9 @@ int strata_graph_add_tensor(strata_graph_t *g, const char *name, int ndim,
       return strata_error(STRATA_EBADINPUT,
                           "tensor '%s': dim %d is %lld (must be >= 1)", name, i,
                           (long long)shape[i]);
+  if (too_big(ndim, shape))
+    return strata_error(STRATA_EBADINPUT,
+                        "tensor '%s': more than 2^48 elements", name);
   if ((unsigned)dtype >= STRATA_DTYPE_COUNT ||
       (unsigned)kind > STRATA_TENSOR_ACTIVATION)
     return strata_error(STRATA_EBADINPUT, "tensor '%s': bad dtype or kind",
@@ -147,9 +161,10 @@ int strata_graph_add_block(strata_graph_t *g, const char *name, int first_op,
                         "block '%s': ops [%d, %d) are not a non-empty range of "
                         "the %d ops",
                         name, first_op, first_op + n_ops, g->n_ops);
-  if (repeat < 1)
+  if (repeat < 1 || repeat > STRATA_MAX_REPEAT)
     return strata_error(STRATA_EBADINPUT,
-                        "block '%s': repeat %d (must be >= 1)", name, repeat);
+                        "block '%s': repeat %d (must be 1 to %d)", name, repeat,
+                        STRATA_MAX_REPEAT);
   if (input < 0 || input >= g->n_tensors || output < 0 ||
       output >= g->n_tensors)
     return strata_error(STRATA_EBADINPUT,
@@ -195,6 +210,18 @@ int strata_graph_layer_block(const strata_graph_t *g, int layer) {
 
 /* ---- saved activations ---- */
 
+/* Totals saturate at INT64_MAX rather than overflow: a hostile trace gets
+ * absurd figures, never undefined behaviour. */
+static int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
 /* Has an op in [first, op_i] (slots before `slot` of op_i itself) already
  * saved a tensor with storage root `root`? */
 static int saved_before(const strata_graph_t *g, int first, int op_i, int slot,
@@ -226,9 +253,9 @@ int64_t strata_graph_saved_bytes(const strata_graph_t *g, int first_op,
       if (!(s & bit) || g->tensors[t].kind != STRATA_TENSOR_ACTIVATION)
         continue;
       if (!saved_before(g, first_op, i, k, st__storage_root(g, t)))
-        n += strata_tensor_bytes(&g->tensors[t]);
+        n = sat_add(n, strata_tensor_bytes(&g->tensors[t]));
     }
-    n += strata_op_extra_saved(g, op);
+    n = sat_add(n, strata_op_extra_saved(g, op));
   }
   return n;
 }
@@ -248,8 +275,10 @@ void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st) {
     int64_t c = tensor_copies(g, t);
     st->tensors += c;
     if (t->kind != STRATA_TENSOR_PARAM) continue;
-    st->parameters += c * strata_tensor_numel(t);
-    st->weight_bytes += c * strata_tensor_bytes(t);
+    st->parameters =
+        sat_add(st->parameters, sat_mul(c, strata_tensor_numel(t)));
+    st->weight_bytes =
+        sat_add(st->weight_bytes, sat_mul(c, strata_tensor_bytes(t)));
   }
   for (int i = 0; i < g->n_ops; i++) {
     const strata_op_t *op = &g->ops[i];
@@ -261,10 +290,14 @@ void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st) {
   int end = first;
   for (int b = 0; b < g->n_blocks; b++) {
     const strata_block_t *bl = &g->blocks[b];
-    st->activation_bytes +=
-        bl->repeat * strata_graph_saved_bytes(g, bl->first_op, bl->n_ops);
+    st->activation_bytes =
+        sat_add(st->activation_bytes,
+                sat_mul(bl->repeat,
+                        strata_graph_saved_bytes(g, bl->first_op, bl->n_ops)));
     end = bl->first_op + bl->n_ops;
   }
-  st->activation_bytes += strata_graph_saved_bytes(g, 0, first);
-  st->activation_bytes += strata_graph_saved_bytes(g, end, g->n_ops - end);
+  st->activation_bytes =
+      sat_add(st->activation_bytes, strata_graph_saved_bytes(g, 0, first));
+  st->activation_bytes = sat_add(
+      st->activation_bytes, strata_graph_saved_bytes(g, end, g->n_ops - end));
 }

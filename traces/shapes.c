@@ -214,15 +214,16 @@ static int check_out4(const strata_graph_t *g, const strata_op_t *op, int o,
 
 static int check_split(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *x = IN(g, op, 0);
-  int q = op->heads, kv = op->kv_heads ? op->kv_heads : op->heads;
-  int parts = op->n_out == 3 ? q + 2 * kv : q;
+  int64_t q = op->heads, kv = op->kv_heads ? op->kv_heads : op->heads;
+  int64_t parts = op->n_out == 3 ? q + 2 * kv : q;
   if (q <= 0 || kv <= 0)
     return bad(op, "needs attribute heads (and kv_heads) > 0");
   if (x->ndim != 3 || x->shape[2] % parts)
     return bad(op,
-               "input '%s' %s must be [b,s,%d*d] for heads %d, kv_heads "
-               "%d",
-               x->name, shp(g, op->in[0]).s, parts, q, kv);
+               "input '%s' %s must be [b,s,%lld*d] for heads %lld, kv_heads "
+               "%lld",
+               x->name, shp(g, op->in[0]).s, (long long)parts, (long long)q,
+               (long long)kv);
   int64_t b = x->shape[0], s = x->shape[1], d = x->shape[2] / parts;
   int rc = check_out4(g, op, 0, b, q, s, d);
   if (!rc && op->n_out == 3) rc = check_out4(g, op, 1, b, kv, s, d);

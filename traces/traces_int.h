@@ -11,6 +11,9 @@
 #include "strata/core.h"
 #include "strata/traces.h"
 
+/* Largest block repeat accepted (keeps totals far from overflow). */
+#define STRATA_MAX_REPEAT 1000000
+
 /* Check op's arity, attributes, dtypes and shapes against the rule of its
  * kind (the table in traces.h).  Returns 0, or STRATA_EBADINPUT with a
  * message naming the op, its kind and the shapes involved.  Tensor indices

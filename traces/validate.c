@@ -94,10 +94,10 @@ static int same_shape(const strata_tensor_t *a, const strata_tensor_t *b) {
 
 static int check_block(strata_graph_t *g, int b, int expect_first, int layer0) {
   strata_block_t *bl = &g->blocks[b];
-  if (bl->repeat < 1)
+  if (bl->repeat < 1 || bl->repeat > STRATA_MAX_REPEAT)
     return strata_error(STRATA_EBADINPUT,
-                        "block '%s': repeat %d (must be >= 1)", bl->name,
-                        bl->repeat);
+                        "block '%s': repeat %d (must be 1 to %d)", bl->name,
+                        bl->repeat, STRATA_MAX_REPEAT);
   if (bl->n_ops < 1 || bl->first_op < 0 || bl->first_op > g->n_ops - bl->n_ops)
     return strata_error(STRATA_EBADINPUT, "block '%s': bad op range", bl->name);
   if (b > 0 && bl->first_op != expect_first)
