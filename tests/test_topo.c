@@ -390,6 +390,9 @@ TEST(costs_flat) {
   ASSERT_NEAR(t, s / 50e9 + 5e-6, 1e-12, 0);
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 1, &t));
   ASSERT_EQ(t, 0);
+  /* The worked example of docs/cluster-format.md: 4 nodes x 8, 1 GB. */
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 4, 8, &t));
+  ASSERT_NEAR(t, 1.958e-3 + 3.78e-3 + 1.958e-3, 1e-3, 0);
   ASSERT_EQ(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 129, 8, &t),
             STRATA_EINVAL);
   ASSERT_EQ(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 9, &t),
