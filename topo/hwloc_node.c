@@ -38,10 +38,10 @@ typedef struct {
   int index; /* backend index (cuda3 -> 3), -1 none */
   strata_gpu_info_t gpu;
   strata_nic_info_t nic;
-} dev_t_;
+} found_t;
 
 typedef struct {
-  dev_t_ *v;
+  found_t *v;
   int n, cap;
 } devs_t;
 
@@ -53,7 +53,7 @@ static void quiet_hwloc(void) {
   setenv("HWLOC_HIDE_ERRORS", "2", 0);
 }
 
-static int devs_add(devs_t *d, hwloc_obj_t pci, dev_t_ **out) {
+static int devs_add(devs_t *d, hwloc_obj_t pci, found_t **out) {
   for (int i = 0; i < d->n; i++)
     if (d->v[i].pci == pci) {
       *out = &d->v[i];
@@ -61,7 +61,7 @@ static int devs_add(devs_t *d, hwloc_obj_t pci, dev_t_ **out) {
     }
   if (d->n == d->cap) {
     int cap = d->cap ? 2 * d->cap : 8;
-    dev_t_ *v = strata_realloc(d->v, (size_t)cap * sizeof *v);
+    found_t *v = strata_realloc(d->v, (size_t)cap * sizeof *v);
     if (!v) return strata_error(STRATA_ENOMEM, "out of memory reading hwloc");
     d->v = v;
     d->cap = cap;
@@ -112,7 +112,7 @@ static uint64_t info_kib(hwloc_obj_t o, const char *key) {
   return v ? strtoull(v, NULL, 10) * 1024ull : 0;
 }
 
-static void gpu_absorb(dev_t_ *d, hwloc_obj_t o) {
+static void gpu_absorb(found_t *d, hwloc_obj_t o) {
   const char *model = hwloc_obj_get_info_by_name(o, "GPUModel");
   uint64_t mem = info_kib(o, "CUDAGlobalMemorySize");
   if (!mem) mem = info_kib(o, "RSMIVRAMSize");
@@ -134,7 +134,7 @@ static int is_gpu_pci(hwloc_obj_t p) {
 
 static int collect_gpus(hwloc_topology_t t, devs_t *g) {
   hwloc_obj_t o = NULL, p;
-  dev_t_ *d;
+  found_t *d;
   int rc;
   while ((o = hwloc_get_next_osdev(t, o))) {
     if (!is_gpu_osdev(o) || !(p = pci_parent(o))) continue;
@@ -156,7 +156,7 @@ static int is_rdma_name(const char *n) {
 
 static int collect_nics(hwloc_topology_t t, devs_t *nics) {
   hwloc_obj_t o = NULL, p;
-  dev_t_ *d;
+  found_t *d;
   int rc;
   while ((o = hwloc_get_next_osdev(t, o))) {
     hwloc_obj_osdev_type_t ty = o->attr->osdev.type;
@@ -234,7 +234,7 @@ static int nic_score(hwloc_obj_t *gpath, int glen, hwloc_obj_t nic,
 
 /* The closest RDMA NIC (the one collectives use), an Ethernet one only if
  * the node has no RDMA NIC; among equally close ones the first. */
-static void nearest_nic(dev_t_ *gpu, const devs_t *nics) {
+static void nearest_nic(found_t *gpu, const devs_t *nics) {
   hwloc_obj_t path[MAX_DEPTH];
   int glen = chain(gpu->pci, path), best = 1 << 30;
   gpu->gpu.nic = -1;
@@ -252,14 +252,14 @@ static void nearest_nic(dev_t_ *gpu, const devs_t *nics) {
 }
 
 static int cmp_busid(const void *a, const void *b) {
-  const dev_t_ *x = a, *y = b;
+  const found_t *x = a, *y = b;
   const char *bx = x->gpu.pci_busid[0] ? x->gpu.pci_busid : x->nic.pci_busid;
   const char *by = y->gpu.pci_busid[0] ? y->gpu.pci_busid : y->nic.pci_busid;
   return strcmp(bx, by);
 }
 
 static int cmp_index(const void *a, const void *b) {
-  const dev_t_ *x = a, *y = b;
+  const found_t *x = a, *y = b;
   return x->index != y->index ? (x->index < y->index ? -1 : 1)
                               : cmp_busid(a, b);
 }
