@@ -114,6 +114,22 @@ static int is_attention_out(const strata_graph_t *g, const strata_op_t *op) {
          t->shape[t->ndim - 2] == g->seq_len && g->seq_len > 1;
 }
 
+/* Slots of op whose saved storage an earlier op of the stage saves. */
+static unsigned skip_saved(const strata_graph_t *g, const strata_op_t *op,
+                           unsigned char *saved) {
+  unsigned sv = strata_op_saves(g, op), skip = 0;
+  for (int i = 0; i < op->n_in + op->n_out; i++) {
+    unsigned bit = i < op->n_in ? STRATA_SAVE_IN(i)
+                                : STRATA_SAVE_OUT(i - op->n_in);
+    int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
+    if (!(sv & bit)) continue;
+    int root = strata_tensor_storage(g, t);
+    if (saved[root] & 2) skip |= 1u << i;
+    saved[root] |= 2;
+  }
+  return skip;
+}
+
 static int fill_info(const strata_graph_t *g, st__stage_t *st,
                      const index_t *ix, unsigned char *seen) {
   for (int i = 0; i < g->n_ops; i++) {
@@ -125,8 +141,8 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
     in->fixed = -1;
     for (int s = 0; s < op->n_in; s++) {
       const strata_tensor_t *t = &g->tensors[op->in[s]];
-      if (t->kind != STRATA_TENSOR_PARAM || seen[op->in[s]]) continue;
-      seen[op->in[s]] = 1;
+      if (t->kind != STRATA_TENSOR_PARAM || (seen[op->in[s]] & 1)) continue;
+      seen[op->in[s]] |= 1;
       in->owns |= 1u << s;
     }
     if (op->block >= 0) {
@@ -149,8 +165,9 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
                           strata_op_kind_name(op->kind), st->ctx.devices);
     in->cost = strata_calloc((size_t)in->n_strat, sizeof *in->cost);
     if (!in->cost) return strata_error(STRATA_ENOMEM, "out of memory");
+    unsigned skip = skip_saved(g, op, seen);
     for (int s = 0; s < in->n_strat; s++)
-      st__op_cost(&st->ctx, op, &in->dims, &in->strat[s], in->owns,
+      st__op_cost(&st->ctx, op, &in->dims, &in->strat[s], in->owns, skip,
                   in->is_ckpt, in->in_recompute, &in->cost[s]);
   }
   return 0;

@@ -107,13 +107,15 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
   /* gradient synchronisation once per step; ZeRO-3 also gathers the
    * parameters before forward and backward of every micro-batch */
   double sync = hier(STRATA_COLL_ALLREDUCE, gb * numel, lv, size, link);
+  double gather = 0;
   if (z >= 3) {
     double mb = o->micro_batches > 0 ? o->micro_batches : 1;
-    sync = hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, link) +
-           2.0 * mb * hier(STRATA_COLL_ALLGATHER, wb * numel, lv, size, link);
+    sync = hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, link);
+    gather = 2.0 * mb * hier(STRATA_COLL_ALLGATHER, wb * numel, lv, size, link);
     r->transient += wb * numel; /* the gathered weight while the op runs */
   }
-  r->comm += sync;
+  r->comm += sync + gather;
+  r->sync += sync;
 }
 
 static double slot_bytes(const st__cost_ctx_t *c, const st__opdims_t *d,
@@ -123,41 +125,36 @@ static double slot_bytes(const st__cost_ctx_t *c, const st__opdims_t *d,
   return tensor_bytes(c->g, d->tensor[slot]) / st__shards(c->m, &p);
 }
 
+static int saves_slot(const st__opdims_t *d, unsigned sv, int i) {
+  unsigned bit = i < d->n_in ? STRATA_SAVE_IN(i) : STRATA_SAVE_OUT(i - d->n_in);
+  return (sv & bit) != 0;
+}
+
+/* Saved activations of one micro-batch.  Slots in `skip` hold storage an
+ * earlier op of the stage already saves (counted once, there). */
 static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
                        const st__opdims_t *d, const st__strat_t *s,
-                       st__op_cost_t *r) {
+                       unsigned skip, st__op_cost_t *r) {
   unsigned sv = strata_op_saves(c->g, op);
   int selective = c->o->recompute == STRATA_RECOMPUTE_SELECTIVE;
   for (int i = 0; i < d->n_slots; i++) {
-    int bit = i < d->n_in ? (int)STRATA_SAVE_IN(i)
-                          : (int)STRATA_SAVE_OUT(i - d->n_in);
-    if (!(sv & (unsigned)bit)) continue;
+    const strata_tensor_t *t = &c->g->tensors[d->tensor[i]];
+    if (!saves_slot(d, sv, i) || (skip & (1u << i))) continue;
+    if (t->kind != STRATA_TENSOR_ACTIVATION) continue;
     if (selective && is_attention_matrix(c->g, d->tensor[i])) continue;
     r->act += slot_bytes(c, d, s, i);
   }
-  if ((sv & STRATA_SAVE_MASK) && op->n_out > 0) {
-    int o0 = d->n_in;
-    if (!(selective && is_attention_matrix(c->g, d->tensor[o0]))) {
-      st__place_t p;
-      st__placement(d, c->m, s, o0, &p);
-      r->act += (double)strata_tensor_numel(&c->g->tensors[d->tensor[o0]]) /
-                st__shards(c->m, &p);
-    }
-  }
-  /* extra (flash attention's log-sum-exp): split like its output */
-  double all = (double)strata_op_saved_bytes(c->g, op), listed = 0;
-  for (int i = 0; i < d->n_slots; i++) {
-    int bit = i < d->n_in ? (int)STRATA_SAVE_IN(i)
-                          : (int)STRATA_SAVE_OUT(i - d->n_in);
-    if (sv & (unsigned)bit) listed += tensor_bytes(c->g, d->tensor[i]);
-  }
-  if ((sv & STRATA_SAVE_MASK) && op->n_out > 0)
-    listed += (double)strata_tensor_numel(&c->g->tensors[op->out[0]]);
-  if (all > listed + 0.5 && op->n_out > 0) {
-    st__place_t p;
-    st__placement(d, c->m, s, d->n_in, &p);
-    r->act += (all - listed) / st__shards(c->m, &p);
-  }
+  if (op->n_out < 1) return;
+  int o0 = d->n_in;
+  st__place_t p;
+  st__placement(d, c->m, s, o0, &p);
+  double extra = (double)strata_op_extra_saved(c->g, op);
+  double mask = (sv & STRATA_SAVE_MASK)
+                    ? (double)strata_tensor_numel(&c->g->tensors[d->tensor[o0]])
+                    : 0;
+  if (selective && is_attention_matrix(c->g, d->tensor[o0])) extra -= mask;
+  /* the mask and flash attention's log-sum-exp split like the output */
+  if (extra > 0) r->act += extra / st__shards(c->m, &p);
 }
 
 /* Collectives inside the op: the sequence-parallel linear gathers its
@@ -189,21 +186,21 @@ static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
 
 void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
                  const st__opdims_t *d, const st__strat_t *s,
-                 unsigned owns_param, int is_ckpt, int in_recompute,
-                 st__op_cost_t *r) {
+                 unsigned owns_param, unsigned skip_saved, int is_ckpt,
+                 int in_recompute, st__op_cost_t *r) {
   const strata_stage_opts_t *o = c->o;
   double mb = o->micro_batches > 0 ? o->micro_batches : 1;
   memset(r, 0, sizeof *r);
   for (int i = 0; i < d->n_in; i++)
     if (owns_param & (1u << i)) param_cost(c, d, s, i, r);
-  saved_cost(c, op, d, s, r);
+  saved_cost(c, op, d, s, skip_saved, r);
   /* the saved set unsharded: what the stage must hold at least */
   st__strat_t rep;
   st__op_cost_t u;
   memset(&rep, 0, sizeof rep);
   memset(&u, 0, sizeof u);
   for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) rep.axis[a] = ST__REP;
-  saved_cost(c, op, d, &rep, &u);
+  saved_cost(c, op, d, &rep, skip_saved, &u);
   r->unique_act = u.act;
   if (is_ckpt) r->ckpt = slot_bytes(c, d, s, d->n_in);
   own_comm(c, op, d, s, r);

@@ -23,16 +23,18 @@ typedef struct {
   double ckpt;       /* full recompute: the layer input kept, one micro-batch */
   double transient;  /* working buffers while the op runs */
   double comm;       /* seconds per step (own collectives, gradient sync) */
+  double sync;       /* the gradient-synchronisation part of comm */
   double compute;    /* seconds per step */
   double unique;     /* parameter-state bytes the stage must hold at least */
   double unique_act; /* saved bytes unsharded, one micro-batch */
 } st__op_cost_t;
 
-/* owns_param: bit i set if input slot i is a parameter first used here. */
+/* owns_param: bit i set if input slot i is a parameter first used here;
+ * skip_saved: bit i set if slot i's storage is saved by an earlier op. */
 void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
                  const st__opdims_t *d, const st__strat_t *s,
-                 unsigned owns_param, int is_ckpt, int in_recompute,
-                 st__op_cost_t *out);
+                 unsigned owns_param, unsigned skip_saved, int is_ckpt,
+                 int in_recompute, st__op_cost_t *out);
 
 /* Seconds per step to move tensor t from the producer's placement of its
  * output slot to the consumer's input slot, forward and backward. */

@@ -240,6 +240,7 @@ static void fill_totals(const st__stage_t *st, const int *choice,
     mem += st__node_mem(st, i, s);
     unique += st__node_unique(st, i);
     r->comm_seconds += node_comm(st, i, s);
+    r->sync_seconds += n->mult * c->sync;
     if (node_comm(st, i, s) > 0)
       strata_log(STRATA_LOG_DEBUG, "op %s: own communication %.3f us",
                  op->name, node_comm(st, i, s) * 1e6);

@@ -258,3 +258,7 @@ int st__storage_root(const strata_graph_t *g, int t) {
   }
   return t;
 }
+
+int strata_tensor_storage(const strata_graph_t *g, int t) {
+  return st__storage_root(g, t);
+}

@@ -108,6 +108,7 @@ typedef struct {
   double memory_redundancy_bytes; /* summed over the stage's devices */
   double comm_bytes;              /* bytes-equivalent on the fastest link */
   double comm_seconds;            /* per step */
+  double sync_seconds;            /* of which gradient synchronisation */
   double compute_seconds;         /* per step */
   double peak_memory_bytes;       /* per device */
   double zero_redundancy_bytes;   /* unique bytes / devices */

@@ -8,5 +8,7 @@
 #include "strata/traces.h"
 #include "strata/topo.h"
 #include "strata/intraop.h"
+#include "strata/pipeline.h"
+#include "strata/merge.h"
 
 #endif

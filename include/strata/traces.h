@@ -212,6 +212,10 @@ int strata_graph_validate(strata_graph_t *g);
 int64_t strata_graph_saved_bytes(const strata_graph_t *g, int first_op,
                                  int n_ops);
 
+/* The tensor whose storage t shares: t itself, or what a chain of views
+ * (transpose, reshape, merge_heads, one-output split_heads) reads. */
+int strata_tensor_storage(const strata_graph_t *g, int t);
+
 /* Number of layers (sum of block repeats). */
 int strata_graph_layers(const strata_graph_t *g);
 /* The block holding layer l (0 <= l < layers), or -1. */
