@@ -1,11 +1,65 @@
 /*
- * cmd_show.c - `strata show` (not yet implemented).
+ * cmd_show.c - `strata show PLAN [--json]`: print a plan file as the
+ * summary table, or as JSON (the fields of docs/plan-format.md).  A file
+ * that is not a plan, newer, truncated or corrupt is bad input (exit 2).
  */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "cli/cli.h"
 
+static const struct option show_opts[] = {
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f) {
+  fprintf(f, "Usage: strata show PLAN [--json]\n"
+             "\n"
+             "Print a plan file (.splan): model, cluster, degrees, batch,\n"
+             "options, step time, tokens/s, MFU and peak memory, one row per\n"
+             "stage, and the operator strategies of the first stage's layer.\n"
+             "\n"
+             "Options:\n"
+             "  --json        print the plan as JSON instead\n"
+             "  -h, --help    this help\n"
+             "\n"
+             "Exit codes: 0 ok, 1 usage, 2 unreadable or corrupt plan file,\n"
+             "4 internal error.\n");
+}
+
 int cli_cmd_show(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "strata show: not implemented yet\n");
-  return CLI_INTERNAL;
+  const char *cmd = "show";
+  int c, json = 0, rc;
+  strata_plan_t *p = NULL;
+  char *text = NULL;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":h", show_opts, NULL)) != -1) {
+    if (c == 'h') {
+      usage(stdout);
+      return CLI_OK;
+    }
+    if (c == 'j') {
+      json = 1;
+      continue;
+    }
+    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+  }
+  if (optind >= argc) return cli_usage_error(cmd, "which plan file?");
+  if (optind + 1 < argc)
+    return cli_usage_error(cmd, "one plan file only, not '%s' too",
+                           argv[optind + 1]);
+  if ((rc = strata_plan_load(argv[optind], &p)) ||
+      (rc = json ? strata_plan_json(p, &text) : strata_plan_summary(p, &text))) {
+    rc = cli_fail(cmd, rc);
+    goto out;
+  }
+  rc = cli_write_output(cmd, NULL, text, strlen(text));
+out:
+  strata_free(text);
+  strata_plan_destroy(p);
+  return rc;
 }

@@ -24,7 +24,12 @@ int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
 
 /* Plan files (docs/plan-format.md): magic, version, flags, CRC32,
  * zlib-deflated payload; runs of identical layers collapsed.  Decoding
- * then encoding gives the same bytes. */
+ * then encoding gives the same bytes.  Decode errors: STRATA_EBADINPUT
+ * (not a plan file), EVERSION (a newer format), ECORRUPT (truncated,
+ * checksum mismatch, absurd lengths, bad fields), ENOMEM; the message
+ * starts with `where`. */
+#define STRATA_PLAN_FORMAT_VERSION 1
+#define STRATA_PLAN_MAX_PAYLOAD (256 * 1024 * 1024) /* inflated bytes */
 int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
                        size_t *len);
 int strata_plan_decode(const unsigned char *data, size_t len,
@@ -35,6 +40,8 @@ int strata_plan_load(const char *path, strata_plan_t **out);
 /* Reports, into strata_free-able strings. */
 int strata_plan_summary(const strata_plan_t *p, char **text);
 int strata_plan_json(const strata_plan_t *p, char **text);
+/* *differs is 0 when nothing differs (degrees, stages, strategies,
+ * figures); the text then says "plans are identical". */
 int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b,
                      int json, char **text, int *differs);
 

@@ -1,0 +1,322 @@
+/*
+ * payload.c - the plan payload: every field of a strata_plan_t that show,
+ * diff and the exporters read, in a fixed order, in the binary encoding of
+ * codec.h (docs/plan-format.md lists the order).
+ *
+ * Binary rather than JSON because it round-trips doubles bit for bit and
+ * has exactly one encoding of a plan, which is what "decode then encode
+ * gives the same bytes" needs; zlib then squeezes the repeated strings.
+ * A stage's op list that equals an earlier stage's (the usual case: every
+ * middle stage runs the same layer template) is written as a reference to
+ * that stage, so a 96-layer, 64-stage plan stores its template once.
+ */
+#include <string.h>
+
+#include "merge/codec.h"
+#include "merge/merge_int.h"
+
+#define BIG (1 << 30)
+
+int st__ops_equal(const strata_op_choice_t *a, int na,
+                  const strata_op_choice_t *b, int nb) {
+  if (na != nb) return 0;
+  for (int i = 0; i < na; i++) {
+    const strata_op_choice_t *x = &a[i], *y = &b[i];
+    if (x->layer != y->layer || x->repeat != y->repeat ||
+        memcmp(&x->mem_bytes, &y->mem_bytes, sizeof x->mem_bytes) ||
+        memcmp(&x->comm_seconds, &y->comm_seconds, sizeof x->comm_seconds))
+      return 0;
+    if ((!x->name) != (!y->name) || (!x->strategy) != (!y->strategy) ||
+        (!x->placement) != (!y->placement))
+      return 0;
+    if ((x->name && strcmp(x->name, y->name)) ||
+        (x->strategy && strcmp(x->strategy, y->strategy)) ||
+        (x->placement && strcmp(x->placement, y->placement)))
+      return 0;
+  }
+  return 1;
+}
+
+/* ---- encoding ---- */
+
+static void put_header(st__wr_t *w, const strata_plan_t *p) {
+  const int ints[] = {p->devices, p->tp, p->pp, p->dp, p->micro_batch,
+                      p->global_batch, p->n_micro, p->zero_stage,
+                      p->sequence_parallel, p->megatron, p->vpp,
+                      (int)p->recipe, (int)p->recompute, p->seq_len,
+                      p->layers, p->hidden, p->heads, p->kv_heads, p->ffn,
+                      p->vocab, p->flash_attention, p->dropout,
+                      p->untie_embeddings, p->max_position,
+                      p->subproblems_total, p->subproblems_distinct,
+                      p->ilps_solved, p->cache_hits, p->time_limited};
+  const double dbl[] = {p->alpha, p->step_seconds, p->tokens_per_second,
+                        p->mfu, p->peak_memory_bytes, p->gpu_memory_bytes,
+                        p->gpu_peak_flops, p->model_flops_per_step,
+                        p->plan_seconds};
+  st__wr_s(w, p->model);
+  st__wr_s(w, p->cluster);
+  st__wr_s(w, p->family);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) st__wr_i(w, ints[i]);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) st__wr_f(w, dbl[i]);
+}
+
+static void put_mesh(st__wr_t *w, const strata_mesh_t *m) {
+  st__wr_i(w, m->ndim);
+  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) {
+    st__wr_i(w, m->shape[a]);
+    st__wr_f(w, m->axis[a].bandwidth);
+    st__wr_f(w, m->axis[a].latency);
+  }
+}
+
+static void put_result(st__wr_t *w, const strata_stage_result_t *r) {
+  const double dbl[] = {r->alpha, r->objective, r->memory_redundancy_bytes,
+                        r->comm_bytes, r->comm_seconds, r->compute_seconds,
+                        r->peak_memory_bytes, r->zero_redundancy_bytes,
+                        r->mem.weights, r->mem.gradients, r->mem.optimizer,
+                        r->mem.activations, r->mem.transient, r->mem.total,
+                        r->activations_per_layer, r->min_memory_bytes,
+                        r->solve_seconds};
+  const int ints[] = {(int)r->status, r->devices, r->homogeneous, r->int_vars,
+                      r->cont_vars, r->rows, r->int_vars_before,
+                      r->cont_vars_before, r->rows_before};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) st__wr_i(w, ints[i]);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) st__wr_f(w, dbl[i]);
+  st__wr_s(w, r->hint);
+}
+
+static void put_ops(st__wr_t *w, const strata_stage_result_t *r) {
+  st__wr_u(w, (uint64_t)r->n_ops);
+  for (int i = 0; i < r->n_ops; i++) {
+    const strata_op_choice_t *o = &r->ops[i];
+    st__wr_s(w, o->name);
+    st__wr_i(w, o->layer);
+    st__wr_i(w, o->repeat);
+    st__wr_s(w, o->strategy);
+    st__wr_s(w, o->placement);
+    st__wr_f(w, o->mem_bytes);
+    st__wr_f(w, o->comm_seconds);
+  }
+}
+
+/* 0: the ops follow; k: the same list as stage k - 1. */
+static int op_ref(const strata_plan_t *p, int s) {
+  const strata_stage_result_t *r = p->stages[s].result;
+  for (int t = 0; t < s; t++) {
+    const strata_stage_result_t *q = p->stages[t].result;
+    if (q && st__ops_equal(q->ops, q->n_ops, r->ops, r->n_ops)) return t + 1;
+  }
+  return 0;
+}
+
+static void put_stage(st__wr_t *w, const strata_plan_t *p, int s) {
+  const strata_plan_stage_t *st = &p->stages[s];
+  const int ints[] = {st->layer_begin, st->layer_end, st->with_prologue,
+                      st->with_epilogue, st->nodes, st->gpus_per_node,
+                      st->first_rank, st->in_flight};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) st__wr_i(w, ints[i]);
+  put_mesh(w, &st->mesh);
+  st__wr_f(w, st->fwd_seconds);
+  st__wr_f(w, st->bwd_seconds);
+  st__wr_f(w, st->sync_seconds);
+  st__wr_u(w, st->result ? 1 : 0);
+  if (!st->result) return;
+  put_result(w, st->result);
+  int ref = op_ref(p, s);
+  st__wr_u(w, (uint64_t)ref);
+  if (!ref) put_ops(w, st->result);
+}
+
+int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
+  st__wr_t w;
+  strata_buf_init(&w.b);
+  put_header(&w, p);
+  st__wr_u(&w, (uint64_t)p->n_stages);
+  for (int s = 0; s < p->n_stages; s++) put_stage(&w, p, s);
+  for (int s = 0; s + 1 < p->n_stages; s++)
+    st__wr_f(&w, p->p2p_seconds ? p->p2p_seconds[s] : 0);
+  if (w.b.oom) {
+    strata_buf_free(&w.b);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *out = w.b;
+  return 0;
+}
+
+/* ---- decoding ---- */
+
+static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
+  int *ints[] = {&p->devices, &p->tp, &p->pp, &p->dp, &p->micro_batch,
+                 &p->global_batch, &p->n_micro, &p->zero_stage,
+                 &p->sequence_parallel, &p->megatron, &p->vpp, NULL, NULL,
+                 &p->seq_len, &p->layers, &p->hidden, &p->heads, &p->kv_heads,
+                 &p->ffn, &p->vocab, &p->flash_attention, &p->dropout,
+                 &p->untie_embeddings, &p->max_position,
+                 &p->subproblems_total, &p->subproblems_distinct,
+                 &p->ilps_solved, &p->cache_hits, &p->time_limited};
+  double *dbl[] = {&p->alpha, &p->step_seconds, &p->tokens_per_second,
+                   &p->mfu, &p->peak_memory_bytes, &p->gpu_memory_bytes,
+                   &p->gpu_peak_flops, &p->model_flops_per_step,
+                   &p->plan_seconds};
+  p->model = st__rd_s(r, "model", oom);
+  p->cluster = st__rd_s(r, "cluster", oom);
+  st__rd_sbuf(r, "family", p->family, sizeof p->family);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+    if (i == 11)
+      p->recipe = (strata_recipe_t)st__rd_int(r, "recipe", 0, 1);
+    else if (i == 12)
+      p->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
+    else
+      *ints[i] = st__rd_int(r, "plan scalars", -1, BIG);
+  }
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    *dbl[i] = st__rd_f(r, "plan figures");
+}
+
+static void get_mesh(st__rd_t *r, strata_mesh_t *m) {
+  m->ndim = st__rd_int(r, "mesh dimensions", 1, STRATA_MESH_MAX_DIMS);
+  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) {
+    m->shape[a] = st__rd_int(r, "mesh shape", 0, BIG);
+    m->axis[a].bandwidth = st__rd_f(r, "mesh bandwidth");
+    m->axis[a].latency = st__rd_f(r, "mesh latency");
+  }
+}
+
+static void get_result(st__rd_t *r, strata_stage_result_t *x, int *oom) {
+  int *ints[] = {NULL, &x->devices, &x->homogeneous, &x->int_vars,
+                 &x->cont_vars, &x->rows, &x->int_vars_before,
+                 &x->cont_vars_before, &x->rows_before};
+  double *dbl[] = {&x->alpha, &x->objective, &x->memory_redundancy_bytes,
+                   &x->comm_bytes, &x->comm_seconds, &x->compute_seconds,
+                   &x->peak_memory_bytes, &x->zero_redundancy_bytes,
+                   &x->mem.weights, &x->mem.gradients, &x->mem.optimizer,
+                   &x->mem.activations, &x->mem.transient, &x->mem.total,
+                   &x->activations_per_layer, &x->min_memory_bytes,
+                   &x->solve_seconds};
+  x->status = (strata_stage_status_t)st__rd_int(r, "stage status", 0, 3);
+  for (size_t i = 1; i < sizeof ints / sizeof ints[0]; i++)
+    *ints[i] = st__rd_int(r, "stage result scalars", -1, BIG);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    *dbl[i] = st__rd_f(r, "stage result figures");
+  x->hint = st__rd_s(r, "stage hint", oom);
+}
+
+static int get_ops(st__rd_t *r, strata_stage_result_t *x, int *oom) {
+  uint64_t n = st__rd_u(r, "op count");
+  if (r->bad) return 0;
+  if (n > r->len - r->pos) { /* each op takes well over a byte */
+    r->bad = "op count";
+    r->why = "is larger than the payload";
+    return 0;
+  }
+  x->ops = strata_calloc(n ? (size_t)n : 1, sizeof *x->ops);
+  if (!x->ops) return strata_error(STRATA_ENOMEM, "out of memory");
+  x->n_ops = (int)n;
+  for (int i = 0; i < x->n_ops && !r->bad && !*oom; i++) {
+    strata_op_choice_t *o = &x->ops[i];
+    o->name = st__rd_s(r, "op name", oom);
+    o->layer = st__rd_int(r, "op layer", -1, BIG);
+    o->repeat = st__rd_int(r, "op repeat", 0, BIG);
+    o->strategy = st__rd_s(r, "op strategy", oom);
+    o->placement = st__rd_s(r, "op placement", oom);
+    o->mem_bytes = st__rd_f(r, "op memory");
+    o->comm_seconds = st__rd_f(r, "op communication");
+  }
+  return *oom ? strata_error(STRATA_ENOMEM, "out of memory") : 0;
+}
+
+static int copy_ops(const strata_stage_result_t *from, strata_stage_result_t *x) {
+  x->ops = strata_calloc(from->n_ops ? (size_t)from->n_ops : 1, sizeof *x->ops);
+  if (!x->ops) return strata_error(STRATA_ENOMEM, "out of memory");
+  x->n_ops = from->n_ops;
+  for (int i = 0; i < x->n_ops; i++) {
+    const strata_op_choice_t *a = &from->ops[i];
+    strata_op_choice_t *o = &x->ops[i];
+    *o = *a;
+    o->name = a->name ? strata_strdup(a->name) : NULL;
+    o->strategy = a->strategy ? strata_strdup(a->strategy) : NULL;
+    o->placement = a->placement ? strata_strdup(a->placement) : NULL;
+    if ((a->name && !o->name) || (a->strategy && !o->strategy) ||
+        (a->placement && !o->placement))
+      return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  return 0;
+}
+
+static int get_stage_ops(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
+  strata_stage_result_t *x = p->stages[s].result;
+  int ref = st__rd_int(r, "op list reference", 0, s);
+  if (r->bad) return 0;
+  if (!ref) return get_ops(r, x, oom);
+  if (!p->stages[ref - 1].result) {
+    r->bad = "op list reference";
+    r->why = "names a stage without a result";
+    return 0;
+  }
+  return copy_ops(p->stages[ref - 1].result, x);
+}
+
+static int get_stage(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
+  strata_plan_stage_t *st = &p->stages[s];
+  int *ints[] = {&st->layer_begin, &st->layer_end, &st->with_prologue,
+                 &st->with_epilogue, &st->nodes, &st->gpus_per_node,
+                 &st->first_rank, &st->in_flight};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    *ints[i] = st__rd_int(r, "stage scalars", -1, BIG);
+  get_mesh(r, &st->mesh);
+  st->fwd_seconds = st__rd_f(r, "stage forward time");
+  st->bwd_seconds = st__rd_f(r, "stage backward time");
+  st->sync_seconds = st__rd_f(r, "stage sync time");
+  int has = st__rd_int(r, "stage result flag", 0, 1);
+  if (r->bad || !has) return 0;
+  st->result = strata_calloc(1, sizeof *st->result);
+  if (!st->result) return strata_error(STRATA_ENOMEM, "out of memory");
+  get_result(r, st->result, oom);
+  if (*oom) return strata_error(STRATA_ENOMEM, "out of memory");
+  return get_stage_ops(r, p, s, oom);
+}
+
+static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
+  int rc = 0;
+  get_header(r, p, oom);
+  if (*oom) return strata_error(STRATA_ENOMEM, "out of memory");
+  uint64_t n = st__rd_u(r, "stage count");
+  if (!r->bad && (n < 1 || n > r->len - r->pos)) {
+    r->bad = "stage count";
+    r->why = "is out of range";
+  }
+  if (r->bad) return 0;
+  p->stages = strata_calloc((size_t)n, sizeof *p->stages);
+  if (!p->stages) return strata_error(STRATA_ENOMEM, "out of memory");
+  p->n_stages = (int)n;
+  for (int s = 0; s < p->n_stages && !rc && !r->bad; s++)
+    rc = get_stage(r, p, s, oom);
+  if (rc || r->bad || n < 2) return rc;
+  p->p2p_seconds = strata_calloc((size_t)n - 1, sizeof *p->p2p_seconds);
+  if (!p->p2p_seconds) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int s = 0; s + 1 < p->n_stages; s++)
+    p->p2p_seconds[s] = st__rd_f(r, "p2p times");
+  return 0;
+}
+
+int st__payload_decode(const unsigned char *data, size_t len,
+                       const char *where, strata_plan_t **out) {
+  st__rd_t r = {data, len, 0, NULL, NULL};
+  int oom = 0, rc;
+  strata_plan_t *p = strata_calloc(1, sizeof *p);
+  if (!p) return strata_error(STRATA_ENOMEM, "out of memory");
+  rc = get_body(&r, p, &oom);
+  if (!rc && !r.bad && r.pos != r.len) {
+    r.bad = "payload";
+    r.why = "has bytes after the last field";
+  }
+  if (!rc && r.bad)
+    rc = strata_error(STRATA_ECORRUPT, "%s: corrupt: the plan's %s %s", where,
+                      r.bad, r.why);
+  if (rc) {
+    strata_plan_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return 0;
+}

@@ -1,0 +1,229 @@
+/*
+ * report.c - strata_plan_summary (the table `strata show` prints) and
+ * strata_plan_json (`strata show --json`, docs/plan-format.md lists the
+ * fields).  Both read only the plan, so they work the same on a plan just
+ * made and on one loaded from a file.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "merge/merge_int.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+const char *st__onoff(int v) { return v > 0 ? "yes" : "no"; }
+
+static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
+  char pk[32], gm[32];
+  strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
+                    p->model ? p->model : "?", p->cluster ? p->cluster : "?",
+                    p->devices);
+  strata_buf_printf(b, "  %-20s tp %d, pp %d, dp %d (%s mode)\n",
+                    "parallelism", p->tp, p->pp, p->dp,
+                    p->megatron ? "Megatron" : "free");
+  strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
+                    "batch", p->micro_batch, p->global_batch, p->n_micro);
+  strata_buf_printf(b, "  %-20s stage %d, %s recipe\n", "ZeRO", p->zero_stage,
+                    strata_recipe_name(p->recipe));
+  strata_buf_printf(b, "  %-20s %s\n", "recompute",
+                    strata_recompute_name(p->recompute));
+  strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
+                    st__onoff(p->sequence_parallel));
+  strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
+  strata_buf_printf(b, "  %-20s %.0f\n", "tokens/s", p->tokens_per_second);
+  strata_buf_printf(b, "  %-20s %.1f %%\n", "MFU", p->mfu * 100);
+  strata_buf_printf(b, "  %-20s %s of %s per device\n", "peak memory",
+                    strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
+                    strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+}
+
+static void sum_stage(strata_buf_t *b, const strata_plan_t *p, int s) {
+  const strata_plan_stage_t *st = &p->stages[s];
+  const strata_stage_result_t *r = st->result;
+  char lay[32], dev[32];
+  snprintf(lay, sizeof lay, "%d-%d", st->layer_begin, st->layer_end - 1);
+  snprintf(dev, sizeof dev, "%dx%d", st->nodes, st->gpus_per_node);
+  strata_buf_printf(b, "  %5d  %-9s %-8s %9d", s, lay, dev, st->in_flight);
+  if (r)
+    strata_buf_printf(b, "  %7.2f = %.2f + %.2f + %.2f + %.2f + %.2f",
+                      r->mem.total / GIB, r->mem.weights / GIB,
+                      r->mem.gradients / GIB, r->mem.optimizer / GIB,
+                      r->mem.activations / GIB, r->mem.transient / GIB);
+  else
+    strata_buf_printf(b, "  %7s", "-");
+  strata_buf_printf(b, "  %9.3f %9.3f\n", st->fwd_seconds * 1e3,
+                    st->bwd_seconds * 1e3);
+}
+
+static void sum_template(strata_buf_t *b, const strata_plan_t *p) {
+  const strata_stage_result_t *r = p->stages[0].result;
+  char mem[32];
+  if (!r || st__first_layer_op(r) < 0) return;
+  strata_buf_printf(b, "\nlayer template of stage 0 (per device):\n");
+  strata_buf_printf(b, "  %-24s %6s  %-14s %-12s %12s %10s\n", "op", "repeat",
+                    "strategy", "placement", "memory", "comm ms");
+  for (int i = 0; i < r->n_ops; i++) {
+    const strata_op_choice_t *o = &r->ops[i];
+    if (o->layer < 0) continue;
+    strata_buf_printf(b, "  %-24s %6d  %-14s %-12s %12s %10.4f\n",
+                      o->name ? o->name : "?", o->repeat,
+                      o->strategy ? o->strategy : "?",
+                      o->placement ? o->placement : "?",
+                      strata_fmt_bytes(o->mem_bytes, mem, sizeof mem),
+                      o->comm_seconds * 1e3);
+  }
+}
+
+int strata_plan_summary(const strata_plan_t *p, char **text) {
+  strata_buf_t b;
+  if (!p || !text || p->n_stages < 1)
+    return strata_error(STRATA_EINVAL, "summary: a plan with no stage");
+  strata_buf_init(&b);
+  sum_head(&b, p);
+  strata_buf_printf(&b, "\n  %5s  %-9s %-8s %9s  %-48s  %9s %9s\n", "stage",
+                    "layers", "devices", "in-flight",
+                    "memory GiB = weights + grads + optim + act + tmp",
+                    "fwd ms", "bwd ms");
+  for (int s = 0; s < p->n_stages; s++) sum_stage(&b, p, s);
+  sum_template(&b, p);
+  if (b.oom) {
+    strata_buf_free(&b);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *text = strata_buf_steal(&b, NULL);
+  return 0;
+}
+
+/* ---- JSON ---- */
+
+static int add_int(cJSON *o, const char *k, int v) {
+  return st__json_add_num(o, k, v);
+}
+
+static int json_mem(cJSON *st, const strata_stage_result_t *r) {
+  cJSON *m = cJSON_AddObjectToObject(st, "memory");
+  if (!m) return -1;
+  return st__json_add_num(m, "weights_bytes", r ? r->mem.weights : 0) |
+         st__json_add_num(m, "gradients_bytes", r ? r->mem.gradients : 0) |
+         st__json_add_num(m, "optimizer_bytes", r ? r->mem.optimizer : 0) |
+         st__json_add_num(m, "activations_bytes", r ? r->mem.activations : 0) |
+         st__json_add_num(m, "transient_bytes", r ? r->mem.transient : 0) |
+         st__json_add_num(m, "total_bytes", r ? r->mem.total : 0);
+}
+
+static int json_ops(cJSON *st, const strata_stage_result_t *r) {
+  cJSON *a = cJSON_AddArrayToObject(st, "ops");
+  int bad = !a;
+  for (int i = 0; !bad && r && i < r->n_ops; i++) {
+    const strata_op_choice_t *o = &r->ops[i];
+    cJSON *x = cJSON_CreateObject();
+    if (!x || !cJSON_AddItemToArray(a, x)) {
+      cJSON_Delete(x);
+      return -1;
+    }
+    bad |= st__json_add_str(x, "name", o->name ? o->name : "") |
+           add_int(x, "layer", o->layer) | add_int(x, "repeat", o->repeat) |
+           st__json_add_str(x, "strategy", o->strategy ? o->strategy : "") |
+           st__json_add_str(x, "placement", o->placement ? o->placement : "") |
+           st__json_add_num(x, "mem_bytes", o->mem_bytes) |
+           st__json_add_num(x, "comm_seconds", o->comm_seconds);
+  }
+  return bad ? -1 : 0;
+}
+
+static int json_stage(cJSON *arr, const strata_plan_stage_t *st) {
+  cJSON *o = cJSON_CreateObject();
+  const strata_stage_result_t *r = st->result;
+  if (!o || !cJSON_AddItemToArray(arr, o)) {
+    cJSON_Delete(o);
+    return -1;
+  }
+  int bad = add_int(o, "layer_begin", st->layer_begin) |
+            add_int(o, "layer_end", st->layer_end) |
+            add_int(o, "devices", st__stage_devices(st)) |
+            add_int(o, "nodes", st->nodes) |
+            add_int(o, "gpus_per_node", st->gpus_per_node) |
+            add_int(o, "first_rank", st->first_rank) |
+            add_int(o, "in_flight", st->in_flight) |
+            st__json_add_str(o, "status",
+                             r ? strata_stage_status_name(r->status) : "none") |
+            json_mem(o, r) | st__json_add_num(o, "fwd_seconds", st->fwd_seconds) |
+            st__json_add_num(o, "bwd_seconds", st->bwd_seconds) |
+            st__json_add_num(o, "sync_seconds", st->sync_seconds) |
+            json_ops(o, r);
+  return bad ? -1 : 0;
+}
+
+static int json_arch(cJSON *root, const strata_plan_t *p) {
+  cJSON *m = cJSON_AddObjectToObject(root, "architecture");
+  if (!m) return -1;
+  return st__json_add_str(m, "family", p->family) |
+         add_int(m, "layers", p->layers) | add_int(m, "hidden", p->hidden) |
+         add_int(m, "heads", p->heads) | add_int(m, "kv_heads", p->kv_heads) |
+         add_int(m, "ffn", p->ffn) | add_int(m, "vocab", p->vocab) |
+         add_int(m, "seq_len", p->seq_len) |
+         add_int(m, "max_position", p->max_position) |
+         st__json_add_bool(m, "flash_attention", p->flash_attention > 0) |
+         st__json_add_bool(m, "dropout", p->dropout > 0) |
+         st__json_add_bool(m, "untie_embeddings", p->untie_embeddings > 0);
+}
+
+static int json_options(cJSON *root, const strata_plan_t *p) {
+  cJSON *o = cJSON_AddObjectToObject(root, "options");
+  if (!o) return -1;
+  return add_int(o, "zero_stage", p->zero_stage) |
+         st__json_add_str(o, "recipe", strata_recipe_name(p->recipe)) |
+         st__json_add_str(o, "recompute", strata_recompute_name(p->recompute)) |
+         st__json_add_bool(o, "sequence_parallel", p->sequence_parallel > 0) |
+         st__json_add_bool(o, "megatron", p->megatron > 0) |
+         add_int(o, "vpp", p->vpp) | st__json_add_num(o, "alpha", p->alpha);
+}
+
+static int json_scalars(cJSON *root, const strata_plan_t *p) {
+  return st__json_add_str(root, "model", p->model ? p->model : "") |
+         st__json_add_str(root, "cluster", p->cluster ? p->cluster : "") |
+         add_int(root, "devices", p->devices) | add_int(root, "tp", p->tp) |
+         add_int(root, "pp", p->pp) | add_int(root, "dp", p->dp) |
+         add_int(root, "micro_batch", p->micro_batch) |
+         add_int(root, "global_batch", p->global_batch) |
+         add_int(root, "n_micro", p->n_micro) | json_arch(root, p) |
+         json_options(root, p);
+}
+
+static int json_figures(cJSON *root, const strata_plan_t *p) {
+  cJSON *a = cJSON_AddArrayToObject(root, "p2p_seconds");
+  for (int s = 0; a && s + 1 < p->n_stages; s++) {
+    cJSON *x = cJSON_CreateNumber(p->p2p_seconds ? p->p2p_seconds[s] : 0);
+    if (!x || !cJSON_AddItemToArray(a, x)) {
+      cJSON_Delete(x);
+      return -1;
+    }
+  }
+  if (!a) return -1;
+  return st__json_add_num(root, "step_seconds", p->step_seconds) |
+         st__json_add_num(root, "tokens_per_second", p->tokens_per_second) |
+         st__json_add_num(root, "mfu", p->mfu) |
+         st__json_add_num(root, "peak_memory_bytes", p->peak_memory_bytes) |
+         st__json_add_num(root, "gpu_memory_bytes", p->gpu_memory_bytes) |
+         st__json_add_num(root, "gpu_peak_flops", p->gpu_peak_flops) |
+         st__json_add_num(root, "model_flops_per_step", p->model_flops_per_step);
+}
+
+int strata_plan_json(const strata_plan_t *p, char **text) {
+  cJSON *root = NULL, *stages;
+  int rc = 0;
+  if (!p || !text || p->n_stages < 1)
+    return strata_error(STRATA_EINVAL, "plan json: a plan with no stage");
+  root = cJSON_CreateObject();
+  int bad = !root || json_scalars(root, p);
+  stages = bad ? NULL : cJSON_AddArrayToObject(root, "stages");
+  bad |= !stages;
+  for (int s = 0; !bad && s < p->n_stages; s++)
+    bad |= json_stage(stages, &p->stages[s]);
+  bad |= bad ? 1 : json_figures(root, p);
+  if (!bad) *text = st__json_print(root);
+  if (bad || !*text) rc = strata_error(STRATA_ENOMEM, "out of memory");
+  cJSON_Delete(root);
+  return rc;
+}
