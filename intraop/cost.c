@@ -106,6 +106,10 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
   if (lv == 0) return;
   /* gradient synchronisation once per step; ZeRO-3 also gathers the
    * parameters before forward and backward of every micro-batch */
+  /* frameworks synchronise gradients in buckets (PyTorch DDP: 25 MB), so
+   * a small tensor pays only its share of a bucket's latency */
+  double share = gb * numel / 25e6 < 1 ? gb * numel / 25e6 : 1;
+  for (int i = 0; i < lv; i++) link[i].latency *= share;
   double sync = hier(STRATA_COLL_ALLREDUCE, gb * numel, lv, size, link);
   double gather = 0;
   if (z >= 3) {

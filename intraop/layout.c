@@ -54,7 +54,9 @@ static void dims_linear(const strata_graph_t *g, const strata_op_t *op,
   int r = x->ndim, y = op->n_in;
   int slots[2] = {0, y};
   leading(g, d, r - 1, slots, 2);
-  int n = add_pdim(d, "n", g->tensors[op->in[1]].shape[0], 1);
+  int64_t nout = g->tensors[op->in[1]].shape[0];
+  int n = add_pdim(d, g->hp.vocab && nout == g->hp.vocab ? "vocab" : "n",
+                   nout, 1);
   int k = add_pdim(d, "k", x->shape[r - 1], 1);
   d->map[0][r - 1] = (signed char)k;
   d->map[1][0] = (signed char)n;
@@ -232,6 +234,9 @@ static int divisible(const strata_graph_t *g, const st__opdims_t *d, int p,
 
 static int slot_divisible(const strata_graph_t *g, const st__opdims_t *d,
                           int p, int ways) {
+  /* Megatron-LM pads the vocabulary to a multiple of 128 x tp
+   * (--make-vocab-size-divisible-by): a split vocabulary need not divide */
+  if (!strcmp(d->name[p], "vocab")) return d->size[p] >= ways;
   for (int i = 0; i < d->n_slots; i++) {
     const strata_tensor_t *t = &g->tensors[d->tensor[i]];
     for (int k = 0; k < t->ndim; k++)

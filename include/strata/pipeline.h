@@ -34,6 +34,13 @@ typedef struct {
   double stage_time_limit; /* per stage ILP */
   int max_pp;              /* 0: no limit */
   double efficiency;       /* achieved fraction of peak FLOP/s */
+  /* To try several micro-batch sizes the planner regenerates the model:
+   * the preset or family it came from and the overrides used (NULL: only
+   * the graph's own micro-batch). */
+  const char *model_spec;
+  strata_gen_opts_t gen;
+  /* Fixed degrees (strata estimate): 0 = search. */
+  int fix_tp, fix_pp, fix_dp;
 } strata_plan_opts_t;
 
 void strata_plan_opts_init(strata_plan_opts_t *o);

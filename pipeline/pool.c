@@ -1,0 +1,125 @@
+/*
+ * pool.c - solve distinct stage subproblems concurrently on libuv's thread
+ * pool.
+ *
+ * Each job owns its subproblem: it reads the (shared, read-only) graph and
+ * writes only its own result, so workers need no lock.  Completions are
+ * counted on the loop thread, which also prints progress.  Results are
+ * indexed by subproblem, never by completion order, so the plan is the
+ * same whatever the pool size.  libuv reads UV_THREADPOOL_SIZE when the
+ * pool first starts: it is set before the first uv_queue_work.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <uv.h>
+
+#include "pipeline/sub.h"
+
+typedef struct {
+  uv_work_t req;
+  st__sub_t *sub;
+  struct pool_state *ps;
+} job_t;
+
+typedef struct pool_state {
+  int total, done;
+  int progress;
+  double t0, last_print;
+  double deadline;
+} pool_state_t;
+
+static void work_cb(uv_work_t *req) {
+  job_t *j = req->data;
+  st__sub_t *s = j->sub;
+  if (j->ps->deadline > 0 && strata_now() > j->ps->deadline) {
+    s->err = STRATA_ECANCELED;
+    s->errmsg = strata_strdup("the plan's time limit was reached");
+    return;
+  }
+  s->err = strata_stage_solve(s->g, &s->so, &s->res);
+  if (s->err) s->errmsg = strata_strdup(strata_last_error());
+}
+
+static void print_progress(pool_state_t *ps, int final) {
+  double now = strata_now();
+  if (!ps->progress || (!final && now - ps->last_print < 0.1)) return;
+  ps->last_print = now;
+  fprintf(stderr, "\rstrata: stage subproblems solved %d/%d (%.1f s)%s",
+          ps->done, ps->total, now - ps->t0, final ? "\n" : "");
+  fflush(stderr);
+}
+
+static void after_cb(uv_work_t *req, int status) {
+  job_t *j = req->data;
+  (void)status;
+  j->ps->done++;
+  print_progress(j->ps, 0);
+}
+
+static void set_pool_size(int threads) {
+  static int started;
+  char buf[16];
+  if (started || threads <= 0) return;
+  snprintf(buf, sizeof buf, "%d", threads > 1024 ? 1024 : threads);
+  setenv("UV_THREADPOOL_SIZE", buf, 1);
+  started = 1;
+}
+
+static void from_cache(st__subset_t *s, const char *dir, int *hits) {
+  for (int i = 0; i < s->n && dir; i++) {
+    st__sub_t *sub = s->v[i];
+    if (sub->err != 1) continue;
+    if (st__cache_get(dir, sub->key, &sub->res) == 0) {
+      sub->err = 0;
+      sub->from_cache = 1;
+      (*hits)++;
+    }
+  }
+}
+
+static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
+  uv_loop_t loop;
+  int rc = uv_loop_init(&loop), n = 0;
+  if (rc) return strata_error(STRATA_EINTERNAL, "libuv: %s", uv_strerror(rc));
+  for (int i = 0; i < s->n; i++) {
+    if (s->v[i]->err != 1) continue;
+    job_t *j = &jobs[n++];
+    j->req.data = j;
+    j->sub = s->v[i];
+    j->ps = ps;
+    rc = uv_queue_work(&loop, &j->req, work_cb, after_cb);
+    if (rc) {
+      s->v[i]->err = STRATA_EINTERNAL;
+      break;
+    }
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  if (rc) return strata_error(STRATA_EINTERNAL, "libuv: %s", uv_strerror(rc));
+  return 0;
+}
+
+int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
+                  int progress, double deadline, int *ilps, int *hits) {
+  pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline};
+  from_cache(s, cache_dir, hits);
+  for (int i = 0; i < s->n; i++)
+    if (s->v[i]->err == 1) ps.total++;
+  if (ps.total == 0) return 0;
+  job_t *jobs = strata_calloc((size_t)ps.total, sizeof *jobs);
+  if (!jobs) return strata_error(STRATA_ENOMEM, "out of memory");
+  set_pool_size(threads);
+  int rc = run_jobs(s, jobs, &ps);
+  print_progress(&ps, 1);
+  strata_free(jobs);
+  for (int i = 0; i < s->n && !rc; i++) {
+    st__sub_t *sub = s->v[i];
+    if (sub->from_cache || sub->err || sub->counted) continue;
+    sub->counted = 1;
+    (*ilps)++;
+    if (cache_dir) st__cache_put(cache_dir, sub->key, sub->res);
+  }
+  return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * sub.h - stage subproblems of the planner (internal to pipeline/): one
+ * (layer count, prologue/epilogue, submesh, in-flight micro-batches,
+ * options) combination, identified by a structural hash, solved once.
+ */
+#ifndef STRATA_PIPELINE_SUB_H
+#define STRATA_PIPELINE_SUB_H
+
+#include "strata/pipeline.h"
+
+typedef struct {
+  /* the question */
+  const strata_graph_t *g;
+  uint64_t graph_hash;
+  strata_stage_opts_t so;
+  uint64_t key;
+  /* the answer */
+  int err;               /* 0, or the STRATA_E* code of a failed solve */
+  char *errmsg;
+  strata_stage_result_t *res;
+  int from_cache;
+  int counted;           /* counted among the ILPs solved */
+} st__sub_t;
+
+typedef struct {
+  int n, cap;
+  int requests; /* st__subset_get calls: subproblems before de-duplication */
+  st__sub_t **v;
+  /* open-addressing index key -> position */
+  int *slot;
+  int nslots;
+} st__subset_t;
+
+uint64_t st__graph_hash(const strata_graph_t *g);
+uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so);
+
+void st__subset_init(st__subset_t *s);
+void st__subset_free(st__subset_t *s);
+/* The subproblem with this question, added if new (*out NULL on ENOMEM). */
+int st__subset_get(st__subset_t *s, const strata_graph_t *g, uint64_t gh,
+                   const strata_stage_opts_t *so, st__sub_t **out);
+
+/* Solve every unsolved subproblem of s on libuv's pool (threads > 0 sizes
+ * it), consulting and filling the cache when cache_dir is set. */
+int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
+                  int progress, double deadline, int *ilps, int *hits);
+
+/* Disk cache of stage results: compressed, checksummed, versioned. */
+int st__cache_get(const char *dir, uint64_t key, strata_stage_result_t **out);
+int st__cache_put(const char *dir, uint64_t key,
+                  const strata_stage_result_t *r);
+
+#endif
