@@ -303,7 +303,8 @@ out:
 }
 
 void st__stage_free(st__stage_t *st) {
-  for (int i = 0; i < st->n_info; i++) {
+  /* info is NULL with n_info set when its allocation failed */
+  for (int i = 0; st->info && i < st->n_info; i++) {
     strata_free(st->info[i].strat);
     strata_free(st->info[i].cost);
   }
