@@ -119,11 +119,11 @@ static void put_stage(st__wr_t *w, const strata_plan_t *p, int s) {
   st__wr_f(w, st->fwd_seconds);
   st__wr_f(w, st->bwd_seconds);
   st__wr_f(w, st->sync_seconds);
-  st__wr_u(w, st->result ? 1 : 0);
+  st__wr_i(w, st->result ? 1 : 0);
   if (!st->result) return;
   put_result(w, st->result);
   int ref = op_ref(p, s);
-  st__wr_u(w, (uint64_t)ref);
+  st__wr_i(w, ref);
   if (!ref) put_ops(w, st->result);
 }
 

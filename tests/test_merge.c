@@ -1,0 +1,1096 @@
+/*
+ * test_merge.c - the global plan: 1F1B simulation against its closed form,
+ * stitching on real stage solves and a preset cluster, the .splan round
+ * trip (fixed plans and random ones), every decode error, allocation
+ * failures, diff, and the three exporters checked against the reference
+ * lists of Megatron-LM flags and DeepSpeed keys.
+ *
+ * With STRATA_MERGE_GOLDEN_DIR set, the golden_files test also writes the
+ * small plan files the CLI golden cases use (tests/cli/cases/{show,diff,
+ * export}_*).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/json.h"
+#include "merge/merge_int.h"
+#include "strata/strata.h"
+#include "testlib.h"
+
+/* ---- building plans by hand ---------------------------------------------- */
+
+typedef struct {
+  const char *name, *strategy, *placement;
+  int in_layer;
+} op_spec_t;
+
+static const op_spec_t gpt_ops[] = {
+    {"embed", "vocab", "[S(1)]", 0},  {"ln1", "seq", "[S(1)]", 1},
+    {"qkv", "col", "[S(2)]", 1},      {"attn", "heads", "[S(1)]", 1},
+    {"proj", "row", "[S(1)]", 1},     {"ln2", "seq", "[S(1)]", 1},
+    {"fc1", "col", "[S(2)]", 1},      {"gelu", "col", "[S(2)]", 1},
+    {"fc2", "row", "[S(1)]", 1},      {"final_ln", "seq", "[S(1)]", 0},
+    {"head", "vocab", "[S(2)]", 0},   {"loss", "vocab", "[R]", 0},
+};
+#define N_GPT_OPS ((int)(sizeof gpt_ops / sizeof gpt_ops[0]))
+
+static int want_op(int i, int first, int last) {
+  if (gpt_ops[i].in_layer) return 1;
+  return i == 0 ? first : last;
+}
+
+static strata_stage_result_t *hand_result(int devices, int first, int last,
+                                          int layers, double scale) {
+  strata_stage_result_t *r = strata_calloc(1, sizeof *r);
+  ASSERT(r);
+  r->ops = strata_calloc(N_GPT_OPS, sizeof *r->ops);
+  ASSERT(r->ops);
+  for (int i = 0; i < N_GPT_OPS; i++) {
+    if (!want_op(i, first, last)) continue;
+    strata_op_choice_t *o = &r->ops[r->n_ops++];
+    o->name = strata_strdup(gpt_ops[i].name);
+    o->strategy = strata_strdup(gpt_ops[i].strategy);
+    o->placement = strata_strdup(gpt_ops[i].placement);
+    o->layer = gpt_ops[i].in_layer ? 0 : -1;
+    o->repeat = gpt_ops[i].in_layer ? layers : 1;
+    o->mem_bytes = 1e6 * (i + 1) * scale;
+    o->comm_seconds = 1e-5 * i;
+  }
+  r->status = STRATA_STAGE_OPTIMAL;
+  r->devices = devices;
+  r->homogeneous = 1;
+  r->mem.weights = 2e9 * layers * scale;
+  r->mem.gradients = 4e9 * layers * scale;
+  r->mem.optimizer = 3e9 * layers * scale;
+  r->mem.activations = 1.5e9 * layers;
+  r->mem.transient = 0.25e9;
+  r->mem.total = r->mem.weights + r->mem.gradients + r->mem.optimizer +
+                 r->mem.activations + r->mem.transient;
+  r->peak_memory_bytes = r->mem.total;
+  return r;
+}
+
+/* A Megatron-mode GPT plan: pp stages of tp GPUs, dp replicas; split[s]
+ * layers in stage s (NULL: layers / pp each). */
+static strata_plan_t *hand_plan(int tp, int pp, int dp, int layers,
+                                const int *split) {
+  strata_plan_t *p = strata_calloc(1, sizeof *p);
+  ASSERT(p);
+  p->model = strata_strdup("gpt-tiny");
+  p->cluster = strata_strdup("dgx-h100:2");
+  snprintf(p->family, sizeof p->family, "gpt");
+  p->tp = tp, p->pp = pp, p->dp = dp, p->devices = tp * pp * dp;
+  p->micro_batch = 1, p->n_micro = 8, p->global_batch = 8 * dp;
+  p->zero_stage = 1, p->sequence_parallel = tp > 1, p->megatron = 1;
+  p->recipe = STRATA_RECIPE_MEGATRON;
+  p->recompute = STRATA_RECOMPUTE_SELECTIVE;
+  p->alpha = 1;
+  p->seq_len = 128, p->layers = layers, p->hidden = 256, p->heads = 4;
+  p->kv_heads = 4, p->ffn = 1024, p->vocab = 1000, p->dropout = 1;
+  p->max_position = 128;
+  p->gpu_memory_bytes = 80e9, p->gpu_peak_flops = 989e12;
+  p->n_stages = pp;
+  p->stages = strata_calloc((size_t)pp, sizeof *p->stages);
+  p->p2p_seconds = pp > 1 ? strata_calloc((size_t)pp - 1, sizeof(double)) : NULL;
+  ASSERT(p->stages);
+  for (int s = 0, l = 0; s < pp; s++) {
+    strata_plan_stage_t *st = &p->stages[s];
+    int n = split ? split[s] : layers / pp;
+    st->layer_begin = l, st->layer_end = l + n;
+    l += n;
+    st->with_prologue = s == 0, st->with_epilogue = s == pp - 1;
+    st->nodes = 1, st->gpus_per_node = tp, st->first_rank = s * tp;
+    strata_mesh_default(&st->mesh, tp, 1);
+    st->in_flight = pp - s;
+    st->fwd_seconds = 1e-3 * n, st->bwd_seconds = 2e-3 * n;
+    st->sync_seconds = 1e-4;
+    st->result = hand_result(tp, s == 0, s == pp - 1, n, 1);
+    if (s + 1 < pp) p->p2p_seconds[s] = 2e-5;
+  }
+  return p;
+}
+
+static unsigned char *encode(const strata_plan_t *p, size_t *len) {
+  unsigned char *d = NULL;
+  ASSERT_OK(strata_plan_encode(p, &d, len));
+  return d;
+}
+
+static strata_plan_t *roundtrip(const strata_plan_t *p) {
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  strata_plan_t *q = NULL;
+  ASSERT_OK(strata_plan_decode(d, len, "rt", &q));
+  strata_free(d);
+  return q;
+}
+
+/* encode(p) == encode(decode(encode(p))), byte for byte. */
+static void assert_stable(const strata_plan_t *p) {
+  size_t l1, l2;
+  unsigned char *a = encode(p, &l1);
+  strata_plan_t *q = NULL;
+  ASSERT_OK(strata_plan_decode(a, l1, "rt", &q));
+  unsigned char *b = encode(q, &l2);
+  ASSERT_EQ(l1, l2);
+  ASSERT(memcmp(a, b, l1) == 0);
+  strata_free(a);
+  strata_free(b);
+  strata_plan_destroy(q);
+}
+
+/* ---- a. 1F1B ---------------------------------------------------------------- */
+
+static double simulate(int pp, int n, const double *f, const double *b,
+                       const double *p2p) {
+  st__sched_t S = {0};
+  S.pp = pp, S.n_micro = n, S.fwd = f, S.bwd = b, S.p2p = p2p;
+  ASSERT_OK(st__sched_run(&S));
+  double t = S.makespan;
+  st__sched_free(&S);
+  return t;
+}
+
+TEST(sched_closed_form) {
+  double f[8], b[8];
+  for (int pp = 1; pp <= 8; pp++)
+    for (int n = 1; n <= 24; n += 3)
+      for (int k = 0; k < 2; k++) {
+        for (int s = 0; s < pp; s++) f[s] = 1.0, b[s] = k ? 2.0 : 1.0;
+        ASSERT_NEAR(simulate(pp, n, f, b, NULL), (n + pp - 1) * (f[0] + b[0]),
+                    1e-12, 0);
+      }
+}
+
+/* With p2p time c per hop the first forward reaches the last stage after
+ * (pp-1)(f+c) and the last backward returns after (pp-1)(b+c) more. */
+TEST(sched_p2p_and_uneven) {
+  double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, c[3] = {0.5, 0.5, 0.5};
+  ASSERT_NEAR(simulate(4, 1, f, b, c), 4 * 3 + 3 * 2 * 0.5, 1e-12, 0);
+  /* more micro-batches: slower than the p2p-free schedule, faster than
+   * everything serialised */
+  double t = simulate(4, 16, f, b, c);
+  ASSERT(t > 19 * 3 + 1e-9);
+  ASSERT(t <= 16 * 4 * 3 + 3 * 1.0 + 1e-9);
+  /* a slow stage bounds the step: m * (its f + b) at least */
+  double g[3] = {1, 3, 1}, h[3] = {1, 3, 1};
+  ASSERT(simulate(3, 10, g, h, NULL) >= 10 * 6 - 1e-9);
+}
+
+TEST(sched_deterministic_and_ordered) {
+  double f[3] = {1, 2, 1.5}, b[3] = {2, 3, 2.5}, c[2] = {0.1, 0.3};
+  st__sched_t S = {0};
+  S.pp = 3, S.n_micro = 6, S.fwd = f, S.bwd = b, S.p2p = c;
+  ASSERT_OK(st__sched_run(&S));
+  for (int s = 0; s < 3; s++)
+    for (int m = 0; m < 6; m++) {
+      double fs = S.f_start[s * 6 + m], bs = S.b_start[s * 6 + m];
+      ASSERT(bs >= fs + f[s] - 1e-12); /* backward after its forward */
+      if (s > 0) ASSERT(fs >= S.f_start[(s - 1) * 6 + m] + f[s - 1] + c[s - 1] - 1e-12);
+      if (s < 2) ASSERT(bs >= S.b_start[(s + 1) * 6 + m] + b[s + 1] + c[s] - 1e-12);
+    }
+  double first = S.makespan;
+  st__sched_free(&S);
+  ASSERT_NEAR(simulate(3, 6, f, b, c), first, 0, 0);
+}
+
+/* ---- b. stitch ---------------------------------------------------------------- */
+
+static strata_graph_t *small_gpt(int layers) {
+  strata_gen_opts_t ov;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_keep(&ov);
+  ov.layers = layers, ov.hidden = 256, ov.heads = 4, ov.seq = 128;
+  ov.vocab = 1000;
+  ASSERT_OK(strata_model_load("gpt", &ov, &g));
+  return g;
+}
+
+static strata_stage_result_t *solve_stage(const strata_graph_t *g, int l0,
+                                          int l1, int tp) {
+  strata_stage_opts_t o;
+  strata_stage_result_t *r = NULL;
+  strata_stage_opts_init(&o);
+  strata_mesh_default(&o.mesh, tp, 1);
+  o.layer_begin = l0, o.layer_end = l1;
+  o.objective = STRATA_OBJ_MEGATRON;
+  o.recipe = STRATA_RECIPE_MEGATRON;
+  o.zero_stage = 1;
+  ASSERT_OK(strata_stage_solve(g, &o, &r));
+  return r;
+}
+
+/* A plan of a 4-layer GPT in 2 stages of 2 GPUs, stage results solved. */
+static strata_plan_t *solved_plan(const strata_graph_t *g) {
+  int split[2] = {2, 2};
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, split);
+  for (int s = 0; s < 2; s++) {
+    strata_stage_result_destroy(p->stages[s].result);
+    p->stages[s].result = solve_stage(g, 2 * s, 2 * s + 2, 2);
+  }
+  p->step_seconds = p->tokens_per_second = p->mfu = 0;
+  return p;
+}
+
+TEST(stitch_preset_cluster) {
+  strata_graph_t *g = small_gpt(4);
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
+  strata_plan_t *p = solved_plan(g);
+  /* same node: stages on ranks 0-1 and 2-3 */
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  double same = p->p2p_seconds[0];
+  ASSERT(same > 0);
+  double bytes = (double)strata_tensor_bytes(&g->tensors[g->blocks[0].output]);
+  ASSERT_EQ(bytes, 128 * 256 * 2);
+  ASSERT(p->step_seconds > 0);
+  ASSERT_NEAR(p->tokens_per_second, p->global_batch * 128 / p->step_seconds,
+              1e-12, 0);
+  ASSERT(p->mfu > 0 && p->mfu < 1);
+  double peak = 0;
+  for (int s = 0; s < 2; s++)
+    if (p->stages[s].result->peak_memory_bytes > peak)
+      peak = p->stages[s].result->peak_memory_bytes;
+  ASSERT_NEAR(p->peak_memory_bytes, peak, 0, 0);
+  ASSERT(p->model_flops_per_step > 0);
+  ASSERT_EQ(p->max_position, 128);
+  /* the second stage on the other node: the inter-node link is slower */
+  p->stages[1].first_rank = 8;
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT(p->p2p_seconds[0] > same);
+  /* a larger micro-batch sends proportionally more */
+  double slow = p->p2p_seconds[0];
+  p->micro_batch = 4;
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT(p->p2p_seconds[0] > slow);
+  assert_stable(p);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+TEST(stitch_step_is_schedule_plus_sync) {
+  strata_graph_t *g = small_gpt(4);
+  strata_plan_t *p = solved_plan(g);
+  ASSERT_OK(strata_merge_stitch(p, g, NULL));
+  double c = p->p2p_seconds[0];
+  ASSERT(c > 0);
+  double f[2] = {p->stages[0].fwd_seconds, p->stages[1].fwd_seconds};
+  double b[2] = {p->stages[0].bwd_seconds, p->stages[1].bwd_seconds};
+  double mk = simulate(2, p->n_micro, f, b, p->p2p_seconds);
+  /* stage 0 ends last; its sync follows */
+  ASSERT_NEAR(p->step_seconds, mk + p->stages[0].sync_seconds, 1e-12, 0);
+  /* deterministic */
+  double t = p->step_seconds;
+  ASSERT_OK(strata_merge_stitch(p, g, NULL));
+  ASSERT_NEAR(p->step_seconds, t, 0, 0);
+  strata_plan_destroy(p);
+  strata_graph_destroy(g);
+}
+
+TEST(stitch_reshard) {
+  strata_graph_t *g = small_gpt(4);
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
+  ASSERT_OK(strata_merge_stitch(p, g, NULL));
+  double sharded = p->p2p_seconds[0]; /* fc2 [S(1)] -> ln1 [S(1)]: no regather */
+  strata_stage_result_t *r = p->stages[1].result;
+  int i = st__first_layer_op(r);
+  strata_free(r->ops[i].placement);
+  r->ops[i].placement = strata_strdup("[R]");
+  ASSERT_OK(strata_merge_stitch(p, g, NULL));
+  ASSERT(p->p2p_seconds[0] > sharded);
+  strata_mesh_t m;
+  strata_mesh_default(&m, 2, 4);
+  ASSERT_EQ(st__placement_shards("[S(1), R]", &m), 2);
+  ASSERT_EQ(st__placement_shards("[R, S(2)]", &m), 4);
+  ASSERT_EQ(st__placement_shards("[S(0), S(2)]", &m), 8);
+  ASSERT_EQ(st__placement_shards("[P]", &m), 1);
+  strata_plan_destroy(p);
+  strata_graph_destroy(g);
+}
+
+/* ---- c. plan files ------------------------------------------------------------ */
+
+static void same_str(const char *a, const char *b) {
+  ASSERT_EQ(!a, !b);
+  if (a) ASSERT_STR_EQ(a, b);
+}
+
+static void assert_same_plan(const strata_plan_t *a, const strata_plan_t *b) {
+  same_str(a->model, b->model);
+  same_str(a->cluster, b->cluster);
+  ASSERT_STR_EQ(a->family, b->family);
+  ASSERT_EQ(a->tp, b->tp);
+  ASSERT_EQ(a->pp, b->pp);
+  ASSERT_EQ(a->dp, b->dp);
+  ASSERT_EQ(a->global_batch, b->global_batch);
+  ASSERT_EQ(a->recompute, b->recompute);
+  ASSERT_EQ(a->n_stages, b->n_stages);
+  ASSERT(a->step_seconds == b->step_seconds && a->mfu == b->mfu);
+  for (int s = 0; s < a->n_stages; s++) {
+    const strata_plan_stage_t *x = &a->stages[s], *y = &b->stages[s];
+    ASSERT_EQ(x->layer_begin, y->layer_begin);
+    ASSERT_EQ(x->layer_end, y->layer_end);
+    ASSERT_EQ(x->mesh.shape[0], y->mesh.shape[0]);
+    ASSERT(x->mesh.axis[0].bandwidth == y->mesh.axis[0].bandwidth);
+    ASSERT_EQ(x->in_flight, y->in_flight);
+    ASSERT(x->fwd_seconds == y->fwd_seconds);
+    ASSERT_EQ(!x->result, !y->result);
+    if (!x->result) continue;
+    ASSERT(x->result->mem.total == y->result->mem.total);
+    ASSERT_EQ(x->result->status, y->result->status);
+    ASSERT(st__ops_equal(x->result->ops, x->result->n_ops, y->result->ops,
+                         y->result->n_ops));
+  }
+  for (int s = 0; s + 1 < a->n_stages; s++)
+    ASSERT(a->p2p_seconds[s] == b->p2p_seconds[s]);
+}
+
+TEST(roundtrip_fixed_plans) {
+  int uneven[4] = {3, 4, 4, 1};
+  strata_plan_t *plans[4] = {hand_plan(1, 1, 1, 4, NULL),
+                             hand_plan(2, 2, 2, 8, NULL),
+                             hand_plan(4, 4, 1, 12, uneven),
+                             hand_plan(8, 3, 4, 12, NULL)};
+  strata_free(plans[1]->model);
+  plans[1]->model = NULL; /* NULL strings survive too */
+  strata_free(plans[2]->stages[2].result->ops[0].strategy);
+  plans[2]->stages[2].result->ops[0].strategy = strata_strdup("dp x row");
+  plans[3]->stages[1].result->hint = strata_strdup("a hint");
+  for (int i = 0; i < 4; i++) {
+    strata_plan_t *q = roundtrip(plans[i]);
+    assert_same_plan(plans[i], q);
+    assert_stable(plans[i]);
+    strata_plan_destroy(q);
+    strata_plan_destroy(plans[i]);
+  }
+}
+
+/* Identical op lists of middle stages are stored once. */
+TEST(roundtrip_collapses_stages) {
+  strata_plan_t *p4 = hand_plan(2, 4, 1, 16, NULL);
+  strata_plan_t *p12 = hand_plan(2, 12, 1, 48, NULL);
+  size_t l4, l12;
+  unsigned char *a = encode(p4, &l4), *b = encode(p12, &l12);
+  strata_buf_t r4, r12;
+  ASSERT_OK(st__payload_encode(p4, &r4));
+  ASSERT_OK(st__payload_encode(p12, &r12));
+  /* 8 more stages add their scalars, not their op lists */
+  ASSERT((r12.len - r4.len) / 8 < 400);
+  strata_buf_free(&r4);
+  strata_buf_free(&r12);
+  strata_free(a);
+  strata_free(b);
+  strata_plan_destroy(p4);
+  strata_plan_destroy(p12);
+}
+
+static uint64_t rng_state = 88172645463325252ull;
+static unsigned rnd(unsigned n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (unsigned)(rng_state % n);
+}
+
+static char *rnd_str(void) {
+  char buf[24];
+  unsigned n = rnd(12);
+  if (rnd(10) == 0) return NULL;
+  for (unsigned i = 0; i < n; i++) buf[i] = (char)(1 + rnd(254));
+  buf[n] = 0;
+  return strata_strdup(buf);
+}
+
+static double rnd_f(void) {
+  switch (rnd(5)) {
+  case 0: return 0;
+  case 1: return -(double)rnd(1000) / 7;
+  case 2: return 1e12 * rnd(100000);
+  default: return (double)rnd(1u << 30) / 3.0;
+  }
+}
+
+static strata_plan_t *random_plan(void) {
+  int pp = 1 + (int)rnd(6);
+  strata_plan_t *p = hand_plan(1 + (int)rnd(8), pp, 1 + (int)rnd(4), 4 * pp,
+                               NULL);
+  strata_free(p->cluster);
+  p->cluster = rnd_str();
+  p->step_seconds = rnd_f(), p->mfu = rnd_f(), p->alpha = rnd_f();
+  p->vpp = (int)rnd(3), p->time_limited = (int)rnd(2);
+  for (int s = 0; s < pp; s++) {
+    strata_stage_result_t *r = p->stages[s].result;
+    if (rnd(5) == 0) {
+      strata_stage_result_destroy(r);
+      p->stages[s].result = NULL;
+      continue;
+    }
+    r->mem.total = rnd_f();
+    r->hint = rnd(3) ? NULL : rnd_str();
+    for (int i = 0; i < r->n_ops && rnd(2); i++) {
+      strata_free(r->ops[i].name);
+      r->ops[i].name = rnd_str();
+      r->ops[i].mem_bytes = rnd_f();
+      r->ops[i].layer = (int)rnd(100) - 1;
+    }
+    p->stages[s].sync_seconds = rnd_f();
+  }
+  return p;
+}
+
+TEST(roundtrip_random_plans) {
+  for (int k = 0; k < 300; k++) {
+    strata_plan_t *p = random_plan();
+    strata_plan_t *q = roundtrip(p);
+    assert_same_plan(p, q);
+    assert_stable(p);
+    strata_plan_destroy(q);
+    strata_plan_destroy(p);
+  }
+}
+
+static void expect_decode_error(const unsigned char *d, size_t len, int code,
+                                const char *msg) {
+  strata_plan_t *q = NULL;
+  int rc = strata_plan_decode(d, len, "x.splan", &q);
+  ASSERT_EQ(rc, code);
+  ASSERT(q == NULL);
+  ASSERT_CONTAINS(strata_last_error(), msg);
+  ASSERT_CONTAINS(strata_last_error(), "x.splan: ");
+}
+
+TEST(decode_errors) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  unsigned char *c = strata_malloc(len + 8);
+  ASSERT(c);
+#define RESET() memcpy(c, d, len)
+  RESET();
+  c[0] = 'X';
+  expect_decode_error(c, len, STRATA_EBADINPUT, "not a Strata plan file");
+  expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
+                      "not a Strata plan file");
+  RESET();
+  c[4] = 2;
+  expect_decode_error(c, len, STRATA_EVERSION,
+                      "plan format version 2 is newer than this strata reads (1)");
+  RESET();
+  c[len - 3] ^= 0x10; /* a bit of the payload */
+  expect_decode_error(c, len, STRATA_ECORRUPT, "corrupt: checksum mismatch");
+  RESET();
+  expect_decode_error(c, len - 1, STRATA_ECORRUPT, "truncated");
+  expect_decode_error(c, 12, STRATA_ECORRUPT, "truncated");
+  c[len] = 0;
+  expect_decode_error(c, len + 1, STRATA_ECORRUPT, "after the payload");
+  c[12] = c[13] = c[14] = c[15] = 0xff; /* 4 GiB inflated */
+  expect_decode_error(c, len, STRATA_ECORRUPT, "the limit is");
+  RESET();
+  c[12] ^= 1; /* inflated length off by one */
+  expect_decode_error(c, len, STRATA_ECORRUPT, "does not inflate");
+  RESET();
+  c[6] = 1;
+  expect_decode_error(c, len, STRATA_ECORRUPT, "unknown flags");
+#undef RESET
+  strata_free(c);
+  strata_free(d);
+  strata_plan_destroy(p);
+}
+
+/* A file around a raw payload, as the encoder would write it. */
+#include <zlib.h>
+static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
+  uLongf z = compressBound((uLong)n);
+  unsigned char *d = strata_malloc(20 + z);
+  ASSERT(d);
+  ASSERT_EQ(compress2(d + 20, &z, raw, (uLong)n, 9), Z_OK);
+  uint32_t v[3] = {strata_crc32(d + 20, z), (uint32_t)n, (uint32_t)z};
+  memcpy(d, "SPLN\x01\x00\x00\x00", 8);
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 4; k++) d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));
+  *len = 20 + z;
+  return d;
+}
+
+TEST(decode_bad_payload) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
+  strata_buf_t raw;
+  size_t len;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  unsigned char *d = wrap(raw.p, raw.len, &len);
+  strata_plan_t *q = NULL;
+  ASSERT_OK(strata_plan_decode(d, len, "w", &q)); /* the wrapper is right */
+  strata_plan_destroy(q);
+  strata_free(d);
+  d = wrap(raw.p, raw.len / 2, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, "is missing (the payload ends early)");
+  strata_free(d);
+  d = wrap(raw.p, 3, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, "corrupt: the plan's");
+  strata_free(d);
+  strata_buf_free(&raw);
+  p->recipe = (strata_recipe_t)7; /* ill-typed: not a recipe */
+  ASSERT_OK(st__payload_encode(p, &raw));
+  d = wrap(raw.p, raw.len, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, "recipe is out of range");
+  strata_free(d);
+  strata_buf_free(&raw);
+  p->recipe = STRATA_RECIPE_MEGATRON;
+  p->stages[0].mesh.ndim = 3;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  d = wrap(raw.p, raw.len, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, "mesh dimensions is out of range");
+  strata_free(d);
+  strata_buf_free(&raw);
+  strata_plan_destroy(p);
+}
+
+/* Every byte truncation and many random corruptions fail cleanly. */
+TEST(decode_fuzz) {
+  strata_plan_t *p = hand_plan(4, 3, 2, 12, NULL);
+  size_t len;
+  unsigned char *d = encode(p, &len), *c = strata_malloc(len);
+  for (size_t n = 0; n < len; n++) {
+    strata_plan_t *q = NULL;
+    ASSERT(strata_plan_decode(d, n, "t", &q) < 0 && !q);
+  }
+  for (int k = 0; k < 2000; k++) {
+    strata_plan_t *q = NULL;
+    memcpy(c, d, len);
+    c[rnd((unsigned)len)] ^= (unsigned char)(1 + rnd(255));
+    if (strata_plan_decode(c, len, "t", &q) == 0) strata_plan_destroy(q);
+  }
+  strata_free(c);
+  strata_free(d);
+  strata_plan_destroy(p);
+}
+
+TEST(save_and_load) {
+  char path[512];
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL), *q = NULL;
+  snprintf(path, sizeof path, "%s/p.splan", test_scratch_dir());
+  ASSERT_OK(strata_plan_save(p, path));
+  ASSERT_OK(strata_plan_load(path, &q));
+  assert_same_plan(p, q);
+  strata_plan_destroy(q);
+  q = NULL;
+  snprintf(path, sizeof path, "%s/missing.splan", test_scratch_dir());
+  ASSERT(strata_plan_load(path, &q) < 0 && !q);
+  strata_plan_destroy(p);
+}
+
+/* ---- d. allocation failures -------------------------------------------------- */
+
+typedef int (*plan_fn_t)(const strata_plan_t *p, const void *arg, char **out);
+
+static int fn_decode(const strata_plan_t *p, const void *arg, char **out) {
+  const strata_buf_t *file = arg;
+  strata_plan_t *q = NULL;
+  (void)p;
+  int rc = strata_plan_decode((const unsigned char *)file->p, file->len, "f", &q);
+  strata_plan_destroy(q);
+  *out = NULL;
+  return rc;
+}
+static int fn_encode(const strata_plan_t *p, const void *arg, char **out) {
+  size_t len;
+  (void)arg;
+  return strata_plan_encode(p, (unsigned char **)out, &len);
+}
+static int fn_summary(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_plan_summary(p, out);
+}
+static int fn_json(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_plan_json(p, out);
+}
+static int fn_diff(const strata_plan_t *p, const void *a, char **out) {
+  int d;
+  return strata_plan_diff(p, a, 0, out, &d);
+}
+static int fn_diff_json(const strata_plan_t *p, const void *a, char **out) {
+  int d;
+  return strata_plan_diff(p, a, 1, out, &d);
+}
+static int fn_megatron(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_export_megatron(p, out);
+}
+static int fn_deepspeed(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_export_deepspeed(p, out);
+}
+static int fn_timeline(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_export_timeline(p, out);
+}
+
+/* Fail allocation 1, 2, ... until fn succeeds; each failure must be a
+ * clean STRATA_ENOMEM (ASan reports any leak). */
+static long fail_each(plan_fn_t fn, const strata_plan_t *p, const void *arg) {
+  long n;
+  for (n = 1; n < 100000; n++) {
+    char *out = NULL;
+    strata_alloc_fail_at(n);
+    int rc = fn(p, arg, &out);
+    int failed = strata_alloc_failed();
+    strata_alloc_fail_at(0);
+    strata_free(out);
+    if (rc == 0) {
+      ASSERT(!failed);
+      break;
+    }
+    if (rc != STRATA_ENOMEM)
+      test_fail(__FILE__, __LINE__, "allocation %ld: rc %d (%s)", n, rc,
+                strata_last_error());
+    ASSERT(failed);
+  }
+  return n;
+}
+
+TEST(alloc_failures) {
+  strata_plan_t *p = hand_plan(2, 3, 2, 12, NULL), *q = hand_plan(4, 2, 1, 12, NULL);
+  strata_buf_t file;
+  strata_buf_init(&file);
+  unsigned char *d;
+  size_t len;
+  ASSERT_OK(strata_plan_encode(p, &d, &len));
+  file.p = (char *)d, file.len = len;
+  const plan_fn_t fns[] = {fn_decode, fn_encode, fn_summary, fn_json,
+                           fn_diff, fn_diff_json, fn_megatron, fn_deepspeed,
+                           fn_timeline};
+  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
+    long n = fail_each(fns[i], p, fns[i] == fn_decode ? (const void *)&file
+                                                      : (const void *)q);
+    ASSERT(n > 1 && n < 100000);
+  }
+  strata_free(d);
+  strata_plan_destroy(p);
+  strata_plan_destroy(q);
+}
+
+/* ---- e. diff ----------------------------------------------------------------- */
+
+static char *diff_text(const strata_plan_t *a, const strata_plan_t *b, int json,
+                       int *differs) {
+  char *t = NULL;
+  ASSERT_OK(strata_plan_diff(a, b, json, &t, differs));
+  return t;
+}
+
+TEST(diff_identical_and_changes) {
+  strata_plan_t *a = hand_plan(2, 4, 2, 16, NULL), *b = roundtrip(a);
+  int differs = -1;
+  char *t = diff_text(a, b, 0, &differs);
+  ASSERT_EQ(differs, 0);
+  ASSERT_STR_EQ(t, "plans are identical\n");
+  strata_free(t);
+  t = diff_text(a, b, 1, &differs);
+  cJSON *j = cJSON_Parse(t);
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(j, "identical")));
+  cJSON_Delete(j);
+  strata_free(t);
+  strata_plan_destroy(b);
+
+  b = hand_plan(4, 4, 1, 16, NULL); /* tp 2 -> 4, dp 2 -> 1 */
+  t = diff_text(a, b, 0, &differs);
+  ASSERT_EQ(differs, 1);
+  ASSERT_CONTAINS(t, "tp: 2 -> 4");
+  ASSERT_CONTAINS(t, "stage 0: layers 0-3 on 1x2 -> layers 0-3 on 1x4");
+  strata_free(t);
+  strata_plan_destroy(b);
+
+  int split[4] = {5, 4, 4, 3};
+  b = hand_plan(2, 4, 2, 16, split); /* a boundary moved */
+  t = diff_text(a, b, 0, &differs);
+  ASSERT_EQ(differs, 1);
+  ASSERT_CONTAINS(t, "stage 0: layers 0-3 on 1x2 -> layers 0-4 on 1x2");
+  ASSERT_CONTAINS(t, "stage 3: layers 12-15 on 1x2 -> layers 13-15 on 1x2");
+  strata_free(t);
+  strata_plan_destroy(b);
+
+  b = roundtrip(a); /* a strategy in stages 1 and 2 */
+  for (int s = 1; s <= 2; s++) {
+    strata_op_choice_t *o = &b->stages[s].result->ops[1]; /* qkv */
+    ASSERT_STR_EQ(o->name, "qkv");
+    strata_free(o->strategy);
+    o->strategy = strata_strdup("dp");
+  }
+  t = diff_text(a, b, 0, &differs);
+  ASSERT_EQ(differs, 1);
+  ASSERT_CONTAINS(t, "strategies:\n  layers 4-11: qkv: col -> dp\n");
+  strata_free(t);
+  t = diff_text(a, b, 1, &differs);
+  j = cJSON_Parse(t);
+  ASSERT(j);
+  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(j, "identical")));
+  ASSERT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")) == 1);
+  cJSON_Delete(j);
+  strata_free(t);
+  b->step_seconds = a->step_seconds + 1;
+  t = diff_text(a, b, 0, &differs);
+  ASSERT_CONTAINS(t, "figures:\n  step_seconds: 0 -> 1 (+1)");
+  strata_free(t);
+  strata_plan_destroy(b);
+  strata_plan_destroy(a);
+}
+
+/* ---- f. Megatron-LM ------------------------------------------------------------ */
+
+/* 1 if line is one of the lines of the reference file. */
+static int in_file(const char *text, const char *line) {
+  size_t n = strlen(line);
+  for (const char *q = text; (q = strstr(q, line)); q += n)
+    if ((q == text || q[-1] == '\n') && (q[n] == '\n' || q[n] == 0)) return 1;
+  return 0;
+}
+
+static char *read_reference(const char *name) {
+  char path[512], *text = NULL;
+  size_t len;
+  snprintf(path, sizeof path, "%s/reference/%s", test_shared_dir(), name);
+  ASSERT_OK(strata_file_read(path, 0, &text, &len));
+  return text;
+}
+
+/* Every "--flag" of the export is a line of megatron_flags.txt. */
+static void check_flags(const char *args) {
+  char *ref = read_reference("megatron_flags.txt"), flag[128];
+  int n = 0;
+  for (const char *q = args; (q = strstr(q, "--")); q += 2) {
+    size_t k = strcspn(q, " \\\n");
+    ASSERT(k < sizeof flag);
+    memcpy(flag, q, k);
+    flag[k] = 0;
+    if (!in_file(ref, flag))
+      test_fail(__FILE__, __LINE__, "flag %s is not in the reference", flag);
+    n++;
+  }
+  ASSERT(n >= 10);
+  strata_free(ref);
+}
+
+static char *megatron(const strata_plan_t *p) {
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  check_flags(t);
+  return t;
+}
+
+TEST(megatron_gpt) {
+  strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL);
+  char *t = megatron(p);
+  ASSERT_CONTAINS(t, "--tensor-model-parallel-size 2 \\\n");
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-size 4 \\\n");
+  ASSERT_CONTAINS(t, "--num-layers 16 \\\n");
+  ASSERT_CONTAINS(t, "--sequence-parallel");
+  ASSERT_CONTAINS(t, "--use-distributed-optimizer");
+  ASSERT_CONTAINS(t, "--recompute-granularity selective");
+  ASSERT_CONTAINS(t, "--global-batch-size 16");
+  ASSERT(!strstr(t, "--swiglu") && !strstr(t, "first-pipeline"));
+  ASSERT(t[strlen(t) - 1] == '\n' && t[strlen(t) - 2] != '\\');
+  strata_free(t);
+  p->recompute = STRATA_RECOMPUTE_FULL;
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "
+                     "uniform \\\n--recompute-num-layers 1");
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+TEST(megatron_llama_uneven) {
+  int split[4] = {3, 4, 4, 5};
+  strata_plan_t *p = hand_plan(4, 4, 1, 16, split);
+  snprintf(p->family, sizeof p->family, "llama");
+  p->heads = 8, p->kv_heads = 4, p->flash_attention = 1, p->dropout = 0;
+  p->untie_embeddings = 1;
+  char *t = megatron(p);
+  ASSERT_CONTAINS(t, "--group-query-attention \\\n--num-query-groups 4");
+  ASSERT_CONTAINS(t, "--swiglu");
+  ASSERT_CONTAINS(t, "--normalization RMSNorm");
+  ASSERT_CONTAINS(t, "--position-embedding-type rope");
+  ASSERT_CONTAINS(t, "--disable-bias-linear");
+  ASSERT_CONTAINS(t, "--untie-embeddings-and-output-weights");
+  ASSERT_CONTAINS(t, "--use-flash-attn");
+  ASSERT_CONTAINS(t, "--decoder-first-pipeline-num-layers 3");
+  ASSERT_CONTAINS(t, "--decoder-last-pipeline-num-layers 5");
+  ASSERT_CONTAINS(t, "--attention-dropout 0");
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+static void expect_refusal(strata_plan_t *p, const char *why) {
+  char *t = NULL;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT(t == NULL);
+  ASSERT_CONTAINS(strata_last_error(), why);
+  strata_plan_destroy(p);
+}
+
+TEST(megatron_rules) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  p->devices = 10;
+  expect_refusal(p, "world size 10 is not tp 2 x pp 2 x dp 2");
+  p = hand_plan(4, 2, 1, 8, NULL);
+  p->heads = 6;
+  expect_refusal(p, "6 attention heads are not divisible by tp 4");
+  p = hand_plan(4, 2, 1, 8, NULL);
+  p->heads = 8, p->kv_heads = 2;
+  expect_refusal(p, "2 query groups are not divisible by tp 4");
+  p = hand_plan(2, 2, 2, 8, NULL);
+  p->global_batch = 15;
+  expect_refusal(p, "global batch 15 is not divisible by micro-batch 1 x dp 2");
+  p = hand_plan(1, 2, 1, 8, NULL);
+  p->sequence_parallel = 1;
+  expect_refusal(p, "sequence parallelism needs tensor parallelism");
+  p = hand_plan(2, 3, 1, 12, NULL);
+  p->stages[1].gpus_per_node = 4;
+  expect_refusal(p, "stage 1 runs on 4 devices, not tp = 2");
+  p = hand_plan(2, 2, 1, 8, NULL);
+  p->megatron = 0;
+  expect_refusal(p, "free-mode plan");
+  p = hand_plan(2, 2, 1, 8, NULL);
+  p->zero_stage = 2;
+  expect_refusal(p, "use 'strata export deepspeed'");
+  int odd[4] = {3, 5, 4, 4};
+  p = hand_plan(2, 4, 1, 16, odd);
+  expect_refusal(p, "middle stages hold different layer counts");
+  p = hand_plan(2, 2, 1, 8, NULL);
+  p->stages[1].layer_begin = 5;
+  expect_refusal(p, "not a split of the model in order");
+  p = hand_plan(2, 2, 1, 8, NULL);
+  p->layers = 10;
+  expect_refusal(p, "the stages hold 8 layers, the model has 10");
+}
+
+/* ---- g. DeepSpeed --------------------------------------------------------------- */
+
+/* The keys of section [name] of deepspeed_keys.txt, one per line. */
+static int ds_key(const char *ref, const char *section, const char *key) {
+  char head[96];
+  snprintf(head, sizeof head, "[%s]\n", section);
+  const char *s = strstr(ref, head);
+  if (!s) return 0;
+  s += strlen(head);
+  const char *e = strstr(s, "\n[");
+  size_t n = strlen(key);
+  for (const char *q = s; (q = strstr(q, key)) && (!e || q < e); q += n)
+    if (q[-1] == '\n' && q[n] == '\n') return 1;
+  return 0;
+}
+
+static cJSON *deepspeed(const strata_plan_t *p) {
+  char *t = NULL, *ref = read_reference("deepspeed_keys.txt");
+  ASSERT_OK(strata_export_deepspeed(p, &t));
+  cJSON *j = cJSON_Parse(t);
+  ASSERT(j);
+  for (cJSON *k = j->child; k; k = k->next) {
+    if (!ds_key(ref, "top-level", k->string))
+      test_fail(__FILE__, __LINE__, "key %s is not in the reference", k->string);
+    for (cJSON *x = cJSON_IsObject(k) ? k->child : NULL; x; x = x->next)
+      if (!ds_key(ref, k->string, x->string))
+        test_fail(__FILE__, __LINE__, "key %s.%s is not in the reference",
+                  k->string, x->string);
+  }
+  strata_free(ref);
+  strata_free(t);
+  return j;
+}
+
+static int num(const cJSON *o, const char *k) {
+  const cJSON *x = cJSON_GetObjectItem(o, k);
+  ASSERT(cJSON_IsNumber(x));
+  return x->valueint;
+}
+
+TEST(deepspeed_config) {
+  strata_plan_t *p = hand_plan(2, 4, 3, 16, NULL);
+  cJSON *j = deepspeed(p);
+  ASSERT_EQ(num(j, "train_batch_size"), 24);
+  ASSERT_EQ(num(j, "train_batch_size"),
+            num(j, "train_micro_batch_size_per_gpu") *
+                num(j, "gradient_accumulation_steps") * p->dp);
+  ASSERT_EQ(num(cJSON_GetObjectItem(j, "zero_optimization"), "stage"), 1);
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bf16"), "enabled")));
+  ASSERT(cJSON_GetObjectItem(j, "activation_checkpointing"));
+  ASSERT_EQ(num(cJSON_GetObjectItem(j, "pipeline"), "stages"), 4);
+  cJSON_Delete(j);
+  /* ZeRO-3 without pipelining is fine; with pp > 1 it is refused */
+  strata_plan_destroy(p);
+  p = hand_plan(8, 1, 2, 4, NULL);
+  p->zero_stage = 3, p->recompute = STRATA_RECOMPUTE_NONE;
+  j = deepspeed(p);
+  ASSERT_EQ(num(cJSON_GetObjectItem(j, "zero_optimization"), "stage"), 3);
+  ASSERT(!cJSON_GetObjectItem(j, "activation_checkpointing"));
+  cJSON_Delete(j);
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 8, NULL);
+  p->zero_stage = 2;
+  char *t = NULL;
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "ZeRO stage 0 or 1");
+  p->zero_stage = 1, p->global_batch = 17;
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "global batch 17");
+  strata_plan_destroy(p);
+}
+
+/* ---- h. timeline ------------------------------------------------------------------ */
+
+TEST(timeline_trace) {
+  strata_plan_t *p = hand_plan(2, 3, 1, 12, NULL);
+  char *t = NULL;
+  ASSERT_OK(strata_export_timeline(p, &t));
+  cJSON *j = cJSON_Parse(t);
+  ASSERT(j);
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(j, "displayTimeUnit")),
+                "ms");
+  cJSON *ev = cJSON_GetObjectItem(j, "traceEvents");
+  ASSERT(cJSON_IsArray(ev));
+  int x[3] = {0}, names = 0, p2p = 0, sync = 0;
+  double end = 0;
+  cJSON *e;
+  cJSON_ArrayForEach(e, ev) {
+    const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(e, "ph"));
+    const char *cat = cJSON_GetStringValue(cJSON_GetObjectItem(e, "cat"));
+    int tid = cJSON_GetObjectItem(e, "tid")->valueint;
+    if (!strcmp(ph, "M")) names++;
+    if (strcmp(ph, "X")) continue;
+    double e1 = cJSON_GetObjectItem(e, "ts")->valuedouble +
+                cJSON_GetObjectItem(e, "dur")->valuedouble;
+    if (e1 > end) end = e1;
+    if (!strcmp(cat, "p2p")) p2p++;
+    else if (!strcmp(cat, "sync")) sync++;
+    else x[tid]++;
+  }
+  for (int s = 0; s < 3; s++) ASSERT_EQ(x[s], 2 * p->n_micro);
+  ASSERT_EQ(p2p, 2 * 2 * p->n_micro);
+  ASSERT_EQ(sync, 3);
+  ASSERT(names >= 1 + 3 + 4);
+  cJSON_Delete(j);
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+/* ---- i. reports -------------------------------------------------------------------- */
+
+TEST(summary_and_json) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
+  char *t = NULL;
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "plan: gpt-tiny on dgx-h100:2 (4 devices)");
+  ASSERT_CONTAINS(t, "tp 2, pp 2, dp 1");
+  ASSERT_CONTAINS(t, "layer template of stage 0");
+  ASSERT_CONTAINS(t, "qkv");
+  strata_free(t);
+  ASSERT_OK(strata_plan_json(p, &t));
+  cJSON *j = cJSON_Parse(t);
+  ASSERT(j);
+  ASSERT_EQ(num(j, "tp"), 2);
+  ASSERT_EQ(num(j, "n_micro"), 8);
+  cJSON *st = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "stages"), 1);
+  ASSERT_EQ(num(st, "layer_begin"), 4);
+  ASSERT_EQ(num(st, "devices"), 2);
+  ASSERT(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "memory"), "total_bytes"));
+  ASSERT(cJSON_GetArraySize(cJSON_GetObjectItem(st, "ops")) > 5);
+  ASSERT(cJSON_GetObjectItem(j, "step_seconds"));
+  cJSON_Delete(j);
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+/* ---- j. sizes and golden files ------------------------------------------------------- */
+
+/* gpt3-175b on 1024 GPUs: tp 8, pp 16, dp 8, stages solved with the
+ * Megatron layout (first, middle and last distinct). */
+TEST(plan_size_gpt3) {
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_model_load("gpt3-175b", NULL, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:128", &c));
+  strata_plan_t *p = hand_plan(8, 16, 8, 96, NULL);
+  p->global_batch = 1536, p->n_micro = 192;
+  p->heads = 96, p->hidden = 12288, p->ffn = 49152, p->seq_len = 2048;
+  for (int s = 0; s < 16; s++) {
+    strata_plan_stage_t *st = &p->stages[s];
+    strata_stage_result_destroy(st->result);
+    st->result = solve_stage(g, st->layer_begin, st->layer_end, 8);
+    ASSERT_OK(strata_cluster_stage_mesh(c, 1, 8, &st->mesh));
+    st->first_rank = s * 8;
+  }
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  printf("  gpt3-175b, 1024 GPUs, 16 stages: %zu bytes; step %.3f s, MFU %.1f%%\n",
+         len, p->step_seconds, 100 * p->mfu);
+  ASSERT(len < 8192);
+  assert_stable(p);
+  strata_free(d);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* The small plan files of the CLI golden cases, written only on request
+ * (STRATA_MERGE_GOLDEN_DIR=tests/cli/cases). */
+TEST(golden_files) {
+  const char *dir = getenv("STRATA_MERGE_GOLDEN_DIR");
+  strata_plan_t *a = hand_plan(2, 2, 2, 4, NULL);
+  int split[2] = {3, 1};
+  strata_plan_t *b = hand_plan(2, 2, 2, 4, split);
+  strata_free(b->stages[1].result->ops[1].strategy);
+  b->stages[1].result->ops[1].strategy = strata_strdup("dp");
+  size_t la, lb;
+  unsigned char *da = encode(a, &la), *db = encode(b, &lb);
+  ASSERT(la < 2048);
+  if (dir) {
+    const char *names[] = {"show_plan", "show_json", "export_megatron",
+                           "export_deepspeed", "export_timeline",
+                           "diff_same", "diff_changed", "diff_json"};
+    char path[1024];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+      snprintf(path, sizeof path, "%s/%s/plan.splan", dir, names[i]);
+      ASSERT_OK(strata_file_write_atomic(path, da, la));
+    }
+    snprintf(path, sizeof path, "%s/diff_changed/new.splan", dir);
+    ASSERT_OK(strata_file_write_atomic(path, db, lb));
+    snprintf(path, sizeof path, "%s/diff_json/new.splan", dir);
+    ASSERT_OK(strata_file_write_atomic(path, db, lb));
+    printf("  wrote golden plan files (%zu and %zu bytes)\n", la, lb);
+  }
+  strata_free(da);
+  strata_free(db);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(sched_closed_form),
+    TEST_ENTRY(sched_p2p_and_uneven),
+    TEST_ENTRY(sched_deterministic_and_ordered),
+    TEST_ENTRY(stitch_preset_cluster),
+    TEST_ENTRY(stitch_step_is_schedule_plus_sync),
+    TEST_ENTRY(stitch_reshard),
+    TEST_ENTRY(roundtrip_fixed_plans),
+    TEST_ENTRY(roundtrip_collapses_stages),
+    TEST_ENTRY(roundtrip_random_plans),
+    TEST_ENTRY(decode_errors),
+    TEST_ENTRY(decode_bad_payload),
+    TEST_ENTRY(decode_fuzz),
+    TEST_ENTRY(save_and_load),
+    TEST_ENTRY(alloc_failures),
+    TEST_ENTRY(diff_identical_and_changes),
+    TEST_ENTRY(megatron_gpt),
+    TEST_ENTRY(megatron_llama_uneven),
+    TEST_ENTRY(megatron_rules),
+    TEST_ENTRY(deepspeed_config),
+    TEST_ENTRY(timeline_trace),
+    TEST_ENTRY(summary_and_json),
+    TEST_ENTRY(plan_size_gpt3),
+    TEST_ENTRY(golden_files),
+};
+
+TEST_MAIN(tests)
