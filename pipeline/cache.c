@@ -149,6 +149,10 @@ static int read_result(rd_t *rd, strata_stage_result_t *r) {
   for (size_t i = 1; i < sizeof ints / sizeof ints[0]; i++) *ints[i] = r_i32(rd);
   for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) *dbl[i] = r_f64(rd);
   r->hint = r_str(rd);
+  if (r->hint && !r->hint[0]) { /* written as "" for NULL */
+    strata_free(r->hint);
+    r->hint = NULL;
+  }
   if (rd->bad || r->n_ops < 0 || r->n_ops > 1000000 ||
       (unsigned)r->status > STRATA_STAGE_NO_SOLUTION) {
     r->n_ops = 0;

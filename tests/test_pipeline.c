@@ -1,0 +1,288 @@
+/*
+ * test_pipeline.c - the stage-split dynamic program against brute force,
+ * Megatron's split, determinism of whole plans across thread counts, the
+ * subproblem cache (cold, warm, corrupt, stale), and a cluster too small.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pipeline/search.h"
+#include "strata/strata.h"
+#include "testlib.h"
+
+/* ---- the split DP ---- */
+
+typedef struct {
+  int L, p;
+  double t[8][16]; /* [stage][n] */
+} table_t;
+
+static double table_cost(void *ctx, int s, int n) {
+  table_t *t = ctx;
+  return t->t[s][n];
+}
+
+static uint64_t rng = 88172645463325252ULL;
+static double urand(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+TEST(split_dp_equals_brute_force) {
+  int cases = 0, infeasible = 0;
+  for (int it = 0; it < 400; it++) {
+    table_t tb;
+    tb.L = 1 + (int)(urand() * 12);
+    tb.p = 1 + (int)(urand() * (tb.L < 6 ? tb.L : 6));
+    int B = 1 + (int)(urand() * 16);
+    int shape = it % 3; /* random, linear-ish, with holes (no fit) */
+    for (int s = 0; s < tb.p; s++)
+      for (int n = 0; n <= tb.L; n++) {
+        double v = shape == 1 ? n * (1 + 0.1 * s) + urand() : 1 + urand() * 9;
+        if (shape == 2 && urand() < 0.3) v = INFINITY;
+        tb.t[s][n] = v;
+      }
+    int a[8], b[8];
+    double dp = st__split_dp(tb.L, tb.p, B, table_cost, &tb, a);
+    double bf = st__split_brute(tb.L, tb.p, B, table_cost, &tb, b);
+    if (!isfinite(bf)) {
+      ASSERT(!isfinite(dp));
+      infeasible++;
+      continue;
+    }
+    ASSERT_NEAR(dp, bf, 1e-12, 1e-12);
+    /* the split returned attains the optimum */
+    double sum = 0, mx = 0;
+    int total = 0;
+    for (int s = 0; s < tb.p; s++) {
+      ASSERT(a[s] >= 1);
+      double t = tb.t[s][a[s]];
+      sum += t;
+      mx = t > mx ? t : mx;
+      total += a[s];
+    }
+    ASSERT_EQ(total, tb.L);
+    ASSERT_NEAR(sum + (B - 1) * mx, bf, 1e-12, 1e-12);
+    cases++;
+  }
+  ASSERT(cases >= 200);
+  ASSERT(infeasible > 0);
+}
+
+TEST(split_megatron_rule) {
+  int n[128];
+  ASSERT_OK(st__split_megatron(96, 16, n));
+  for (int s = 0; s < 16; s++) ASSERT_EQ(n[s], 6);
+  /* 126 layers on 16 stages: middle stages 8, first and last 7 */
+  ASSERT_OK(st__split_megatron(126, 16, n));
+  ASSERT_EQ(n[0], 7);
+  ASSERT_EQ(n[15], 7);
+  for (int s = 1; s < 15; s++) ASSERT_EQ(n[s], 8);
+  ASSERT(st__split_megatron(4, 5, n) != 0);
+}
+
+/* ---- whole plans ---- */
+
+static strata_graph_t *small_model(void) {
+  strata_gen_opts_t o;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_keep(&o);
+  o.layers = 8;
+  o.hidden = 512;
+  o.heads = 8;
+  o.seq = 256;
+  o.vocab = 4096;
+  if (strata_model_load("gpt", &o, &g)) return NULL;
+  return g;
+}
+
+static void plan_opts(strata_plan_opts_t *o, int threads, const char *cache) {
+  strata_plan_opts_init(o);
+  o->global_batch = 64;
+  o->threads = threads;
+  o->cache_dir = cache;
+  o->quiet = 1;
+}
+
+static int plan_bytes(const strata_graph_t *g, const strata_cluster_t *c,
+                      const strata_plan_opts_t *o, unsigned char **data,
+                      size_t *len, strata_plan_t **keep) {
+  strata_plan_t *p = NULL;
+  int rc = strata_pipeline_plan(g, c, o, &p);
+  if (!rc) rc = strata_merge_stitch(p, g, c);
+  if (!rc) {
+    /* timings and search statistics differ between runs (a warm cache
+     * solves nothing); they are not the plan */
+    int ilps = p->ilps_solved, hits = p->cache_hits;
+    p->plan_seconds = 0;
+    p->ilps_solved = p->cache_hits = 0;
+    for (int s = 0; s < p->n_stages; s++) p->stages[s].result->solve_seconds = 0;
+    rc = strata_plan_encode(p, data, len);
+    p->ilps_solved = ilps;
+    p->cache_hits = hits;
+  }
+  if (keep && !rc) *keep = p;
+  else strata_plan_destroy(p);
+  return rc;
+}
+
+TEST(plan_identical_across_threads) {
+  strata_graph_t *g = small_model();
+  strata_cluster_t *c = NULL;
+  ASSERT(g != NULL);
+  ASSERT_OK(strata_cluster_load("dgx-h100:4", &c));
+  for (int mode = 0; mode < 2; mode++) {
+    unsigned char *ref = NULL;
+    size_t ref_len = 0;
+    int threads[] = {1, 2, 8};
+    for (int i = 0; i < 3; i++) {
+      strata_plan_opts_t o;
+      unsigned char *d = NULL;
+      size_t n = 0;
+      plan_opts(&o, threads[i], NULL);
+      o.megatron = mode == 0;
+      ASSERT_OK(plan_bytes(g, c, &o, &d, &n, NULL));
+      if (!ref) {
+        ref = d;
+        ref_len = n;
+      } else {
+        ASSERT_EQ(n, ref_len);
+        ASSERT(memcmp(d, ref, n) == 0);
+        strata_free(d);
+      }
+    }
+    strata_free(ref);
+  }
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+static int count_files(const char *dir, const char *suffix, char *first,
+                       size_t size) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  while (d && (e = readdir(d))) {
+    size_t l = strlen(e->d_name), k = strlen(suffix);
+    if (l > k && !strcmp(e->d_name + l - k, suffix)) {
+      if (!n && first) snprintf(first, size, "%s/%s", dir, e->d_name);
+      n++;
+    }
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+static void flip_byte(const char *path, long at) {
+  FILE *f = fopen(path, "r+b");
+  ASSERT(f != NULL);
+  fseek(f, at, SEEK_SET);
+  int ch = fgetc(f);
+  fseek(f, at, SEEK_SET);
+  fputc(ch ^ 0x5a, f);
+  fclose(f);
+}
+
+TEST(cache_cold_warm_corrupt) {
+  char dir[512], entry[1024];
+  strata_graph_t *g = small_model();
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  unsigned char *d0 = NULL, *d1 = NULL, *d2 = NULL, *d3 = NULL;
+  size_t n0, n1, n2, n3;
+  strata_plan_opts_t o;
+  snprintf(dir, sizeof dir, "%s/cache", test_scratch_dir());
+  ASSERT(g != NULL);
+  ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
+  plan_opts(&o, 2, dir);
+  /* cold: everything solved, stored */
+  ASSERT_OK(plan_bytes(g, c, &o, &d0, &n0, &p));
+  ASSERT_EQ(p->cache_hits, 0);
+  ASSERT(p->ilps_solved > 0);
+  int stored = count_files(dir, ".ssub", entry, sizeof entry);
+  ASSERT_EQ(stored, p->subproblems_distinct);
+  strata_plan_destroy(p);
+  /* warm: nothing solved, the same plan */
+  ASSERT_OK(plan_bytes(g, c, &o, &d1, &n1, &p));
+  ASSERT_EQ(p->ilps_solved, 0);
+  ASSERT_EQ(p->cache_hits, p->subproblems_distinct);
+  strata_plan_destroy(p);
+  ASSERT_EQ(n1, n0);
+  ASSERT(memcmp(d0, d1, n0) == 0);
+  /* a corrupt entry (payload byte flipped) is re-solved, not trusted */
+  flip_byte(entry, 40);
+  ASSERT_OK(plan_bytes(g, c, &o, &d2, &n2, &p));
+  ASSERT_EQ(p->ilps_solved, 1);
+  strata_plan_destroy(p);
+  ASSERT(n2 == n0 && memcmp(d0, d2, n0) == 0);
+  /* a stale entry (another format version) likewise */
+  flip_byte(entry, 4);
+  ASSERT_OK(plan_bytes(g, c, &o, &d3, &n3, &p));
+  ASSERT_EQ(p->ilps_solved, 1);
+  strata_plan_destroy(p);
+  ASSERT(n3 == n0 && memcmp(d0, d3, n0) == 0);
+  strata_free(d0);
+  strata_free(d1);
+  strata_free(d2);
+  strata_free(d3);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+TEST(cluster_too_small) {
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  ASSERT_OK(strata_model_load("gpt-39.1b", NULL, &g));
+  ASSERT_OK(strata_cluster_load("dgx-a100:1", &c));
+  plan_opts(&o, 2, NULL);
+  int rc = strata_pipeline_plan(g, c, &o, &p);
+  ASSERT_EQ(rc, STRATA_EINFEASIBLE);
+  ASSERT(p == NULL);
+  ASSERT_CONTAINS(strata_last_error(), "does not fit");
+  ASSERT_CONTAINS(strata_last_error(), "GPUs");
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+TEST(plan_megatron_constraints) {
+  strata_graph_t *g = small_model();
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  ASSERT(g != NULL);
+  ASSERT_OK(strata_cluster_load("dgx-h100:4", &c));
+  plan_opts(&o, 2, NULL);
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_EQ(p->tp * p->pp * p->dp, p->devices);
+  ASSERT(p->devices <= 32);
+  ASSERT_EQ(p->global_batch % (p->micro_batch * p->dp), 0);
+  ASSERT_EQ(p->n_micro, p->global_batch / (p->micro_batch * p->dp));
+  int layers = 0;
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    ASSERT_EQ(st->nodes * st->gpus_per_node, p->tp); /* one tp everywhere */
+    ASSERT_EQ(st->layer_begin, layers);
+    layers = st->layer_end;
+    ASSERT(st->result->peak_memory_bytes <= p->gpu_memory_bytes);
+  }
+  ASSERT_EQ(layers, 8);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(split_dp_equals_brute_force), TEST_ENTRY(split_megatron_rule),
+    TEST_ENTRY(plan_identical_across_threads),
+    TEST_ENTRY(cache_cold_warm_corrupt), TEST_ENTRY(cluster_too_small),
+    TEST_ENTRY(plan_megatron_constraints),
+};
+TEST_MAIN(tests)
