@@ -110,8 +110,12 @@ static void stage_desc(const strata_plan_t *p, int s, char *buf, size_t n) {
     return;
   }
   const strata_plan_stage_t *st = &p->stages[s];
-  snprintf(buf, n, "layers %d-%d on %dx%d", st->layer_begin,
-           st->layer_end - 1, st->nodes, st->gpus_per_node);
+  if (st->layer_end - st->layer_begin == 1)
+    snprintf(buf, n, "layer %d on %dx%d", st->layer_begin, st->nodes,
+             st->gpus_per_node);
+  else
+    snprintf(buf, n, "layers %d-%d on %dx%d", st->layer_begin,
+             st->layer_end - 1, st->nodes, st->gpus_per_node);
 }
 
 static void diff_stages(changes_t *c, const strata_plan_t *a,
@@ -198,7 +202,10 @@ static int n_layers(const strata_plan_t *p) {
 static void flush_run(changes_t *c, int l0, int l1, const strata_buf_t *sig) {
   char what[64];
   if (!sig->len) return;
-  snprintf(what, sizeof what, "layers %d-%d", l0, l1);
+  if (l0 == l1)
+    snprintf(what, sizeof what, "layer %d", l0);
+  else
+    snprintf(what, sizeof what, "layers %d-%d", l0, l1);
   change_t *x = push(c, SEC_STRATEGIES, what);
   if (x && !(x->new_s = strata_strdup(sig->p))) c->oom = 1;
 }

@@ -1043,6 +1043,10 @@ TEST(golden_files) {
   strata_plan_t *b = hand_plan(2, 2, 2, 4, split);
   strata_free(b->stages[1].result->ops[1].strategy);
   b->stages[1].result->ops[1].strategy = strata_strdup("dp");
+  strata_graph_t *g = small_gpt(4);
+  ASSERT_OK(strata_merge_stitch(a, g, NULL));
+  ASSERT_OK(strata_merge_stitch(b, g, NULL));
+  strata_graph_destroy(g);
   size_t la, lb;
   unsigned char *da = encode(a, &la), *db = encode(b, &lb);
   ASSERT(la < 2048);
@@ -1059,6 +1063,14 @@ TEST(golden_files) {
     ASSERT_OK(strata_file_write_atomic(path, db, lb));
     snprintf(path, sizeof path, "%s/diff_json/new.splan", dir);
     ASSERT_OK(strata_file_write_atomic(path, db, lb));
+    a->zero_stage = 2; /* Megatron-LM cannot run it */
+    strata_free(da);
+    da = encode(a, &la);
+    snprintf(path, sizeof path, "%s/export_megatron_zero2/plan.splan", dir);
+    ASSERT_OK(strata_file_write_atomic(path, da, la));
+    da[la - 2] ^= 4; /* a flipped bit */
+    snprintf(path, sizeof path, "%s/show_corrupt/plan.splan", dir);
+    ASSERT_OK(strata_file_write_atomic(path, da, la));
     printf("  wrote golden plan files (%zu and %zu bytes)\n", la, lb);
   }
   strata_free(da);
