@@ -27,21 +27,22 @@ static const struct {
 };
 
 static void usage(FILE *f) {
-  fprintf(f, "Usage: strata export megatron|deepspeed|timeline PLAN "
-             "[-o FILE]\n"
-             "\n"
-             "  megatron   Megatron-LM arguments, one per line ending in '\\'\n"
-             "  deepspeed  a DeepSpeed config (JSON)\n"
-             "  timeline   the 1F1B schedule in Chrome trace format (Perfetto,\n"
-             "             chrome://tracing)\n"
-             "\n"
-             "Options:\n"
-             "  -o, --output FILE   write FILE atomically (default: standard "
-             "output)\n"
-             "  -h, --help          this help\n"
-             "\n"
-             "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
-             "target cannot run (the message says why), 4 internal error.\n");
+  fprintf(f,
+          "Usage: strata export megatron|deepspeed|timeline PLAN "
+          "[-o FILE]\n"
+          "\n"
+          "  megatron   Megatron-LM arguments, one per line ending in '\\'\n"
+          "  deepspeed  a DeepSpeed config (JSON)\n"
+          "  timeline   the 1F1B schedule in Chrome trace format (Perfetto,\n"
+          "             chrome://tracing)\n"
+          "\n"
+          "Options:\n"
+          "  -o, --output FILE   write FILE atomically (default: standard "
+          "output)\n"
+          "  -h, --help          this help\n"
+          "\n"
+          "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
+          "target cannot run (the message says why), 4 internal error.\n");
 }
 
 static int find_target(const char *name) {
@@ -70,10 +71,12 @@ static int parse(int argc, char **argv, const char **out, int *t,
   }
   if (argc - optind != 2)
     return cli_usage_error("export", "wants a target (megatron, deepspeed, "
-                           "timeline) and a plan file");
+                                     "timeline) and a plan file");
   if ((*t = find_target(argv[optind])) < 0)
-    return cli_usage_error("export", "unknown target '%s' (megatron, "
-                           "deepspeed, timeline)", argv[optind]);
+    return cli_usage_error("export",
+                           "unknown target '%s' (megatron, "
+                           "deepspeed, timeline)",
+                           argv[optind]);
   *plan = argv[optind + 1];
   return 0;
 }

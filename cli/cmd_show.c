@@ -53,7 +53,8 @@ int cli_cmd_show(int argc, char **argv) {
     return cli_usage_error(cmd, "one plan file only, not '%s' too",
                            argv[optind + 1]);
   if ((rc = strata_plan_load(argv[optind], &p)) ||
-      (rc = json ? strata_plan_json(p, &text) : strata_plan_summary(p, &text))) {
+      (rc =
+           json ? strata_plan_json(p, &text) : strata_plan_summary(p, &text))) {
     rc = cli_fail(cmd, rc);
     goto out;
   }

@@ -28,7 +28,8 @@ void st__wr_f(st__wr_t *w, double v) {
   uint64_t u;
   unsigned char t[8];
   memcpy(&u, &v, sizeof u);
-  for (int i = 0; i < 8; i++) t[i] = (unsigned char)(u >> (8 * i));
+  for (int i = 0; i < 8; i++)
+    t[i] = (unsigned char)(u >> (8 * i));
   strata_buf_append(&w->b, t, 8);
 }
 
@@ -85,7 +86,8 @@ double st__rd_f(st__rd_t *r, const char *field) {
     fail(r, field, "is missing (the payload ends early)");
     return 0;
   }
-  for (int i = 0; i < 8; i++) u |= (uint64_t)r->p[r->pos + i] << (8 * i);
+  for (int i = 0; i < 8; i++)
+    u |= (uint64_t)r->p[r->pos + i] << (8 * i);
   r->pos += 8;
   memcpy(&v, &u, sizeof v);
   return v;

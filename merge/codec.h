@@ -28,8 +28,8 @@ void st__wr_s(st__wr_t *w, const char *s);
 typedef struct {
   const unsigned char *p;
   size_t len, pos;
-  const char *bad;  /* the field that failed, NULL while all is well */
-  const char *why;  /* "ends early", "is out of range", ... */
+  const char *bad; /* the field that failed, NULL while all is well */
+  const char *why; /* "ends early", "is out of range", ... */
 } st__rd_t;
 
 uint64_t st__rd_u(st__rd_t *r, const char *field);

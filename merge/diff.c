@@ -146,7 +146,8 @@ static void strat_of(const strata_stage_result_t *r, const char *name,
   if (out->p) out->p[0] = 0;
   for (int i = 0; r && i < r->n_ops; i++) {
     const strata_op_choice_t *o = &r->ops[i];
-    if ((o->layer >= 0) != inside || !o->name || strcmp(o->name, name)) continue;
+    if ((o->layer >= 0) != inside || !o->name || strcmp(o->name, name))
+      continue;
     if (out->len) strata_buf_puts(out, "/");
     strata_buf_puts(out, o->strategy ? o->strategy : "?");
   }
@@ -332,7 +333,8 @@ static char *to_json(const changes_t *c) {
   int bad = !root || st__json_add_bool(root, "identical", c->n == 0);
   arr = bad ? NULL : cJSON_AddArrayToObject(root, "changes");
   bad |= !arr;
-  for (int i = 0; !bad && i < c->n; i++) bad |= json_one(arr, &c->v[i]);
+  for (int i = 0; !bad && i < c->n; i++)
+    bad |= json_one(arr, &c->v[i]);
   if (!bad) s = st__json_print(root);
   cJSON_Delete(root);
   return s;
@@ -359,8 +361,10 @@ int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
       *text = o.oom ? NULL : strata_buf_steal(&o, NULL);
     }
   }
-  if (c.oom || !*text) rc = strata_error(STRATA_ENOMEM, "out of memory");
-  else if (differs) *differs = c.n > 0;
+  if (c.oom || !*text)
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  else if (differs)
+    *differs = c.n > 0;
   changes_free(&c);
   strata_buf_free(&o);
   return rc;

@@ -16,7 +16,8 @@
 #include "core/json.h"
 #include "merge/merge_int.h"
 
-#define REFUSE(...) strata_error(STRATA_EUNSUPPORTED, "deepspeed export: " __VA_ARGS__)
+#define REFUSE(...)                                                            \
+  strata_error(STRATA_EUNSUPPORTED, "deepspeed export: " __VA_ARGS__)
 
 static int check(const strata_plan_t *p, int *gas) {
   if (p->micro_batch < 1 || p->dp < 1)
@@ -33,7 +34,8 @@ static int check(const strata_plan_t *p, int *gas) {
   if (p->pp > 1 && p->zero_stage >= 2)
     return REFUSE("DeepSpeed's pipeline engine supports ZeRO stage 0 or 1, "
                   "not %d, with %d pipeline stages; re-plan with --zero 1 or "
-                  "without pipelining", p->zero_stage, p->pp);
+                  "without pipelining",
+                  p->zero_stage, p->pp);
   if (p->zero_stage < 0 || p->zero_stage > 3)
     return REFUSE("ZeRO stage %d", p->zero_stage);
   return 0;
@@ -73,7 +75,8 @@ int strata_export_deepspeed(const strata_plan_t *p, char **text) {
   int gas, rc;
   cJSON *root;
   if (!p || !text || p->n_stages < 1)
-    return strata_error(STRATA_EINVAL, "deepspeed export: a plan with no stage");
+    return strata_error(STRATA_EINVAL,
+                        "deepspeed export: a plan with no stage");
   if ((rc = check(p, &gas))) return rc;
   root = cJSON_CreateObject();
   int bad = !root ||

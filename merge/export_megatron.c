@@ -16,7 +16,8 @@
 
 #include "merge/merge_int.h"
 
-#define REFUSE(...) strata_error(STRATA_EUNSUPPORTED, "megatron export: " __VA_ARGS__)
+#define REFUSE(...)                                                            \
+  strata_error(STRATA_EUNSUPPORTED, "megatron export: " __VA_ARGS__)
 
 static int check_mode(const strata_plan_t *p) {
   if (!p->megatron)
@@ -45,8 +46,8 @@ static int check_sizes(const strata_plan_t *p) {
   if (tp < 1 || pp < 1 || p->dp < 1)
     return REFUSE("tp %d, pp %d, dp %d", tp, pp, p->dp);
   if (p->devices % (tp * pp) != 0 || p->devices != tp * pp * p->dp)
-    return REFUSE("world size %d is not tp %d x pp %d x dp %d", p->devices,
-                  tp, pp, p->dp);
+    return REFUSE("world size %d is not tp %d x pp %d x dp %d", p->devices, tp,
+                  pp, p->dp);
   if (p->heads < 1 || p->heads % tp != 0)
     return REFUSE("%d attention heads are not divisible by tp %d", p->heads,
                   tp);
@@ -57,7 +58,8 @@ static int check_sizes(const strata_plan_t *p) {
                   p->global_batch, p->micro_batch, p->dp);
   if (p->hidden < 1 || p->layers < 1 || p->seq_len < 1)
     return REFUSE("the plan lacks the model's sizes (layers %d, hidden %d, "
-                  "seq %d)", p->layers, p->hidden, p->seq_len);
+                  "seq %d)",
+                  p->layers, p->hidden, p->seq_len);
   return 0;
 }
 
@@ -69,7 +71,8 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
     const strata_plan_stage_t *st = &p->stages[s];
     if (st->layer_begin != next || st->layer_end <= st->layer_begin)
       return REFUSE("stage %d holds layers [%d, %d), not a split of the model "
-                    "in order", s, st->layer_begin, st->layer_end);
+                    "in order",
+                    s, st->layer_begin, st->layer_end);
     next = st->layer_end;
   }
   if (next != p->layers)
@@ -79,7 +82,8 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
     int n = p->stages[s].layer_end - p->stages[s].layer_begin;
     if (mid >= 0 && n != mid)
       return REFUSE("middle stages hold different layer counts (%d and %d); "
-                    "Megatron-LM splits them evenly", mid, n);
+                    "Megatron-LM splits them evenly",
+                    mid, n);
     mid = n;
   }
   int f = p->stages[0].layer_end, l = p->layers - p->stages[pp - 1].layer_begin;
@@ -116,7 +120,8 @@ static void model_flags(strata_buf_t *b, const strata_plan_t *p) {
     flag(b, "--disable-bias-linear", NULL, 0);
     flag(b, "--position-embedding-type", " rope", 0);
   }
-  if (p->untie_embeddings) flag(b, "--untie-embeddings-and-output-weights", NULL, 0);
+  if (p->untie_embeddings)
+    flag(b, "--untie-embeddings-and-output-weights", NULL, 0);
   if (!p->dropout) {
     flag(b, "--attention-dropout", " 0", 0);
     flag(b, "--hidden-dropout", " 0", 0);
@@ -139,7 +144,8 @@ static void parallel_flags(strata_buf_t *b, const strata_plan_t *p, int first,
   flag(b, "--bf16", NULL, 0);
   if (p->zero_stage == 1) {
     flag(b, "--use-distributed-optimizer", NULL, 0);
-    if (p->recipe == STRATA_RECIPE_ZERO) flag(b, "--grad-reduce-in-bf16", NULL, 0);
+    if (p->recipe == STRATA_RECIPE_ZERO)
+      flag(b, "--grad-reduce-in-bf16", NULL, 0);
   }
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
     flag(b, "--recompute-granularity", " selective", 0);

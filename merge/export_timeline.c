@@ -28,23 +28,28 @@ static void jstr(strata_buf_t *b, const char *s) {
 }
 
 static void meta(strata_buf_t *b, const char *what, int tid, const char *name) {
-  strata_buf_printf(b, "    {\"name\": \"%s\", \"ph\": \"M\", \"pid\": 0, "
-                       "\"tid\": %d, \"args\": {\"name\": ", what, tid);
+  strata_buf_printf(b,
+                    "    {\"name\": \"%s\", \"ph\": \"M\", \"pid\": 0, "
+                    "\"tid\": %d, \"args\": {\"name\": ",
+                    what, tid);
   jstr(b, name);
   strata_buf_puts(b, "}},\n");
 }
 
 static void sort_index(strata_buf_t *b, int tid) {
-  strata_buf_printf(b, "    {\"name\": \"thread_sort_index\", \"ph\": \"M\", "
-                       "\"pid\": 0, \"tid\": %d, \"args\": {\"sort_index\": "
-                       "%d}},\n", tid, tid);
+  strata_buf_printf(b,
+                    "    {\"name\": \"thread_sort_index\", \"ph\": \"M\", "
+                    "\"pid\": 0, \"tid\": %d, \"args\": {\"sort_index\": "
+                    "%d}},\n",
+                    tid, tid);
 }
 
 static void event(strata_buf_t *b, const char *name, int m, const char *cat,
                   int tid, double t0, double dur) {
-  strata_buf_printf(b, "    {\"name\": \"%s%d\", \"cat\": \"%s\", \"ph\": "
-                       "\"X\", \"pid\": 0, \"tid\": %d, \"ts\": %.3f, "
-                       "\"dur\": %.3f, \"args\": {\"micro_batch\": %d}},\n",
+  strata_buf_printf(b,
+                    "    {\"name\": \"%s%d\", \"cat\": \"%s\", \"ph\": "
+                    "\"X\", \"pid\": 0, \"tid\": %d, \"ts\": %.3f, "
+                    "\"dur\": %.3f, \"args\": {\"micro_batch\": %d}},\n",
                     name, m, cat, tid, t0 * 1e6, dur * 1e6, m);
 }
 
@@ -83,9 +88,10 @@ static void stage_events(strata_buf_t *b, const st__sched_t *S, int s) {
             S->p2p[s - 1]);
   }
   if (S->sync[s] > 0)
-    strata_buf_printf(b, "    {\"name\": \"gradient sync\", \"cat\": \"sync\", "
-                         "\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"ts\": "
-                         "%.3f, \"dur\": %.3f},\n",
+    strata_buf_printf(b,
+                      "    {\"name\": \"gradient sync\", \"cat\": \"sync\", "
+                      "\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"ts\": "
+                      "%.3f, \"dur\": %.3f},\n",
                       s, S->stage_end[s] * 1e6, S->sync[s] * 1e6);
 }
 
@@ -99,11 +105,14 @@ int strata_export_timeline(const strata_plan_t *p, char **text) {
   rc = st__sched_from_plan(p, &S, &scratch);
   if (!rc) rc = st__sched_run(&S);
   if (rc) goto out;
-  strata_buf_puts(&b, "{\n  \"displayTimeUnit\": \"ms\",\n  \"traceEvents\": [\n");
+  strata_buf_puts(&b,
+                  "{\n  \"displayTimeUnit\": \"ms\",\n  \"traceEvents\": [\n");
   threads(&b, p);
-  for (int s = 0; s < S.pp; s++) stage_events(&b, &S, s);
-  strata_buf_printf(&b, "    {\"name\": \"step end\", \"ph\": \"i\", \"s\": "
-                        "\"g\", \"pid\": 0, \"tid\": 0, \"ts\": %.3f}\n  ]\n}\n",
+  for (int s = 0; s < S.pp; s++)
+    stage_events(&b, &S, s);
+  strata_buf_printf(&b,
+                    "    {\"name\": \"step end\", \"ph\": \"i\", \"s\": "
+                    "\"g\", \"pid\": 0, \"tid\": 0, \"ts\": %.3f}\n  ]\n}\n",
                     S.step * 1e6);
   if (b.oom) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");

@@ -18,9 +18,9 @@
  * st__sched_run, the start of every forward and backward. */
 typedef struct {
   int pp, n_micro;
-  const double *fwd, *bwd; /* [pp] */
-  const double *p2p;       /* [pp - 1]; NULL: all 0 */
-  const double *sync;      /* [pp]; NULL: all 0 */
+  const double *fwd, *bwd;   /* [pp] */
+  const double *p2p;         /* [pp - 1]; NULL: all 0 */
+  const double *sync;        /* [pp]; NULL: all 0 */
   double *f_start, *b_start; /* [pp * n_micro], index s * n_micro + m */
   double *stage_end;         /* [pp]: end of the stage's last backward */
   double makespan;           /* end of the last backward anywhere */
@@ -39,8 +39,8 @@ int st__sched_from_plan(const strata_plan_t *p, st__sched_t *s,
 /* The payload (payload.c): encode into out (init'd here), or decode
  * data into a new plan; `where` prefixes messages. */
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
-int st__payload_decode(const unsigned char *data, size_t len,
-                       const char *where, strata_plan_t **out);
+int st__payload_decode(const unsigned char *data, size_t len, const char *where,
+                       strata_plan_t **out);
 
 /* Devices of one stage (nodes x GPUs per node). */
 int st__stage_devices(const strata_plan_stage_t *st);

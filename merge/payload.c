@@ -40,24 +40,51 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
 /* ---- encoding ---- */
 
 static void put_header(st__wr_t *w, const strata_plan_t *p) {
-  const int ints[] = {p->devices, p->tp, p->pp, p->dp, p->micro_batch,
-                      p->global_batch, p->n_micro, p->zero_stage,
-                      p->sequence_parallel, p->megatron, p->vpp,
-                      (int)p->recipe, (int)p->recompute, p->seq_len,
-                      p->layers, p->hidden, p->heads, p->kv_heads, p->ffn,
-                      p->vocab, p->flash_attention, p->dropout,
-                      p->untie_embeddings, p->max_position,
-                      p->subproblems_total, p->subproblems_distinct,
-                      p->ilps_solved, p->cache_hits, p->time_limited};
-  const double dbl[] = {p->alpha, p->step_seconds, p->tokens_per_second,
-                        p->mfu, p->peak_memory_bytes, p->gpu_memory_bytes,
-                        p->gpu_peak_flops, p->model_flops_per_step,
+  const int ints[] = {p->devices,
+                      p->tp,
+                      p->pp,
+                      p->dp,
+                      p->micro_batch,
+                      p->global_batch,
+                      p->n_micro,
+                      p->zero_stage,
+                      p->sequence_parallel,
+                      p->megatron,
+                      p->vpp,
+                      (int)p->recipe,
+                      (int)p->recompute,
+                      p->seq_len,
+                      p->layers,
+                      p->hidden,
+                      p->heads,
+                      p->kv_heads,
+                      p->ffn,
+                      p->vocab,
+                      p->flash_attention,
+                      p->dropout,
+                      p->untie_embeddings,
+                      p->max_position,
+                      p->subproblems_total,
+                      p->subproblems_distinct,
+                      p->ilps_solved,
+                      p->cache_hits,
+                      p->time_limited};
+  const double dbl[] = {p->alpha,
+                        p->step_seconds,
+                        p->tokens_per_second,
+                        p->mfu,
+                        p->peak_memory_bytes,
+                        p->gpu_memory_bytes,
+                        p->gpu_peak_flops,
+                        p->model_flops_per_step,
                         p->plan_seconds};
   st__wr_s(w, p->model);
   st__wr_s(w, p->cluster);
   st__wr_s(w, p->family);
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) st__wr_i(w, ints[i]);
-  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) st__wr_f(w, dbl[i]);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    st__wr_i(w, ints[i]);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    st__wr_f(w, dbl[i]);
 }
 
 static void put_mesh(st__wr_t *w, const strata_mesh_t *m) {
@@ -70,18 +97,30 @@ static void put_mesh(st__wr_t *w, const strata_mesh_t *m) {
 }
 
 static void put_result(st__wr_t *w, const strata_stage_result_t *r) {
-  const double dbl[] = {r->alpha, r->objective, r->memory_redundancy_bytes,
-                        r->comm_bytes, r->comm_seconds, r->compute_seconds,
-                        r->peak_memory_bytes, r->zero_redundancy_bytes,
-                        r->mem.weights, r->mem.gradients, r->mem.optimizer,
-                        r->mem.activations, r->mem.transient, r->mem.total,
-                        r->activations_per_layer, r->min_memory_bytes,
+  const double dbl[] = {r->alpha,
+                        r->objective,
+                        r->memory_redundancy_bytes,
+                        r->comm_bytes,
+                        r->comm_seconds,
+                        r->compute_seconds,
+                        r->peak_memory_bytes,
+                        r->zero_redundancy_bytes,
+                        r->mem.weights,
+                        r->mem.gradients,
+                        r->mem.optimizer,
+                        r->mem.activations,
+                        r->mem.transient,
+                        r->mem.total,
+                        r->activations_per_layer,
+                        r->min_memory_bytes,
                         r->solve_seconds};
-  const int ints[] = {(int)r->status, r->devices, r->homogeneous, r->int_vars,
-                      r->cont_vars, r->rows, r->int_vars_before,
-                      r->cont_vars_before, r->rows_before};
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) st__wr_i(w, ints[i]);
-  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) st__wr_f(w, dbl[i]);
+  const int ints[] = {(int)r->status,     r->devices,          r->homogeneous,
+                      r->int_vars,        r->cont_vars,        r->rows,
+                      r->int_vars_before, r->cont_vars_before, r->rows_before};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    st__wr_i(w, ints[i]);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    st__wr_f(w, dbl[i]);
   st__wr_s(w, r->hint);
 }
 
@@ -111,10 +150,11 @@ static int op_ref(const strata_plan_t *p, int s) {
 
 static void put_stage(st__wr_t *w, const strata_plan_t *p, int s) {
   const strata_plan_stage_t *st = &p->stages[s];
-  const int ints[] = {st->layer_begin, st->layer_end, st->with_prologue,
-                      st->with_epilogue, st->nodes, st->gpus_per_node,
-                      st->first_rank, st->in_flight};
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) st__wr_i(w, ints[i]);
+  const int ints[] = {st->layer_begin,   st->layer_end, st->with_prologue,
+                      st->with_epilogue, st->nodes,     st->gpus_per_node,
+                      st->first_rank,    st->in_flight};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    st__wr_i(w, ints[i]);
   put_mesh(w, &st->mesh);
   st__wr_f(w, st->fwd_seconds);
   st__wr_f(w, st->bwd_seconds);
@@ -132,7 +172,8 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   strata_buf_init(&w.b);
   put_header(&w, p);
   st__wr_u(&w, (uint64_t)p->n_stages);
-  for (int s = 0; s < p->n_stages; s++) put_stage(&w, p, s);
+  for (int s = 0; s < p->n_stages; s++)
+    put_stage(&w, p, s);
   for (int s = 0; s + 1 < p->n_stages; s++)
     st__wr_f(&w, p->p2p_seconds ? p->p2p_seconds[s] : 0);
   if (w.b.oom) {
@@ -146,17 +187,43 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
 /* ---- decoding ---- */
 
 static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
-  int *ints[] = {&p->devices, &p->tp, &p->pp, &p->dp, &p->micro_batch,
-                 &p->global_batch, &p->n_micro, &p->zero_stage,
-                 &p->sequence_parallel, &p->megatron, &p->vpp, NULL, NULL,
-                 &p->seq_len, &p->layers, &p->hidden, &p->heads, &p->kv_heads,
-                 &p->ffn, &p->vocab, &p->flash_attention, &p->dropout,
-                 &p->untie_embeddings, &p->max_position,
-                 &p->subproblems_total, &p->subproblems_distinct,
-                 &p->ilps_solved, &p->cache_hits, &p->time_limited};
-  double *dbl[] = {&p->alpha, &p->step_seconds, &p->tokens_per_second,
-                   &p->mfu, &p->peak_memory_bytes, &p->gpu_memory_bytes,
-                   &p->gpu_peak_flops, &p->model_flops_per_step,
+  int *ints[] = {&p->devices,
+                 &p->tp,
+                 &p->pp,
+                 &p->dp,
+                 &p->micro_batch,
+                 &p->global_batch,
+                 &p->n_micro,
+                 &p->zero_stage,
+                 &p->sequence_parallel,
+                 &p->megatron,
+                 &p->vpp,
+                 NULL,
+                 NULL,
+                 &p->seq_len,
+                 &p->layers,
+                 &p->hidden,
+                 &p->heads,
+                 &p->kv_heads,
+                 &p->ffn,
+                 &p->vocab,
+                 &p->flash_attention,
+                 &p->dropout,
+                 &p->untie_embeddings,
+                 &p->max_position,
+                 &p->subproblems_total,
+                 &p->subproblems_distinct,
+                 &p->ilps_solved,
+                 &p->cache_hits,
+                 &p->time_limited};
+  double *dbl[] = {&p->alpha,
+                   &p->step_seconds,
+                   &p->tokens_per_second,
+                   &p->mfu,
+                   &p->peak_memory_bytes,
+                   &p->gpu_memory_bytes,
+                   &p->gpu_peak_flops,
+                   &p->model_flops_per_step,
                    &p->plan_seconds};
   p->model = st__rd_s(r, "model", oom);
   p->cluster = st__rd_s(r, "cluster", oom);
@@ -183,15 +250,26 @@ static void get_mesh(st__rd_t *r, strata_mesh_t *m) {
 }
 
 static void get_result(st__rd_t *r, strata_stage_result_t *x, int *oom) {
-  int *ints[] = {NULL, &x->devices, &x->homogeneous, &x->int_vars,
-                 &x->cont_vars, &x->rows, &x->int_vars_before,
-                 &x->cont_vars_before, &x->rows_before};
-  double *dbl[] = {&x->alpha, &x->objective, &x->memory_redundancy_bytes,
-                   &x->comm_bytes, &x->comm_seconds, &x->compute_seconds,
-                   &x->peak_memory_bytes, &x->zero_redundancy_bytes,
-                   &x->mem.weights, &x->mem.gradients, &x->mem.optimizer,
-                   &x->mem.activations, &x->mem.transient, &x->mem.total,
-                   &x->activations_per_layer, &x->min_memory_bytes,
+  int *ints[] = {
+      NULL,           &x->devices, &x->homogeneous,     &x->int_vars,
+      &x->cont_vars,  &x->rows,    &x->int_vars_before, &x->cont_vars_before,
+      &x->rows_before};
+  double *dbl[] = {&x->alpha,
+                   &x->objective,
+                   &x->memory_redundancy_bytes,
+                   &x->comm_bytes,
+                   &x->comm_seconds,
+                   &x->compute_seconds,
+                   &x->peak_memory_bytes,
+                   &x->zero_redundancy_bytes,
+                   &x->mem.weights,
+                   &x->mem.gradients,
+                   &x->mem.optimizer,
+                   &x->mem.activations,
+                   &x->mem.transient,
+                   &x->mem.total,
+                   &x->activations_per_layer,
+                   &x->min_memory_bytes,
                    &x->solve_seconds};
   x->status = (strata_stage_status_t)st__rd_int(r, "stage status", 0, 3);
   for (size_t i = 1; i < sizeof ints / sizeof ints[0]; i++)
@@ -225,7 +303,8 @@ static int get_ops(st__rd_t *r, strata_stage_result_t *x, int *oom) {
   return *oom ? strata_error(STRATA_ENOMEM, "out of memory") : 0;
 }
 
-static int copy_ops(const strata_stage_result_t *from, strata_stage_result_t *x) {
+static int copy_ops(const strata_stage_result_t *from,
+                    strata_stage_result_t *x) {
   x->ops = strata_calloc(from->n_ops ? (size_t)from->n_ops : 1, sizeof *x->ops);
   if (!x->ops) return strata_error(STRATA_ENOMEM, "out of memory");
   x->n_ops = from->n_ops;
@@ -258,9 +337,9 @@ static int get_stage_ops(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
 
 static int get_stage(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
   strata_plan_stage_t *st = &p->stages[s];
-  int *ints[] = {&st->layer_begin, &st->layer_end, &st->with_prologue,
-                 &st->with_epilogue, &st->nodes, &st->gpus_per_node,
-                 &st->first_rank, &st->in_flight};
+  int *ints[] = {&st->layer_begin,   &st->layer_end, &st->with_prologue,
+                 &st->with_epilogue, &st->nodes,     &st->gpus_per_node,
+                 &st->first_rank,    &st->in_flight};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     *ints[i] = st__rd_int(r, "stage scalars", -1, BIG);
   get_mesh(r, &st->mesh);
@@ -299,8 +378,8 @@ static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
   return 0;
 }
 
-int st__payload_decode(const unsigned char *data, size_t len,
-                       const char *where, strata_plan_t **out) {
+int st__payload_decode(const unsigned char *data, size_t len, const char *where,
+                       strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
   int oom = 0, rc;
   strata_plan_t *p = strata_calloc(1, sizeof *p);

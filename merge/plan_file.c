@@ -24,7 +24,8 @@ static void put16(unsigned char *p, unsigned v) {
 }
 
 static void put32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static unsigned get16(const unsigned char *p) {
@@ -68,8 +69,10 @@ int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
   rc = st__payload_encode(p, &raw);
   if (rc) return rc;
   if (raw.len > STRATA_PLAN_MAX_PAYLOAD)
-    rc = strata_error(STRATA_EINVAL, "plan: %zu bytes of payload exceed the "
-                      "format's limit", raw.len);
+    rc = strata_error(STRATA_EINVAL,
+                      "plan: %zu bytes of payload exceed the "
+                      "format's limit",
+                      raw.len);
   if (!rc) rc = deflate_into(&raw, data, len);
   strata_buf_free(&raw);
   return rc;
@@ -83,28 +86,36 @@ static int check_header(const unsigned char *d, size_t len, const char *w,
   if (len < HDR)
     return strata_error(STRATA_ECORRUPT,
                         "%s: truncated: %zu bytes, shorter than the %d-byte "
-                        "header", w, len, HDR);
+                        "header",
+                        w, len, HDR);
   unsigned v = get16(d + 4);
   if (v > STRATA_PLAN_FORMAT_VERSION)
     return strata_error(STRATA_EVERSION,
                         "%s: plan format version %u is newer than this strata "
-                        "reads (%d)", w, v, STRATA_PLAN_FORMAT_VERSION);
+                        "reads (%d)",
+                        w, v, STRATA_PLAN_FORMAT_VERSION);
   if (v == 0 || get16(d + 6) != 0)
-    return strata_error(STRATA_ECORRUPT, "%s: corrupt: bad version 0 or "
-                        "unknown flags 0x%x", w, get16(d + 6));
+    return strata_error(STRATA_ECORRUPT,
+                        "%s: corrupt: bad version 0 or "
+                        "unknown flags 0x%x",
+                        w, get16(d + 6));
   *raw_len = get32(d + 12);
   *z_len = get32(d + 16);
   if (*raw_len > STRATA_PLAN_MAX_PAYLOAD || *raw_len == 0)
-    return strata_error(STRATA_ECORRUPT, "%s: corrupt: a payload of %zu bytes "
-                        "(the limit is %d)", w, *raw_len,
-                        STRATA_PLAN_MAX_PAYLOAD);
+    return strata_error(STRATA_ECORRUPT,
+                        "%s: corrupt: a payload of %zu bytes "
+                        "(the limit is %d)",
+                        w, *raw_len, STRATA_PLAN_MAX_PAYLOAD);
   if (*z_len > len - HDR)
-    return strata_error(STRATA_ECORRUPT, "%s: truncated: the header announces "
-                        "%zu bytes of payload, the file holds %zu", w, *z_len,
-                        len - HDR);
+    return strata_error(STRATA_ECORRUPT,
+                        "%s: truncated: the header announces "
+                        "%zu bytes of payload, the file holds %zu",
+                        w, *z_len, len - HDR);
   if (*z_len < len - HDR)
-    return strata_error(STRATA_ECORRUPT, "%s: corrupt: %zu bytes after the "
-                        "payload", w, len - HDR - *z_len);
+    return strata_error(STRATA_ECORRUPT,
+                        "%s: corrupt: %zu bytes after the "
+                        "payload",
+                        w, len - HDR - *z_len);
   if (strata_crc32(d + HDR, *z_len) != get32(d + 8))
     return strata_error(STRATA_ECORRUPT, "%s: corrupt: checksum mismatch", w);
   return 0;
@@ -122,16 +133,17 @@ static int inflate_payload(const unsigned char *z, size_t z_len, size_t raw_len,
   }
   if (r != Z_OK || got != raw_len) {
     strata_free(raw);
-    return strata_error(STRATA_ECORRUPT, "%s: corrupt: the payload does not "
-                        "inflate to the %zu bytes the header announces", w,
-                        raw_len);
+    return strata_error(STRATA_ECORRUPT,
+                        "%s: corrupt: the payload does not "
+                        "inflate to the %zu bytes the header announces",
+                        w, raw_len);
   }
   *out = raw;
   return 0;
 }
 
-int strata_plan_decode(const unsigned char *data, size_t len,
-                       const char *where, strata_plan_t **out) {
+int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
+                       strata_plan_t **out) {
   size_t raw_len, z_len;
   unsigned char *raw = NULL;
   const char *w = where ? where : "plan";
@@ -157,8 +169,7 @@ int strata_plan_load(const char *path, strata_plan_t **out) {
   char *data = NULL;
   size_t len = 0;
   int rc = strata_file_read(path, STRATA_PLAN_MAX_PAYLOAD + 64, &data, &len);
-  if (!rc)
-    rc = strata_plan_decode((const unsigned char *)data, len, path, out);
+  if (!rc) rc = strata_plan_decode((const unsigned char *)data, len, path, out);
   strata_free(data);
   return rc;
 }

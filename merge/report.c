@@ -12,16 +12,17 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-const char *st__onoff(int v) { return v > 0 ? "yes" : "no"; }
+const char *st__onoff(int v) {
+  return v > 0 ? "yes" : "no";
+}
 
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
                     p->model ? p->model : "?", p->cluster ? p->cluster : "?",
                     p->devices);
-  strata_buf_printf(b, "  %-20s tp %d, pp %d, dp %d (%s mode)\n",
-                    "parallelism", p->tp, p->pp, p->dp,
-                    p->megatron ? "Megatron" : "free");
+  strata_buf_printf(b, "  %-20s tp %d, pp %d, dp %d (%s mode)\n", "parallelism",
+                    p->tp, p->pp, p->dp, p->megatron ? "Megatron" : "free");
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);
   strata_buf_printf(b, "  %-20s stage %d, %s recipe\n", "ZeRO", p->zero_stage,
@@ -66,12 +67,11 @@ static void sum_template(strata_buf_t *b, const strata_plan_t *p) {
   for (int i = 0; i < r->n_ops; i++) {
     const strata_op_choice_t *o = &r->ops[i];
     if (o->layer < 0) continue;
-    strata_buf_printf(b, "  %-24s %6d  %-14s %-12s %12s %10.4f\n",
-                      o->name ? o->name : "?", o->repeat,
-                      o->strategy ? o->strategy : "?",
-                      o->placement ? o->placement : "?",
-                      strata_fmt_bytes(o->mem_bytes, mem, sizeof mem),
-                      o->comm_seconds * 1e3);
+    strata_buf_printf(
+        b, "  %-24s %6d  %-14s %-12s %12s %10.4f\n", o->name ? o->name : "?",
+        o->repeat, o->strategy ? o->strategy : "?",
+        o->placement ? o->placement : "?",
+        strata_fmt_bytes(o->mem_bytes, mem, sizeof mem), o->comm_seconds * 1e3);
   }
 }
 
@@ -85,7 +85,8 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
                     "layers", "devices", "in-flight",
                     "memory GiB = weights + grads + optim + act + tmp",
                     "fwd ms", "bwd ms");
-  for (int s = 0; s < p->n_stages; s++) sum_stage(&b, p, s);
+  for (int s = 0; s < p->n_stages; s++)
+    sum_stage(&b, p, s);
   sum_template(&b, p);
   if (b.oom) {
     strata_buf_free(&b);
@@ -139,19 +140,19 @@ static int json_stage(cJSON *arr, const strata_plan_stage_t *st) {
     cJSON_Delete(o);
     return -1;
   }
-  int bad = add_int(o, "layer_begin", st->layer_begin) |
-            add_int(o, "layer_end", st->layer_end) |
-            add_int(o, "devices", st__stage_devices(st)) |
-            add_int(o, "nodes", st->nodes) |
-            add_int(o, "gpus_per_node", st->gpus_per_node) |
-            add_int(o, "first_rank", st->first_rank) |
-            add_int(o, "in_flight", st->in_flight) |
-            st__json_add_str(o, "status",
-                             r ? strata_stage_status_name(r->status) : "none") |
-            json_mem(o, r) | st__json_add_num(o, "fwd_seconds", st->fwd_seconds) |
-            st__json_add_num(o, "bwd_seconds", st->bwd_seconds) |
-            st__json_add_num(o, "sync_seconds", st->sync_seconds) |
-            json_ops(o, r);
+  int bad =
+      add_int(o, "layer_begin", st->layer_begin) |
+      add_int(o, "layer_end", st->layer_end) |
+      add_int(o, "devices", st__stage_devices(st)) |
+      add_int(o, "nodes", st->nodes) |
+      add_int(o, "gpus_per_node", st->gpus_per_node) |
+      add_int(o, "first_rank", st->first_rank) |
+      add_int(o, "in_flight", st->in_flight) |
+      st__json_add_str(o, "status",
+                       r ? strata_stage_status_name(r->status) : "none") |
+      json_mem(o, r) | st__json_add_num(o, "fwd_seconds", st->fwd_seconds) |
+      st__json_add_num(o, "bwd_seconds", st->bwd_seconds) |
+      st__json_add_num(o, "sync_seconds", st->sync_seconds) | json_ops(o, r);
   return bad ? -1 : 0;
 }
 
@@ -207,7 +208,8 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
          st__json_add_num(root, "peak_memory_bytes", p->peak_memory_bytes) |
          st__json_add_num(root, "gpu_memory_bytes", p->gpu_memory_bytes) |
          st__json_add_num(root, "gpu_peak_flops", p->gpu_peak_flops) |
-         st__json_add_num(root, "model_flops_per_step", p->model_flops_per_step);
+         st__json_add_num(root, "model_flops_per_step",
+                          p->model_flops_per_step);
 }
 
 int strata_plan_json(const strata_plan_t *p, char **text) {

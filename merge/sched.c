@@ -76,7 +76,8 @@ static int alloc_out(st__sched_t *S) {
   S->stage_end = strata_calloc((size_t)S->pp, sizeof *S->stage_end);
   if (!S->f_start || !S->b_start || !S->stage_end)
     return strata_error(STRATA_ENOMEM, "out of memory");
-  for (size_t i = 0; i < cells; i++) S->f_start[i] = S->b_start[i] = -1;
+  for (size_t i = 0; i < cells; i++)
+    S->f_start[i] = S->b_start[i] = -1;
   return 0;
 }
 
@@ -105,7 +106,8 @@ int st__sched_run(st__sched_t *S) {
   left = 2 * S->pp * S->n_micro;
   while (!rc && left > 0) {
     int progress = 0;
-    for (int s = S->pp - 1; s >= 0; s--) progress += advance(S, s, pos, free_at);
+    for (int s = S->pp - 1; s >= 0; s--)
+      progress += advance(S, s, pos, free_at);
     if (!progress)
       rc = strata_error(STRATA_EINTERNAL, "schedule: 1F1B deadlock");
     left -= progress;

@@ -96,8 +96,7 @@ static int send_time(const strata_cluster_t *c, const strata_plan_stage_t *tx,
     *t = strata_coll_time(STRATA_COLL_P2P, bytes, 2, &tx->mesh.axis[0]);
     return 0;
   }
-  return strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, bytes, ranks, 2,
-                                        t);
+  return strata_cluster_coll_time_ranks(c, STRATA_COLL_P2P, bytes, ranks, 2, t);
 }
 
 /* The boundary activation after layer `layer` for the plan's micro-batch. */
@@ -173,10 +172,9 @@ static void fill_rates(strata_plan_t *p, const strata_graph_t *g,
     p->model_flops_per_step = gs.flops_per_microbatch * p->global_batch /
                               (g->micro_batch > 0 ? g->micro_batch : 1);
   }
-  p->tokens_per_second =
-      p->step_seconds > 0
-          ? (double)p->global_batch * p->seq_len / p->step_seconds
-          : 0;
+  p->tokens_per_second = p->step_seconds > 0 ? (double)p->global_batch *
+                                                   p->seq_len / p->step_seconds
+                                             : 0;
   double denom = p->step_seconds * p->devices * p->gpu_peak_flops;
   p->mfu = denom > 0 ? p->model_flops_per_step / denom : 0;
   p->peak_memory_bytes = 0;

@@ -26,12 +26,12 @@ typedef struct {
 } op_spec_t;
 
 static const op_spec_t gpt_ops[] = {
-    {"embed", "vocab", "[S(1)]", 0},  {"ln1", "seq", "[S(1)]", 1},
-    {"qkv", "col", "[S(2)]", 1},      {"attn", "heads", "[S(1)]", 1},
-    {"proj", "row", "[S(1)]", 1},     {"ln2", "seq", "[S(1)]", 1},
-    {"fc1", "col", "[S(2)]", 1},      {"gelu", "col", "[S(2)]", 1},
-    {"fc2", "row", "[S(1)]", 1},      {"final_ln", "seq", "[S(1)]", 0},
-    {"head", "vocab", "[S(2)]", 0},   {"loss", "vocab", "[R]", 0},
+    {"embed", "vocab", "[S(1)]", 0}, {"ln1", "seq", "[S(1)]", 1},
+    {"qkv", "col", "[S(2)]", 1},     {"attn", "heads", "[S(1)]", 1},
+    {"proj", "row", "[S(1)]", 1},    {"ln2", "seq", "[S(1)]", 1},
+    {"fc1", "col", "[S(2)]", 1},     {"gelu", "col", "[S(2)]", 1},
+    {"fc2", "row", "[S(1)]", 1},     {"final_ln", "seq", "[S(1)]", 0},
+    {"head", "vocab", "[S(2)]", 0},  {"loss", "vocab", "[R]", 0},
 };
 #define N_GPT_OPS ((int)(sizeof gpt_ops / sizeof gpt_ops[0]))
 
@@ -92,7 +92,8 @@ static strata_plan_t *hand_plan(int tp, int pp, int dp, int layers,
   p->gpu_memory_bytes = 80e9, p->gpu_peak_flops = 989e12;
   p->n_stages = pp;
   p->stages = strata_calloc((size_t)pp, sizeof *p->stages);
-  p->p2p_seconds = pp > 1 ? strata_calloc((size_t)pp - 1, sizeof(double)) : NULL;
+  p->p2p_seconds =
+      pp > 1 ? strata_calloc((size_t)pp - 1, sizeof(double)) : NULL;
   ASSERT(p->stages);
   for (int s = 0, l = 0; s < pp; s++) {
     strata_plan_stage_t *st = &p->stages[s];
@@ -140,7 +141,8 @@ static void assert_stable(const strata_plan_t *p) {
   strata_plan_destroy(q);
 }
 
-/* ---- a. 1F1B ---------------------------------------------------------------- */
+/* ---- a. 1F1B ----------------------------------------------------------------
+ */
 
 static double simulate(int pp, int n, const double *f, const double *b,
                        const double *p2p) {
@@ -157,7 +159,8 @@ TEST(sched_closed_form) {
   for (int pp = 1; pp <= 8; pp++)
     for (int n = 1; n <= 24; n += 3)
       for (int k = 0; k < 2; k++) {
-        for (int s = 0; s < pp; s++) f[s] = 1.0, b[s] = k ? 2.0 : 1.0;
+        for (int s = 0; s < pp; s++)
+          f[s] = 1.0, b[s] = k ? 2.0 : 1.0;
         ASSERT_NEAR(simulate(pp, n, f, b, NULL), (n + pp - 1) * (f[0] + b[0]),
                     1e-12, 0);
       }
@@ -187,15 +190,18 @@ TEST(sched_deterministic_and_ordered) {
     for (int m = 0; m < 6; m++) {
       double fs = S.f_start[s * 6 + m], bs = S.b_start[s * 6 + m];
       ASSERT(bs >= fs + f[s] - 1e-12); /* backward after its forward */
-      if (s > 0) ASSERT(fs >= S.f_start[(s - 1) * 6 + m] + f[s - 1] + c[s - 1] - 1e-12);
-      if (s < 2) ASSERT(bs >= S.b_start[(s + 1) * 6 + m] + b[s + 1] + c[s] - 1e-12);
+      if (s > 0)
+        ASSERT(fs >= S.f_start[(s - 1) * 6 + m] + f[s - 1] + c[s - 1] - 1e-12);
+      if (s < 2)
+        ASSERT(bs >= S.b_start[(s + 1) * 6 + m] + b[s + 1] + c[s] - 1e-12);
     }
   double first = S.makespan;
   st__sched_free(&S);
   ASSERT_NEAR(simulate(3, 6, f, b, c), first, 0, 0);
 }
 
-/* ---- b. stitch ---------------------------------------------------------------- */
+/* ---- b. stitch
+ * ---------------------------------------------------------------- */
 
 static strata_graph_t *small_gpt(int layers) {
   strata_gen_opts_t ov;
@@ -293,7 +299,8 @@ TEST(stitch_reshard) {
   strata_graph_t *g = small_gpt(4);
   strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
   ASSERT_OK(strata_merge_stitch(p, g, NULL));
-  double sharded = p->p2p_seconds[0]; /* fc2 [S(1)] -> ln1 [S(1)]: no regather */
+  double sharded =
+      p->p2p_seconds[0]; /* fc2 [S(1)] -> ln1 [S(1)]: no regather */
   strata_stage_result_t *r = p->stages[1].result;
   int i = st__first_layer_op(r);
   strata_free(r->ops[i].placement);
@@ -310,7 +317,8 @@ TEST(stitch_reshard) {
   strata_graph_destroy(g);
 }
 
-/* ---- c. plan files ------------------------------------------------------------ */
+/* ---- c. plan files
+ * ------------------------------------------------------------ */
 
 static void same_str(const char *a, const char *b) {
   ASSERT_EQ(!a, !b);
@@ -349,10 +357,9 @@ static void assert_same_plan(const strata_plan_t *a, const strata_plan_t *b) {
 
 TEST(roundtrip_fixed_plans) {
   int uneven[4] = {3, 4, 4, 1};
-  strata_plan_t *plans[4] = {hand_plan(1, 1, 1, 4, NULL),
-                             hand_plan(2, 2, 2, 8, NULL),
-                             hand_plan(4, 4, 1, 12, uneven),
-                             hand_plan(8, 3, 4, 12, NULL)};
+  strata_plan_t *plans[4] = {
+      hand_plan(1, 1, 1, 4, NULL), hand_plan(2, 2, 2, 8, NULL),
+      hand_plan(4, 4, 1, 12, uneven), hand_plan(8, 3, 4, 12, NULL)};
   strata_free(plans[1]->model);
   plans[1]->model = NULL; /* NULL strings survive too */
   strata_free(plans[2]->stages[2].result->ops[0].strategy);
@@ -398,24 +405,29 @@ static char *rnd_str(void) {
   char buf[24];
   unsigned n = rnd(12);
   if (rnd(10) == 0) return NULL;
-  for (unsigned i = 0; i < n; i++) buf[i] = (char)(1 + rnd(254));
+  for (unsigned i = 0; i < n; i++)
+    buf[i] = (char)(1 + rnd(254));
   buf[n] = 0;
   return strata_strdup(buf);
 }
 
 static double rnd_f(void) {
   switch (rnd(5)) {
-  case 0: return 0;
-  case 1: return -(double)rnd(1000) / 7;
-  case 2: return 1e12 * rnd(100000);
-  default: return (double)rnd(1u << 30) / 3.0;
+  case 0:
+    return 0;
+  case 1:
+    return -(double)rnd(1000) / 7;
+  case 2:
+    return 1e12 * rnd(100000);
+  default:
+    return (double)rnd(1u << 30) / 3.0;
   }
 }
 
 static strata_plan_t *random_plan(void) {
   int pp = 1 + (int)rnd(6);
-  strata_plan_t *p = hand_plan(1 + (int)rnd(8), pp, 1 + (int)rnd(4), 4 * pp,
-                               NULL);
+  strata_plan_t *p =
+      hand_plan(1 + (int)rnd(8), pp, 1 + (int)rnd(4), 4 * pp, NULL);
   strata_free(p->cluster);
   p->cluster = rnd_str();
   p->step_seconds = rnd_f(), p->mfu = rnd_f(), p->alpha = rnd_f();
@@ -475,8 +487,9 @@ TEST(decode_errors) {
                       "not a Strata plan file");
   RESET();
   c[4] = 2;
-  expect_decode_error(c, len, STRATA_EVERSION,
-                      "plan format version 2 is newer than this strata reads (1)");
+  expect_decode_error(
+      c, len, STRATA_EVERSION,
+      "plan format version 2 is newer than this strata reads (1)");
   RESET();
   c[len - 3] ^= 0x10; /* a bit of the payload */
   expect_decode_error(c, len, STRATA_ECORRUPT, "corrupt: checksum mismatch");
@@ -509,7 +522,8 @@ static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
   uint32_t v[3] = {strata_crc32(d + 20, z), (uint32_t)n, (uint32_t)z};
   memcpy(d, "SPLN\x01\x00\x00\x00", 8);
   for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 4; k++) d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));
+    for (int k = 0; k < 4; k++)
+      d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));
   *len = 20 + z;
   return d;
 }
@@ -525,7 +539,8 @@ TEST(decode_bad_payload) {
   strata_plan_destroy(q);
   strata_free(d);
   d = wrap(raw.p, raw.len / 2, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT, "is missing (the payload ends early)");
+  expect_decode_error(d, len, STRATA_ECORRUPT,
+                      "is missing (the payload ends early)");
   strata_free(d);
   d = wrap(raw.p, 3, &len);
   expect_decode_error(d, len, STRATA_ECORRUPT, "corrupt: the plan's");
@@ -541,7 +556,8 @@ TEST(decode_bad_payload) {
   p->stages[0].mesh.ndim = 3;
   ASSERT_OK(st__payload_encode(p, &raw));
   d = wrap(raw.p, raw.len, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT, "mesh dimensions is out of range");
+  expect_decode_error(d, len, STRATA_ECORRUPT,
+                      "mesh dimensions is out of range");
   strata_free(d);
   strata_buf_free(&raw);
   strata_plan_destroy(p);
@@ -581,7 +597,8 @@ TEST(save_and_load) {
   strata_plan_destroy(p);
 }
 
-/* ---- d. allocation failures -------------------------------------------------- */
+/* ---- d. allocation failures
+ * -------------------------------------------------- */
 
 typedef int (*plan_fn_t)(const strata_plan_t *p, const void *arg, char **out);
 
@@ -589,7 +606,8 @@ static int fn_decode(const strata_plan_t *p, const void *arg, char **out) {
   const strata_buf_t *file = arg;
   strata_plan_t *q = NULL;
   (void)p;
-  int rc = strata_plan_decode((const unsigned char *)file->p, file->len, "f", &q);
+  int rc =
+      strata_plan_decode((const unsigned char *)file->p, file->len, "f", &q);
   strata_plan_destroy(q);
   *out = NULL;
   return rc;
@@ -652,19 +670,20 @@ static long fail_each(plan_fn_t fn, const strata_plan_t *p, const void *arg) {
 }
 
 TEST(alloc_failures) {
-  strata_plan_t *p = hand_plan(2, 3, 2, 12, NULL), *q = hand_plan(4, 2, 1, 12, NULL);
+  strata_plan_t *p = hand_plan(2, 3, 2, 12, NULL),
+                *q = hand_plan(4, 2, 1, 12, NULL);
   strata_buf_t file;
   strata_buf_init(&file);
   unsigned char *d;
   size_t len;
   ASSERT_OK(strata_plan_encode(p, &d, &len));
   file.p = (char *)d, file.len = len;
-  const plan_fn_t fns[] = {fn_decode, fn_encode, fn_summary, fn_json,
-                           fn_diff, fn_diff_json, fn_megatron, fn_deepspeed,
-                           fn_timeline};
+  const plan_fn_t fns[] = {fn_decode,   fn_encode,    fn_summary,
+                           fn_json,     fn_diff,      fn_diff_json,
+                           fn_megatron, fn_deepspeed, fn_timeline};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
-    long n = fail_each(fns[i], p, fns[i] == fn_decode ? (const void *)&file
-                                                      : (const void *)q);
+    long n = fail_each(
+        fns[i], p, fns[i] == fn_decode ? (const void *)&file : (const void *)q);
     ASSERT(n > 1 && n < 100000);
   }
   strata_free(d);
@@ -672,7 +691,8 @@ TEST(alloc_failures) {
   strata_plan_destroy(q);
 }
 
-/* ---- e. diff ----------------------------------------------------------------- */
+/* ---- e. diff
+ * ----------------------------------------------------------------- */
 
 static char *diff_text(const strata_plan_t *a, const strata_plan_t *b, int json,
                        int *differs) {
@@ -738,7 +758,8 @@ TEST(diff_identical_and_changes) {
   strata_plan_destroy(a);
 }
 
-/* ---- f. Megatron-LM ------------------------------------------------------------ */
+/* ---- f. Megatron-LM
+ * ------------------------------------------------------------ */
 
 /* 1 if line is one of the lines of the reference file. */
 static int in_file(const char *text, const char *line) {
@@ -866,7 +887,8 @@ TEST(megatron_rules) {
   expect_refusal(p, "the stages hold 8 layers, the model has 10");
 }
 
-/* ---- g. DeepSpeed --------------------------------------------------------------- */
+/* ---- g. DeepSpeed
+ * --------------------------------------------------------------- */
 
 /* The keys of section [name] of deepspeed_keys.txt, one per line. */
 static int ds_key(const char *ref, const char *section, const char *key) {
@@ -889,7 +911,8 @@ static cJSON *deepspeed(const strata_plan_t *p) {
   ASSERT(j);
   for (cJSON *k = j->child; k; k = k->next) {
     if (!ds_key(ref, "top-level", k->string))
-      test_fail(__FILE__, __LINE__, "key %s is not in the reference", k->string);
+      test_fail(__FILE__, __LINE__, "key %s is not in the reference",
+                k->string);
     for (cJSON *x = cJSON_IsObject(k) ? k->child : NULL; x; x = x->next)
       if (!ds_key(ref, k->string, x->string))
         test_fail(__FILE__, __LINE__, "key %s.%s is not in the reference",
@@ -914,7 +937,8 @@ TEST(deepspeed_config) {
             num(j, "train_micro_batch_size_per_gpu") *
                 num(j, "gradient_accumulation_steps") * p->dp);
   ASSERT_EQ(num(cJSON_GetObjectItem(j, "zero_optimization"), "stage"), 1);
-  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bf16"), "enabled")));
+  ASSERT(cJSON_IsTrue(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bf16"), "enabled")));
   ASSERT(cJSON_GetObjectItem(j, "activation_checkpointing"));
   ASSERT_EQ(num(cJSON_GetObjectItem(j, "pipeline"), "stages"), 4);
   cJSON_Delete(j);
@@ -938,7 +962,8 @@ TEST(deepspeed_config) {
   strata_plan_destroy(p);
 }
 
-/* ---- h. timeline ------------------------------------------------------------------ */
+/* ---- h. timeline
+ * ------------------------------------------------------------------ */
 
 TEST(timeline_trace) {
   strata_plan_t *p = hand_plan(2, 3, 1, 12, NULL);
@@ -962,11 +987,15 @@ TEST(timeline_trace) {
     double e1 = cJSON_GetObjectItem(e, "ts")->valuedouble +
                 cJSON_GetObjectItem(e, "dur")->valuedouble;
     if (e1 > end) end = e1;
-    if (!strcmp(cat, "p2p")) p2p++;
-    else if (!strcmp(cat, "sync")) sync++;
-    else x[tid]++;
+    if (!strcmp(cat, "p2p"))
+      p2p++;
+    else if (!strcmp(cat, "sync"))
+      sync++;
+    else
+      x[tid]++;
   }
-  for (int s = 0; s < 3; s++) ASSERT_EQ(x[s], 2 * p->n_micro);
+  for (int s = 0; s < 3; s++)
+    ASSERT_EQ(x[s], 2 * p->n_micro);
   ASSERT_EQ(p2p, 2 * 2 * p->n_micro);
   ASSERT_EQ(sync, 3);
   ASSERT(names >= 1 + 3 + 4);
@@ -975,7 +1004,8 @@ TEST(timeline_trace) {
   strata_plan_destroy(p);
 }
 
-/* ---- i. reports -------------------------------------------------------------------- */
+/* ---- i. reports
+ * -------------------------------------------------------------------- */
 
 TEST(summary_and_json) {
   strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
@@ -1002,7 +1032,8 @@ TEST(summary_and_json) {
   strata_plan_destroy(p);
 }
 
-/* ---- j. sizes and golden files ------------------------------------------------------- */
+/* ---- j. sizes and golden files
+ * ------------------------------------------------------- */
 
 /* gpt3-175b on 1024 GPUs: tp 8, pp 16, dp 8, stages solved with the
  * Megatron layout (first, middle and last distinct). */
@@ -1024,8 +1055,9 @@ TEST(plan_size_gpt3) {
   ASSERT_OK(strata_merge_stitch(p, g, c));
   size_t len;
   unsigned char *d = encode(p, &len);
-  printf("  gpt3-175b, 1024 GPUs, 16 stages: %zu bytes; step %.3f s, MFU %.1f%%\n",
-         len, p->step_seconds, 100 * p->mfu);
+  printf(
+      "  gpt3-175b, 1024 GPUs, 16 stages: %zu bytes; step %.3f s, MFU %.1f%%\n",
+      len, p->step_seconds, 100 * p->mfu);
   ASSERT(len < 8192);
   assert_stable(p);
   strata_free(d);
@@ -1051,9 +1083,9 @@ TEST(golden_files) {
   unsigned char *da = encode(a, &la), *db = encode(b, &lb);
   ASSERT(la < 2048);
   if (dir) {
-    const char *names[] = {"show_plan", "show_json", "export_megatron",
-                           "export_deepspeed", "export_timeline",
-                           "diff_same", "diff_changed", "diff_json"};
+    const char *names[] = {
+        "show_plan",       "show_json", "export_megatron", "export_deepspeed",
+        "export_timeline", "diff_same", "diff_changed",    "diff_json"};
     char path[1024];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       snprintf(path, sizeof path, "%s/%s/plan.splan", dir, names[i]);

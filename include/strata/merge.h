@@ -32,8 +32,8 @@ int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
 #define STRATA_PLAN_MAX_PAYLOAD (256 * 1024 * 1024) /* inflated bytes */
 int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
                        size_t *len);
-int strata_plan_decode(const unsigned char *data, size_t len,
-                       const char *where, strata_plan_t **out);
+int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
+                       strata_plan_t **out);
 int strata_plan_save(const strata_plan_t *p, const char *path); /* atomic */
 int strata_plan_load(const char *path, strata_plan_t **out);
 
@@ -42,8 +42,8 @@ int strata_plan_summary(const strata_plan_t *p, char **text);
 int strata_plan_json(const strata_plan_t *p, char **text);
 /* *differs is 0 when nothing differs (degrees, stages, strategies,
  * figures); the text then says "plans are identical". */
-int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b,
-                     int json, char **text, int *differs);
+int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
+                     char **text, int *differs);
 
 /* Exporters.  A plan Megatron-LM cannot express is refused
  * (STRATA_EUNSUPPORTED) with the reason. */
