@@ -29,15 +29,17 @@ static void help(void) {
       "  --recompute R          none (default), selective or full\n"
       "  --flash-attention, --no-flash-attention\n"
       "  --seq S                sequence length\n"
+      "  --efficiency E         achieved fraction of peak FLOP/s (default 0.5)\n"
       "  --json                 JSON output\n"
       "\n"
       "A configuration that breaks one of Megatron-LM's rules is refused with\n"
-      "the rule (exit 1).  Exit 3 when it does not fit in the GPU's memory.\n");
+      "the rule (exit 1), and so is a tensor-parallel group that is not\n"
+      "inside one node.  Exit 3 when it does not fit in the GPU's memory.\n");
 }
 
 enum {
   E_MODEL = 256, E_CLUSTER, E_TP, E_PP, E_DP, E_MB, E_GB, E_ZERO, E_RECIPE,
-  E_SP, E_RC, E_FLASH, E_NOFLASH, E_SEQ, E_JSON, E_HELP
+  E_SP, E_RC, E_FLASH, E_NOFLASH, E_SEQ, E_EFF, E_JSON, E_HELP
 };
 
 static const struct option opts[] = {
@@ -55,6 +57,7 @@ static const struct option opts[] = {
     {"flash-attention", no_argument, 0, E_FLASH},
     {"no-flash-attention", no_argument, 0, E_NOFLASH},
     {"seq", required_argument, 0, E_SEQ},
+    {"efficiency", required_argument, 0, E_EFF},
     {"json", no_argument, 0, E_JSON},
     {"help", no_argument, 0, E_HELP},
     {0, 0, 0, 0}};
@@ -93,6 +96,10 @@ static int parse_opt(int c, args_t *a) {
     rc = cli_parse_int("estimate", "--seq", optarg, 1, 1 << 24, &v);
     a->po.gen.seq = (int)v;
     break;
+  case E_EFF:
+    rc = cli_parse_double("estimate", "--efficiency", optarg, 1e-3, 1,
+                          &a->po.efficiency);
+    break;
   case E_JSON: a->json = 1; break;
   default: rc = cli_usage_error("estimate", "unknown option"); break;
   }
@@ -129,10 +136,21 @@ static int parse(int argc, char **argv, args_t *a) {
   return 0;
 }
 
-/* Megatron-LM's own checks (megatron/training/arguments.py), before any
- * costing: a configuration it would refuse is refused here with the rule. */
-static int megatron_rules(args_t *a, const strata_graph_t *g, int world) {
-  if (world % (a->tp * a->pp))
+/* Can Megatron-LM split L layers over p stages?  Evenly, or (as the
+ * planner does, pipeline/split.c) with middle stages of ceil(L/p) layers
+ * and the first and last stages sharing the rest
+ * (--decoder-first/last-pipeline-num-layers). */
+static int splits_layers(int L, long p) {
+  if (p > L) return 0;
+  if (L % p == 0 || p <= 2) return 1;
+  long mid = (L + p - 1) / p, rest = L - (p - 2) * mid;
+  return rest >= 2 && rest <= 2 * mid;
+}
+
+/* The data-parallel size: given, or the GPUs left by tp x pp, which must
+ * then divide the cluster (with --dp, Megatron's world is tp x pp x dp). */
+static int world_rules(args_t *a, int world) {
+  if (!a->dp && world % (a->tp * a->pp))
     return cli_usage_error("estimate", "world size %d is not divisible by "
                            "tensor x pipeline parallel size %ld x %ld", world,
                            a->tp, a->pp);
@@ -140,6 +158,17 @@ static int megatron_rules(args_t *a, const strata_graph_t *g, int world) {
   if (a->dp * a->tp * a->pp > world)
     return cli_usage_error("estimate", "tp x pp x dp = %ld exceeds the %d GPUs "
                            "of the cluster", a->dp * a->tp * a->pp, world);
+  return 0;
+}
+
+/* Megatron-LM's own checks (megatron/training/arguments.py), before any
+ * costing: a configuration it would refuse is refused here with the rule.
+ * The last check is Strata's: its cost model places a tensor-parallel
+ * group inside one node (NVLink), as Megatron-LM's guidance does. */
+static int megatron_rules(args_t *a, const strata_graph_t *g, int world,
+                          int gpn) {
+  int L = strata_graph_layers(g), rc = world_rules(a, world);
+  if (rc) return rc;
   if (g->hp.heads && g->hp.heads % a->tp)
     return cli_usage_error("estimate", "the number of attention heads (%d) "
                            "must be divisible by the tensor-parallel size %ld",
@@ -148,9 +177,15 @@ static int megatron_rules(args_t *a, const strata_graph_t *g, int world) {
     return cli_usage_error("estimate", "the number of query groups (%d) must "
                            "be divisible by the tensor-parallel size %ld",
                            g->hp.kv_heads, a->tp);
-  if (a->pp > strata_graph_layers(g))
+  if (a->pp > L)
     return cli_usage_error("estimate", "pipeline size %ld exceeds the %d "
-                           "layers", a->pp, strata_graph_layers(g));
+                           "layers", a->pp, L);
+  if (!splits_layers(L, a->pp))
+    return cli_usage_error("estimate", "%d layers do not split over %ld "
+                           "pipeline stages: Megatron-LM needs the layers "
+                           "divisible by the pipeline size, or middle stages "
+                           "of %ld layers with the first and last stages "
+                           "sharing the rest", L, a->pp, (L + a->pp - 1) / a->pp);
   if (!a->gb) a->gb = a->mb * a->dp;
   if (a->gb % (a->mb * a->dp))
     return cli_usage_error("estimate", "global batch size (%ld) is not "
@@ -162,6 +197,11 @@ static int megatron_rules(args_t *a, const strata_graph_t *g, int world) {
   if (a->zero >= 2)
     return cli_usage_error("estimate", "ZeRO stage %ld: Megatron-LM's "
                            "distributed optimizer is ZeRO stage 1", a->zero);
+  if (a->tp > gpn || gpn % a->tp)
+    return cli_usage_error("estimate", "tensor-parallel size %ld: strata "
+                           "places a tensor-parallel group inside one node, "
+                           "so it must divide the %d GPUs of a node", a->tp,
+                           gpn);
   return 0;
 }
 
@@ -239,7 +279,8 @@ int cli_cmd_estimate(int argc, char **argv) {
     rc = cli_fail("estimate", e);
     goto out;
   }
-  rc = megatron_rules(&a, g, strata_cluster_gpus(c));
+  rc = megatron_rules(&a, g, strata_cluster_gpus(c),
+                      strata_cluster_gpus_per_node(c));
   if (rc) goto out;
   a.po.fix_tp = (int)a.tp;
   a.po.fix_pp = (int)a.pp;
