@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <uv.h>
 
@@ -106,6 +107,13 @@ int strata_file_write_atomic(const char *path, const void *data, size_t len) {
     rc = uv_err(fd, "cannot create a temporary file next to", path);
     goto out;
   }
+  /* mkstemp creates the file 0600; an output file gets the usual
+   * permissions (0666 less the umask), like one made by open(2) */
+  mode_t mask = umask(0);
+  umask(mask);
+  int ch = uv_fs_fchmod(NULL, &req, fd, 0666 & ~mask, NULL);
+  uv_fs_req_cleanup(&req);
+  if (ch < 0) strata_log(STRATA_LOG_DEBUG, "chmod %s: %s", tmpl, uv_strerror(ch));
   rc = write_all(fd, path, data, len);
   if (!rc) {
     int s = uv_fs_fsync(NULL, &req, fd, NULL);

@@ -37,7 +37,11 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
   return 1;
 }
 
-/* ---- encoding ---- */
+/* ---- encoding ----
+ *
+ * A plan file holds the plan, not how it was found: the planning time,
+ * ILP solve times and cache statistics of a run are written as 0, so the
+ * same inputs give the same bytes whatever the machine, load or cache. */
 
 static void put_header(st__wr_t *w, const strata_plan_t *p) {
   const int ints[] = {p->devices,
@@ -66,8 +70,8 @@ static void put_header(st__wr_t *w, const strata_plan_t *p) {
                       p->max_position,
                       p->subproblems_total,
                       p->subproblems_distinct,
-                      p->ilps_solved,
-                      p->cache_hits,
+                      0 /* ilps_solved */,
+                      0 /* cache_hits */,
                       p->time_limited};
   const double dbl[] = {p->alpha,
                         p->step_seconds,
@@ -77,7 +81,7 @@ static void put_header(st__wr_t *w, const strata_plan_t *p) {
                         p->gpu_memory_bytes,
                         p->gpu_peak_flops,
                         p->model_flops_per_step,
-                        p->plan_seconds};
+                        0.0 /* plan_seconds */};
   st__wr_s(w, p->model);
   st__wr_s(w, p->cluster);
   st__wr_s(w, p->family);
@@ -113,7 +117,7 @@ static void put_result(st__wr_t *w, const strata_stage_result_t *r) {
                         r->mem.total,
                         r->activations_per_layer,
                         r->min_memory_bytes,
-                        r->solve_seconds};
+                        0.0 /* solve_seconds */};
   const int ints[] = {(int)r->status,     r->devices,          r->homogeneous,
                       r->int_vars,        r->cont_vars,        r->rows,
                       r->int_vars_before, r->cont_vars_before, r->rows_before};

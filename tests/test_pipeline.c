@@ -117,15 +117,7 @@ static int plan_bytes(const strata_graph_t *g, const strata_cluster_t *c,
   int rc = strata_pipeline_plan(g, c, o, &p);
   if (!rc) rc = strata_merge_stitch(p, g, c);
   if (!rc) {
-    /* timings and search statistics differ between runs (a warm cache
-     * solves nothing); they are not the plan */
-    int ilps = p->ilps_solved, hits = p->cache_hits;
-    p->plan_seconds = 0;
-    p->ilps_solved = p->cache_hits = 0;
-    for (int s = 0; s < p->n_stages; s++) p->stages[s].result->solve_seconds = 0;
     rc = strata_plan_encode(p, data, len);
-    p->ilps_solved = ilps;
-    p->cache_hits = hits;
   }
   if (keep && !rc) *keep = p;
   else strata_plan_destroy(p);

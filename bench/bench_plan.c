@@ -1,0 +1,109 @@
+/*
+ * bench_plan.c - whole-model planning time: gpt3-175b on dgx-h100:128
+ * (1024 GPUs) and llama3-405b on dgx-h100:2048 (16384 GPUs), cold (no
+ * cache) and warm (every subproblem from the cache), with 1 and 2 solver
+ * threads, and the free mode.  Prints medians and ratios; never fails on
+ * a time.
+ *
+ * Usage: bench_plan [runs]   (default 5)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "strata/strata.h"
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct {
+  const char *model, *cluster;
+  int global_batch, megatron;
+} case_t;
+
+static void clear_dir(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) fprintf(stderr, "cannot clear %s\n", dir);
+}
+
+/* One plan; returns seconds, fills stats. */
+static double run(const case_t *k, int threads, const char *cache,
+                  strata_plan_t **keep) {
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  double t0 = strata_now(), t = NAN;
+  strata_plan_opts_init(&o);
+  o.global_batch = k->global_batch;
+  o.megatron = k->megatron;
+  o.threads = threads;
+  o.cache_dir = cache;
+  o.quiet = 1;
+  o.model_spec = k->model;
+  if (strata_model_load(k->model, NULL, &g) ||
+      strata_cluster_load(k->cluster, &c) ||
+      strata_pipeline_plan(g, c, &o, &p) || strata_merge_stitch(p, g, c)) {
+    fprintf(stderr, "bench_plan: %s\n", strata_last_error());
+  } else {
+    t = strata_now() - t0;
+  }
+  if (keep) *keep = p;
+  else strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return t;
+}
+
+static void bench_case(const case_t *k, int runs, const char *dir) {
+  double cold[2][32], warm[32];
+  strata_plan_t *p = NULL;
+  int threads[2] = {1, 2};
+  for (int ti = 0; ti < 2; ti++)
+    for (int r = 0; r < runs; r++) {
+      clear_dir(dir);
+      cold[ti][r] = run(k, threads[ti], dir, NULL);
+    }
+  for (int r = 0; r < runs; r++) warm[r] = run(k, 2, dir, r ? NULL : &p);
+  double c1 = median(cold[0], runs), c2 = median(cold[1], runs);
+  double w = median(warm, runs);
+  printf("%-12s %-16s %-8s cold 1 thread %8.3f s, 2 threads %8.3f s "
+         "(x%.2f), warm %7.3f s (%.1f%% of cold)\n",
+         k->model, k->cluster, k->megatron ? "megatron" : "free", c1, c2,
+         c2 > 0 ? c1 / c2 : 0, w, c2 > 0 ? 100 * w / c2 : 0);
+  if (p)
+    printf("    plan: tp %d pp %d dp %d micro %d; subproblems %d total, %d "
+           "distinct; warm run: %d ILPs solved, %d from cache\n",
+           p->tp, p->pp, p->dp, p->micro_batch, p->subproblems_total,
+           p->subproblems_distinct, p->ilps_solved, p->cache_hits);
+  strata_plan_destroy(p);
+}
+
+int main(int argc, char **argv) {
+  int runs = argc > 1 ? atoi(argv[1]) : 5;
+  if (runs < 1 || runs > 32) runs = 5;
+  char dir[] = "/tmp/strata-bench-XXXXXX";
+  strata_init();
+  if (!mkdtemp(dir)) return 1;
+  static const case_t cases[] = {
+      {"gpt3-175b", "dgx-h100:128", 1536, 1},
+      {"llama3-405b", "dgx-h100:2048", 2048, 1},
+      {"gpt3-175b", "dgx-h100:128", 1536, 0},
+  };
+  printf("strata plan benchmark: median of %d runs, %ld cores online\n", runs,
+         sysconf(_SC_NPROCESSORS_ONLN));
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    bench_case(&cases[i], i == 2 && runs > 3 ? 3 : runs, dir);
+  clear_dir(dir);
+  return 0;
+}
