@@ -246,8 +246,9 @@ static void fill_totals(const st__stage_t *st, const int *choice,
                  op->name, node_comm(st, i, s) * 1e6);
     r->compute_seconds += n->mult * c->compute;
     if (op->block >= 0 && first_block < 0) first_block = op->block;
+    /* one layer: the first node of each op (its first instance) */
     if (op->block >= 0 && op->block == first_block &&
-        (st->o.homogeneous || i == st->info[n->info].op))
+        (i == 0 || st->nodes[i - 1].info != n->info))
       r->activations_per_layer +=
           st->o.recompute == STRATA_RECOMPUTE_FULL ? c->ckpt : c->act;
   }
