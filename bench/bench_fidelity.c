@@ -113,13 +113,14 @@ int main(int argc, char **argv) {
     n++;
     printf("| %s | %d | %d | %d | %d | %d | %d | %.0f (%.0f%%) | %.1f (%.0f%%) "
            "| %+.1f%% | %.1f%% | %.1f%s |\n",
-           r->model, r->tp, r->pp, d, r->gpus, r->batch, p->n_micro,
-           r->tflops, 100 * r->tflops * 1e12 / peak, tf, 100 * tf * 1e12 / peak,
-           100 * err, 100 * p->mfu, p->peak_memory_bytes / 1073741824.0,
+           r->model, r->tp, r->pp, d, r->gpus, r->batch, p->n_micro, r->tflops,
+           100 * r->tflops * 1e12 / peak, tf, 100 * tf * 1e12 / peak, 100 * err,
+           100 * p->mfu, p->peak_memory_bytes / 1073741824.0,
            p->peak_memory_bytes > p->gpu_memory_bytes ? " (does not fit)" : "");
     strata_plan_destroy(p);
   }
-  if (n) printf("\nmean absolute error %.1f%% over %d configurations\n",
-                100 * sum / n, n);
+  if (n)
+    printf("\nmean absolute error %.1f%% over %d configurations\n",
+           100 * sum / n, n);
   return 0;
 }

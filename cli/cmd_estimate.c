@@ -11,7 +11,8 @@
 
 static void help(void) {
   printf(
-      "Usage: strata estimate --model M --cluster SPEC --tp T --pp P [options]\n"
+      "Usage: strata estimate --model M --cluster SPEC --tp T --pp P "
+      "[options]\n"
       "\n"
       "Memory of every pipeline stage (weights, gradients, optimizer states,\n"
       "activations of the in-flight micro-batches, transients) and the step\n"
@@ -29,7 +30,8 @@ static void help(void) {
       "  --recompute R          none (default), selective or full\n"
       "  --flash-attention, --no-flash-attention\n"
       "  --seq S                sequence length\n"
-      "  --efficiency E         achieved fraction of peak FLOP/s (default 0.5)\n"
+      "  --efficiency E         achieved fraction of peak FLOP/s (default "
+      "0.5)\n"
       "  --json                 JSON output\n"
       "\n"
       "A configuration that breaks one of Megatron-LM's rules is refused with\n"
@@ -38,8 +40,23 @@ static void help(void) {
 }
 
 enum {
-  E_MODEL = 256, E_CLUSTER, E_TP, E_PP, E_DP, E_MB, E_GB, E_ZERO, E_RECIPE,
-  E_SP, E_RC, E_FLASH, E_NOFLASH, E_SEQ, E_EFF, E_JSON, E_HELP
+  E_MODEL = 256,
+  E_CLUSTER,
+  E_TP,
+  E_PP,
+  E_DP,
+  E_MB,
+  E_GB,
+  E_ZERO,
+  E_RECIPE,
+  E_SP,
+  E_RC,
+  E_FLASH,
+  E_NOFLASH,
+  E_SEQ,
+  E_EFF,
+  E_JSON,
+  E_HELP
 };
 
 static const struct option opts[] = {
@@ -73,25 +90,48 @@ static int parse_opt(int c, args_t *a) {
   long v;
   int rc = 0;
   switch (c) {
-  case E_MODEL: a->model = optarg; break;
-  case E_CLUSTER: a->cluster = optarg; break;
-  case E_TP: rc = cli_parse_int("estimate", "--tp", optarg, 1, 1 << 20, &a->tp); break;
-  case E_PP: rc = cli_parse_int("estimate", "--pp", optarg, 1, 1 << 20, &a->pp); break;
-  case E_DP: rc = cli_parse_int("estimate", "--dp", optarg, 1, 1 << 24, &a->dp); break;
-  case E_MB: rc = cli_parse_int("estimate", "--micro-batch", optarg, 1, 1 << 20, &a->mb); break;
-  case E_GB: rc = cli_parse_int("estimate", "--global-batch", optarg, 1, 1L << 30, &a->gb); break;
-  case E_ZERO: rc = cli_parse_int("estimate", "--zero", optarg, 0, 3, &a->zero); break;
+  case E_MODEL:
+    a->model = optarg;
+    break;
+  case E_CLUSTER:
+    a->cluster = optarg;
+    break;
+  case E_TP:
+    rc = cli_parse_int("estimate", "--tp", optarg, 1, 1 << 20, &a->tp);
+    break;
+  case E_PP:
+    rc = cli_parse_int("estimate", "--pp", optarg, 1, 1 << 20, &a->pp);
+    break;
+  case E_DP:
+    rc = cli_parse_int("estimate", "--dp", optarg, 1, 1 << 24, &a->dp);
+    break;
+  case E_MB:
+    rc = cli_parse_int("estimate", "--micro-batch", optarg, 1, 1 << 20, &a->mb);
+    break;
+  case E_GB:
+    rc = cli_parse_int("estimate", "--global-batch", optarg, 1, 1L << 30,
+                       &a->gb);
+    break;
+  case E_ZERO:
+    rc = cli_parse_int("estimate", "--zero", optarg, 0, 3, &a->zero);
+    break;
   case E_RECIPE:
     if (strata_recipe_parse(optarg, &a->po.recipe))
       rc = cli_usage_error("estimate", "%s", strata_last_error());
     break;
-  case E_SP: a->po.sequence_parallel = 1; break;
+  case E_SP:
+    a->po.sequence_parallel = 1;
+    break;
   case E_RC:
     if (strata_recompute_parse(optarg, &a->po.recompute))
       rc = cli_usage_error("estimate", "%s", strata_last_error());
     break;
-  case E_FLASH: a->po.gen.flash_attention = 1; break;
-  case E_NOFLASH: a->po.gen.flash_attention = 0; break;
+  case E_FLASH:
+    a->po.gen.flash_attention = 1;
+    break;
+  case E_NOFLASH:
+    a->po.gen.flash_attention = 0;
+    break;
   case E_SEQ:
     rc = cli_parse_int("estimate", "--seq", optarg, 1, 1 << 24, &v);
     a->po.gen.seq = (int)v;
@@ -100,8 +140,12 @@ static int parse_opt(int c, args_t *a) {
     rc = cli_parse_double("estimate", "--efficiency", optarg, 1e-3, 1,
                           &a->po.efficiency);
     break;
-  case E_JSON: a->json = 1; break;
-  default: rc = cli_usage_error("estimate", "unknown option"); break;
+  case E_JSON:
+    a->json = 1;
+    break;
+  default:
+    rc = cli_usage_error("estimate", "unknown option");
+    break;
   }
   return rc;
 }
@@ -129,10 +173,11 @@ static int parse(int argc, char **argv, args_t *a) {
     if (rc) return rc;
   }
   if (optind < argc)
-    return cli_usage_error("estimate", "unexpected argument '%s'", argv[optind]);
+    return cli_usage_error("estimate", "unexpected argument '%s'",
+                           argv[optind]);
   if (!a->model || !a->cluster || !a->tp || !a->pp)
     return cli_usage_error("estimate", "--model, --cluster, --tp and --pp are "
-                           "required");
+                                       "required");
   return 0;
 }
 
@@ -151,13 +196,16 @@ static int splits_layers(int L, long p) {
  * then divide the cluster (with --dp, Megatron's world is tp x pp x dp). */
 static int world_rules(args_t *a, int world) {
   if (!a->dp && world % (a->tp * a->pp))
-    return cli_usage_error("estimate", "world size %d is not divisible by "
-                           "tensor x pipeline parallel size %ld x %ld", world,
-                           a->tp, a->pp);
+    return cli_usage_error("estimate",
+                           "world size %d is not divisible by "
+                           "tensor x pipeline parallel size %ld x %ld",
+                           world, a->tp, a->pp);
   if (!a->dp) a->dp = world / (a->tp * a->pp);
   if (a->dp * a->tp * a->pp > world)
-    return cli_usage_error("estimate", "tp x pp x dp = %ld exceeds the %d GPUs "
-                           "of the cluster", a->dp * a->tp * a->pp, world);
+    return cli_usage_error("estimate",
+                           "tp x pp x dp = %ld exceeds the %d GPUs "
+                           "of the cluster",
+                           a->dp * a->tp * a->pp, world);
   return 0;
 }
 
@@ -170,38 +218,49 @@ static int megatron_rules(args_t *a, const strata_graph_t *g, int world,
   int L = strata_graph_layers(g), rc = world_rules(a, world);
   if (rc) return rc;
   if (g->hp.heads && g->hp.heads % a->tp)
-    return cli_usage_error("estimate", "the number of attention heads (%d) "
+    return cli_usage_error("estimate",
+                           "the number of attention heads (%d) "
                            "must be divisible by the tensor-parallel size %ld",
                            g->hp.heads, a->tp);
   if (g->hp.kv_heads && g->hp.kv_heads % a->tp)
-    return cli_usage_error("estimate", "the number of query groups (%d) must "
+    return cli_usage_error("estimate",
+                           "the number of query groups (%d) must "
                            "be divisible by the tensor-parallel size %ld",
                            g->hp.kv_heads, a->tp);
   if (a->pp > L)
-    return cli_usage_error("estimate", "pipeline size %ld exceeds the %d "
-                           "layers", a->pp, L);
+    return cli_usage_error("estimate",
+                           "pipeline size %ld exceeds the %d "
+                           "layers",
+                           a->pp, L);
   if (!splits_layers(L, a->pp))
-    return cli_usage_error("estimate", "%d layers do not split over %ld "
+    return cli_usage_error("estimate",
+                           "%d layers do not split over %ld "
                            "pipeline stages: Megatron-LM needs the layers "
                            "divisible by the pipeline size, or middle stages "
                            "of %ld layers with the first and last stages "
-                           "sharing the rest", L, a->pp, (L + a->pp - 1) / a->pp);
+                           "sharing the rest",
+                           L, a->pp, (L + a->pp - 1) / a->pp);
   if (!a->gb) a->gb = a->mb * a->dp;
   if (a->gb % (a->mb * a->dp))
-    return cli_usage_error("estimate", "global batch size (%ld) is not "
+    return cli_usage_error("estimate",
+                           "global batch size (%ld) is not "
                            "divisible by micro batch size (%ld) times data "
-                           "parallel size (%ld)", a->gb, a->mb, a->dp);
+                           "parallel size (%ld)",
+                           a->gb, a->mb, a->dp);
   if (a->po.sequence_parallel && a->tp == 1)
     return cli_usage_error("estimate", "sequence parallelism needs a "
-                           "tensor-parallel size above 1");
+                                       "tensor-parallel size above 1");
   if (a->zero >= 2)
-    return cli_usage_error("estimate", "ZeRO stage %ld: Megatron-LM's "
-                           "distributed optimizer is ZeRO stage 1", a->zero);
+    return cli_usage_error("estimate",
+                           "ZeRO stage %ld: Megatron-LM's "
+                           "distributed optimizer is ZeRO stage 1",
+                           a->zero);
   if (a->tp > gpn || gpn % a->tp)
-    return cli_usage_error("estimate", "tensor-parallel size %ld: strata "
+    return cli_usage_error("estimate",
+                           "tensor-parallel size %ld: strata "
                            "places a tensor-parallel group inside one node, "
-                           "so it must divide the %d GPUs of a node", a->tp,
-                           gpn);
+                           "so it must divide the %d GPUs of a node",
+                           a->tp, gpn);
   return 0;
 }
 
@@ -221,7 +280,9 @@ static int add_stage(cJSON *arr, const strata_plan_stage_t *s) {
   if (!rc) rc = st__json_add_num(o, "activations_bytes", r->mem.activations);
   if (!rc) rc = st__json_add_num(o, "transient_bytes", r->mem.transient);
   if (!rc) rc = st__json_add_num(o, "total_bytes", r->mem.total);
-  if (!rc) rc = st__json_add_num(o, "activations_per_layer_bytes", r->activations_per_layer);
+  if (!rc)
+    rc = st__json_add_num(o, "activations_per_layer_bytes",
+                          r->activations_per_layer);
   if (!rc) rc = st__json_add_num(o, "fwd_seconds", s->fwd_seconds);
   if (!rc) rc = st__json_add_num(o, "bwd_seconds", s->bwd_seconds);
   return rc;
@@ -237,15 +298,18 @@ static int json_out(const args_t *a, const strata_plan_t *p, int fits) {
   if (!rc) rc = st__json_add_num(root, "dp", p->dp);
   if (!rc) rc = st__json_add_num(root, "micro_batch", p->micro_batch);
   if (!rc) rc = st__json_add_num(root, "global_batch", p->global_batch);
-  if (!rc) rc = st__json_add_num(root, "memory_per_device", p->peak_memory_bytes);
+  if (!rc)
+    rc = st__json_add_num(root, "memory_per_device", p->peak_memory_bytes);
   if (!rc) rc = st__json_add_num(root, "gpu_memory_bytes", p->gpu_memory_bytes);
   if (!rc) rc = st__json_add_bool(root, "fits", fits);
   if (!rc) rc = st__json_add_num(root, "step_seconds", p->step_seconds);
-  if (!rc) rc = st__json_add_num(root, "tokens_per_second", p->tokens_per_second);
+  if (!rc)
+    rc = st__json_add_num(root, "tokens_per_second", p->tokens_per_second);
   if (!rc) rc = st__json_add_num(root, "mfu", p->mfu);
   if (!rc && !(arr = cJSON_AddArrayToObject(root, "stages")))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
-  for (int s = 0; s < p->n_stages && !rc; s++) rc = add_stage(arr, &p->stages[s]);
+  for (int s = 0; s < p->n_stages && !rc; s++)
+    rc = add_stage(arr, &p->stages[s]);
   char *text = rc ? NULL : st__json_print(root);
   cJSON_Delete(root);
   if (!text) return cli_fail("estimate", rc ? rc : STRATA_ENOMEM);
@@ -260,9 +324,11 @@ static int human_out(const strata_plan_t *p, int fits) {
   if (rc) return cli_fail("estimate", rc);
   fputs(text, stdout);
   strata_free(text);
-  if (!fits) printf("\ndoes not fit: %.2f GiB per device needed, the GPU has "
-                    "%.2f GiB\n", p->peak_memory_bytes / 1073741824.0,
-                    p->gpu_memory_bytes / 1073741824.0);
+  if (!fits)
+    printf("\ndoes not fit: %.2f GiB per device needed, the GPU has "
+           "%.2f GiB\n",
+           p->peak_memory_bytes / 1073741824.0,
+           p->gpu_memory_bytes / 1073741824.0);
   return 0;
 }
 

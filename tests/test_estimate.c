@@ -26,7 +26,7 @@
 
 #define MIB 1048576.0
 
-/* ---- the command's path --------------------------------------------------- */
+/* ---- the command's path -------------------------------------------------- */
 
 typedef struct {
   const char *model, *cluster;
@@ -92,7 +92,7 @@ static double model_states(const strata_plan_stage_t *s) {
   return m->weights + m->gradients + m->optimizer;
 }
 
-/* ---- ZeRO, Fig. 1 ----------------------------------------------------------- */
+/* ---- ZeRO, Fig. 1 -------------------------------------------------------- */
 
 static double zero_states(int z, int megatron) {
   est_t e = est("gpt-7.5b", "dgx-a100:8", 1, 1);
@@ -109,8 +109,7 @@ TEST(zero_paper_fig1) {
   double P = parameters("gpt-7.5b"), N = 64;
   /* 2 + 2 + K bytes per parameter, K = 12; stage z shards the optimizer
    * (z >= 1), the gradients (z >= 2) and the weights (z = 3) N ways */
-  double want[4] = {16 * P, 4 * P + 12 * P / N, 2 * P + 14 * P / N,
-                    16 * P / N};
+  double want[4] = {16 * P, 4 * P + 12 * P / N, 2 * P + 14 * P / N, 16 * P / N};
   double paper_gb[4] = {120, 31.4, 16.6, 1.9};
   for (int z = 0; z <= 3; z++) {
     double got = zero_states(z, z < 2);
@@ -125,7 +124,7 @@ TEST(zero_paper_fig1) {
   }
 }
 
-/* ---- Korthikanti et al. 2022 ------------------------------------------------ */
+/* ---- Korthikanti et al. 2022 --------------------------------------------- */
 
 typedef struct {
   int tp, sp;
@@ -216,7 +215,7 @@ TEST(korthikanti_first_stage_1f1b) {
   strata_plan_destroy(p);
 }
 
-/* ---- Megatron-LM's bytes per parameter ------------------------------------ */
+/* ---- Megatron-LM's bytes per parameter ----------------------------------- */
 
 /* (weights + gradients + optimizer) / parameters held, on every stage; the
  * weights are bf16, 2 bytes per parameter held. */
@@ -225,8 +224,8 @@ static void check_bytes_per_param(const est_t *e, double want) {
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
     double held = st->result->mem.weights / 2;
-    printf("  tp %d pp %d dp %d zero %d%s stage %d: %.6f bytes/param\n",
-           e->tp, e->pp, p->dp, e->zero, e->sp ? " sp" : "", s,
+    printf("  tp %d pp %d dp %d zero %d%s stage %d: %.6f bytes/param\n", e->tp,
+           e->pp, p->dp, e->zero, e->sp ? " sp" : "", s,
            model_states(st) / held);
     ASSERT_NEAR(model_states(st) / held, want, 1e-12, 0);
   }
@@ -271,7 +270,7 @@ TEST(megatron_bytes_per_param) {
   strata_plan_destroy(p);
 }
 
-/* ---- the schedule's figures ------------------------------------------------- */
+/* ---- the schedule's figures ---------------------------------------------- */
 
 TEST(rates_from_step) {
   est_t e = est("gpt-1.7b", "dgx-a100:1", 2, 2);
