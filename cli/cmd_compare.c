@@ -53,8 +53,9 @@ static int solved(const strata_stage_result_t *r) {
 
 static void human(const cli_stage_args_t *a, const runs_t *runs) {
   char b1[32], b2[32], b3[32];
-  printf("model %s on %d x %d devices, alpha %g\n\n", a->model, a->mesh0,
-         a->mesh1, a->so.alpha);
+  const strata_mesh_t *m = &a->so.mesh;
+  printf("model %s on %d x %d devices, alpha %g\n\n", a->model, m->shape[0],
+         m->ndim > 1 ? m->shape[1] : 1, a->so.alpha);
   printf("%-9s %-11s %14s %16s %14s %10s\n", "objective", "status",
          "peak/device", "redundancy", "comm", "time ms");
   for (int k = 0; k < N_OBJ; k++) {

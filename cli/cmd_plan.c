@@ -4,6 +4,7 @@
  * plan, print its summary and optionally save it.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -161,6 +162,14 @@ static int report(const args_t *a, const strata_plan_t *p) {
   return rc;
 }
 
+/* SIGINT: stop queued stage solves; the command then exits without
+ * writing anything (outputs are written only at the end, atomically). */
+static volatile int interrupted;
+static void on_sigint(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
 int cli_cmd_plan(int argc, char **argv) {
   args_t a;
   strata_graph_t *g = NULL;
@@ -169,6 +178,12 @@ int cli_cmd_plan(int argc, char **argv) {
   int rc = parse(argc, argv, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   strata_gen_opts_t gen = a.po.gen;
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+  a.po.cancel = &interrupted;
   if ((e = strata_model_load(a.model, &gen, &g)) ||
       (e = strata_cluster_load(a.cluster, &c)) ||
       (e = strata_pipeline_plan(g, c, &a.po, &p)) ||
@@ -176,12 +191,24 @@ int cli_cmd_plan(int argc, char **argv) {
     rc = cli_fail("plan", e);
     goto out;
   }
+  if (interrupted) {
+    rc = cli_fail("plan", strata_error(STRATA_ECANCELED, "interrupted: "
+                                       "nothing was written"));
+    goto out;
+  }
   if (a.output && (e = strata_plan_save(p, a.output))) {
     rc = cli_fail("plan", e);
     goto out;
   }
   rc = report(&a, p);
+  if (!a.po.quiet)
+    fprintf(stderr, "strata plan: %d stage subproblems (%d distinct), %d "
+            "ILPs solved, %d from the cache, %.2f s\n", p->subproblems_total,
+            p->subproblems_distinct, p->ilps_solved, p->cache_hits,
+            p->plan_seconds);
 out:
+  sigaction(SIGINT, &old, NULL);
+  if (interrupted && rc) rc = 130; /* 128 + SIGINT, as shells report it */
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);

@@ -18,6 +18,9 @@ static void help(void) {
       "  --model M            preset, family (gpt, bert, llama) or trace file\n"
       "  --devices N          devices of the stage (a 1-D mesh)\n"
       "  --mesh AxB           a 2-D mesh: A outer x B inner devices\n"
+      "  --cluster SPEC       take links, GPU peak and memory (the default\n"
+      "                       limit) from a cluster: PRESET:NODES or a file;\n"
+      "                       without it every axis is 150 GB/s, 5 us\n"
       "  --layers K           the stage holds the first K layers only\n"
       "  --with-embedding     with --layers: include the embedding\n"
       "  --with-head          with --layers: include the head and loss\n"
@@ -108,7 +111,11 @@ static void human_report(const cli_stage_args_t *a,
                          const strata_stage_result_t *r) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
   printf("model      %s\n", a->model);
-  printf("mesh       %d x %d (%d devices)\n", a->mesh0, a->mesh1, r->devices);
+  const strata_mesh_t *m = &a->so.mesh;
+  printf("mesh       %d x %d (%d devices), %.0f GB/s", m->shape[0],
+         m->ndim > 1 ? m->shape[1] : 1, r->devices, m->axis[0].bandwidth / 1e9);
+  if (m->ndim > 1) printf(" x %.0f GB/s", m->axis[1].bandwidth / 1e9);
+  printf("\n");
   printf("objective  %s, alpha %g\n", strata_objective_name(a->so.objective),
          r->alpha);
   printf("status     %s%s\n", strata_stage_status_name(r->status),

@@ -160,11 +160,51 @@ int cli_stage_args_parse(const char *cmd, int argc, char **argv,
   return 0;
 }
 
+/* With --cluster the mesh's links, the GPU's peak and memory come from
+ * the cluster: N devices within a node form a 1-D mesh over its link;
+ * more are whole nodes (a 2-D mesh nodes x GPUs); --mesh AxB takes A
+ * nodes x B GPUs of each. */
+static int cluster_mesh(const char *cmd, cli_stage_args_t *a) {
+  strata_cluster_t *c = NULL;
+  int rc = strata_cluster_load(a->cluster, &c), nodes, gpn;
+  if (rc) return cli_fail(cmd, rc);
+  int G = strata_cluster_gpus_per_node(c);
+  if (a->mesh1 > 1) {
+    nodes = a->mesh0;
+    gpn = a->mesh1;
+  } else if (a->mesh0 <= G) {
+    nodes = 1;
+    gpn = a->mesh0;
+  } else {
+    nodes = a->mesh0 / G;
+    gpn = G;
+    if (a->mesh0 % G) {
+      strata_cluster_destroy(c);
+      return cli_usage_error(cmd, "--devices %d: more than one node (%d GPUs) "
+                             "must be whole nodes", a->mesh0, G);
+    }
+  }
+  rc = strata_cluster_stage_mesh(c, nodes, gpn, &a->so.mesh);
+  if (!rc) {
+    a->so.peak_flops = strata_cluster_gpu_peak_flops(c);
+    a->so.fastest_bandwidth = strata_cluster_fastest_bandwidth(c);
+    if (a->memory_gb <= 0)
+      a->so.memory_budget = (double)strata_cluster_gpu_memory(c);
+  }
+  strata_cluster_destroy(c);
+  return rc ? cli_fail(cmd, rc) : 0;
+}
+
 int cli_stage_setup(const char *cmd, cli_stage_args_t *a,
                     strata_graph_t **g) {
   int rc = strata_model_load(a->model, &a->gen, g);
   if (rc) return cli_fail(cmd, rc);
   strata_mesh_default(&a->so.mesh, a->mesh0, a->mesh1);
+  if (a->cluster && (rc = cluster_mesh(cmd, a))) {
+    strata_graph_destroy(*g);
+    *g = NULL;
+    return rc;
+  }
   if (a->layers > 0) {
     int L = strata_graph_layers(*g);
     if (a->layers > L) {

@@ -108,13 +108,18 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
    * parameters before forward and backward of every micro-batch */
   /* frameworks synchronise gradients in buckets (PyTorch DDP: 25 MB), so
    * a small tensor pays only its share of a bucket's latency */
+  strata_link_t bucket[STRATA_MESH_MAX_DIMS + 1];
   double share = gb * numel / 25e6 < 1 ? gb * numel / 25e6 : 1;
-  for (int i = 0; i < lv; i++) link[i].latency *= share;
-  double sync = hier(STRATA_COLL_ALLREDUCE, gb * numel, lv, size, link);
+  for (int i = 0; i < lv; i++) {
+    bucket[i] = link[i];
+    bucket[i].latency *= share;
+  }
+  double sync = hier(STRATA_COLL_ALLREDUCE, gb * numel, lv, size, bucket);
   double gather = 0;
   if (z >= 3) {
+    /* ZeRO-3 gathers each layer's parameters when it runs: no bucketing */
     double mb = o->micro_batches > 0 ? o->micro_batches : 1;
-    sync = hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, link);
+    sync = hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, bucket);
     gather = 2.0 * mb * hier(STRATA_COLL_ALLGATHER, wb * numel, lv, size, link);
     r->transient += wb * numel; /* the gathered weight while the op runs */
   }

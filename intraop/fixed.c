@@ -117,7 +117,13 @@ static int fix_one(st__stage_t *st, st__opinfo_t *in, int *choice_of_op) {
   const strata_mesh_t *m = &st->o.mesh;
   int megatron = st->o.objective == STRATA_OBJ_MEGATRON;
   int tp_axes = st->o.megatron_tp_axes;
-  if (tp_axes <= 0) tp_axes = m->ndim == 1 ? 1 : 1;
+  if (tp_axes <= 0) {
+    /* the inner axis, the outer ones data-parallel -- unless the
+     * micro-batch cannot be split over them: then all tensor-parallel */
+    int outer = 1;
+    for (int a = 0; a < m->ndim - 1; a++) outer *= m->shape[a];
+    tp_axes = st->g->micro_batch % outer == 0 ? 1 : m->ndim;
+  }
   int tp = 1;
   for (int a = m->ndim - tp_axes; a < m->ndim; a++) tp *= m->shape[a];
   int sp = st->o.sequence_parallel > 0 && tp > 1;

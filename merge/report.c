@@ -88,6 +88,9 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
   for (int s = 0; s < p->n_stages; s++)
     sum_stage(&b, p, s);
   sum_template(&b, p);
+  if (p->time_limited)
+    strata_buf_puts(&b, "\nthe search's time limit was reached: this is the "
+                        "best plan found so far\n");
   if (b.oom) {
     strata_buf_free(&b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -212,6 +215,19 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
                           p->model_flops_per_step);
 }
 
+/* How the plan was found.  Timings and cache figures are those of the run
+ * that made it (a plan file keeps them as 0). */
+static int json_search(cJSON *root, const strata_plan_t *p) {
+  cJSON *o = cJSON_AddObjectToObject(root, "search");
+  if (!o) return 1;
+  return st__json_add_bool(o, "time_limited", p->time_limited > 0) |
+         add_int(o, "subproblems_total", p->subproblems_total) |
+         add_int(o, "subproblems_distinct", p->subproblems_distinct) |
+         add_int(o, "ilps_solved", p->ilps_solved) |
+         add_int(o, "cache_hits", p->cache_hits) |
+         st__json_add_num(o, "plan_seconds", p->plan_seconds);
+}
+
 int strata_plan_json(const strata_plan_t *p, char **text) {
   cJSON *root = NULL, *stages;
   int rc = 0;
@@ -224,6 +240,7 @@ int strata_plan_json(const strata_plan_t *p, char **text) {
   for (int s = 0; !bad && s < p->n_stages; s++)
     bad |= json_stage(stages, &p->stages[s]);
   bad |= bad ? 1 : json_figures(root, p);
+  bad |= bad ? 1 : json_search(root, p);
   if (!bad) *text = st__json_print(root);
   if (bad || !*text) rc = strata_error(STRATA_ENOMEM, "out of memory");
   cJSON_Delete(root);

@@ -399,7 +399,8 @@ static int build_plan(search_t *S, const config_t *cf, strata_plan_t **out) {
   int rc = p ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc) rc = final_subs(S, cf, subs);
   if (!rc) rc = st__solve_all(&S->subs, S->o->threads, S->o->cache_dir,
-                              !S->o->quiet && isatty(2), 0, &S->ilps, &S->hits);
+                              !S->o->quiet && isatty(2), 0, S->o->cancel,
+                              &S->ilps, &S->hits);
   if (!rc) {
     p->stages = strata_calloc((size_t)cf->p, sizeof *p->stages);
     if (!p->stages) rc = strata_error(STRATA_ENOMEM, "out of memory");
@@ -562,8 +563,8 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   if (!rc) rc = prepare_cache(o->cache_dir);
   if (!rc) rc = enumerate_families(&S);
   if (!rc) rc = st__solve_all(&S.subs, o->threads, o->cache_dir,
-                              !o->quiet && isatty(2), S.deadline, &S.ilps,
-                              &S.hits);
+                              !o->quiet && isatty(2), S.deadline, o->cancel,
+                              &S.ilps, &S.hits);
   if (rc) goto out;
   fit_kinds(&S);
   memset(&best, 0, sizeof best);

@@ -28,11 +28,17 @@ typedef struct pool_state {
   int progress;
   double t0, last_print;
   double deadline;
+  const volatile int *cancel;
 } pool_state_t;
 
 static void work_cb(uv_work_t *req) {
   job_t *j = req->data;
   st__sub_t *s = j->sub;
+  if (j->ps->cancel && *j->ps->cancel) {
+    s->err = STRATA_ECANCELED;
+    s->errmsg = strata_strdup("interrupted");
+    return;
+  }
   if (j->ps->deadline > 0 && strata_now() > j->ps->deadline) {
     s->err = STRATA_ECANCELED;
     s->errmsg = strata_strdup("the plan's time limit was reached");
@@ -102,8 +108,9 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
 }
 
 int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
-                  int progress, double deadline, int *ilps, int *hits) {
-  pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline};
+                  int progress, double deadline, const volatile int *cancel,
+                  int *ilps, int *hits) {
+  pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline, cancel};
   from_cache(s, cache_dir, hits);
   for (int i = 0; i < s->n; i++)
     if (s->v[i]->err == 1) ps.total++;
@@ -114,6 +121,8 @@ int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
   int rc = run_jobs(s, jobs, &ps);
   print_progress(&ps, 1);
   strata_free(jobs);
+  if (!rc && cancel && *cancel)
+    rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
   for (int i = 0; i < s->n && !rc; i++) {
     st__sub_t *sub = s->v[i];
     if (sub->from_cache || sub->err || sub->counted) continue;

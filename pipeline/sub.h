@@ -43,7 +43,8 @@ int st__subset_get(st__subset_t *s, const strata_graph_t *g, uint64_t gh,
 /* Solve every unsolved subproblem of s on libuv's pool (threads > 0 sizes
  * it), consulting and filling the cache when cache_dir is set. */
 int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
-                  int progress, double deadline, int *ilps, int *hits);
+                  int progress, double deadline, const volatile int *cancel,
+                  int *ilps, int *hits);
 
 /* Disk cache of stage results: compressed, checksummed, versioned. */
 int st__cache_get(const char *dir, uint64_t key, strata_stage_result_t **out);

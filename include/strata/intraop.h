@@ -57,7 +57,8 @@ typedef struct {
   strata_recipe_t recipe;
   int zero_stage;             /* 0..3 */
   strata_recompute_t recompute;
-  int sequence_parallel;      /* megatron objective: -1 auto (tp > 1) */
+  int sequence_parallel;      /* megatron objective: 1 on (with tp > 1);
+                                 0 or -1 off, as Megatron-LM's default */
   int megatron_tp_axes;       /* megatron objective: mesh axes used for
                                  tensor parallelism from the inner one
                                  (default 1 on 2-D meshes, all on 1-D) */

@@ -41,6 +41,9 @@ typedef struct {
   strata_gen_opts_t gen;
   /* Fixed degrees (strata estimate): 0 = search. */
   int fix_tp, fix_pp, fix_dp;
+  /* When *cancel becomes non-zero (e.g. from a SIGINT handler), queued
+   * stage solves are dropped and the plan fails with STRATA_ECANCELED. */
+  const volatile int *cancel;
 } strata_plan_opts_t;
 
 void strata_plan_opts_init(strata_plan_opts_t *o);
