@@ -315,12 +315,14 @@ static int no_fit_error(const search_t *S, const config_t *lowest) {
                       "needs is %s per device (tp %d, pp %d, dp %d, "
                       "micro-batch %d, recompute %s) but %s is available. "
                       "What would help: about %d GPUs or more, GPUs with more "
-                      "memory, %sfull activation recompute, or a smaller "
-                      "global batch/micro-batch",
+                      "memory, %s%sor a smaller global batch",
                       need, lowest->f->t, lowest->p, lowest->dp, lowest->b,
                       strata_recompute_name(lowest->f->rc), have, more,
-                      S->o->zero_stage < 3 ? "ZeRO stage 3 (--zero 3, "
-                                             "DeepSpeed), " : "");
+                      S->o->zero_stage < 3 ? "ZeRO stage 3 (--free --zero 3, "
+                                             "DeepSpeed), " : "",
+                      lowest->f->rc != STRATA_RECOMPUTE_FULL
+                          ? "full activation recompute (--recompute full), "
+                          : "");
 }
 
 /* ---- the chosen plan, solved exactly ---- */
