@@ -77,7 +77,9 @@ int test_main(int argc, char **argv, const test_entry_t *tests, size_t n);
                 strata_last_error());                                       \
   } while (0)
 
-/* Paths of the source tree and of ../shared. */
+/* Paths of the source tree and of the reference data the tests read
+ * (tests/data/shared: real hwloc XML files of GPU nodes, Megatron-LM flag
+ * names, DeepSpeed config keys; STRATA_SHARED_DIR overrides it). */
 const char *test_source_dir(void);
 const char *test_shared_dir(void);
 /* A fresh scratch directory for this test binary (removed at exit). */
