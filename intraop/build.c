@@ -278,7 +278,7 @@ int st__stage_build(const strata_graph_t *g, const strata_stage_opts_t *o,
                     st__stage_t *st) {
   index_t ix;
   unsigned char *seen = NULL;
-  int pro, epi, rc;
+  int pro = 0, epi = 0, rc;
   memset(st, 0, sizeof *st);
   st->g = g;
   memset(&ix, 0, sizeof ix);

@@ -72,7 +72,7 @@ static int add_sections(cJSON *root, const strata_plan_t *p) {
 }
 
 int strata_export_deepspeed(const strata_plan_t *p, char **text) {
-  int gas, rc;
+  int gas = 0, rc;
   cJSON *root;
   if (!p || !text || p->n_stages < 1)
     return strata_error(STRATA_EINVAL,

@@ -92,7 +92,7 @@ static int check_header(const unsigned char *d, size_t len, const char *w,
   if (v > STRATA_PLAN_FORMAT_VERSION)
     return strata_error(STRATA_EVERSION,
                         "%s: plan format version %u is newer than this strata "
-                        "reads (%d)",
+                        "reads (%d); upgrade strata",
                         w, v, STRATA_PLAN_FORMAT_VERSION);
   if (v == 0 || get16(d + 6) != 0)
     return strata_error(STRATA_ECORRUPT,
@@ -101,7 +101,11 @@ static int check_header(const unsigned char *d, size_t len, const char *w,
                         w, get16(d + 6));
   *raw_len = get32(d + 12);
   *z_len = get32(d + 16);
-  if (*raw_len > STRATA_PLAN_MAX_PAYLOAD || *raw_len == 0)
+  if (*raw_len == 0)
+    return strata_error(STRATA_ECORRUPT,
+                        "%s: corrupt: the header announces an empty payload",
+                        w);
+  if (*raw_len > STRATA_PLAN_MAX_PAYLOAD)
     return strata_error(STRATA_ECORRUPT,
                         "%s: corrupt: a payload of %zu bytes "
                         "(the limit is %d)",
@@ -144,7 +148,7 @@ static int inflate_payload(const unsigned char *z, size_t z_len, size_t raw_len,
 
 int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
                        strata_plan_t **out) {
-  size_t raw_len, z_len;
+  size_t raw_len = 0, z_len = 0;
   unsigned char *raw = NULL;
   const char *w = where ? where : "plan";
   int rc;

@@ -117,7 +117,7 @@ static int boundary_bytes(const strata_plan_t *p, const strata_graph_t *g,
 static int boundary(const strata_plan_t *p, const strata_graph_t *g,
                     const strata_cluster_t *c, int s, double *t) {
   const strata_plan_stage_t *tx = &p->stages[s], *rx = &p->stages[s + 1];
-  double bytes, send, gather = 0;
+  double bytes = 0, send = 0, gather = 0;
   const char *pt = placement_of(tx, 1), *pr = placement_of(rx, 0);
   int shards = st__placement_shards(pt, &tx->mesh);
   int rc = boundary_bytes(p, g, tx->layer_end - 1, &bytes);
