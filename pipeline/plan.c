@@ -20,6 +20,7 @@
 
 #define MAX_FAM 4096
 #define MAX_PP 1024
+#define MAX_STAGE_NODES 8
 
 typedef struct {
   int nodes, gpn, t;       /* submesh */
@@ -224,7 +225,12 @@ static int enumerate_families(search_t *S) {
     for (int t = 1; t <= S->total && !rc; t *= 2) {
       if (o->fix_tp && t != o->fix_tp) continue;
       int nodes = t <= S->G ? 1 : t / S->G, gpn = t <= S->G ? t : S->G;
-      if (t > S->G && (o->megatron || t % S->G || nodes > S->N)) continue;
+      /* free mode: stages of up to MAX_STAGE_NODES whole nodes (a larger
+       * tensor/data-parallel stage only adds inter-node traffic that the
+       * outer data parallelism carries more cheaply) */
+      if (t > S->G && (o->megatron || t % S->G || nodes > S->N ||
+                       nodes > MAX_STAGE_NODES))
+        continue;
       if (t <= S->G && S->G % t) continue;
       for (int r = 0; r < 3 && !rc; r++) {
         if (!o->recompute_auto && r != (int)o->recompute) continue;
