@@ -87,6 +87,29 @@ static int write_all(uv_file fd, const char *path, const void *data,
   return 0;
 }
 
+/* 1 if path exists and is neither a regular file nor a folder: a device
+ * (/dev/null), a FIFO or a terminal.  Renaming over one would replace it
+ * with a regular file (as root, /dev/null itself), so it is written in
+ * place; it holds no old content a reader could see half-replaced. */
+static int is_special(const char *path) {
+  uv_fs_t req;
+  int r = uv_fs_stat(NULL, &req, path, NULL);
+  uint64_t mode = req.statbuf.st_mode;
+  uv_fs_req_cleanup(&req);
+  return r == 0 && (mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != S_IFDIR;
+}
+
+static int write_in_place(const char *path, const void *data, size_t len) {
+  uv_fs_t req;
+  int fd = uv_fs_open(NULL, &req, path, O_WRONLY, 0, NULL), rc;
+  uv_fs_req_cleanup(&req);
+  if (fd < 0) return uv_err(fd, "cannot open", path);
+  rc = write_all(fd, path, data, len);
+  uv_fs_close(NULL, &req, fd, NULL);
+  uv_fs_req_cleanup(&req);
+  return rc;
+}
+
 int strata_file_write_atomic(const char *path, const void *data, size_t len) {
   uv_fs_t req;
   int rc = 0, fd;
@@ -96,6 +119,7 @@ int strata_file_write_atomic(const char *path, const void *data, size_t len) {
       return strata_error(STRATA_EIO, "cannot write to standard output");
     return 0;
   }
+  if (is_special(path)) return write_in_place(path, data, len);
   size_t n = strlen(path) + 8;
   tmpl = strata_malloc(n);
   if (!tmpl) return strata_error(STRATA_ENOMEM, "out of memory");
