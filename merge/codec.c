@@ -62,7 +62,15 @@ uint64_t st__rd_u(st__rd_t *r, const char *field) {
       break;
     }
     v |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) return v;
+    if (!(c & 0x80)) {
+      /* A trailing zero byte would decode to the same value: one encoding
+       * per value keeps decode-then-encode byte-exact. */
+      if (c == 0 && shift > 0) {
+        fail(r, field, "is not a minimal varint");
+        break;
+      }
+      return v;
+    }
   }
   return 0;
 }
@@ -121,7 +129,10 @@ char *st__rd_s(st__rd_t *r, const char *field, int *oom) {
 void st__rd_sbuf(st__rd_t *r, const char *field, char *buf, size_t size) {
   long n = str_len(r, field);
   buf[0] = 0;
-  if (n < 0) return;
+  if (n < 0) {
+    fail(r, field, "is missing (a NULL string)");
+    return;
+  }
   if ((size_t)n >= size || memchr(r->p + r->pos, 0, (size_t)n)) {
     fail(r, field, "is too long or holds a NUL byte");
     return;

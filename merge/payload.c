@@ -242,6 +242,13 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
   }
   for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
     *dbl[i] = st__rd_f(r, "plan figures");
+  /* Run statistics are never stored (written as 0): a file holding them
+   * would not re-encode to itself. */
+  if (!r->bad && (p->ilps_solved || p->cache_hits ||
+                  memcmp(&p->plan_seconds, &(double){0}, sizeof(double)))) {
+    r->bad = "plan statistics";
+    r->why = "are not 0 (a plan file never stores them)";
+  }
 }
 
 static void get_mesh(st__rd_t *r, strata_mesh_t *m) {
@@ -280,6 +287,10 @@ static void get_result(st__rd_t *r, strata_stage_result_t *x, int *oom) {
     *ints[i] = st__rd_int(r, "stage result scalars", -1, BIG);
   for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
     *dbl[i] = st__rd_f(r, "stage result figures");
+  if (!r->bad && memcmp(&x->solve_seconds, &(double){0}, sizeof(double))) {
+    r->bad = "stage solve time";
+    r->why = "is not 0 (a plan file never stores it)";
+  }
   x->hint = st__rd_s(r, "stage hint", oom);
 }
 
@@ -330,13 +341,19 @@ static int get_stage_ops(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
   strata_stage_result_t *x = p->stages[s].result;
   int ref = st__rd_int(r, "op list reference", 0, s);
   if (r->bad) return 0;
-  if (!ref) return get_ops(r, x, oom);
-  if (!p->stages[ref - 1].result) {
+  if (ref && !p->stages[ref - 1].result) {
     r->bad = "op list reference";
     r->why = "names a stage without a result";
     return 0;
   }
-  return copy_ops(p->stages[ref - 1].result, x);
+  int rc = ref ? copy_ops(p->stages[ref - 1].result, x) : get_ops(r, x, oom);
+  /* The encoder always refers to the first equal list: any other choice
+   * would re-encode to different bytes. */
+  if (!rc && !r->bad && op_ref(p, s) != ref) {
+    r->bad = "op list reference";
+    r->why = "is not the first stage with the same operators";
+  }
+  return rc;
 }
 
 static int get_stage(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
