@@ -87,7 +87,9 @@ int cli_cmd_export(int argc, char **argv) {
   strata_plan_t *p = NULL;
   char *text = NULL;
   if (rc) return rc < 0 ? CLI_OK : rc;
-  if ((rc = strata_plan_load(path, &p)) || (rc = targets[t].run(p, &text))) {
+  if (!(rc = strata_plan_load(path, &p)) && (rc = targets[t].run(p, &text)))
+    strata_error_prefix("%s", path); /* which plan the target refused */
+  if (rc) {
     rc = cli_fail(cmd, rc);
     goto out;
   }
