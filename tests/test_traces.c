@@ -344,7 +344,7 @@ TEST(bad_two_writers) {
 
 TEST(bad_block) {
   expect_bad("\"repeat\": 2", "\"repeat\": 0", STRATA_EBADINPUT,
-             "block 'decoder'", "'repeat' is 0");
+             "block 'decoder'", "repeat 0 (must be 1 to 1000000)");
   expect_bad("\"output\": \"residual2.out\"", "\"output\": \"fc1.out\"",
              STRATA_EBADINPUT, "block 'decoder': input 'embed_dropout.out'",
              "differ");

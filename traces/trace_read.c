@@ -294,7 +294,8 @@ static int read_block(strata_graph_t *g, const cJSON *bl, int i,
   if ((rc = st__json_str(bl, "id", w, 1, &id))) return rc;
   snprintf(w, sizeof w, "%s: block '%s'", where, id);
   if ((rc = read_block_ops(g, bl, w, &first, &n)) ||
-      (rc = get_int(bl, "repeat", w, 1, 1, &repeat)) ||
+      /* range checked by strata_graph_add_block, with the real limit */
+      (rc = get_int(bl, "repeat", w, 1, INT_MIN, &repeat)) ||
       (rc = st__json_str(bl, "input", w, 1, &in)) ||
       (rc = st__json_str(bl, "output", w, 1, &out)))
     return rc;
