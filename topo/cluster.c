@@ -63,6 +63,8 @@ static int resolve_model(const st__spec_t *s, const char *name,
 }
 
 static int xml_missing(const st__spec_t *s, int i, const st__group_t *g) {
+  if (!strcmp(s->where, g->xml_given)) /* a single node, no spec file */
+    return strata_error(STRATA_ENOTFOUND, "XML file '%s' not found", g->xml);
   if (!strcmp(g->xml, g->xml_given))
     return strata_error(STRATA_ENOTFOUND,
                         "%s: node_groups[%d]: XML file '%s' not found",
@@ -120,6 +122,8 @@ static int xml_shape(const st__spec_t *s, int i, const st__group_t *g,
   int rc =
       g->local ? strata_node_load_local(&n) : strata_node_load_xml(g->xml, &n);
   if (rc == STRATA_ENOTFOUND && !g->local) return xml_missing(s, i, g);
+  if (rc && !g->local && strcmp(s->where, g->xml_given))
+    strata_error_prefix("%s: node_groups[%d]", s->where, i); /* which spec */
   if (rc) return rc;
   node_shape(n, sh);
   return node_model(s, g, n, sh->model, sizeof sh->model);
