@@ -1,0 +1,115 @@
+/*
+ * fuzz_plan.c - the .splan decoder (strata_plan_decode) and everything
+ * that reads a decoded plan (show, JSON, diff, the three exporters).
+ *
+ * A CRC guards the payload, so random bytes almost never get past the
+ * header.  An input that starts with "SPLN" is decoded as it is (header,
+ * length and checksum checks); any other input is taken as a raw payload
+ * and wrapped in a valid header first, which sends the fuzzer straight at
+ * the payload decoder.
+ *
+ * The round-trip property (docs/plan-format.md): whatever decodes
+ * re-encodes to the same payload bytes, and, for a wrapped input (deflated
+ * here at the encoder's level), to the same file bytes.  A plan file
+ * deflated by another zlib may differ in its compressed stream only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "fuzz_util.h"
+#include "strata/strata.h"
+
+#define HDR 20
+
+static void check(int ok, const char *what) {
+  if (ok) return;
+  fprintf(stderr, "fuzz_plan: %s (%s)\n", what, strata_last_error());
+  abort();
+}
+
+static void put32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+         (uint32_t)p[3] << 24;
+}
+
+/* A plan file around raw payload bytes, as the encoder makes one. */
+static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len) {
+  uLongf zlen = compressBound((uLong)n);
+  unsigned char *f = malloc(HDR + zlen);
+  if (!f || compress2(f + HDR, &zlen, raw, (uLong)n, 9) != Z_OK) abort();
+  memcpy(f, "SPLN\1\0\0\0", 8);
+  put32(f + 8, (uint32_t)crc32(0, f + HDR, (uInt)zlen));
+  put32(f + 12, (uint32_t)n);
+  put32(f + 16, (uint32_t)zlen);
+  *len = HDR + zlen;
+  return f;
+}
+
+/* The inflated payload of a plan file the decoder accepted. */
+static unsigned char *payload(const unsigned char *f, size_t *n) {
+  uLongf raw = get32(f + 12);
+  unsigned char *p = malloc(raw ? raw : 1);
+  if (!p || uncompress(p, &raw, f + HDR, get32(f + 16)) != Z_OK) abort();
+  *n = raw;
+  return p;
+}
+
+static void readers(const strata_plan_t *p) {
+  char *t = NULL;
+  int differs = 1;
+  if (strata_plan_summary(p, &t) == 0) strata_free(t);
+  if (strata_plan_json(p, &t) == 0) strata_free(t);
+  if (strata_plan_diff(p, p, 0, &t, &differs) == 0) {
+    check(!differs, "a plan differs from itself");
+    strata_free(t);
+  }
+  if (strata_export_megatron(p, &t) == 0) strata_free(t);
+  if (strata_export_deepspeed(p, &t) == 0) strata_free(t);
+  if (strata_export_timeline(p, &t) == 0) strata_free(t);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  strata_plan_t *p = NULL;
+  unsigned char *wrapped = NULL, *enc = NULL, *raw_in, *raw_out;
+  const unsigned char *file = data;
+  size_t flen = size, elen = 0, n_in, n_out;
+  fuzz_setup();
+  strata_error_clear();
+  if (size < 4 || memcmp(data, "SPLN", 4) != 0) {
+    if (size > (1u << 20)) return 0;
+    file = wrapped = wrap(data, size, &flen);
+  }
+  int rc = strata_plan_decode(file, flen, "fuzz.splan", &p);
+  if (rc) {
+    check(rc < 0 && strata_last_error()[0] && !p, "failure without message");
+    free(wrapped);
+    return 0;
+  }
+  check(strata_plan_encode(p, &enc, &elen) == 0, "a decoded plan does not encode");
+  raw_in = payload(file, &n_in);
+  raw_out = payload(enc, &n_out);
+  if (n_in != n_out || memcmp(raw_in, raw_out, n_in) != 0) {
+    size_t i = 0;
+    while (i < n_in && i < n_out && raw_in[i] == raw_out[i]) i++;
+    fprintf(stderr, "fuzz_plan: payload of %zu bytes re-encodes to %zu, "
+            "first difference at byte %zu\n", n_in, n_out, i);
+    check(0, "decode then encode changed the payload");
+  }
+  if (wrapped)
+    check(elen == flen && memcmp(enc, file, flen) == 0,
+          "decode then encode changed the file");
+  readers(p);
+  free(raw_in);
+  free(raw_out);
+  strata_free(enc);
+  strata_plan_destroy(p);
+  free(wrapped);
+  return 0;
+}
