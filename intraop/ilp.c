@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "intraop/ilp_impl.h"
@@ -338,6 +339,7 @@ static int make_temp(const char *path, char **tmp) {
     *tmp = NULL;
     return rc;
   }
+  fchmod(fd, 0644); /* mkstemp's 0600 is too strict for an exported file */
   close(fd);
   return 0;
 }

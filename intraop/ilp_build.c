@@ -13,6 +13,8 @@
  * minus the other v-side rows, given sum X = 1 on both nodes.
  *
  * Counting and building walk the same loops so that they cannot disagree.
+ * The columns are then reordered (X, costed B, zero-cost B, T), which GLPK
+ * solves markedly faster than the natural order.
  */
 #include <string.h>
 
@@ -211,6 +213,48 @@ static int lp_alloc(st__ilp_lp_t *lp, const counts_t *c) {
   return 0;
 }
 
+/* Column class for the final order: X, costed B, free B, T. */
+static int col_class(const st__ilp_lp_t *lp, int j) {
+  int kind = lp->col_tag[4 * j];
+  if (kind == ST__ILP_COL_X) return 0;
+  if (kind == ST__ILP_COL_T) return 3;
+  return lp->obj[j] != 0.0 ? 1 : 2;
+}
+
+static void permute_doubles(double *v, const int *perm, double *tmp, int n) {
+  for (int j = 1; j <= n; j++) tmp[perm[j]] = v[j];
+  memcpy(v + 1, tmp + 1, (size_t)n * sizeof *v);
+}
+
+/* Reorder the columns by class (stable).  GLPK's simplex is much faster
+ * on these MIPs with the zero-cost B columns last (2.5x on a 500-node
+ * chain): its initial basis and pricing depend on the column order. */
+static int order_columns(st__ilp_lp_t *lp) {
+  int n = lp->n_cols, k = 0, rc = 0;
+  int *perm = strata_malloc(((size_t)n + 1) * sizeof *perm);
+  double *tmp = strata_malloc(((size_t)n + 1) * 4 * sizeof *tmp);
+  if (!perm || !tmp) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory building the ILP");
+    goto out;
+  }
+  for (int c = 0; c < 4; c++)
+    for (int j = 1; j <= n; j++)
+      if (col_class(lp, j) == c) perm[j] = ++k;
+  for (size_t q = 1; q <= lp->nnz; q++) lp->ja[q] = perm[lp->ja[q]];
+  permute_doubles(lp->obj, perm, tmp, n);
+  permute_doubles(lp->col_lb, perm, tmp, n);
+  for (int j = 1; j <= n; j++) tmp[perm[j]] = lp->col_bin[j];
+  for (int j = 1; j <= n; j++) lp->col_bin[j] = (unsigned char)tmp[j];
+  int *tags = (int *)tmp;
+  memcpy(tags + 4, lp->col_tag + 4, (size_t)n * 4 * sizeof(int));
+  for (int j = 1; j <= n; j++)
+    memcpy(lp->col_tag + 4 * perm[j], tags + 4 * j, 4 * sizeof(int));
+out:
+  strata_free(perm);
+  strata_free(tmp);
+  return rc;
+}
+
 int st__ilp_lp_build(const st__ilp_ws_t *ws, st__ilp_lp_t *lp) {
   counts_t c = count(ws);
   builder_t b = {lp, 0, 0, 0, NULL, 0};
@@ -233,6 +277,7 @@ int st__ilp_lp_build(const st__ilp_ws_t *ws, st__ilp_lp_t *lp) {
     rc = strata_error(STRATA_EINTERNAL, "ILP size mismatch: %d/%d columns, "
                       "%d/%d rows, %zu/%zu entries", b.col, lp->n_cols, b.row,
                       lp->n_rows, b.k, lp->nnz);
+  if (!rc) rc = order_columns(lp);
 out:
   strata_free(b.xcol);
   if (rc) st__ilp_lp_free(lp);

@@ -171,6 +171,9 @@ static int solve_fn(void *arg) {
   parm.msg_lev = job->o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;
   parm.tm_lim = tm_lim_ms(job->o->time_limit);
   parm.mip_gap = job->o->mip_gap;
+  /* MIR cuts on the memory row: 8x faster on memory-bound 100-node
+   * chains; the other cuts and heuristics of GLPK did not help. */
+  parm.mir_cuts = GLP_ON;
   job->ret = glp_intopt(P, &parm);
   job->mip_status = glp_mip_status(P);
   if (job->mip_status == GLP_OPT || job->mip_status == GLP_FEAS)
