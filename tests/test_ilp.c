@@ -301,6 +301,7 @@ static void check_lp_round_trip(const st__ilp_problem_t *p, double objective,
 TEST(matches_brute_force) {
   rng_t r = {0x9E3779B97F4A7C15ull};
   int n_infeasible = 0, n_bound = 0, n_unique = 0, n_reduced = 0;
+  long sz[6] = {0};
   static tp_t t;
   for (int c = 0; c < 240; c++) {
     st__ilp_opts_t o;
@@ -331,6 +332,9 @@ TEST(matches_brute_force) {
       if (budget > 0 && free_bf.best < bf.best - 1e-9) n_bound++;
       n_unique += bf.n_opt == 1;
       n_reduced += a.int_vars < a.int_vars_before;
+      sz[0] += a.int_vars_before, sz[1] += a.int_vars;
+      sz[2] += a.cont_vars_before, sz[3] += a.cont_vars;
+      sz[4] += a.rows_before, sz[5] += a.rows;
     } else {
       n_infeasible++;
     }
@@ -340,6 +344,9 @@ TEST(matches_brute_force) {
   if (getenv("ILP_TEST_VERBOSE"))
     fprintf(stderr, "  %d infeasible, %d memory-bound, %d unique, %d reduced\n",
             n_infeasible, n_bound, n_unique, n_reduced);
+  if (getenv("ILP_TEST_VERBOSE"))
+    fprintf(stderr, "  sizes before/after: int %ld/%ld cont %ld/%ld rows "
+            "%ld/%ld\n", sz[0], sz[1], sz[2], sz[3], sz[4], sz[5]);
   /* the generator covers what it should */
   ASSERT(n_infeasible >= 10);
   ASSERT(n_bound >= 10);
