@@ -150,8 +150,10 @@ static int parse_opt(int c, args_t *a) {
   return rc;
 }
 
+static int on_opt(int c, void *a) { return parse_opt(c, a); }
+
 static int parse(int argc, char **argv, args_t *a) {
-  int c;
+  int rc;
   memset(a, 0, sizeof *a);
   strata_plan_opts_init(&a->po);
   a->po.recompute = STRATA_RECOMPUTE_NONE;
@@ -159,22 +161,8 @@ static int parse(int argc, char **argv, args_t *a) {
   a->po.sequence_parallel = 0;
   a->po.quiet = 1;
   a->mb = 1;
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    if (c == E_HELP) {
-      help();
-      return -1;
-    }
-    if (c == '?' || c == ':')
-      return cli_usage_error("estimate", "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    int rc = parse_opt(c, a);
-    if (rc) return rc;
-  }
-  if (optind < argc)
-    return cli_usage_error("estimate", "unexpected argument '%s'",
-                           argv[optind]);
+  rc = cli_getopt("estimate", argc, argv, "", opts, E_HELP, help, on_opt, a);
+  if (rc) return rc;
   if (!a->model || !a->cluster || !a->tp || !a->pp)
     return cli_usage_error("estimate", "--model, --cluster, --tp and --pp are "
                                        "required");

@@ -128,25 +128,14 @@ static int parse_opt(int c, args_t *a) {
   return rc;
 }
 
+static int on_opt(int c, void *a) { return parse_opt(c, a); }
+
 static int parse(int argc, char **argv, args_t *a) {
-  int c;
+  int rc;
   memset(a, 0, sizeof *a);
   strata_plan_opts_init(&a->po);
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-    if (c == O_HELP) {
-      help();
-      return -1;
-    }
-    if (c == '?' || c == ':')
-      return cli_usage_error("plan", "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    int rc = parse_opt(c, a);
-    if (rc) return rc;
-  }
-  if (optind < argc)
-    return cli_usage_error("plan", "unexpected argument '%s'", argv[optind]);
+  rc = cli_getopt("plan", argc, argv, "o:", opts, O_HELP, help, on_opt, a);
+  if (rc) return rc;
   if (!a->model) return cli_usage_error("plan", "--model is required");
   if (!a->cluster) return cli_usage_error("plan", "--cluster is required");
   a->po.model_spec = a->model;

@@ -3,6 +3,7 @@
  * subcommands.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,4 +83,26 @@ int cli_write_output(const char *cmd, const char *path, const char *text,
   }
   rc = strata_file_write_atomic(path, text, len);
   return rc ? cli_fail(cmd, rc) : CLI_OK;
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *opts, int help_code, void (*help)(void),
+               int (*on_opt)(int c, void *ctx), void *ctx) {
+  int c;
+  optind = 1;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+    if (c == help_code) {
+      help();
+      return -1;
+    }
+    if (c == '?' || c == ':')
+      return cli_usage_error(cmd, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+    int rc = on_opt(c, ctx);
+    if (rc) return rc;
+  }
+  if (optind < argc)
+    return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+  return 0;
 }

@@ -123,27 +123,25 @@ static int parse_one(const char *cmd, int c, cli_stage_args_t *a) {
   return rc;
 }
 
+typedef struct {
+  const char *cmd;
+  cli_stage_args_t *a;
+} optctx_t;
+
+static int on_opt(int c, void *ctx) {
+  optctx_t *x = ctx;
+  return parse_one(x->cmd, c, x->a);
+}
+
 int cli_stage_args_parse(const char *cmd, int argc, char **argv,
                          cli_stage_args_t *a, void (*help)(void)) {
-  int c;
+  optctx_t oc = {cmd, a};
   memset(a, 0, sizeof *a);
   strata_gen_opts_keep(&a->gen);
   strata_stage_opts_init(&a->so);
-  optind = 1;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
-    if (c == OPT_HELP) {
-      help();
-      return -1;
-    }
-    if (c == '?' || c == ':')
-      return cli_usage_error(cmd, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    int rc = parse_one(cmd, c, a);
-    if (rc) return rc;
-  }
-  if (optind < argc)
-    return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+  int rc = cli_getopt(cmd, argc, argv, "", long_opts, OPT_HELP, help, on_opt,
+                      &oc);
+  if (rc) return rc;
   if (!a->model) return cli_usage_error(cmd, "--model is required");
   if (!a->devices && !a->mesh0)
     return cli_usage_error(cmd, "--devices (or --mesh) is required");
