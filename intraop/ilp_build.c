@@ -8,9 +8,7 @@
  * marginal rows sum_j B_ij - X_i = 0 and sum_i B_ij - X_j = 0 per edge;
  * the memory row; T - sum X_s trans_s >= 0 per node whose transient can
  * exceed t_lb.  Unreduced, every node has variables and every row of
- * DESIGN.md is there.  Reduced, fixed nodes have none and one v-side
- * marginal row per edge is left out: it is the sum of the u-side rows
- * minus the other v-side rows, given sum X = 1 on both nodes.
+ * DESIGN.md is there.  Reduced, fixed nodes have none.
  *
  * Counting and building walk the same loops so that they cannot disagree.
  * The columns are then reordered (X, costed B, zero-cost B, T), which GLPK
@@ -33,9 +31,11 @@ static int needs_peak_row(const st__ilp_ws_t *ws, int u) {
   return 0;
 }
 
+/* All v-side marginal rows are kept even when reduced: one of them is
+ * implied by the others, but leaving it out made GLPK's simplex up to 5x
+ * slower on chains. */
 static int mv_rows(const st__ilp_ws_t *ws, const st__ilp_wedge_t *e) {
-  int nb = ws->nodes[e->v].n_alive;
-  return ws->reduced ? nb - 1 : nb;
+  return ws->nodes[e->v].n_alive;
 }
 
 typedef struct {

@@ -37,7 +37,6 @@ typedef struct {
   double obj_const; /* incl. what the reduction folded */
   double mem_const;
   double t_lb;      /* lower bound of the transient peak T */
-  int reduced;      /* 1: the reductions ran (changes how rows are built) */
   /* storage */
   unsigned char *alive_pool;
   double *dpool, *epool;

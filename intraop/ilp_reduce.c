@@ -344,7 +344,6 @@ static void raise_t_lb(st__ilp_ws_t *ws) {
 int st__ilp_ws_reduce(st__ilp_ws_t *ws) {
   int rc = merge_parallel(ws);
   if (rc) return rc;
-  ws->reduced = 1;
   for (int changed = 1; changed;) {
     changed = drop_dominated(ws);
     changed |= fix_singles(ws);
