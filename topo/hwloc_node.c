@@ -415,34 +415,71 @@ static int xml_major(const char *xml, int *major) {
   return 1;
 }
 
-/* 1 if the tag [o, o + n) has the attribute name="...". */
-static int has_attr(const char *o, size_t n, const char *name) {
+/* The value of attribute name="..." in the tag [o, o + n) into buf (cut
+ * to size), or NULL if the tag has none. */
+static const char *attr(const char *o, size_t n, const char *name, char *buf,
+                        size_t size) {
   size_t k = strlen(name);
-  for (size_t i = 1; i + k + 2 <= n; i++)
-    if (o[i - 1] == ' ' && !strncmp(o + i, name, k) && o[i + k] == '=')
-      return 1;
-  return 0;
+  for (size_t i = 1; i + k + 2 <= n; i++) {
+    if (o[i - 1] != ' ' || strncmp(o + i, name, k) || o[i + k] != '=' ||
+        o[i + k + 1] != '"')
+      continue;
+    const char *v = o + i + k + 2, *q = memchr(v, '"', n - (i + k + 2));
+    size_t len = q ? (size_t)(q - v) : 0;
+    if (len >= size) len = size - 1;
+    memcpy(buf, v, len);
+    buf[len] = 0;
+    return buf;
+  }
+  return NULL;
 }
 
-/* hwloc 2.9 dereferences a NULL set when an object has a cpuset or a
- * nodeset without its complete_ twin (found by fuzzing; lstopo always
- * writes both), so such XML is refused before hwloc sees it. */
+/* Why the sets of one <object> tag would crash hwloc 2.9, or NULL.
+ * Found by fuzzing: a cpuset or nodeset without its complete_ twin
+ * (NULL dereference), a malformed set, and a root whose cpuset is empty or
+ * outside its complete_cpuset ("Topology became empty", then a crash).
+ * lstopo never writes any of these. */
+static const char *bad_sets(const char *o, size_t n, int root) {
+  static const char *const names[] = {"cpuset", "complete_cpuset", "nodeset",
+                                      "complete_nodeset"};
+  char v[4][512];
+  int has[4];
+  for (int i = 0; i < 4; i++) {
+    has[i] = attr(o, n, names[i], v[i], sizeof v[i]) != NULL;
+    if (has[i] && (!v[i][0] || strspn(v[i], "0123456789abcdefABCDEFx,") !=
+                                   strlen(v[i])))
+      return "a malformed cpuset or nodeset";
+  }
+  if (has[0] != has[1] || has[2] != has[3])
+    return "a cpuset or nodeset without its complete_cpuset or "
+           "complete_nodeset";
+  if (!root || !has[0]) return NULL;
+  hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+  int ok = a && b && hwloc_bitmap_sscanf(a, v[0]) == 0 &&
+           hwloc_bitmap_sscanf(b, v[1]) == 0 && !hwloc_bitmap_iszero(a) &&
+           hwloc_bitmap_isincluded(a, b);
+  hwloc_bitmap_free(a);
+  hwloc_bitmap_free(b);
+  return ok ? NULL : "a root cpuset that is empty or outside its "
+                     "complete_cpuset";
+}
+
+/* hwloc 2.9 crashes on some damaged XML (bad_sets): refuse it first. */
 static int check_sets(const char *path, const char *xml) {
+  int root = 1;
   for (const char *o = strstr(xml, "<object"); o; o = strstr(o + 1, "<object")) {
-    const char *end = strchr(o, '>');
+    const char *end = strchr(o, '>'), *why;
     int line = 1;
     if (!end) return 0;
-    size_t n = (size_t)(end - o);
-    if (has_attr(o, n, "cpuset") == has_attr(o, n, "complete_cpuset") &&
-        has_attr(o, n, "nodeset") == has_attr(o, n, "complete_nodeset"))
-      continue;
+    why = bad_sets(o, (size_t)(end - o), root);
+    root = 0;
+    if (!why) continue;
     for (const char *c = xml; c < o; c++)
       line += *c == '\n';
     return strata_error(STRATA_EBADINPUT,
-                        "%s:%d: an <object> has a cpuset or nodeset without "
-                        "its complete_cpuset or complete_nodeset (damaged "
-                        "XML); export it again with lstopo --of xml",
-                        path, line);
+                        "%s:%d: an <object> has %s (damaged XML); export it "
+                        "again with lstopo --of xml",
+                        path, line, why);
   }
   return 0;
 }
