@@ -89,6 +89,24 @@ static void bench_case(const case_t *k, int runs, const char *dir) {
   strata_plan_destroy(p);
 }
 
+/* The nightly re-plan: the cache warmed on 128 nodes, then one node is
+ * drained (127 nodes): only what changed is solved. */
+static void bench_drain(const char *dir) {
+  case_t full = {"gpt3-175b", "dgx-h100:128", 1536, 1};
+  case_t less = {"gpt3-175b", "dgx-h100:127", 1536, 1};
+  strata_plan_t *p = NULL;
+  clear_dir(dir);
+  double cold = run(&full, 2, dir, NULL);
+  double t = run(&less, 2, dir, &p);
+  if (p)
+    printf("re-plan after draining a node (128 -> 127 nodes): %.3f s against "
+           "%.3f s cold (%.1f%%); %d ILPs solved, %d from cache; plan tp %d "
+           "pp %d dp %d on %d GPUs\n",
+           t, cold, 100 * t / cold, p->ilps_solved, p->cache_hits, p->tp,
+           p->pp, p->dp, p->devices);
+  strata_plan_destroy(p);
+}
+
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 5;
   if (runs < 1 || runs > 32) runs = 5;
@@ -104,6 +122,7 @@ int main(int argc, char **argv) {
          sysconf(_SC_NPROCESSORS_ONLN));
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     bench_case(&cases[i], i == 2 && runs > 3 ? 3 : runs, dir);
+  bench_drain(dir);
   clear_dir(dir);
   return 0;
 }

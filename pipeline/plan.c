@@ -265,28 +265,30 @@ static void fit_kinds(search_t *S) {
 
 /* ---- the search over pipeline and data parallelism ---- */
 
-static int pp_candidate(const search_t *S, int t, int p, int *dp) {
+/* The data parallelism of p stages of t devices: the most replicas that
+ * fit the cluster and divide the global batch into micro-batches of b
+ * (after a node is drained the largest may not divide: take the next). */
+static int pick_dp(const search_t *S, int t, int p, int b) {
   int per = S->total / t;
   if (p > S->L || p > per || p > MAX_PP) return 0;
   if (S->o->max_pp && p > S->o->max_pp) return 0;
-  *dp = per / p;
-  if (S->o->fix_dp) {
-    if (S->o->fix_dp * p > per) return 0;
-    *dp = S->o->fix_dp;
-    return 1;
-  }
-  /* use (nearly) all devices: at least 95% of them */
-  return (double)(*dp) * p * t >= 0.95 * S->total || (per % p) == 0;
+  if (S->o->fix_dp)
+    return S->o->fix_dp * p <= per &&
+                   S->o->global_batch % (b * S->o->fix_dp) == 0
+               ? S->o->fix_dp
+               : 0;
+  for (int dp = per / p; dp >= 1; dp--)
+    if (S->o->global_batch % (b * dp) == 0) return dp;
+  return 0;
 }
 
 static void search_family(const search_t *S, const family_t *f,
                           config_t *best, config_t *lowest) {
   int b = S->graphs[f->graph]->micro_batch;
   for (int p = 1; p <= S->L; p++) {
-    int dp;
     if (S->o->fix_pp && p != S->o->fix_pp) continue;
-    if (!pp_candidate(S, f->t, p, &dp)) continue;
-    if (S->o->global_batch % (b * dp)) continue;
+    int dp = pick_dp(S, f->t, p, b);
+    if (!dp) continue;
     config_t cf;
     memset(&cf, 0, sizeof cf);
     cf.f = f;
