@@ -20,6 +20,7 @@
  * every GPU, NIC and NVSwitch in the shared topologies; KEEP_ALL adds
  * nothing used here.
  */
+#include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,6 +435,32 @@ static const char *attr(const char *o, size_t n, const char *name, char *buf,
   return NULL;
 }
 
+/* 1 if the tag [o, o + n) ("<object", then the '>' at o + n) is a name
+ * and name="value" attributes, each name once: hwloc's parser stops at
+ * the first malformed attribute and would see a different object than
+ * the checks below. */
+static int tag_ok(const char *o, size_t n) {
+  const char *p = o + 1, *end = o + n, *seen[16];
+  int nseen = 0;
+  while (p < end && (isalnum((unsigned char)*p) || *p == '_')) p++;
+  for (;;) {
+    const char *name = p, *q;
+    while (p < end && isspace((unsigned char)*p)) p++;
+    if (p == end || (*p == '/' && p + 1 == end)) return 1;
+    if (p == name) return 0; /* no space before an attribute */
+    name = p;
+    while (p < end && (isalnum((unsigned char)*p) || *p == '_' || *p == '-'))
+      p++;
+    if (p == name || end - p < 2 || p[0] != '=' || p[1] != '"') return 0;
+    for (int i = 0; i < nseen; i++)
+      if (!strncmp(seen[i], name, (size_t)(p - name) + 1)) return 0;
+    if (nseen < 16) seen[nseen++] = name;
+    q = memchr(p + 2, '"', (size_t)(end - p - 2));
+    if (!q) return 0;
+    p = q + 1;
+  }
+}
+
 /* Why the sets of one <object> tag would crash hwloc 2.9, or NULL.
  * Found by fuzzing: a cpuset or nodeset without its complete_ twin
  * (NULL dereference), a malformed set, and a root whose cpuset is empty or
@@ -444,6 +471,7 @@ static const char *bad_sets(const char *o, size_t n, int root) {
                                       "complete_nodeset"};
   char v[4][512];
   int has[4];
+  if (!tag_ok(o, n)) return "a malformed or repeated attribute";
   for (int i = 0; i < 4; i++) {
     has[i] = attr(o, n, names[i], v[i], sizeof v[i]) != NULL;
     if (has[i] && (!v[i][0] || strspn(v[i], "0123456789abcdefABCDEFx,") !=
