@@ -9,6 +9,7 @@
  * Changes are collected into one list first and then printed as text or
  * JSON, so both forms always say the same thing.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,7 +63,7 @@ static void add_str(changes_t *c, int sec, const char *what, const char *a,
 
 static void add_num(changes_t *c, int sec, const char *what, double a,
                     double b) {
-  if (a == b) return;
+  if (a == b || (isnan(a) && isnan(b))) return; /* NaN: a damaged file */
   change_t *x = push(c, sec, what);
   if (!x) return;
   x->numeric = 1;
