@@ -14,12 +14,15 @@
 #   err LINE           standard error, exactly: each `err` line is one line
 #   has TEXT           standard error contains TEXT (for messages that hold
 #                      a version or a path that changes)
+#   out LINE           standard output, exactly (each `out` line one line;
+#                      an empty standard error is then expected unless
+#                      err or has say otherwise)
 #   absent PATH        PATH must not exist afterwards (relative to the
 #                      scratch folder, or absolute)
 #   noleftovers        the command created no file at all in the scratch
 #                      folder (no output, no temporary *.XXXXXX)
 # Lines starting with # are comments.  A case needs cmd, code and at least
-# one of err or has: every message is checked.
+# one of err, has or out: every message is checked.
 #
 # With STRATA_BADINPUT_SHOW=1 each case prints what it got (exit code and
 # standard error as `err` lines) instead, for writing new cases.
@@ -47,7 +50,7 @@ trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 run_case() {
   local scratch="$work/$name" out="$work/$name.out" code ok=1 f
   if [ "$show" != 1 ] && { [ -z "$cmd" ] || [ -z "$code_want" ] ||
-    { [ -z "$err" ] && [ ${#has[@]} -eq 0 ]; }; }; then
+    { [ -z "$err" ] && [ ${#has[@]} -eq 0 ] && [ -z "$outw" ]; }; }; then
     echo "FAIL $name: needs cmd, code and err or has"
     return 1
   fi
@@ -72,6 +75,15 @@ run_case() {
   if [ -n "$err" ] && [ "$(cat "$out/stderr")" != "$err" ]; then
     echo "  standard error differs (--- expected, +++ actual):"
     diff -u <(printf '%s\n' "$err") "$out/stderr" | sed 's/^/    /' | head -20
+    ok=0
+  fi
+  if [ -n "$outw" ] && [ "$(cat "$out/stdout")" != "$outw" ]; then
+    echo "  standard output differs (--- expected, +++ actual):"
+    diff -u <(printf '%s\n' "$outw") "$out/stdout" | sed 's/^/    /' | head -20
+    ok=0
+  fi
+  if [ -n "$outw" ] && [ -z "$err" ] && [ ${#has[@]} -eq 0 ] && [ -s "$out/stderr" ]; then
+    echo "  standard error is not empty"
     ok=0
   fi
   for f in "${has[@]}"; do
@@ -128,8 +140,10 @@ while IFS= read -r line || [ -n "$line" ]; do
   val=${line#* }
   [ "$val" = "$line" ] && val=""
   case $key in
-    case) flush; name=$val; cmd=""; code_want=""; err=""; has=(); absent=(); noleft=0 ;;
+    case) flush; name=$val; cmd=""; code_want=""; err=""; outw=""; has=(); absent=(); noleft=0 ;;
     cmd) cmd=$val ;;
+    out) outw="${outw:+$outw
+}$val" ;;
     code) code_want=$val ;;
     err) err="${err:+$err
 }$val" ;;
