@@ -114,10 +114,11 @@ static void run(int n, int ns, int bound) {
   chain_make(&c, n, ns, bound);
   double tr = time_solve(&c, 1, reps, &red);
   double tf = time_solve(&c, 0, reps, &full);
-  printf("%5d %3d %-6s %9.4f %9.4f %6.2fx  %-9s %7d/%-7d %8d/%-8d %8d/%-8d "
-         "%s\n",
+  printf("%5d %3d %-6s %9.4f %9.4f %6.2fx  %-11s %-11s %7d/%-7d %8d/%-8d "
+         "%8d/%-8d %s\n",
          n, ns, bound ? "budget" : "none", tr, tf, tf / tr,
-         status_name(red.status), red.int_vars, red.int_vars_before,
+         status_name(red.status), status_name(full.status), red.int_vars,
+         red.int_vars_before,
          red.cont_vars, red.cont_vars_before, red.rows, red.rows_before,
          fabs(red.objective - full.objective) <=
                  1e-6 * fabs(full.objective) + 1e-9
@@ -135,9 +136,10 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   printf("random chains; median seconds of st__ilp_solve (reduced, "
          "unreduced), ratio unreduced/reduced\n");
-  printf("%5s %3s %-6s %9s %9s %7s  %-9s %15s %17s %17s objective\n", "nodes",
-         "k", "memory", "reduced", "full", "ratio", "status", "int vars",
-         "cont vars", "rows");
+  printf("%5s %3s %-6s %9s %9s %7s  %-11s %-11s %15s %17s %17s objective\n",
+         "nodes", "k", "memory", "reduced", "full", "ratio", "reduced",
+         "full", "int vars", "cont vars", "rows");
+  printf("(time limit 5 s per solve; sizes after/before reduction)\n");
   for (int b = 0; b < 2; b++)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
       for (size_t j = 0; j < sizeof strats / sizeof strats[0]; j++)
