@@ -66,7 +66,7 @@ static double run(const case_t *k, int threads, const char *cache,
 }
 
 static void bench_case(const case_t *k, int runs, const char *dir) {
-  double cold[2][32], warm[32];
+  double cold[2][32], warm[32], nocache[32];
   strata_plan_t *p = NULL;
   int threads[2] = {1, 2};
   for (int ti = 0; ti < 2; ti++)
@@ -75,12 +75,14 @@ static void bench_case(const case_t *k, int runs, const char *dir) {
       cold[ti][r] = run(k, threads[ti], dir, NULL);
     }
   for (int r = 0; r < runs; r++) warm[r] = run(k, 2, dir, r ? NULL : &p);
+  for (int r = 0; r < runs; r++) nocache[r] = run(k, 2, NULL, NULL);
   double c1 = median(cold[0], runs), c2 = median(cold[1], runs);
   double w = median(warm, runs);
   printf("%-12s %-16s %-8s cold 1 thread %8.3f s, 2 threads %8.3f s "
-         "(x%.2f), warm %7.3f s (%.1f%% of cold)\n",
+         "(x%.2f), warm %7.3f s (%.1f%% of cold); no cache %7.3f s\n",
          k->model, k->cluster, k->megatron ? "megatron" : "free", c1, c2,
-         c2 > 0 ? c1 / c2 : 0, w, c2 > 0 ? 100 * w / c2 : 0);
+         c2 > 0 ? c1 / c2 : 0, w, c2 > 0 ? 100 * w / c2 : 0,
+         median(nocache, runs));
   if (p)
     printf("    plan: tp %d pp %d dp %d micro %d; subproblems %d total, %d "
            "distinct; warm run: %d ILPs solved, %d from cache\n",

@@ -110,7 +110,8 @@ static int write_in_place(const char *path, const void *data, size_t len) {
   return rc;
 }
 
-int strata_file_write_atomic(const char *path, const void *data, size_t len) {
+static int write_atomic(const char *path, const void *data, size_t len,
+                        int sync) {
   uv_fs_t req;
   int rc = 0, fd;
   char *tmpl = NULL;
@@ -139,7 +140,7 @@ int strata_file_write_atomic(const char *path, const void *data, size_t len) {
   uv_fs_req_cleanup(&req);
   if (ch < 0) strata_log(STRATA_LOG_DEBUG, "chmod %s: %s", tmpl, uv_strerror(ch));
   rc = write_all(fd, path, data, len);
-  if (!rc) {
+  if (!rc && sync) {
     int s = uv_fs_fsync(NULL, &req, fd, NULL);
     uv_fs_req_cleanup(&req);
     if (s < 0) rc = uv_err(s, "cannot sync", path);
@@ -158,4 +159,13 @@ int strata_file_write_atomic(const char *path, const void *data, size_t len) {
 out:
   strata_free(tmpl);
   return rc;
+}
+
+int strata_file_write_atomic(const char *path, const void *data, size_t len) {
+  return write_atomic(path, data, len, 1);
+}
+
+int strata_file_write_atomic_nosync(const char *path, const void *data,
+                                    size_t len) {
+  return write_atomic(path, data, len, 0);
 }

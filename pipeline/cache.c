@@ -209,7 +209,7 @@ int st__cache_put(const char *dir, uint64_t key,
   put_u32(out + 20, (uint32_t)w.b.len);
   put_u32(out + 24, (uint32_t)clen);
   path_of(dir, key, path, sizeof path);
-  rc = strata_file_write_atomic(path, out, HEADER + clen);
+  rc = strata_file_write_atomic_nosync(path, out, HEADER + clen);
   if (rc) strata_log(STRATA_LOG_WARN, "cache: %s", strata_last_error());
 out:
   strata_free(out);

@@ -125,8 +125,9 @@ static void evaluate(const search_t *S, config_t *cf, double budget) {
   cf->T = INFINITY;
   if (S->o->megatron) {
     if (st__split_megatron(S->L, cf->p, cf->n)) return;
-  } else if (!isfinite(st__split_dp(S->L, cf->p, cf->n_micro, stage_cost, &x,
-                                     cf->n))) {
+  } else if (!isfinite(st__split_dp(S->L, cf->p, cf->n_micro,
+                                     2 * ((S->L + cf->p - 1) / cf->p),
+                                     stage_cost, &x, cf->n))) {
     return;
   }
   for (int s = 0; s < cf->p; s++) {

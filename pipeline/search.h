@@ -42,11 +42,12 @@ double st__kind_time(const st__kindcost_t *k, int n);
  * sum t_s + (B - 1) * max t_s, with stage s of kind kind_of(s) and its
  * cost t[kind][n] (n = 1..L; INFINITY where it does not fit with the
  * stage's in-flight micro-batches: fit[s][n] says).  Enumerates t_max
- * over the distinct costs (Alpa) with the early stop.  Returns the
+ * over the distinct costs (Alpa) with the early stop.  nmax > 0 bounds
+ * the layers of one stage (the planner uses twice the mean).  Returns the
  * objective (INFINITY when nothing fits) and the split in n_out[p]. */
 typedef double (*st__stage_cost_fn)(void *ctx, int s, int n); /* inf: no fit */
-double st__split_dp(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
-                    int *n_out);
+double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
+                    void *ctx, int *n_out);
 /* The same by enumerating every split (tests). */
 double st__split_brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
                        int *n_out);

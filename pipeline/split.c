@@ -20,8 +20,8 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* G table for one t_max; fills choice[s * (L+1) + k] = layers of stage s. */
-static double best_sum(int L, int p, double tmax, const double *c, double *G,
-                       int *choice) {
+static double best_sum(int L, int p, int nmax, double tmax, const double *c,
+                       double *G, int *choice) {
   int W = L + 1;
   for (int s = p; s >= 0; s--)
     for (int k = 0; k <= L; k++) G[s * W + k] = INFINITY;
@@ -31,7 +31,7 @@ static double best_sum(int L, int p, double tmax, const double *c, double *G,
     for (int k = s; k + 1 + left <= L; k++) {
       double best = INFINITY;
       int arg = -1;
-      for (int n = 1; k + n + left <= L; n++) {
+      for (int n = 1; n <= nmax && k + n + left <= L; n++) {
         double t = c[s * W + n];
         if (!(t <= tmax)) continue;
         double v = t + G[(s + 1) * W + k + n];
@@ -47,9 +47,10 @@ static double best_sum(int L, int p, double tmax, const double *c, double *G,
   return G[0];
 }
 
-double st__split_dp(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
-                    int *n_out) {
+double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
+                    void *ctx, int *n_out) {
   int W = L + 1;
+  if (nmax <= 0 || nmax > L) nmax = L;
   double best = INFINITY;
   if (p < 1 || p > L) return INFINITY;
   double *c = malloc(sizeof(double) * (size_t)(p * W));
@@ -60,15 +61,21 @@ double st__split_dp(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
   if (!c || !G || !cand || !choice) goto out;
   for (int s = 0; s < p; s++)
     for (int n = 0; n <= L; n++) {
-      double t = n >= 1 && n <= L - p + 1 ? cost(ctx, s, n) : INFINITY;
+      double t = n >= 1 && n <= L - p + 1 && n <= nmax ? cost(ctx, s, n)
+                                                       : INFINITY;
       c[s * W + n] = t;
       if (isfinite(t)) cand[nc++] = t;
     }
   qsort(cand, (size_t)nc, sizeof *cand, cmp_double);
-  for (int i = 0; i < nc; i++) {
+  /* G never drops below its value with no cap: a candidate whose
+   * (B - 1) * t_max alone would lift that floor past the best is useless,
+   * and so are all larger ones */
+  double floor_sum =
+      nc ? best_sum(L, p, nmax, INFINITY, c, G, choice) : INFINITY;
+  for (int i = 0; i < nc && isfinite(floor_sum); i++) {
     if (i > 0 && cand[i] == cand[i - 1]) continue;
-    if ((B - 1) * cand[i] >= best) break;
-    double sum = best_sum(L, p, cand[i], c, G, choice);
+    if (floor_sum + (B - 1) * cand[i] >= best) break;
+    double sum = best_sum(L, p, nmax, cand[i], c, G, choice);
     if (!isfinite(sum) || sum + (B - 1) * cand[i] >= best) continue;
     best = sum + (B - 1) * cand[i];
     for (int s = 0, k = 0; s < p; s++) {

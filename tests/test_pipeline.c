@@ -49,7 +49,7 @@ TEST(split_dp_equals_brute_force) {
         tb.t[s][n] = v;
       }
     int a[8], b[8];
-    double dp = st__split_dp(tb.L, tb.p, B, table_cost, &tb, a);
+    double dp = st__split_dp(tb.L, tb.p, B, 0, table_cost, &tb, a);
     double bf = st__split_brute(tb.L, tb.p, B, table_cost, &tb, b);
     if (!isfinite(bf)) {
       ASSERT(!isfinite(dp));

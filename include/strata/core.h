@@ -114,6 +114,10 @@ char *strata_buf_steal(strata_buf_t *b, size_t *len);
 int strata_file_read(const char *path, size_t max_bytes, char **data,
                      size_t *len);
 int strata_file_write_atomic(const char *path, const void *data, size_t len);
+/* The same without syncing to disk first: for data that is checked on
+ * reading (a cache), where speed matters more than surviving a crash. */
+int strata_file_write_atomic_nosync(const char *path, const void *data,
+                                    size_t len);
 
 /* Logging to stderr. */
 typedef enum {
