@@ -1,9 +1,10 @@
 /*
  * bench_plan.c - whole-model planning time: gpt3-175b on dgx-h100:128
- * (1024 GPUs) and llama3-405b on dgx-h100:2048 (16384 GPUs), cold (no
- * cache) and warm (every subproblem from the cache), with 1 and 2 solver
- * threads, and the free mode.  Prints medians and ratios; never fails on
- * a time.
+ * (1024 GPUs) and llama3-405b on dgx-h100:2048 (16384 GPUs): cold (an
+ * empty cache filled as it goes), warm (every subproblem from the cache)
+ * and with no cache at all, with 1 and 2 solver threads, and the free
+ * mode; then the re-plan after a node is drained.  Prints medians and
+ * ratios; never fails on a time.
  *
  * Usage: bench_plan [runs]   (default 5)
  */
