@@ -463,16 +463,18 @@ static int tag_ok(const char *o, size_t n) {
 
 /* Why the sets of one <object> tag would crash hwloc 2.9, or NULL.
  * Found by fuzzing: a cpuset or nodeset without its complete_ twin
- * (NULL dereference), a malformed set, and a root whose cpuset is empty or
- * outside its complete_cpuset ("Topology became empty", then a crash).
+ * (NULL dereference), a malformed set, and a root whose cpuset is empty,
+ * outside its complete_cpuset or disjoint from its allowed_cpuset
+ * ("Topology became empty", then a crash).
  * lstopo never writes any of these. */
 static const char *bad_sets(const char *o, size_t n, int root) {
-  static const char *const names[] = {"cpuset", "complete_cpuset", "nodeset",
-                                      "complete_nodeset"};
-  char v[4][512];
-  int has[4];
+  static const char *const names[] = {"cpuset",         "complete_cpuset",
+                                      "nodeset",        "complete_nodeset",
+                                      "allowed_cpuset", "allowed_nodeset"};
+  char v[6][512];
+  int has[6];
   if (!tag_ok(o, n)) return "a malformed or repeated attribute";
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 6; i++) {
     has[i] = attr(o, n, names[i], v[i], sizeof v[i]) != NULL;
     if (has[i] && (!v[i][0] || strspn(v[i], "0123456789abcdefABCDEFx,") !=
                                    strlen(v[i])))
@@ -486,10 +488,12 @@ static const char *bad_sets(const char *o, size_t n, int root) {
   int ok = a && b && hwloc_bitmap_sscanf(a, v[0]) == 0 &&
            hwloc_bitmap_sscanf(b, v[1]) == 0 && !hwloc_bitmap_iszero(a) &&
            hwloc_bitmap_isincluded(a, b);
+  if (ok && has[4]) /* the topology is restricted to the allowed CPUs */
+    ok = hwloc_bitmap_sscanf(b, v[4]) == 0 && hwloc_bitmap_intersects(a, b);
   hwloc_bitmap_free(a);
   hwloc_bitmap_free(b);
-  return ok ? NULL : "a root cpuset that is empty or outside its "
-                     "complete_cpuset";
+  return ok ? NULL : "a root cpuset that is empty, outside its "
+                     "complete_cpuset or with no allowed CPU";
 }
 
 /* hwloc 2.9 crashes on some damaged XML (bad_sets): refuse it first. */
