@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "strata/strata.h"
@@ -66,18 +67,44 @@ static double run(const case_t *k, int threads, const char *cache,
   return t;
 }
 
-static void bench_case(const case_t *k, int runs, const char *dir) {
-  double cold[2][32], warm[32], nocache[32];
-  strata_plan_t *p = NULL;
-  int threads[2] = {1, 2};
-  for (int ti = 0; ti < 2; ti++)
+/* libuv sizes its pool once per process: each thread count is measured
+ * in a child process of its own, which sends back its median. */
+static double cold_median_in_child(const case_t *k, int threads, int runs,
+                                   const char *dir) {
+  int fd[2];
+  double med = NAN;
+  if (pipe(fd) != 0) return NAN;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    double v[32];
+    close(fd[0]);
     for (int r = 0; r < runs; r++) {
       clear_dir(dir);
-      cold[ti][r] = run(k, threads[ti], dir, NULL);
+      v[r] = run(k, threads, dir, NULL);
     }
+    med = median(v, runs);
+    ssize_t w = write(fd[1], &med, sizeof med);
+    _exit(w == (ssize_t)sizeof med ? 0 : 1);
+  }
+  close(fd[1]);
+  if (pid < 0 || read(fd[0], &med, sizeof med) != (ssize_t)sizeof med)
+    med = NAN;
+  close(fd[0]);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  return med;
+}
+
+static void bench_case(const case_t *k, int runs, const char *dir) {
+  double warm[32], nocache[32];
+  strata_plan_t *p = NULL;
+  double c1 = cold_median_in_child(k, 1, runs, dir);
+  double c2 = cold_median_in_child(k, 2, runs, dir);
+  clear_dir(dir);
+  run(k, 2, dir, NULL); /* fill the cache */
   for (int r = 0; r < runs; r++) warm[r] = run(k, 2, dir, r ? NULL : &p);
   for (int r = 0; r < runs; r++) nocache[r] = run(k, 2, NULL, NULL);
-  double c1 = median(cold[0], runs), c2 = median(cold[1], runs);
+  /* this process's pool has 2 threads from here on */
   double w = median(warm, runs);
   printf("%-12s %-16s %-8s cold 1 thread %8.3f s, 2 threads %8.3f s "
          "(x%.2f), warm %7.3f s (%.1f%% of cold); no cache %7.3f s\n",

@@ -67,20 +67,36 @@ static int in_flight(int s, int p, int n_micro) {
   return f < n_micro ? f : n_micro;
 }
 
-static double outer_sync(const search_t *S, int t, int p, int dp,
-                         double grad_bytes) {
-  if (dp <= 1 || grad_bytes <= 0) return 0;
+/* The gradient all-reduce across the dp replicas of a stage (ranks t
+ * apart, Megatron's order: tensor, then data, then pipeline) is affine in
+ * its bytes: its latency part and its cost per byte, asked of topo/ once
+ * per configuration.  Gradients go in 25 MB buckets, each paying the
+ * latency. */
+typedef struct {
+  double lat, per_byte;
+} sync_model_t;
+
+static sync_model_t outer_sync_model(const search_t *S, int t, int dp) {
+  sync_model_t m = {0, 0};
   int ranks[1024], n = dp < 1024 ? dp : 1024;
-  (void)p;
+  double one = 0, big = 0;
+  if (dp <= 1) return m;
   for (int r = 0; r < n; r++) ranks[r] = r * t;
-  double full = 0, one = 0;
-  if (strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, grad_bytes,
-                                     ranks, n, &full) ||
-      strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1, ranks, n,
-                                     &one))
-    return INFINITY;
-  double buckets = ceil(grad_bytes / 25e6);
-  return full + (buckets - 1) * one;
+  if (strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1, ranks, n,
+                                     &one) ||
+      strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1e9, ranks,
+                                     n, &big)) {
+    m.lat = INFINITY;
+    return m;
+  }
+  m.per_byte = (big - one) / (1e9 - 1);
+  m.lat = one - m.per_byte;
+  return m;
+}
+
+static double outer_sync(const sync_model_t *m, double grad_bytes) {
+  if (grad_bytes <= 0 || (m->lat == 0 && m->per_byte == 0)) return 0;
+  return ceil(grad_bytes / 25e6) * m->lat + grad_bytes * m->per_byte;
 }
 
 static double p2p_time(const search_t *S, const config_t *cf) {
@@ -121,6 +137,7 @@ static double stage_cost(void *vctx, int s, int n) {
 
 static void evaluate(const search_t *S, config_t *cf, double budget) {
   costctx_t x = {S, cf, budget, p2p_time(S, cf)};
+  sync_model_t sm = outer_sync_model(S, cf->f->t, cf->dp);
   double sum = 0, mx = 0, sync = 0, peak = 0;
   cf->T = INFINITY;
   if (S->o->megatron) {
@@ -138,7 +155,7 @@ static void evaluate(const search_t *S, config_t *cf, double budget) {
     double m = st__kind_mem(k, cf->n[s], f, cf->dp, cf->f->zero);
     double g = k->grad1 + (cf->n[s] - 1) * k->dgrad;
     double sy = k->s1 + (cf->n[s] - 1) * k->ds +
-                outer_sync(S, cf->f->t, cf->p, cf->dp, g);
+                outer_sync(&sm, g);
     sum += t;
     if (t > mx) mx = t;
     if (sy > sync) sync = sy;

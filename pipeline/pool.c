@@ -29,6 +29,7 @@ typedef struct pool_state {
   double t0, last_print;
   double deadline;
   const volatile int *cancel;
+  const char *cache_dir;
 } pool_state_t;
 
 static void work_cb(uv_work_t *req) {
@@ -46,6 +47,10 @@ static void work_cb(uv_work_t *req) {
   }
   s->err = strata_stage_solve(s->g, &s->so, &s->res);
   if (s->err) s->errmsg = strata_strdup(strata_last_error());
+  /* the job owns its result: it stores it in the cache itself, so the
+   * writes run in parallel too (a failed write only costs a re-solve) */
+  else if (j->ps->cache_dir)
+    st__cache_put(j->ps->cache_dir, s->key, s->res);
 }
 
 static void print_progress(pool_state_t *ps, int final) {
@@ -64,13 +69,13 @@ static void after_cb(uv_work_t *req, int status) {
   print_progress(j->ps, 0);
 }
 
+/* libuv reads UV_THREADPOOL_SIZE when its pool first starts (in this
+ * process, or again in a forked child): set it before the first job. */
 static void set_pool_size(int threads) {
-  static int started;
   char buf[16];
-  if (started || threads <= 0) return;
+  if (threads <= 0) return;
   snprintf(buf, sizeof buf, "%d", threads > 1024 ? 1024 : threads);
   setenv("UV_THREADPOOL_SIZE", buf, 1);
-  started = 1;
 }
 
 static void from_cache(st__subset_t *s, const char *dir, int *hits) {
@@ -110,7 +115,8 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
 int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
                   int progress, double deadline, const volatile int *cancel,
                   int *ilps, int *hits) {
-  pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline, cancel};
+  pool_state_t ps = {0,        0,      progress, strata_now(), 0,
+                     deadline, cancel, cache_dir};
   from_cache(s, cache_dir, hits);
   for (int i = 0; i < s->n; i++)
     if (s->v[i]->err == 1) ps.total++;
@@ -128,7 +134,6 @@ int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
     if (sub->from_cache || sub->err || sub->counted) continue;
     sub->counted = 1;
     (*ilps)++;
-    if (cache_dir) st__cache_put(cache_dir, sub->key, sub->res);
   }
   return rc;
 }
