@@ -19,6 +19,9 @@ static void help(void) {
       "time is least.\n"
       "\n"
       "  --model M            preset, family (gpt, bert, llama) or trace file\n"
+      "  --layers, --hidden, --heads, --kv-heads, --ffn, --seq, --vocab N,\n"
+      "  --flash-attention, --no-flash-attention\n"
+      "                       change the preset or family (as trace gen)\n"
       "  --cluster SPEC       PRESET:NODES (e.g. dgx-h100:128) or a cluster\n"
       "                       spec file (docs/cluster-format.md)\n"
       "  --global-batch B     sequences per step (default 1024)\n"
@@ -46,7 +49,8 @@ static void help(void) {
 enum {
   O_MODEL = 256, O_CLUSTER, O_GB, O_MB, O_ALPHA, O_MEM, O_ZERO, O_RECIPE,
   O_RC, O_SP, O_NOSP, O_FREE, O_THREADS, O_CACHE, O_TLIM, O_JSON, O_QUIET,
-  O_HELP
+  O_HELP, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_SEQ, O_VOCAB, O_FLASH,
+  O_NOFLASH
 };
 
 static const struct option opts[] = {
@@ -69,7 +73,41 @@ static const struct option opts[] = {
     {"json", no_argument, 0, O_JSON},
     {"quiet", no_argument, 0, O_QUIET},
     {"help", no_argument, 0, O_HELP},
+    {"layers", required_argument, 0, O_LAYERS},
+    {"hidden", required_argument, 0, O_HIDDEN},
+    {"heads", required_argument, 0, O_HEADS},
+    {"kv-heads", required_argument, 0, O_KV},
+    {"ffn", required_argument, 0, O_FFN},
+    {"seq", required_argument, 0, O_SEQ},
+    {"vocab", required_argument, 0, O_VOCAB},
+    {"flash-attention", no_argument, 0, O_FLASH},
+    {"no-flash-attention", no_argument, 0, O_NOFLASH},
     {0, 0, 0, 0}};
+
+/* Model options (for a preset or family, as in `strata trace gen`). */
+static int model_opt(int c, strata_gen_opts_t *g) {
+  static const struct {
+    int code;
+    const char *name;
+  } sizes[] = {{O_LAYERS, "--layers"}, {O_HIDDEN, "--hidden"},
+               {O_HEADS, "--heads"},   {O_KV, "--kv-heads"},
+               {O_FFN, "--ffn"},       {O_SEQ, "--seq"},
+               {O_VOCAB, "--vocab"}};
+  int *field[] = {&g->layers, &g->hidden, &g->heads, &g->kv_heads,
+                  &g->ffn,    &g->seq,    &g->vocab};
+  long v;
+  if (c == O_FLASH || c == O_NOFLASH) {
+    g->flash_attention = c == O_FLASH;
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+    if (sizes[i].code == c) {
+      int rc = cli_parse_int("plan", sizes[i].name, optarg, 1, 1 << 24, &v);
+      if (!rc) *field[i] = (int)v;
+      return rc;
+    }
+  return -2;
+}
 
 typedef struct {
   const char *model, *cluster, *output;
@@ -80,7 +118,9 @@ typedef struct {
 static int parse_opt(int c, args_t *a) {
   long v;
   double d;
-  int rc = 0;
+  int rc = model_opt(c, &a->po.gen);
+  if (rc != -2) return rc;
+  rc = 0;
   switch (c) {
   case O_MODEL: a->model = optarg; break;
   case O_CLUSTER: a->cluster = optarg; break;
