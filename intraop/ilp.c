@@ -324,38 +324,36 @@ int st__ilp_solve(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* An empty file next to path, for glp_write_lp to fill and us to rename. */
-static int make_temp(const char *path, char **tmp) {
-  size_t n = strlen(path) + 8;
+/* A scratch file for glp_write_lp (it writes a path itself), in the
+ * temporary folder: its text is then written to the real output through
+ * strata_file_write_atomic, like every other output (atomic, and in place
+ * for a device such as /dev/null). */
+static int make_temp(char **tmp) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir) dir = "/tmp";
+  size_t n = strlen(dir) + 32;
   *tmp = strata_malloc(n);
   if (!*tmp) return strata_error(STRATA_ENOMEM, "out of memory");
-  snprintf(*tmp, n, "%s.XXXXXX", path);
+  snprintf(*tmp, n, "%s/strata-lp-XXXXXX", dir);
   int fd = mkstemp(*tmp);
   if (fd < 0) {
-    int rc = strata_error(STRATA_EIO,
-                          "cannot create a temporary file next to '%s': %s",
-                          path, strerror(errno));
+    int rc = strata_error(STRATA_EIO, "cannot create a temporary file in "
+                          "'%s': %s", dir, strerror(errno));
     strata_free(*tmp);
     *tmp = NULL;
     return rc;
   }
-  fchmod(fd, 0644); /* mkstemp's 0600 is too strict for an exported file */
   close(fd);
   return 0;
 }
 
-static int sync_and_rename(const char *tmp, const char *path) {
-  FILE *f = fopen(tmp, "r+");
-  if (!f || fsync(fileno(f)) != 0) {
-    if (f) fclose(f);
-    return strata_error(STRATA_EIO, "cannot sync '%s': %s", tmp,
-                        strerror(errno));
-  }
-  fclose(f);
-  if (rename(tmp, path) != 0)
-    return strata_error(STRATA_EIO, "cannot rename the output to '%s': %s",
-                        path, strerror(errno));
-  return 0;
+static int copy_out(const char *tmp, const char *path) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = strata_file_read(tmp, 0, &text, &len);
+  if (!rc) rc = strata_file_write_atomic(path, text, len);
+  strata_free(text);
+  return rc;
 }
 
 /* Reduce ws unless that leaves no column: GLPK writes an empty problem
@@ -384,10 +382,10 @@ int st__ilp_write_lp(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
   memset(&lp, 0, sizeof lp);
   if (o->presolve_reduce && (rc = reduce_for_file(&ws, p))) goto out;
   if ((rc = st__ilp_lp_build(&ws, &lp))) goto out;
-  if ((rc = make_temp(path, &tmp))) goto out;
+  if ((rc = make_temp(&tmp))) goto out;
   rc = st__ilp_glpk_write(&lp, tmp);
-  if (!rc) rc = sync_and_rename(tmp, path);
-  if (rc) unlink(tmp);
+  if (!rc) rc = copy_out(tmp, path);
+  unlink(tmp);
 out:
   strata_free(tmp);
   st__ilp_lp_free(&lp);
