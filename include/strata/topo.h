@@ -166,7 +166,7 @@ typedef struct strata_cluster strata_cluster_t;
 /* spec: "PRESET:NODES" ("dgx-h100:128") or the path of a JSON cluster spec
  * (docs/cluster-format.md).  Errors carry a message naming the spec and
  * what is wrong: STRATA_EBADINPUT, ENOTFOUND, EVERSION, EUNSUPPORTED
- * (node groups of different shapes), EINFEASIBLE (no healthy GPU). */
+ * (node groups of different shapes); no healthy GPU left is EBADINPUT. */
 int strata_cluster_load(const char *spec, strata_cluster_t **out);
 /* A one-node cluster from an hwloc XML file, or this machine (path NULL). */
 int strata_cluster_load_node(const char *xml_path, strata_cluster_t **out);
