@@ -272,20 +272,80 @@ static void fill_totals(const st__stage_t *st, const int *choice,
   r->comm_bytes = r->comm_seconds * st->o.fastest_bandwidth;
 }
 
+/* The least per-device memory any strategy needs under other options:
+ * with a budget of one byte the ILP is infeasible and its exact minimum
+ * comes back without GLPK (intraop/ilp.c). */
+static double least_memory(const strata_graph_t *g,
+                           const strata_stage_opts_t *o) {
+  st__stage_t st;
+  problem_t pr;
+  st__ilp_opts_t io;
+  st__ilp_result_t ir;
+  strata_stage_opts_t alt = *o;
+  double m = INFINITY;
+  alt.memory_budget = 1;
+  memset(&pr, 0, sizeof pr);
+  memset(&ir, 0, sizeof ir);
+  if (prepare(g, &alt, &st, &pr) == 0) {
+    ilp_opts(&alt, &io);
+    if (st__ilp_solve(&pr.p, &io, &ir) == 0) m = ir.min_memory * SCALE;
+    st__ilp_result_free(&ir);
+    st__stage_free(&st);
+  }
+  problem_free(&pr);
+  strata_error_clear();
+  return m;
+}
+
+/* One suggestion: what it would need, and whether that fits. */
+static void suggest(strata_buf_t *b, const char *what, double need,
+                    double now, double budget) {
+  char m[32];
+  if (!(need < now * 0.999)) return; /* it would not help */
+  strata_buf_printf(b, "%s%s (needs %s%s)", b->len ? "; " : "", what,
+                    strata_fmt_bytes(need, m, sizeof m),
+                    need <= budget ? ", fits" : "");
+}
+
+/* Infeasible: say what the least is, and try what could help -- a higher
+ * ZeRO stage, full recompute, both -- reporting only what lowers it. */
 static int fill_hint(const st__stage_t *st, const st__ilp_result_t *ir,
                      strata_stage_result_t *r) {
-  char need[32], have[32], buf[512];
-  strata_fmt_bytes(ir->min_memory * SCALE, need, sizeof need);
-  strata_fmt_bytes(st->o.memory_budget, have, sizeof have);
-  snprintf(buf, sizeof buf,
-           "no strategy fits %s per device; the least any needs is %s. "
-           "What would help: %s%s%smore devices",
-           have, need,
-           st->o.zero_stage < 3 ? "a higher ZeRO stage (--zero 3), " : "",
-           st->o.recompute != STRATA_RECOMPUTE_FULL
-               ? "activation recompute (--recompute full), " : "",
-           st->o.in_flight > 1 ? "fewer in-flight micro-batches, " : "");
-  r->hint = strata_strdup(buf);
+  char need[32], have[32];
+  strata_buf_t tips, out;
+  double now = ir->min_memory * SCALE, budget = st->o.memory_budget;
+  strata_stage_opts_t o = st->o;
+  strata_buf_init(&tips);
+  strata_buf_init(&out);
+  double best = now;
+  if (o.zero_stage < 3) {
+    o.zero_stage = 3;
+    double z = least_memory(st->g, &o);
+    suggest(&tips, "ZeRO stage 3 (--zero 3)", z, now, budget);
+    best = z < best ? z : best;
+    o.zero_stage = st->o.zero_stage;
+  }
+  if (o.recompute != STRATA_RECOMPUTE_FULL) {
+    o.recompute = STRATA_RECOMPUTE_FULL;
+    double f = least_memory(st->g, &o);
+    suggest(&tips, "full recompute (--recompute full)", f, now, budget);
+    best = f < best ? f : best;
+    if (st->o.zero_stage < 3) {
+      o.zero_stage = 3;
+      suggest(&tips, "both", least_memory(st->g, &o), best, budget);
+    }
+  }
+  strata_buf_printf(&out, "no strategy fits %s per device; the least any "
+                    "needs is %s. What would help: %s%smore devices",
+                    strata_fmt_bytes(budget, have, sizeof have),
+                    strata_fmt_bytes(now, need, sizeof need),
+                    tips.len ? tips.p : "", tips.len ? "; " : "");
+  strata_buf_free(&tips);
+  if (out.oom) {
+    strata_buf_free(&out);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  r->hint = strata_buf_steal(&out, NULL);
   return r->hint ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 

@@ -763,7 +763,41 @@ TEST(bad_options) {
   }
 }
 
+/* The infeasible hint names only what was tried and lowers the least
+ * memory, and an option it says "fits" does fit. */
+TEST(hint_suggests_only_what_helps) {
+  strata_graph_t *g = load("gpt-1.7b", NULL);
+  strata_stage_opts_t o;
+  opts_1d(&o, 4, STRATA_OBJ_MIN_MEM);
+  o.layer_begin = 0, o.layer_end = 4;
+  o.with_prologue = 0, o.with_epilogue = 0;
+  o.memory_budget = 1.5e9;
+  strata_stage_result_t *r = solve(g, &o);
+  ASSERT_EQ(r->status, STRATA_STAGE_INFEASIBLE);
+  ASSERT_CONTAINS(r->hint, "full recompute (--recompute full) (needs");
+  ASSERT_CONTAINS(r->hint, "fits");
+  strata_stage_result_destroy(r);
+  o.recompute = STRATA_RECOMPUTE_FULL;
+  r = solve(g, &o);
+  ASSERT(solved(r));
+  ASSERT(r->peak_memory_bytes <= o.memory_budget);
+  strata_stage_result_destroy(r);
+  /* one layer and a budget nothing reaches: recompute would only add a
+   * checkpoint, ZeRO has no replicated states to shard */
+  o.recompute = STRATA_RECOMPUTE_NONE;
+  o.layer_end = 1;
+  o.memory_budget = 1e6;
+  r = solve(g, &o);
+  ASSERT_EQ(r->status, STRATA_STAGE_INFEASIBLE);
+  ASSERT(strstr(r->hint, "--recompute") == NULL);
+  ASSERT(strstr(r->hint, "--zero") == NULL);
+  ASSERT_CONTAINS(r->hint, "more devices");
+  strata_stage_result_destroy(r);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
+    TEST_ENTRY(hint_suggests_only_what_helps),
     TEST_ENTRY(pure_linear_redundancy),
     TEST_ENTRY(pure_linear_placements),
     TEST_ENTRY(korthikanti_gpt3_175b),
