@@ -80,6 +80,24 @@ static int dp_levels(const st__cost_ctx_t *c, const st__opdims_t *d,
   return n;
 }
 
+/* Over how many replicas ZeRO shards a parameter's states.  Megatron-LM's
+ * distributed optimizer shards over its data-parallel group only: the
+ * outer replicas and the axes that split the batch, not a tensor-parallel
+ * axis that splits the sequence (whose layernorm gradients it all-reduces
+ * but whose states it keeps whole); elsewhere every replica counts. */
+static int zero_ways(const st__cost_ctx_t *c, const st__opdims_t *d,
+                     const st__strat_t *s, const st__place_t *pp, int ways) {
+  if (c->o->objective != STRATA_OBJ_MEGATRON) return ways;
+  int z = c->o->outer_dp > 1 ? c->o->outer_dp : 1;
+  for (int a = 0; a < c->m->ndim; a++) {
+    int p = s->axis[a];
+    if (pp->kind[a] != ST__PL_R || p == ST__REP) continue;
+    if (!strcmp(d->name[p], "b") || !strcmp(d->name[p], "dp"))
+      z *= c->m->shape[a];
+  }
+  return z;
+}
+
 static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
                        const st__strat_t *s, int slot, st__op_cost_t *r) {
   const strata_stage_opts_t *o = c->o;
@@ -93,10 +111,10 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
   double gb = o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0;
   double ob = 12.0;
   int lv = dp_levels(c, d, s, &pp, size, link, &ways);
-  int z = o->zero_stage;
-  r->weights += wb * numel / (z >= 3 ? ways : 1);
-  r->grads += gb * numel / (z >= 2 ? ways : 1);
-  r->optimizer += ob * numel / (z >= 1 ? ways : 1);
+  int z = o->zero_stage, zw = zero_ways(c, d, s, &pp, ways);
+  r->weights += wb * numel / (z >= 3 ? zw : 1);
+  r->grads += gb * numel / (z >= 2 ? zw : 1);
+  r->optimizer += ob * numel / (z >= 1 ? zw : 1);
   /* unique: every state once over the stage, the ZeRO-sharded ones also
    * spread over the outer replicas */
   double full = (double)strata_tensor_numel(t);
