@@ -72,8 +72,16 @@ double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
    * and so are all larger ones */
   double floor_sum =
       nc ? best_sum(L, p, nmax, INFINITY, c, G, choice) : INFINITY;
-  for (int i = 0; i < nc && isfinite(floor_sum); i++) {
-    if (i > 0 && cand[i] == cand[i - 1]) continue;
+  /* a cap too small for any split is infeasible, and so is every smaller
+   * one: find the least feasible candidate by bisection, start there */
+  int lo = 0, hi = nc - 1;
+  while (isfinite(floor_sum) && lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (isfinite(best_sum(L, p, nmax, cand[mid], c, G, choice))) hi = mid;
+    else lo = mid + 1;
+  }
+  for (int i = lo; i < nc && isfinite(floor_sum); i++) {
+    if (i > lo && cand[i] == cand[i - 1]) continue;
     if (floor_sum + (B - 1) * cand[i] >= best) break;
     double sum = best_sum(L, p, nmax, cand[i], c, G, choice);
     if (!isfinite(sum) || sum + (B - 1) * cand[i] >= best) continue;
