@@ -290,8 +290,8 @@ static double least_memory(const strata_graph_t *g,
     ilp_opts(&alt, &io);
     if (st__ilp_solve(&pr.p, &io, &ir) == 0) m = ir.min_memory * SCALE;
     st__ilp_result_free(&ir);
-    st__stage_free(&st);
   }
+  st__stage_free(&st); /* also when prepare failed after building it */
   problem_free(&pr);
   strata_error_clear();
   return m;
