@@ -21,8 +21,20 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
                     p->model ? p->model : "?", p->cluster ? p->cluster : "?",
                     p->devices);
-  strata_buf_printf(b, "  %-20s tp %d, pp %d, dp %d (%s mode)\n", "parallelism",
-                    p->tp, p->pp, p->dp, p->megatron ? "Megatron" : "free");
+  int lo = 0, hi = 0; /* devices per stage: one size, or several */
+  for (int s = 0; s < p->n_stages; s++) {
+    int d = st__stage_devices(&p->stages[s]);
+    lo = !s || d < lo ? d : lo;
+    hi = !s || d > hi ? d : hi;
+  }
+  if (lo == hi)
+    strata_buf_printf(b, "  %-20s tp %d, pp %d, dp %d (%s mode)\n",
+                      "parallelism", p->tp, p->pp, p->dp,
+                      p->megatron ? "Megatron" : "free");
+  else
+    strata_buf_printf(b, "  %-20s stages of %d to %d devices, pp %d, dp %d "
+                      "(%s mode)\n", "parallelism", lo, hi, p->pp, p->dp,
+                      p->megatron ? "Megatron" : "free");
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);
   strata_buf_printf(b, "  %-20s stage %d, %s recipe\n", "ZeRO", p->zero_stage,

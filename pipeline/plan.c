@@ -51,11 +51,17 @@ typedef struct {
 /* ---- configuration evaluation ---- */
 
 typedef struct {
-  const family_t *f;
+  const family_t *f;       /* every stage's family ... */
+  const family_t *fs[MAX_PP]; /* ... unless set here (stages of different
+                              sizes, free mode) */
   int p, dp, b, n_micro;
   int n[MAX_PP];
   double T, peak;
 } config_t;
+
+static const family_t *fam(const config_t *cf, int s) {
+  return cf->fs[s] ? cf->fs[s] : cf->f;
+}
 
 static int kind_of(int s, int p) {
   if (p == 1) return ST__KIND_ONLY;
@@ -124,7 +130,7 @@ typedef struct {
 static double stage_cost(void *vctx, int s, int n) {
   costctx_t *x = vctx;
   const config_t *cf = x->cf;
-  const st__kindcost_t *k = &cf->f->kc[kind_of(s, cf->p)];
+  const st__kindcost_t *k = &fam(cf, s)->kc[kind_of(s, cf->p)];
   if (!k->ok) return INFINITY;
   int f = in_flight(s, cf->p, cf->n_micro);
   if (st__kind_mem(k, n, f, cf->dp, cf->f->zero) > x->budget)
@@ -135,22 +141,16 @@ static double stage_cost(void *vctx, int s, int n) {
   return t;
 }
 
-static void evaluate(const search_t *S, config_t *cf, double budget) {
+/* Step time and peak memory of a configuration whose split is set. */
+static void score(const search_t *S, config_t *cf, double budget) {
   costctx_t x = {S, cf, budget, p2p_time(S, cf)};
   sync_model_t sm = outer_sync_model(S, cf->f->t, cf->dp);
   double sum = 0, mx = 0, sync = 0, peak = 0;
   cf->T = INFINITY;
-  if (S->o->megatron) {
-    if (st__split_megatron(S->L, cf->p, cf->n)) return;
-  } else if (!isfinite(st__split_dp(S->L, cf->p, cf->n_micro,
-                                     2 * ((S->L + cf->p - 1) / cf->p),
-                                     stage_cost, &x, cf->n))) {
-    return;
-  }
   for (int s = 0; s < cf->p; s++) {
     double t = stage_cost(&x, s, cf->n[s]);
     if (!isfinite(t)) return;
-    const st__kindcost_t *k = &cf->f->kc[kind_of(s, cf->p)];
+    const st__kindcost_t *k = &fam(cf, s)->kc[kind_of(s, cf->p)];
     int f = in_flight(s, cf->p, cf->n_micro);
     double m = st__kind_mem(k, cf->n[s], f, cf->dp, cf->f->zero);
     double g = k->grad1 + (cf->n[s] - 1) * k->dgrad;
@@ -163,6 +163,20 @@ static void evaluate(const search_t *S, config_t *cf, double budget) {
   }
   cf->T = sum + (cf->n_micro - 1) * mx + sync;
   cf->peak = peak;
+}
+
+/* Split the layers (Megatron's rule, or Alpa's DP), then score. */
+static void evaluate(const search_t *S, config_t *cf, double budget) {
+  costctx_t x = {S, cf, budget, p2p_time(S, cf)};
+  cf->T = INFINITY;
+  if (S->o->megatron) {
+    if (st__split_megatron(S->L, cf->p, cf->n)) return;
+  } else if (!isfinite(st__split_dp(S->L, cf->p, cf->n_micro,
+                                     2 * ((S->L + cf->p - 1) / cf->p),
+                                     stage_cost, &x, cf->n))) {
+    return;
+  }
+  score(S, cf, budget);
 }
 
 static int better(const config_t *a, const config_t *b) {
@@ -325,6 +339,98 @@ static void search_family(const search_t *S, const family_t *f,
   }
 }
 
+/* ---- free mode: stages of different sizes ---- */
+
+#define HETERO_SHAPES 8
+#define HETERO_GROUPS 32 /* layers are grouped beyond this many */
+#define HETERO_UNITS 128 /* device units of a replica at most */
+
+typedef struct {
+  const search_t *S;
+  const config_t *base;
+  const family_t *shape[HETERO_SHAPES];
+  int g;            /* layers per group */
+  double p2p;
+} hctx_t;
+
+static double hetero_cost(void *vctx, int z, int f, int k, int n) {
+  const hctx_t *h = vctx;
+  const search_t *S = h->S;
+  int a = k * h->g, b = (k + n) * h->g < S->L ? (k + n) * h->g : S->L;
+  if (a >= S->L || b <= a) return INFINITY;
+  int kind = a == 0 && b == S->L ? ST__KIND_ONLY
+             : a == 0            ? ST__KIND_FIRST
+             : b == S->L         ? ST__KIND_LAST
+                                 : ST__KIND_MID;
+  const st__kindcost_t *kc = &h->shape[z]->kc[kind];
+  int infl = f < h->base->n_micro ? f : h->base->n_micro;
+  if (!kc->ok || st__kind_mem(kc, b - a, infl, h->base->dp,
+                              h->shape[z]->zero) > S->budget)
+    return INFINITY;
+  double t = st__kind_time(kc, b - a);
+  if (kind != ST__KIND_ONLY) t += kind == ST__KIND_MID ? 2 * h->p2p : h->p2p;
+  return t;
+}
+
+/* The shapes a stage of this replica may take: the families of the best
+ * configuration's micro-batch, recompute and ZeRO, no larger than the
+ * replica, and no smaller than it / HETERO_UNITS. */
+static int hetero_shapes(const search_t *S, const config_t *best, int D,
+                         hctx_t *h, int *units, int *unit) {
+  int n = 0;
+  *unit = 0;
+  for (int i = 0; i < S->n_fam && n < HETERO_SHAPES; i++) {
+    const family_t *f = &S->fam[i];
+    if (f->graph != best->f->graph || f->rc != best->f->rc ||
+        f->zero != best->f->zero || f->sp || f->t > D ||
+        (long)f->t * HETERO_UNITS < D)
+      continue;
+    h->shape[n++] = f;
+    if (!*unit || f->t < *unit) *unit = f->t;
+  }
+  for (int z = 0; z < n; z++) {
+    if (h->shape[z]->t % *unit) return 0;
+    units[z] = h->shape[z]->t / *unit;
+  }
+  return D % (*unit ? *unit : 1) == 0 ? n : 0;
+}
+
+/* Alpa's DP over stages of different sizes for the best configuration's
+ * replica (same devices, data parallelism and micro-batch); replaces it
+ * when it is faster.  Layers go in groups of ceil(L / HETERO_GROUPS). */
+static void refine_hetero(const search_t *S, config_t *best) {
+  hctx_t h;
+  int units[HETERO_SHAPES], unit, p = 0, gn[HETERO_GROUPS + 1],
+      gz[HETERO_GROUPS + 1];
+  int D = best->f->t * best->p;
+  memset(&h, 0, sizeof h);
+  h.S = S;
+  h.base = best;
+  h.g = (S->L + HETERO_GROUPS - 1) / HETERO_GROUPS;
+  h.p2p = p2p_time(S, best);
+  int Z = hetero_shapes(S, best, D, &h, units, &unit);
+  if (Z < 2) return; /* nothing to mix */
+  int groups = (S->L + h.g - 1) / h.g;
+  double T = st__split_hetero(groups, D / unit, best->n_micro, groups, Z,
+                              units, hetero_cost, &h, &p, gn, gz);
+  if (!isfinite(T) || p < 1) return;
+  config_t *cf = strata_calloc(1, sizeof *cf);
+  if (!cf) return; /* a refinement: the uniform plan stands */
+  cf->f = best->f;
+  cf->p = p;
+  cf->dp = best->dp;
+  cf->b = best->b;
+  cf->n_micro = best->n_micro;
+  for (int s = 0, k = 0; s < p; k += gn[s], s++) {
+    int end = (k + gn[s]) * h.g < S->L ? (k + gn[s]) * h.g : S->L;
+    cf->n[s] = end - k * h.g;
+    cf->fs[s] = h.shape[gz[s]];
+  }
+  score(S, cf, S->budget);
+  if (better(cf, best)) *best = *cf;
+  strata_free(cf);
+}
+
 static int no_fit_error(const search_t *S, const config_t *lowest) {
   char need[32], have[32];
   strata_fmt_bytes(S->budget, have, sizeof have);
@@ -368,14 +474,14 @@ static int final_subs(search_t *S, const config_t *cf, st__sub_t **out) {
   int begin = 0;
   for (int s = 0; s < cf->p; s++) {
     strata_stage_opts_t so;
-    base_stage_opts(S, cf->f, &so);
+    base_stage_opts(S, fam(cf, s), &so);
     so.layer_begin = begin;
     so.layer_end = begin + cf->n[s];
     so.with_prologue = s == 0;
     so.with_epilogue = s == cf->p - 1;
     so.in_flight = in_flight(s, cf->p, cf->n_micro);
     so.outer_dp = cf->dp;
-    so.outer_link = dp_link(S, cf->f->t, cf->dp);
+    so.outer_link = dp_link(S, fam(cf, s)->t, cf->dp);
     so.memory_budget = S->budget;
     int rc = st__subset_get(&S->subs, S->graphs[cf->f->graph],
                             S->ghash[cf->f->graph], &so, &out[s]);
@@ -386,7 +492,7 @@ static int final_subs(search_t *S, const config_t *cf, st__sub_t **out) {
 }
 
 static int fill_stage(search_t *S, const config_t *cf, int s, st__sub_t *sub,
-                      strata_plan_stage_t *ps, int begin) {
+                      strata_plan_stage_t *ps, int begin, int rank) {
   if (sub->err)
     return strata_error(sub->err, "stage %d: %s", s,
                         sub->errmsg ? sub->errmsg : "not solved");
@@ -399,9 +505,9 @@ static int fill_stage(search_t *S, const config_t *cf, int s, st__sub_t *sub,
   ps->layer_end = begin + cf->n[s];
   ps->with_prologue = s == 0;
   ps->with_epilogue = s == cf->p - 1;
-  ps->nodes = cf->f->nodes;
-  ps->gpus_per_node = cf->f->gpn;
-  ps->first_rank = s * cf->dp * cf->f->t;
+  ps->nodes = fam(cf, s)->nodes;
+  ps->gpus_per_node = fam(cf, s)->gpn;
+  ps->first_rank = rank; /* stage after stage, each with its dp replicas */
   ps->mesh = sub->so.mesh;
   ps->in_flight = sub->so.in_flight;
   double t = r->compute_seconds + r->comm_seconds - r->sync_seconds;
@@ -433,8 +539,10 @@ static int build_plan(search_t *S, const config_t *cf, strata_plan_t **out) {
     p->stages = strata_calloc((size_t)cf->p, sizeof *p->stages);
     if (!p->stages) rc = strata_error(STRATA_ENOMEM, "out of memory");
   }
+  int devices = 0;
   for (int s = 0, begin = 0; s < cf->p && !rc; begin += cf->n[s], s++) {
-    rc = fill_stage(S, cf, s, subs[s], &p->stages[s], begin);
+    rc = fill_stage(S, cf, s, subs[s], &p->stages[s], begin, devices);
+    devices += fam(cf, s)->t * cf->dp;
     if (!rc) p->n_stages++;
   }
   if (!rc) rc = set_str(&p->model, S->g->name);
@@ -443,8 +551,10 @@ static int build_plan(search_t *S, const config_t *cf, strata_plan_t **out) {
     strata_plan_destroy(p);
     return rc;
   }
-  p->devices = cf->f->t * cf->p * cf->dp;
-  p->tp = cf->f->t;
+  p->devices = devices;
+  p->tp = 0; /* the devices of a stage (the largest, if they differ) */
+  for (int s = 0; s < cf->p; s++)
+    p->tp = fam(cf, s)->t > p->tp ? fam(cf, s)->t : p->tp;
   p->pp = cf->p;
   p->dp = cf->dp;
   p->micro_batch = cf->b;
@@ -600,6 +710,8 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   best.T = INFINITY;
   lowest.peak = INFINITY;
   for (int i = 0; i < S.n_fam; i++) search_family(&S, &S.fam[i], &best, &lowest);
+  if (best.f && !o->megatron && !o->fix_tp && !o->fix_pp)
+    refine_hetero(&S, &best);
   if (!best.f) {
     rc = no_fit_error(&S, &lowest);
     goto out;

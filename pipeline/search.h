@@ -51,6 +51,21 @@ double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
 /* The same by enumerating every split (tests). */
 double st__split_brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
                        int *n_out);
+/* Stages of different sizes (Alpa's F(s, k, d), Zheng et al. 2022):
+ * choose the number of stages p <= max_stages, each stage's layers and its
+ * submesh shape z (of units[z] device units), the shapes' units summing to
+ * exactly D, minimising sum t + (B - 1) * max t.  cost(ctx, z, f, k, n):
+ * a stage of shape z with layers [k, k + n) and f stages from it to the
+ * end (its in-flight micro-batches under 1F1B); INFINITY when it does not
+ * fit.  Fills p_out and, per stage, n_out and z_out. */
+typedef double (*st__hstage_cost_fn)(void *ctx, int z, int f, int k, int n);
+double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
+                        const int *units, st__hstage_cost_fn cost, void *ctx,
+                        int *p_out, int *n_out, int *z_out);
+double st__split_hetero_brute(int L, int D, int B, int max_stages,
+                              int n_shapes, const int *units,
+                              st__hstage_cost_fn cost, void *ctx, int *p_out,
+                              int *n_out, int *z_out);
 /* Megatron-LM's split: equal, or the remainder taken from first and last. */
 int st__split_megatron(int L, int p, int *n_out);
 

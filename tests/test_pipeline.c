@@ -75,6 +75,65 @@ TEST(split_dp_equals_brute_force) {
   ASSERT(infeasible > 0);
 }
 
+/* Stages of different sizes: the DP against every sequence of stages. */
+typedef struct {
+  double t[3][7][7][7]; /* [shape][f][k][n] */
+} htable_t;
+
+static double htable_cost(void *ctx, int z, int f, int k, int n) {
+  htable_t *h = ctx;
+  return h->t[z][f][k][n];
+}
+
+TEST(split_hetero_equals_brute_force) {
+  static htable_t h;
+  static const int unit_sets[3][3] = {{1, 2, 4}, {1, 2, 2}, {2, 4, 4}};
+  int cases = 0, infeasible = 0, multi_shape = 0;
+  for (int it = 0; it < 250; it++) {
+    int L = 1 + (int)(urand() * 5), D = 1 + (int)(urand() * 5);
+    int Z = 1 + (int)(urand() * 3), B = 1 + (int)(urand() * 8);
+    const int *units = unit_sets[it % 3];
+    for (int z = 0; z < 3; z++)
+      for (int f = 0; f < 7; f++)
+        for (int k = 0; k < 7; k++)
+          for (int n = 0; n < 7; n++) {
+            /* bigger shapes are faster; holes where it "does not fit" */
+            double v = (n + urand()) / units[z] + 0.1 * f;
+            h.t[z][f][k][n] = urand() < 0.15 ? INFINITY : v;
+          }
+    int p1 = 0, p2 = 0, n1[8], n2[8], z1[8], z2[8];
+    double dp = st__split_hetero(L, D, B, 6, Z, units, htable_cost, &h, &p1,
+                                 n1, z1);
+    double bf = st__split_hetero_brute(L, D, B, 6, Z, units, htable_cost, &h,
+                                       &p2, n2, z2);
+    if (!isfinite(bf)) {
+      ASSERT(!isfinite(dp));
+      infeasible++;
+      continue;
+    }
+    ASSERT_NEAR(dp, bf, 1e-12, 1e-12);
+    /* the returned stages cover the layers and devices and attain it */
+    int k = 0, d = 0, shapes = 0;
+    double sum = 0, mx = 0;
+    for (int i = 0; i < p1; i++) {
+      double t = h.t[z1[i]][p1 - i][k][n1[i]];
+      sum += t;
+      mx = t > mx ? t : mx;
+      k += n1[i];
+      d += units[z1[i]];
+      shapes |= 1 << z1[i];
+    }
+    ASSERT_EQ(k, L);
+    ASSERT_EQ(d, D);
+    ASSERT_NEAR(sum + (B - 1) * mx, bf, 1e-12, 1e-12);
+    multi_shape += (shapes & (shapes - 1)) != 0;
+    cases++;
+  }
+  ASSERT(cases >= 100);
+  ASSERT(infeasible > 0);
+  ASSERT(multi_shape > 0); /* stages of different sizes were chosen */
+}
+
 TEST(split_megatron_rule) {
   int n[128];
   ASSERT_OK(st__split_megatron(96, 16, n));
@@ -271,10 +330,47 @@ TEST(plan_megatron_constraints) {
   strata_graph_destroy(g);
 }
 
+/* Free mode: stages may differ in size; they still tile the layers and,
+ * with their data-parallel replicas, the devices the plan says it uses. */
+TEST(plan_free_stages_tile) {
+  strata_graph_t *g = small_model();
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  ASSERT(g != NULL);
+  ASSERT_OK(strata_cluster_load("dgx-h100:4", &c));
+  plan_opts(&o, 2, NULL);
+  o.megatron = 0;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  int layers = 0, devices = 0, largest = 0;
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    int d = st->nodes * st->gpus_per_node;
+    ASSERT_EQ(st->layer_begin, layers);
+    ASSERT(st->layer_end > st->layer_begin);
+    ASSERT_EQ(st->first_rank, devices);
+    ASSERT(st->result->peak_memory_bytes <= p->gpu_memory_bytes);
+    layers = st->layer_end;
+    devices += d * p->dp;
+    largest = d > largest ? d : largest;
+  }
+  ASSERT_EQ(layers, 8);
+  ASSERT_EQ(devices, p->devices);
+  ASSERT(devices <= 32);
+  ASSERT_EQ(p->tp, largest);
+  ASSERT(p->step_seconds > 0);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
-    TEST_ENTRY(split_dp_equals_brute_force), TEST_ENTRY(split_megatron_rule),
+    TEST_ENTRY(split_dp_equals_brute_force),
+    TEST_ENTRY(split_hetero_equals_brute_force),
+    TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(plan_identical_across_threads),
     TEST_ENTRY(cache_cold_warm_corrupt), TEST_ENTRY(cluster_too_small),
-    TEST_ENTRY(plan_megatron_constraints),
+    TEST_ENTRY(plan_megatron_constraints), TEST_ENTRY(plan_free_stages_tile),
 };
 TEST_MAIN(tests)
