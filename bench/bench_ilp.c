@@ -100,8 +100,10 @@ static double time_solve(const chain_t *c, int reduce, int reps,
       exit(1);
     }
     t[i] = strata_now() - t0;
-    if (i + 1 < reps) st__ilp_result_free(&r);
-    else *last = r;
+    if (i + 1 < reps)
+      st__ilp_result_free(&r);
+    else
+      *last = r;
   }
   qsort(t, (size_t)reps, sizeof t[0], cmp_double);
   return t[reps / 2];
@@ -118,8 +120,8 @@ static void run(int n, int ns, int bound) {
          "%8d/%-8d %s\n",
          n, ns, bound ? "budget" : "none", tr, tf, tf / tr,
          status_name(red.status), status_name(full.status), red.int_vars,
-         red.int_vars_before,
-         red.cont_vars, red.cont_vars_before, red.rows, red.rows_before,
+         red.int_vars_before, red.cont_vars, red.cont_vars_before, red.rows,
+         red.rows_before,
          fabs(red.objective - full.objective) <=
                  1e-6 * fabs(full.objective) + 1e-9
              ? "same"
@@ -137,8 +139,8 @@ int main(void) {
   printf("random chains; median seconds of st__ilp_solve (reduced, "
          "unreduced), ratio unreduced/reduced\n");
   printf("%5s %3s %-6s %9s %9s %7s  %-11s %-11s %15s %17s %17s objective\n",
-         "nodes", "k", "memory", "reduced", "full", "ratio", "reduced",
-         "full", "int vars", "cont vars", "rows");
+         "nodes", "k", "memory", "reduced", "full", "ratio", "reduced", "full",
+         "int vars", "cont vars", "rows");
   printf("(time limit 5 s per solve; sizes after/before reduction)\n");
   for (int b = 0; b < 2; b++)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)

@@ -60,8 +60,10 @@ static double run(const case_t *k, int threads, const char *cache,
   } else {
     t = strata_now() - t0;
   }
-  if (keep) *keep = p;
-  else strata_plan_destroy(p);
+  if (keep)
+    *keep = p;
+  else
+    strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return t;
@@ -102,8 +104,10 @@ static void bench_case(const case_t *k, int runs, const char *dir) {
   double c2 = cold_median_in_child(k, 2, runs, dir);
   clear_dir(dir);
   run(k, 2, dir, NULL); /* fill the cache */
-  for (int r = 0; r < runs; r++) warm[r] = run(k, 2, dir, r ? NULL : &p);
-  for (int r = 0; r < runs; r++) nocache[r] = run(k, 2, NULL, NULL);
+  for (int r = 0; r < runs; r++)
+    warm[r] = run(k, 2, dir, r ? NULL : &p);
+  for (int r = 0; r < runs; r++)
+    nocache[r] = run(k, 2, NULL, NULL);
   /* this process's pool has 2 threads from here on */
   double w = median(warm, runs);
   printf("%-12s %-16s %-8s cold 1 thread %8.3f s, 2 threads %8.3f s "
@@ -132,8 +136,8 @@ static void bench_drain(const char *dir) {
     printf("re-plan after draining a node (128 -> 127 nodes): %.3f s against "
            "%.3f s cold (%.1f%%); %d ILPs solved, %d from cache; plan tp %d "
            "pp %d dp %d on %d GPUs\n",
-           t, cold, 100 * t / cold, p->ilps_solved, p->cache_hits, p->tp,
-           p->pp, p->dp, p->devices);
+           t, cold, 100 * t / cold, p->ilps_solved, p->cache_hits, p->tp, p->pp,
+           p->dp, p->devices);
   strata_plan_destroy(p);
 }
 

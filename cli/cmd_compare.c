@@ -97,17 +97,21 @@ static int add_run(cJSON *arr, int k, const runs_t *runs) {
     if (!rc) rc = st__json_add_str(o, "error", runs->err[k]);
     return rc;
   }
-  if (!rc) rc = st__json_add_str(o, "status", strata_stage_status_name(r->status));
+  if (!rc)
+    rc = st__json_add_str(o, "status", strata_stage_status_name(r->status));
   if (!rc && r->status == STRATA_STAGE_INFEASIBLE)
     rc = st__json_add_num(o, "min_memory_bytes", r->min_memory_bytes);
   if (!solved(r)) return rc;
   if (!rc) rc = st__json_add_num(o, "peak_memory_bytes", r->peak_memory_bytes);
-  if (!rc) rc = st__json_add_num(o, "memory_redundancy_bytes", r->memory_redundancy_bytes);
+  if (!rc)
+    rc = st__json_add_num(o, "memory_redundancy_bytes",
+                          r->memory_redundancy_bytes);
   if (!rc) rc = st__json_add_num(o, "comm_bytes", r->comm_bytes);
   if (!rc) rc = st__json_add_num(o, "comm_seconds", r->comm_seconds);
   if (!rc) rc = st__json_add_num(o, "compute_seconds", r->compute_seconds);
   if (!rc) rc = st__json_add_num(o, "time_seconds", step_time(r));
-  if (!rc) rc = st__json_add_num(o, "zero_redundancy_bytes", r->zero_redundancy_bytes);
+  if (!rc)
+    rc = st__json_add_num(o, "zero_redundancy_bytes", r->zero_redundancy_bytes);
   return rc;
 }
 
@@ -121,7 +125,8 @@ static int json_out(const cli_stage_args_t *a, const runs_t *runs) {
     arr = cJSON_AddArrayToObject(root, "objectives");
     if (!arr) rc = strata_error(STRATA_ENOMEM, "out of memory");
   }
-  for (int k = 0; k < N_OBJ && !rc; k++) rc = add_run(arr, k, runs);
+  for (int k = 0; k < N_OBJ && !rc; k++)
+    rc = add_run(arr, k, runs);
   char *text = rc ? NULL : st__json_print(root);
   cJSON_Delete(root);
   if (!text) return cli_fail("compare", rc ? rc : STRATA_ENOMEM);
@@ -140,10 +145,14 @@ int cli_cmd_compare(int argc, char **argv) {
   rc = cli_stage_setup("compare", &a, &g);
   if (rc) return rc;
   int e = run_all(&a, g, &runs);
-  if (e) rc = cli_fail("compare", e);
-  else if (a.json) rc = json_out(&a, &runs);
-  else human(&a, &runs);
-  for (int k = 0; k < N_OBJ; k++) strata_stage_result_destroy(runs.r[k]);
+  if (e)
+    rc = cli_fail("compare", e);
+  else if (a.json)
+    rc = json_out(&a, &runs);
+  else
+    human(&a, &runs);
+  for (int k = 0; k < N_OBJ; k++)
+    strata_stage_result_destroy(runs.r[k]);
   strata_graph_destroy(g);
   return rc;
 }

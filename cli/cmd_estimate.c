@@ -150,7 +150,9 @@ static int parse_opt(int c, args_t *a) {
   return rc;
 }
 
-static int on_opt(int c, void *a) { return parse_opt(c, a); }
+static int on_opt(int c, void *a) {
+  return parse_opt(c, a);
+}
 
 static int parse(int argc, char **argv, args_t *a) {
   int rc;

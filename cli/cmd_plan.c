@@ -47,9 +47,32 @@ static void help(void) {
 }
 
 enum {
-  O_MODEL = 256, O_CLUSTER, O_GB, O_MB, O_ALPHA, O_MEM, O_ZERO, O_RECIPE,
-  O_RC, O_SP, O_NOSP, O_FREE, O_THREADS, O_CACHE, O_TLIM, O_JSON, O_QUIET,
-  O_HELP, O_LAYERS, O_HIDDEN, O_HEADS, O_KV, O_FFN, O_SEQ, O_VOCAB, O_FLASH,
+  O_MODEL = 256,
+  O_CLUSTER,
+  O_GB,
+  O_MB,
+  O_ALPHA,
+  O_MEM,
+  O_ZERO,
+  O_RECIPE,
+  O_RC,
+  O_SP,
+  O_NOSP,
+  O_FREE,
+  O_THREADS,
+  O_CACHE,
+  O_TLIM,
+  O_JSON,
+  O_QUIET,
+  O_HELP,
+  O_LAYERS,
+  O_HIDDEN,
+  O_HEADS,
+  O_KV,
+  O_FFN,
+  O_SEQ,
+  O_VOCAB,
+  O_FLASH,
   O_NOFLASH
 };
 
@@ -122,8 +145,12 @@ static int parse_opt(int c, args_t *a) {
   if (rc != -2) return rc;
   rc = 0;
   switch (c) {
-  case O_MODEL: a->model = optarg; break;
-  case O_CLUSTER: a->cluster = optarg; break;
+  case O_MODEL:
+    a->model = optarg;
+    break;
+  case O_CLUSTER:
+    a->cluster = optarg;
+    break;
   case O_GB:
     rc = cli_parse_int("plan", "--global-batch", optarg, 1, 1L << 30, &v);
     a->po.global_batch = (int)v;
@@ -133,7 +160,9 @@ static int parse_opt(int c, args_t *a) {
     a->po.micro_batch = (int)v;
     a->po.gen.micro_batch = (int)v;
     break;
-  case O_ALPHA: rc = cli_parse_double("plan", "--alpha", optarg, 0, 1e12, &a->po.alpha); break;
+  case O_ALPHA:
+    rc = cli_parse_double("plan", "--alpha", optarg, 0, 1e12, &a->po.alpha);
+    break;
   case O_MEM:
     rc = cli_parse_double("plan", "--memory-gb", optarg, 1e-6, 1e9, &d);
     a->po.memory_budget = d * 1e9;
@@ -151,24 +180,45 @@ static int parse_opt(int c, args_t *a) {
       rc = cli_usage_error("plan", "%s", strata_last_error());
     a->po.recompute_auto = 0;
     break;
-  case O_SP: a->po.sequence_parallel = 1; break;
-  case O_NOSP: a->po.sequence_parallel = 0; break;
-  case O_FREE: a->po.megatron = 0; break;
+  case O_SP:
+    a->po.sequence_parallel = 1;
+    break;
+  case O_NOSP:
+    a->po.sequence_parallel = 0;
+    break;
+  case O_FREE:
+    a->po.megatron = 0;
+    break;
   case O_THREADS:
     rc = cli_parse_int("plan", "--threads", optarg, 1, 1024, &v);
     a->po.threads = (int)v;
     break;
-  case O_CACHE: a->po.cache_dir = optarg; break;
-  case O_TLIM: rc = cli_parse_double("plan", "--time-limit", optarg, 0.001, 1e7, &a->po.time_limit); break;
-  case 'o': a->output = optarg; break;
-  case O_JSON: a->json = 1; break;
-  case O_QUIET: a->po.quiet = 1; break;
-  default: rc = cli_usage_error("plan", "unknown option"); break;
+  case O_CACHE:
+    a->po.cache_dir = optarg;
+    break;
+  case O_TLIM:
+    rc = cli_parse_double("plan", "--time-limit", optarg, 0.001, 1e7,
+                          &a->po.time_limit);
+    break;
+  case 'o':
+    a->output = optarg;
+    break;
+  case O_JSON:
+    a->json = 1;
+    break;
+  case O_QUIET:
+    a->po.quiet = 1;
+    break;
+  default:
+    rc = cli_usage_error("plan", "unknown option");
+    break;
   }
   return rc;
 }
 
-static int on_opt(int c, void *a) { return parse_opt(c, a); }
+static int on_opt(int c, void *a) {
+  return parse_opt(c, a);
+}
 
 static int parse(int argc, char **argv, args_t *a) {
   int rc;
@@ -221,8 +271,9 @@ int cli_cmd_plan(int argc, char **argv) {
     goto out;
   }
   if (interrupted) {
-    rc = cli_fail("plan", strata_error(STRATA_ECANCELED, "interrupted: "
-                                       "nothing was written"));
+    rc =
+        cli_fail("plan", strata_error(STRATA_ECANCELED, "interrupted: "
+                                                        "nothing was written"));
     goto out;
   }
   if (a.output && (e = strata_plan_save(p, a.output))) {
@@ -231,10 +282,11 @@ int cli_cmd_plan(int argc, char **argv) {
   }
   rc = report(&a, p);
   if (!a.po.quiet)
-    fprintf(stderr, "strata plan: %d stage subproblems (%d distinct), %d "
-            "ILPs solved, %d from the cache, %.2f s\n", p->subproblems_total,
-            p->subproblems_distinct, p->ilps_solved, p->cache_hits,
-            p->plan_seconds);
+    fprintf(stderr,
+            "strata plan: %d stage subproblems (%d distinct), %d "
+            "ILPs solved, %d from the cache, %.2f s\n",
+            p->subproblems_total, p->subproblems_distinct, p->ilps_solved,
+            p->cache_hits, p->plan_seconds);
 out:
   sigaction(SIGINT, &old, NULL);
   if (interrupted && rc) rc = 130; /* 128 + SIGINT, as shells report it */

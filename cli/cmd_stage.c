@@ -42,27 +42,38 @@ static void help(void) {
       "  --export-lp FILE     write the ILP in CPLEX LP format\n"
       "  --json               JSON output\n"
       "\n"
-      "Exit codes: 0 solved, 1 usage, 2 bad input, 3 infeasible, 4 internal.\n");
+      "Exit codes: 0 solved, 1 usage, 2 bad input, 3 infeasible, 4 "
+      "internal.\n");
 }
 
 static int json_report(const cli_stage_args_t *a,
                        const strata_stage_result_t *r) {
   cJSON *root = cJSON_CreateObject(), *ilp, *ops, *mem;
   int rc = root ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
-  if (!rc) rc = st__json_add_str(root, "status", strata_stage_status_name(r->status));
+  if (!rc)
+    rc = st__json_add_str(root, "status", strata_stage_status_name(r->status));
   if (!rc) rc = st__json_add_str(root, "model", a->model);
   if (!rc) rc = st__json_add_num(root, "devices", r->devices);
-  if (!rc) rc = st__json_add_str(root, "objective_kind", strata_objective_name(a->so.objective));
+  if (!rc)
+    rc = st__json_add_str(root, "objective_kind",
+                          strata_objective_name(a->so.objective));
   if (!rc) rc = st__json_add_num(root, "alpha", r->alpha);
   if (!rc) rc = st__json_add_num(root, "objective", r->objective);
   if (!rc) rc = st__json_add_bool(root, "homogeneous", r->homogeneous);
-  if (!rc) rc = st__json_add_num(root, "memory_redundancy_bytes", r->memory_redundancy_bytes);
+  if (!rc)
+    rc = st__json_add_num(root, "memory_redundancy_bytes",
+                          r->memory_redundancy_bytes);
   if (!rc) rc = st__json_add_num(root, "comm_bytes", r->comm_bytes);
   if (!rc) rc = st__json_add_num(root, "comm_seconds", r->comm_seconds);
   if (!rc) rc = st__json_add_num(root, "compute_seconds", r->compute_seconds);
-  if (!rc) rc = st__json_add_num(root, "peak_memory_bytes", r->peak_memory_bytes);
-  if (!rc) rc = st__json_add_num(root, "zero_redundancy_bytes", r->zero_redundancy_bytes);
-  if (!rc) rc = st__json_add_num(root, "activations_per_layer_bytes", r->activations_per_layer);
+  if (!rc)
+    rc = st__json_add_num(root, "peak_memory_bytes", r->peak_memory_bytes);
+  if (!rc)
+    rc = st__json_add_num(root, "zero_redundancy_bytes",
+                          r->zero_redundancy_bytes);
+  if (!rc)
+    rc = st__json_add_num(root, "activations_per_layer_bytes",
+                          r->activations_per_layer);
   if (!rc && r->status == STRATA_STAGE_INFEASIBLE) {
     rc = st__json_add_num(root, "min_memory_bytes", r->min_memory_bytes);
     if (!rc) rc = st__json_add_str(root, "hint", r->hint ? r->hint : "");
@@ -82,8 +93,10 @@ static int json_report(const cli_stage_args_t *a,
   if (!rc) rc = st__json_add_num(ilp, "integer_vars", r->int_vars);
   if (!rc) rc = st__json_add_num(ilp, "continuous_vars", r->cont_vars);
   if (!rc) rc = st__json_add_num(ilp, "rows", r->rows);
-  if (!rc) rc = st__json_add_num(ilp, "integer_vars_before", r->int_vars_before);
-  if (!rc) rc = st__json_add_num(ilp, "continuous_vars_before", r->cont_vars_before);
+  if (!rc)
+    rc = st__json_add_num(ilp, "integer_vars_before", r->int_vars_before);
+  if (!rc)
+    rc = st__json_add_num(ilp, "continuous_vars_before", r->cont_vars_before);
   if (!rc) rc = st__json_add_num(ilp, "rows_before", r->rows_before);
   for (int i = 0; i < r->n_ops && !rc; i++) {
     cJSON *o = cJSON_CreateObject();
@@ -120,7 +133,8 @@ static void human_report(const cli_stage_args_t *a,
          r->alpha);
   printf("status     %s%s\n", strata_stage_status_name(r->status),
          r->homogeneous ? " (best homogeneous: one solution per repeated "
-                          "layer)" : "");
+                          "layer)"
+                        : "");
   if (r->status == STRATA_STAGE_INFEASIBLE) {
     printf("needs      %s per device at least\n",
            strata_fmt_bytes(r->min_memory_bytes, b1, sizeof b1));
@@ -141,14 +155,14 @@ static void human_report(const cli_stage_args_t *a,
          strata_fmt_bytes(r->memory_redundancy_bytes, b1, sizeof b1),
          strata_fmt_bytes(r->zero_redundancy_bytes, b2, sizeof b2));
   printf("comm       %s bytes-equivalent, %.3f ms; compute %.3f ms\n",
-         strata_fmt_bytes(r->comm_bytes, b1, sizeof b1),
-         r->comm_seconds * 1e3, r->compute_seconds * 1e3);
+         strata_fmt_bytes(r->comm_bytes, b1, sizeof b1), r->comm_seconds * 1e3,
+         r->compute_seconds * 1e3);
   printf("ilp        %d integer, %d continuous, %d rows (before reduction "
          "%d, %d, %d); %.3f s\n",
          r->int_vars, r->cont_vars, r->rows, r->int_vars_before,
          r->cont_vars_before, r->rows_before, r->solve_seconds);
-  printf("\n%-16s %6s %-14s %-18s %12s\n", "op", "x", "strategy",
-         "output", "memory");
+  printf("\n%-16s %6s %-14s %-18s %12s\n", "op", "x", "strategy", "output",
+         "memory");
   for (int i = 0; i < r->n_ops; i++)
     printf("%-16s %6d %-14s %-18s %12s\n", r->ops[i].name, r->ops[i].repeat,
            r->ops[i].strategy, r->ops[i].placement,
@@ -175,8 +189,10 @@ int cli_cmd_stage(int argc, char **argv) {
     rc = cli_fail("stage", e);
     goto out;
   }
-  if (a.json) rc = json_report(&a, r);
-  else human_report(&a, r);
+  if (a.json)
+    rc = json_report(&a, r);
+  else
+    human_report(&a, r);
   if (!rc && r->status == STRATA_STAGE_INFEASIBLE) {
     if (!a.json) fprintf(stderr, "strata stage: infeasible: %s\n", r->hint);
     rc = CLI_INFEASIBLE;

@@ -46,8 +46,10 @@ static void usage(FILE *f) {
 int main(int argc, char **argv) {
   strata_init();
   const char *lv = getenv("STRATA_LOG");
-  if (lv && !strcmp(lv, "debug")) strata_log_set_level(STRATA_LOG_DEBUG);
-  else if (lv && !strcmp(lv, "info")) strata_log_set_level(STRATA_LOG_INFO);
+  if (lv && !strcmp(lv, "debug"))
+    strata_log_set_level(STRATA_LOG_DEBUG);
+  else if (lv && !strcmp(lv, "info"))
+    strata_log_set_level(STRATA_LOG_INFO);
   if (argc < 2) {
     usage(stderr);
     return CLI_USAGE;

@@ -8,10 +8,31 @@
 #include "cli/stageargs.h"
 
 enum {
-  OPT_MODEL = 256, OPT_DEVICES, OPT_MESH, OPT_LAYERS, OPT_MB, OPT_SEQ,
-  OPT_ALPHA, OPT_MEM, OPT_ZERO, OPT_RECIPE, OPT_RECOMPUTE, OPT_OBJECTIVE,
-  OPT_TLIM, OPT_LP, OPT_JSON, OPT_FLASH, OPT_NOFLASH, OPT_SP, OPT_FULL,
-  OPT_EMB, OPT_HEAD, OPT_CLUSTER, OPT_INFLIGHT, OPT_HELP, OPT_GAP
+  OPT_MODEL = 256,
+  OPT_DEVICES,
+  OPT_MESH,
+  OPT_LAYERS,
+  OPT_MB,
+  OPT_SEQ,
+  OPT_ALPHA,
+  OPT_MEM,
+  OPT_ZERO,
+  OPT_RECIPE,
+  OPT_RECOMPUTE,
+  OPT_OBJECTIVE,
+  OPT_TLIM,
+  OPT_LP,
+  OPT_JSON,
+  OPT_FLASH,
+  OPT_NOFLASH,
+  OPT_SP,
+  OPT_FULL,
+  OPT_EMB,
+  OPT_HEAD,
+  OPT_CLUSTER,
+  OPT_INFLIGHT,
+  OPT_HELP,
+  OPT_GAP
 };
 
 static const struct option long_opts[] = {
@@ -66,11 +87,15 @@ static int parse_one(const char *cmd, int c, cli_stage_args_t *a) {
   long v;
   int rc = 0;
   switch (c) {
-  case OPT_MODEL: a->model = optarg; break;
+  case OPT_MODEL:
+    a->model = optarg;
+    break;
   case OPT_DEVICES:
     rc = cli_parse_int(cmd, "--devices", optarg, 1, 1 << 20, &a->devices);
     break;
-  case OPT_MESH: rc = parse_mesh(cmd, optarg, a); break;
+  case OPT_MESH:
+    rc = parse_mesh(cmd, optarg, a);
+    break;
   case OPT_LAYERS:
     rc = cli_parse_int(cmd, "--layers", optarg, 1, 100000, &a->layers);
     break;
@@ -92,7 +117,9 @@ static int parse_one(const char *cmd, int c, cli_stage_args_t *a) {
     rc = cli_parse_int(cmd, "--zero", optarg, 0, 3, &v);
     a->so.zero_stage = (int)v;
     break;
-  case OPT_RECIPE: rc = parse_enum(cmd, strata_recipe_parse(optarg, &a->so.recipe)); break;
+  case OPT_RECIPE:
+    rc = parse_enum(cmd, strata_recipe_parse(optarg, &a->so.recipe));
+    break;
   case OPT_RECOMPUTE:
     rc = parse_enum(cmd, strata_recompute_parse(optarg, &a->so.recompute));
     break;
@@ -100,7 +127,8 @@ static int parse_one(const char *cmd, int c, cli_stage_args_t *a) {
     rc = parse_enum(cmd, strata_objective_parse(optarg, &a->so.objective));
     break;
   case OPT_TLIM:
-    rc = cli_parse_double(cmd, "--time-limit", optarg, 0.001, 1e6, &a->so.time_limit);
+    rc = cli_parse_double(cmd, "--time-limit", optarg, 0.001, 1e6,
+                          &a->so.time_limit);
     break;
   case OPT_GAP:
     rc = cli_parse_double(cmd, "--mip-gap", optarg, 0, 1, &a->so.mip_gap);
@@ -109,16 +137,36 @@ static int parse_one(const char *cmd, int c, cli_stage_args_t *a) {
     rc = cli_parse_int(cmd, "--in-flight", optarg, 1, 100000, &v);
     a->so.in_flight = (int)v;
     break;
-  case OPT_LP: a->export_lp = optarg; break;
-  case OPT_JSON: a->json = 1; break;
-  case OPT_FLASH: a->gen.flash_attention = 1; break;
-  case OPT_NOFLASH: a->gen.flash_attention = 0; break;
-  case OPT_SP: a->so.sequence_parallel = 1; break;
-  case OPT_FULL: a->so.homogeneous = 0; break;
-  case OPT_EMB: a->with_embedding = 1; break;
-  case OPT_HEAD: a->with_head = 1; break;
-  case OPT_CLUSTER: a->cluster = optarg; break;
-  default: rc = cli_usage_error(cmd, "unknown option"); break;
+  case OPT_LP:
+    a->export_lp = optarg;
+    break;
+  case OPT_JSON:
+    a->json = 1;
+    break;
+  case OPT_FLASH:
+    a->gen.flash_attention = 1;
+    break;
+  case OPT_NOFLASH:
+    a->gen.flash_attention = 0;
+    break;
+  case OPT_SP:
+    a->so.sequence_parallel = 1;
+    break;
+  case OPT_FULL:
+    a->so.homogeneous = 0;
+    break;
+  case OPT_EMB:
+    a->with_embedding = 1;
+    break;
+  case OPT_HEAD:
+    a->with_head = 1;
+    break;
+  case OPT_CLUSTER:
+    a->cluster = optarg;
+    break;
+  default:
+    rc = cli_usage_error(cmd, "unknown option");
+    break;
   }
   return rc;
 }
@@ -139,16 +187,15 @@ int cli_stage_args_parse(const char *cmd, int argc, char **argv,
   memset(a, 0, sizeof *a);
   strata_gen_opts_keep(&a->gen);
   strata_stage_opts_init(&a->so);
-  int rc = cli_getopt(cmd, argc, argv, "", long_opts, OPT_HELP, help, on_opt,
-                      &oc);
+  int rc =
+      cli_getopt(cmd, argc, argv, "", long_opts, OPT_HELP, help, on_opt, &oc);
   if (rc) return rc;
   if (!a->model) return cli_usage_error(cmd, "--model is required");
   if (!a->devices && !a->mesh0)
     return cli_usage_error(cmd, "--devices (or --mesh) is required");
   if (a->mesh0 && a->devices && a->mesh0 * a->mesh1 != a->devices)
     return cli_usage_error(cmd, "--mesh %dx%d has %d devices, not %ld",
-                           a->mesh0, a->mesh1, a->mesh0 * a->mesh1,
-                           a->devices);
+                           a->mesh0, a->mesh1, a->mesh0 * a->mesh1, a->devices);
   if (!a->mesh0) {
     a->mesh0 = (int)a->devices;
     a->mesh1 = 1;
@@ -178,8 +225,10 @@ static int cluster_mesh(const char *cmd, cli_stage_args_t *a) {
     gpn = G;
     if (a->mesh0 % G) {
       strata_cluster_destroy(c);
-      return cli_usage_error(cmd, "--devices %d: more than one node (%d GPUs) "
-                             "must be whole nodes", a->mesh0, G);
+      return cli_usage_error(cmd,
+                             "--devices %d: more than one node (%d GPUs) "
+                             "must be whole nodes",
+                             a->mesh0, G);
     }
   }
   rc = strata_cluster_stage_mesh(c, nodes, gpn, &a->so.mesh);
@@ -193,8 +242,7 @@ static int cluster_mesh(const char *cmd, cli_stage_args_t *a) {
   return rc ? cli_fail(cmd, rc) : 0;
 }
 
-int cli_stage_setup(const char *cmd, cli_stage_args_t *a,
-                    strata_graph_t **g) {
+int cli_stage_setup(const char *cmd, cli_stage_args_t *a, strata_graph_t **g) {
   int rc = strata_model_load(a->model, &a->gen, g);
   if (rc) return cli_fail(cmd, rc);
   strata_mesh_default(&a->so.mesh, a->mesh0, a->mesh1);

@@ -14,8 +14,8 @@ typedef struct {
   const char *model;
   strata_gen_opts_t gen; /* overrides of the preset (0 / -1 = keep) */
   long devices;
-  int mesh0, mesh1;      /* --mesh AxB */
-  long layers;           /* 0: whole model */
+  int mesh0, mesh1; /* --mesh AxB */
+  long layers;      /* 0: whole model */
   int with_embedding, with_head;
   const char *cluster;
   const char *export_lp;
@@ -29,7 +29,6 @@ typedef struct {
 int cli_stage_args_parse(const char *cmd, int argc, char **argv,
                          cli_stage_args_t *a, void (*help)(void));
 /* Load the model, set up the mesh (from --cluster when given). */
-int cli_stage_setup(const char *cmd, cli_stage_args_t *a,
-                    strata_graph_t **g);
+int cli_stage_setup(const char *cmd, cli_stage_args_t *a, strata_graph_t **g);
 
 #endif

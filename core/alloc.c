@@ -14,8 +14,8 @@
 
 #include "strata/core.h"
 
-static atomic_long fail_at;   /* 0: off; else the 1-based allocation to fail */
-static atomic_long attempts;  /* allocations since strata_alloc_fail_at */
+static atomic_long fail_at;  /* 0: off; else the 1-based allocation to fail */
+static atomic_long attempts; /* allocations since strata_alloc_fail_at */
 static atomic_int failed;
 
 static int should_fail(void) {
@@ -35,7 +35,9 @@ long strata_alloc_fail_at(long n) {
   return prev;
 }
 
-int strata_alloc_failed(void) { return atomic_load(&failed); }
+int strata_alloc_failed(void) {
+  return atomic_load(&failed);
+}
 
 void *strata_malloc(size_t n) {
   if (should_fail()) return NULL;
@@ -62,11 +64,17 @@ char *strata_strndup(const char *s, size_t n) {
   return d;
 }
 
-char *strata_strdup(const char *s) { return strata_strndup(s, (size_t)-1); }
+char *strata_strdup(const char *s) {
+  return strata_strndup(s, (size_t)-1);
+}
 
-void strata_free(void *p) { free(p); }
+void strata_free(void *p) {
+  free(p);
+}
 
-static void *cjson_malloc(size_t n) { return strata_malloc(n); }
+static void *cjson_malloc(size_t n) {
+  return strata_malloc(n);
+}
 
 void strata_init(void) {
   cJSON_Hooks hooks = {cjson_malloc, strata_free};

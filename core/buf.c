@@ -8,7 +8,9 @@
 
 #include "strata/core.h"
 
-void strata_buf_init(strata_buf_t *b) { memset(b, 0, sizeof *b); }
+void strata_buf_init(strata_buf_t *b) {
+  memset(b, 0, sizeof *b);
+}
 
 void strata_buf_free(strata_buf_t *b) {
   strata_free(b->p);
@@ -19,7 +21,8 @@ static int reserve(strata_buf_t *b, size_t extra) {
   if (b->oom) return STRATA_ENOMEM;
   if (b->len + extra + 1 <= b->cap) return 0;
   size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->len + extra + 1) cap *= 2;
+  while (cap < b->len + extra + 1)
+    cap *= 2;
   char *p = strata_realloc(b->p, cap);
   if (!p) {
     b->oom = 1;

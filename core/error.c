@@ -15,8 +15,8 @@ static _Thread_local char last_msg[MSG_MAX];
 
 const char *strata_strerror(int err) {
   switch (err) {
-#define STRATA_ERR_DESC_(name, val, desc) \
-  case val:                               \
+#define STRATA_ERR_DESC_(name, val, desc)                                      \
+  case val:                                                                    \
     return desc;
     STRATA_ERRNO_MAP(STRATA_ERR_DESC_)
 #undef STRATA_ERR_DESC_
@@ -26,8 +26,8 @@ const char *strata_strerror(int err) {
 
 const char *strata_err_name(int err) {
   switch (err) {
-#define STRATA_ERR_NAME_(name, val, desc) \
-  case val:                               \
+#define STRATA_ERR_NAME_(name, val, desc)                                      \
+  case val:                                                                    \
     return #name;
     STRATA_ERRNO_MAP(STRATA_ERR_NAME_)
 #undef STRATA_ERR_NAME_
@@ -65,6 +65,10 @@ void strata_error_prefix(const char *fmt, ...) {
   last_msg[n + 2 + m] = '\0';
 }
 
-const char *strata_last_error(void) { return last_msg; }
+const char *strata_last_error(void) {
+  return last_msg;
+}
 
-void strata_error_clear(void) { last_msg[0] = '\0'; }
+void strata_error_clear(void) {
+  last_msg[0] = '\0';
+}

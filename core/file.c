@@ -138,7 +138,8 @@ static int write_atomic(const char *path, const void *data, size_t len,
   umask(mask);
   int ch = uv_fs_fchmod(NULL, &req, fd, 0666 & ~mask, NULL);
   uv_fs_req_cleanup(&req);
-  if (ch < 0) strata_log(STRATA_LOG_DEBUG, "chmod %s: %s", tmpl, uv_strerror(ch));
+  if (ch < 0)
+    strata_log(STRATA_LOG_DEBUG, "chmod %s: %s", tmpl, uv_strerror(ch));
   rc = write_all(fd, path, data, len);
   if (!rc && sync) {
     int s = uv_fs_fsync(NULL, &req, fd, NULL);

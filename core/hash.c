@@ -16,7 +16,9 @@ uint64_t strata_hash64(const void *data, size_t len, uint64_t seed) {
   return XXH64(data, len, seed);
 }
 
-void strata_hash_init(strata_hash_t *hs, uint64_t seed) { hs->h = seed; }
+void strata_hash_init(strata_hash_t *hs, uint64_t seed) {
+  hs->h = seed;
+}
 
 void strata_hash_bytes(strata_hash_t *hs, const void *data, size_t len) {
   hs->h = XXH64(data, len, hs->h);
@@ -24,7 +26,8 @@ void strata_hash_bytes(strata_hash_t *hs, const void *data, size_t len) {
 
 void strata_hash_u64(strata_hash_t *hs, uint64_t v) {
   unsigned char b[8];
-  for (int i = 0; i < 8; i++) b[i] = (unsigned char)(v >> (8 * i));
+  for (int i = 0; i < 8; i++)
+    b[i] = (unsigned char)(v >> (8 * i));
   strata_hash_bytes(hs, b, sizeof b);
 }
 
@@ -41,7 +44,9 @@ void strata_hash_str(strata_hash_t *hs, const char *s) {
   strata_hash_bytes(hs, s ? s : "", n);
 }
 
-uint64_t strata_hash_final(const strata_hash_t *hs) { return hs->h; }
+uint64_t strata_hash_final(const strata_hash_t *hs) {
+  return hs->h;
+}
 
 uint32_t strata_crc32(const void *data, size_t len) {
   uLong c = crc32(0L, Z_NULL, 0);

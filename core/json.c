@@ -37,8 +37,8 @@ static int missing(const char *key, const char *where, int required) {
 }
 
 static int wrong(const char *key, const char *where, const char *want) {
-  return strata_error(STRATA_EBADINPUT, "%s: field '%s' must be %s", where,
-                      key, want);
+  return strata_error(STRATA_EBADINPUT, "%s: field '%s' must be %s", where, key,
+                      want);
 }
 
 int st__json_num(const cJSON *obj, const char *key, const char *where,

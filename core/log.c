@@ -10,7 +10,9 @@
 
 static atomic_int level = STRATA_LOG_WARN;
 
-void strata_log_set_level(strata_log_level_t l) { atomic_store(&level, (int)l); }
+void strata_log_set_level(strata_log_level_t l) {
+  atomic_store(&level, (int)l);
+}
 
 strata_log_level_t strata_log_get_level(void) {
   return (strata_log_level_t)atomic_load(&level);

@@ -8,11 +8,11 @@
 #include "intraop/stage.h"
 
 typedef struct {
-  int *info_of;   /* op -> opinfo index or -1 */
-  int *base;      /* op -> first node */
-  int *n_inst;    /* op -> nodes of this op */
-  int *inst0;     /* block -> first instance (within the block) in stage */
-  int *k;         /* block -> instances in stage */
+  int *info_of; /* op -> opinfo index or -1 */
+  int *base;    /* op -> first node */
+  int *n_inst;  /* op -> nodes of this op */
+  int *inst0;   /* block -> first instance (within the block) in stage */
+  int *k;       /* block -> instances in stage */
 } index_t;
 
 static void index_free(index_t *ix) {
@@ -31,8 +31,10 @@ static int resolve_opts(const strata_graph_t *g, const strata_stage_opts_t *o,
   if (r->layer_begin < 0) r->layer_begin = 0;
   if (r->layer_end < 0) r->layer_end = L;
   if (r->layer_begin > r->layer_end || r->layer_end > L)
-    return strata_error(STRATA_EINVAL, "layers [%d, %d) are outside the "
-                        "model's %d layers", r->layer_begin, r->layer_end, L);
+    return strata_error(STRATA_EINVAL,
+                        "layers [%d, %d) are outside the "
+                        "model's %d layers",
+                        r->layer_begin, r->layer_end, L);
   if (r->zero_stage < 0 || r->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         r->zero_stage);
@@ -119,8 +121,8 @@ static unsigned skip_saved(const strata_graph_t *g, const strata_op_t *op,
                            unsigned char *saved) {
   unsigned sv = strata_op_saves(g, op), skip = 0;
   for (int i = 0; i < op->n_in + op->n_out; i++) {
-    unsigned bit = i < op->n_in ? STRATA_SAVE_IN(i)
-                                : STRATA_SAVE_OUT(i - op->n_in);
+    unsigned bit =
+        i < op->n_in ? STRATA_SAVE_IN(i) : STRATA_SAVE_OUT(i - op->n_in);
     int t = i < op->n_in ? op->in[i] : op->out[i - op->n_in];
     if (!(sv & bit)) continue;
     int root = strata_tensor_storage(g, t);
@@ -149,20 +151,22 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
       const strata_block_t *bl = &g->blocks[op->block];
       in->is_ckpt = st->o.recompute == STRATA_RECOMPUTE_FULL &&
                     g->tensors[bl->output].producer == i;
-      in->in_recompute =
-          st->o.recompute == STRATA_RECOMPUTE_FULL ||
-          (st->o.recompute == STRATA_RECOMPUTE_SELECTIVE &&
-           is_attention_out(g, op));
+      in->in_recompute = st->o.recompute == STRATA_RECOMPUTE_FULL ||
+                         (st->o.recompute == STRATA_RECOMPUTE_SELECTIVE &&
+                          is_attention_out(g, op));
     }
     int rc = st__opdims(g, op, &in->dims);
-    if (!rc) rc = st__strategies_g(g, &in->dims, &st->o.mesh, &in->strat,
-                                   &in->n_strat);
+    if (!rc)
+      rc =
+          st__strategies_g(g, &in->dims, &st->o.mesh, &in->strat, &in->n_strat);
     if (rc) return rc;
     if (in->n_strat == 0)
-      return strata_error(STRATA_EBADINPUT, "op '%s' (%s) has no valid "
+      return strata_error(STRATA_EBADINPUT,
+                          "op '%s' (%s) has no valid "
                           "strategy on a %d-device mesh: its dimensions do "
-                          "not divide by the mesh axes", op->name,
-                          strata_op_kind_name(op->kind), st->ctx.devices);
+                          "not divide by the mesh axes",
+                          op->name, strata_op_kind_name(op->kind),
+                          st->ctx.devices);
     in->cost = strata_calloc((size_t)in->n_strat, sizeof *in->cost);
     if (!in->cost) return strata_error(STRATA_ENOMEM, "out of memory");
     unsigned skip = skip_saved(g, op, seen);

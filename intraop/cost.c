@@ -205,8 +205,8 @@ static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
         d->map[0][2] == s->axis[a]) {
       const strata_tensor_t *lg = &c->g->tensors[op->in[0]];
       double tokens = (double)(lg->shape[0] * lg->shape[1]);
-      r->comm += mb * 2 * strata_coll_time(STRATA_COLL_ALLREDUCE, 4 * tokens,
-                                           n, l);
+      r->comm +=
+          mb * 2 * strata_coll_time(STRATA_COLL_ALLREDUCE, 4 * tokens, n, l);
     }
   }
 }
@@ -226,12 +226,14 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   st__op_cost_t u;
   memset(&rep, 0, sizeof rep);
   memset(&u, 0, sizeof u);
-  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) rep.axis[a] = ST__REP;
+  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++)
+    rep.axis[a] = ST__REP;
   saved_cost(c, op, d, &rep, skip_saved, &u);
   r->unique_act = u.act;
   if (is_ckpt) r->ckpt = slot_bytes(c, d, s, d->n_in);
   own_comm(c, op, d, s, r);
-  for (int i = d->n_in; i < d->n_slots; i++) r->transient += slot_bytes(c, d, s, i);
+  for (int i = d->n_in; i < d->n_slots; i++)
+    r->transient += slot_bytes(c, d, s, i);
   double flops = strata_op_flops(c->g, op);
   if (in_recompute) flops += strata_op_flops_fwd(c->g, op);
   double rate = o->peak_flops * o->efficiency * st__work_split(c->m, s);
@@ -256,11 +258,14 @@ double st__reshard_time(const strata_mesh_t *m, double bytes,
     for (int b = 0; b < m->ndim; b++)
       if (b != a && from->kind[b] == ST__PL_S) sz /= m->shape[b];
     strata_coll_t coll = STRATA_COLL_COUNT;
-    if (f == ST__PL_S && k == ST__PL_R) coll = STRATA_COLL_ALLGATHER;
+    if (f == ST__PL_S && k == ST__PL_R)
+      coll = STRATA_COLL_ALLGATHER;
     else if (f == ST__PL_S && k == ST__PL_S && from->dim[a] != to->dim[a])
       coll = STRATA_COLL_ALLTOALL;
-    else if (f == ST__PL_P && k == ST__PL_R) coll = STRATA_COLL_ALLREDUCE;
-    else if (f == ST__PL_P && k == ST__PL_S) coll = STRATA_COLL_REDUCESCATTER;
+    else if (f == ST__PL_P && k == ST__PL_R)
+      coll = STRATA_COLL_ALLREDUCE;
+    else if (f == ST__PL_P && k == ST__PL_S)
+      coll = STRATA_COLL_REDUCESCATTER;
     if (coll != STRATA_COLL_COUNT)
       t += strata_coll_time(coll, sz, n, &m->axis[a]);
   }
@@ -269,8 +274,7 @@ double st__reshard_time(const strata_mesh_t *m, double bytes,
 
 double st__edge_cost(const st__cost_ctx_t *c, int tensor,
                      const st__opdims_t *du, const st__strat_t *su, int uslot,
-                     const st__opdims_t *dw, const st__strat_t *sw,
-                     int wslot) {
+                     const st__opdims_t *dw, const st__strat_t *sw, int wslot) {
   st__place_t pu, pw, gu, gw;
   double bytes = tensor_bytes(c->g, tensor);
   double mb = c->o->micro_batches > 0 ? c->o->micro_batches : 1;

@@ -19,7 +19,7 @@ typedef struct {
 
 typedef struct {
   double weights, grads, optimizer; /* of the params this op owns */
-  double act;        /* saved for backward, one micro-batch */
+  double act;                       /* saved for backward, one micro-batch */
   double ckpt;       /* full recompute: the layer input kept, one micro-batch */
   double transient;  /* working buffers while the op runs */
   double comm;       /* seconds per step (own collectives, gradient sync) */

@@ -25,8 +25,8 @@ static int pdim_named(const st__opdims_t *d, const char *a, const char *b) {
 
 /* Placement of tensor t on axis a as produced so far (R when its producer
  * is outside the stage: the boundary activation arrives as wanted). */
-static void input_place(const st__stage_t *st, const int *choice_of_op,
-                        int t, int a, int *kind, int *dim) {
+static void input_place(const st__stage_t *st, const int *choice_of_op, int t,
+                        int a, int *kind, int *dim) {
   const strata_graph_t *g = st->g;
   int p = g->tensors[t].producer;
   *kind = ST__PL_R;
@@ -40,8 +40,7 @@ static void input_place(const st__stage_t *st, const int *choice_of_op,
   int slot = -1;
   for (int k = 0; k < g->ops[p].n_out; k++)
     if (g->ops[p].out[k] == t) slot = g->ops[p].n_in + k;
-  st__placement(&in->dims, &st->o.mesh, &in->strat[choice_of_op[p]], slot,
-                &pl);
+  st__placement(&in->dims, &st->o.mesh, &in->strat[choice_of_op[p]], slot, &pl);
   *kind = pl.kind[a];
   *dim = pl.dim[a];
 }
@@ -92,8 +91,7 @@ static void dp_axis(const st__stage_t *st, const st__opinfo_t *in,
   const st__opdims_t *d = &in->dims;
   int p = pure ? follow_input(st, in, choice_of_op, a) : ST__REP;
   int b = pdim_named(d, "b", "dp");
-  if (p == ST__REP && b != ST__REP &&
-      d->size[b] % st->o.mesh.shape[a] == 0)
+  if (p == ST__REP && b != ST__REP && d->size[b] % st->o.mesh.shape[a] == 0)
     p = b;
   if (p == ST__REP && pure) p = pdim_named(d, "s", "seq");
   if (p == ST__REP && !pure) p = b;
@@ -121,15 +119,18 @@ static int fix_one(st__stage_t *st, st__opinfo_t *in, int *choice_of_op) {
     /* the inner axis, the outer ones data-parallel -- unless the
      * micro-batch cannot be split over them: then all tensor-parallel */
     int outer = 1;
-    for (int a = 0; a < m->ndim - 1; a++) outer *= m->shape[a];
+    for (int a = 0; a < m->ndim - 1; a++)
+      outer *= m->shape[a];
     tp_axes = st->g->micro_batch % outer == 0 ? 1 : m->ndim;
   }
   int tp = 1;
-  for (int a = m->ndim - tp_axes; a < m->ndim; a++) tp *= m->shape[a];
+  for (int a = m->ndim - tp_axes; a < m->ndim; a++)
+    tp *= m->shape[a];
   int sp = st->o.sequence_parallel > 0 && tp > 1;
   st__strat_t s;
   memset(&s, 0, sizeof s);
-  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) s.axis[a] = ST__REP;
+  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++)
+    s.axis[a] = ST__REP;
   for (int a = 0; a < m->ndim; a++) {
     if (m->shape[a] <= 1) continue;
     if (megatron && a >= m->ndim - tp_axes)
@@ -140,7 +141,8 @@ static int fix_one(st__stage_t *st, st__opinfo_t *in, int *choice_of_op) {
   int k = find_strategy(in, &s, m->ndim);
   if (k < 0) {
     const strata_op_t *op = &st->g->ops[in->op];
-    return strata_error(STRATA_EINVAL, "the %s layout cannot place op '%s' "
+    return strata_error(STRATA_EINVAL,
+                        "the %s layout cannot place op '%s' "
                         "(%s) on this mesh: a dimension it splits (heads, "
                         "batch, vocabulary...) does not divide by %d",
                         strata_objective_name(st->o.objective), op->name,
@@ -155,7 +157,8 @@ int st__fixed_layouts(st__stage_t *st) {
   int *choice_of_op = strata_malloc(sizeof(int) * (size_t)(st->g->n_ops + 1));
   int rc = 0;
   if (!choice_of_op) return strata_error(STRATA_ENOMEM, "out of memory");
-  for (int i = 0; i < st->g->n_ops; i++) choice_of_op[i] = -1;
+  for (int i = 0; i < st->g->n_ops; i++)
+    choice_of_op[i] = -1;
   for (int i = 0; i < st->n_info && !rc; i++)
     rc = fix_one(st, &st->info[i], choice_of_op);
   strata_free(choice_of_op);

@@ -86,8 +86,8 @@ static int check_edge(const st__ilp_problem_t *p, int k, size_t *n_pairs) {
 static int validate(const st__ilp_problem_t *p, const st__ilp_opts_t *o) {
   size_t cols = 0;
   int rc;
-  if (!p || p->n_nodes < 0 || p->n_edges < 0 ||
-      (p->n_nodes > 0 && !p->nodes) || (p->n_edges > 0 && !p->edges))
+  if (!p || p->n_nodes < 0 || p->n_edges < 0 || (p->n_nodes > 0 && !p->nodes) ||
+      (p->n_edges > 0 && !p->edges))
     return strata_error(STRATA_EINVAL, "ILP problem: missing nodes or edges");
   if (!isfinite(p->mem_budget) || !isfinite(p->mem_const) ||
       !isfinite(p->obj_const))
@@ -115,7 +115,8 @@ static int validate(const st__ilp_problem_t *p, const st__ilp_opts_t *o) {
 
 static double eval_objective(const st__ilp_problem_t *p, const int *x) {
   double f = p->obj_const;
-  for (int u = 0; u < p->n_nodes; u++) f += p->nodes[u].cost[x[u]];
+  for (int u = 0; u < p->n_nodes; u++)
+    f += p->nodes[u].cost[x[u]];
   for (int k = 0; k < p->n_edges; k++) {
     const st__ilp_edge_t *e = &p->edges[k];
     f += e->cost[(size_t)x[e->u] * p->nodes[e->v].n_strat + x[e->v]];
@@ -147,7 +148,9 @@ static int titem_cmp(const void *a, const void *b) {
   return (x->strat > y->strat) - (x->strat < y->strat);
 }
 
-static double node_val(const double *v, int s) { return v ? v[s] : 0.0; }
+static double node_val(const double *v, int s) {
+  return v ? v[s] : 0.0;
+}
 
 /* Smallest transient level at which the sum of per-node minimum memories
  * plus the level is least. */
@@ -155,13 +158,16 @@ static double best_level(const st__ilp_problem_t *p, const titem_t *it,
                          size_t n_it, double *best_mem) {
   double sum = 0.0, best = INFINITY, level = 0.0;
   int active = 0;
-  for (int u = 0; u < p->n_nodes; u++) best_mem[u] = INFINITY;
+  for (int u = 0; u < p->n_nodes; u++)
+    best_mem[u] = INFINITY;
   for (size_t a = 0, b; a < n_it; a = b) {
     for (b = a; b < n_it && it[b].trans == it[a].trans; b++) {
       double m = node_val(p->nodes[it[b].node].mem, it[b].strat);
       double *bm = &best_mem[it[b].node];
-      if (*bm == INFINITY) active++, sum += m, *bm = m;
-      else if (m < *bm) sum += m - *bm, *bm = m;
+      if (*bm == INFINITY)
+        active++, sum += m, *bm = m;
+      else if (m < *bm)
+        sum += m - *bm, *bm = m;
     }
     double total = sum + (it[a].trans > 0 ? it[a].trans : 0.0);
     if (active == p->n_nodes && total < best) best = total, level = it[a].trans;
@@ -172,7 +178,8 @@ static double best_level(const st__ilp_problem_t *p, const titem_t *it,
 /* Fill x with a choice of least memory; return its memory. */
 static int min_memory(const st__ilp_problem_t *p, int *x, double *out) {
   size_t n_it = 0, k = 0;
-  for (int u = 0; u < p->n_nodes; u++) n_it += (size_t)p->nodes[u].n_strat;
+  for (int u = 0; u < p->n_nodes; u++)
+    n_it += (size_t)p->nodes[u].n_strat;
   titem_t *it = strata_malloc(n_it * sizeof *it);
   double *bm = strata_malloc(((size_t)p->n_nodes + 1) * sizeof *bm);
   if (!it || !bm) {
@@ -236,7 +243,7 @@ static int map_outcome(const st__ilp_problem_t *p, const st__ilp_ws_t *ws,
     /* Only on the edge of GLPK's tolerances: the exact check found a
      * choice that fits, so return that one, without a proof of optimality. */
     strata_log(STRATA_LOG_WARN, "ILP: GLPK found no solution although one "
-               "fits; returning the least-memory choice");
+                                "fits; returning the least-memory choice");
     r->status = ST__ILP_FEASIBLE;
     return min_memory(p, r->choice, &r->min_memory);
   default:
@@ -256,7 +263,8 @@ static int solve_reduced(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
   r->cont_vars = lp.n_cols - lp.n_int;
   r->rows = lp.n_rows;
   if (lp.n_int == 0) { /* the reduction fixed every node */
-    for (int u = 0; u < ws->n_nodes; u++) r->choice[u] = ws->nodes[u].fixed;
+    for (int u = 0; u < ws->n_nodes; u++)
+      r->choice[u] = ws->nodes[u].fixed;
     r->status = ST__ILP_OPTIMAL;
     r->int_vars = r->cont_vars = r->rows = 0;
     goto out;
@@ -285,7 +293,8 @@ static int solve_checked(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
   if (p->mem_budget > 0) {
     rc = min_memory(p, r->choice, &r->min_memory);
     if (rc) goto out;
-    for (int u = 0; u < p->n_nodes; u++) r->choice[u] = -1;
+    for (int u = 0; u < p->n_nodes; u++)
+      r->choice[u] = -1;
     if (r->min_memory > p->mem_budget) {
       r->status = ST__ILP_INFEASIBLE;
       goto out;
@@ -308,7 +317,8 @@ int st__ilp_solve(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
   if ((rc = validate(p, o))) return rc;
   r->choice = strata_malloc(((size_t)p->n_nodes + 1) * sizeof(int));
   if (!r->choice) return strata_error(STRATA_ENOMEM, "out of memory");
-  for (int u = 0; u < p->n_nodes; u++) r->choice[u] = -1;
+  for (int u = 0; u < p->n_nodes; u++)
+    r->choice[u] = -1;
   rc = solve_checked(p, o, r);
   if (rc) {
     st__ilp_result_free(r);
@@ -337,8 +347,10 @@ static int make_temp(char **tmp) {
   snprintf(*tmp, n, "%s/strata-lp-XXXXXX", dir);
   int fd = mkstemp(*tmp);
   if (fd < 0) {
-    int rc = strata_error(STRATA_EIO, "cannot create a temporary file in "
-                          "'%s': %s", dir, strerror(errno));
+    int rc = strata_error(STRATA_EIO,
+                          "cannot create a temporary file in "
+                          "'%s': %s",
+                          dir, strerror(errno));
     strata_free(*tmp);
     *tmp = NULL;
     return rc;

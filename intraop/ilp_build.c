@@ -88,9 +88,9 @@ void st__ilp_lp_count(const st__ilp_ws_t *ws, int *n_int, int *n_cont,
 
 typedef struct {
   st__ilp_lp_t *lp;
-  int col, row;  /* last used */
-  size_t k;      /* last used triplet */
-  int *xcol;     /* [n_nodes] column of the node's first live strategy */
+  int col, row; /* last used */
+  size_t k;     /* last used triplet */
+  int *xcol;    /* [n_nodes] column of the node's first live strategy */
   int tcol;
 } builder_t;
 
@@ -130,7 +130,8 @@ static void put(builder_t *b, int row, int col, double v) {
 /* Column of live strategy s of node u (X columns are consecutive). */
 static int xcol_of(const builder_t *b, const st__ilp_ws_t *ws, int u, int s) {
   int j = b->xcol[u];
-  for (int t = 0; t < s; t++) j += ws->nodes[u].alive[t];
+  for (int t = 0; t < s; t++)
+    j += ws->nodes[u].alive[t];
   return j;
 }
 
@@ -159,7 +160,8 @@ static void build_edge(builder_t *b, const st__ilp_ws_t *ws,
   for (int i = 0; i < na->n; i++) {
     if (!na->alive[i]) continue;
     int r = add_row(b, 'E', 0.0, ST__ILP_ROW_MU, ord, i);
-    for (int jj = 0; jj < nbl; jj++) put(b, r, c0 + ii * nbl + jj, 1.0);
+    for (int jj = 0; jj < nbl; jj++)
+      put(b, r, c0 + ii * nbl + jj, 1.0);
     put(b, r, xcol_of(b, ws, e->u, i), -1.0);
     ii++;
   }
@@ -167,7 +169,8 @@ static void build_edge(builder_t *b, const st__ilp_ws_t *ws,
   for (int j = 0; j < nb->n && jj < left; j++) {
     if (!nb->alive[j]) continue;
     int r = add_row(b, 'E', 0.0, ST__ILP_ROW_MV, ord, j);
-    for (int i2 = 0; i2 < na->n_alive; i2++) put(b, r, c0 + i2 * nbl + jj, 1.0);
+    for (int i2 = 0; i2 < na->n_alive; i2++)
+      put(b, r, c0 + i2 * nbl + jj, 1.0);
     put(b, r, xcol_of(b, ws, e->v, j), -1.0);
     jj++;
   }
@@ -222,7 +225,8 @@ static int col_class(const st__ilp_lp_t *lp, int j) {
 }
 
 static void permute_doubles(double *v, const int *perm, double *tmp, int n) {
-  for (int j = 1; j <= n; j++) tmp[perm[j]] = v[j];
+  for (int j = 1; j <= n; j++)
+    tmp[perm[j]] = v[j];
   memcpy(v + 1, tmp + 1, (size_t)n * sizeof *v);
 }
 
@@ -240,11 +244,14 @@ static int order_columns(st__ilp_lp_t *lp) {
   for (int c = 0; c < 4; c++)
     for (int j = 1; j <= n; j++)
       if (col_class(lp, j) == c) perm[j] = ++k;
-  for (size_t q = 1; q <= lp->nnz; q++) lp->ja[q] = perm[lp->ja[q]];
+  for (size_t q = 1; q <= lp->nnz; q++)
+    lp->ja[q] = perm[lp->ja[q]];
   permute_doubles(lp->obj, perm, tmp, n);
   permute_doubles(lp->col_lb, perm, tmp, n);
-  for (int j = 1; j <= n; j++) tmp[perm[j]] = lp->col_bin[j];
-  for (int j = 1; j <= n; j++) lp->col_bin[j] = (unsigned char)tmp[j];
+  for (int j = 1; j <= n; j++)
+    tmp[perm[j]] = lp->col_bin[j];
+  for (int j = 1; j <= n; j++)
+    lp->col_bin[j] = (unsigned char)tmp[j];
   int *tags = (int *)tmp;
   memcpy(tags + 4, lp->col_tag + 4, (size_t)n * 4 * sizeof(int));
   for (int j = 1; j <= n; j++)
@@ -274,9 +281,10 @@ int st__ilp_lp_build(const st__ilp_ws_t *ws, st__ilp_lp_t *lp) {
     if (!ws->edges[k].dead) build_edge(&b, ws, &ws->edges[k], ord++);
   build_memory(&b, ws, c.has_t);
   if (b.col != lp->n_cols || b.row != lp->n_rows || b.k != lp->nnz)
-    rc = strata_error(STRATA_EINTERNAL, "ILP size mismatch: %d/%d columns, "
-                      "%d/%d rows, %zu/%zu entries", b.col, lp->n_cols, b.row,
-                      lp->n_rows, b.k, lp->nnz);
+    rc = strata_error(STRATA_EINTERNAL,
+                      "ILP size mismatch: %d/%d columns, "
+                      "%d/%d rows, %zu/%zu entries",
+                      b.col, lp->n_cols, b.row, lp->n_rows, b.k, lp->nnz);
   if (!rc) rc = order_columns(lp);
 out:
   strata_free(b.xcol);

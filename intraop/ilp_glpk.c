@@ -55,7 +55,8 @@ static void trim(char *s) {
   size_t n = strlen(s);
   for (char *p = s; *p; p++)
     if (*p == '\n') *p = ' ';
-  while (n > 0 && s[n - 1] == ' ') s[--n] = '\0';
+  while (n > 0 && s[n - 1] == ' ')
+    s[--n] = '\0';
 }
 
 /* The frame that calls setjmp owns nothing that changes before a longjmp
@@ -91,10 +92,12 @@ int st__ilp_glpk_guard(int (*fn)(void *arg), void *arg, int verbose) {
 
 static void col_name(const st__ilp_lp_t *lp, int j, char *buf, size_t n) {
   const int *t = lp->col_tag + 4 * j;
-  if (t[0] == ST__ILP_COL_X) snprintf(buf, n, "x_%d_%d", t[1], t[2]);
+  if (t[0] == ST__ILP_COL_X)
+    snprintf(buf, n, "x_%d_%d", t[1], t[2]);
   else if (t[0] == ST__ILP_COL_B)
     snprintf(buf, n, "b_%d_%d_%d", t[1], t[2], t[3]);
-  else snprintf(buf, n, "t_peak");
+  else
+    snprintf(buf, n, "t_peak");
 }
 
 static void row_name(const st__ilp_lp_t *lp, int i, char *buf, size_t n) {
@@ -135,13 +138,14 @@ static glp_prob *load(const st__ilp_lp_t *lp, int names) {
     if (names) row_name(lp, i, buf, sizeof buf), glp_set_row_name(P, i, buf);
   }
   for (int j = 1; j <= lp->n_cols; j++) {
-    if (lp->col_bin[j]) glp_set_col_kind(P, j, GLP_BV);
-    else glp_set_col_bnds(P, j, GLP_LO, lp->col_lb[j], 0.0);
+    if (lp->col_bin[j])
+      glp_set_col_kind(P, j, GLP_BV);
+    else
+      glp_set_col_bnds(P, j, GLP_LO, lp->col_lb[j], 0.0);
     glp_set_obj_coef(P, j, lp->obj[j]);
     if (names) col_name(lp, j, buf, sizeof buf), glp_set_col_name(P, j, buf);
   }
-  if (lp->nnz > 0)
-    glp_load_matrix(P, (int)lp->nnz, lp->ia, lp->ja, lp->ar);
+  if (lp->nnz > 0) glp_load_matrix(P, (int)lp->nnz, lp->ia, lp->ja, lp->ar);
   return P;
 }
 

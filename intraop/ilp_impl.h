@@ -36,7 +36,7 @@ typedef struct {
   double budget;    /* <= 0: no memory row */
   double obj_const; /* incl. what the reduction folded */
   double mem_const;
-  double t_lb;      /* lower bound of the transient peak T */
+  double t_lb; /* lower bound of the transient peak T */
   /* storage */
   unsigned char *alive_pool;
   double *dpool, *epool;
@@ -53,14 +53,14 @@ int st__ilp_ws_reduce(st__ilp_ws_t *ws);
  * mapping a solution back.  tag[4*k + 0] is the kind, then up to three
  * integers (node, strategy / edge, i, j). */
 enum {
-  ST__ILP_COL_X = 1,  /* node, strategy */
-  ST__ILP_COL_B,      /* edge ordinal, i, j */
+  ST__ILP_COL_X = 1, /* node, strategy */
+  ST__ILP_COL_B,     /* edge ordinal, i, j */
   ST__ILP_COL_T,
-  ST__ILP_ROW_ONE,    /* node */
-  ST__ILP_ROW_MU,     /* edge ordinal, i */
-  ST__ILP_ROW_MV,     /* edge ordinal, j */
+  ST__ILP_ROW_ONE, /* node */
+  ST__ILP_ROW_MU,  /* edge ordinal, i */
+  ST__ILP_ROW_MV,  /* edge ordinal, j */
   ST__ILP_ROW_MEM,
-  ST__ILP_ROW_PEAK    /* node */
+  ST__ILP_ROW_PEAK /* node */
 };
 
 /* The flat MIP, 1-based like GLPK: columns 1..n_cols, rows 1..n_rows. */
@@ -88,7 +88,7 @@ typedef enum {
   ST__ILP_GLPK_OPTIMAL,
   ST__ILP_GLPK_FEASIBLE, /* time limit with an incumbent */
   ST__ILP_GLPK_INFEASIBLE,
-  ST__ILP_GLPK_NONE      /* time limit without an incumbent */
+  ST__ILP_GLPK_NONE /* time limit without an incumbent */
 } st__ilp_glpk_outcome_t;
 
 /* Solve lp; x[1..n_cols] receives the MIP solution when there is one. */

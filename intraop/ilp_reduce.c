@@ -35,7 +35,8 @@ static void ws_sizes(const st__ilp_problem_t *p, size_t *n_strat,
                      size_t *n_ecost) {
   *n_strat = 0;
   *n_ecost = 0;
-  for (int u = 0; u < p->n_nodes; u++) *n_strat += (size_t)p->nodes[u].n_strat;
+  for (int u = 0; u < p->n_nodes; u++)
+    *n_strat += (size_t)p->nodes[u].n_strat;
   for (int e = 0; e < p->n_edges; e++)
     *n_ecost += (size_t)p->nodes[p->edges[e].u].n_strat *
                 (size_t)p->nodes[p->edges[e].v].n_strat;
@@ -43,7 +44,8 @@ static void ws_sizes(const st__ilp_problem_t *p, size_t *n_strat,
 
 static void ws_copy_nodes(st__ilp_ws_t *ws, const st__ilp_problem_t *p) {
   size_t off = 0, tot = 0;
-  for (int u = 0; u < p->n_nodes; u++) tot += (size_t)p->nodes[u].n_strat;
+  for (int u = 0; u < p->n_nodes; u++)
+    tot += (size_t)p->nodes[u].n_strat;
   for (int u = 0; u < p->n_nodes; u++) {
     const st__ilp_node_t *pn = &p->nodes[u];
     st__ilp_wnode_t *w = &ws->nodes[u];
@@ -109,8 +111,8 @@ int st__ilp_ws_init(st__ilp_ws_t *ws, const st__ilp_problem_t *p) {
   ws->dpool = strata_malloc(3 * n_strat * sizeof(double));
   ws->epool = strata_malloc(n_ecost * sizeof(double));
   ws->adj_pool = strata_malloc(2 * (size_t)p->n_edges * sizeof(int));
-  if (!ws->nodes || !ws->edges || !ws->alive_pool || !ws->dpool ||
-      !ws->epool || !ws->adj_pool) {
+  if (!ws->nodes || !ws->edges || !ws->alive_pool || !ws->dpool || !ws->epool ||
+      !ws->adj_pool) {
     st__ilp_ws_free(ws);
     return oom();
   }
@@ -149,8 +151,8 @@ static void edge_add_into(st__ilp_ws_t *ws, st__ilp_wedge_t *dst,
   int same = src->u == dst->u;
   for (int i = 0; i < nu; i++)
     for (int j = 0; j < nv; j++)
-      dst->cost[i * nv + j] += same ? src->cost[i * nv + j]
-                                    : src->cost[j * nu + i];
+      dst->cost[i * nv + j] +=
+          same ? src->cost[i * nv + j] : src->cost[j * nu + i];
 }
 
 static int merge_parallel(st__ilp_ws_t *ws) {
@@ -163,8 +165,7 @@ static int merge_parallel(st__ilp_ws_t *ws) {
   }
   qsort(k, (size_t)ws->n_edges, sizeof *k, edge_key_cmp);
   for (int a = 0, b; a < ws->n_edges; a = b) {
-    for (b = a + 1; b < ws->n_edges && k[b].lo == k[a].lo &&
-                    k[b].hi == k[a].hi;
+    for (b = a + 1; b < ws->n_edges && k[b].lo == k[a].lo && k[b].hi == k[a].hi;
          b++) {
       edge_add_into(ws, &ws->edges[k[a].id], &ws->edges[k[b].id]);
       ws->edges[k[b].id].dead = 1;
@@ -264,10 +265,12 @@ static void fix_node(st__ilp_ws_t *ws, int u) {
     if (e->dead) continue;
     if (e->u == u) {
       st__ilp_wnode_t *w = &ws->nodes[e->v];
-      for (int j = 0; j < w->n; j++) w->cost[j] += e->cost[(size_t)s * w->n + j];
+      for (int j = 0; j < w->n; j++)
+        w->cost[j] += e->cost[(size_t)s * w->n + j];
     } else {
       st__ilp_wnode_t *w = &ws->nodes[e->u];
-      for (int i = 0; i < w->n; i++) w->cost[i] += e->cost[(size_t)i * n->n + s];
+      for (int i = 0; i < w->n; i++)
+        w->cost[i] += e->cost[(size_t)i * n->n + s];
     }
     e->dead = 1;
   }
@@ -317,10 +320,11 @@ static int fold_separable(st__ilp_ws_t *ws) {
     st__ilp_wnode_t *a = &ws->nodes[e->u], *b = &ws->nodes[e->v];
     int i0 = first_alive(a), j0 = first_alive(b);
     if (!separable(ws, e, i0, j0)) continue;
-    for (int i = 0; i < a->n; i++) a->cost[i] += e->cost[(size_t)i * b->n + j0];
+    for (int i = 0; i < a->n; i++)
+      a->cost[i] += e->cost[(size_t)i * b->n + j0];
     for (int j = 0; j < b->n; j++)
-      b->cost[j] += e->cost[(size_t)i0 * b->n + j] -
-                    e->cost[(size_t)i0 * b->n + j0];
+      b->cost[j] +=
+          e->cost[(size_t)i0 * b->n + j] - e->cost[(size_t)i0 * b->n + j0];
     e->dead = 1;
     changed = 1;
   }

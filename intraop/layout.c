@@ -31,7 +31,8 @@ static void leading(const strata_graph_t *g, st__opdims_t *d, int n,
   const char *const *names = t->ndim >= 4 ? n4 : n3;
   for (int i = 0; i < n && i < 6; i++) {
     int p = add_pdim(d, names[i], t->shape[i], 1);
-    for (int k = 0; k < n_slots; k++) d->map[slots[k]][i] = (signed char)p;
+    for (int k = 0; k < n_slots; k++)
+      d->map[slots[k]][i] = (signed char)p;
   }
 }
 
@@ -41,8 +42,10 @@ static void init_dims(const strata_graph_t *g, const strata_op_t *op,
   memset(d->map, -1, sizeof d->map);
   d->n_in = op->n_in;
   d->n_slots = op->n_in + op->n_out;
-  for (int i = 0; i < op->n_in; i++) d->tensor[i] = op->in[i];
-  for (int i = 0; i < op->n_out; i++) d->tensor[op->n_in + i] = op->out[i];
+  for (int i = 0; i < op->n_in; i++)
+    d->tensor[i] = op->in[i];
+  for (int i = 0; i < op->n_out; i++)
+    d->tensor[op->n_in + i] = op->out[i];
   d->seq_dim = -1;
   d->pdim_n = -1;
   (void)g;
@@ -55,8 +58,8 @@ static void dims_linear(const strata_graph_t *g, const strata_op_t *op,
   int slots[2] = {0, y};
   leading(g, d, r - 1, slots, 2);
   int64_t nout = g->tensors[op->in[1]].shape[0];
-  int n = add_pdim(d, g->hp.vocab && nout == g->hp.vocab ? "vocab" : "n",
-                   nout, 1);
+  int n =
+      add_pdim(d, g->hp.vocab && nout == g->hp.vocab ? "vocab" : "n", nout, 1);
   int k = add_pdim(d, "k", x->shape[r - 1], 1);
   d->map[0][r - 1] = (signed char)k;
   d->map[1][0] = (signed char)n;
@@ -115,8 +118,10 @@ static void dims_elementwise(const strata_graph_t *g, const strata_op_t *op,
   int last = add_pdim(d, r >= 4 ? "t" : "h", x->shape[r - 1], last_shardable);
   for (int i = 0; i < d->n_slots; i++) {
     const strata_tensor_t *t = &g->tensors[d->tensor[i]];
-    if (t->ndim == r) d->map[i][r - 1] = (signed char)last;
-    else if (t->ndim == 1) d->map[i][0] = (signed char)last; /* gamma */
+    if (t->ndim == r)
+      d->map[i][r - 1] = (signed char)last;
+    else if (t->ndim == 1)
+      d->map[i][0] = (signed char)last; /* gamma */
   }
 }
 
@@ -163,7 +168,8 @@ static void dims_reshape(const strata_graph_t *g, const strata_op_t *op,
   const strata_tensor_t *x = &g->tensors[op->in[0]];
   const strata_tensor_t *y = &g->tensors[op->out[0]];
   int n = 0;
-  while (n < x->ndim && n < y->ndim && x->shape[n] == y->shape[n]) n++;
+  while (n < x->ndim && n < y->ndim && x->shape[n] == y->shape[n])
+    n++;
   if (n == x->ndim || n == y->ndim) n--; /* keep the reshaped tail whole */
   int slots[2] = {0, 1};
   if (n > 0) leading(g, d, n, slots, 2);
@@ -199,28 +205,50 @@ int st__opdims(const strata_graph_t *g, const strata_op_t *op,
                st__opdims_t *d) {
   init_dims(g, op, d);
   switch (op->kind) {
-  case STRATA_OP_LINEAR: dims_linear(g, op, d); break;
-  case STRATA_OP_MATMUL: dims_matmul(g, op, d); break;
-  case STRATA_OP_EMBEDDING: dims_embedding(g, op, d); break;
+  case STRATA_OP_LINEAR:
+    dims_linear(g, op, d);
+    break;
+  case STRATA_OP_MATMUL:
+    dims_matmul(g, op, d);
+    break;
+  case STRATA_OP_EMBEDDING:
+    dims_embedding(g, op, d);
+    break;
   case STRATA_OP_LAYERNORM:
   case STRATA_OP_RMSNORM:
   case STRATA_OP_SOFTMAX:
-  case STRATA_OP_ROPE: dims_elementwise(g, op, d, 0); break;
+  case STRATA_OP_ROPE:
+    dims_elementwise(g, op, d, 0);
+    break;
   case STRATA_OP_GELU:
   case STRATA_OP_SILU:
   case STRATA_OP_SWIGLU:
   case STRATA_OP_MUL:
   case STRATA_OP_DROPOUT:
-  case STRATA_OP_ADD: dims_elementwise(g, op, d, 1); break;
+  case STRATA_OP_ADD:
+    dims_elementwise(g, op, d, 1);
+    break;
   case STRATA_OP_SPLIT_HEADS:
-  case STRATA_OP_MERGE_HEADS: dims_heads(g, op, d); break;
-  case STRATA_OP_TRANSPOSE: dims_transpose(g, op, d); break;
-  case STRATA_OP_RESHAPE: dims_reshape(g, op, d); break;
-  case STRATA_OP_FLASH_ATTENTION: dims_flash(g, op, d); break;
-  case STRATA_OP_CROSS_ENTROPY: dims_xent(g, op, d); break;
+  case STRATA_OP_MERGE_HEADS:
+    dims_heads(g, op, d);
+    break;
+  case STRATA_OP_TRANSPOSE:
+    dims_transpose(g, op, d);
+    break;
+  case STRATA_OP_RESHAPE:
+    dims_reshape(g, op, d);
+    break;
+  case STRATA_OP_FLASH_ATTENTION:
+    dims_flash(g, op, d);
+    break;
+  case STRATA_OP_CROSS_ENTROPY:
+    dims_xent(g, op, d);
+    break;
   default:
-    return strata_error(STRATA_EBADINPUT, "op '%s': kind '%s' has no cost "
-                        "model", op->name, strata_op_kind_name(op->kind));
+    return strata_error(STRATA_EBADINPUT,
+                        "op '%s': kind '%s' has no cost "
+                        "model",
+                        op->name, strata_op_kind_name(op->kind));
   }
   return 0;
 }
@@ -232,8 +260,8 @@ static int divisible(const strata_graph_t *g, const st__opdims_t *d, int p,
   return d->size[p] % ways == 0;
 }
 
-static int slot_divisible(const strata_graph_t *g, const st__opdims_t *d,
-                          int p, int ways) {
+static int slot_divisible(const strata_graph_t *g, const st__opdims_t *d, int p,
+                          int ways) {
   /* Megatron-LM pads the vocabulary to a multiple of 128 x tp
    * (--make-vocab-size-divisible-by): a split vocabulary need not divide */
   if (!strcmp(d->name[p], "vocab")) return d->size[p] >= ways;
@@ -272,12 +300,12 @@ static int valid(const st__opdims_t *d, const strata_mesh_t *m,
   return 1;
 }
 
-
 int st__strategies_g(const strata_graph_t *g, const st__opdims_t *d,
                      const strata_mesh_t *m, st__strat_t **out, int *n) {
   int choices = d->n_pdims + 2; /* REP, each pdim, n+sp */
   int total = 1;
-  for (int a = 0; a < m->ndim; a++) total *= choices;
+  for (int a = 0; a < m->ndim; a++)
+    total *= choices;
   st__strat_t *v = strata_calloc((size_t)total, sizeof *v);
   if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
   enum_graph = g;
@@ -288,7 +316,7 @@ int st__strategies_g(const strata_graph_t *g, const st__opdims_t *d,
     for (int a = 0, c = code; a < STRATA_MESH_MAX_DIMS; a++) {
       int ch = a < m->ndim ? c % choices : 0;
       c /= choices;
-      s.axis[a] = (signed char)(ch == 0 ? ST__REP
+      s.axis[a] = (signed char)(ch == 0            ? ST__REP
                                 : ch <= d->n_pdims ? ch - 1
                                                    : d->pdim_n);
       s.sp[a] = (unsigned char)(ch == d->n_pdims + 1);

@@ -27,12 +27,12 @@ typedef struct {
   int64_t size[ST__MAX_PDIMS];
   unsigned char shardable[ST__MAX_PDIMS];
   const char *name[ST__MAX_PDIMS];
-  int heavy;          /* must split its work on every mesh axis of size > 1 */
-  int n_in, n_slots;  /* slots: inputs then outputs */
+  int heavy;         /* must split its work on every mesh axis of size > 1 */
+  int n_in, n_slots; /* slots: inputs then outputs */
   int tensor[ST__MAX_SLOTS];
   signed char map[ST__MAX_SLOTS][STRATA_MAX_DIMS]; /* tensor dim -> pdim */
-  int seq_dim;        /* linear: x's sequence dim for the SP variant, or -1 */
-  int pdim_n;         /* linear: the output-neuron pdim, or -1 */
+  int seq_dim; /* linear: x's sequence dim for the SP variant, or -1 */
+  int pdim_n;  /* linear: the output-neuron pdim, or -1 */
 } st__opdims_t;
 
 /* A strategy: a parallel dim per mesh axis, and for a linear layer whose
@@ -49,8 +49,7 @@ typedef struct {
   signed char dim[STRATA_MESH_MAX_DIMS];
 } st__place_t;
 
-int st__opdims(const strata_graph_t *g, const strata_op_t *op,
-               st__opdims_t *d);
+int st__opdims(const strata_graph_t *g, const strata_op_t *op, st__opdims_t *d);
 
 /* All valid strategies of op on mesh into a strata_malloc'd array. */
 int st__strategies_g(const strata_graph_t *g, const st__opdims_t *d,

@@ -47,8 +47,10 @@ const char *strata_objective_name(strata_objective_t o) {
 int strata_objective_parse(const char *s, strata_objective_t *out) {
   int i = find(obj_names, 4, s);
   if (i < 0)
-    return strata_error(STRATA_EINVAL, "unknown objective '%s' (min-mem, "
-                        "min-comm, megatron, dp)", s);
+    return strata_error(STRATA_EINVAL,
+                        "unknown objective '%s' (min-mem, "
+                        "min-comm, megatron, dp)",
+                        s);
   *out = (strata_objective_t)i;
   return 0;
 }
@@ -60,8 +62,10 @@ const char *strata_recompute_name(strata_recompute_t r) {
 int strata_recompute_parse(const char *s, strata_recompute_t *out) {
   int i = find(rc_names, 3, s);
   if (i < 0)
-    return strata_error(STRATA_EINVAL, "unknown recompute mode '%s' (none, "
-                        "selective, full)", s);
+    return strata_error(STRATA_EINVAL,
+                        "unknown recompute mode '%s' (none, "
+                        "selective, full)",
+                        s);
   *out = (strata_recompute_t)i;
   return 0;
 }
@@ -73,8 +77,10 @@ const char *strata_recipe_name(strata_recipe_t r) {
 int strata_recipe_parse(const char *s, strata_recipe_t *out) {
   int i = find(recipe_names, 2, s);
   if (i < 0)
-    return strata_error(STRATA_EINVAL, "unknown precision recipe '%s' (zero: "
-                        "2+2+12 bytes/param, megatron: 2+4+12)", s);
+    return strata_error(STRATA_EINVAL,
+                        "unknown precision recipe '%s' (zero: "
+                        "2+2+12 bytes/param, megatron: 2+4+12)",
+                        s);
   *out = (strata_recipe_t)i;
   return 0;
 }

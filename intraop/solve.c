@@ -19,7 +19,7 @@
 
 typedef struct {
   st__ilp_problem_t p;
-  double *pool;  /* every coefficient array, one allocation */
+  double *pool; /* every coefficient array, one allocation */
 } problem_t;
 
 static double node_comm(const st__stage_t *st, int node, int s) {
@@ -31,9 +31,8 @@ static double edge_time(const st__stage_t *st, const st__edge_t *e, int su,
                         int sv) {
   const st__opinfo_t *iu = &st->info[st->nodes[e->u].info];
   const st__opinfo_t *iv = &st->info[st->nodes[e->v].info];
-  return e->mult * st__edge_cost(&st->ctx, e->tensor, &iu->dims,
-                                 &iu->strat[su], e->uslot, &iv->dims,
-                                 &iv->strat[sv], e->vslot);
+  return e->mult * st__edge_cost(&st->ctx, e->tensor, &iu->dims, &iu->strat[su],
+                                 e->uslot, &iv->dims, &iv->strat[sv], e->vslot);
 }
 
 /* Strategy index seen by the ILP -> the op's own index. */
@@ -60,7 +59,8 @@ static int build_problem(const st__stage_t *st, problem_t *pr) {
   size_t total = 0;
   int N = st->ctx.devices;
   memset(pr, 0, sizeof *pr);
-  for (int i = 0; i < st->n_nodes; i++) total += 3 * (size_t)n_strat(st, i);
+  for (int i = 0; i < st->n_nodes; i++)
+    total += 3 * (size_t)n_strat(st, i);
   for (int e = 0; e < st->n_edges; e++)
     total += (size_t)n_strat(st, st->edges[e].u) *
              (size_t)n_strat(st, st->edges[e].v);
@@ -99,8 +99,10 @@ static int build_problem(const st__stage_t *st, problem_t *pr) {
     q += (size_t)nu * nv;
     for (int i = 0; i < nu; i++)
       for (int j = 0; j < nv; j++)
-        pe->cost[i * nv + j] = wc * edge_time(st, se, strat_of(st, se->u, i),
-                                              strat_of(st, se->v, j)) / SCALE;
+        pe->cost[i * nv + j] =
+            wc *
+            edge_time(st, se, strat_of(st, se->u, i), strat_of(st, se->v, j)) /
+            SCALE;
   }
   pr->p.mem_budget = st->o.memory_budget > 0 ? st->o.memory_budget / SCALE : 0;
   return 0;
@@ -242,8 +244,8 @@ static void fill_totals(const st__stage_t *st, const int *choice,
     r->comm_seconds += node_comm(st, i, s);
     r->sync_seconds += n->mult * c->sync;
     if (node_comm(st, i, s) > 0)
-      strata_log(STRATA_LOG_DEBUG, "op %s: own communication %.3f us",
-                 op->name, node_comm(st, i, s) * 1e6);
+      strata_log(STRATA_LOG_DEBUG, "op %s: own communication %.3f us", op->name,
+                 node_comm(st, i, s) * 1e6);
     r->compute_seconds += n->mult * c->compute;
     if (op->block >= 0 && first_block < 0) first_block = op->block;
     /* one layer: the first node of each op (its first instance) */
@@ -298,8 +300,8 @@ static double least_memory(const strata_graph_t *g,
 }
 
 /* One suggestion: what it would need, and whether that fits. */
-static void suggest(strata_buf_t *b, const char *what, double need,
-                    double now, double budget) {
+static void suggest(strata_buf_t *b, const char *what, double need, double now,
+                    double budget) {
   char m[32];
   if (!(need < now * 0.999)) return; /* it would not help */
   strata_buf_printf(b, "%s%s (needs %s%s)", b->len ? "; " : "", what,
@@ -335,7 +337,8 @@ static int fill_hint(const st__stage_t *st, const st__ilp_result_t *ir,
       suggest(&tips, "both", least_memory(st->g, &o), best, budget);
     }
   }
-  strata_buf_printf(&out, "no strategy fits %s per device; the least any "
+  strata_buf_printf(&out,
+                    "no strategy fits %s per device; the least any "
                     "needs is %s. What would help: %s%smore devices",
                     strata_fmt_bytes(budget, have, sizeof have),
                     strata_fmt_bytes(now, need, sizeof need),

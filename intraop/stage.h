@@ -16,19 +16,19 @@
 #include "intraop/cost.h"
 
 typedef struct {
-  int op;          /* index in g->ops */
+  int op; /* index in g->ops */
   st__opdims_t dims;
   int n_strat;
   st__strat_t *strat;
   st__op_cost_t *cost; /* [n_strat], one instance */
   unsigned owns;       /* input slots holding params first used here */
   int is_ckpt, in_recompute;
-  int fixed;           /* megatron/dp: the one strategy allowed, or -1 */
+  int fixed; /* megatron/dp: the one strategy allowed, or -1 */
 } st__opinfo_t;
 
 typedef struct {
-  int info;     /* index into opinfo */
-  double mult;  /* instances this node stands for */
+  int info;    /* index into opinfo */
+  double mult; /* instances this node stands for */
 } st__node_t;
 
 typedef struct {
@@ -40,14 +40,14 @@ typedef struct {
 
 typedef struct {
   const strata_graph_t *g;
-  strata_stage_opts_t o;   /* resolved options */
+  strata_stage_opts_t o; /* resolved options */
   st__cost_ctx_t ctx;
   int n_info, n_nodes, n_edges;
   st__opinfo_t *info;
   st__node_t *nodes;
   st__edge_t *edges;
   int cap_nodes, cap_edges;
-  int layers;              /* layers in the stage */
+  int layers; /* layers in the stage */
 } st__stage_t;
 
 int st__stage_build(const strata_graph_t *g, const strata_stage_opts_t *o,
@@ -62,6 +62,5 @@ double st__node_unique(const st__stage_t *st, int node);
 /* Multipliers of one instance's saved activations and checkpoint. */
 void st__node_mults(const st__stage_t *st, int node, double *act_m,
                     double *ckpt_m);
-
 
 #endif

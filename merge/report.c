@@ -32,8 +32,10 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "parallelism", p->tp, p->pp, p->dp,
                       p->megatron ? "Megatron" : "free");
   else
-    strata_buf_printf(b, "  %-20s stages of %d to %d devices, pp %d, dp %d "
-                      "(%s mode)\n", "parallelism", lo, hi, p->pp, p->dp,
+    strata_buf_printf(b,
+                      "  %-20s stages of %d to %d devices, pp %d, dp %d "
+                      "(%s mode)\n",
+                      "parallelism", lo, hi, p->pp, p->dp,
                       p->megatron ? "Megatron" : "free");
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);

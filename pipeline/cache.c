@@ -26,22 +26,26 @@ typedef struct {
 } wr_t;
 
 static void put_u32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+  for (int i = 0; i < 8; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static uint32_t get_u32(const unsigned char *p) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; i++) v |= (uint32_t)p[i] << (8 * i);
+  for (int i = 0; i < 4; i++)
+    v |= (uint32_t)p[i] << (8 * i);
   return v;
 }
 
 static uint64_t get_u64(const unsigned char *p) {
   uint64_t v = 0;
-  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
   return v;
 }
 
@@ -66,18 +70,32 @@ static void w_str(wr_t *w, const char *s) {
 }
 
 static void write_result(wr_t *w, const strata_stage_result_t *r) {
-  int ints[] = {(int)r->status, r->devices, r->homogeneous, r->int_vars,
-                r->cont_vars, r->rows, r->int_vars_before,
-                r->cont_vars_before, r->rows_before, r->n_ops};
-  double dbl[] = {r->alpha, r->objective, r->memory_redundancy_bytes,
-                  r->comm_bytes, r->comm_seconds, r->sync_seconds,
-                  r->compute_seconds, r->peak_memory_bytes,
-                  r->zero_redundancy_bytes, r->mem.weights, r->mem.gradients,
-                  r->mem.optimizer, r->mem.activations, r->mem.transient,
-                  r->mem.total, r->activations_per_layer, r->min_memory_bytes,
+  int ints[] = {
+      (int)r->status, r->devices, r->homogeneous,     r->int_vars,
+      r->cont_vars,   r->rows,    r->int_vars_before, r->cont_vars_before,
+      r->rows_before, r->n_ops};
+  double dbl[] = {r->alpha,
+                  r->objective,
+                  r->memory_redundancy_bytes,
+                  r->comm_bytes,
+                  r->comm_seconds,
+                  r->sync_seconds,
+                  r->compute_seconds,
+                  r->peak_memory_bytes,
+                  r->zero_redundancy_bytes,
+                  r->mem.weights,
+                  r->mem.gradients,
+                  r->mem.optimizer,
+                  r->mem.activations,
+                  r->mem.transient,
+                  r->mem.total,
+                  r->activations_per_layer,
+                  r->min_memory_bytes,
                   r->solve_seconds};
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) w_i32(w, ints[i]);
-  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) w_f64(w, dbl[i]);
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    w_i32(w, ints[i]);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    w_f64(w, dbl[i]);
   w_str(w, r->hint);
   for (int i = 0; i < r->n_ops; i++) {
     const strata_op_choice_t *o = &r->ops[i];
@@ -135,19 +153,39 @@ static char *r_str(rd_t *r) {
 }
 
 static int read_result(rd_t *rd, strata_stage_result_t *r) {
-  int *ints[] = {NULL, &r->devices, &r->homogeneous, &r->int_vars,
-                 &r->cont_vars, &r->rows, &r->int_vars_before,
-                 &r->cont_vars_before, &r->rows_before, &r->n_ops};
-  double *dbl[] = {&r->alpha, &r->objective, &r->memory_redundancy_bytes,
-                   &r->comm_bytes, &r->comm_seconds, &r->sync_seconds,
-                   &r->compute_seconds, &r->peak_memory_bytes,
-                   &r->zero_redundancy_bytes, &r->mem.weights,
-                   &r->mem.gradients, &r->mem.optimizer, &r->mem.activations,
-                   &r->mem.transient, &r->mem.total, &r->activations_per_layer,
-                   &r->min_memory_bytes, &r->solve_seconds};
+  int *ints[] = {NULL,
+                 &r->devices,
+                 &r->homogeneous,
+                 &r->int_vars,
+                 &r->cont_vars,
+                 &r->rows,
+                 &r->int_vars_before,
+                 &r->cont_vars_before,
+                 &r->rows_before,
+                 &r->n_ops};
+  double *dbl[] = {&r->alpha,
+                   &r->objective,
+                   &r->memory_redundancy_bytes,
+                   &r->comm_bytes,
+                   &r->comm_seconds,
+                   &r->sync_seconds,
+                   &r->compute_seconds,
+                   &r->peak_memory_bytes,
+                   &r->zero_redundancy_bytes,
+                   &r->mem.weights,
+                   &r->mem.gradients,
+                   &r->mem.optimizer,
+                   &r->mem.activations,
+                   &r->mem.transient,
+                   &r->mem.total,
+                   &r->activations_per_layer,
+                   &r->min_memory_bytes,
+                   &r->solve_seconds};
   r->status = (strata_stage_status_t)r_i32(rd);
-  for (size_t i = 1; i < sizeof ints / sizeof ints[0]; i++) *ints[i] = r_i32(rd);
-  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) *dbl[i] = r_f64(rd);
+  for (size_t i = 1; i < sizeof ints / sizeof ints[0]; i++)
+    *ints[i] = r_i32(rd);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    *dbl[i] = r_f64(rd);
   r->hint = r_str(rd);
   if (r->hint && !r->hint[0]) { /* written as "" for NULL */
     strata_free(r->hint);

@@ -23,8 +23,8 @@
 #define MAX_STAGE_NODES 8
 
 typedef struct {
-  int nodes, gpn, t;       /* submesh */
-  int graph;               /* micro-batch variant */
+  int nodes, gpn, t; /* submesh */
+  int graph;         /* micro-batch variant */
   int sp, zero;
   strata_recompute_t rc;
   st__sub_t *sub[ST__KINDS][3];
@@ -51,7 +51,7 @@ typedef struct {
 /* ---- configuration evaluation ---- */
 
 typedef struct {
-  const family_t *f;       /* every stage's family ... */
+  const family_t *f;          /* every stage's family ... */
   const family_t *fs[MAX_PP]; /* ... unless set here (stages of different
                               sizes, free mode) */
   int p, dp, b, n_micro;
@@ -87,11 +87,12 @@ static sync_model_t outer_sync_model(const search_t *S, int t, int dp) {
   int ranks[1024], n = dp < 1024 ? dp : 1024;
   double one = 0, big = 0;
   if (dp <= 1) return m;
-  for (int r = 0; r < n; r++) ranks[r] = r * t;
+  for (int r = 0; r < n; r++)
+    ranks[r] = r * t;
   if (strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1, ranks, n,
                                      &one) ||
-      strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1e9, ranks,
-                                     n, &big)) {
+      strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1e9, ranks, n,
+                                     &big)) {
     m.lat = INFINITY;
     return m;
   }
@@ -133,8 +134,7 @@ static double stage_cost(void *vctx, int s, int n) {
   const st__kindcost_t *k = &fam(cf, s)->kc[kind_of(s, cf->p)];
   if (!k->ok) return INFINITY;
   int f = in_flight(s, cf->p, cf->n_micro);
-  if (st__kind_mem(k, n, f, cf->dp, cf->f->zero) > x->budget)
-    return INFINITY;
+  if (st__kind_mem(k, n, f, cf->dp, cf->f->zero) > x->budget) return INFINITY;
   double t = st__kind_time(k, n);
   if (s < cf->p - 1) t += x->p2p;
   if (s > 0) t += x->p2p;
@@ -154,8 +154,7 @@ static void score(const search_t *S, config_t *cf, double budget) {
     int f = in_flight(s, cf->p, cf->n_micro);
     double m = st__kind_mem(k, cf->n[s], f, cf->dp, cf->f->zero);
     double g = k->grad1 + (cf->n[s] - 1) * k->dgrad;
-    double sy = k->s1 + (cf->n[s] - 1) * k->ds +
-                outer_sync(&sm, g);
+    double sy = k->s1 + (cf->n[s] - 1) * k->ds + outer_sync(&sm, g);
     sum += t;
     if (t > mx) mx = t;
     if (sy > sync) sync = sy;
@@ -172,8 +171,8 @@ static void evaluate(const search_t *S, config_t *cf, double budget) {
   if (S->o->megatron) {
     if (st__split_megatron(S->L, cf->p, cf->n)) return;
   } else if (!isfinite(st__split_dp(S->L, cf->p, cf->n_micro,
-                                     2 * ((S->L + cf->p - 1) / cf->p),
-                                     stage_cost, &x, cf->n))) {
+                                    2 * ((S->L + cf->p - 1) / cf->p),
+                                    stage_cost, &x, cf->n))) {
     return;
   }
   score(S, cf, budget);
@@ -220,8 +219,8 @@ static int family_subs(search_t *S, family_t *f) {
       so.with_prologue = k == ST__KIND_ONLY || k == ST__KIND_FIRST;
       so.with_epilogue = k == ST__KIND_ONLY || k == ST__KIND_LAST;
       so.in_flight = pts[i][1];
-      int rc = st__subset_get(&S->subs, S->graphs[f->graph],
-                              S->ghash[f->graph], &so, &f->sub[k][i]);
+      int rc = st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph],
+                              &so, &f->sub[k][i]);
       if (rc) return rc;
     }
   return 0;
@@ -260,8 +259,8 @@ static int enumerate_families(search_t *S) {
       /* free mode: stages of up to MAX_STAGE_NODES whole nodes (a larger
        * tensor/data-parallel stage only adds inter-node traffic that the
        * outer data parallelism carries more cheaply) */
-      if (t > S->G && (o->megatron || t % S->G || nodes > S->N ||
-                       nodes > MAX_STAGE_NODES))
+      if (t > S->G &&
+          (o->megatron || t % S->G || nodes > S->N || nodes > MAX_STAGE_NODES))
         continue;
       if (t <= S->G && S->G % t) continue;
       for (int r = 0; r < 3 && !rc; r++) {
@@ -283,8 +282,7 @@ static void fit_kinds(search_t *S) {
     for (int k = 0; k < ST__KINDS; k++) {
       st__sub_t **s = f->sub[k];
       f->kc[k].ok = 0;
-      if (!s[0] || !s[2] || s[0]->err || s[2]->err || !s[0]->res ||
-          !s[2]->res)
+      if (!s[0] || !s[2] || s[0]->err || s[2]->err || !s[0]->res || !s[2]->res)
         continue;
       if (s[1] && (s[1]->err || !s[1]->res)) continue;
       if (s[0]->res->status > STRATA_STAGE_FEASIBLE ||
@@ -314,8 +312,8 @@ static int pick_dp(const search_t *S, int t, int p, int b) {
   return 0;
 }
 
-static void search_family(const search_t *S, const family_t *f,
-                          config_t *best, config_t *lowest) {
+static void search_family(const search_t *S, const family_t *f, config_t *best,
+                          config_t *lowest) {
   int b = S->graphs[f->graph]->micro_batch;
   for (int p = 1; p <= S->L; p++) {
     if (S->o->fix_pp && p != S->o->fix_pp) continue;
@@ -349,7 +347,7 @@ typedef struct {
   const search_t *S;
   const config_t *base;
   const family_t *shape[HETERO_SHAPES];
-  int g;            /* layers per group */
+  int g; /* layers per group */
   double p2p;
 } hctx_t;
 
@@ -364,8 +362,8 @@ static double hetero_cost(void *vctx, int z, int f, int k, int n) {
                                  : ST__KIND_MID;
   const st__kindcost_t *kc = &h->shape[z]->kc[kind];
   int infl = f < h->base->n_micro ? f : h->base->n_micro;
-  if (!kc->ok || st__kind_mem(kc, b - a, infl, h->base->dp,
-                              h->shape[z]->zero) > S->budget)
+  if (!kc->ok ||
+      st__kind_mem(kc, b - a, infl, h->base->dp, h->shape[z]->zero) > S->budget)
     return INFINITY;
   double t = st__kind_time(kc, b - a);
   if (kind != ST__KIND_ONLY) t += kind == ST__KIND_MID ? 2 * h->p2p : h->p2p;
@@ -401,7 +399,7 @@ static int hetero_shapes(const search_t *S, const config_t *best, int D,
 static void refine_hetero(const search_t *S, config_t *best) {
   hctx_t h;
   int units[HETERO_SHAPES], unit, p = 0, gn[HETERO_GROUPS + 1],
-      gz[HETERO_GROUPS + 1];
+                                  gz[HETERO_GROUPS + 1];
   int D = best->f->t * best->p;
   memset(&h, 0, sizeof h);
   h.S = S;
@@ -411,8 +409,8 @@ static void refine_hetero(const search_t *S, config_t *best) {
   int Z = hetero_shapes(S, best, D, &h, units, &unit);
   if (Z < 2) return; /* nothing to mix */
   int groups = (S->L + h.g - 1) / h.g;
-  double T = st__split_hetero(groups, D / unit, best->n_micro, groups, Z,
-                              units, hetero_cost, &h, &p, gn, gz);
+  double T = st__split_hetero(groups, D / unit, best->n_micro, groups, Z, units,
+                              hetero_cost, &h, &p, gn, gz);
   if (!isfinite(T) || p < 1) return;
   config_t *cf = strata_calloc(1, sizeof *cf);
   if (!cf) return; /* a refinement: the uniform plan stands */
@@ -435,7 +433,8 @@ static int no_fit_error(const search_t *S, const config_t *lowest) {
   char need[32], have[32];
   strata_fmt_bytes(S->budget, have, sizeof have);
   if (!lowest->f)
-    return strata_error(STRATA_EINFEASIBLE, "no configuration of %d GPUs can "
+    return strata_error(STRATA_EINFEASIBLE,
+                        "no configuration of %d GPUs can "
                         "run this model (global batch %d): check that the "
                         "batch divides by micro-batch x data parallelism",
                         S->total, S->o->global_batch);
@@ -451,7 +450,8 @@ static int no_fit_error(const search_t *S, const config_t *lowest) {
                       need, lowest->f->t, lowest->p, lowest->dp, lowest->b,
                       strata_recompute_name(lowest->f->rc), have, more,
                       S->o->zero_stage < 3 ? "ZeRO stage 3 (--free --zero 3, "
-                                             "DeepSpeed), " : "",
+                                             "DeepSpeed), "
+                                           : "",
                       lowest->f->rc != STRATA_RECOMPUTE_FULL
                           ? "full activation recompute (--recompute full), "
                           : "");
@@ -498,9 +498,10 @@ static int fill_stage(search_t *S, const config_t *cf, int s, st__sub_t *sub,
                         sub->errmsg ? sub->errmsg : "not solved");
   strata_stage_result_t *r = sub->res;
   if (r->status > STRATA_STAGE_FEASIBLE)
-    return strata_error(STRATA_EINFEASIBLE, "stage %d (layers %d-%d) does not "
-                        "fit when solved exactly: %s", s, begin,
-                        begin + cf->n[s] - 1, r->hint ? r->hint : "");
+    return strata_error(STRATA_EINFEASIBLE,
+                        "stage %d (layers %d-%d) does not "
+                        "fit when solved exactly: %s",
+                        s, begin, begin + cf->n[s] - 1, r->hint ? r->hint : "");
   ps->layer_begin = begin;
   ps->layer_end = begin + cf->n[s];
   ps->with_prologue = s == 0;
@@ -532,9 +533,10 @@ static int build_plan(search_t *S, const config_t *cf, strata_plan_t **out) {
   strata_plan_t *p = strata_calloc(1, sizeof *p);
   int rc = p ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc) rc = final_subs(S, cf, subs);
-  if (!rc) rc = st__solve_all(&S->subs, S->o->threads, S->o->cache_dir,
-                              !S->o->quiet && isatty(2), 0, S->o->cancel,
-                              &S->ilps, &S->hits);
+  if (!rc)
+    rc = st__solve_all(&S->subs, S->o->threads, S->o->cache_dir,
+                       !S->o->quiet && isatty(2), 0, S->o->cancel, &S->ilps,
+                       &S->hits);
   if (!rc) {
     p->stages = strata_calloc((size_t)cf->p, sizeof *p->stages);
     if (!p->stages) rc = strata_error(STRATA_ENOMEM, "out of memory");
@@ -639,20 +641,24 @@ static int check_opts(const search_t *S) {
   if (o->global_batch < 1)
     return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
   if (S->L < 1)
-    return strata_error(STRATA_EBADINPUT, "model '%s' has no layers to "
-                        "pipeline", S->g->name);
+    return strata_error(STRATA_EBADINPUT,
+                        "model '%s' has no layers to "
+                        "pipeline",
+                        S->g->name);
   if (o->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         o->zero_stage);
   if (o->megatron && o->zero_stage >= 2)
-    return strata_error(STRATA_EINVAL, "ZeRO stage %d is not available in "
+    return strata_error(STRATA_EINVAL,
+                        "ZeRO stage %d is not available in "
                         "Megatron-compatible mode (Megatron-LM's distributed "
-                        "optimizer is stage 1); use --free", o->zero_stage);
+                        "optimizer is stage 1); use --free",
+                        o->zero_stage);
   return 0;
 }
 
-static int setup(search_t *S, const strata_graph_t *g, const strata_cluster_t *c,
-                 const strata_plan_opts_t *o) {
+static int setup(search_t *S, const strata_graph_t *g,
+                 const strata_cluster_t *c, const strata_plan_opts_t *o) {
   memset(S, 0, sizeof *S);
   S->g = g;
   S->c = c;
@@ -677,7 +683,8 @@ static int setup(search_t *S, const strata_graph_t *g, const strata_cluster_t *c
 
 static void teardown(search_t *S) {
   st__subset_free(&S->subs);
-  for (int i = 0; i < 8; i++) strata_graph_destroy(S->own[i]);
+  for (int i = 0; i < 8; i++)
+    strata_graph_destroy(S->own[i]);
   strata_free(S->fam);
 }
 
@@ -700,16 +707,18 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   int rc = setup(&S, g, c, o);
   if (!rc) rc = prepare_cache(o->cache_dir);
   if (!rc) rc = enumerate_families(&S);
-  if (!rc) rc = st__solve_all(&S.subs, o->threads, o->cache_dir,
-                              !o->quiet && isatty(2), S.deadline, o->cancel,
-                              &S.ilps, &S.hits);
+  if (!rc)
+    rc =
+        st__solve_all(&S.subs, o->threads, o->cache_dir, !o->quiet && isatty(2),
+                      S.deadline, o->cancel, &S.ilps, &S.hits);
   if (rc) goto out;
   fit_kinds(&S);
   memset(&best, 0, sizeof best);
   memset(&lowest, 0, sizeof lowest);
   best.T = INFINITY;
   lowest.peak = INFINITY;
-  for (int i = 0; i < S.n_fam; i++) search_family(&S, &S.fam[i], &best, &lowest);
+  for (int i = 0; i < S.n_fam; i++)
+    search_family(&S, &S.fam[i], &best, &lowest);
   if (best.f && !o->megatron && !o->fix_tp && !o->fix_pp)
     refine_hetero(&S, &best);
   if (!best.f) {

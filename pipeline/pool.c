@@ -115,8 +115,8 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
 int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
                   int progress, double deadline, const volatile int *cancel,
                   int *ilps, int *hits) {
-  pool_state_t ps = {0,        0,      progress, strata_now(), 0,
-                     deadline, cancel, cache_dir};
+  pool_state_t ps = {0, 0,        progress, strata_now(),
+                     0, deadline, cancel,   cache_dir};
   from_cache(s, cache_dir, hits);
   for (int i = 0; i < s->n; i++)
     if (s->v[i]->err == 1) ps.total++;

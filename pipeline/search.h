@@ -23,12 +23,12 @@ enum { ST__KIND_ONLY, ST__KIND_FIRST, ST__KIND_MID, ST__KIND_LAST, ST__KINDS };
 /* Linear model of one kind of stage. */
 typedef struct {
   int ok;
-  double base, w, a;           /* memory terms (bytes, outer dp = 1) */
-  double sw, sg, so;           /* per-layer ZeRO-shardable states */
+  double base, w, a;                /* memory terms (bytes, outer dp = 1) */
+  double sw, sg, so;                /* per-layer ZeRO-shardable states */
   double sbase_w, sbase_g, sbase_o; /* their n-independent part */
-  double t1, dt;               /* seconds per micro-batch, fwd + bwd */
-  double s1, ds;               /* in-stage gradient sync per step */
-  double grad1, dgrad;         /* gradient bytes per device (for outer sync) */
+  double t1, dt;                    /* seconds per micro-batch, fwd + bwd */
+  double s1, ds;                    /* in-stage gradient sync per step */
+  double grad1, dgrad; /* gradient bytes per device (for outer sync) */
 } st__kindcost_t;
 
 void st__kind_fit(st__kindcost_t *k, const strata_stage_result_t *r11,
@@ -62,10 +62,9 @@ typedef double (*st__hstage_cost_fn)(void *ctx, int z, int f, int k, int n);
 double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
                         const int *units, st__hstage_cost_fn cost, void *ctx,
                         int *p_out, int *n_out, int *z_out);
-double st__split_hetero_brute(int L, int D, int B, int max_stages,
-                              int n_shapes, const int *units,
-                              st__hstage_cost_fn cost, void *ctx, int *p_out,
-                              int *n_out, int *z_out);
+double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
+                              const int *units, st__hstage_cost_fn cost,
+                              void *ctx, int *p_out, int *n_out, int *z_out);
 /* Megatron-LM's split: equal, or the remainder taken from first and last. */
 int st__split_megatron(int L, int p, int *n_out);
 

@@ -24,7 +24,8 @@ static double best_sum(int L, int p, int nmax, double tmax, const double *c,
                        double *G, int *choice) {
   int W = L + 1;
   for (int s = p; s >= 0; s--)
-    for (int k = 0; k <= L; k++) G[s * W + k] = INFINITY;
+    for (int k = 0; k <= L; k++)
+      G[s * W + k] = INFINITY;
   G[p * W + L] = 0;
   for (int s = p - 1; s >= 0; s--) {
     int left = p - 1 - s; /* stages after s, each needs a layer */
@@ -61,8 +62,8 @@ double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
   if (!c || !G || !cand || !choice) goto out;
   for (int s = 0; s < p; s++)
     for (int n = 0; n <= L; n++) {
-      double t = n >= 1 && n <= L - p + 1 && n <= nmax ? cost(ctx, s, n)
-                                                       : INFINITY;
+      double t =
+          n >= 1 && n <= L - p + 1 && n <= nmax ? cost(ctx, s, n) : INFINITY;
       c[s * W + n] = t;
       if (isfinite(t)) cand[nc++] = t;
     }
@@ -77,8 +78,10 @@ double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
   int lo = 0, hi = nc - 1;
   while (isfinite(floor_sum) && lo < hi) {
     int mid = lo + (hi - lo) / 2;
-    if (isfinite(best_sum(L, p, nmax, cand[mid], c, G, choice))) hi = mid;
-    else lo = mid + 1;
+    if (isfinite(best_sum(L, p, nmax, cand[mid], c, G, choice)))
+      hi = mid;
+    else
+      lo = mid + 1;
   }
   for (int i = lo; i < nc && isfinite(floor_sum); i++) {
     if (i > lo && cand[i] == cand[i - 1]) continue;
@@ -99,9 +102,9 @@ out:
   return best;
 }
 
-static void brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
-                  int s, int left, int *cur, double sum, double mx,
-                  double *best, int *n_out) {
+static void brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx, int s,
+                  int left, int *cur, double sum, double mx, double *best,
+                  int *n_out) {
   if (s == p) {
     if (left == 0 && sum + (B - 1) * mx < *best) {
       *best = sum + (B - 1) * mx;
@@ -130,7 +133,8 @@ double st__split_brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
 int st__split_megatron(int L, int p, int *n_out) {
   if (p < 1 || p > L) return -1;
   if (L % p == 0 || p <= 2) {
-    for (int s = 0; s < p; s++) n_out[s] = L / p + (s >= p - L % p ? 1 : 0);
+    for (int s = 0; s < p; s++)
+      n_out[s] = L / p + (s >= p - L % p ? 1 : 0);
     return 0;
   }
   /* Megatron-LM allows the first and last stages to differ: middle stages
@@ -139,7 +143,8 @@ int st__split_megatron(int L, int p, int *n_out) {
   if (rest < 2 || rest > 2 * mid) return -1;
   n_out[0] = rest / 2;
   n_out[p - 1] = rest - rest / 2;
-  for (int s = 1; s < p - 1; s++) n_out[s] = mid;
+  for (int s = 1; s < p - 1; s++)
+    n_out[s] = mid;
   return 0;
 }
 
@@ -156,20 +161,22 @@ typedef struct {
   const int *units;
   st__hstage_cost_fn cost;
   void *ctx;
-  double *c;   /* cost[((z * (S+1) + s) * (L+1) + k) * (L+1) + n] */
-  double *F;   /* [(S+1) * (L+1) * (D+1)] */
+  double *c; /* cost[((z * (S+1) + s) * (L+1) + k) * (L+1) + n] */
+  double *F; /* [(S+1) * (L+1) * (D+1)] */
   int *arg_n, *arg_z;
 } hdp_t;
 
-#define HC(h, z, s, k, n) \
-  (h)->c[((((size_t)(z) * ((h)->S + 1) + (s)) * ((h)->L + 1) + (k)) * \
-          ((h)->L + 1)) + (n)]
-#define HF(h, s, k, d) \
+#define HC(h, z, s, k, n)                                                      \
+  (h)->c[((((size_t)(z) * ((h)->S + 1) + (s)) * ((h)->L + 1) + (k)) *          \
+          ((h)->L + 1)) +                                                      \
+         (n)]
+#define HF(h, s, k, d)                                                         \
   (h)->F[(((size_t)(s) * ((h)->L + 1) + (k)) * ((h)->D + 1)) + (d)]
 
 static void hdp_fill(hdp_t *h, double tmax) {
   size_t cells = (size_t)(h->S + 1) * (h->L + 1) * (h->D + 1);
-  for (size_t i = 0; i < cells; i++) h->F[i] = INFINITY;
+  for (size_t i = 0; i < cells; i++)
+    h->F[i] = INFINITY;
   HF(h, 0, h->L, 0) = 0;
   for (int s = 1; s <= h->S; s++)
     for (int k = h->L - 1; k >= 0; k--)
@@ -241,7 +248,8 @@ static int hdp_costs(hdp_t *h, double **cand, int *nc) {
       for (int k = 0; k <= h->L; k++)
         for (int n = 0; n <= h->L; n++) {
           double t = s >= 1 && n >= 1 && k + n <= h->L
-                         ? h->cost(h->ctx, z, s, k, n) : INFINITY;
+                         ? h->cost(h->ctx, z, s, k, n)
+                         : INFINITY;
           HC(h, z, s, k, n) = t;
           if (isfinite(t)) (*cand)[m++] = t;
         }
@@ -253,8 +261,10 @@ static int hdp_costs(hdp_t *h, double **cand, int *nc) {
 double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
                         const int *units, st__hstage_cost_fn cost, void *ctx,
                         int *p_out, int *n_out, int *z_out) {
-  hdp_t h = {L, D, max_stages < L ? max_stages : L, n_shapes, units, cost,
-             ctx, NULL, NULL, NULL, NULL};
+  hdp_t h = {L,        D,     max_stages < L ? max_stages : L,
+             n_shapes, units, cost,
+             ctx,      NULL,  NULL,
+             NULL,     NULL};
   double *cand = NULL, best = INFINITY;
   int nc = 0, s_best = 0;
   if (D < 1 || L < 1 || h.S < 1 || !hdp_alloc(&h) || !hdp_costs(&h, &cand, &nc))
@@ -284,8 +294,8 @@ out:
 /* Every sequence of (layers, shape) per stage, for the tests. */
 static void hbrute(int L, int D, int B, int S, int Z, const int *units,
                    st__hstage_cost_fn cost, void *ctx, int p, int i, int k,
-                   int d, int *n, int *z, double *best, int *p_out,
-                   int *n_out, int *z_out) {
+                   int d, int *n, int *z, double *best, int *p_out, int *n_out,
+                   int *z_out) {
   if (i == p) {
     if (k != L || d != 0) return;
     double sum = 0, mx = 0;
@@ -315,10 +325,9 @@ static void hbrute(int L, int D, int B, int S, int Z, const int *units,
     }
 }
 
-double st__split_hetero_brute(int L, int D, int B, int max_stages,
-                              int n_shapes, const int *units,
-                              st__hstage_cost_fn cost, void *ctx, int *p_out,
-                              int *n_out, int *z_out) {
+double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
+                              const int *units, st__hstage_cost_fn cost,
+                              void *ctx, int *p_out, int *n_out, int *z_out) {
   double best = INFINITY;
   int n[64], z[64];
   int S = max_stages < L ? max_stages : L;

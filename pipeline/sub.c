@@ -15,14 +15,17 @@ uint64_t st__graph_hash(const strata_graph_t *g) {
   for (int i = 0; i < g->n_tensors; i++) {
     const strata_tensor_t *t = &g->tensors[i];
     strata_hash_u64(&h, (uint64_t)t->ndim);
-    for (int k = 0; k < t->ndim; k++) strata_hash_u64(&h, (uint64_t)t->shape[k]);
+    for (int k = 0; k < t->ndim; k++)
+      strata_hash_u64(&h, (uint64_t)t->shape[k]);
     strata_hash_u64(&h, (uint64_t)t->dtype * 4 + (uint64_t)t->kind);
   }
   for (int i = 0; i < g->n_ops; i++) {
     const strata_op_t *o = &g->ops[i];
     strata_hash_u64(&h, (uint64_t)o->kind);
-    for (int k = 0; k < o->n_in; k++) strata_hash_u64(&h, (uint64_t)o->in[k]);
-    for (int k = 0; k < o->n_out; k++) strata_hash_u64(&h, 1000000u + (uint64_t)o->out[k]);
+    for (int k = 0; k < o->n_in; k++)
+      strata_hash_u64(&h, (uint64_t)o->in[k]);
+    for (int k = 0; k < o->n_out; k++)
+      strata_hash_u64(&h, 1000000u + (uint64_t)o->out[k]);
     strata_hash_u64(&h, (uint64_t)(o->block + 1));
     strata_hash_str(&h, o->name);
   }
@@ -43,22 +46,29 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
     strata_hash_f64(&h, so->mesh.axis[a].bandwidth);
     strata_hash_f64(&h, so->mesh.axis[a].latency);
   }
-  int v[] = {so->layer_begin, so->layer_end, so->with_prologue,
-             so->with_epilogue, (int)so->objective, (int)so->recipe,
-             so->zero_stage, (int)so->recompute, so->sequence_parallel,
-             so->megatron_tp_axes, so->in_flight, so->micro_batches,
-             so->outer_dp, so->homogeneous, so->reduce};
+  int v[] = {so->layer_begin,      so->layer_end,      so->with_prologue,
+             so->with_epilogue,    (int)so->objective, (int)so->recipe,
+             so->zero_stage,       (int)so->recompute, so->sequence_parallel,
+             so->megatron_tp_axes, so->in_flight,      so->micro_batches,
+             so->outer_dp,         so->homogeneous,    so->reduce};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     strata_hash_u64(&h, (uint64_t)(int64_t)v[i]);
-  double d[] = {so->alpha, so->memory_budget, so->outer_link.bandwidth,
-                so->outer_link.latency, so->peak_flops, so->efficiency,
-                so->fastest_bandwidth, so->mip_gap};
+  double d[] = {so->alpha,
+                so->memory_budget,
+                so->outer_link.bandwidth,
+                so->outer_link.latency,
+                so->peak_flops,
+                so->efficiency,
+                so->fastest_bandwidth,
+                so->mip_gap};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
     strata_hash_f64(&h, d[i]);
   return strata_hash_final(&h);
 }
 
-void st__subset_init(st__subset_t *s) { memset(s, 0, sizeof *s); }
+void st__subset_init(st__subset_t *s) {
+  memset(s, 0, sizeof *s);
+}
 
 void st__subset_free(st__subset_t *s) {
   for (int i = 0; i < s->n; i++) {
@@ -74,10 +84,12 @@ void st__subset_free(st__subset_t *s) {
 static int rehash(st__subset_t *s, int nslots) {
   int *slot = strata_malloc(sizeof(int) * (size_t)nslots);
   if (!slot) return strata_error(STRATA_ENOMEM, "out of memory");
-  for (int i = 0; i < nslots; i++) slot[i] = -1;
+  for (int i = 0; i < nslots; i++)
+    slot[i] = -1;
   for (int i = 0; i < s->n; i++) {
     int j = (int)(s->v[i]->key & (uint64_t)(nslots - 1));
-    while (slot[j] >= 0) j = (j + 1) & (nslots - 1);
+    while (slot[j] >= 0)
+      j = (j + 1) & (nslots - 1);
     slot[j] = i;
   }
   strata_free(s->slot);
@@ -101,7 +113,8 @@ static int push(st__subset_t *s, st__sub_t *sub) {
     return rc;
   }
   int j = (int)(sub->key & (uint64_t)(s->nslots - 1));
-  while (s->slot[j] >= 0) j = (j + 1) & (s->nslots - 1);
+  while (s->slot[j] >= 0)
+    j = (j + 1) & (s->nslots - 1);
   s->slot[j] = s->n - 1;
   return 0;
 }

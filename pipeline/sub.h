@@ -15,11 +15,11 @@ typedef struct {
   strata_stage_opts_t so;
   uint64_t key;
   /* the answer */
-  int err;               /* 0, or the STRATA_E* code of a failed solve */
+  int err; /* 0, or the STRATA_E* code of a failed solve */
   char *errmsg;
   strata_stage_result_t *res;
   int from_cache;
-  int counted;           /* counted among the ILPs solved */
+  int counted; /* counted among the ILPs solved */
 } st__sub_t;
 
 typedef struct {

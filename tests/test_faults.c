@@ -165,8 +165,10 @@ static void fault_loop(long dense, long stride) {
     unlink(path);
     if (!rc && !hit) break; /* past the last allocation */
   }
-  fprintf(stderr, "  %ld allocations per run; %ld values of N tried, %ld "
-          "clean errors, the rest succeeded\n", attempts, tried, clean);
+  fprintf(stderr,
+          "  %ld allocations per run; %ld values of N tried, %ld "
+          "clean errors, the rest succeeded\n",
+          attempts, tried, clean);
   ASSERT(clean > 0);
 }
 
@@ -177,7 +179,8 @@ TEST(alloc_failures_whole_plan) {
 
 /* ---- determinism ---- */
 
-static void expect_same(const outputs_t *a, const outputs_t *b, const char *what) {
+static void expect_same(const outputs_t *a, const outputs_t *b,
+                        const char *what) {
   if (a->plan_len != b->plan_len || memcmp(a->plan, b->plan, a->plan_len))
     test_fail(__FILE__, __LINE__, "%s: the plan files differ", what);
   ASSERT_STR_EQ(a->megatron, b->megatron);
@@ -236,11 +239,13 @@ TEST(same_output_any_thread_count) {
   const char *dir = subdir("threads");
   const int threads[] = {1, 2, 8};
   const char *ext[] = {"splan", "megatron", "deepspeed", "timeline"};
-  for (int i = 0; i < 3; i++) plan_in_child(threads[i], dir);
+  for (int i = 0; i < 3; i++)
+    plan_in_child(threads[i], dir);
   for (int i = 1; i < 3; i++)
     for (int e = 0; e < 4; e++) {
       size_t n0, n1;
-      char *a = slurp(dir, 1, ext[e], &n0), *b = slurp(dir, threads[i], ext[e], &n1);
+      char *a = slurp(dir, 1, ext[e], &n0),
+           *b = slurp(dir, threads[i], ext[e], &n1);
       if (n0 != n1 || memcmp(a, b, n0))
         test_fail(__FILE__, __LINE__, "%s differs between 1 and %d threads",
                   ext[e], threads[i]);
@@ -284,7 +289,8 @@ TEST(failed_write_leaves_nothing) {
   DIR *dd = opendir(dir);
   int names = 0;
   struct dirent *e;
-  while ((e = readdir(dd))) names += e->d_name[0] != '.';
+  while ((e = readdir(dd)))
+    names += e->d_name[0] != '.';
   closedir(dd);
   ASSERT_EQ(names, 2);
 }

@@ -28,8 +28,12 @@ static uint64_t rnd(rng_t *r) {
   r->s ^= r->s << 17;
   return r->s;
 }
-static int rnd_int(rng_t *r, int n) { return (int)(rnd(r) % (uint64_t)n); }
-static double rnd_unit(rng_t *r) { return (double)(rnd(r) >> 11) / 9007199254740992.0; }
+static int rnd_int(rng_t *r, int n) {
+  return (int)(rnd(r) % (uint64_t)n);
+}
+static double rnd_unit(rng_t *r) {
+  return (double)(rnd(r) >> 11) / 9007199254740992.0;
+}
 
 #define MAXN 8
 #define MAXE 40
@@ -94,8 +98,10 @@ static void tp_edges(tp_t *t, rng_t *r, int shape) {
   }
   if (n >= 2 && rnd_int(r, 4) == 0) { /* a parallel or reversed edge */
     int u = rnd_int(r, n - 1);
-    if (rnd_int(r, 2)) tp_add_edge(t, r, u, u + 1);
-    else tp_add_edge(t, r, u + 1, u);
+    if (rnd_int(r, 2))
+      tp_add_edge(t, r, u, u + 1);
+    else
+      tp_add_edge(t, r, u + 1, u);
   }
 }
 
@@ -103,7 +109,8 @@ static void tp_edges(tp_t *t, rng_t *r, int shape) {
 
 static double eval_obj(const st__ilp_problem_t *p, const int *x) {
   double f = p->obj_const;
-  for (int u = 0; u < p->n_nodes; u++) f += p->nodes[u].cost[x[u]];
+  for (int u = 0; u < p->n_nodes; u++)
+    f += p->nodes[u].cost[x[u]];
   for (int k = 0; k < p->n_edges; k++) {
     const st__ilp_edge_t *e = &p->edges[k];
     f += e->cost[x[e->u] * p->nodes[e->v].n_strat + x[e->v]];
@@ -170,11 +177,14 @@ static void tp_budget(tp_t *t, rng_t *r) {
   t->p.mem_const = rnd_int(r, 2) ? 7.0 : 0.0;
   t->p.obj_const = rnd_int(r, 2) ? 3.5 : 0.0;
   brute_mem(&t->p, &b);
-  if (mode <= 1) t->p.mem_budget = 0;
+  if (mode <= 1)
+    t->p.mem_budget = 0;
   else if (mode <= 3)
     t->p.mem_budget = b.min_mem + 0.5 + rnd_unit(r) * (b.max_mem - b.min_mem);
-  else if (mode == 4) t->p.mem_budget = b.min_mem - 0.5;
-  else t->p.mem_budget = b.max_mem + 1.0;
+  else if (mode == 4)
+    t->p.mem_budget = b.min_mem - 0.5;
+  else
+    t->p.mem_budget = b.max_mem + 1.0;
   if (t->p.mem_budget <= 0 && mode > 1) t->p.mem_budget = 0.25;
 }
 
@@ -195,7 +205,8 @@ static void check_against(const st__ilp_problem_t *p, const brute_t *b,
     ASSERT_EQ(r->status, ST__ILP_INFEASIBLE);
     ASSERT_NEAR(r->min_memory, b->min_mem, 1e-9, 1e-9);
     ASSERT(r->min_memory > p->mem_budget);
-    for (int u = 0; u < p->n_nodes; u++) ASSERT_EQ(r->choice[u], -1);
+    for (int u = 0; u < p->n_nodes; u++)
+      ASSERT_EQ(r->choice[u], -1);
     return;
   }
   ASSERT_EQ(r->status, ST__ILP_OPTIMAL);
@@ -207,7 +218,8 @@ static void check_against(const st__ilp_problem_t *p, const brute_t *b,
     ASSERT_NEAR(r->min_memory, b->min_mem, 1e-9, 1e-9);
   }
   if (b->n_opt == 1)
-    for (int u = 0; u < p->n_nodes; u++) ASSERT_EQ(r->choice[u], b->arg[u]);
+    for (int u = 0; u < p->n_nodes; u++)
+      ASSERT_EQ(r->choice[u], b->arg[u]);
 }
 
 static void opts_exact(st__ilp_opts_t *o, int reduce) {
@@ -235,7 +247,8 @@ static int unreduced_rows(const st__ilp_problem_t *p) {
 static void check_sizes(const st__ilp_problem_t *p, const st__ilp_result_t *r,
                         int reduce) {
   int ints = 0;
-  for (int u = 0; u < p->n_nodes; u++) ints += p->nodes[u].n_strat;
+  for (int u = 0; u < p->n_nodes; u++)
+    ints += p->nodes[u].n_strat;
   ASSERT_EQ(r->int_vars_before, ints);
   ASSERT_EQ(r->rows_before, unreduced_rows(p));
   if (r->status == ST__ILP_INFEASIBLE) return;
@@ -288,7 +301,8 @@ static void check_lp_round_trip(const st__ilp_problem_t *p, double objective,
   char path[600];
   double obj = 0;
   opts_exact(&o, reduce);
-  snprintf(path, sizeof path, "%s/case%d_%d.lp", test_scratch_dir(), id, reduce);
+  snprintf(path, sizeof path, "%s/case%d_%d.lp", test_scratch_dir(), id,
+           reduce);
   ASSERT_OK(st__ilp_write_lp(p, &o, path));
   ASSERT_EQ(solve_lp_file(path, &obj), 0);
   ASSERT_NEAR(obj, objective, 1e-6, 1e-9);
@@ -345,8 +359,10 @@ TEST(matches_brute_force) {
     fprintf(stderr, "  %d infeasible, %d memory-bound, %d unique, %d reduced\n",
             n_infeasible, n_bound, n_unique, n_reduced);
   if (getenv("ILP_TEST_VERBOSE"))
-    fprintf(stderr, "  sizes before/after: int %ld/%ld cont %ld/%ld rows "
-            "%ld/%ld\n", sz[0], sz[1], sz[2], sz[3], sz[4], sz[5]);
+    fprintf(stderr,
+            "  sizes before/after: int %ld/%ld cont %ld/%ld rows "
+            "%ld/%ld\n",
+            sz[0], sz[1], sz[2], sz[3], sz[4], sz[5]);
   /* the generator covers what it should */
   ASSERT(n_infeasible >= 10);
   ASSERT(n_bound >= 10);
@@ -363,8 +379,10 @@ TEST(default_gap_close_to_optimum) {
     tp_random(&t, &r, 3);
     brute(&t.p, &bf);
     ASSERT_OK(st__ilp_solve(&t.p, NULL, &a));
-    if (bf.feasible) ASSERT_NEAR(a.objective, bf.best, 1e-6, 1e-9);
-    else ASSERT_EQ(a.status, ST__ILP_INFEASIBLE);
+    if (bf.feasible)
+      ASSERT_NEAR(a.objective, bf.best, 1e-6, 1e-9);
+    else
+      ASSERT_EQ(a.status, ST__ILP_INFEASIBLE);
     st__ilp_result_free(&a);
   }
 }
@@ -381,7 +399,8 @@ static const int k22_uv[4][2] = {{0, 2}, {0, 3}, {1, 2}, {1, 3}};
 static void k22_problem(st__ilp_problem_t *p, st__ilp_node_t *n,
                         st__ilp_edge_t *e) {
   memset(p, 0, sizeof *p);
-  for (int u = 0; u < 4; u++) n[u] = (st__ilp_node_t){2, k22_node[u], NULL, NULL};
+  for (int u = 0; u < 4; u++)
+    n[u] = (st__ilp_node_t){2, k22_node[u], NULL, NULL};
   for (int k = 0; k < 4; k++)
     e[k] = (st__ilp_edge_t){k22_uv[k][0], k22_uv[k][1], k22_cost[k]};
   p->n_nodes = 4;
@@ -409,7 +428,8 @@ static double degree_based_optimum(void) {
   glp_add_rows(P, 4 + 8);
   for (int u = 0; u < 4; u++) { /* sum X = 1 */
     glp_set_row_bnds(P, u + 1, GLP_FX, 1, 1);
-    for (int s = 0; s < 2; s++) ++nz, ia[nz] = u + 1, ja[nz] = 1 + 2 * u + s, ar[nz] = 1;
+    for (int s = 0; s < 2; s++)
+      ++nz, ia[nz] = u + 1, ja[nz] = 1 + 2 * u + s, ar[nz] = 1;
   }
   for (int u = 0; u < 4; u++) /* flow of strategy s of u = 2 X_us */
     for (int s = 0; s < 2; s++) {
@@ -418,7 +438,8 @@ static double degree_based_optimum(void) {
       ++nz, ia[nz] = row, ja[nz] = 1 + 2 * u + s, ar[nz] = -2;
       for (int k = 0; k < 4; k++)
         for (int q = 0; q < 4; q++)
-          if ((k22_uv[k][0] == u && q / 2 == s) || (k22_uv[k][1] == u && q % 2 == s))
+          if ((k22_uv[k][0] == u && q / 2 == s) ||
+              (k22_uv[k][1] == u && q % 2 == s))
             ++nz, ia[nz] = row, ja[nz] = 9 + 4 * k + q, ar[nz] = 1;
     }
   glp_load_matrix(P, nz, ia, ja, ar);
@@ -448,7 +469,8 @@ TEST(marginals_not_degree_balance) {
     ASSERT_OK(st__ilp_solve(&p, &o, &r));
     ASSERT_EQ(r.status, ST__ILP_OPTIMAL);
     ASSERT_NEAR(r.objective, bf.best, 1e-9, 1e-12);
-    for (int u = 0; u < 4; u++) ASSERT_EQ(r.choice[u], bf.arg[u]);
+    for (int u = 0; u < 4; u++)
+      ASSERT_EQ(r.choice[u], bf.arg[u]);
     st__ilp_result_free(&r);
   }
   /* the weaker formulation really does go wrong here */
@@ -508,7 +530,8 @@ static void check_limited(const st__ilp_problem_t *p, double limit) {
   ASSERT(res.status == ST__ILP_FEASIBLE || res.status == ST__ILP_NO_SOLUTION ||
          res.status == ST__ILP_OPTIMAL);
   if (res.status == ST__ILP_NO_SOLUTION) {
-    for (int u = 0; u < p->n_nodes; u++) ASSERT_EQ(res.choice[u], -1);
+    for (int u = 0; u < p->n_nodes; u++)
+      ASSERT_EQ(res.choice[u], -1);
   } else {
     for (int u = 0; u < p->n_nodes; u++)
       ASSERT(res.choice[u] >= 0 && res.choice[u] < 8);
@@ -539,11 +562,14 @@ TEST(deterministic_ties) {
   st__ilp_edge_t e[4];
   st__ilp_problem_t p = {5, 4, n, e, 100, 0, 0};
   st__ilp_result_t r1, r2;
-  for (int u = 0; u < 5; u++) n[u] = (st__ilp_node_t){4, one, one, NULL};
-  for (int k = 0; k < 4; k++) e[k] = (st__ilp_edge_t){k, k + 1, z};
+  for (int u = 0; u < 5; u++)
+    n[u] = (st__ilp_node_t){4, one, one, NULL};
+  for (int k = 0; k < 4; k++)
+    e[k] = (st__ilp_edge_t){k, k + 1, z};
   ASSERT_OK(st__ilp_solve(&p, NULL, &r1));
   ASSERT_EQ(r1.int_vars, 0);
-  for (int u = 0; u < 5; u++) ASSERT_EQ(r1.choice[u], 0);
+  for (int u = 0; u < 5; u++)
+    ASSERT_EQ(r1.choice[u], 0);
   st__ilp_result_free(&r1);
   /* a random problem twice, unreduced: same choice */
   rng_t r = {99};
@@ -555,7 +581,8 @@ TEST(deterministic_ties) {
     ASSERT_OK(st__ilp_solve(&t.p, &o, &r1));
     ASSERT_OK(st__ilp_solve(&t.p, &o, &r2));
     ASSERT_EQ(r1.status, r2.status);
-    for (int u = 0; u < t.p.n_nodes; u++) ASSERT_EQ(r1.choice[u], r2.choice[u]);
+    for (int u = 0; u < t.p.n_nodes; u++)
+      ASSERT_EQ(r1.choice[u], r2.choice[u]);
     st__ilp_result_free(&r1);
     st__ilp_result_free(&r2);
   }
@@ -573,8 +600,8 @@ TEST(reduction_shrinks) {
                          {1, cb, NULL, NULL},
                          {3, cc, NULL, NULL},
                          {2, cd, NULL, NULL}};
-  st__ilp_edge_t e[5] = {{0, 1, ab}, {1, 0, ba}, {1, 2, bc}, {2, 3, cdm},
-                         {0, 3, ad}};
+  st__ilp_edge_t e[5] = {
+      {0, 1, ab}, {1, 0, ba}, {1, 2, bc}, {2, 3, cdm}, {0, 3, ad}};
   st__ilp_problem_t p = {4, 5, n, e, 0, 0, 10};
   st__ilp_result_t r, u;
   st__ilp_opts_t o;
@@ -588,7 +615,8 @@ TEST(reduction_shrinks) {
   ASSERT_EQ(r.int_vars, 4);
   ASSERT_EQ(r.cont_vars, 4);
   ASSERT_NEAR(r.objective, u.objective, 1e-12, 0);
-  for (int k = 0; k < 4; k++) ASSERT_EQ(r.choice[k], u.choice[k]);
+  for (int k = 0; k < 4; k++)
+    ASSERT_EQ(r.choice[k], u.choice[k]);
   st__ilp_result_free(&r);
   st__ilp_result_free(&u);
 }
@@ -628,7 +656,8 @@ static void fault_problem(tp_t *t) {
     brute_t b;
     brute(&t->p, &b);
     int multi = 0;
-    for (int u = 0; u < t->p.n_nodes; u++) multi += t->nodes[u].n_strat > 2;
+    for (int u = 0; u < t->p.n_nodes; u++)
+      multi += t->nodes[u].n_strat > 2;
     if (b.feasible && t->p.mem_budget > 0 && t->nodes[0].transient &&
         multi >= 3 && t->p.n_nodes >= 5)
       return;

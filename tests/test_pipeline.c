@@ -102,8 +102,8 @@ TEST(split_hetero_equals_brute_force) {
             h.t[z][f][k][n] = urand() < 0.15 ? INFINITY : v;
           }
     int p1 = 0, p2 = 0, n1[8], n2[8], z1[8], z2[8];
-    double dp = st__split_hetero(L, D, B, 6, Z, units, htable_cost, &h, &p1,
-                                 n1, z1);
+    double dp =
+        st__split_hetero(L, D, B, 6, Z, units, htable_cost, &h, &p1, n1, z1);
     double bf = st__split_hetero_brute(L, D, B, 6, Z, units, htable_cost, &h,
                                        &p2, n2, z2);
     if (!isfinite(bf)) {
@@ -137,12 +137,14 @@ TEST(split_hetero_equals_brute_force) {
 TEST(split_megatron_rule) {
   int n[128];
   ASSERT_OK(st__split_megatron(96, 16, n));
-  for (int s = 0; s < 16; s++) ASSERT_EQ(n[s], 6);
+  for (int s = 0; s < 16; s++)
+    ASSERT_EQ(n[s], 6);
   /* 126 layers on 16 stages: middle stages 8, first and last 7 */
   ASSERT_OK(st__split_megatron(126, 16, n));
   ASSERT_EQ(n[0], 7);
   ASSERT_EQ(n[15], 7);
-  for (int s = 1; s < 15; s++) ASSERT_EQ(n[s], 8);
+  for (int s = 1; s < 15; s++)
+    ASSERT_EQ(n[s], 8);
   ASSERT(st__split_megatron(4, 5, n) != 0);
 }
 
@@ -178,8 +180,10 @@ static int plan_bytes(const strata_graph_t *g, const strata_cluster_t *c,
   if (!rc) {
     rc = strata_plan_encode(p, data, len);
   }
-  if (keep && !rc) *keep = p;
-  else strata_plan_destroy(p);
+  if (keep && !rc)
+    *keep = p;
+  else
+    strata_plan_destroy(p);
   return rc;
 }
 
@@ -370,7 +374,9 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(split_hetero_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(plan_identical_across_threads),
-    TEST_ENTRY(cache_cold_warm_corrupt), TEST_ENTRY(cluster_too_small),
-    TEST_ENTRY(plan_megatron_constraints), TEST_ENTRY(plan_free_stages_tile),
+    TEST_ENTRY(cache_cold_warm_corrupt),
+    TEST_ENTRY(cluster_too_small),
+    TEST_ENTRY(plan_megatron_constraints),
+    TEST_ENTRY(plan_free_stages_tile),
 };
 TEST_MAIN(tests)

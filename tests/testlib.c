@@ -21,7 +21,9 @@ void test_fail(const char *file, int line, const char *fmt, ...) {
   longjmp(test_jmp, 1);
 }
 
-const char *test_source_dir(void) { return STRATA_SOURCE_DIR; }
+const char *test_source_dir(void) {
+  return STRATA_SOURCE_DIR;
+}
 
 const char *test_shared_dir(void) {
   const char *e = getenv("STRATA_SHARED_DIR");

@@ -442,10 +442,12 @@ static const char *attr(const char *o, size_t n, const char *name, char *buf,
 static int tag_ok(const char *o, size_t n) {
   const char *p = o + 1, *end = o + n, *seen[16];
   int nseen = 0;
-  while (p < end && (isalnum((unsigned char)*p) || *p == '_')) p++;
+  while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
+    p++;
   for (;;) {
     const char *name = p, *q;
-    while (p < end && isspace((unsigned char)*p)) p++;
+    while (p < end && isspace((unsigned char)*p))
+      p++;
     if (p == end || (*p == '/' && p + 1 == end)) return 1;
     if (p == name) return 0; /* no space before an attribute */
     name = p;
@@ -476,8 +478,8 @@ static const char *bad_sets(const char *o, size_t n, int root) {
   if (!tag_ok(o, n)) return "a malformed or repeated attribute";
   for (int i = 0; i < 6; i++) {
     has[i] = attr(o, n, names[i], v[i], sizeof v[i]) != NULL;
-    if (has[i] && (!v[i][0] || strspn(v[i], "0123456789abcdefABCDEFx,") !=
-                                   strlen(v[i])))
+    if (has[i] &&
+        (!v[i][0] || strspn(v[i], "0123456789abcdefABCDEFx,") != strlen(v[i])))
       return "a malformed cpuset or nodeset";
   }
   if (has[0] != has[1] || has[2] != has[3])
@@ -492,14 +494,16 @@ static const char *bad_sets(const char *o, size_t n, int root) {
     ok = hwloc_bitmap_sscanf(b, v[4]) == 0 && hwloc_bitmap_intersects(a, b);
   hwloc_bitmap_free(a);
   hwloc_bitmap_free(b);
-  return ok ? NULL : "a root cpuset that is empty, outside its "
-                     "complete_cpuset or with no allowed CPU";
+  return ok ? NULL
+            : "a root cpuset that is empty, outside its "
+              "complete_cpuset or with no allowed CPU";
 }
 
 /* hwloc 2.9 crashes on some damaged XML (bad_sets): refuse it first. */
 static int check_sets(const char *path, const char *xml) {
   int root = 1;
-  for (const char *o = strstr(xml, "<object"); o; o = strstr(o + 1, "<object")) {
+  for (const char *o = strstr(xml, "<object"); o;
+       o = strstr(o + 1, "<object")) {
     const char *end = strchr(o, '>'), *why;
     int line = 1;
     if (!end) return 0;

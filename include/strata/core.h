@@ -20,18 +20,18 @@ extern "C" {
 #endif
 
 /* X(name, value, description).  The CLI maps each to an exit code. */
-#define STRATA_ERRNO_MAP(X)                                                  \
-  X(OK, 0, "success")                                                        \
-  X(EINVAL, -1, "invalid argument")                                          \
-  X(EBADINPUT, -2, "bad input")                                              \
-  X(ENOMEM, -3, "out of memory")                                             \
-  X(EIO, -4, "input/output error")                                           \
-  X(EVERSION, -5, "unsupported format version")                              \
-  X(ECORRUPT, -6, "corrupt data")                                            \
-  X(ENOTFOUND, -7, "not found")                                              \
-  X(EINFEASIBLE, -8, "infeasible")                                           \
-  X(EINTERNAL, -9, "internal error")                                         \
-  X(ECANCELED, -10, "canceled")                                              \
+#define STRATA_ERRNO_MAP(X)                                                    \
+  X(OK, 0, "success")                                                          \
+  X(EINVAL, -1, "invalid argument")                                            \
+  X(EBADINPUT, -2, "bad input")                                                \
+  X(ENOMEM, -3, "out of memory")                                               \
+  X(EIO, -4, "input/output error")                                             \
+  X(EVERSION, -5, "unsupported format version")                                \
+  X(ECORRUPT, -6, "corrupt data")                                              \
+  X(ENOTFOUND, -7, "not found")                                                \
+  X(EINFEASIBLE, -8, "infeasible")                                             \
+  X(EINTERNAL, -9, "internal error")                                           \
+  X(ECANCELED, -10, "canceled")                                                \
   X(EUNSUPPORTED, -11, "not supported")
 
 typedef enum {

@@ -55,24 +55,24 @@ typedef struct {
   double memory_budget;       /* bytes per device; 0: no limit */
   strata_objective_t objective;
   strata_recipe_t recipe;
-  int zero_stage;             /* 0..3 */
+  int zero_stage; /* 0..3 */
   strata_recompute_t recompute;
-  int sequence_parallel;      /* megatron objective: 1 on (with tp > 1);
-                                 0 or -1 off, as Megatron-LM's default */
-  int megatron_tp_axes;       /* megatron objective: mesh axes used for
-                                 tensor parallelism from the inner one
-                                 (default 1 on 2-D meshes, all on 1-D) */
-  int in_flight;              /* micro-batches whose activations are live */
-  int micro_batches;          /* per step: gradient sync is amortised */
-  int outer_dp;               /* replicas of this stage across the cluster */
-  strata_link_t outer_link;   /* link of the outer data parallelism */
-  double peak_flops;          /* per device (bf16 dense) for time */
-  double efficiency;          /* achieved fraction of peak (default 0.5) */
-  double fastest_bandwidth;   /* bytes/s; 0: the fastest mesh axis */
-  int homogeneous;            /* 1: solve one layer per block (default) */
-  int reduce;                 /* presolve reductions (default 1) */
-  double time_limit;          /* seconds (default 60) */
-  double mip_gap;             /* relative (default 1e-6) */
+  int sequence_parallel;    /* megatron objective: 1 on (with tp > 1);
+                               0 or -1 off, as Megatron-LM's default */
+  int megatron_tp_axes;     /* megatron objective: mesh axes used for
+                               tensor parallelism from the inner one
+                               (default 1 on 2-D meshes, all on 1-D) */
+  int in_flight;            /* micro-batches whose activations are live */
+  int micro_batches;        /* per step: gradient sync is amortised */
+  int outer_dp;             /* replicas of this stage across the cluster */
+  strata_link_t outer_link; /* link of the outer data parallelism */
+  double peak_flops;        /* per device (bf16 dense) for time */
+  double efficiency;        /* achieved fraction of peak (default 0.5) */
+  double fastest_bandwidth; /* bytes/s; 0: the fastest mesh axis */
+  int homogeneous;          /* 1: solve one layer per block (default) */
+  int reduce;               /* presolve reductions (default 1) */
+  double time_limit;        /* seconds (default 60) */
+  double mip_gap;           /* relative (default 1e-6) */
 } strata_stage_opts_t;
 
 void strata_stage_opts_init(strata_stage_opts_t *o);
@@ -118,7 +118,7 @@ typedef struct {
   double min_memory_bytes;        /* infeasible: smallest that would fit */
   char *hint;                     /* infeasible: what would help */
   double solve_seconds;
-  int int_vars, cont_vars, rows;  /* after reductions */
+  int int_vars, cont_vars, rows; /* after reductions */
   int int_vars_before, cont_vars_before, rows_before;
   int n_ops;
   strata_op_choice_t *ops;

@@ -16,12 +16,12 @@ extern "C" {
 #endif
 
 typedef struct {
-  int global_batch;        /* sequences per step (default 1024... see docs) */
-  int micro_batch;         /* 0: choose */
+  int global_batch; /* sequences per step (default 1024... see docs) */
+  int micro_batch;  /* 0: choose */
   double alpha;
-  double memory_budget;    /* bytes per device; 0: the GPU's memory */
-  double memory_reserve;   /* bytes per device kept free (framework, NCCL) */
-  int zero_stage;          /* -1: choose */
+  double memory_budget;  /* bytes per device; 0: the GPU's memory */
+  double memory_reserve; /* bytes per device kept free (framework, NCCL) */
+  int zero_stage;        /* -1: choose */
   strata_recipe_t recipe;
   strata_recompute_t recompute; /* fixed; or choose when recompute_auto */
   int recompute_auto;
@@ -50,22 +50,22 @@ void strata_plan_opts_init(strata_plan_opts_t *o);
 
 /* One stage of a plan. */
 typedef struct {
-  int layer_begin, layer_end;   /* transformer layers [begin, end) */
+  int layer_begin, layer_end; /* transformer layers [begin, end) */
   int with_prologue, with_epilogue;
-  int nodes, gpus_per_node;     /* its submesh */
-  int first_rank;               /* rank of its first device (replica 0) */
+  int nodes, gpus_per_node; /* its submesh */
+  int first_rank;           /* rank of its first device (replica 0) */
   strata_mesh_t mesh;
-  int in_flight;                /* micro-batches live under 1F1B */
+  int in_flight;                   /* micro-batches live under 1F1B */
   double fwd_seconds, bwd_seconds; /* one micro-batch, compute + comm */
-  double sync_seconds;          /* gradient sync per step (outer DP incl.) */
+  double sync_seconds;             /* gradient sync per step (outer DP incl.) */
   strata_stage_result_t *result;   /* strategies, memory breakdown */
 } strata_plan_stage_t;
 
 /* A global plan (merge/ fills the schedule fields and the p2p costs). */
 typedef struct strata_plan {
   char *model, *cluster;
-  int devices;                  /* used */
-  int tp, pp, dp;               /* tp: devices per stage (Megatron mode) */
+  int devices;    /* used */
+  int tp, pp, dp; /* tp: devices per stage (Megatron mode) */
   int micro_batch, global_batch, n_micro;
   int zero_stage, sequence_parallel, megatron, vpp;
   strata_recipe_t recipe;
@@ -75,15 +75,15 @@ typedef struct strata_plan {
   char family[16];
   int n_stages;
   strata_plan_stage_t *stages;
-  double *p2p_seconds;          /* [n_stages - 1] per micro-batch, one way */
+  double *p2p_seconds; /* [n_stages - 1] per micro-batch, one way */
   double step_seconds, tokens_per_second, mfu;
-  double peak_memory_bytes;     /* the most loaded device */
+  double peak_memory_bytes; /* the most loaded device */
   double gpu_memory_bytes, gpu_peak_flops;
   double model_flops_per_step;
   /* search statistics */
   int subproblems_total, subproblems_distinct, ilps_solved, cache_hits;
   double plan_seconds;
-  int time_limited;             /* the whole-plan time limit was reached */
+  int time_limited; /* the whole-plan time limit was reached */
   /* model facts the exporters need (strata_merge_stitch fills them from
    * the graph) */
   int flash_attention, dropout, untie_embeddings, max_position;

@@ -30,40 +30,38 @@ extern "C" {
 #define STRATA_MAX_OP_OUTPUTS 3
 
 /* X(enum, name, bytes per element) */
-#define STRATA_DTYPE_MAP(X) \
-  X(F32, "f32", 4)          \
-  X(BF16, "bf16", 2)        \
-  X(F16, "f16", 2)          \
-  X(F8, "f8", 1)            \
-  X(I64, "i64", 8)          \
-  X(I32, "i32", 4)          \
+#define STRATA_DTYPE_MAP(X)                                                    \
+  X(F32, "f32", 4)                                                             \
+  X(BF16, "bf16", 2)                                                           \
+  X(F16, "f16", 2)                                                             \
+  X(F8, "f8", 1)                                                               \
+  X(I64, "i64", 8)                                                             \
+  X(I32, "i32", 4)                                                             \
   X(U8, "u8", 1)
 
 typedef enum {
 #define STRATA_DT_ENUM_(e, n, b) STRATA_DTYPE_##e,
   STRATA_DTYPE_MAP(STRATA_DT_ENUM_)
 #undef STRATA_DT_ENUM_
-  STRATA_DTYPE_COUNT
+      STRATA_DTYPE_COUNT
 } strata_dtype_t;
 
 typedef enum {
-  STRATA_TENSOR_INPUT,      /* fed from outside: tokens, labels */
-  STRATA_TENSOR_PARAM,      /* a trained weight */
-  STRATA_TENSOR_ACTIVATION  /* produced by an operator */
+  STRATA_TENSOR_INPUT,     /* fed from outside: tokens, labels */
+  STRATA_TENSOR_PARAM,     /* a trained weight */
+  STRATA_TENSOR_ACTIVATION /* produced by an operator */
 } strata_tensor_kind_t;
 
 /*
  * Operator kinds: X(enum, name).  Shapes (b batch, s sequence, h hidden;
  * "..." any leading dims; weights follow PyTorch's [out, in]):
- *   embedding      tokens[b,s] (int), table[V,h] (, pos[S,h], S >= s) -> [b,s,h]
- *   layernorm      x[...,h], gamma[h] (, beta[h])   -> [...,h]
- *   rmsnorm        x[...,h], gamma[h]               -> [...,h]
- *   linear         x[...,k], w[n,k] (, bias[n])     -> [...,n]
- *   matmul         a[B...,m,k], b[B'...,k,n]        -> [B...,m,n]
- *                  (each dim of B' equals or divides the one of B: GQA)
- *   softmax, gelu, silu, dropout, rope: x -> same shape
- *   swiglu         x[...,2f]                        -> [...,f]
- *   mul, add       x, y (same shape)                -> same shape
+ *   embedding      tokens[b,s] (int), table[V,h] (, pos[S,h], S >= s) ->
+ * [b,s,h] layernorm      x[...,h], gamma[h] (, beta[h])   -> [...,h] rmsnorm
+ * x[...,h], gamma[h]               -> [...,h] linear         x[...,k], w[n,k]
+ * (, bias[n])     -> [...,n] matmul         a[B...,m,k], b[B'...,k,n]        ->
+ * [B...,m,n] (each dim of B' equals or divides the one of B: GQA) softmax,
+ * gelu, silu, dropout, rope: x -> same shape swiglu         x[...,2f] ->
+ * [...,f] mul, add       x, y (same shape)                -> same shape
  *   split_heads    x[b,s,(q+2kv)*d] -> q[b,q,s,d], k[b,kv,s,d], v[b,kv,s,d]
  *                  or x[b,s,n*d] -> [b,n,s,d]  (attr heads, kv_heads)
  *   merge_heads    x[b,n,s,d]                       -> [b,s,n*d]
@@ -72,32 +70,32 @@ typedef enum {
  *   flash_attention q[b,h,s,d], k[b,kv,s,d], v[b,kv,s,d] -> [b,h,s,d]
  *   cross_entropy  logits[b,s,V], labels[b,s] (int) -> [] (scalar loss)
  */
-#define STRATA_OP_MAP(X)                \
-  X(EMBEDDING, "embedding")             \
-  X(LAYERNORM, "layernorm")             \
-  X(RMSNORM, "rmsnorm")                 \
-  X(LINEAR, "linear")                   \
-  X(MATMUL, "matmul")                   \
-  X(SOFTMAX, "softmax")                 \
-  X(GELU, "gelu")                       \
-  X(SILU, "silu")                       \
-  X(SWIGLU, "swiglu")                   \
-  X(MUL, "mul")                         \
-  X(DROPOUT, "dropout")                 \
-  X(ADD, "add")                         \
-  X(ROPE, "rope")                       \
-  X(SPLIT_HEADS, "split_heads")         \
-  X(MERGE_HEADS, "merge_heads")         \
-  X(TRANSPOSE, "transpose")             \
-  X(RESHAPE, "reshape")                 \
-  X(FLASH_ATTENTION, "flash_attention") \
+#define STRATA_OP_MAP(X)                                                       \
+  X(EMBEDDING, "embedding")                                                    \
+  X(LAYERNORM, "layernorm")                                                    \
+  X(RMSNORM, "rmsnorm")                                                        \
+  X(LINEAR, "linear")                                                          \
+  X(MATMUL, "matmul")                                                          \
+  X(SOFTMAX, "softmax")                                                        \
+  X(GELU, "gelu")                                                              \
+  X(SILU, "silu")                                                              \
+  X(SWIGLU, "swiglu")                                                          \
+  X(MUL, "mul")                                                                \
+  X(DROPOUT, "dropout")                                                        \
+  X(ADD, "add")                                                                \
+  X(ROPE, "rope")                                                              \
+  X(SPLIT_HEADS, "split_heads")                                                \
+  X(MERGE_HEADS, "merge_heads")                                                \
+  X(TRANSPOSE, "transpose")                                                    \
+  X(RESHAPE, "reshape")                                                        \
+  X(FLASH_ATTENTION, "flash_attention")                                        \
   X(CROSS_ENTROPY, "cross_entropy")
 
 typedef enum {
 #define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
   STRATA_OP_MAP(STRATA_OP_ENUM_)
 #undef STRATA_OP_ENUM_
-  STRATA_OP_COUNT
+      STRATA_OP_COUNT
 } strata_op_kind_t;
 
 typedef struct {
@@ -117,7 +115,7 @@ typedef struct {
   char *name;
   strata_op_kind_t kind;
   int n_in, n_out;
-  int in[STRATA_MAX_OP_INPUTS];   /* tensor indices */
+  int in[STRATA_MAX_OP_INPUTS]; /* tensor indices */
   int out[STRATA_MAX_OP_OUTPUTS];
   int layer; /* first layer of its block, or -1 outside blocks */
   int block; /* index into blocks, or -1 */
@@ -228,11 +226,11 @@ int strata_graph_layer_block(const strata_graph_t *g, int layer);
 typedef struct {
   int64_t parameters;
   int layers;
-  int64_t ops;     /* with repeats expanded */
-  int64_t tensors; /* with repeats expanded */
-  double flops_per_microbatch;   /* forward + backward, no recompute */
-  int64_t weight_bytes;          /* parameters in their dtype */
-  int64_t activation_bytes;      /* saved for backward, one micro-batch */
+  int64_t ops;                 /* with repeats expanded */
+  int64_t tensors;             /* with repeats expanded */
+  double flops_per_microbatch; /* forward + backward, no recompute */
+  int64_t weight_bytes;        /* parameters in their dtype */
+  int64_t activation_bytes;    /* saved for backward, one micro-batch */
 } strata_graph_stats_t;
 void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st);
 

@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   check(gpus >= 1, "a node without GPUs was accepted");
   for (int a = 0; a < gpus; a++) {
     const strata_gpu_info_t *gi = strata_node_gpu(n, a);
-    check(gi && gi->nic < strata_node_nic_count(n), "a GPU's NIC is out of range");
+    check(gi && gi->nic < strata_node_nic_count(n),
+          "a GPU's NIC is out of range");
     for (int b = 0; b < gpus; b++)
       check(strata_node_link(n, a, b) >= 0, "a negative link bandwidth");
   }

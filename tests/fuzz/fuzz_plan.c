@@ -30,7 +30,8 @@ static void check(int ok, const char *what) {
 }
 
 static void put32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+  for (int i = 0; i < 4; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
 }
 
 static uint32_t get32(const unsigned char *p) {
@@ -92,14 +93,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(wrapped);
     return 0;
   }
-  check(strata_plan_encode(p, &enc, &elen) == 0, "a decoded plan does not encode");
+  check(strata_plan_encode(p, &enc, &elen) == 0,
+        "a decoded plan does not encode");
   raw_in = payload(file, &n_in);
   raw_out = payload(enc, &n_out);
   if (n_in != n_out || memcmp(raw_in, raw_out, n_in) != 0) {
     size_t i = 0;
-    while (i < n_in && i < n_out && raw_in[i] == raw_out[i]) i++;
-    fprintf(stderr, "fuzz_plan: payload of %zu bytes re-encodes to %zu, "
-            "first difference at byte %zu\n", n_in, n_out, i);
+    while (i < n_in && i < n_out && raw_in[i] == raw_out[i])
+      i++;
+    fprintf(stderr,
+            "fuzz_plan: payload of %zu bytes re-encodes to %zu, "
+            "first difference at byte %zu\n",
+            n_in, n_out, i);
     check(0, "decode then encode changed the payload");
   }
   if (wrapped)

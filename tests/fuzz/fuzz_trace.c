@@ -33,11 +33,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   strata_graph_stats_t st;
   strata_graph_stats(g, &st);
-  check(strata_trace_write(g, &t1, &l1) == 0, "a loaded trace cannot be written");
+  check(strata_trace_write(g, &t1, &l1) == 0,
+        "a loaded trace cannot be written");
   check(strata_trace_parse(t1, l1, "rewritten", &g2) == 0,
         "a written trace does not load");
   check(strata_trace_write(g2, &t2, &l2) == 0, "cannot write it again");
-  check(l1 == l2 && memcmp(t1, t2, l1) == 0, "write/parse is not a fixed point");
+  check(l1 == l2 && memcmp(t1, t2, l1) == 0,
+        "write/parse is not a fixed point");
   strata_free(t1);
   strata_free(t2);
   strata_graph_destroy(g2);
