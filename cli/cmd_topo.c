@@ -85,7 +85,8 @@ static int parse_args(const char *cmd, int argc, char **argv, topo_args_t *a) {
 
 static void print_levels(const strata_cluster_t *c) {
   int gpn = strata_cluster_gpus_per_node(c);
-  printf("hierarchy (bandwidth per GPU, one direction):\n");
+  printf("hierarchy (bandwidth per GPU, one direction: line rate, and what "
+         "NCCL achieves):\n");
   for (int i = strata_cluster_level_count(c) - 1, d = 0; i >= 0; i--, d++) {
     const strata_level_t *l = strata_cluster_level(c, i);
     char note[96] = "";
@@ -99,8 +100,9 @@ static void print_levels(const strata_cluster_t *c) {
       snprintf(note, sizeof note, "  (%d domains per node)", gpn / l->span);
     char name[32];
     snprintf(name, sizeof name, "%*s%s", 2 * d, "", l->name);
-    printf("  %-12s %7d GPUs %8.1f GB/s %6.1f us%s\n", name, l->span,
-           l->link.bandwidth / 1e9, l->link.latency * 1e6, note);
+    printf("  %-12s %7d GPUs %8.1f GB/s (%6.1f achieved) %6.1f us%s\n", name,
+           l->span, l->nominal_bandwidth / 1e9, l->link.bandwidth / 1e9,
+           l->link.latency * 1e6, note);
   }
 }
 
@@ -163,9 +165,16 @@ static void print_text(const strata_cluster_t *c) {
            strata_cluster_total_nodes(c) - strata_cluster_nodes(c));
   printf(" x %d GPUs = %d GPUs\n", strata_cluster_gpus_per_node(c),
          strata_cluster_gpus(c));
-  printf("GPU %s: %s, %.1f TFLOP/s bf16 dense\n", m->name,
+  const strata_perf_t *pf = strata_cluster_perf(c);
+  printf("GPU %s: %s, %.1f TFLOP/s bf16 dense", m->name,
          strata_fmt_bytes((double)m->memory_bytes, mem, sizeof mem),
          m->peak_flops / 1e12);
+  if (pf->peak_fp8_flops > 0) printf(", %.1f fp8", pf->peak_fp8_flops / 1e12);
+  printf("\nkernels: GEMMs up to %.1f %% of peak, HBM %.0f GB/s (copies "
+         "%.0f %%, framework kernels %.0f %%), fused attention %.0f / %.0f %% "
+         "(fwd / bwd)\n",
+         100 * pf->gemm_max, pf->hbm_bandwidth / 1e9, 100 * pf->mem_eff,
+         100 * pf->stream_eff, 100 * pf->attn_fwd, 100 * pf->attn_bwd);
   print_levels(c);
   if (n) print_node(n);
 }
@@ -180,7 +189,8 @@ static cJSON *json_levels(const strata_cluster_t *c) {
     if (o) cJSON_AddItemToArray(arr, o);
     if (!o || st__json_add_str(o, "name", l->name) ||
         st__json_add_num(o, "span_gpus", l->span) ||
-        st__json_add_num(o, "bandwidth_gbps", l->link.bandwidth / 1e9) ||
+        st__json_add_num(o, "bandwidth_gbps", l->nominal_bandwidth / 1e9) ||
+        st__json_add_num(o, "achieved_gbps", l->link.bandwidth / 1e9) ||
         st__json_add_num(o, "latency_us", l->link.latency * 1e6)) {
       cJSON_Delete(arr);
       return NULL;

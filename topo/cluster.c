@@ -334,6 +334,7 @@ static void add_level(strata_cluster_t *c, strata_level_kind_t kind,
   snprintf(l->name, sizeof l->name, "%s", name);
   l->span = span;
   l->link = link;
+  l->nominal_bandwidth = link.bandwidth;
 }
 
 static int make_levels(strata_cluster_t *c, const st__spec_t *s,
@@ -345,6 +346,10 @@ static int make_levels(strata_cluster_t *c, const st__spec_t *s,
   c->pcie = (strata_link_t){sh->pcie, s->pcie_latency};
   c->leaf = (strata_link_t){nic, s->latency};
   c->spine = (strata_link_t){nic / c->oversub, s->latency + s->spine_latency};
+  c->nominal[STRATA_LEVEL_NVLINK] = c->nvlink.bandwidth;
+  c->nominal[STRATA_LEVEL_PCIE] = c->pcie.bandwidth;
+  c->nominal[STRATA_LEVEL_LEAF] = c->leaf.bandwidth;
+  c->nominal[STRATA_LEVEL_SPINE] = c->spine.bandwidth;
   c->has_nvlink = sh->nvlink > 0 && sh->gpn > 1;
   if (c->has_nvlink)
     add_level(c, STRATA_LEVEL_NVLINK, c->link_name, sh->domain_size, c->nvlink);
@@ -405,6 +410,11 @@ static int build_shape(strata_cluster_t *c, const st__spec_t *s) {
   c->topo = all.topo;
   if (!rc) rc = apply_health(c, s);
   if (!rc) rc = make_levels(c, s, &all);
+  if (!rc) {
+    strata_perf_of(&c->model, &c->perf, NULL);
+    strata_calibration_init(&c->cal);
+    st__apply_perf(c);
+  }
   return rc;
 }
 

@@ -68,12 +68,20 @@ struct strata_cluster {
   strata_node_topo_t *topo; /* first XML node, or NULL */
   int *domain;              /* per local GPU: its NVLink domain */
   int has_nvlink;
-  char link_name[8]; /* "nvlink" / "xgmi" */
-  strata_link_t nvlink, pcie, leaf, spine;
+  char link_name[8];                       /* "nvlink" / "xgmi" */
+  strata_link_t nvlink, pcie, leaf, spine; /* achieved (st__apply_perf) */
+  double nominal[4];        /* line rate per level kind, bytes/s */
+  strata_perf_t perf;       /* of its GPUs, calibrated */
+  strata_calibration_t cal; /* applied calibration */
   int leaf_size;
   double oversub;
   int nlevels;
   strata_level_t levels[4];
 };
+
+/* Set the achieved links and performance figures from the nominal ones,
+ * the GPU's NCCL efficiencies and the calibration (cluster.c calls it
+ * once built, strata_cluster_calibrate again). */
+void st__apply_perf(strata_cluster_t *c);
 
 #endif

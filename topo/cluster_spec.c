@@ -88,7 +88,7 @@ static int spec_new(const char *where, int ngroups, st__spec_t **out) {
   s->gpu_memory = s->gpu_flops = s->gpu_nvlink = s->nic_bw = -1;
   s->latency = 5e-6;
   s->spine_latency = 2e-6;
-  s->nvlink_latency = 2e-6;
+  s->nvlink_latency = 3e-6;
   s->pcie_latency = 4e-6;
   s->oversub = 1.0;
   s->leaf_size = 32;

@@ -9,6 +9,7 @@
 #ifndef STRATA_TOPO_H
 #define STRATA_TOPO_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -76,6 +77,61 @@ const strata_gpu_model_t *strata_gpu_model_find(const char *name);
 /* Match a name as drivers report it ("NVIDIA H100 80GB HBM3"); NULL if
  * none matches. */
 const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
+
+/* ---------------------------------------------------------------------
+ * How fast a GPU runs what a training step asks of it (docs/cost-model.md,
+ * "Time"): a roofline per kernel.  A matrix multiplication of (m, n, k)
+ * reaches gemm_max x q(m) q(n) x (w / (w + gemm_w0)) x (k / (k + gemm_k0))
+ * of the peak, q the fill of its last 128-wide tile and w its output tiles
+ * of 128 x 128 per SM, unless it is bound by the bytes it moves; streaming
+ * kernels (norms, softmax, elementwise) move bytes at mem_eff of the HBM
+ * bandwidth; fused attention runs at its own fraction of the peak; every kernel
+ * pays a launch.  The figures per GPU model and their sources are in
+ * docs/cost-model.md.
+ */
+typedef struct {
+  double peak_flops;      /* dense bf16/fp16 tensor FLOP/s */
+  double peak_fp8_flops;  /* dense fp8 FLOP/s; 0: no fp8 tensor cores */
+  double hbm_bandwidth;   /* bytes/s, datasheet */
+  int sms;                /* streaming multiprocessors / compute units */
+  double gemm_max;        /* fraction of peak the largest GEMMs reach */
+  double gemm_w0;         /* output tiles per SM at half the tile term */
+  double gemm_k0;         /* inner dimension at half the k term */
+  double mem_eff;         /* fraction of HBM bandwidth a copy reaches (a
+                             GEMM's operands) */
+  double stream_eff;      /* fraction a framework's elementwise, norm and
+                             softmax kernels reach */
+  double attn_fwd;        /* fused attention forward: fraction of peak */
+  double attn_bwd;        /* fused attention backward: fraction of peak */
+  double attn_s0;         /* sequence at which attention reaches half */
+  double launch_seconds;  /* per kernel */
+  double context_bytes;   /* CUDA/HIP context, kernels, library handles */
+  double workspace_bytes; /* cuBLAS/cuBLASLt and TE workspaces */
+  double nccl_comm_bytes; /* NCCL buffers of a communicator of > 2 ranks */
+  double nccl_pair_bytes; /* ... of a 2-rank communicator */
+  /* Achieved fraction of a link's nominal bandwidth by NCCL/RCCL's
+   * collectives (bus bandwidth over line rate), per level kind. */
+  double link_eff[4]; /* indexed by strata_level_kind_t */
+} strata_perf_t;
+
+/* The performance figures of a GPU model (the vendor's class defaults
+ * when the model is not in the table: say so with *known = 0). */
+void strata_perf_of(const strata_gpu_model_t *m, strata_perf_t *p, int *known);
+/* Fraction of the peak a GEMM of batch x (m, n, k) reaches (no roofline). */
+double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
+                            double n, double k);
+/* Seconds of batch GEMMs of (m, n, k) with elements of elem_bytes (1: fp8
+ * operands at the fp8 peak, 2: bf16/fp16): the larger of the compute and
+ * the memory time, plus one launch.  0 for an empty product. */
+double strata_perf_gemm(const strata_perf_t *p, double batch, double m,
+                        double n, double k, int elem_bytes);
+/* Seconds of kernels that stream `bytes` through HBM. */
+double strata_perf_stream(const strata_perf_t *p, double bytes, int kernels);
+/* Seconds of fused attention doing `flops` over sequences of `seq`
+ * (backward: bwd = 1): the fraction of the peak rises with the sequence
+ * as attn x seq / (seq + attn_s0). */
+double strata_perf_attention(const strata_perf_t *p, double flops, double seq,
+                             int bwd, int fp8);
 
 /* ---------------------------------------------------------------------
  * One node's topology, read from hwloc (an XML export or this machine).
@@ -156,9 +212,12 @@ typedef enum {
 
 typedef struct {
   strata_level_kind_t kind;
-  char name[16];      /* "nvlink", "xgmi", "pcie", "leaf", "spine" */
-  int span;           /* GPUs a group within this level can hold */
-  strata_link_t link; /* bandwidth per GPU, one direction; latency */
+  char name[16];            /* "nvlink", "xgmi", "pcie", "leaf", "spine" */
+  int span;                 /* GPUs a group within this level can hold */
+  strata_link_t link;       /* achieved bandwidth per GPU, one direction
+                               (nominal x the GPU's NCCL efficiency x
+                               calibration); latency */
+  double nominal_bandwidth; /* line rate per GPU, one direction */
 } strata_level_t;
 
 typedef struct strata_cluster strata_cluster_t;
@@ -182,6 +241,35 @@ const char *strata_cluster_node_name(const strata_cluster_t *c, int i);
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c);
 uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c);
 double strata_cluster_gpu_peak_flops(const strata_cluster_t *c);
+/* The performance figures of its GPUs (strata_perf_of, scaled by the
+ * calibration when one was applied). */
+const strata_perf_t *strata_cluster_perf(const strata_cluster_t *c);
+
+/* Calibration (strata calibrate, docs/calibration.md): scales of the
+ * achieved rates fitted to measured steps on the user's cluster.  1 (and
+ * 0 for the additive terms) changes nothing. */
+typedef struct {
+  double gemm;         /* GEMM efficiency */
+  double attention;    /* fused attention efficiency */
+  double stream;       /* achieved HBM bandwidth of streaming kernels */
+  double link[4];      /* achieved bandwidth per level kind */
+  double step_seconds; /* fixed time added to every step */
+  double memory_bytes; /* fixed memory added to every device */
+} strata_calibration_t;
+void strata_calibration_init(strata_calibration_t *cal);
+/* Read a calibration file (JSON, docs/calibration.md); errors name the
+ * file and the field: STRATA_ENOTFOUND/EIO, EBADINPUT, EVERSION. */
+int strata_calibration_load(const char *path, strata_calibration_t *out);
+int strata_calibration_parse(const char *text, size_t len, const char *where,
+                             strata_calibration_t *out);
+/* Serialise to a strata_free-able JSON string. */
+int strata_calibration_write(const strata_calibration_t *cal, char **text);
+/* Apply a calibration to a cluster (replacing any earlier one). */
+int strata_cluster_calibrate(strata_cluster_t *c,
+                             const strata_calibration_t *cal);
+const strata_calibration_t *
+strata_cluster_calibration(const strata_cluster_t *c);
+
 /* The fastest level's bandwidth (to turn seconds into bytes-equivalent). */
 double strata_cluster_fastest_bandwidth(const strata_cluster_t *c);
 int strata_cluster_level_count(const strata_cluster_t *c);
