@@ -1,22 +1,29 @@
 /*
- * bench_fidelity.c - the throughput `strata estimate` predicts for the ten
- * configurations of Narayanan et al. 2021 ("Efficient Large-Scale Language
- * Model Training on GPU Clusters Using Megatron-LM", Table 1) next to the
- * teraFLOP/s per GPU they measured on Selene (DGX A100 80 GB nodes).
+ * bench_fidelity.c - what `strata estimate` predicts for the measured runs
+ * of Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training
+ * on GPU Clusters Using Megatron-LM", SC'21, arXiv:2104.04473): Table 1
+ * and the sweeps of its Figures 11 to 18, next to what they measured on
+ * Selene (DGX A100 80 GB, 8 x HDR 200 Gb/s per node).
  *
- * Each configuration goes through the command's path (fixed tp, pp and
- * dp = GPUs / (tp x pp), no memory pruning, 1F1B stitch) with full
- * activation recomputation, no sequence parallelism, no distributed
- * optimizer and the micro-batch given on the command line (default 1;
- * the paper does not list it per row).  The predicted figure is counted
- * the paper's way, equation (3) with recomputation:
- *   F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h))   FLOPs per iteration,
- *   teraFLOP/s per GPU = F / (step time x GPUs),
- * so that it compares with their column; the model's own MFU (model FLOPs
- * without recomputation) is printed next to it.
+ * Every configuration goes through the command's own path (the planner
+ * with every degree fixed, no memory pruning) with the settings of NVIDIA's
+ * reproduction scripts (Megatron-LM examples/sc21): fp16 mixed precision,
+ * unfused attention with fused softmax, dropout, no sequence parallelism,
+ * no distributed optimizer, full activation recomputation (Fig. 17 also
+ * without), the micro-batch and interleaving of each run, p2p scatter/
+ * gather (Fig. 18 also without), blocking p2p, and the data-parallel
+ * all-reduce overlapped only where the script used PyTorch's DDP (Table 1
+ * rows up to 18.4B).  One set of parameters serves every row.
  *
- * Usage: bench_fidelity [MICRO_BATCH [EFFICIENCY]]
- * Prints a Markdown table (docs/fidelity.md) and the mean absolute error.
+ * Throughput is counted the paper's way, equation (3), recomputation
+ * included: F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) FLOPs per iteration,
+ * teraFLOP/s per GPU = F / (step x GPUs); Figure 17 compares sequences per
+ * second.  Printed: Table 1 with the error per row and the mean absolute
+ * error; for each sweep, predicted against measured, the Spearman rank
+ * correlation per curve, and whether the measured fastest is predicted
+ * fastest or within 2 % of it.  docs/fidelity.md holds the output.
+ *
+ * Usage: bench_fidelity [--csv]
  */
 #include <math.h>
 #include <stdio.h>
@@ -26,101 +33,330 @@
 #include "strata/strata.h"
 
 typedef struct {
-  const char *model;
-  double billions;
-  int heads, hidden, layers, tp, pp, gpus, batch;
-  double tflops; /* measured, per GPU */
-} row_t;
+  const char *fig;   /* "T1", "11", ... */
+  const char *curve; /* which line of the figure */
+  int layers, hidden, heads;
+  int tp, pp, dp, mb, batch, vpp;
+  int recompute; /* 1 full, 0 none */
+  int sg;        /* p2p scatter/gather */
+  int ddp_overlap;
+  double measured; /* teraFLOP/s per GPU, or sequences/s (Fig. 17) */
+  double predicted;
+  int ok;
+} run_t;
 
-/* Table 1 of Narayanan et al. 2021 (arXiv:2104.04473); V = 51200,
- * s = 2048.  The presets carry the same heads, hidden size and layers. */
-static const row_t rows[] = {
-    {"gpt-1.7b", 1.7, 24, 2304, 24, 1, 1, 32, 512, 137},
-    {"gpt-3.6b", 3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
-    {"gpt-7.5b", 7.5, 32, 4096, 36, 4, 1, 128, 512, 142},
-    {"gpt-18.4b", 18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
-    {"gpt-39.1b", 39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},
-    {"gpt-76.1b", 76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
-    {"gpt-145.6b", 145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148},
-    {"gpt-310.1b", 310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155},
-    {"gpt-529.6b", 529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163},
-    {"gpt-1t", 1008, 160, 25600, 128, 8, 64, 3072, 3072, 163},
+#define T1(l, h, a, t, p, g, B, b, v, ov, x)                                   \
+  { "T1", "", l, h, a, t, p, (g) / ((t) * (p)), b, B, v, 1, 1, ov, x, 0, 0 }
+#define RUN(f, c, l, h, a, t, p, d, b, B, v, rc, sg, x)                        \
+  { f, c, l, h, a, t, p, d, b, B, v, rc, sg, 0, x, 0, 0 }
+
+static run_t runs[] = {
+    /* Table 1: micro-batch and virtual stages from run_table_1.sh */
+    T1(24, 2304, 24, 1, 1, 32, 512, 16, 1, 1, 137),
+    T1(30, 3072, 32, 2, 1, 64, 512, 16, 1, 1, 138),
+    T1(36, 4096, 32, 4, 1, 128, 512, 16, 1, 1, 142),
+    T1(40, 6144, 48, 8, 1, 256, 1024, 8, 1, 1, 135),
+    T1(48, 8192, 64, 8, 2, 512, 1536, 4, 1, 0, 138),
+    T1(60, 10240, 80, 8, 4, 1024, 1792, 2, 3, 0, 140),
+    T1(80, 12288, 96, 8, 8, 1536, 2304, 2, 2, 0, 148),
+    T1(96, 16384, 128, 8, 16, 1920, 2160, 1, 2, 0, 155),
+    T1(105, 20480, 128, 8, 35, 2520, 2520, 1, 3, 0, 163),
+    T1(128, 25600, 160, 8, 64, 3072, 3072, 1, 1, 0, 163),
+    /* Figure 7: one GPU, a 1B GPT of 128 heads (4 layers, h 4096) */
+    RUN("7", "one GPU", 4, 4096, 128, 1, 1, 1, 1, 64, 1, 1, 1, 68),
+    RUN("7", "one GPU", 4, 4096, 128, 1, 1, 1, 2, 64, 1, 1, 1, 78),
+    RUN("7", "one GPU", 4, 4096, 128, 1, 1, 1, 4, 64, 1, 1, 1, 86),
+    RUN("7", "one GPU", 4, 4096, 128, 1, 1, 1, 8, 64, 1, 1, 1, 89),
+    RUN("7", "one GPU", 4, 4096, 128, 1, 1, 1, 16, 64, 1, 1, 1, 91),
+    /* Figure 11: pipeline weak scaling, l = 3p, t = 8 */
+    RUN("11", "B=8", 3, 20480, 128, 8, 1, 1, 1, 8, 1, 1, 1, 165),
+    RUN("11", "B=8", 6, 20480, 128, 8, 2, 1, 1, 8, 1, 1, 1, 142),
+    RUN("11", "B=8", 12, 20480, 128, 8, 4, 1, 1, 8, 1, 1, 1, 121),
+    RUN("11", "B=8", 24, 20480, 128, 8, 8, 1, 1, 8, 1, 1, 1, 87),
+    RUN("11", "B=128", 3, 20480, 128, 8, 1, 1, 1, 128, 1, 1, 1, 175),
+    RUN("11", "B=128", 6, 20480, 128, 8, 2, 1, 1, 128, 1, 1, 1, 169),
+    RUN("11", "B=128", 12, 20480, 128, 8, 4, 1, 1, 128, 1, 1, 1, 166),
+    RUN("11", "B=128", 24, 20480, 128, 8, 8, 1, 1, 128, 1, 1, 1, 161),
+    /* Figure 12: GPT-3 175B on 96 GPUs, non-interleaved vs 4 chunks */
+    RUN("12", "1F1B", 96, 12288, 96, 8, 12, 1, 1, 12, 1, 1, 1, 82),
+    RUN("12", "1F1B", 96, 12288, 96, 8, 12, 1, 1, 24, 1, 1, 1, 109),
+    RUN("12", "1F1B", 96, 12288, 96, 8, 12, 1, 1, 36, 1, 1, 1, 122),
+    RUN("12", "1F1B", 96, 12288, 96, 8, 12, 1, 1, 48, 1, 1, 1, 130),
+    RUN("12", "1F1B", 96, 12288, 96, 8, 12, 1, 1, 60, 1, 1, 1, 135),
+    RUN("12", "interleaved", 96, 12288, 96, 8, 12, 1, 1, 12, 4, 1, 1, 119),
+    RUN("12", "interleaved", 96, 12288, 96, 8, 12, 1, 1, 24, 4, 1, 1, 134),
+    RUN("12", "interleaved", 96, 12288, 96, 8, 12, 1, 1, 36, 4, 1, 1, 141),
+    RUN("12", "interleaved", 96, 12288, 96, 8, 12, 1, 1, 48, 4, 1, 1, 143),
+    RUN("12", "interleaved", 96, 12288, 96, 8, 12, 1, 1, 60, 4, 1, 1, 146),
+    /* Figure 13: tensor vs pipeline, 162.2B, 64 GPUs */
+    RUN("13", "B=32", 32, 20480, 128, 32, 2, 1, 1, 32, 1, 1, 1, 103),
+    RUN("13", "B=32", 32, 20480, 128, 16, 4, 1, 1, 32, 1, 1, 1, 134),
+    RUN("13", "B=32", 32, 20480, 128, 8, 8, 1, 1, 32, 1, 1, 1, 140),
+    RUN("13", "B=32", 32, 20480, 128, 4, 16, 1, 1, 32, 1, 1, 1, 111),
+    RUN("13", "B=32", 32, 20480, 128, 2, 32, 1, 1, 32, 1, 1, 1, 91),
+    RUN("13", "B=128", 32, 20480, 128, 32, 2, 1, 1, 128, 1, 1, 1, 107),
+    RUN("13", "B=128", 32, 20480, 128, 16, 4, 1, 1, 128, 1, 1, 1, 146),
+    RUN("13", "B=128", 32, 20480, 128, 8, 8, 1, 1, 128, 1, 1, 1, 165),
+    RUN("13", "B=128", 32, 20480, 128, 4, 16, 1, 1, 128, 1, 1, 1, 162),
+    RUN("13", "B=128", 32, 20480, 128, 2, 32, 1, 1, 128, 1, 1, 1, 148),
+    /* Figure 14: pipeline vs data, 5.9B, 64 GPUs */
+    RUN("14", "B=32", 32, 3840, 32, 1, 2, 32, 1, 32, 1, 1, 1, 62),
+    RUN("14", "B=32", 32, 3840, 32, 1, 4, 16, 1, 32, 1, 1, 1, 56),
+    RUN("14", "B=32", 32, 3840, 32, 1, 8, 8, 1, 32, 1, 1, 1, 53),
+    RUN("14", "B=32", 32, 3840, 32, 1, 16, 4, 1, 32, 1, 1, 1, 49),
+    RUN("14", "B=32", 32, 3840, 32, 1, 32, 2, 1, 32, 1, 1, 1, 43),
+    RUN("14", "B=512", 32, 3840, 32, 1, 2, 32, 1, 512, 1, 1, 1, 148),
+    RUN("14", "B=512", 32, 3840, 32, 1, 4, 16, 1, 512, 1, 1, 1, 141),
+    RUN("14", "B=512", 32, 3840, 32, 1, 8, 8, 1, 512, 1, 1, 1, 129),
+    RUN("14", "B=512", 32, 3840, 32, 1, 16, 4, 1, 512, 1, 1, 1, 114),
+    RUN("14", "B=512", 32, 3840, 32, 1, 32, 2, 1, 512, 1, 1, 1, 90),
+    /* Figure 15: tensor vs data, 5.9B, 64 GPUs */
+    RUN("15", "B=32", 32, 3840, 32, 2, 1, 32, 1, 32, 1, 1, 1, 56),
+    RUN("15", "B=32", 32, 3840, 32, 4, 1, 16, 1, 32, 1, 1, 1, 54),
+    RUN("15", "B=32", 32, 3840, 32, 8, 1, 8, 1, 32, 1, 1, 1, 55),
+    RUN("15", "B=32", 32, 3840, 32, 16, 1, 4, 1, 32, 1, 1, 1, 36),
+    RUN("15", "B=32", 32, 3840, 32, 32, 1, 2, 1, 32, 1, 1, 1, 22),
+    RUN("15", "B=128", 32, 3840, 32, 2, 1, 32, 1, 128, 1, 1, 1, 103),
+    RUN("15", "B=128", 32, 3840, 32, 4, 1, 16, 1, 128, 1, 1, 1, 88),
+    RUN("15", "B=128", 32, 3840, 32, 8, 1, 8, 1, 128, 1, 1, 1, 70),
+    RUN("15", "B=128", 32, 3840, 32, 16, 1, 4, 1, 128, 1, 1, 1, 39),
+    RUN("15", "B=128", 32, 3840, 32, 32, 1, 2, 1, 128, 1, 1, 1, 22),
+    RUN("15", "B=512", 32, 3840, 32, 2, 1, 32, 1, 512, 1, 1, 1, 127),
+    RUN("15", "B=512", 32, 3840, 32, 4, 1, 16, 1, 512, 1, 1, 1, 104),
+    RUN("15", "B=512", 32, 3840, 32, 8, 1, 8, 1, 512, 1, 1, 1, 75),
+    RUN("15", "B=512", 32, 3840, 32, 16, 1, 4, 1, 512, 1, 1, 1, 40),
+    RUN("15", "B=512", 32, 3840, 32, 32, 1, 2, 1, 512, 1, 1, 1, 22),
+    /* Figure 16: micro-batch size, 91B, (t, p) = (8, 8) */
+    RUN("16", "B=128", 32, 15360, 128, 8, 8, 1, 1, 128, 1, 1, 1, 156),
+    RUN("16", "B=128", 32, 15360, 128, 8, 8, 1, 2, 128, 1, 1, 1, 159),
+    RUN("16", "B=128", 32, 15360, 128, 8, 8, 1, 4, 128, 1, 1, 1, 139),
+    RUN("16", "B=128", 32, 15360, 128, 8, 8, 1, 8, 128, 1, 1, 1, 120),
+    RUN("16", "B=512", 32, 15360, 128, 8, 8, 1, 1, 512, 1, 1, 1, 162),
+    RUN("16", "B=512", 32, 15360, 128, 8, 8, 1, 2, 512, 1, 1, 1, 171),
+    RUN("16", "B=512", 32, 15360, 128, 8, 8, 1, 4, 512, 1, 1, 1, 160),
+    RUN("16", "B=512", 32, 15360, 128, 8, 8, 1, 8, 512, 1, 1, 1, 154),
+    /* Figure 17: activation recompute, 145B, (t, p) = (8, 16): seq/s */
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 1, 1, 1, 1, 0.6),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 2, 1, 1, 1, 1.0),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 4, 1, 1, 1, 1.8),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 8, 1, 1, 1, 3.0),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 16, 1, 1, 1, 4.3),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 32, 1, 1, 1, 5.7),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 64, 1, 1, 1, 6.8),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 128, 1, 1, 1, 7.4),
+    RUN("17", "recompute", 80, 12288, 96, 8, 16, 1, 1, 256, 1, 1, 1, 7.8),
+    RUN("17", "none", 80, 12288, 96, 8, 16, 1, 1, 1, 1, 0, 1, 0.7),
+    RUN("17", "none", 80, 12288, 96, 8, 16, 1, 1, 2, 1, 0, 1, 1.3),
+    RUN("17", "none", 80, 12288, 96, 8, 16, 1, 1, 4, 1, 0, 1, 2.3),
+    RUN("17", "none", 80, 12288, 96, 8, 16, 1, 1, 8, 1, 0, 1, 3.9),
+    /* Figure 18: scatter/gather, 175B, 96 GPUs, interleaved */
+    RUN("18", "off", 96, 12288, 96, 8, 12, 1, 1, 12, 4, 1, 0, 107),
+    RUN("18", "off", 96, 12288, 96, 8, 12, 1, 1, 24, 4, 1, 0, 121),
+    RUN("18", "off", 96, 12288, 96, 8, 12, 1, 1, 36, 4, 1, 0, 127),
+    RUN("18", "off", 96, 12288, 96, 8, 12, 1, 1, 48, 4, 1, 0, 130),
+    RUN("18", "off", 96, 12288, 96, 8, 12, 1, 1, 60, 4, 1, 0, 131),
+    RUN("18", "on", 96, 12288, 96, 8, 12, 1, 1, 12, 4, 1, 1, 119),
+    RUN("18", "on", 96, 12288, 96, 8, 12, 1, 1, 24, 4, 1, 1, 134),
+    RUN("18", "on", 96, 12288, 96, 8, 12, 1, 1, 36, 4, 1, 1, 141),
+    RUN("18", "on", 96, 12288, 96, 8, 12, 1, 1, 48, 4, 1, 1, 143),
+    RUN("18", "on", 96, 12288, 96, 8, 12, 1, 1, 60, 4, 1, 1, 146),
 };
+#define N_RUNS ((int)(sizeof runs / sizeof runs[0]))
 
 /* Equation (3) of the paper: FLOPs of one iteration with recomputation. */
-static double paper_flops(const row_t *r) {
+static double paper_flops(const run_t *r) {
   double B = r->batch, s = 2048, l = r->layers, h = r->hidden, V = 51200;
   return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
 }
 
-/* What `strata estimate --model M --cluster dgx-a100:N --tp T --pp P
- * --global-batch B --micro-batch b --recompute full` computes. */
-static int estimate(const row_t *r, int mb, double eff, strata_plan_t **out) {
+static int gpus(const run_t *r) {
+  return r->tp * r->pp * r->dp;
+}
+
+/* What `strata estimate` computes for the run. */
+static int estimate(const run_t *r, double *step, double *mem) {
   strata_plan_opts_t po;
   strata_graph_t *g = NULL;
   strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
   char spec[64];
   strata_plan_opts_init(&po);
-  po.recompute = STRATA_RECOMPUTE_FULL;
+  strata_gen_opts_keep(&po.gen);
+  po.gen.layers = r->layers, po.gen.hidden = r->hidden;
+  po.gen.heads = r->heads, po.gen.vocab = 51200, po.gen.seq = 2048;
+  po.gen.micro_batch = r->mb;
+  po.gen.flash_attention = 0, po.gen.dropout = 1;
+  po.recompute = r->recompute ? STRATA_RECOMPUTE_FULL : STRATA_RECOMPUTE_NONE;
   po.recompute_auto = 0;
   po.sequence_parallel = 0;
+  po.zero_stage = 0;
+  po.overlap_grad_reduce = r->ddp_overlap;
+  po.overlap_param_gather = 0;
+  po.overlap_p2p = 0;
+  po.scatter_gather = r->sg;
   po.quiet = 1;
-  po.gen.micro_batch = mb;
-  po.efficiency = eff;
-  snprintf(spec, sizeof spec, "dgx-a100:%d", r->gpus / 8);
-  int rc = strata_model_load(r->model, &po.gen, &g);
+  po.micro_batch = r->mb;
+  po.global_batch = r->batch;
+  po.fix_tp = r->tp, po.fix_pp = r->pp, po.fix_dp = r->dp;
+  po.vpp = r->vpp;
+  po.no_memory_check = 1;
+  po.top = 1;
+  snprintf(spec, sizeof spec, "dgx-a100:%d", (gpus(r) + 7) / 8);
+  int rc = strata_model_load("gpt", &po.gen, &g);
   if (!rc) rc = strata_cluster_load(spec, &c);
+  if (!rc) rc = strata_pipeline_plan(g, c, &po, &p);
   if (!rc) {
-    po.fix_tp = r->tp, po.fix_pp = r->pp;
-    po.fix_dp = r->gpus / (r->tp * r->pp);
-    po.micro_batch = mb;
-    po.global_batch = r->batch;
-    po.zero_stage = 0;
-    po.memory_budget = 1e30;
-    rc = strata_pipeline_plan(g, c, &po, out);
+    *step = p->step_seconds;
+    *mem = p->peak_memory_bytes;
   }
-  if (!rc) rc = strata_merge_stitch(*out, g, c);
+  strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return rc;
 }
 
-int main(int argc, char **argv) {
-  int mb = argc > 1 ? atoi(argv[1]) : 1;
-  double eff = argc > 2 ? atof(argv[2]) : 0.5, sum = 0, peak = 312e12;
-  int n = 0;
-  if (mb < 1 || eff <= 0 || eff > 1) {
-    fprintf(stderr, "usage: bench_fidelity [MICRO_BATCH [EFFICIENCY]]\n");
-    return 1;
+static double value_of(const run_t *r, double step) {
+  if (!strcmp(r->fig, "17")) return r->batch / step; /* sequences/s */
+  return paper_flops(r) / (step * gpus(r)) / 1e12;
+}
+
+/* Spearman's rank correlation of x and y (average ranks for ties). */
+static void ranks(const double *v, int n, double *rk) {
+  for (int i = 0; i < n; i++) {
+    double less = 0, same = 0;
+    for (int j = 0; j < n; j++)
+      less += v[j] < v[i], same += v[j] == v[i];
+    rk[i] = less + (same + 1) / 2;
   }
-  printf("micro-batch %d, efficiency %.2f, full recompute, 1F1B\n\n", mb, eff);
-  printf("| model | t | p | d | GPUs | B | m | measured TF/s | predicted "
-         "TF/s | error | MFU | memory GiB |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    const row_t *r = &rows[i];
-    strata_plan_t *p = NULL;
-    int d = r->gpus / (r->tp * r->pp);
-    if (estimate(r, mb, eff, &p)) {
-      printf("| %s | %d | %d | %d | %d | %d | - | %.0f | %s | | | |\n",
-             r->model, r->tp, r->pp, d, r->gpus, r->batch, r->tflops,
-             strata_last_error());
+}
+
+static double spearman(const double *x, const double *y, int n) {
+  double rx[64], ry[64], mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+  ranks(x, n, rx);
+  ranks(y, n, ry);
+  for (int i = 0; i < n; i++)
+    mx += rx[i] / n, my += ry[i] / n;
+  for (int i = 0; i < n; i++) {
+    sxy += (rx[i] - mx) * (ry[i] - my);
+    sxx += (rx[i] - mx) * (rx[i] - mx);
+    syy += (ry[i] - my) * (ry[i] - my);
+  }
+  return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : 1;
+}
+
+static void table1(void) {
+  double sum = 0, worst = 0;
+  int n = 0;
+  printf("## Table 1\n\n| model | t | p | d | GPUs | B | b | v | measured "
+         "TF/s | predicted TF/s | error |\n|---|---|---|---|---|---|---|---|"
+         "---|---|---|\n");
+  for (int i = 0; i < N_RUNS; i++) {
+    const run_t *r = &runs[i];
+    if (strcmp(r->fig, "T1")) continue;
+    double P = 12.0 * r->layers * r->hidden * (double)r->hidden *
+               (1 + 13.0 / (12 * r->hidden) +
+                (51200.0 + 2048) / (12.0 * r->layers * r->hidden)) /
+               1e9;
+    if (!r->ok) {
+      printf("| %.1fB | %d | %d | %d | %d | %d | %d | %d | %.0f | failed | |\n",
+             P, r->tp, r->pp, r->dp, gpus(r), r->batch, r->mb, r->vpp,
+             r->measured);
       continue;
     }
-    double tf = paper_flops(r) / (p->step_seconds * r->gpus) / 1e12;
-    double err = (tf - r->tflops) / r->tflops;
-    sum += fabs(err);
+    double e = (r->predicted - r->measured) / r->measured;
+    sum += fabs(e);
+    worst = fabs(e) > worst ? fabs(e) : worst;
     n++;
-    printf("| %s | %d | %d | %d | %d | %d | %d | %.0f (%.0f%%) | %.1f (%.0f%%) "
-           "| %+.1f%% | %.1f%% | %.1f%s |\n",
-           r->model, r->tp, r->pp, d, r->gpus, r->batch, p->n_micro, r->tflops,
-           100 * r->tflops * 1e12 / peak, tf, 100 * tf * 1e12 / peak, 100 * err,
-           100 * p->mfu, p->peak_memory_bytes / 1073741824.0,
-           p->peak_memory_bytes > p->gpu_memory_bytes ? " (does not fit)" : "");
-    strata_plan_destroy(p);
+    printf("| %.1fB | %d | %d | %d | %d | %d | %d | %d | %.0f | %.1f | %+.1f%% "
+           "|\n",
+           P, r->tp, r->pp, r->dp, gpus(r), r->batch, r->mb, r->vpp,
+           r->measured, r->predicted, 100 * e);
   }
-  if (n)
-    printf("\nmean absolute error %.1f%% over %d configurations\n",
-           100 * sum / n, n);
+  printf("\nTable 1: mean absolute error %.1f %%, worst %.1f %% over %d rows "
+         "(targets: <= 5 %%, <= 10 %%)\n\n",
+         n ? 100 * sum / n : 0, 100 * worst, n);
+}
+
+/* One sweep figure: each curve's points, its rank correlation and whether
+ * the measured fastest is predicted fastest (or within 2 %). */
+static void figure(const char *fig) {
+  const char *curves[8];
+  int nc = 0;
+  for (int i = 0; i < N_RUNS; i++) {
+    if (strcmp(runs[i].fig, fig)) continue;
+    int seen = 0;
+    for (int c = 0; c < nc; c++)
+      seen |= !strcmp(curves[c], runs[i].curve);
+    if (!seen && nc < 8) curves[nc++] = runs[i].curve;
+  }
+  printf("## Figure %s\n\n| curve | t | p | d | b | B | v | measured | "
+         "predicted | error |\n|---|---|---|---|---|---|---|---|---|---|\n",
+         fig);
+  double allx[64], ally[64];
+  int na = 0;
+  for (int c = 0; c < nc; c++)
+    for (int i = 0; i < N_RUNS; i++) {
+      const run_t *r = &runs[i];
+      if (strcmp(r->fig, fig) || strcmp(r->curve, curves[c]) || !r->ok)
+        continue;
+      printf("| %s | %d | %d | %d | %d | %d | %d | %.1f | %.1f | %+.1f%% |\n",
+             r->curve, r->tp, r->pp, r->dp, r->mb, r->batch, r->vpp,
+             r->measured, r->predicted,
+             100 * (r->predicted - r->measured) / r->measured);
+      if (na < 64) allx[na] = r->measured, ally[na++] = r->predicted;
+    }
+  printf("\n");
+  for (int c = 0; c < nc; c++) {
+    double x[64], y[64];
+    int n = 0, best_m = -1, best_p = -1;
+    for (int i = 0; i < N_RUNS && n < 64; i++) {
+      const run_t *r = &runs[i];
+      if (strcmp(r->fig, fig) || strcmp(r->curve, curves[c]) || !r->ok)
+        continue;
+      x[n] = r->measured, y[n] = r->predicted;
+      if (best_m < 0 || x[n] > x[best_m]) best_m = n;
+      if (best_p < 0 || y[n] > y[best_p]) best_p = n;
+      n++;
+    }
+    if (n < 2) continue;
+    double gap = 1 - y[best_m] / y[best_p];
+    printf("Figure %s, %s: Spearman %.2f over %d points; the measured "
+           "fastest is predicted %s\n",
+           fig, curves[c], spearman(x, y, n), n,
+           best_m == best_p ? "fastest"
+           : gap <= 0.02    ? "within 2 % of the fastest"
+                            : "slower than the fastest by more than 2 %");
+  }
+  if (nc > 1)
+    printf("Figure %s, all curves: Spearman %.2f over %d points\n", fig,
+           spearman(allx, ally, na), na);
+  printf("\n");
+}
+
+int main(int argc, char **argv) {
+  int csv = argc > 1 && !strcmp(argv[1], "--csv");
+  for (int i = 0; i < N_RUNS; i++) {
+    run_t *r = &runs[i];
+    double step = 0, mem = 0;
+    if (estimate(r, &step, &mem)) {
+      fprintf(stderr, "bench_fidelity: figure %s %s: %s\n", r->fig, r->curve,
+              strata_last_error());
+      continue;
+    }
+    r->predicted = value_of(r, step);
+    r->ok = 1;
+    if (csv)
+      printf("%s,%s,%d,%d,%d,%d,%d,%d,%d,%.4f,%.4f,%.3f\n", r->fig, r->curve,
+             r->tp, r->pp, r->dp, r->mb, r->batch, r->vpp, r->recompute,
+             r->measured, r->predicted, mem / 1073741824.0);
+  }
+  if (csv) return 0;
+  printf(
+      "Narayanan et al. 2021 against strata estimate (dgx-a100 presets)\n\n");
+  table1();
+  static const char *figs[] = {"7",  "11", "12", "13", "14",
+                               "15", "16", "17", "18"};
+  for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
+    figure(figs[f]);
   return 0;
 }

@@ -1,359 +1,276 @@
 /*
- * cmd_estimate.c - `strata estimate`: memory and time of one given
- * Megatron-style configuration (tp, pp, dp, micro-batch, ZeRO, recompute,
- * sequence parallelism), with the cost model the planner uses.
+ * cmd_estimate.c - `strata estimate`: memory and step time of one given
+ * configuration, with the planner's own evaluation and defaults (it is
+ * `strata plan` with the configuration fixed), then how it compares to
+ * the best plan: slower by how much and why, or how far it is from
+ * fitting and which memory item decides.
  */
-#include <getopt.h>
+#include <math.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/planargs.h"
 #include "core/json.h"
 
-static void help(void) {
-  printf(
-      "Usage: strata estimate --model M --cluster SPEC --tp T --pp P "
-      "[options]\n"
-      "\n"
-      "Memory of every pipeline stage (weights, gradients, optimizer states,\n"
-      "activations of the in-flight micro-batches, transients) and the step\n"
-      "time, tokens/s and MFU of a Megatron-LM configuration.\n"
-      "\n"
-      "  --model M              preset, family or trace file\n"
-      "  --cluster SPEC         PRESET:NODES or a cluster spec file\n"
-      "  --tp T, --pp P         tensor- and pipeline-parallel sizes\n"
-      "  --dp D                 data-parallel size (default: all GPUs)\n"
-      "  --micro-batch b        (default 1)\n"
-      "  --global-batch B       (default micro-batch x dp)\n"
-      "  --zero Z               0 or 1 (1: distributed optimizer)\n"
-      "  --recipe R             megatron (default: 2+4+12 B/param) or zero\n"
-      "  --sequence-parallel    with tensor parallelism\n"
-      "  --recompute R          none (default), selective or full\n"
-      "  --flash-attention, --no-flash-attention\n"
-      "  --seq S                sequence length\n"
-      "  --efficiency E         achieved fraction of peak FLOP/s (default "
-      "0.5)\n"
-      "  --json                 JSON output\n"
-      "\n"
-      "A configuration that breaks one of Megatron-LM's rules is refused with\n"
-      "the rule (exit 1), and so is a tensor-parallel group that is not\n"
-      "inside one node.  Exit 3 when it does not fit in the GPU's memory.\n");
-}
-
-enum {
-  E_MODEL = 256,
-  E_CLUSTER,
-  E_TP,
-  E_PP,
-  E_DP,
-  E_MB,
-  E_GB,
-  E_ZERO,
-  E_RECIPE,
-  E_SP,
-  E_RC,
-  E_FLASH,
-  E_NOFLASH,
-  E_SEQ,
-  E_EFF,
-  E_JSON,
-  E_HELP
-};
-
-static const struct option opts[] = {
-    {"model", required_argument, 0, E_MODEL},
-    {"cluster", required_argument, 0, E_CLUSTER},
-    {"tp", required_argument, 0, E_TP},
-    {"pp", required_argument, 0, E_PP},
-    {"dp", required_argument, 0, E_DP},
-    {"micro-batch", required_argument, 0, E_MB},
-    {"global-batch", required_argument, 0, E_GB},
-    {"zero", required_argument, 0, E_ZERO},
-    {"recipe", required_argument, 0, E_RECIPE},
-    {"sequence-parallel", no_argument, 0, E_SP},
-    {"recompute", required_argument, 0, E_RC},
-    {"flash-attention", no_argument, 0, E_FLASH},
-    {"no-flash-attention", no_argument, 0, E_NOFLASH},
-    {"seq", required_argument, 0, E_SEQ},
-    {"efficiency", required_argument, 0, E_EFF},
-    {"json", no_argument, 0, E_JSON},
-    {"help", no_argument, 0, E_HELP},
-    {0, 0, 0, 0}};
-
-typedef struct {
-  const char *model, *cluster;
-  long tp, pp, dp, mb, gb, zero;
-  int json;
-  strata_plan_opts_t po;
-} args_t;
-
-static int parse_opt(int c, args_t *a) {
-  long v;
-  int rc = 0;
-  switch (c) {
-  case E_MODEL:
-    a->model = optarg;
-    break;
-  case E_CLUSTER:
-    a->cluster = optarg;
-    break;
-  case E_TP:
-    rc = cli_parse_int("estimate", "--tp", optarg, 1, 1 << 20, &a->tp);
-    break;
-  case E_PP:
-    rc = cli_parse_int("estimate", "--pp", optarg, 1, 1 << 20, &a->pp);
-    break;
-  case E_DP:
-    rc = cli_parse_int("estimate", "--dp", optarg, 1, 1 << 24, &a->dp);
-    break;
-  case E_MB:
-    rc = cli_parse_int("estimate", "--micro-batch", optarg, 1, 1 << 20, &a->mb);
-    break;
-  case E_GB:
-    rc = cli_parse_int("estimate", "--global-batch", optarg, 1, 1L << 30,
-                       &a->gb);
-    break;
-  case E_ZERO:
-    rc = cli_parse_int("estimate", "--zero", optarg, 0, 3, &a->zero);
-    break;
-  case E_RECIPE:
-    if (strata_recipe_parse(optarg, &a->po.recipe))
-      rc = cli_usage_error("estimate", "%s", strata_last_error());
-    break;
-  case E_SP:
-    a->po.sequence_parallel = 1;
-    break;
-  case E_RC:
-    if (strata_recompute_parse(optarg, &a->po.recompute))
-      rc = cli_usage_error("estimate", "%s", strata_last_error());
-    break;
-  case E_FLASH:
-    a->po.gen.flash_attention = 1;
-    break;
-  case E_NOFLASH:
-    a->po.gen.flash_attention = 0;
-    break;
-  case E_SEQ:
-    rc = cli_parse_int("estimate", "--seq", optarg, 1, 1 << 24, &v);
-    a->po.gen.seq = (int)v;
-    break;
-  case E_EFF:
-    rc = cli_parse_double("estimate", "--efficiency", optarg, 1e-3, 1,
-                          &a->po.efficiency);
-    break;
-  case E_JSON:
-    a->json = 1;
-    break;
-  default:
-    rc = cli_usage_error("estimate", "unknown option");
-    break;
-  }
-  return rc;
-}
-
-static int on_opt(int c, void *a) {
-  return parse_opt(c, a);
-}
-
-static int parse(int argc, char **argv, args_t *a) {
-  int rc;
-  memset(a, 0, sizeof *a);
-  strata_plan_opts_init(&a->po);
-  a->po.recompute = STRATA_RECOMPUTE_NONE;
-  a->po.recompute_auto = 0;
-  a->po.sequence_parallel = 0;
-  a->po.quiet = 1;
-  a->mb = 1;
-  rc = cli_getopt("estimate", argc, argv, "", opts, E_HELP, help, on_opt, a);
-  if (rc) return rc;
-  if (!a->model || !a->cluster || !a->tp || !a->pp)
-    return cli_usage_error("estimate", "--model, --cluster, --tp and --pp are "
-                                       "required");
-  return 0;
-}
-
-/* Can Megatron-LM split L layers over p stages?  Evenly, or (as the
- * planner does, pipeline/split.c) with middle stages of ceil(L/p) layers
- * and the first and last stages sharing the rest
- * (--decoder-first/last-pipeline-num-layers). */
-static int splits_layers(int L, long p) {
-  if (p > L) return 0;
-  if (L % p == 0 || p <= 2) return 1;
-  long mid = (L + p - 1) / p, rest = L - (p - 2) * mid;
-  return rest >= 2 && rest <= 2 * mid;
-}
-
-/* The data-parallel size: given, or the GPUs left by tp x pp, which must
- * then divide the cluster (with --dp, Megatron's world is tp x pp x dp). */
-static int world_rules(args_t *a, int world) {
-  if (!a->dp && world % (a->tp * a->pp))
-    return cli_usage_error("estimate",
-                           "world size %d is not divisible by "
-                           "tensor x pipeline parallel size %ld x %ld",
-                           world, a->tp, a->pp);
-  if (!a->dp) a->dp = world / (a->tp * a->pp);
-  if (a->dp * a->tp * a->pp > world)
-    return cli_usage_error("estimate",
-                           "tp x pp x dp = %ld exceeds the %d GPUs "
-                           "of the cluster",
-                           a->dp * a->tp * a->pp, world);
-  return 0;
-}
+#define GIB (1024.0 * 1024.0 * 1024.0)
 
 /* Megatron-LM's own checks (megatron/training/arguments.py), before any
- * costing: a configuration it would refuse is refused here with the rule.
- * The last check is Strata's: its cost model places a tensor-parallel
- * group inside one node (NVLink), as Megatron-LM's guidance does. */
-static int megatron_rules(args_t *a, const strata_graph_t *g, int world,
-                          int gpn) {
-  int L = strata_graph_layers(g), rc = world_rules(a, world);
-  if (rc) return rc;
-  if (g->hp.heads && g->hp.heads % a->tp)
+ * costing: a configuration it would refuse is refused here with the rule. */
+static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
+                          int world, int gpn) {
+  int L = strata_graph_layers(g), tp = o->fix_tp, pp = o->fix_pp;
+  if (!o->fix_dp && world % (tp * pp))
     return cli_usage_error("estimate",
-                           "the number of attention heads (%d) "
-                           "must be divisible by the tensor-parallel size %ld",
-                           g->hp.heads, a->tp);
-  if (g->hp.kv_heads && g->hp.kv_heads % a->tp)
+                           "world size %d is not divisible by tensor x "
+                           "pipeline parallel size %d x %d",
+                           world, tp, pp);
+  if (!o->fix_dp) o->fix_dp = world / (tp * pp);
+  long used = (long)o->fix_dp * tp * pp;
+  if (used > world)
     return cli_usage_error("estimate",
-                           "the number of query groups (%d) must "
-                           "be divisible by the tensor-parallel size %ld",
-                           g->hp.kv_heads, a->tp);
-  if (a->pp > L)
+                           "tp x pp x dp = %ld exceeds the %d GPUs of the "
+                           "cluster",
+                           used, world);
+  if (g->hp.heads && g->hp.heads % tp)
     return cli_usage_error("estimate",
-                           "pipeline size %ld exceeds the %d "
-                           "layers",
-                           a->pp, L);
-  if (!splits_layers(L, a->pp))
+                           "the number of attention heads (%d) must be "
+                           "divisible by the tensor-parallel size %d",
+                           g->hp.heads, tp);
+  if (g->hp.kv_heads && g->hp.kv_heads % tp)
     return cli_usage_error("estimate",
-                           "%d layers do not split over %ld "
-                           "pipeline stages: Megatron-LM needs the layers "
-                           "divisible by the pipeline size, or middle stages "
-                           "of %ld layers with the first and last stages "
-                           "sharing the rest",
-                           L, a->pp, (L + a->pp - 1) / a->pp);
-  if (!a->gb) a->gb = a->mb * a->dp;
-  if (a->gb % (a->mb * a->dp))
+                           "the number of query groups (%d) must be "
+                           "divisible by the tensor-parallel size %d",
+                           g->hp.kv_heads, tp);
+  if (pp > L)
+    return cli_usage_error("estimate", "pipeline size %d exceeds the %d layers",
+                           pp, L);
+  if (o->global_batch % (o->micro_batch * o->fix_dp))
     return cli_usage_error("estimate",
-                           "global batch size (%ld) is not "
-                           "divisible by micro batch size (%ld) times data "
-                           "parallel size (%ld)",
-                           a->gb, a->mb, a->dp);
-  if (a->po.sequence_parallel && a->tp == 1)
+                           "global batch size (%d) is not divisible by micro "
+                           "batch size (%d) times data parallel size (%d)",
+                           o->global_batch, o->micro_batch, o->fix_dp);
+  if (o->sequence_parallel > 0 && tp == 1)
     return cli_usage_error("estimate", "sequence parallelism needs a "
                                        "tensor-parallel size above 1");
-  if (a->zero >= 2)
+  if (o->megatron && o->zero_stage >= 2)
     return cli_usage_error("estimate",
-                           "ZeRO stage %ld: Megatron-LM's "
-                           "distributed optimizer is ZeRO stage 1",
-                           a->zero);
-  if (a->tp > gpn || gpn % a->tp)
+                           "ZeRO stage %d: Megatron-LM's distributed "
+                           "optimizer is ZeRO stage 1 (use --free for 2 or 3)",
+                           o->zero_stage);
+  if (tp > gpn ? tp % gpn : gpn % tp)
     return cli_usage_error("estimate",
-                           "tensor-parallel size %ld: strata "
-                           "places a tensor-parallel group inside one node, "
-                           "so it must divide the %d GPUs of a node",
-                           a->tp, gpn);
+                           "tensor-parallel size %d: a group within a node "
+                           "must divide its %d GPUs, one across nodes take "
+                           "whole nodes",
+                           tp, gpn);
+  int m = o->global_batch / (o->micro_batch * o->fix_dp);
+  if (o->vpp > 1) {
+    if (pp < 2)
+      return cli_usage_error("estimate",
+                             "interleaving (--vpp %d) needs a "
+                             "pipeline of 2 stages or more",
+                             o->vpp);
+    if (L % (pp * o->vpp))
+      return cli_usage_error("estimate",
+                             "%d layers do not split into %d stages of %d "
+                             "virtual stages: the layers per pipeline stage "
+                             "must be divisible by --vpp",
+                             L, pp, o->vpp);
+    if (m < pp || m % pp)
+      return cli_usage_error("estimate",
+                             "interleaving needs the micro-batches per step "
+                             "(%d) to be a multiple of the pipeline size %d",
+                             m, pp);
+  }
+  if (!o->fix_first && !o->fix_last && o->vpp <= 1 && pp > 1 && !(L % pp))
+    o->fix_first = o->fix_last = L / pp; /* Megatron-LM's default */
+  if (!o->fix_first && !o->fix_last && o->vpp <= 1 && pp > 1 && L % pp)
+    return cli_usage_error("estimate",
+                           "%d layers do not split evenly over %d pipeline "
+                           "stages: give --first-stage-layers and/or "
+                           "--last-stage-layers (Megatron-LM's "
+                           "--decoder-first/last-pipeline-num-layers)",
+                           L, pp);
   return 0;
 }
 
-static int add_stage(cJSON *arr, const strata_plan_stage_t *s) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o || !cJSON_AddItemToArray(arr, o)) {
-    cJSON_Delete(o);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  const strata_stage_result_t *r = s->result;
-  int rc = st__json_add_num(o, "layer_begin", s->layer_begin);
-  if (!rc) rc = st__json_add_num(o, "layer_end", s->layer_end);
-  if (!rc) rc = st__json_add_num(o, "in_flight", s->in_flight);
-  if (!rc) rc = st__json_add_num(o, "weights_bytes", r->mem.weights);
-  if (!rc) rc = st__json_add_num(o, "gradients_bytes", r->mem.gradients);
-  if (!rc) rc = st__json_add_num(o, "optimizer_bytes", r->mem.optimizer);
-  if (!rc) rc = st__json_add_num(o, "activations_bytes", r->mem.activations);
-  if (!rc) rc = st__json_add_num(o, "transient_bytes", r->mem.transient);
-  if (!rc) rc = st__json_add_num(o, "total_bytes", r->mem.total);
-  if (!rc)
-    rc = st__json_add_num(o, "activations_per_layer_bytes",
-                          r->activations_per_layer);
-  if (!rc) rc = st__json_add_num(o, "fwd_seconds", s->fwd_seconds);
-  if (!rc) rc = st__json_add_num(o, "bwd_seconds", s->bwd_seconds);
-  return rc;
+/* The item of b that exceeds a's most: its name and the difference. */
+static const char *step_term(const strata_step_items_t *a,
+                             const strata_step_items_t *b, double *diff) {
+  const double x[] = {a->compute,      a->tp_comm,   a->bubble,  a->dp_sync,
+                      a->param_gather, a->optimizer, a->overhead};
+  const double y[] = {b->compute,      b->tp_comm,   b->bubble,  b->dp_sync,
+                      b->param_gather, b->optimizer, b->overhead};
+  static const char *name[] = {"compute",
+                               "tensor-parallel communication",
+                               "the pipeline bubble",
+                               "data-parallel gradient synchronisation",
+                               "the parameter gather",
+                               "the optimizer step",
+                               "the fixed overhead"};
+  int best = 0;
+  for (int i = 1; i < 7; i++)
+    if (y[i] - x[i] > y[best] - x[best]) best = i;
+  *diff = y[best] - x[best];
+  return name[best];
 }
 
-static int json_out(const args_t *a, const strata_plan_t *p, int fits) {
-  cJSON *root = cJSON_CreateObject(), *arr = NULL;
-  int rc = root ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
-  if (!rc) rc = st__json_add_str(root, "model", a->model);
-  if (!rc) rc = st__json_add_str(root, "cluster", a->cluster);
-  if (!rc) rc = st__json_add_num(root, "tp", p->tp);
-  if (!rc) rc = st__json_add_num(root, "pp", p->pp);
-  if (!rc) rc = st__json_add_num(root, "dp", p->dp);
-  if (!rc) rc = st__json_add_num(root, "micro_batch", p->micro_batch);
-  if (!rc) rc = st__json_add_num(root, "global_batch", p->global_batch);
-  if (!rc)
-    rc = st__json_add_num(root, "memory_per_device", p->peak_memory_bytes);
-  if (!rc) rc = st__json_add_num(root, "gpu_memory_bytes", p->gpu_memory_bytes);
+static const char *mem_term(const strata_mem_items_t *a,
+                            const strata_mem_items_t *b, double *diff) {
+  const double x[] = {a->weights,     a->gradients,    a->optimizer,
+                      a->activations, a->transient,    a->nccl,
+                      a->buckets,     a->fragmentation};
+  const double y[] = {b->weights,     b->gradients,    b->optimizer,
+                      b->activations, b->transient,    b->nccl,
+                      b->buckets,     b->fragmentation};
+  static const char *name[] = {"weights",
+                               "gradients",
+                               "optimizer states",
+                               "activations",
+                               "transient buffers",
+                               "NCCL buffers",
+                               "communication buckets",
+                               "fragmentation"};
+  int best = 0;
+  for (int i = 1; i < 8; i++)
+    if (y[i] - x[i] > y[best] - x[best]) best = i;
+  *diff = y[best] - x[best];
+  return name[best];
+}
+
+static const strata_mem_items_t *worst_rank(const strata_plan_t *p) {
+  int w = 0;
+  for (int r = 1; r < p->pp; r++)
+    if (p->ranks[r].mem.total > p->ranks[w].mem.total) w = r;
+  return &p->ranks[w].mem;
+}
+
+/* "slower by x % ..." or "does not fit by y GiB ...", into b. */
+static void compare(strata_buf_t *b, const strata_plan_t *mine,
+                    const strata_plan_t *best, double budget, int fits) {
+  const strata_plan_config_t *c = &best->top[0];
+  double d;
+  strata_buf_printf(
+      b,
+      "the best plan: tp %d, pp %d, dp %d, micro %d%s%s, "
+      "recompute %s: %.3f ms, %.2f GiB\n",
+      c->tp, c->pp, c->dp, c->micro_batch, c->vpp > 1 ? ", interleaved" : "",
+      c->sequence_parallel ? ", sp" : "", strata_recompute_name(c->recompute),
+      best->step_seconds * 1e3, best->peak_memory_bytes / GIB);
+  if (!fits) {
+    const char *t = mem_term(worst_rank(best), worst_rank(mine), &d);
+    strata_buf_printf(b,
+                      "this configuration does not fit by %.2f GiB; most of "
+                      "the difference to the plan is %s (+%.2f GiB)\n",
+                      (mine->peak_memory_bytes - budget) / GIB, t, d / GIB);
+    return;
+  }
+  double rel = mine->step_seconds / best->step_seconds - 1;
+  if (rel <= 1e-9) {
+    strata_buf_puts(b, "this configuration is the plan's (or ties with it)\n");
+    return;
+  }
+  const char *t = step_term(&best->step_items, &mine->step_items, &d);
+  strata_buf_printf(b,
+                    "this configuration is slower by %.2f %% (+%.3f ms); most "
+                    "of the difference is %s (+%.3f ms)\n",
+                    100 * rel, (mine->step_seconds - best->step_seconds) * 1e3,
+                    t, d * 1e3);
+}
+
+static int json_out(strata_plan_t *p, int fits, const char *cmp, int timings) {
+  char *text = NULL;
+  cJSON *root = NULL;
+  if (!timings) p->plan_seconds = 0; /* deterministic */
+  int rc = strata_plan_json(p, &text);
+  if (!rc) rc = st__json_parse(text, strlen(text), "estimate", &root);
+  strata_free(text);
+  text = NULL;
   if (!rc) rc = st__json_add_bool(root, "fits", fits);
-  if (!rc) rc = st__json_add_num(root, "step_seconds", p->step_seconds);
-  if (!rc)
-    rc = st__json_add_num(root, "tokens_per_second", p->tokens_per_second);
-  if (!rc) rc = st__json_add_num(root, "mfu", p->mfu);
-  if (!rc && !(arr = cJSON_AddArrayToObject(root, "stages")))
+  if (!rc && cmp) rc = st__json_add_str(root, "comparison", cmp);
+  if (!rc && !(text = st__json_print(root)))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
-  for (int s = 0; s < p->n_stages && !rc; s++)
-    rc = add_stage(arr, &p->stages[s]);
-  char *text = rc ? NULL : st__json_print(root);
   cJSON_Delete(root);
-  if (!text) return cli_fail("estimate", rc ? rc : STRATA_ENOMEM);
+  if (rc) return cli_fail("estimate", rc);
   rc = cli_write_output("estimate", NULL, text, strlen(text));
   strata_free(text);
   return rc;
 }
 
-static int human_out(const strata_plan_t *p, int fits) {
+static int human_out(const strata_plan_t *p, int fits, double budget,
+                     const char *cmp) {
   char *text = NULL;
   int rc = strata_plan_summary(p, &text);
   if (rc) return cli_fail("estimate", rc);
   fputs(text, stdout);
   strata_free(text);
   if (!fits)
-    printf("\ndoes not fit: %.2f GiB per device needed, the GPU has "
-           "%.2f GiB\n",
-           p->peak_memory_bytes / 1073741824.0,
-           p->gpu_memory_bytes / 1073741824.0);
+    printf("\ndoes not fit: %.2f GiB per device needed, %.2f GiB available "
+           "(the GPU's %.2f GiB less the reserve)\n",
+           p->peak_memory_bytes / GIB, budget / GIB, p->gpu_memory_bytes / GIB);
+  if (cmp) printf("\n%s", cmp);
   return 0;
 }
 
+/* The best plan with the user's own options, the configuration free. */
+static char *comparison(const cli_plan_args_t *user, const strata_plan_t *mine,
+                        const strata_graph_t *g, const strata_cluster_t *c,
+                        double budget, int fits) {
+  strata_plan_opts_t o = user->po;
+  strata_plan_t *best = NULL;
+  strata_buf_t b;
+  char *out = NULL;
+  o.fix_tp = o.fix_pp = o.fix_dp = o.fix_first = o.fix_last = 0;
+  o.no_memory_check = 0;
+  o.top = 1;
+  if (strata_pipeline_plan(g, c, &o, &best) == 0) {
+    strata_buf_init(&b);
+    compare(&b, mine, best, budget, fits);
+    out = b.oom ? NULL : strata_buf_steal(&b, NULL);
+    strata_buf_free(&b);
+  } else {
+    strata_error_clear();
+  }
+  strata_plan_destroy(best);
+  return out;
+}
+
 int cli_cmd_estimate(int argc, char **argv) {
-  args_t a;
+  cli_plan_args_t a, user;
   strata_graph_t *g = NULL;
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
-  int rc = parse(argc, argv, &a), e;
+  char *cmp = NULL;
+  int rc = cli_plan_parse("estimate", argc, argv, 1, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
-  a.po.gen.micro_batch = (int)a.mb;
-  if ((e = strata_model_load(a.model, &a.po.gen, &g)) ||
-      (e = strata_cluster_load(a.cluster, &c))) {
-    rc = cli_fail("estimate", e);
-    goto out;
-  }
-  rc = megatron_rules(&a, g, strata_cluster_gpus(c),
+  user = a;
+  if (!a.po.micro_batch) a.po.micro_batch = a.po.gen.micro_batch = 1;
+  if (!a.po.vpp) a.po.vpp = 1;
+  if ((rc = cli_plan_load("estimate", &a, &g, &c))) goto out;
+  rc = megatron_rules(&a.po, g, strata_cluster_gpus(c),
                       strata_cluster_gpus_per_node(c));
   if (rc) goto out;
-  a.po.fix_tp = (int)a.tp;
-  a.po.fix_pp = (int)a.pp;
-  a.po.fix_dp = (int)a.dp;
-  a.po.micro_batch = (int)a.mb;
-  a.po.global_batch = (int)a.gb;
-  a.po.zero_stage = (int)a.zero;
-  a.po.memory_budget = 1e30; /* report whether it fits, do not prune */
+  a.po.no_memory_check = 1; /* report whether it fits, do not prune */
+  a.po.top = 1;
+  a.po.quiet = 1;
   if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
       (e = strata_merge_stitch(p, g, c))) {
     rc = cli_fail("estimate", e);
     goto out;
   }
-  int fits = p->peak_memory_bytes <= (double)strata_cluster_gpu_memory(c);
-  rc = a.json ? json_out(&a, p, fits) : human_out(p, fits);
+  double budget =
+      (a.po.memory_budget > 0 ? a.po.memory_budget
+                              : (double)strata_cluster_gpu_memory(c)) -
+      a.po.memory_reserve;
+  int fits = p->peak_memory_bytes <= budget;
+  if (!a.no_compare) {
+    user.po.quiet = 1;
+    cmp = comparison(&user, p, g, c, budget, fits);
+  }
+  rc = a.json ? json_out(p, fits, cmp, a.timings)
+              : human_out(p, fits, budget, cmp);
   if (!rc && !fits) rc = CLI_INFEASIBLE;
 out:
+  strata_free(cmp);
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);

@@ -233,7 +233,7 @@ static int cluster_mesh(const char *cmd, cli_stage_args_t *a) {
   }
   rc = strata_cluster_stage_mesh(c, nodes, gpn, &a->so.mesh);
   if (!rc) {
-    a->so.peak_flops = strata_cluster_gpu_peak_flops(c);
+    a->so.perf = *strata_cluster_perf(c);
     a->so.fastest_bandwidth = strata_cluster_fastest_bandwidth(c);
     if (a->memory_gb <= 0)
       a->so.memory_budget = (double)strata_cluster_gpu_memory(c);

@@ -45,7 +45,11 @@ static int resolve_opts(const strata_graph_t *g, const strata_stage_opts_t *o,
   if (r->in_flight < 1) r->in_flight = 1;
   if (r->micro_batches < 1) r->micro_batches = 1;
   if (r->outer_dp < 1) r->outer_dp = 1;
-  if (r->efficiency <= 0) r->efficiency = 0.5;
+  if (!(r->perf.peak_flops > 0 && r->perf.hbm_bandwidth > 0 &&
+        r->perf.gemm_max > 0 && r->perf.mem_eff > 0))
+    return strata_error(STRATA_EINVAL,
+                        "the device's performance figures are missing or "
+                        "not positive");
   if (r->fastest_bandwidth <= 0)
     for (int a = 0; a < r->mesh.ndim; a++)
       if (r->mesh.axis[a].bandwidth > r->fastest_bandwidth)

@@ -8,8 +8,12 @@
  * over the axes that replicate the parameter while splitting the work (its
  * data-parallel axes) times the outer data parallelism.  Communication
  * uses topo/'s alpha-beta collectives per mesh axis, hierarchical (inner
- * axis first) when several axes are involved.
+ * axis first) when several axes are involved.  Time is a roofline per
+ * kernel on the device's share of the op (topo/perf.c): matrix
+ * multiplications by their (m, n, k), fused attention by its FLOPs,
+ * everything else by the bytes it reads and writes.
  */
+#include <math.h>
 #include <string.h>
 
 #include "intraop/cost.h"
@@ -122,6 +126,8 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
   r->unique += wb * full / (z >= 3 ? od : 1) + gb * full / (z >= 2 ? od : 1) +
                ob * full / (z >= 1 ? od : 1);
   if (lv == 0) return;
+  /* ZeRO-3 gathers the whole weight into a buffer while the op runs */
+  if (z >= 3) r->transient += wb * numel;
   /* gradient synchronisation once per step; ZeRO-3 also gathers the
    * parameters before forward and backward of every micro-batch */
   /* frameworks synchronise gradients in buckets (PyTorch DDP: 25 MB), so
@@ -133,15 +139,15 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
     bucket[i].latency *= share;
   }
   double sync = hier(STRATA_COLL_ALLREDUCE, gb * numel, lv, size, bucket);
-  double gather = 0;
   if (z >= 3) {
-    /* ZeRO-3 gathers each layer's parameters when it runs: no bucketing */
-    double mb = o->micro_batches > 0 ? o->micro_batches : 1;
+    /* ZeRO-3 gathers each layer's parameters when it runs, before forward
+     * and again before backward of every micro-batch: no bucketing */
+    double gather = hier(STRATA_COLL_ALLGATHER, wb * numel, lv, size, link);
     sync = hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, bucket);
-    gather = 2.0 * mb * hier(STRATA_COLL_ALLGATHER, wb * numel, lv, size, link);
-    r->transient += wb * numel; /* the gathered weight while the op runs */
+    r->comm_fwd += gather;
+    r->comm_bwd += gather;
   }
-  r->comm += sync + gather;
+  r->comm += sync;
   r->sync += sync;
 }
 
@@ -184,30 +190,153 @@ static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   if (extra > 0) r->act += extra / st__shards(c->m, &p);
 }
 
-/* Collectives inside the op: the sequence-parallel linear gathers its
- * input (forward, and again in backward) and reduce-scatters the input
- * gradient; vocabulary-parallel cross-entropy all-reduces two numbers per
- * token (max and sum). */
+/* Collectives inside the op, one micro-batch: the sequence-parallel
+ * linear gathers its input (forward, and again in backward) and
+ * reduce-scatters the input gradient; vocabulary-parallel cross-entropy
+ * all-reduces one fp32 number per token three times in forward (the max,
+ * the sum of exponentials and the target's logit). */
 static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
                      const st__opdims_t *d, const st__strat_t *s,
                      st__op_cost_t *r) {
-  double mb = c->o->micro_batches > 0 ? c->o->micro_batches : 1;
   for (int a = 0; a < c->m->ndim; a++) {
     int n = c->m->shape[a];
     const strata_link_t *l = &c->m->axis[a];
     if (s->sp[a]) {
       double full = slot_bytes(c, d, s, 0) * n;
-      r->comm += mb * (2 * strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l) +
-                       strata_coll_time(STRATA_COLL_REDUCESCATTER, full, n, l));
+      r->comm_fwd += strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l);
+      r->comm_bwd += strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l) +
+                     strata_coll_time(STRATA_COLL_REDUCESCATTER, full, n, l);
       r->transient += full;
     }
     if (op->kind == STRATA_OP_CROSS_ENTROPY && s->axis[a] != ST__REP &&
         d->map[0][2] == s->axis[a]) {
       const strata_tensor_t *lg = &c->g->tensors[op->in[0]];
       double tokens = (double)(lg->shape[0] * lg->shape[1]);
-      r->comm +=
-          mb * 2 * strata_coll_time(STRATA_COLL_ALLREDUCE, 4 * tokens, n, l);
+      r->comm_fwd +=
+          3 * strata_coll_time(STRATA_COLL_ALLREDUCE, 4 * tokens, n, l);
     }
+  }
+}
+
+/* Local size of pdim p: its size over the mesh axes that split it. */
+static double local_dim(const st__cost_ctx_t *c, const st__opdims_t *d,
+                        const st__strat_t *s, int p) {
+  double v = (double)d->size[p];
+  for (int a = 0; a < c->m->ndim; a++)
+    if (s->axis[a] == p) v /= c->m->shape[a];
+  return v;
+}
+
+static int pdim_named(const st__opdims_t *d, const char *name) {
+  for (int p = 0; p < d->n_pdims; p++)
+    if (!strcmp(d->name[p], name)) return p;
+  return -1;
+}
+
+/* Bytes of the activation slots (inputs and outputs) on one device. */
+static double act_bytes(const st__cost_ctx_t *c, const st__opdims_t *d,
+                        const st__strat_t *s) {
+  double b = 0;
+  for (int i = 0; i < d->n_slots; i++)
+    if (c->g->tensors[d->tensor[i]].kind == STRATA_TENSOR_ACTIVATION)
+      b += slot_bytes(c, d, s, i);
+  return b;
+}
+
+/* A linear layer: forward Y = X W^T (m x n, inner k), backward the input
+ * gradient (m x k, inner n) and the weight gradient (n x k, inner m). */
+static void time_linear(const st__cost_ctx_t *c, const st__opdims_t *d,
+                        const st__strat_t *s, st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  int pn = d->pdim_n, pk = pdim_named(d, "k");
+  double m = 1, n = local_dim(c, d, s, pn), k = local_dim(c, d, s, pk);
+  int eb = c->o->fp8 ? 1 : 2;
+  for (int p = 0; p < d->n_pdims; p++)
+    if (p != pn && p != pk) m *= local_dim(c, d, s, p);
+  r->gemm_fwd = strata_perf_gemm(pf, 1, m, n, k, eb);
+  r->gemm_bwd = strata_perf_gemm(pf, 1, m, k, n, eb) +
+                strata_perf_gemm(pf, 1, n, k, m, eb);
+  r->fwd = r->gemm_fwd;
+  r->bwd = r->gemm_bwd;
+}
+
+/* A batched matmul a[B.., m, k] b[B.., k, n]: forward, then the gradients
+ * of a (m x k, inner n) and b (k x n, inner m). */
+static void time_matmul(const st__cost_ctx_t *c, const st__opdims_t *d,
+                        const st__strat_t *s, st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  int pm = pdim_named(d, "m"), pk = pdim_named(d, "k"), pn = pdim_named(d, "n");
+  double B = 1, m = local_dim(c, d, s, pm), k = local_dim(c, d, s, pk),
+         n = local_dim(c, d, s, pn);
+  for (int p = 0; p < d->n_pdims; p++)
+    if (p != pm && p != pk && p != pn) B *= local_dim(c, d, s, p);
+  r->gemm_fwd = strata_perf_gemm(pf, B, m, n, k, 2);
+  r->gemm_bwd =
+      strata_perf_gemm(pf, B, m, k, n, 2) + strata_perf_gemm(pf, B, k, n, m, 2);
+  r->fwd = r->gemm_fwd;
+  r->bwd = r->gemm_bwd;
+}
+
+/* Streaming kernels: the bytes the forward reads and writes (the dropout
+ * mask at a byte per element); the backward reads the output gradient and
+ * what was saved and writes the input gradient: 1.5 times the forward's
+ * bytes in two kernels (docs/cost-model.md). */
+static void time_stream(const st__cost_ctx_t *c, const strata_op_t *op,
+                        const st__opdims_t *d, const st__strat_t *s,
+                        st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  double b = act_bytes(c, d, s);
+  if (op->kind == STRATA_OP_DROPOUT && op->n_out > 0)
+    b += slot_bytes(c, d, s, d->n_in) /
+         strata_dtype_size(c->g->tensors[op->out[0]].dtype);
+  r->fwd = strata_perf_stream(pf, b, 1);
+  r->bwd = strata_perf_stream(pf, 1.5 * b, 2);
+}
+
+static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
+                    const st__opdims_t *d, const st__strat_t *s,
+                    st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  switch (op->kind) {
+  case STRATA_OP_LINEAR:
+    time_linear(c, d, s, r);
+    break;
+  case STRATA_OP_MATMUL:
+    time_matmul(c, d, s, r);
+    break;
+  case STRATA_OP_FLASH_ATTENTION: {
+    /* FlashAttention's backward does 2.5 times the forward's FLOPs (five
+     * products to two); a causal kernel skips the masked half */
+    double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
+    if (op->causal) f *= 0.5;
+    double seq = (double)c->g->tensors[op->in[1]].shape[2];
+    r->fwd = strata_perf_attention(pf, f, seq, 0, c->o->fp8);
+    r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, c->o->fp8);
+    break;
+  }
+  case STRATA_OP_SPLIT_HEADS:
+  case STRATA_OP_TRANSPOSE:
+  case STRATA_OP_RESHAPE:
+    break; /* views: the next kernel reads them in place */
+  case STRATA_OP_EMBEDDING: {
+    /* a gather of rows, and their scatter-add into the table gradient */
+    double out = slot_bytes(c, d, s, d->n_in);
+    r->fwd = strata_perf_stream(pf, 2 * out, 1);
+    r->bwd = strata_perf_stream(pf, 2 * out, 1);
+    break;
+  }
+  case STRATA_OP_CROSS_ENTROPY: {
+    /* in fp32: forward reads the logits and makes three passes (max, exp
+     * and sum, the target's logit), backward writes softmax - one-hot */
+    double n = slot_bytes(c, d, s, 0) /
+               strata_dtype_size(c->g->tensors[op->in[0]].dtype);
+    r->fwd = strata_perf_stream(pf, n * (2 + 4 * 3), 3);
+    r->bwd = strata_perf_stream(pf, n * (4 + 2), 1);
+    break;
+  }
+  default:
+    time_stream(c, op, d, s, r);
+    break;
   }
 }
 
@@ -234,10 +363,14 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   own_comm(c, op, d, s, r);
   for (int i = d->n_in; i < d->n_slots; i++)
     r->transient += slot_bytes(c, d, s, i);
-  double flops = strata_op_flops(c->g, op);
-  if (in_recompute) flops += strata_op_flops_fwd(c->g, op);
-  double rate = o->peak_flops * o->efficiency * st__work_split(c->m, s);
-  r->compute = rate > 0 ? mb * flops / rate : 0;
+  op_time(c, op, d, s, r);
+  if (in_recompute) {
+    r->bwd += r->fwd;
+    r->gemm_bwd += r->gemm_fwd;
+    r->comm_bwd += r->comm_fwd;
+  }
+  r->comm += mb * (r->comm_fwd + r->comm_bwd);
+  r->compute = mb * (r->fwd + r->bwd);
 }
 
 static void grad_expected(const strata_mesh_t *m, const st__place_t *out,
@@ -247,41 +380,68 @@ static void grad_expected(const strata_mesh_t *m, const st__place_t *out,
     if (g->kind[a] == ST__PL_P) g->kind[a] = ST__PL_R;
 }
 
+/* Resharding, per mesh axis the collective its placements need (table in
+ * docs/cost-model.md); several axes that need the same collective run it
+ * hierarchically, inner (faster) axis first, so a tensor-parallel group
+ * that spans nodes all-reduces across them only 1/g of the data. */
 double st__reshard_time(const strata_mesh_t *m, double bytes,
                         const st__place_t *from, const st__place_t *to) {
-  double t = 0;
-  for (int a = 0; a < m->ndim; a++) {
-    int f = from->kind[a], k = to->kind[a], n = m->shape[a];
-    if (n <= 1) continue;
-    /* data on this axis's group: what the other axes leave of it */
-    double sz = bytes;
-    for (int b = 0; b < m->ndim; b++)
-      if (b != a && from->kind[b] == ST__PL_S) sz /= m->shape[b];
-    strata_coll_t coll = STRATA_COLL_COUNT;
+  int size[4][STRATA_MESH_MAX_DIMS], n[4] = {0, 0, 0, 0};
+  strata_link_t link[4][STRATA_MESH_MAX_DIMS];
+  static const strata_coll_t kind[4] = {
+      STRATA_COLL_ALLGATHER, STRATA_COLL_ALLTOALL, STRATA_COLL_ALLREDUCE,
+      STRATA_COLL_REDUCESCATTER};
+  double rest = bytes; /* what the axes moving nothing leave sharded */
+  for (int a = m->ndim - 1; a >= 0; a--) {
+    int f = from->kind[a], k = to->kind[a], c = -1;
+    if (m->shape[a] <= 1) continue;
     if (f == ST__PL_S && k == ST__PL_R)
-      coll = STRATA_COLL_ALLGATHER;
+      c = 0;
     else if (f == ST__PL_S && k == ST__PL_S && from->dim[a] != to->dim[a])
-      coll = STRATA_COLL_ALLTOALL;
+      c = 1;
     else if (f == ST__PL_P && k == ST__PL_R)
-      coll = STRATA_COLL_ALLREDUCE;
+      c = 2;
     else if (f == ST__PL_P && k == ST__PL_S)
-      coll = STRATA_COLL_REDUCESCATTER;
-    if (coll != STRATA_COLL_COUNT)
-      t += strata_coll_time(coll, sz, n, &m->axis[a]);
+      c = 3;
+    if (c < 0) {
+      if (f == ST__PL_S) rest /= m->shape[a];
+      continue;
+    }
+    size[c][n[c]] = m->shape[a];
+    link[c][n[c]++] = m->axis[a];
+  }
+  double t = 0;
+  for (int c = 0; c < 4; c++) {
+    if (!n[c]) continue;
+    if (c == 1) { /* all-to-all on each axis, the others' shards apart */
+      for (int i = 0; i < n[c]; i++)
+        t += strata_coll_time(STRATA_COLL_ALLTOALL, rest, size[c][i],
+                              &link[c][i]);
+      continue;
+    }
+    t += hier(kind[c], rest, n[c], size[c], link[c]);
   }
   return t;
+}
+
+void st__edge_times(const st__cost_ctx_t *c, int tensor, const st__opdims_t *du,
+                    const st__strat_t *su, int uslot, const st__opdims_t *dw,
+                    const st__strat_t *sw, int wslot, double *fwd,
+                    double *bwd) {
+  st__place_t pu, pw, gu, gw;
+  double bytes = tensor_bytes(c->g, tensor);
+  st__placement(du, c->m, su, uslot, &pu);
+  st__placement(dw, c->m, sw, wslot, &pw);
+  st__grad_placement(dw, c->m, sw, wslot, &gw);
+  grad_expected(c->m, &pu, &gu);
+  *fwd = st__reshard_time(c->m, bytes, &pu, &pw);
+  *bwd = st__reshard_time(c->m, bytes, &gw, &gu);
 }
 
 double st__edge_cost(const st__cost_ctx_t *c, int tensor,
                      const st__opdims_t *du, const st__strat_t *su, int uslot,
                      const st__opdims_t *dw, const st__strat_t *sw, int wslot) {
-  st__place_t pu, pw, gu, gw;
-  double bytes = tensor_bytes(c->g, tensor);
-  double mb = c->o->micro_batches > 0 ? c->o->micro_batches : 1;
-  st__placement(du, c->m, su, uslot, &pu);
-  st__placement(dw, c->m, sw, wslot, &pw);
-  st__grad_placement(dw, c->m, sw, wslot, &gw);
-  grad_expected(c->m, &pu, &gu);
-  return mb * (st__reshard_time(c->m, bytes, &pu, &pw) +
-               st__reshard_time(c->m, bytes, &gw, &gu));
+  double mb = c->o->micro_batches > 0 ? c->o->micro_batches : 1, f, b;
+  st__edge_times(c, tensor, du, su, uslot, dw, sw, wslot, &f, &b);
+  return mb * (f + b);
 }

@@ -20,11 +20,16 @@ typedef struct {
 typedef struct {
   double weights, grads, optimizer; /* of the params this op owns */
   double act;                       /* saved for backward, one micro-batch */
-  double ckpt;       /* full recompute: the layer input kept, one micro-batch */
-  double transient;  /* working buffers while the op runs */
-  double comm;       /* seconds per step (own collectives, gradient sync) */
-  double sync;       /* the gradient-synchronisation part of comm */
-  double compute;    /* seconds per step */
+  double ckpt;      /* full recompute: the layer input kept, one micro-batch */
+  double transient; /* working buffers while the op runs */
+  double fwd, bwd;  /* compute seconds of one micro-batch (the backward
+                       with the forward again when recomputed) */
+  double gemm_fwd, gemm_bwd; /* of which matrix multiplications */
+  double comm_fwd, comm_bwd; /* own collectives of one micro-batch */
+  double comm;               /* seconds per step: own collectives of every
+                                micro-batch and the gradient synchronisation */
+  double sync;               /* the gradient-synchronisation part of comm */
+  double compute;            /* seconds per step */
   double unique;     /* parameter-state bytes the stage must hold at least */
   double unique_act; /* saved bytes unsharded, one micro-batch */
 } st__op_cost_t;
@@ -41,6 +46,10 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
 double st__edge_cost(const st__cost_ctx_t *c, int tensor,
                      const st__opdims_t *du, const st__strat_t *su, int uslot,
                      const st__opdims_t *dw, const st__strat_t *sw, int wslot);
+/* The same for one micro-batch, forward and backward apart. */
+void st__edge_times(const st__cost_ctx_t *c, int tensor, const st__opdims_t *du,
+                    const st__strat_t *su, int uslot, const st__opdims_t *dw,
+                    const st__strat_t *sw, int wslot, double *fwd, double *bwd);
 
 /* Reshard one tensor of `bytes` between two placements (seconds). */
 double st__reshard_time(const strata_mesh_t *m, double bytes,

@@ -20,8 +20,7 @@ void strata_stage_opts_init(strata_stage_opts_t *o) {
   o->outer_dp = 1;
   o->outer_link.bandwidth = 25e9;
   o->outer_link.latency = 10e-6;
-  o->peak_flops = 989e12;
-  o->efficiency = 0.5;
+  strata_perf_of(strata_gpu_model_find("H100-SXM"), &o->perf, NULL);
   o->homogeneous = 1;
   o->reduce = 1;
   o->time_limit = 60;

@@ -222,10 +222,51 @@ static int fill_ops(const st__stage_t *st, const int *choice,
   return 0;
 }
 
+/* One micro-batch through the stage: compute, and the collectives that
+ * the GEMMs next to them do not hide (all of them unless tensor-parallel
+ * communication overlap is on: then max(0, comm - GEMM) per direction). */
+static void fill_times(const st__stage_t *st, const int *choice,
+                       strata_stage_result_t *r) {
+  double cf = 0, cb = 0, mf = 0, mb = 0, gf = 0, gb = 0;
+  for (int i = 0; i < st->n_nodes; i++) {
+    const st__node_t *n = &st->nodes[i];
+    const st__op_cost_t *c =
+        &st->info[n->info].cost[strat_of(st, i, choice[i])];
+    cf += n->mult * c->fwd;
+    cb += n->mult * c->bwd;
+    mf += n->mult * c->comm_fwd;
+    mb += n->mult * c->comm_bwd;
+    gf += n->mult * c->gemm_fwd;
+    gb += n->mult * c->gemm_bwd;
+  }
+  for (int e = 0; e < st->n_edges; e++) {
+    const st__edge_t *se = &st->edges[e];
+    const st__opinfo_t *iu = &st->info[st->nodes[se->u].info];
+    const st__opinfo_t *iv = &st->info[st->nodes[se->v].info];
+    double f, b;
+    st__edge_times(&st->ctx, se->tensor, &iu->dims,
+                   &iu->strat[strat_of(st, se->u, choice[se->u])], se->uslot,
+                   &iv->dims, &iv->strat[strat_of(st, se->v, choice[se->v])],
+                   se->vslot, &f, &b);
+    mf += se->mult * f;
+    /* a recomputed consumer receives its input again */
+    mb += se->mult * (b + (iv->in_recompute ? f : 0));
+  }
+  if (st->o.tp_comm_overlap) {
+    mf = mf > gf ? mf - gf : 0;
+    mb = mb > gb ? mb - gb : 0;
+  }
+  r->fwd_comm_seconds = mf;
+  r->bwd_comm_seconds = mb;
+  r->fwd_seconds = cf + mf;
+  r->bwd_seconds = cb + mb;
+}
+
 static void fill_totals(const st__stage_t *st, const int *choice,
                         strata_stage_result_t *r) {
   int N = st->ctx.devices, first_block = -1;
   double peak_t = 0, unique = 0, mem = 0;
+  fill_times(st, choice, r);
   for (int i = 0; i < st->n_nodes; i++) {
     const st__node_t *n = &st->nodes[i];
     const st__opinfo_t *in = &st->info[n->info];

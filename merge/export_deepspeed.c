@@ -38,6 +38,11 @@ static int check(const strata_plan_t *p, int *gas) {
                   p->zero_stage, p->pp);
   if (p->zero_stage < 0 || p->zero_stage > 3)
     return REFUSE("ZeRO stage %d", p->zero_stage);
+  if (p->vpp > 1)
+    return REFUSE("the plan interleaves %d virtual stages per rank, a "
+                  "schedule DeepSpeed's pipeline engine does not run; re-plan "
+                  "with --vpp 1",
+                  p->vpp);
   return 0;
 }
 

@@ -31,8 +31,18 @@ static int check_mode(const strata_plan_t *p) {
   if (p->sequence_parallel > 0 && p->tp < 2)
     return REFUSE("sequence parallelism needs tensor parallelism (tp %d)",
                   p->tp);
-  if (p->n_stages != p->pp)
-    return REFUSE("the plan has %d stages but pp %d", p->n_stages, p->pp);
+  if (p->tp_comm_overlap && p->sequence_parallel <= 0)
+    return REFUSE("tensor-parallel communication overlap needs sequence "
+                  "parallelism");
+  if (p->overlap_p2p && p->vpp <= 1)
+    return REFUSE("Megatron-LM overlaps p2p only with virtual pipeline "
+                  "stages; re-plan without --overlap-p2p");
+  if (p->overlap_param_gather && !p->overlap_grad_reduce)
+    return REFUSE("--overlap-param-gather needs --overlap-grad-reduce");
+  int vpp = p->vpp > 1 ? p->vpp : 1;
+  if (p->n_stages != p->pp * vpp)
+    return REFUSE("the plan has %d stages but pp %d x vpp %d", p->n_stages,
+                  p->pp, vpp);
   for (int s = 0; s < p->n_stages; s++)
     if (st__stage_devices(&p->stages[s]) != p->tp)
       return REFUSE("stage %d runs on %d devices, not tp = %d: Megatron-LM "
@@ -65,7 +75,7 @@ static int check_sizes(const strata_plan_t *p) {
 
 /* Layer counts per stage; *first / *last are 0 when they equal the rest. */
 static int check_split(const strata_plan_t *p, int *first, int *last) {
-  int pp = p->n_stages, next = 0, mid = -1;
+  int pp = p->n_stages, next = 0, mid = -1; /* model chunks, in order */
   *first = *last = 0;
   for (int s = 0; s < pp; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
@@ -126,7 +136,18 @@ static void model_flags(strata_buf_t *b, const strata_plan_t *p) {
     flag(b, "--attention-dropout", " 0", 0);
     flag(b, "--hidden-dropout", " 0", 0);
   }
-  if (p->flash_attention) flag(b, "--use-flash-attn", NULL, 0);
+  /* the plan's attention: Megatron-LM's default (flash or cuDNN fused
+   * attention), or the unfused one that holds the scores */
+  if (!p->flash_attention) flag(b, "--attention-backend", " unfused", 0);
+}
+
+/* What the plan assumed the framework overlaps (docs/cost-model.md). */
+static void overlap_flags(strata_buf_t *b, const strata_plan_t *p) {
+  if (p->overlap_grad_reduce) flag(b, "--overlap-grad-reduce", NULL, 0);
+  if (p->overlap_param_gather) flag(b, "--overlap-param-gather", NULL, 0);
+  if (p->tp_comm_overlap) flag(b, "--tp-comm-overlap", NULL, 0);
+  if (p->vpp > 1 && !p->overlap_p2p)
+    flag(b, "--no-overlap-p2p-communication", NULL, 0);
 }
 
 static void parallel_flags(strata_buf_t *b, const strata_plan_t *p, int first,
@@ -169,6 +190,7 @@ int strata_export_megatron(const strata_plan_t *p, char **text) {
                   p->layers, p->pp, p->vpp);
   strata_buf_init(&b);
   parallel_flags(&b, p, first, last);
+  overlap_flags(&b, p);
   model_flags(&b, p);
   strata_buf_puts(&b, "\n");
   if (b.oom) {

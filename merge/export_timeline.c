@@ -1,10 +1,11 @@
 /*
- * export_timeline.c - the plan's 1F1B schedule (sched.c) as a Chrome trace
- * (the JSON "Trace Event Format" that Perfetto and chrome://tracing open):
- * one thread per stage with a complete ("X") event for every forward and
- * backward of every micro-batch and the gradient sync after its last
- * backward, and two threads per boundary for the activations sent forward
- * and the gradients sent back.  Times are microseconds from the start of
+ * export_timeline.c - the plan's pipeline schedule (pipeline/sched.c) as a
+ * Chrome trace (the JSON "Trace Event Format" that Perfetto and
+ * chrome://tracing open): one thread per pipeline rank with a complete
+ * ("X") event for every forward and backward of every micro-batch of each
+ * of its chunks and the gradient sync after its last backward, and two
+ * threads per chunk boundary for the activations sent forward and the
+ * gradients sent back.  Times are microseconds from the start of
  * the step.  Written with printf rather than cJSON: a big plan has
  * hundreds of thousands of events and a DOM of them is wasted memory.
  */
@@ -55,72 +56,110 @@ static void event(strata_buf_t *b, const char *name, int m, const char *cat,
 
 static void threads(strata_buf_t *b, const strata_plan_t *p) {
   char nm[96];
-  int pp = p->n_stages;
+  int K = p->n_stages;
   snprintf(nm, sizeof nm, "%s on %s", p->model ? p->model : "plan",
            p->cluster ? p->cluster : "?");
   meta(b, "process_name", 0, nm);
-  for (int s = 0; s < pp; s++) {
-    snprintf(nm, sizeof nm, "stage %d (layers %d-%d)", s,
-             p->stages[s].layer_begin, p->stages[s].layer_end - 1);
-    meta(b, "thread_name", s, nm);
-    sort_index(b, s);
+  for (int r = 0; r < p->pp; r++) {
+    snprintf(nm, sizeof nm, "rank %d", r);
+    for (int k = r; k < K; k += p->pp) {
+      size_t len = strlen(nm);
+      snprintf(nm + len, sizeof nm - len, "%s layers %d-%d", k == r ? ":" : ",",
+               p->stages[k].layer_begin, p->stages[k].layer_end - 1);
+    }
+    meta(b, "thread_name", r, nm);
+    sort_index(b, r);
   }
-  for (int s = 0; s + 1 < pp; s++) {
-    snprintf(nm, sizeof nm, "p2p %d->%d activations", s, s + 1);
-    meta(b, "thread_name", pp + 2 * s, nm);
-    sort_index(b, pp + 2 * s);
-    snprintf(nm, sizeof nm, "p2p %d->%d gradients", s + 1, s);
-    meta(b, "thread_name", pp + 2 * s + 1, nm);
-    sort_index(b, pp + 2 * s + 1);
+  for (int k = 0; k + 1 < K; k++) {
+    snprintf(nm, sizeof nm, "p2p %d->%d activations", k, k + 1);
+    meta(b, "thread_name", p->pp + 2 * k, nm);
+    sort_index(b, p->pp + 2 * k);
+    snprintf(nm, sizeof nm, "p2p %d->%d gradients", k + 1, k);
+    meta(b, "thread_name", p->pp + 2 * k + 1, nm);
+    sort_index(b, p->pp + 2 * k + 1);
   }
 }
 
-static void stage_events(strata_buf_t *b, const st__sched_t *S, int s) {
-  int n = S->n_micro, pp = S->pp;
+/* Every forward and backward of chunk k (rank k mod pp), the p2p after
+ * them, and the rank's gradient sync after its last backward. */
+static void stage_events(strata_buf_t *b, const strata_plan_t *p,
+                         const strata_sched_t *S, int k) {
+  int n = S->n_micro, K = p->n_stages, tid = p->stages[k].rank;
+  int th = p->pp; /* p2p threads after the ranks */
   for (int m = 0; m < n; m++) {
-    double f0 = S->f_start[s * n + m], b0 = S->b_start[s * n + m];
-    event(b, "F", m, "forward", s, f0, S->fwd[s]);
-    event(b, "B", m, "backward", s, b0, S->bwd[s]);
-    if (S->p2p && s + 1 < pp)
-      event(b, "send F", m, "p2p", pp + 2 * s, f0 + S->fwd[s], S->p2p[s]);
-    if (S->p2p && s > 0)
-      event(b, "send B", m, "p2p", pp + 2 * (s - 1) + 1, b0 + S->bwd[s],
-            S->p2p[s - 1]);
+    double f0 = S->f_start[k * n + m], b0 = S->b_start[k * n + m];
+    event(b, "F", m, "forward", tid, f0, S->fwd[k]);
+    event(b, "B", m, "backward", tid, b0, S->bwd[k]);
+    if (S->p2p && k + 1 < K)
+      event(b, "send F", m, "p2p", th + 2 * k, f0 + S->fwd[k], S->p2p[k]);
+    if (S->p2p && k > 0)
+      event(b, "send B", m, "p2p", th + 2 * (k - 1) + 1, b0 + S->bwd[k],
+            S->p2p[k - 1]);
   }
-  if (S->sync[s] > 0)
-    strata_buf_printf(b,
-                      "    {\"name\": \"gradient sync\", \"cat\": \"sync\", "
-                      "\"ph\": \"X\", \"pid\": 0, \"tid\": %d, \"ts\": "
-                      "%.3f, \"dur\": %.3f},\n",
-                      s, S->stage_end[s] * 1e6, S->sync[s] * 1e6);
+}
+
+static void sync_events(strata_buf_t *b, const strata_plan_t *p) {
+  for (int r = 0; r < p->pp; r++)
+    if (p->ranks[r].sync_seconds > 0)
+      strata_buf_printf(b,
+                        "    {\"name\": \"gradient sync\", \"cat\": "
+                        "\"sync\", \"ph\": \"X\", \"pid\": 0, \"tid\": "
+                        "%d, \"ts\": %.3f, \"dur\": %.3f},\n",
+                        r, p->ranks[r].end_seconds * 1e6,
+                        p->ranks[r].sync_seconds * 1e6);
+}
+
+/* The schedule of the plan as the planner simulated it. */
+static int plan_schedule(const strata_plan_t *p, strata_sched_t *S,
+                         double **scratch) {
+  int K = p->n_stages;
+  double *a = strata_calloc(2 * (size_t)K + 1, sizeof *a);
+  memset(S, 0, sizeof *S);
+  *scratch = a;
+  if (!a) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int k = 0; k < K; k++) {
+    a[k] = p->stages[k].fwd_seconds;
+    a[K + k] = p->stages[k].bwd_seconds;
+  }
+  S->pp = p->pp;
+  S->vpp = p->vpp > 1 ? p->vpp : 1;
+  S->n_micro = p->n_micro > 0 ? p->n_micro : 1;
+  S->fwd = a;
+  S->bwd = a + K;
+  S->p2p = K > 1 ? p->p2p_seconds : NULL;
+  S->blocking_p2p = !p->overlap_p2p;
+  return strata_sched_run(S);
 }
 
 int strata_export_timeline(const strata_plan_t *p, char **text) {
-  st__sched_t S;
+  strata_sched_t S;
   double *scratch = NULL;
   strata_buf_t b;
   int rc;
-  if (!p || !text) return strata_error(STRATA_EINVAL, "timeline: no plan");
+  if (!p || !text || p->n_stages < 1 || !p->ranks || p->pp < 1 ||
+      p->n_stages != p->pp * (p->vpp > 1 ? p->vpp : 1))
+    return strata_error(STRATA_EINVAL, "timeline: no plan");
   strata_buf_init(&b);
-  rc = st__sched_from_plan(p, &S, &scratch);
-  if (!rc) rc = st__sched_run(&S);
+  memset(&S, 0, sizeof S);
+  rc = plan_schedule(p, &S, &scratch);
   if (rc) goto out;
   strata_buf_puts(&b,
                   "{\n  \"displayTimeUnit\": \"ms\",\n  \"traceEvents\": [\n");
   threads(&b, p);
-  for (int s = 0; s < S.pp; s++)
-    stage_events(&b, &S, s);
+  for (int k = 0; k < p->n_stages; k++)
+    stage_events(&b, p, &S, k);
+  sync_events(&b, p);
   strata_buf_printf(&b,
                     "    {\"name\": \"step end\", \"ph\": \"i\", \"s\": "
                     "\"g\", \"pid\": 0, \"tid\": 0, \"ts\": %.3f}\n  ]\n}\n",
-                    S.step * 1e6);
+                    p->step_seconds * 1e6);
   if (b.oom) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
     goto out;
   }
   *text = strata_buf_steal(&b, NULL);
 out:
-  st__sched_free(&S);
+  strata_sched_free(&S);
   strata_free(scratch);
   strata_buf_free(&b);
   return rc;

@@ -1,8 +1,7 @@
 /*
- * merge_int.h - what the files of merge/ share: the 1F1B schedule
- * simulation (stitch.c computes the step time with it, the timeline
- * exporter draws it), the binary reader/writer of the plan payload and a
- * few helpers on plans.  Internal: nothing here is public API.
+ * merge_int.h - what the files of merge/ share: the binary reader/writer
+ * of the plan payload and a few helpers on plans.  Internal: nothing here
+ * is public API.
  */
 #ifndef STRATA_MERGE_INT_H
 #define STRATA_MERGE_INT_H
@@ -11,30 +10,6 @@
 #include <stdint.h>
 
 #include "strata/merge.h"
-
-/* One pipeline schedule: inputs (pp stages, n_micro micro-batches, the
- * per-micro-batch forward and backward time of each stage, the one-way
- * p2p time of each boundary, the gradient sync of each stage) and, after
- * st__sched_run, the start of every forward and backward. */
-typedef struct {
-  int pp, n_micro;
-  const double *fwd, *bwd;   /* [pp] */
-  const double *p2p;         /* [pp - 1]; NULL: all 0 */
-  const double *sync;        /* [pp]; NULL: all 0 */
-  double *f_start, *b_start; /* [pp * n_micro], index s * n_micro + m */
-  double *stage_end;         /* [pp]: end of the stage's last backward */
-  double makespan;           /* end of the last backward anywhere */
-  double step;               /* max over stages of stage_end + sync */
-} st__sched_t;
-
-/* Simulate 1F1B (warm-up forwards, alternating forward/backward, cool-down
- * backwards) respecting the cross-stage dependencies.  Allocates the
- * output arrays; free with st__sched_free.  0 or STRATA_ENOMEM/EINVAL. */
-int st__sched_run(st__sched_t *s);
-void st__sched_free(st__sched_t *s);
-/* Fill a schedule's inputs from a plan (arrays owned by the plan). */
-int st__sched_from_plan(const strata_plan_t *p, st__sched_t *s,
-                        double **scratch);
 
 /* The payload (payload.c): encode into out (init'd here), or decode
  * data into a new plan; `where` prefixes messages. */

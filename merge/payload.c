@@ -72,7 +72,15 @@ static void put_header(st__wr_t *w, const strata_plan_t *p) {
                       p->subproblems_distinct,
                       0 /* ilps_solved */,
                       0 /* cache_hits */,
-                      p->time_limited};
+                      p->time_limited,
+                      (int)p->framework,
+                      p->overlap_grad_reduce,
+                      p->overlap_param_gather,
+                      p->tp_comm_overlap,
+                      p->overlap_p2p,
+                      p->scatter_gather,
+                      0 /* configs_bounded */,
+                      0 /* configs_evaluated */};
   const double dbl[] = {p->alpha,
                         p->step_seconds,
                         p->tokens_per_second,
@@ -81,7 +89,14 @@ static void put_header(st__wr_t *w, const strata_plan_t *p) {
                         p->gpu_memory_bytes,
                         p->gpu_peak_flops,
                         p->model_flops_per_step,
-                        0.0 /* plan_seconds */};
+                        0.0 /* plan_seconds */,
+                        p->step_items.compute,
+                        p->step_items.tp_comm,
+                        p->step_items.bubble,
+                        p->step_items.dp_sync,
+                        p->step_items.param_gather,
+                        p->step_items.optimizer,
+                        p->step_items.overhead};
   st__wr_s(w, p->model);
   st__wr_s(w, p->cluster);
   st__wr_s(w, p->family);
@@ -107,6 +122,11 @@ static void put_result(st__wr_t *w, const strata_stage_result_t *r) {
                         r->comm_bytes,
                         r->comm_seconds,
                         r->compute_seconds,
+                        r->fwd_seconds,
+                        r->bwd_seconds,
+                        r->fwd_comm_seconds,
+                        r->bwd_comm_seconds,
+                        r->sync_seconds,
                         r->peak_memory_bytes,
                         r->zero_redundancy_bytes,
                         r->mem.weights,
@@ -156,7 +176,7 @@ static void put_stage(st__wr_t *w, const strata_plan_t *p, int s) {
   const strata_plan_stage_t *st = &p->stages[s];
   const int ints[] = {st->layer_begin,   st->layer_end, st->with_prologue,
                       st->with_epilogue, st->nodes,     st->gpus_per_node,
-                      st->first_rank,    st->in_flight};
+                      st->first_rank,    st->in_flight, st->rank};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     st__wr_i(w, ints[i]);
   put_mesh(w, &st->mesh);
@@ -171,6 +191,41 @@ static void put_stage(st__wr_t *w, const strata_plan_t *p, int s) {
   if (!ref) put_ops(w, st->result);
 }
 
+/* A rank's memory items and times, in this order. */
+#define RANK_FIELDS 17
+static void rank_fields(strata_plan_rank_t *k, double **f) {
+  double *v[RANK_FIELDS] = {
+      &k->mem.weights,       &k->mem.gradients,    &k->mem.optimizer,
+      &k->mem.activations,   &k->mem.transient,    &k->mem.context,
+      &k->mem.workspace,     &k->mem.nccl,         &k->mem.buckets,
+      &k->mem.fragmentation, &k->mem.calibration,  &k->mem.total,
+      &k->busy_seconds,      &k->end_seconds,      &k->sync_seconds,
+      &k->exposed_sync,      &k->optimizer_seconds};
+  memcpy(f, v, sizeof v);
+}
+
+static void put_rank(st__wr_t *w, const strata_plan_rank_t *k) {
+  strata_plan_rank_t zero;
+  double *f[RANK_FIELDS];
+  memset(&zero, 0, sizeof zero);
+  rank_fields(k ? (strata_plan_rank_t *)k : &zero, f);
+  for (int i = 0; i < RANK_FIELDS; i++)
+    st__wr_f(w, *f[i]);
+}
+
+static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
+  const int ints[] = {c->tp,          c->pp,
+                      c->dp,          c->micro_batch,
+                      c->vpp,         c->sequence_parallel,
+                      c->zero_stage,  c->first_layers,
+                      c->last_layers, (int)c->recompute,
+                      c->fits};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    st__wr_i(w, ints[i]);
+  st__wr_f(w, c->step_seconds);
+  st__wr_f(w, c->peak_memory_bytes);
+}
+
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
   strata_buf_init(&w.b);
@@ -180,6 +235,11 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     put_stage(&w, p, s);
   for (int s = 0; s + 1 < p->n_stages; s++)
     st__wr_f(&w, p->p2p_seconds ? p->p2p_seconds[s] : 0);
+  for (int k = 0; k < p->pp; k++)
+    put_rank(&w, p->ranks ? &p->ranks[k] : NULL);
+  st__wr_u(&w, (uint64_t)p->n_top);
+  for (int i = 0; i < p->n_top; i++)
+    put_config(&w, &p->top[i]);
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -219,7 +279,15 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
                  &p->subproblems_distinct,
                  &p->ilps_solved,
                  &p->cache_hits,
-                 &p->time_limited};
+                 &p->time_limited,
+                 NULL,
+                 &p->overlap_grad_reduce,
+                 &p->overlap_param_gather,
+                 &p->tp_comm_overlap,
+                 &p->overlap_p2p,
+                 &p->scatter_gather,
+                 &p->configs_bounded,
+                 &p->configs_evaluated};
   double *dbl[] = {&p->alpha,
                    &p->step_seconds,
                    &p->tokens_per_second,
@@ -228,7 +296,14 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
                    &p->gpu_memory_bytes,
                    &p->gpu_peak_flops,
                    &p->model_flops_per_step,
-                   &p->plan_seconds};
+                   &p->plan_seconds,
+                   &p->step_items.compute,
+                   &p->step_items.tp_comm,
+                   &p->step_items.bubble,
+                   &p->step_items.dp_sync,
+                   &p->step_items.param_gather,
+                   &p->step_items.optimizer,
+                   &p->step_items.overhead};
   p->model = st__rd_s(r, "model", oom);
   p->cluster = st__rd_s(r, "cluster", oom);
   st__rd_sbuf(r, "family", p->family, sizeof p->family);
@@ -237,6 +312,8 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
       p->recipe = (strata_recipe_t)st__rd_int(r, "recipe", 0, 1);
     else if (i == 12)
       p->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
+    else if (i == 29)
+      p->framework = (strata_framework_t)st__rd_int(r, "framework", 0, 1);
     else
       *ints[i] = st__rd_int(r, "plan scalars", -1, BIG);
   }
@@ -244,7 +321,8 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
     *dbl[i] = st__rd_f(r, "plan figures");
   /* Run statistics are never stored (written as 0): a file holding them
    * would not re-encode to itself. */
-  if (!r->bad && (p->ilps_solved || p->cache_hits ||
+  if (!r->bad && (p->ilps_solved || p->cache_hits || p->configs_bounded ||
+                  p->configs_evaluated ||
                   memcmp(&p->plan_seconds, &(double){0}, sizeof(double)))) {
     r->bad = "plan statistics";
     r->why = "are not 0 (a plan file never stores them)";
@@ -271,6 +349,11 @@ static void get_result(st__rd_t *r, strata_stage_result_t *x, int *oom) {
                    &x->comm_bytes,
                    &x->comm_seconds,
                    &x->compute_seconds,
+                   &x->fwd_seconds,
+                   &x->bwd_seconds,
+                   &x->fwd_comm_seconds,
+                   &x->bwd_comm_seconds,
+                   &x->sync_seconds,
                    &x->peak_memory_bytes,
                    &x->zero_redundancy_bytes,
                    &x->mem.weights,
@@ -360,7 +443,7 @@ static int get_stage(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
   strata_plan_stage_t *st = &p->stages[s];
   int *ints[] = {&st->layer_begin,   &st->layer_end, &st->with_prologue,
                  &st->with_epilogue, &st->nodes,     &st->gpus_per_node,
-                 &st->first_rank,    &st->in_flight};
+                 &st->first_rank,    &st->in_flight, &st->rank};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     *ints[i] = st__rd_int(r, "stage scalars", -1, BIG);
   get_mesh(r, &st->mesh);
@@ -399,6 +482,50 @@ static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
   return 0;
 }
 
+static int get_tail(st__rd_t *r, strata_plan_t *p) {
+  if (r->bad) return 0;
+  if (p->pp < 1 || p->pp > p->n_stages || p->n_stages % p->pp) {
+    r->bad = "pipeline size";
+    r->why = "does not match the stages";
+    return 0;
+  }
+  p->ranks = strata_calloc((size_t)p->pp, sizeof *p->ranks);
+  if (!p->ranks) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int k = 0; k < p->pp && !r->bad; k++) {
+    double *f[RANK_FIELDS];
+    rank_fields(&p->ranks[k], f);
+    for (int i = 0; i < RANK_FIELDS; i++)
+      *f[i] = st__rd_f(r, "rank figures");
+  }
+  uint64_t n = st__rd_u(r, "configuration count");
+  if (!r->bad && n > 100) {
+    r->bad = "configuration count";
+    r->why = "is above 100";
+  }
+  if (r->bad) return 0;
+  p->top = strata_calloc(n ? (size_t)n : 1, sizeof *p->top);
+  if (!p->top) return strata_error(STRATA_ENOMEM, "out of memory");
+  p->n_top = (int)n;
+  for (int i = 0; i < p->n_top && !r->bad; i++) {
+    strata_plan_config_t *c = &p->top[i];
+    int *ints[] = {&c->tp,          &c->pp,
+                   &c->dp,          &c->micro_batch,
+                   &c->vpp,         &c->sequence_parallel,
+                   &c->zero_stage,  &c->first_layers,
+                   &c->last_layers, NULL,
+                   &c->fits};
+    for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++) {
+      if (j == 9)
+        c->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
+      else
+        *ints[j] = st__rd_int(r, "configuration", 0, BIG);
+    }
+    c->step_seconds = st__rd_f(r, "configuration step");
+    c->peak_memory_bytes = st__rd_f(r, "configuration memory");
+  }
+  return 0;
+}
+
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
@@ -406,6 +533,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   strata_plan_t *p = strata_calloc(1, sizeof *p);
   if (!p) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = get_body(&r, p, &oom);
+  if (!rc) rc = get_tail(&r, p);
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

@@ -37,15 +37,44 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "(%s mode)\n",
                       "parallelism", lo, hi, p->pp, p->dp,
                       p->megatron ? "Megatron" : "free");
+  if (p->vpp > 1)
+    strata_buf_printf(b,
+                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "rank (%d layers each)\n",
+                      "schedule", p->vpp,
+                      p->stages[0].layer_end - p->stages[0].layer_begin);
+  else if (p->n_stages > 1)
+    strata_buf_printf(b, "  %-20s 1F1B, layers %d first, %d last%s\n",
+                      "schedule",
+                      p->stages[0].layer_end - p->stages[0].layer_begin,
+                      p->stages[p->n_stages - 1].layer_end -
+                          p->stages[p->n_stages - 1].layer_begin,
+                      p->n_stages > 2 ? ", equal between" : "");
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);
-  strata_buf_printf(b, "  %-20s stage %d, %s recipe\n", "ZeRO", p->zero_stage,
-                    strata_recipe_name(p->recipe));
+  strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
+                    p->zero_stage, strata_recipe_name(p->recipe),
+                    strata_framework_name(p->framework));
   strata_buf_printf(b, "  %-20s %s\n", "recompute",
                     strata_recompute_name(p->recompute));
   strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
                     st__onoff(p->sequence_parallel));
+  strata_buf_printf(b,
+                    "  %-20s grad reduce %s, param gather %s, tp comm %s, "
+                    "p2p %s\n",
+                    "overlap", st__onoff(p->overlap_grad_reduce),
+                    st__onoff(p->overlap_param_gather),
+                    st__onoff(p->tp_comm_overlap),
+                    p->overlap_p2p ? "overlapped" : "blocking");
+  const strata_step_items_t *it = &p->step_items;
   strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
+  strata_buf_printf(b,
+                    "  %-20s compute %.1f + tp comm %.1f + bubble %.1f + dp "
+                    "sync %.1f + param gather %.1f + optimizer %.1f + "
+                    "overhead %.1f ms\n",
+                    "", it->compute * 1e3, it->tp_comm * 1e3, it->bubble * 1e3,
+                    it->dp_sync * 1e3, it->param_gather * 1e3,
+                    it->optimizer * 1e3, it->overhead * 1e3);
   strata_buf_printf(b, "  %-20s %.0f\n", "tokens/s", p->tokens_per_second);
   strata_buf_printf(b, "  %-20s %.1f %%\n", "MFU", p->mfu * 100);
   strata_buf_printf(b, "  %-20s %s of %s per device\n", "peak memory",
@@ -53,22 +82,60 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
 }
 
+/* One row per pipeline rank: every memory item the GPU sees. */
+static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_printf(b,
+                    "\n  %4s  %7s = %7s %7s %7s %7s %6s  %7s %6s %6s %6s "
+                    "%6s  (GiB)\n",
+                    "rank", "memory", "weights", "grads", "optim", "act", "tmp",
+                    "context", "wspace", "nccl", "bucket", "frag");
+  for (int r = 0; p->ranks && r < p->pp; r++) {
+    const strata_mem_items_t *m = &p->ranks[r].mem;
+    strata_buf_printf(b,
+                      "  %4d  %7.2f = %7.2f %7.2f %7.2f %7.2f %6.2f  %7.2f "
+                      "%6.2f %6.2f %6.2f %6.2f\n",
+                      r, m->total / GIB, m->weights / GIB, m->gradients / GIB,
+                      m->optimizer / GIB, m->activations / GIB,
+                      m->transient / GIB, m->context / GIB, m->workspace / GIB,
+                      m->nccl / GIB, m->buckets / GIB, m->fragmentation / GIB);
+  }
+}
+
 static void sum_stage(strata_buf_t *b, const strata_plan_t *p, int s) {
   const strata_plan_stage_t *st = &p->stages[s];
-  const strata_stage_result_t *r = st->result;
   char lay[32], dev[32];
   snprintf(lay, sizeof lay, "%d-%d", st->layer_begin, st->layer_end - 1);
   snprintf(dev, sizeof dev, "%dx%d", st->nodes, st->gpus_per_node);
-  strata_buf_printf(b, "  %5d  %-9s %-8s %9d", s, lay, dev, st->in_flight);
-  if (r)
-    strata_buf_printf(b, "  %7.2f = %.2f + %.2f + %.2f + %.2f + %.2f",
-                      r->mem.total / GIB, r->mem.weights / GIB,
-                      r->mem.gradients / GIB, r->mem.optimizer / GIB,
-                      r->mem.activations / GIB, r->mem.transient / GIB);
-  else
-    strata_buf_printf(b, "  %7s", "-");
-  strata_buf_printf(b, "  %9.3f %9.3f\n", st->fwd_seconds * 1e3,
-                    st->bwd_seconds * 1e3);
+  strata_buf_printf(
+      b, "  %5d %5d  %-9s %-8s %9d  %9.3f %9.3f %9.3f\n", s, st->rank, lay, dev,
+      st->in_flight, st->fwd_seconds * 1e3, st->bwd_seconds * 1e3,
+      p->p2p_seconds && s + 1 < p->n_stages ? p->p2p_seconds[s] * 1e3 : 0.0);
+}
+
+/* The runners-up: near-ties a user may prefer. */
+static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
+  if (p->n_top < 2) return;
+  strata_buf_puts(b, "\nbest configurations:\n");
+  for (int i = 0; i < p->n_top; i++) {
+    const strata_plan_config_t *c = &p->top[i];
+    char mem[32];
+    strata_buf_printf(
+        b,
+        "  %d. tp %d, pp %d, dp %d, micro %d%s%s, recompute %s%s: "
+        "%.3f ms",
+        i + 1, c->tp, c->pp, c->dp, c->micro_batch,
+        c->vpp > 1 ? ", interleaved" : "", c->sequence_parallel ? ", sp" : "",
+        strata_recompute_name(c->recompute),
+        c->pp > 1 && c->vpp <= 1 && (c->first_layers != c->last_layers)
+            ? ", uneven first/last"
+            : "",
+        c->step_seconds * 1e3);
+    if (i > 0 && p->top[0].step_seconds > 0)
+      strata_buf_printf(b, " (+%.2f %%)",
+                        100 * (c->step_seconds / p->top[0].step_seconds - 1));
+    strata_buf_printf(b, ", %s\n",
+                      strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
+  }
 }
 
 static void sum_template(strata_buf_t *b, const strata_plan_t *p) {
@@ -95,12 +162,13 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
     return strata_error(STRATA_EINVAL, "summary: a plan with no stage");
   strata_buf_init(&b);
   sum_head(&b, p);
-  strata_buf_printf(&b, "\n  %5s  %-9s %-8s %9s  %-48s  %9s %9s\n", "stage",
-                    "layers", "devices", "in-flight",
-                    "memory GiB = weights + grads + optim + act + tmp",
-                    "fwd ms", "bwd ms");
+  sum_ranks(&b, p);
+  strata_buf_printf(&b, "\n  %5s %5s  %-9s %-8s %9s  %9s %9s %9s\n", "stage",
+                    "rank", "layers", "devices", "in-flight", "fwd ms",
+                    "bwd ms", "p2p ms");
   for (int s = 0; s < p->n_stages; s++)
     sum_stage(&b, p, s);
+  sum_top(&b, p);
   sum_template(&b, p);
   if (p->time_limited)
     strata_buf_puts(&b, "\nthe search's time limit was reached: this is the "
@@ -163,7 +231,7 @@ static int json_stage(cJSON *arr, const strata_plan_stage_t *st) {
       add_int(o, "devices", st__stage_devices(st)) |
       add_int(o, "nodes", st->nodes) |
       add_int(o, "gpus_per_node", st->gpus_per_node) |
-      add_int(o, "first_rank", st->first_rank) |
+      add_int(o, "first_rank", st->first_rank) | add_int(o, "rank", st->rank) |
       add_int(o, "in_flight", st->in_flight) |
       st__json_add_str(o, "status",
                        r ? strata_stage_status_name(r->status) : "none") |
@@ -195,7 +263,91 @@ static int json_options(cJSON *root, const strata_plan_t *p) {
          st__json_add_str(o, "recompute", strata_recompute_name(p->recompute)) |
          st__json_add_bool(o, "sequence_parallel", p->sequence_parallel > 0) |
          st__json_add_bool(o, "megatron", p->megatron > 0) |
-         add_int(o, "vpp", p->vpp) | st__json_add_num(o, "alpha", p->alpha);
+         add_int(o, "vpp", p->vpp) | st__json_add_num(o, "alpha", p->alpha) |
+         st__json_add_str(o, "framework", strata_framework_name(p->framework)) |
+         st__json_add_bool(o, "overlap_grad_reduce", p->overlap_grad_reduce) |
+         st__json_add_bool(o, "overlap_param_gather", p->overlap_param_gather) |
+         st__json_add_bool(o, "tp_comm_overlap", p->tp_comm_overlap) |
+         st__json_add_bool(o, "overlap_p2p", p->overlap_p2p) |
+         st__json_add_bool(o, "scatter_gather", p->scatter_gather);
+}
+
+static int json_items(cJSON *o, const strata_mem_items_t *m) {
+  return st__json_add_num(o, "weights_bytes", m->weights) |
+         st__json_add_num(o, "gradients_bytes", m->gradients) |
+         st__json_add_num(o, "optimizer_bytes", m->optimizer) |
+         st__json_add_num(o, "activations_bytes", m->activations) |
+         st__json_add_num(o, "transient_bytes", m->transient) |
+         st__json_add_num(o, "context_bytes", m->context) |
+         st__json_add_num(o, "workspace_bytes", m->workspace) |
+         st__json_add_num(o, "nccl_bytes", m->nccl) |
+         st__json_add_num(o, "buckets_bytes", m->buckets) |
+         st__json_add_num(o, "fragmentation_bytes", m->fragmentation) |
+         st__json_add_num(o, "calibration_bytes", m->calibration) |
+         st__json_add_num(o, "total_bytes", m->total);
+}
+
+static int json_ranks(cJSON *root, const strata_plan_t *p) {
+  cJSON *a = cJSON_AddArrayToObject(root, "ranks");
+  if (!a) return -1;
+  for (int r = 0; p->ranks && r < p->pp; r++) {
+    const strata_plan_rank_t *k = &p->ranks[r];
+    cJSON *o = cJSON_CreateObject(), *m;
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (!(m = cJSON_AddObjectToObject(o, "memory")) || json_items(m, &k->mem) ||
+        st__json_add_num(o, "busy_seconds", k->busy_seconds) |
+            st__json_add_num(o, "end_seconds", k->end_seconds) |
+            st__json_add_num(o, "sync_seconds", k->sync_seconds) |
+            st__json_add_num(o, "exposed_sync_seconds", k->exposed_sync) |
+            st__json_add_num(o, "optimizer_seconds", k->optimizer_seconds))
+      return -1;
+  }
+  return 0;
+}
+
+static int json_step(cJSON *root, const strata_plan_t *p) {
+  const strata_step_items_t *it = &p->step_items;
+  cJSON *o = cJSON_AddObjectToObject(root, "step_items");
+  if (!o) return -1;
+  return st__json_add_num(o, "compute_seconds", it->compute) |
+         st__json_add_num(o, "tp_comm_seconds", it->tp_comm) |
+         st__json_add_num(o, "bubble_seconds", it->bubble) |
+         st__json_add_num(o, "dp_sync_seconds", it->dp_sync) |
+         st__json_add_num(o, "param_gather_seconds", it->param_gather) |
+         st__json_add_num(o, "optimizer_seconds", it->optimizer) |
+         st__json_add_num(o, "overhead_seconds", it->overhead);
+}
+
+static int json_top(cJSON *root, const strata_plan_t *p) {
+  cJSON *a = cJSON_AddArrayToObject(root, "top");
+  if (!a) return -1;
+  for (int i = 0; i < p->n_top; i++) {
+    const strata_plan_config_t *c = &p->top[i];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (add_int(o, "tp", c->tp) | add_int(o, "pp", c->pp) |
+        add_int(o, "dp", c->dp) | add_int(o, "micro_batch", c->micro_batch) |
+        add_int(o, "vpp", c->vpp) |
+        st__json_add_bool(o, "sequence_parallel", c->sequence_parallel) |
+        add_int(o, "zero_stage", c->zero_stage) |
+        st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
+        add_int(o, "first_layers", c->first_layers) |
+        add_int(o, "last_layers", c->last_layers) |
+        st__json_add_num(o, "step_seconds", c->step_seconds) |
+        st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |
+        st__json_add_num(o, "vs_best",
+                         p->top[0].step_seconds > 0
+                             ? c->step_seconds / p->top[0].step_seconds - 1
+                             : 0))
+      return -1;
+  }
+  return 0;
 }
 
 static int json_scalars(cJSON *root, const strata_plan_t *p) {
@@ -254,6 +406,9 @@ int strata_plan_json(const strata_plan_t *p, char **text) {
   for (int s = 0; !bad && s < p->n_stages; s++)
     bad |= json_stage(stages, &p->stages[s]);
   bad |= bad ? 1 : json_figures(root, p);
+  bad |= bad ? 1 : json_step(root, p);
+  bad |= bad ? 1 : json_ranks(root, p);
+  bad |= bad ? 1 : json_top(root, p);
   bad |= bad ? 1 : json_search(root, p);
   if (!bad) *text = st__json_print(root);
   if (bad || !*text) rc = strata_error(STRATA_ENOMEM, "out of memory");

@@ -17,7 +17,7 @@
 
 #include "pipeline/sub.h"
 
-#define CACHE_VERSION 2u
+#define CACHE_VERSION 3u
 #define HEADER 28
 #define MAX_PAYLOAD (64u << 20)
 
@@ -81,6 +81,10 @@ static void write_result(wr_t *w, const strata_stage_result_t *r) {
                   r->comm_seconds,
                   r->sync_seconds,
                   r->compute_seconds,
+                  r->fwd_seconds,
+                  r->bwd_seconds,
+                  r->fwd_comm_seconds,
+                  r->bwd_comm_seconds,
                   r->peak_memory_bytes,
                   r->zero_redundancy_bytes,
                   r->mem.weights,
@@ -170,6 +174,10 @@ static int read_result(rd_t *rd, strata_stage_result_t *r) {
                    &r->comm_seconds,
                    &r->sync_seconds,
                    &r->compute_seconds,
+                   &r->fwd_seconds,
+                   &r->bwd_seconds,
+                   &r->fwd_comm_seconds,
+                   &r->bwd_comm_seconds,
                    &r->peak_memory_bytes,
                    &r->zero_redundancy_bytes,
                    &r->mem.weights,

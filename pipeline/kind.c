@@ -1,55 +1,167 @@
 /*
- * kind.c - the linear model of a kind of stage (see search.h): memory and
- * time of n layers with f micro-batches in flight, from three solves.
+ * kind.c - a family's stage costs split into parts (search.h): one layer
+ * of each block, what the prologue and epilogue add, the single stage of
+ * all layers; and sums over layer ranges from prefix sums.
+ *
+ * The parts come from differences of probe results, so that a stage built
+ * from them equals the stage solved as it is: in homogeneous mode every
+ * op and edge of a middle stage of n layers counts n times (the first
+ * layer's input edge comes from "a layer like itself"), the transient is
+ * a maximum, and under full recompute the activations are one re-run
+ * layer plus n x in-flight checkpoints.  tests/test_pipeline.c checks the
+ * sums against exact solves.
  */
 #include <math.h>
+#include <string.h>
 
 #include "pipeline/search.h"
 
-static double tstep(const strata_stage_result_t *r) {
-  return r->compute_seconds + r->comm_seconds - r->sync_seconds;
+/* Prefix-summed fields of a layer part. */
+enum {
+  PF_W,
+  PF_G,
+  PF_O,
+  PF_ACT,
+  PF_FWD,
+  PF_BWD,
+  PF_CF,
+  PF_CB,
+  PF_SYNC,
+  PRE_FIELDS
+};
+
+void st__part_add(st__part_t *a, const st__part_t *x) {
+  a->w += x->w;
+  a->g += x->g;
+  a->o += x->o;
+  a->act += x->act;
+  a->fwd += x->fwd;
+  a->bwd += x->bwd;
+  a->comm_fwd += x->comm_fwd;
+  a->comm_bwd += x->comm_bwd;
+  a->sync += x->sync;
+  a->fixed_act += x->fixed_act;
+  if (x->transient > a->transient) a->transient = x->transient;
 }
 
-/* r11: 1 layer, 1 in flight; r21: 2 layers; r12: 2 in flight.  r21 may be
- * NULL when the model has one layer. */
-void st__kind_fit(st__kindcost_t *k, const strata_stage_result_t *r11,
-                  const strata_stage_result_t *r21,
-                  const strata_stage_result_t *r12) {
-  double A = r11->peak_memory_bytes, C = r12->peak_memory_bytes;
-  double B = r21 ? r21->peak_memory_bytes : A + (C - A);
-  k->a = C - A;
-  k->w = B - A - k->a;
-  k->base = A - k->w - k->a;
-  const strata_stage_result_t *r2 = r21 ? r21 : r11;
-  double n2 = r21 ? 1.0 : 0.0;
-  k->sw = (r2->mem.weights - r11->mem.weights) * n2;
-  k->sg = (r2->mem.gradients - r11->mem.gradients) * n2;
-  k->so = (r2->mem.optimizer - r11->mem.optimizer) * n2;
-  k->sbase_w = r11->mem.weights - k->sw;
-  k->sbase_g = r11->mem.gradients - k->sg;
-  k->sbase_o = r11->mem.optimizer - k->so;
-  k->t1 = tstep(r11);
-  k->dt = r21 ? tstep(r21) - k->t1 : 0;
-  k->s1 = r11->sync_seconds;
-  k->ds = r21 ? r21->sync_seconds - k->s1 : 0;
-  k->grad1 = r11->mem.gradients;
-  k->dgrad = r21 ? r21->mem.gradients - k->grad1 : 0;
-  k->ok = 1;
+/* A probe's result as a part: activations(f) = fixed + f x per-f, from
+ * the results with 1 and 2 micro-batches in flight. */
+static void part_of(const strata_stage_result_t *r1,
+                    const strata_stage_result_t *r2, st__part_t *p) {
+  memset(p, 0, sizeof *p);
+  p->w = r1->mem.weights;
+  p->g = r1->mem.gradients;
+  p->o = r1->mem.optimizer;
+  p->act = r2->mem.activations - r1->mem.activations;
+  p->fixed_act = r1->mem.activations - p->act;
+  if (p->fixed_act < 0) p->fixed_act = 0;
+  p->transient = r1->mem.transient;
+  p->fwd = r1->fwd_seconds;
+  p->bwd = r1->bwd_seconds;
+  p->comm_fwd = r1->fwd_comm_seconds;
+  p->comm_bwd = r1->bwd_comm_seconds;
+  p->sync = r1->sync_seconds;
 }
 
-double st__kind_mem(const st__kindcost_t *k, int n, int f, int dp, int z) {
-  double m = k->base + n * k->w + (double)n * f * k->a;
-  double w = k->sbase_w + n * k->sw, g = k->sbase_g + n * k->sg,
-         o = k->sbase_o + n * k->so;
-  /* the ZeRO-sharded states divide over the outer replicas too */
-  if (dp > 1) {
-    if (z >= 1) m -= o - o / dp;
-    if (z >= 2) m -= g - g / dp;
-    if (z >= 3) m -= w - w / dp;
+/* x - y field by field, keeping x's maxima (the probe that holds both). */
+static void part_minus(const st__part_t *x, const st__part_t *y,
+                       st__part_t *d) {
+  d->w = x->w - y->w;
+  d->g = x->g - y->g;
+  d->o = x->o - y->o;
+  d->act = x->act - y->act;
+  d->fwd = x->fwd - y->fwd;
+  d->bwd = x->bwd - y->bwd;
+  d->comm_fwd = x->comm_fwd - y->comm_fwd;
+  d->comm_bwd = x->comm_bwd - y->comm_bwd;
+  d->sync = x->sync - y->sync;
+  d->fixed_act = 0;
+  d->transient = x->transient;
+}
+
+static const strata_stage_result_t *res(const st__sub_t *s) {
+  if (!s || s->err || !s->res || s->res->status > STRATA_STAGE_FEASIBLE)
+    return NULL;
+  return s->res;
+}
+
+static int fill_prefix(const st__search_t *S, st__family_t *f) {
+  const strata_graph_t *g = S->graphs[f->graph];
+  f->pre = strata_calloc((size_t)(S->L + 1) * PRE_FIELDS, sizeof *f->pre);
+  if (!f->pre) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int l = 0; l < S->L; l++) {
+    const st__part_t *x = &f->layer[strata_graph_layer_block(g, l)];
+    const double v[PRE_FIELDS] = {x->w,        x->g,        x->o,
+                                  x->act,      x->fwd,      x->bwd,
+                                  x->comm_fwd, x->comm_bwd, x->sync};
+    for (int k = 0; k < PRE_FIELDS; k++)
+      f->pre[(l + 1) * PRE_FIELDS + k] = f->pre[l * PRE_FIELDS + k] + v[k];
   }
-  return m;
+  return 0;
 }
 
-double st__kind_time(const st__kindcost_t *k, int n) {
-  return k->t1 + (n - 1) * k->dt;
+int st__family_fit(const st__search_t *S, st__family_t *f) {
+  const strata_graph_t *g = S->graphs[f->graph];
+  int B = g->n_blocks;
+  f->ok = 0;
+  if (B < 1) return 0;
+  f->layer = strata_calloc((size_t)B, sizeof *f->layer);
+  if (!f->layer) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int b = 0; b < B; b++) {
+    const strata_stage_result_t *r1 = res(f->mid[2 * b + ST__P_M1]),
+                                *r2 = res(f->mid[2 * b + ST__P_M2]);
+    if (!r1 || !r2) return 0;
+    part_of(r1, r2, &f->layer[b]);
+  }
+  const strata_stage_result_t *o = res(f->only);
+  if (!o) return 0;
+  part_of(o, o, &f->only_part);
+  f->only_part.act = 0; /* one stage: everything at its one in flight */
+  f->only_part.fixed_act = o->mem.activations;
+  if (S->L >= 2) {
+    const strata_stage_result_t *a1 = res(f->first[0]), *a2 = res(f->first[1]),
+                                *z1 = res(f->last[0]), *z2 = res(f->last[1]);
+    st__part_t fp, lp;
+    if (!a1 || !a2 || !z1 || !z2) return 0;
+    part_of(a1, a2, &fp);
+    part_of(z1, z2, &lp);
+    part_minus(&fp, &f->layer[0], &f->pro);
+    part_minus(&lp, &f->layer[B - 1], &f->epi);
+  }
+  int rc = fill_prefix(S, f);
+  if (!rc) f->ok = 1;
+  return rc;
+}
+
+void st__family_free(st__family_t *f) {
+  strata_free(f->mid);
+  strata_free(f->layer);
+  strata_free(f->pre);
+  f->mid = NULL;
+  f->layer = NULL;
+  f->pre = NULL;
+}
+
+void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
+                    st__part_t *acc) {
+  const double *a = &f->pre[k * PRE_FIELDS], *b = &f->pre[(k + n) * PRE_FIELDS];
+  acc->w += b[PF_W] - a[PF_W];
+  acc->g += b[PF_G] - a[PF_G];
+  acc->o += b[PF_O] - a[PF_O];
+  acc->act += b[PF_ACT] - a[PF_ACT];
+  acc->fwd += b[PF_FWD] - a[PF_FWD];
+  acc->bwd += b[PF_BWD] - a[PF_BWD];
+  acc->comm_fwd += b[PF_CF] - a[PF_CF];
+  acc->comm_bwd += b[PF_CB] - a[PF_CB];
+  acc->sync += b[PF_SYNC] - a[PF_SYNC];
+  /* per block the range touches: the largest transient, and full
+   * recompute's re-run layer (the stage ILP holds one per block) */
+  const strata_graph_t *g = S->graphs[f->graph];
+  for (int bl = 0; bl < g->n_blocks; bl++) {
+    const strata_block_t *x = &g->blocks[bl];
+    if (x->layer0 >= k + n || x->layer0 + x->repeat <= k) continue;
+    if (f->layer[bl].transient > acc->transient)
+      acc->transient = f->layer[bl].transient;
+    acc->fixed_act += f->layer[bl].fixed_act;
+  }
 }

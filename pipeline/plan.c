@@ -1,14 +1,18 @@
 /*
- * plan.c - the whole-model planner: enumerate stage families (tensor-
- * parallel submesh, micro-batch, sequence parallelism, recompute), solve
- * their distinct stage subproblems concurrently, then pick the pipeline
- * degree, data parallelism and layer split with the least step time that
- * fits in memory, and re-solve the chosen stages exactly.
+ * plan.c - the whole-model planner: enumerate the families of stages
+ * (tensor-parallel submesh, micro-batch, sequence parallelism, recompute),
+ * solve their probe subproblems concurrently, search the configurations
+ * (space.c) with the one evaluation `strata estimate` also uses (eval.c),
+ * and solve the chosen stages exactly for the plan's per-operator
+ * strategies.
  *
  * Megatron-compatible mode (the default): one tensor-parallel size within
- * a node, equal stages, Megatron's layer split and Megatron's layouts.
+ * a node, Megatron's layouts and the layer splits Megatron-LM accepts.
  * Free mode: stage strategies from the min-memory ILP, submeshes of whole
- * nodes too, and the layer split from Alpa's dynamic program (split.c).
+ * nodes too, layers split to balance the stages.  When a chosen stage does
+ * not fit once solved exactly (free mode's ILP under the budget), the next
+ * best configuration is taken, so the planner never stops on a model that
+ * some configuration can run.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,176 +22,12 @@
 
 #include "pipeline/search.h"
 
-#define MAX_FAM 4096
-#define MAX_PP 1024
 #define MAX_STAGE_NODES 8
+#define MAX_FAMILIES 4096
 
-typedef struct {
-  int nodes, gpn, t; /* submesh */
-  int graph;         /* micro-batch variant */
-  int sp, zero;
-  strata_recompute_t rc;
-  st__sub_t *sub[ST__KINDS][3];
-  st__kindcost_t kc[ST__KINDS];
-} family_t;
+/* ---- families and their probes ---- */
 
-typedef struct {
-  const strata_graph_t *g;
-  const strata_cluster_t *c;
-  const strata_plan_opts_t *o;
-  strata_graph_t *own[8];
-  const strata_graph_t *graphs[8];
-  uint64_t ghash[8];
-  int n_graphs;
-  int L, G, N, total;
-  double budget;
-  family_t *fam;
-  int n_fam;
-  st__subset_t subs;
-  double deadline;
-  int ilps, hits;
-} search_t;
-
-/* ---- configuration evaluation ---- */
-
-typedef struct {
-  const family_t *f;          /* every stage's family ... */
-  const family_t *fs[MAX_PP]; /* ... unless set here (stages of different
-                              sizes, free mode) */
-  int p, dp, b, n_micro;
-  int n[MAX_PP];
-  double T, peak;
-} config_t;
-
-static const family_t *fam(const config_t *cf, int s) {
-  return cf->fs[s] ? cf->fs[s] : cf->f;
-}
-
-static int kind_of(int s, int p) {
-  if (p == 1) return ST__KIND_ONLY;
-  return s == 0 ? ST__KIND_FIRST : s == p - 1 ? ST__KIND_LAST : ST__KIND_MID;
-}
-
-static int in_flight(int s, int p, int n_micro) {
-  int f = p - s;
-  return f < n_micro ? f : n_micro;
-}
-
-/* The gradient all-reduce across the dp replicas of a stage (ranks t
- * apart, Megatron's order: tensor, then data, then pipeline) is affine in
- * its bytes: its latency part and its cost per byte, asked of topo/ once
- * per configuration.  Gradients go in 25 MB buckets, each paying the
- * latency. */
-typedef struct {
-  double lat, per_byte;
-} sync_model_t;
-
-static sync_model_t outer_sync_model(const search_t *S, int t, int dp) {
-  sync_model_t m = {0, 0};
-  int ranks[1024], n = dp < 1024 ? dp : 1024;
-  double one = 0, big = 0;
-  if (dp <= 1) return m;
-  for (int r = 0; r < n; r++)
-    ranks[r] = r * t;
-  if (strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1, ranks, n,
-                                     &one) ||
-      strata_cluster_coll_time_ranks(S->c, STRATA_COLL_ALLREDUCE, 1e9, ranks, n,
-                                     &big)) {
-    m.lat = INFINITY;
-    return m;
-  }
-  m.per_byte = (big - one) / (1e9 - 1);
-  m.lat = one - m.per_byte;
-  return m;
-}
-
-static double outer_sync(const sync_model_t *m, double grad_bytes) {
-  if (grad_bytes <= 0 || (m->lat == 0 && m->per_byte == 0)) return 0;
-  return ceil(grad_bytes / 25e6) * m->lat + grad_bytes * m->per_byte;
-}
-
-static double p2p_time(const search_t *S, const config_t *cf) {
-  const strata_graph_t *g = S->graphs[cf->f->graph];
-  if (cf->p <= 1 || g->n_blocks == 0) return 0;
-  double bytes = (double)strata_tensor_bytes(&g->tensors[g->blocks[0].output]);
-  bytes /= cf->f->t; /* Megatron's scatter-gather across tensor ranks */
-  int ranks[2] = {0, cf->dp * cf->f->t};
-  double sec = 0;
-  if (ranks[1] >= S->total) ranks[1] = S->total - 1;
-  if (strata_cluster_coll_time_ranks(S->c, STRATA_COLL_P2P, bytes, ranks, 2,
-                                     &sec))
-    return 0;
-  return sec;
-}
-
-typedef struct {
-  const search_t *S;
-  config_t *cf;
-  double budget;
-  double p2p;
-} costctx_t;
-
-/* Time of stage s with n layers, INFINITY if it does not fit. */
-static double stage_cost(void *vctx, int s, int n) {
-  costctx_t *x = vctx;
-  const config_t *cf = x->cf;
-  const st__kindcost_t *k = &fam(cf, s)->kc[kind_of(s, cf->p)];
-  if (!k->ok) return INFINITY;
-  int f = in_flight(s, cf->p, cf->n_micro);
-  if (st__kind_mem(k, n, f, cf->dp, cf->f->zero) > x->budget) return INFINITY;
-  double t = st__kind_time(k, n);
-  if (s < cf->p - 1) t += x->p2p;
-  if (s > 0) t += x->p2p;
-  return t;
-}
-
-/* Step time and peak memory of a configuration whose split is set. */
-static void score(const search_t *S, config_t *cf, double budget) {
-  costctx_t x = {S, cf, budget, p2p_time(S, cf)};
-  sync_model_t sm = outer_sync_model(S, cf->f->t, cf->dp);
-  double sum = 0, mx = 0, sync = 0, peak = 0;
-  cf->T = INFINITY;
-  for (int s = 0; s < cf->p; s++) {
-    double t = stage_cost(&x, s, cf->n[s]);
-    if (!isfinite(t)) return;
-    const st__kindcost_t *k = &fam(cf, s)->kc[kind_of(s, cf->p)];
-    int f = in_flight(s, cf->p, cf->n_micro);
-    double m = st__kind_mem(k, cf->n[s], f, cf->dp, cf->f->zero);
-    double g = k->grad1 + (cf->n[s] - 1) * k->dgrad;
-    double sy = k->s1 + (cf->n[s] - 1) * k->ds + outer_sync(&sm, g);
-    sum += t;
-    if (t > mx) mx = t;
-    if (sy > sync) sync = sy;
-    if (m > peak) peak = m;
-  }
-  cf->T = sum + (cf->n_micro - 1) * mx + sync;
-  cf->peak = peak;
-}
-
-/* Split the layers (Megatron's rule, or Alpa's DP), then score. */
-static void evaluate(const search_t *S, config_t *cf, double budget) {
-  costctx_t x = {S, cf, budget, p2p_time(S, cf)};
-  cf->T = INFINITY;
-  if (S->o->megatron) {
-    if (st__split_megatron(S->L, cf->p, cf->n)) return;
-  } else if (!isfinite(st__split_dp(S->L, cf->p, cf->n_micro,
-                                    2 * ((S->L + cf->p - 1) / cf->p),
-                                    stage_cost, &x, cf->n))) {
-    return;
-  }
-  score(S, cf, budget);
-}
-
-static int better(const config_t *a, const config_t *b) {
-  if (!isfinite(b->T)) return isfinite(a->T);
-  if (a->T < b->T * (1 - 1e-9)) return 1;
-  if (a->T > b->T * (1 + 1e-9)) return 0;
-  return a->peak < b->peak;
-}
-
-/* ---- families and their subproblems ---- */
-
-static void base_stage_opts(const search_t *S, const family_t *f,
+static void base_stage_opts(const st__search_t *S, const st__family_t *f,
                             strata_stage_opts_t *so) {
   const strata_plan_opts_t *o = S->o;
   strata_stage_opts_init(so);
@@ -199,31 +39,41 @@ static void base_stage_opts(const search_t *S, const family_t *f,
   so->recompute = f->rc;
   so->sequence_parallel = f->sp;
   so->megatron_tp_axes = so->mesh.ndim;
-  so->peak_flops = strata_cluster_gpu_peak_flops(S->c);
-  so->efficiency = o->efficiency;
+  so->perf = *strata_cluster_perf(S->c);
+  so->tp_comm_overlap = o->tp_comm_overlap && f->sp;
   so->fastest_bandwidth = strata_cluster_fastest_bandwidth(S->c);
   so->time_limit = o->stage_time_limit;
   so->layer_begin = 0;
 }
 
-static int family_subs(search_t *S, family_t *f) {
-  static const int pts[3][2] = {{1, 1}, {2, 1}, {1, 2}}; /* (n, f) */
-  for (int k = 0; k < ST__KINDS; k++)
-    for (int i = 0; i < 3; i++) {
-      strata_stage_opts_t so;
-      int n = pts[i][0];
-      f->sub[k][i] = NULL;
-      if (n > S->L) continue;
-      base_stage_opts(S, f, &so);
-      so.layer_end = n;
-      so.with_prologue = k == ST__KIND_ONLY || k == ST__KIND_FIRST;
-      so.with_epilogue = k == ST__KIND_ONLY || k == ST__KIND_LAST;
-      so.in_flight = pts[i][1];
-      int rc = st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph],
-                              &so, &f->sub[k][i]);
-      if (rc) return rc;
-    }
-  return 0;
+static int probe(st__search_t *S, const st__family_t *f, int begin, int end,
+                 int pro, int epi, int in_flight, st__sub_t **out) {
+  strata_stage_opts_t so;
+  base_stage_opts(S, f, &so);
+  so.layer_begin = begin;
+  so.layer_end = end;
+  so.with_prologue = pro;
+  so.with_epilogue = epi;
+  so.in_flight = in_flight;
+  return st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph], &so,
+                        out);
+}
+
+static int family_probes(st__search_t *S, st__family_t *f) {
+  const strata_graph_t *g = S->graphs[f->graph];
+  int B = g->n_blocks, L = S->L, rc = 0;
+  f->mid = strata_calloc((size_t)(2 * B + 1), sizeof *f->mid);
+  if (!f->mid) return strata_error(STRATA_ENOMEM, "out of memory");
+  rc = probe(S, f, 0, L, 1, 1, 1, &f->only);
+  for (int b = 0; b < B && !rc && L >= 2; b++)
+    for (int k = 0; k < 2 && !rc; k++)
+      rc = probe(S, f, g->blocks[b].layer0, g->blocks[b].layer0 + 1, 0, 0,
+                 k + 1, &f->mid[2 * b + k]);
+  for (int k = 0; k < 2 && !rc && L >= 2; k++) {
+    rc = probe(S, f, 0, 1, 1, 0, k + 1, &f->first[k]);
+    if (!rc) rc = probe(S, f, L - 1, L, 0, 1, k + 1, &f->last[k]);
+  }
+  return rc;
 }
 
 static int divides_heads(const strata_graph_t *g, int t) {
@@ -232,234 +82,77 @@ static int divides_heads(const strata_graph_t *g, int t) {
   return 1;
 }
 
-static int add_family(search_t *S, int nodes, int gpn, int graph, int sp,
+static int add_family(st__search_t *S, int nodes, int gpn, int graph, int sp,
                       strata_recompute_t rc) {
-  if (S->n_fam >= MAX_FAM) return 0;
-  family_t *f = &S->fam[S->n_fam];
+  if (S->n_fam >= MAX_FAMILIES) return 0;
+  int t = nodes * gpn;
+  if (!divides_heads(S->graphs[graph], t)) return 0;
+  st__family_t *f = &S->fam[S->n_fam];
   memset(f, 0, sizeof *f);
   f->nodes = nodes;
   f->gpn = gpn;
-  f->t = nodes * gpn;
+  f->t = t;
   f->graph = graph;
   f->sp = sp;
   f->rc = rc;
-  f->zero = S->o->zero_stage >= 0 ? S->o->zero_stage : 1;
-  if (!divides_heads(S->graphs[graph], f->t)) return 0;
+  f->zero = S->zero;
   S->n_fam++;
-  return family_subs(S, f);
+  return family_probes(S, f);
 }
 
-static int enumerate_families(search_t *S) {
+/* Tensor-parallel sizes: powers of two within a node (Megatron mode), or
+ * whole nodes up to MAX_STAGE_NODES (free mode); a fixed size as given
+ * (several whole nodes too). */
+static int stage_shape(const st__search_t *S, int t, int *nodes, int *gpn) {
+  const strata_plan_opts_t *o = S->o;
+  if (t <= S->G) {
+    if (S->G % t) return 0;
+    *nodes = 1;
+    *gpn = t;
+    return 1;
+  }
+  if (t % S->G || t / S->G > S->N) return 0;
+  if (!o->fix_tp && (o->megatron || t / S->G > MAX_STAGE_NODES)) return 0;
+  *nodes = t / S->G;
+  *gpn = S->G;
+  return 1;
+}
+
+static int enumerate_families(st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
   int rc = 0;
   for (int gi = 0; gi < S->n_graphs && !rc; gi++)
     for (int t = 1; t <= S->total && !rc; t *= 2) {
-      if (o->fix_tp && t != o->fix_tp) continue;
-      int nodes = t <= S->G ? 1 : t / S->G, gpn = t <= S->G ? t : S->G;
-      /* free mode: stages of up to MAX_STAGE_NODES whole nodes (a larger
-       * tensor/data-parallel stage only adds inter-node traffic that the
-       * outer data parallelism carries more cheaply) */
-      if (t > S->G &&
-          (o->megatron || t % S->G || nodes > S->N || nodes > MAX_STAGE_NODES))
+      int nodes, gpn;
+      if (o->fix_tp && t != o->fix_tp) {
+        if (t > o->fix_tp) break;
         continue;
-      if (t <= S->G && S->G % t) continue;
+      }
+      if (!stage_shape(S, t, &nodes, &gpn)) continue;
       for (int r = 0; r < 3 && !rc; r++) {
         if (!o->recompute_auto && r != (int)o->recompute) continue;
         for (int sp = 0; sp <= 1 && !rc; sp++) {
-          int want = o->sequence_parallel;
           if (sp && (t == 1 || !o->megatron)) continue;
-          if (want >= 0 && sp != want && t > 1 && o->megatron) continue;
+          if (o->sequence_parallel >= 0 && sp != o->sequence_parallel &&
+              t > 1 && o->megatron)
+            continue;
           rc = add_family(S, nodes, gpn, gi, sp, (strata_recompute_t)r);
         }
       }
     }
+  if (!rc && o->fix_tp && !S->n_fam)
+    rc = strata_error(STRATA_EINVAL,
+                      "tensor-parallel size %d does not fit this cluster's "
+                      "nodes of %d GPUs (a group within a node must divide "
+                      "it; across nodes it takes whole nodes) or the model's "
+                      "heads",
+                      o->fix_tp, S->G);
   return rc;
 }
 
-static void fit_kinds(search_t *S) {
-  for (int i = 0; i < S->n_fam; i++) {
-    family_t *f = &S->fam[i];
-    for (int k = 0; k < ST__KINDS; k++) {
-      st__sub_t **s = f->sub[k];
-      f->kc[k].ok = 0;
-      if (!s[0] || !s[2] || s[0]->err || s[2]->err || !s[0]->res || !s[2]->res)
-        continue;
-      if (s[1] && (s[1]->err || !s[1]->res)) continue;
-      if (s[0]->res->status > STRATA_STAGE_FEASIBLE ||
-          s[2]->res->status > STRATA_STAGE_FEASIBLE)
-        continue;
-      st__kind_fit(&f->kc[k], s[0]->res, s[1] ? s[1]->res : NULL, s[2]->res);
-    }
-  }
-}
+/* ---- the chosen configuration, solved exactly ---- */
 
-/* ---- the search over pipeline and data parallelism ---- */
-
-/* The data parallelism of p stages of t devices: the most replicas that
- * fit the cluster and divide the global batch into micro-batches of b
- * (after a node is drained the largest may not divide: take the next). */
-static int pick_dp(const search_t *S, int t, int p, int b) {
-  int per = S->total / t;
-  if (p > S->L || p > per || p > MAX_PP) return 0;
-  if (S->o->max_pp && p > S->o->max_pp) return 0;
-  if (S->o->fix_dp)
-    return S->o->fix_dp * p <= per &&
-                   S->o->global_batch % (b * S->o->fix_dp) == 0
-               ? S->o->fix_dp
-               : 0;
-  for (int dp = per / p; dp >= 1; dp--)
-    if (S->o->global_batch % (b * dp) == 0) return dp;
-  return 0;
-}
-
-static void search_family(const search_t *S, const family_t *f, config_t *best,
-                          config_t *lowest) {
-  int b = S->graphs[f->graph]->micro_batch;
-  for (int p = 1; p <= S->L; p++) {
-    if (S->o->fix_pp && p != S->o->fix_pp) continue;
-    int dp = pick_dp(S, f->t, p, b);
-    if (!dp) continue;
-    config_t cf;
-    memset(&cf, 0, sizeof cf);
-    cf.f = f;
-    cf.p = p;
-    cf.dp = dp;
-    cf.b = b;
-    cf.n_micro = S->o->global_batch / (b * dp);
-    evaluate(S, &cf, S->budget);
-    if (better(&cf, best)) *best = cf;
-    if (isfinite(cf.T)) continue;
-    /* the least memory any configuration needs, for the message when
-     * nothing fits */
-    config_t m = cf;
-    evaluate(S, &m, INFINITY);
-    if (isfinite(m.T) && (!lowest->f || m.peak < lowest->peak)) *lowest = m;
-  }
-}
-
-/* ---- free mode: stages of different sizes ---- */
-
-#define HETERO_SHAPES 8
-#define HETERO_GROUPS 32 /* layers are grouped beyond this many */
-#define HETERO_UNITS 128 /* device units of a replica at most */
-
-typedef struct {
-  const search_t *S;
-  const config_t *base;
-  const family_t *shape[HETERO_SHAPES];
-  int g; /* layers per group */
-  double p2p;
-} hctx_t;
-
-static double hetero_cost(void *vctx, int z, int f, int k, int n) {
-  const hctx_t *h = vctx;
-  const search_t *S = h->S;
-  int a = k * h->g, b = (k + n) * h->g < S->L ? (k + n) * h->g : S->L;
-  if (a >= S->L || b <= a) return INFINITY;
-  int kind = a == 0 && b == S->L ? ST__KIND_ONLY
-             : a == 0            ? ST__KIND_FIRST
-             : b == S->L         ? ST__KIND_LAST
-                                 : ST__KIND_MID;
-  const st__kindcost_t *kc = &h->shape[z]->kc[kind];
-  int infl = f < h->base->n_micro ? f : h->base->n_micro;
-  if (!kc->ok ||
-      st__kind_mem(kc, b - a, infl, h->base->dp, h->shape[z]->zero) > S->budget)
-    return INFINITY;
-  double t = st__kind_time(kc, b - a);
-  if (kind != ST__KIND_ONLY) t += kind == ST__KIND_MID ? 2 * h->p2p : h->p2p;
-  return t;
-}
-
-/* The shapes a stage of this replica may take: the families of the best
- * configuration's micro-batch, recompute and ZeRO, no larger than the
- * replica, and no smaller than it / HETERO_UNITS. */
-static int hetero_shapes(const search_t *S, const config_t *best, int D,
-                         hctx_t *h, int *units, int *unit) {
-  int n = 0;
-  *unit = 0;
-  for (int i = 0; i < S->n_fam && n < HETERO_SHAPES; i++) {
-    const family_t *f = &S->fam[i];
-    if (f->graph != best->f->graph || f->rc != best->f->rc ||
-        f->zero != best->f->zero || f->sp || f->t > D ||
-        (long)f->t * HETERO_UNITS < D)
-      continue;
-    h->shape[n++] = f;
-    if (!*unit || f->t < *unit) *unit = f->t;
-  }
-  for (int z = 0; z < n; z++) {
-    if (h->shape[z]->t % *unit) return 0;
-    units[z] = h->shape[z]->t / *unit;
-  }
-  return D % (*unit ? *unit : 1) == 0 ? n : 0;
-}
-
-/* Alpa's DP over stages of different sizes for the best configuration's
- * replica (same devices, data parallelism and micro-batch); replaces it
- * when it is faster.  Layers go in groups of ceil(L / HETERO_GROUPS). */
-static void refine_hetero(const search_t *S, config_t *best) {
-  hctx_t h;
-  int units[HETERO_SHAPES], unit, p = 0, gn[HETERO_GROUPS + 1],
-                                  gz[HETERO_GROUPS + 1];
-  int D = best->f->t * best->p;
-  memset(&h, 0, sizeof h);
-  h.S = S;
-  h.base = best;
-  h.g = (S->L + HETERO_GROUPS - 1) / HETERO_GROUPS;
-  h.p2p = p2p_time(S, best);
-  int Z = hetero_shapes(S, best, D, &h, units, &unit);
-  if (Z < 2) return; /* nothing to mix */
-  int groups = (S->L + h.g - 1) / h.g;
-  double T = st__split_hetero(groups, D / unit, best->n_micro, groups, Z, units,
-                              hetero_cost, &h, &p, gn, gz);
-  if (!isfinite(T) || p < 1) return;
-  config_t *cf = strata_calloc(1, sizeof *cf);
-  if (!cf) return; /* a refinement: the uniform plan stands */
-  cf->f = best->f;
-  cf->p = p;
-  cf->dp = best->dp;
-  cf->b = best->b;
-  cf->n_micro = best->n_micro;
-  for (int s = 0, k = 0; s < p; k += gn[s], s++) {
-    int end = (k + gn[s]) * h.g < S->L ? (k + gn[s]) * h.g : S->L;
-    cf->n[s] = end - k * h.g;
-    cf->fs[s] = h.shape[gz[s]];
-  }
-  score(S, cf, S->budget);
-  if (better(cf, best)) *best = *cf;
-  strata_free(cf);
-}
-
-static int no_fit_error(const search_t *S, const config_t *lowest) {
-  char need[32], have[32];
-  strata_fmt_bytes(S->budget, have, sizeof have);
-  if (!lowest->f)
-    return strata_error(STRATA_EINFEASIBLE,
-                        "no configuration of %d GPUs can "
-                        "run this model (global batch %d): check that the "
-                        "batch divides by micro-batch x data parallelism",
-                        S->total, S->o->global_batch);
-  strata_fmt_bytes(lowest->peak, need, sizeof need);
-  double ratio = lowest->peak / S->budget;
-  int more = (int)ceil(S->total * ratio / S->G) * S->G;
-  return strata_error(STRATA_EINFEASIBLE,
-                      "the model does not fit: the least memory any plan "
-                      "needs is %s per device (tp %d, pp %d, dp %d, "
-                      "micro-batch %d, recompute %s) but %s is available. "
-                      "What would help: about %d GPUs or more, GPUs with more "
-                      "memory, %s%sor a smaller global batch",
-                      need, lowest->f->t, lowest->p, lowest->dp, lowest->b,
-                      strata_recompute_name(lowest->f->rc), have, more,
-                      S->o->zero_stage < 3 ? "ZeRO stage 3 (--free --zero 3, "
-                                             "DeepSpeed), "
-                                           : "",
-                      lowest->f->rc != STRATA_RECOMPUTE_FULL
-                          ? "full activation recompute (--recompute full), "
-                          : "");
-}
-
-/* ---- the chosen plan, solved exactly ---- */
-
-static strata_link_t dp_link(const search_t *S, int t, int dp) {
+static strata_link_t dp_link(const st__search_t *S, int t, int dp) {
   strata_link_t l = {25e9, 10e-6};
   int extent = t * dp;
   for (int i = 0; i < strata_cluster_level_count(S->c); i++) {
@@ -470,55 +163,31 @@ static strata_link_t dp_link(const search_t *S, int t, int dp) {
   return l;
 }
 
-static int final_subs(search_t *S, const config_t *cf, st__sub_t **out) {
-  int begin = 0;
-  for (int s = 0; s < cf->p; s++) {
+static int final_subs(st__search_t *S, const st__cfg_t *cf,
+                      const strata_plan_t *p, st__sub_t **out) {
+  for (int k = 0; k < p->n_stages; k++) {
+    const strata_plan_stage_t *ps = &p->stages[k];
+    const st__family_t *f = cf->fs ? cf->fs[k] : cf->f;
+    const strata_plan_rank_t *rk = &p->ranks[ps->rank];
     strata_stage_opts_t so;
-    base_stage_opts(S, fam(cf, s), &so);
-    so.layer_begin = begin;
-    so.layer_end = begin + cf->n[s];
-    so.with_prologue = s == 0;
-    so.with_epilogue = s == cf->p - 1;
-    so.in_flight = in_flight(s, cf->p, cf->n_micro);
+    base_stage_opts(S, f, &so);
+    so.layer_begin = ps->layer_begin;
+    so.layer_end = ps->layer_end;
+    so.with_prologue = ps->with_prologue;
+    so.with_epilogue = ps->with_epilogue;
+    so.in_flight = ps->in_flight > 0 ? ps->in_flight : 1;
     so.outer_dp = cf->dp;
-    so.outer_link = dp_link(S, fam(cf, s)->t, cf->dp);
-    so.memory_budget = S->budget;
-    int rc = st__subset_get(&S->subs, S->graphs[cf->f->graph],
-                            S->ghash[cf->f->graph], &so, &out[s]);
+    so.outer_link = dp_link(S, f->t, cf->dp);
+    /* the ILP's budget: what the rank's other items leave */
+    double tensors = rk->mem.weights + rk->mem.gradients + rk->mem.optimizer +
+                     rk->mem.activations + rk->mem.transient;
+    double other = rk->mem.total - tensors;
+    if (!S->o->megatron && !S->o->no_memory_check)
+      so.memory_budget = S->budget - other;
+    int rc = st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph],
+                            &so, &out[k]);
     if (rc) return rc;
-    begin += cf->n[s];
   }
-  return 0;
-}
-
-static int fill_stage(search_t *S, const config_t *cf, int s, st__sub_t *sub,
-                      strata_plan_stage_t *ps, int begin, int rank) {
-  if (sub->err)
-    return strata_error(sub->err, "stage %d: %s", s,
-                        sub->errmsg ? sub->errmsg : "not solved");
-  strata_stage_result_t *r = sub->res;
-  if (r->status > STRATA_STAGE_FEASIBLE)
-    return strata_error(STRATA_EINFEASIBLE,
-                        "stage %d (layers %d-%d) does not "
-                        "fit when solved exactly: %s",
-                        s, begin, begin + cf->n[s] - 1, r->hint ? r->hint : "");
-  ps->layer_begin = begin;
-  ps->layer_end = begin + cf->n[s];
-  ps->with_prologue = s == 0;
-  ps->with_epilogue = s == cf->p - 1;
-  ps->nodes = fam(cf, s)->nodes;
-  ps->gpus_per_node = fam(cf, s)->gpn;
-  ps->first_rank = rank; /* stage after stage, each with its dp replicas */
-  ps->mesh = sub->so.mesh;
-  ps->in_flight = sub->so.in_flight;
-  double t = r->compute_seconds + r->comm_seconds - r->sync_seconds;
-  double rec = cf->f->rc == STRATA_RECOMPUTE_FULL ? 1.0 : 0.0;
-  ps->fwd_seconds = t / (3.0 + rec);
-  ps->bwd_seconds = t - ps->fwd_seconds;
-  ps->sync_seconds = r->sync_seconds;
-  ps->result = r;
-  sub->res = NULL; /* the plan owns it now */
-  (void)S;
   return 0;
 }
 
@@ -527,47 +196,62 @@ static int set_str(char **dst, const char *src) {
   return *dst ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
-static int build_plan(search_t *S, const config_t *cf, strata_plan_t **out) {
-  st__sub_t *subs[MAX_PP];
+static void plan_config(const st__cfg_t *cf, const st__cost_t *c,
+                        const st__search_t *S, strata_plan_config_t *pc) {
+  int n[ST__MAX_PP];
+  int K = st__split_of(S, cf, n);
+  memset(pc, 0, sizeof *pc);
+  pc->tp = cf->f->t;
+  pc->pp = cf->p;
+  pc->dp = cf->dp;
+  pc->micro_batch = cf->b;
+  pc->vpp = cf->v > 1 ? cf->v : 1;
+  pc->sequence_parallel = cf->f->sp;
+  pc->zero_stage = cf->f->zero;
+  pc->recompute = cf->f->rc;
+  pc->first_layers = K > 0 ? n[0] : 0;
+  pc->last_layers = K > 0 ? n[K - 1] : 0;
+  pc->step_seconds = c->step;
+  pc->peak_memory_bytes = c->peak;
+  pc->fits = c->fits;
+}
+
+/* The plan's header fields from the configuration and its cost. */
+static int plan_header(st__search_t *S, const st__cfg_t *cf,
+                       const st__cost_t *c, strata_plan_t *p) {
   const strata_graph_t *g = S->graphs[cf->f->graph];
-  strata_plan_t *p = strata_calloc(1, sizeof *p);
-  int rc = p ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
-  if (!rc) rc = final_subs(S, cf, subs);
-  if (!rc)
-    rc = st__solve_all(&S->subs, S->o->threads, S->o->cache_dir,
-                       !S->o->quiet && isatty(2), 0, S->o->cancel, &S->ilps,
-                       &S->hits);
-  if (!rc) {
-    p->stages = strata_calloc((size_t)cf->p, sizeof *p->stages);
-    if (!p->stages) rc = strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  int devices = 0;
-  for (int s = 0, begin = 0; s < cf->p && !rc; begin += cf->n[s], s++) {
-    rc = fill_stage(S, cf, s, subs[s], &p->stages[s], begin, devices);
-    devices += fam(cf, s)->t * cf->dp;
-    if (!rc) p->n_stages++;
-  }
-  if (!rc) rc = set_str(&p->model, S->g->name);
+  const strata_plan_opts_t *o = S->o;
+  int rc = set_str(&p->model, S->g->name);
   if (!rc) rc = set_str(&p->cluster, strata_cluster_name(S->c));
-  if (rc) {
-    strata_plan_destroy(p);
-    return rc;
-  }
-  p->devices = devices;
-  p->tp = 0; /* the devices of a stage (the largest, if they differ) */
-  for (int s = 0; s < cf->p; s++)
-    p->tp = fam(cf, s)->t > p->tp ? fam(cf, s)->t : p->tp;
+  if (rc) return rc;
+  p->tp = cf->f->t;
+  if (cf->fs)
+    for (int s = 0; s < cf->p; s++)
+      p->tp = cf->fs[s]->t > p->tp ? cf->fs[s]->t : p->tp;
   p->pp = cf->p;
   p->dp = cf->dp;
+  p->vpp = cf->v > 1 ? cf->v : 1;
+  p->devices = 0;
+  for (int s = 0; s < cf->p; s++)
+    p->devices += (cf->fs ? cf->fs[s]->t : cf->f->t) * cf->dp;
   p->micro_batch = cf->b;
-  p->global_batch = S->o->global_batch;
-  p->n_micro = cf->n_micro;
+  p->global_batch = o->global_batch;
+  p->n_micro = cf->m;
   p->zero_stage = cf->f->zero;
   p->sequence_parallel = cf->f->sp;
-  p->megatron = S->o->megatron;
-  p->recipe = S->o->recipe;
+  p->megatron = o->megatron;
+  p->recipe = o->recipe;
   p->recompute = cf->f->rc;
-  p->alpha = S->o->alpha;
+  p->framework = o->framework;
+  p->overlap_grad_reduce = o->overlap_grad_reduce && cf->dp > 1;
+  p->overlap_param_gather =
+      o->overlap_param_gather && cf->dp > 1 && cf->f->zero >= 1;
+  p->tp_comm_overlap = o->tp_comm_overlap && cf->f->sp;
+  p->overlap_p2p = cf->v <= 1 && o->megatron ? 0
+                   : o->overlap_p2p >= 0     ? o->overlap_p2p
+                                             : cf->v > 1;
+  p->scatter_gather = o->scatter_gather;
+  p->alpha = o->alpha;
   p->seq_len = g->seq_len;
   p->layers = S->L;
   p->hidden = g->hp.hidden;
@@ -576,26 +260,133 @@ static int build_plan(search_t *S, const config_t *cf, strata_plan_t **out) {
   p->ffn = g->hp.ffn;
   p->vocab = g->hp.vocab;
   snprintf(p->family, sizeof p->family, "%s", g->hp.family);
-  p->step_seconds = cf->T;
-  p->gpu_memory_bytes = (double)strata_cluster_gpu_memory(S->c);
+  p->step_seconds = c->step;
+  p->step_items = c->items;
+  p->peak_memory_bytes = c->peak;
+  p->gpu_memory_bytes = o->memory_budget > 0
+                            ? o->memory_budget
+                            : (double)strata_cluster_gpu_memory(S->c);
   p->gpu_peak_flops = strata_cluster_gpu_peak_flops(S->c);
   strata_graph_stats_t st;
   strata_graph_stats(g, &st);
-  p->model_flops_per_step = st.flops_per_microbatch * cf->n_micro * cf->dp;
-  for (int s = 0; s < p->n_stages; s++)
-    if (p->stages[s].result->peak_memory_bytes > p->peak_memory_bytes)
-      p->peak_memory_bytes = p->stages[s].result->peak_memory_bytes;
+  p->model_flops_per_step = st.flops_per_microbatch * cf->m * cf->dp;
+  return 0;
+}
+
+/* Attach the exactly solved stage results; 1 when a stage does not fit. */
+static int attach_results(st__search_t *S, strata_plan_t *p, st__sub_t **subs) {
+  for (int k = 0; k < p->n_stages; k++) {
+    st__sub_t *sub = subs[k];
+    strata_plan_stage_t *ps = &p->stages[k];
+    if (sub->err)
+      return strata_error(sub->err, "stage %d: %s", k,
+                          sub->errmsg ? sub->errmsg : "not solved");
+    if (sub->res->status > STRATA_STAGE_FEASIBLE) return 1;
+    ps->mesh = sub->so.mesh;
+    ps->first_rank = ps->rank * p->tp * p->dp;
+    /* copy: the same subproblem may serve several stages */
+    strata_stage_result_t *r = strata_calloc(1, sizeof *r);
+    if (!r) return strata_error(STRATA_ENOMEM, "out of memory");
+    *r = *sub->res;
+    r->hint = NULL;
+    r->ops = strata_calloc((size_t)sub->res->n_ops + 1, sizeof *r->ops);
+    ps->result = r;
+    if (!r->ops) return strata_error(STRATA_ENOMEM, "out of memory");
+    for (int i = 0; i < sub->res->n_ops; i++) {
+      const strata_op_choice_t *a = &sub->res->ops[i];
+      strata_op_choice_t *b = &r->ops[i];
+      *b = *a;
+      b->name = strata_strdup(a->name);
+      b->strategy = strata_strdup(a->strategy);
+      b->placement = strata_strdup(a->placement);
+      if (!b->name || !b->strategy || !b->placement) {
+        r->n_ops = i + 1;
+        return strata_error(STRATA_ENOMEM, "out of memory");
+      }
+    }
+  }
+  (void)S;
+  return 0;
+}
+
+static int build_plan(st__search_t *S, const st__cfg_t *cf, const st__cost_t *c,
+                      strata_plan_t **out) {
+  st__sub_t **subs = NULL;
+  strata_plan_t *p = strata_calloc(1, sizeof *p);
+  int rc = p ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+  if (!rc) rc = plan_header(S, cf, c, p);
+  if (!rc) rc = st__cfg_fill_plan(S, cf, p);
+  if (!rc) {
+    subs = strata_calloc((size_t)p->n_stages + 1, sizeof *subs);
+    if (!subs) rc = strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  if (!rc) rc = final_subs(S, cf, p, subs);
+  if (!rc)
+    rc = st__solve_all(&S->subs, S->o->threads, S->o->cache_dir,
+                       !S->o->quiet && isatty(2), 0, S->o->cancel, &S->ilps,
+                       &S->hits);
+  if (!rc) rc = attach_results(S, p, subs);
+  strata_free(subs);
+  if (rc) {
+    strata_plan_destroy(p);
+    return rc;
+  }
   *out = p;
   return 0;
 }
 
-/* ---- entry points ---- */
+/* ---- when nothing fits ---- */
+
+static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
+                        const st__cost_t *lc) {
+  char need[32], have[32];
+  strata_fmt_bytes(S->budget, have, sizeof have);
+  if (!lowest->f || !isfinite(lc->peak))
+    return strata_error(STRATA_EINFEASIBLE,
+                        "no configuration of %d GPUs can run this model "
+                        "(global batch %d): check that the batch divides by "
+                        "micro-batch x data parallelism",
+                        S->total, S->o->global_batch);
+  strata_fmt_bytes(lc->peak, need, sizeof need);
+  double ratio = lc->peak / S->budget;
+  int more = (int)ceil(S->total * ratio / S->G) * S->G;
+  return strata_error(
+      STRATA_EINFEASIBLE,
+      "the model does not fit: the least memory any plan needs is %s per "
+      "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s) but %s is "
+      "available. What would help: about %d GPUs or more, GPUs with more "
+      "memory, %s%sor a smaller global batch",
+      need, lowest->f->t, lowest->p, lowest->dp, lowest->b,
+      strata_recompute_name(lowest->f->rc), have, more,
+      S->zero < 3 ? "ZeRO stage 3 (--free --zero 3, DeepSpeed), " : "",
+      lowest->f->rc != STRATA_RECOMPUTE_FULL
+          ? "full activation recompute (--recompute full), "
+          : "");
+}
+
+/* ---- set-up ---- */
+
+static const char *const framework_names[] = {"megatron", "deepspeed"};
+
+const char *strata_framework_name(strata_framework_t f) {
+  return (unsigned)f < 2 ? framework_names[f] : "?";
+}
+
+int strata_framework_parse(const char *s, strata_framework_t *out) {
+  for (int i = 0; i < 2; i++)
+    if (!strcmp(s, framework_names[i])) {
+      *out = (strata_framework_t)i;
+      return 0;
+    }
+  return strata_error(STRATA_EINVAL,
+                      "unknown framework '%s' (megatron or deepspeed)", s);
+}
 
 void strata_plan_opts_init(strata_plan_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->global_batch = 1024;
   o->alpha = 1.0;
-  o->memory_reserve = 2.0 * 1024 * 1024 * 1024;
+  o->memory_reserve = 0.5 * 1024 * 1024 * 1024;
   o->zero_stage = -1;
   o->recipe = STRATA_RECIPE_MEGATRON;
   o->recompute = STRATA_RECOMPUTE_SELECTIVE;
@@ -603,13 +394,16 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->sequence_parallel = -1;
   o->megatron = 1;
   o->stage_time_limit = 60;
-  o->efficiency = 0.5;
+  o->overlap_grad_reduce = 1;
+  o->overlap_param_gather = 1;
+  o->overlap_p2p = -1;
+  o->top = 3;
   strata_gen_opts_keep(&o->gen);
 }
 
-static int load_graphs(search_t *S) {
+static int load_graphs(st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
-  static const int bs[] = {1, 2, 4};
+  static const int bs[] = {1, 2, 4, 8};
   struct stat sb;
   int regen = o->model_spec && stat(o->model_spec, &sb) != 0;
   S->graphs[0] = S->g;
@@ -619,10 +413,15 @@ static int load_graphs(search_t *S) {
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) {
       strata_gen_opts_t gen = o->gen;
       gen.micro_batch = bs[i];
+      if (o->global_batch % bs[i]) continue;
       int rc = strata_model_load(o->model_spec, &gen, &S->own[S->n_graphs]);
       if (rc) return rc;
       S->graphs[S->n_graphs] = S->own[S->n_graphs];
       S->n_graphs++;
+    }
+    if (!S->n_graphs) {
+      S->graphs[0] = S->g;
+      S->n_graphs = 1;
     }
   } else if (regen && o->micro_batch != S->g->micro_batch) {
     strata_gen_opts_t gen = o->gen;
@@ -631,20 +430,32 @@ static int load_graphs(search_t *S) {
     if (rc) return rc;
     S->graphs[0] = S->own[0];
   }
-  for (int i = 0; i < S->n_graphs; i++)
-    S->ghash[i] = st__graph_hash(S->graphs[i]);
+  for (int i = 0; i < S->n_graphs; i++) {
+    const strata_graph_t *g = S->graphs[i];
+    S->ghash[i] = st__graph_hash(g);
+    S->param_bytes[i] = 0;
+    S->max_param[i] = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+      const strata_tensor_t *x = &g->tensors[t];
+      if (x->kind != STRATA_TENSOR_PARAM) continue;
+      if (!S->param_bytes[i]) S->param_bytes[i] = strata_dtype_size(x->dtype);
+      if ((double)strata_tensor_bytes(x) > S->max_param[i])
+        S->max_param[i] = (double)strata_tensor_bytes(x);
+    }
+    if (!S->param_bytes[i]) S->param_bytes[i] = 2;
+    S->tied[i] =
+        g->hp.family[0] && strata_graph_find_tensor(g, "head.weight") < 0;
+  }
   return 0;
 }
 
-static int check_opts(const search_t *S) {
+static int check_opts(const st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
   if (o->global_batch < 1)
     return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
   if (S->L < 1)
     return strata_error(STRATA_EBADINPUT,
-                        "model '%s' has no layers to "
-                        "pipeline",
-                        S->g->name);
+                        "model '%s' has no layers to pipeline", S->g->name);
   if (o->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         o->zero_stage);
@@ -654,10 +465,30 @@ static int check_opts(const search_t *S) {
                         "Megatron-compatible mode (Megatron-LM's distributed "
                         "optimizer is stage 1); use --free",
                         o->zero_stage);
+  if (o->vpp < 0 || o->vpp > 64)
+    return strata_error(STRATA_EINVAL, "virtual stages %d: must be 1 to 64",
+                        o->vpp);
   return 0;
 }
 
-static int setup(search_t *S, const strata_graph_t *g,
+/* p2p as an affine model of its bytes, within a node and across nodes. */
+static void p2p_models(st__search_t *S) {
+  for (int x = 0; x < 2; x++) {
+    int nodes = x && S->N > 1 ? 2 : 1, g = nodes == 1 && S->G > 1 ? 2 : 1;
+    double one = 0, big = 0;
+    if (nodes * g < 2 ||
+        strata_cluster_coll_time(S->c, STRATA_COLL_P2P, 1, nodes, g, &one) ||
+        strata_cluster_coll_time(S->c, STRATA_COLL_P2P, 1e9, nodes, g, &big)) {
+      strata_error_clear();
+      one = big = 0;
+    }
+    S->p2p[x][1] = (big - one) / (1e9 - 1);
+    S->p2p[x][0] = one - S->p2p[x][1];
+  }
+  if (S->N <= 1) memcpy(S->p2p[1], S->p2p[0], sizeof S->p2p[0]);
+}
+
+static int setup(st__search_t *S, const strata_graph_t *g,
                  const strata_cluster_t *c, const strata_plan_opts_t *o) {
   memset(S, 0, sizeof *S);
   S->g = g;
@@ -667,25 +498,37 @@ static int setup(search_t *S, const strata_graph_t *g,
   S->G = strata_cluster_gpus_per_node(c);
   S->N = strata_cluster_nodes(c);
   S->total = strata_cluster_gpus(c);
-  S->budget = o->memory_budget > 0
-                  ? o->memory_budget
-                  : (double)strata_cluster_gpu_memory(c) - o->memory_reserve;
+  S->zero = o->zero_stage >= 0 ? o->zero_stage : 1;
+  S->budget = (o->memory_budget > 0 ? o->memory_budget
+                                    : (double)strata_cluster_gpu_memory(c)) -
+              o->memory_reserve;
   S->deadline = o->time_limit > 0 ? strata_now() + o->time_limit : 0;
   st__subset_init(&S->subs);
+  if (!(S->budget > 0))
+    return strata_error(STRATA_EINVAL,
+                        "the memory reserve (%.2f GiB) leaves nothing of the "
+                        "device's %.2f GiB",
+                        o->memory_reserve / 1073741824.0,
+                        (S->budget + o->memory_reserve) / 1073741824.0);
+  p2p_models(S);
   int rc = check_opts(S);
   if (!rc) rc = load_graphs(S);
   if (!rc) {
-    S->fam = strata_calloc(MAX_FAM, sizeof *S->fam);
+    S->fam = strata_calloc(MAX_FAMILIES, sizeof *S->fam);
     if (!S->fam) rc = strata_error(STRATA_ENOMEM, "out of memory");
   }
   return rc;
 }
 
-static void teardown(search_t *S) {
+static void teardown(st__search_t *S) {
   st__subset_free(&S->subs);
-  for (int i = 0; i < 8; i++)
+  for (int i = 0; i < ST__MAX_GRAPHS; i++)
     strata_graph_destroy(S->own[i]);
+  for (int i = 0; S->fam && i < S->n_fam; i++)
+    st__family_free(&S->fam[i]);
   strata_free(S->fam);
+  strata_free(S->sync);
+  st__eval_free(S);
 }
 
 static int prepare_cache(const char *dir) {
@@ -698,42 +541,94 @@ static int prepare_cache(const char *dir) {
   return 0;
 }
 
+static int fit_families(st__search_t *S) {
+  for (int i = 0; i < S->n_fam; i++) {
+    int rc = st__family_fit(S, &S->fam[i]);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The best configuration whose stages fit when solved exactly; its
+ * runners-up go into the plan. */
+static int choose(st__search_t *S, strata_plan_t **out) {
+  int K = S->o->top > 0 ? S->o->top : 1, n = 0, rc;
+  if (!S->o->megatron && K < 4) K = 4; /* fallbacks for the exact solves */
+  st__cfg_t *best = strata_calloc((size_t)K, sizeof *best), lowest;
+  st__cost_t *cost = strata_calloc((size_t)K, sizeof *cost), lc;
+  memset(&lowest, 0, sizeof lowest);
+  rc = best && cost ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+  if (!rc) rc = st__search(S, best, cost, K, &n, &lowest, &lc);
+  if (!rc && n == 0) rc = no_fit_error(S, &lowest, &lc);
+  int chosen = -1;
+  for (int i = 0; i < n && !rc && chosen < 0; i++) {
+    rc = build_plan(S, &best[i], &cost[i], out);
+    if (rc == 1) { /* a stage does not fit when solved exactly */
+      rc = 0;
+      continue;
+    }
+    if (!rc) chosen = i;
+  }
+  if (!rc && chosen < 0)
+    rc = strata_error(STRATA_EINFEASIBLE,
+                      "no configuration fits when its stages are solved "
+                      "exactly; try --recompute full or more GPUs");
+  if (!rc) {
+    strata_plan_t *p = *out;
+    int keep = S->o->top > 0 ? S->o->top : 1;
+    p->top = strata_calloc((size_t)keep, sizeof *p->top);
+    if (!p->top) rc = strata_error(STRATA_ENOMEM, "out of memory");
+    for (int i = chosen; i < n && !rc && p->n_top < keep; i++)
+      plan_config(&best[i], &cost[i], S, &p->top[p->n_top++]);
+    if (rc) {
+      strata_plan_destroy(p);
+      *out = NULL;
+    }
+  }
+  for (int i = 0; best && i < n; i++)
+    strata_free(best[i].split);
+  strata_free(best);
+  strata_free(cost);
+  return rc;
+}
+
+int st__search_prepare(st__search_t *S, const strata_graph_t *g,
+                       const strata_cluster_t *c, const strata_plan_opts_t *o) {
+  const strata_plan_opts_t *oo = o;
+  int rc = setup(S, g, c, oo);
+  if (!rc) rc = prepare_cache(o->cache_dir);
+  if (!rc) rc = enumerate_families(S);
+  if (!rc)
+    rc = st__solve_all(&S->subs, o->threads, o->cache_dir,
+                       !o->quiet && isatty(2), S->deadline, o->cancel, &S->ilps,
+                       &S->hits);
+  if (!rc) rc = fit_families(S);
+  return rc;
+}
+
+void st__search_release(st__search_t *S) {
+  teardown(S);
+}
+
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                          const strata_plan_opts_t *o, strata_plan_t **out) {
-  search_t S;
-  config_t best, lowest;
+  st__search_t S;
   double t0 = strata_now();
   *out = NULL;
-  int rc = setup(&S, g, c, o);
-  if (!rc) rc = prepare_cache(o->cache_dir);
-  if (!rc) rc = enumerate_families(&S);
-  if (!rc)
-    rc =
-        st__solve_all(&S.subs, o->threads, o->cache_dir, !o->quiet && isatty(2),
-                      S.deadline, o->cancel, &S.ilps, &S.hits);
-  if (rc) goto out;
-  fit_kinds(&S);
-  memset(&best, 0, sizeof best);
-  memset(&lowest, 0, sizeof lowest);
-  best.T = INFINITY;
-  lowest.peak = INFINITY;
-  for (int i = 0; i < S.n_fam; i++)
-    search_family(&S, &S.fam[i], &best, &lowest);
-  if (best.f && !o->megatron && !o->fix_tp && !o->fix_pp)
-    refine_hetero(&S, &best);
-  if (!best.f) {
-    rc = no_fit_error(&S, &lowest);
-    goto out;
+  int rc = st__search_prepare(&S, g, c, o);
+  double deadline = S.deadline;
+  if (!rc) rc = choose(&S, out);
+  if (!rc) {
+    (*out)->subproblems_distinct = S.subs.n;
+    (*out)->subproblems_total = S.subs.requests;
+    (*out)->ilps_solved = S.ilps;
+    (*out)->cache_hits = S.hits;
+    (*out)->configs_bounded = (int)S.bounded;
+    (*out)->configs_evaluated = (int)S.evaluated;
+    (*out)->time_limited =
+        S.deadline < 0 || (deadline > 0 && strata_now() > deadline);
+    (*out)->plan_seconds = strata_now() - t0;
   }
-  rc = build_plan(&S, &best, out);
-  if (rc) goto out;
-  (*out)->subproblems_distinct = S.subs.n;
-  (*out)->subproblems_total = S.subs.requests;
-  (*out)->ilps_solved = S.ilps;
-  (*out)->cache_hits = S.hits;
-  (*out)->time_limited = S.deadline > 0 && strata_now() > S.deadline;
-  (*out)->plan_seconds = strata_now() - t0;
-out:
-  teardown(&S);
+  st__search_release(&S);
   return rc;
 }

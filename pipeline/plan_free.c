@@ -1,9 +1,9 @@
 /*
- * plan_free.c - strata_plan_destroy.  merge/ creates plans too (the plan
- * file decoder), so the destructor lives here, next to the one module
- * that sees every part of a plan; pipeline/ uses it as well.
+ * plan_free.c - strata_plan_destroy.  pipeline/ creates plans and merge/
+ * decodes them from plan files; both free them here, in the lower of the
+ * two modules.
  */
-#include "strata/merge.h"
+#include "strata/pipeline.h"
 
 void strata_plan_destroy(strata_plan_t *p) {
   if (!p) return;
@@ -12,6 +12,8 @@ void strata_plan_destroy(strata_plan_t *p) {
   for (int i = 0; p->stages && i < p->n_stages; i++)
     strata_stage_result_destroy(p->stages[i].result);
   strata_free(p->stages);
+  strata_free(p->ranks);
+  strata_free(p->top);
   strata_free(p->p2p_seconds);
   strata_free(p);
 }

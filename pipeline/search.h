@@ -1,63 +1,153 @@
 /*
  * search.h - the planner's search (internal to pipeline/).
  *
- * Stage costs come in "kinds": the first stage holds the embedding, the
- * last the head and loss, a single stage both, the middle ones neither.
- * For each kind three subproblems are solved -- (1 layer, 1 micro-batch in
- * flight), (2 layers, 1), (1 layer, 2) -- and memory and time of n layers
- * with f micro-batches in flight follow linearly:
- *   mem(n, f) = base + n*w + n*f*a,  time(n) = t1 + (n-1)*dt.
- * This is exact for fixed layouts and for the homogeneous ILP when the
- * memory limit does not bind; the chosen plan's stages are re-solved
- * exactly.  The outer data parallelism enters analytically: ZeRO-sharded
- * states divide by it, and its gradient all-reduce crosses the inter-node
- * level.
+ * A family fixes everything that decides a stage's layouts: the tensor-
+ * parallel submesh, the micro-batch, sequence parallelism, recompute and
+ * the ZeRO stage.  Its stages are costed from a few stage solves (probes)
+ * split into parts that add up exactly for fixed layouts:
+ *   - one layer of each block (probes of 1 layer with 1 and 2 micro-batches
+ *     in flight): everything of a middle stage scales with its layers, in
+ *     flight activations with layers x in-flight micro-batches;
+ *   - the prologue and epilogue: a first (last) stage of 1 layer minus
+ *     that layer;
+ *   - the single stage of all layers, solved as it is.
+ * Transients are maxima, not sums; full recompute's re-run layer counts
+ * once per block a stage holds (as the stage ILP does).  The
+ * outer data parallelism enters analytically: ZeRO-sharded states divide
+ * by it, its gradient synchronisation crosses the cluster.
+ *
+ * A configuration (family, pp, dp, virtual stages, layer split) is then
+ * costed by eval.c: memory per rank with every item the GPU sees, and the
+ * step by simulating the schedule (sched.c).  space.c enumerates the
+ * configurations and finds the least step that fits by branch and bound
+ * on a lower bound that no schedule can beat.
  */
 #ifndef STRATA_PIPELINE_SEARCH_H
 #define STRATA_PIPELINE_SEARCH_H
 
 #include "pipeline/sub.h"
 
-enum { ST__KIND_ONLY, ST__KIND_FIRST, ST__KIND_MID, ST__KIND_LAST, ST__KINDS };
+#define ST__MAX_PP 1024
+#define ST__MAX_GRAPHS 8
 
-/* Linear model of one kind of stage. */
+/* One part of a stage on one device. */
 typedef struct {
+  double w, g, o;   /* weights, gradients, optimizer states (outer dp 1) */
+  double act;       /* activations per micro-batch in flight */
+  double fixed_act; /* held once: full recompute's re-run layer */
+  double transient; /* the largest op's buffers (a max) */
+  double fwd, bwd;  /* one micro-batch, compute + exposed collectives */
+  double comm_fwd, comm_bwd; /* of which collectives */
+  double sync;               /* in-stage gradient synchronisation per step */
+} st__part_t;
+
+enum { ST__P_M1, ST__P_M2 }; /* middle probes: 1 layer, f = 1 / f = 2 */
+
+typedef struct {
+  int nodes, gpn, t; /* submesh of a stage */
+  int graph;         /* micro-batch variant */
+  int sp, zero;
+  strata_recompute_t rc;
+  /* probes */
+  st__sub_t **mid; /* [n_blocks][2] */
+  st__sub_t *first[2], *last[2], *only;
+  /* parts (valid when ok) */
   int ok;
-  double base, w, a;                /* memory terms (bytes, outer dp = 1) */
-  double sw, sg, so;                /* per-layer ZeRO-shardable states */
-  double sbase_w, sbase_g, sbase_o; /* their n-independent part */
-  double t1, dt;                    /* seconds per micro-batch, fwd + bwd */
-  double s1, ds;                    /* in-stage gradient sync per step */
-  double grad1, dgrad; /* gradient bytes per device (for outer sync) */
-} st__kindcost_t;
+  st__part_t *layer;    /* [n_blocks]: one layer of the block */
+  st__part_t pro, epi;  /* what the first / last stage adds */
+  st__part_t only_part; /* the single stage of all layers */
+  double *pre;          /* prefix sums over layers, PRE_FIELDS per layer */
+} st__family_t;
 
-void st__kind_fit(st__kindcost_t *k, const strata_stage_result_t *r11,
-                  const strata_stage_result_t *r21,
-                  const strata_stage_result_t *r12);
-/* Cost of kind k with n layers, f in flight, outer dp, ZeRO stage z. */
-double st__kind_mem(const st__kindcost_t *k, int n, int f, int dp, int z);
-double st__kind_time(const st__kindcost_t *k, int n);
+typedef struct {
+  const strata_graph_t *g; /* the model as given */
+  const strata_cluster_t *c;
+  const strata_plan_opts_t *o;
+  strata_graph_t *own[ST__MAX_GRAPHS];
+  const strata_graph_t *graphs[ST__MAX_GRAPHS];
+  uint64_t ghash[ST__MAX_GRAPHS];
+  int n_graphs;
+  int L, G, N, total;
+  double budget; /* bytes per device a configuration may use */
+  int zero;
+  double param_bytes[ST__MAX_GRAPHS]; /* bytes per parameter element */
+  double max_param[ST__MAX_GRAPHS];   /* bytes of the largest parameter */
+  int tied[ST__MAX_GRAPHS];           /* the head shares the embedding */
+  double p2p[2][2]; /* p2p within / across nodes: latency, s per byte */
+  st__family_t *fam;
+  int n_fam, cap_fam;
+  st__subset_t subs;
+  double deadline;
+  int ilps, hits;
+  long bounded, evaluated;
+  /* the gradient collectives over a data-parallel group of stride t: an
+   * affine model in bytes, cached per (t, dp) */
+  struct sync_model *sync;
+  int n_sync, cap_sync;
+  struct st__scratch *scratch; /* eval.c's, reused across configurations */
+} st__search_t;
 
-/* Optimal split of L layers into p stages (each >= 1 layer) minimising
- * sum t_s + (B - 1) * max t_s, with stage s of kind kind_of(s) and its
- * cost t[kind][n] (n = 1..L; INFINITY where it does not fit with the
- * stage's in-flight micro-batches: fit[s][n] says).  Enumerates t_max
- * over the distinct costs (Alpa) with the early stop.  nmax > 0 bounds
- * the layers of one stage (the planner uses twice the mean).  Returns the
- * objective (INFINITY when nothing fits) and the split in n_out[p]. */
+/* A configuration of one family. */
+typedef struct {
+  const st__family_t *f;
+  int p, dp, v, b, m;
+  int first, last;         /* layers of the first / last stage (p >= 2) */
+  int *split;              /* free mode: layers of each stage, or NULL */
+  const st__family_t **fs; /* stages of different shapes, or NULL */
+} st__cfg_t;
+
+/* What a configuration costs. */
+typedef struct {
+  double step; /* exact (simulated) or a lower bound */
+  double peak; /* the most loaded device */
+  int fits;
+  int worst_rank; /* the device with the most memory */
+  strata_step_items_t items;
+} st__cost_t;
+
+/* ---- plan.c ---- */
+/* Everything up to the search: families enumerated, probes solved, parts
+ * fitted (the tests drive the search and enumerate from here). */
+int st__search_prepare(st__search_t *S, const strata_graph_t *g,
+                       const strata_cluster_t *c, const strata_plan_opts_t *o);
+void st__search_release(st__search_t *S);
+
+/* ---- kind.c: parts from the probes, sums over layer ranges ---- */
+int st__family_fit(const st__search_t *S, st__family_t *f);
+void st__family_free(st__family_t *f);
+/* Sum of the layers [k, k + n) into acc (acc is added to); the largest
+ * transient taken, the re-run layer of each block touched added. */
+void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
+                    st__part_t *acc);
+void st__part_add(st__part_t *acc, const st__part_t *x);
+
+/* ---- eval.c: one configuration ---- */
+/* Layers of each stage (p entries) for the split; -1 if it is not one
+ * Megatron-LM allows (first/last given, middle stages equal). */
+int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n);
+/* Cost it: memory of every rank and the step, exactly (simulating the
+ * schedule) when exact, else a lower bound no schedule beats. */
+int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
+                 st__cost_t *out);
+/* The bound only when it reaches cutoff (out->fits = -1: not costed). */
+int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
+                     double cutoff, st__cost_t *out);
+void st__eval_free(st__search_t *S);
+/* The same, writing the whole plan (stages without results, ranks). */
+int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p);
+
+/* ---- space.c: the search ---- */
+/* The best `top` distinct configurations that fit (sorted; *n found),
+ * and the least memory any configuration needs when none fits. */
+int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
+               int *n, st__cfg_t *lowest, st__cost_t *lowest_cost);
+
+/* ---- split.c: Alpa's DP (free mode) and Megatron's split ---- */
 typedef double (*st__stage_cost_fn)(void *ctx, int s, int n); /* inf: no fit */
 double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
                     void *ctx, int *n_out);
-/* The same by enumerating every split (tests). */
 double st__split_brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
                        int *n_out);
-/* Stages of different sizes (Alpa's F(s, k, d), Zheng et al. 2022):
- * choose the number of stages p <= max_stages, each stage's layers and its
- * submesh shape z (of units[z] device units), the shapes' units summing to
- * exactly D, minimising sum t + (B - 1) * max t.  cost(ctx, z, f, k, n):
- * a stage of shape z with layers [k, k + n) and f stages from it to the
- * end (its in-flight micro-batches under 1F1B); INFINITY when it does not
- * fit.  Fills p_out and, per stage, n_out and z_out. */
 typedef double (*st__hstage_cost_fn)(void *ctx, int z, int f, int k, int n);
 double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
                         const int *units, st__hstage_cost_fn cost, void *ctx,
@@ -65,7 +155,6 @@ double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
 double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
                               const int *units, st__hstage_cost_fn cost,
                               void *ctx, int *p_out, int *n_out, int *z_out);
-/* Megatron-LM's split: equal, or the remainder taken from first and last. */
 int st__split_megatron(int L, int p, int *n_out);
 
 #endif

@@ -46,19 +46,42 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
     strata_hash_f64(&h, so->mesh.axis[a].bandwidth);
     strata_hash_f64(&h, so->mesh.axis[a].latency);
   }
-  int v[] = {so->layer_begin,      so->layer_end,      so->with_prologue,
-             so->with_epilogue,    (int)so->objective, (int)so->recipe,
-             so->zero_stage,       (int)so->recompute, so->sequence_parallel,
-             so->megatron_tp_axes, so->in_flight,      so->micro_batches,
-             so->outer_dp,         so->homogeneous,    so->reduce};
+  int v[] = {so->layer_begin,
+             so->layer_end,
+             so->with_prologue,
+             so->with_epilogue,
+             (int)so->objective,
+             (int)so->recipe,
+             so->zero_stage,
+             (int)so->recompute,
+             so->sequence_parallel,
+             so->megatron_tp_axes,
+             so->in_flight,
+             so->micro_batches,
+             so->outer_dp,
+             so->homogeneous,
+             so->reduce,
+             so->fp8,
+             so->tp_comm_overlap,
+             so->perf.sms};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     strata_hash_u64(&h, (uint64_t)(int64_t)v[i]);
   double d[] = {so->alpha,
                 so->memory_budget,
                 so->outer_link.bandwidth,
                 so->outer_link.latency,
-                so->peak_flops,
-                so->efficiency,
+                so->perf.peak_flops,
+                so->perf.peak_fp8_flops,
+                so->perf.hbm_bandwidth,
+                so->perf.gemm_max,
+                so->perf.gemm_w0,
+                so->perf.gemm_k0,
+                so->perf.mem_eff,
+                so->perf.stream_eff,
+                so->perf.attn_fwd,
+                so->perf.attn_bwd,
+                so->perf.attn_s0,
+                so->perf.launch_seconds,
                 so->fastest_bandwidth,
                 so->mip_gap};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)

@@ -94,7 +94,9 @@ static strata_plan_t *hand_plan(int tp, int pp, int dp, int layers,
   p->stages = strata_calloc((size_t)pp, sizeof *p->stages);
   p->p2p_seconds =
       pp > 1 ? strata_calloc((size_t)pp - 1, sizeof(double)) : NULL;
-  ASSERT(p->stages);
+  p->ranks = strata_calloc((size_t)pp, sizeof *p->ranks);
+  p->vpp = 1;
+  ASSERT(p->stages && p->ranks);
   for (int s = 0, l = 0; s < pp; s++) {
     strata_plan_stage_t *st = &p->stages[s];
     int n = split ? split[s] : layers / pp;
@@ -107,8 +109,28 @@ static strata_plan_t *hand_plan(int tp, int pp, int dp, int layers,
     st->fwd_seconds = 1e-3 * n, st->bwd_seconds = 2e-3 * n;
     st->sync_seconds = 1e-4;
     st->result = hand_result(tp, s == 0, s == pp - 1, n, 1);
+    st->rank = s;
     if (s + 1 < pp) p->p2p_seconds[s] = 2e-5;
+    strata_mem_items_t *m = &p->ranks[s].mem;
+    const strata_mem_breakdown_t *b = &st->result->mem;
+    m->weights = b->weights, m->gradients = b->gradients;
+    m->optimizer = b->optimizer, m->activations = b->activations;
+    m->transient = b->transient, m->context = 5e8, m->nccl = 1e9;
+    m->total = b->total + m->context + m->nccl;
+    p->ranks[s].end_seconds = 1.0 + s;
+    p->ranks[s].sync_seconds = 1e-4;
   }
+  p->step_seconds = 1.0;
+  p->step_items.compute = 0.7, p->step_items.tp_comm = 0.05;
+  p->step_items.bubble = 0.2, p->step_items.dp_sync = 0.05;
+  p->overlap_grad_reduce = dp > 1, p->overlap_param_gather = dp > 1;
+  p->n_top = 2;
+  p->top = strata_calloc(2, sizeof *p->top);
+  ASSERT(p->top);
+  p->top[0].tp = tp, p->top[0].pp = pp, p->top[0].dp = dp;
+  p->top[0].step_seconds = 1.0, p->top[0].fits = 1;
+  p->top[1] = p->top[0];
+  p->top[1].pp = pp + 1, p->top[1].step_seconds = 1.1;
   return p;
 }
 
@@ -146,11 +168,12 @@ static void assert_stable(const strata_plan_t *p) {
 
 static double simulate(int pp, int n, const double *f, const double *b,
                        const double *p2p) {
-  st__sched_t S = {0};
-  S.pp = pp, S.n_micro = n, S.fwd = f, S.bwd = b, S.p2p = p2p;
-  ASSERT_OK(st__sched_run(&S));
+  strata_sched_t S;
+  memset(&S, 0, sizeof S);
+  S.pp = pp, S.vpp = 1, S.n_micro = n, S.fwd = f, S.bwd = b, S.p2p = p2p;
+  ASSERT_OK(strata_sched_run(&S));
   double t = S.makespan;
-  st__sched_free(&S);
+  strata_sched_free(&S);
   return t;
 }
 
@@ -183,9 +206,10 @@ TEST(sched_p2p_and_uneven) {
 
 TEST(sched_deterministic_and_ordered) {
   double f[3] = {1, 2, 1.5}, b[3] = {2, 3, 2.5}, c[2] = {0.1, 0.3};
-  st__sched_t S = {0};
-  S.pp = 3, S.n_micro = 6, S.fwd = f, S.bwd = b, S.p2p = c;
-  ASSERT_OK(st__sched_run(&S));
+  strata_sched_t S;
+  memset(&S, 0, sizeof S);
+  S.pp = 3, S.vpp = 1, S.n_micro = 6, S.fwd = f, S.bwd = b, S.p2p = c;
+  ASSERT_OK(strata_sched_run(&S));
   for (int s = 0; s < 3; s++)
     for (int m = 0; m < 6; m++) {
       double fs = S.f_start[s * 6 + m], bs = S.b_start[s * 6 + m];
@@ -196,7 +220,7 @@ TEST(sched_deterministic_and_ordered) {
         ASSERT(bs >= S.b_start[(s + 1) * 6 + m] + b[s + 1] + c[s] - 1e-12);
     }
   double first = S.makespan;
-  st__sched_free(&S);
+  strata_sched_free(&S);
   ASSERT_NEAR(simulate(3, 6, f, b, c), first, 0, 0);
 }
 
@@ -244,77 +268,34 @@ TEST(stitch_preset_cluster) {
   strata_cluster_t *c = NULL;
   ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
   strata_plan_t *p = solved_plan(g);
-  /* same node: stages on ranks 0-1 and 2-3 */
+  p->step_seconds = 2.0;
   ASSERT_OK(strata_merge_stitch(p, g, c));
-  double same = p->p2p_seconds[0];
-  ASSERT(same > 0);
-  double bytes = (double)strata_tensor_bytes(&g->tensors[g->blocks[0].output]);
-  ASSERT_EQ(bytes, 128 * 256 * 2);
-  ASSERT(p->step_seconds > 0);
   ASSERT_NEAR(p->tokens_per_second, p->global_batch * 128 / p->step_seconds,
               1e-12, 0);
   ASSERT(p->mfu > 0 && p->mfu < 1);
+  ASSERT_NEAR(p->mfu,
+              p->model_flops_per_step / (2.0 * p->devices * p->gpu_peak_flops),
+              1e-12, 0);
+  /* the peak device is the rank holding the most */
   double peak = 0;
-  for (int s = 0; s < 2; s++)
-    if (p->stages[s].result->peak_memory_bytes > peak)
-      peak = p->stages[s].result->peak_memory_bytes;
+  for (int r = 0; r < p->pp; r++)
+    if (p->ranks[r].mem.total > peak) peak = p->ranks[r].mem.total;
   ASSERT_NEAR(p->peak_memory_bytes, peak, 0, 0);
   ASSERT(p->model_flops_per_step > 0);
   ASSERT_EQ(p->max_position, 128);
-  /* the second stage on the other node: the inter-node link is slower */
-  p->stages[1].first_rank = 8;
-  ASSERT_OK(strata_merge_stitch(p, g, c));
-  ASSERT(p->p2p_seconds[0] > same);
-  /* a larger micro-batch sends proportionally more */
-  double slow = p->p2p_seconds[0];
-  p->micro_batch = 4;
-  ASSERT_OK(strata_merge_stitch(p, g, c));
-  ASSERT(p->p2p_seconds[0] > slow);
   assert_stable(p);
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
 }
 
-TEST(stitch_step_is_schedule_plus_sync) {
-  strata_graph_t *g = small_gpt(4);
-  strata_plan_t *p = solved_plan(g);
-  ASSERT_OK(strata_merge_stitch(p, g, NULL));
-  double c = p->p2p_seconds[0];
-  ASSERT(c > 0);
-  double f[2] = {p->stages[0].fwd_seconds, p->stages[1].fwd_seconds};
-  double b[2] = {p->stages[0].bwd_seconds, p->stages[1].bwd_seconds};
-  double mk = simulate(2, p->n_micro, f, b, p->p2p_seconds);
-  /* stage 0 ends last; its sync follows */
-  ASSERT_NEAR(p->step_seconds, mk + p->stages[0].sync_seconds, 1e-12, 0);
-  /* deterministic */
-  double t = p->step_seconds;
-  ASSERT_OK(strata_merge_stitch(p, g, NULL));
-  ASSERT_NEAR(p->step_seconds, t, 0, 0);
-  strata_plan_destroy(p);
-  strata_graph_destroy(g);
-}
-
-TEST(stitch_reshard) {
-  strata_graph_t *g = small_gpt(4);
-  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
-  ASSERT_OK(strata_merge_stitch(p, g, NULL));
-  double sharded =
-      p->p2p_seconds[0]; /* fc2 [S(1)] -> ln1 [S(1)]: no regather */
-  strata_stage_result_t *r = p->stages[1].result;
-  int i = st__first_layer_op(r);
-  strata_free(r->ops[i].placement);
-  r->ops[i].placement = strata_strdup("[R]");
-  ASSERT_OK(strata_merge_stitch(p, g, NULL));
-  ASSERT(p->p2p_seconds[0] > sharded);
+TEST(placement_shards) {
   strata_mesh_t m;
   strata_mesh_default(&m, 2, 4);
   ASSERT_EQ(st__placement_shards("[S(1), R]", &m), 2);
   ASSERT_EQ(st__placement_shards("[R, S(2)]", &m), 4);
   ASSERT_EQ(st__placement_shards("[S(0), S(2)]", &m), 8);
   ASSERT_EQ(st__placement_shards("[P]", &m), 1);
-  strata_plan_destroy(p);
-  strata_graph_destroy(g);
 }
 
 /* ---- c. plan files
@@ -353,6 +334,14 @@ static void assert_same_plan(const strata_plan_t *a, const strata_plan_t *b) {
   }
   for (int s = 0; s + 1 < a->n_stages; s++)
     ASSERT(a->p2p_seconds[s] == b->p2p_seconds[s]);
+  for (int r = 0; r < a->pp; r++)
+    ASSERT(memcmp(&a->ranks[r], &b->ranks[r], sizeof a->ranks[r]) == 0);
+  ASSERT_EQ(a->n_top, b->n_top);
+  for (int i = 0; i < a->n_top; i++)
+    ASSERT(memcmp(&a->top[i], &b->top[i], sizeof a->top[i]) == 0);
+  ASSERT(memcmp(&a->step_items, &b->step_items, sizeof a->step_items) == 0);
+  ASSERT_EQ(a->overlap_grad_reduce, b->overlap_grad_reduce);
+  ASSERT_EQ(a->framework, b->framework);
 }
 
 TEST(roundtrip_fixed_plans) {
@@ -374,23 +363,31 @@ TEST(roundtrip_fixed_plans) {
   }
 }
 
-/* Identical op lists of middle stages are stored once. */
+/* Identical op lists of middle stages are stored once: a reference to the
+ * first equal list instead of the list. */
 TEST(roundtrip_collapses_stages) {
   strata_plan_t *p4 = hand_plan(2, 4, 1, 16, NULL);
   strata_plan_t *p12 = hand_plan(2, 12, 1, 48, NULL);
-  size_t l4, l12;
-  unsigned char *a = encode(p4, &l4), *b = encode(p12, &l12);
-  strata_buf_t r4, r12;
+  strata_plan_t *d12 = hand_plan(2, 12, 1, 48, NULL);
+  for (int s = 0; s < 12; s++) { /* every stage's ops its own */
+    strata_op_choice_t *o = &d12->stages[s].result->ops[1];
+    o->mem_bytes += s + 1;
+  }
+  strata_buf_t r4, r12, x12;
   ASSERT_OK(st__payload_encode(p4, &r4));
   ASSERT_OK(st__payload_encode(p12, &r12));
-  /* 8 more stages add their scalars, not their op lists */
-  ASSERT((r12.len - r4.len) / 8 < 400);
+  ASSERT_OK(st__payload_encode(d12, &x12));
+  printf("  8 more stages: %zu bytes collapsed, %zu with their own ops\n",
+         r12.len - r4.len, x12.len - r4.len);
+  /* each of the 12 collapsed op lists (12 ops) saved at least 200 bytes */
+  ASSERT(x12.len - r12.len > 11 * 200);
+  assert_stable(d12);
   strata_buf_free(&r4);
   strata_buf_free(&r12);
-  strata_free(a);
-  strata_free(b);
+  strata_buf_free(&x12);
   strata_plan_destroy(p4);
   strata_plan_destroy(p12);
+  strata_plan_destroy(d12);
 }
 
 static uint64_t rng_state = 88172645463325252ull;
@@ -431,7 +428,11 @@ static strata_plan_t *random_plan(void) {
   strata_free(p->cluster);
   p->cluster = rnd_str();
   p->step_seconds = rnd_f(), p->mfu = rnd_f(), p->alpha = rnd_f();
-  p->vpp = (int)rnd(3), p->time_limited = (int)rnd(2);
+  p->time_limited = (int)rnd(2);
+  p->overlap_grad_reduce = (int)rnd(2), p->framework = rnd(2);
+  p->step_items.bubble = rnd_f();
+  for (int r = 0; r < pp; r++)
+    p->ranks[r].mem.nccl = rnd_f(), p->ranks[r].exposed_sync = rnd_f();
   for (int s = 0; s < pp; s++) {
     strata_stage_result_t *r = p->stages[s].result;
     if (rnd(5) == 0) {
@@ -486,10 +487,14 @@ TEST(decode_errors) {
   expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
                       "not a Strata plan file");
   RESET();
-  c[4] = 2;
+  c[4] = 3;
   expect_decode_error(
       c, len, STRATA_EVERSION,
-      "plan format version 2 is newer than this strata reads (1)");
+      "plan format version 3 is newer than this strata reads (2)");
+  RESET();
+  c[4] = 1; /* the format before the step and memory items */
+  expect_decode_error(c, len, STRATA_EVERSION,
+                      "version 1 was written by an older strata");
   RESET();
   c[len - 3] ^= 0x10; /* a bit of the payload */
   expect_decode_error(c, len, STRATA_ECORRUPT, "corrupt: checksum mismatch");
@@ -520,7 +525,7 @@ static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
   ASSERT(d);
   ASSERT_EQ(compress2(d + 20, &z, raw, (uLong)n, 9), Z_OK);
   uint32_t v[3] = {strata_crc32(d + 20, z), (uint32_t)n, (uint32_t)z};
-  memcpy(d, "SPLN\x01\x00\x00\x00", 8);
+  memcpy(d, "SPLN\x02\x00\x00\x00", 8);
   for (int i = 0; i < 3; i++)
     for (int k = 0; k < 4; k++)
       d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));
@@ -752,7 +757,7 @@ TEST(diff_identical_and_changes) {
   strata_free(t);
   b->step_seconds = a->step_seconds + 1;
   t = diff_text(a, b, 0, &differs);
-  ASSERT_CONTAINS(t, "figures:\n  step_seconds: 0 -> 1 (+1)");
+  ASSERT_CONTAINS(t, "figures:\n  step_seconds: 1 -> 2 (+1, +100.0%)");
   strata_free(t);
   strata_plan_destroy(b);
   strata_plan_destroy(a);
@@ -835,7 +840,8 @@ TEST(megatron_llama_uneven) {
   ASSERT_CONTAINS(t, "--position-embedding-type rope");
   ASSERT_CONTAINS(t, "--disable-bias-linear");
   ASSERT_CONTAINS(t, "--untie-embeddings-and-output-weights");
-  ASSERT_CONTAINS(t, "--use-flash-attn");
+  /* flash attention: Megatron-LM's default backend, nothing to ask */
+  ASSERT(!strstr(t, "--use-flash-attn") && !strstr(t, "--attention-backend"));
   ASSERT_CONTAINS(t, "--decoder-first-pipeline-num-layers 3");
   ASSERT_CONTAINS(t, "--decoder-last-pipeline-num-layers 5");
   ASSERT_CONTAINS(t, "--attention-dropout 0");
@@ -1116,8 +1122,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),
     TEST_ENTRY(stitch_preset_cluster),
-    TEST_ENTRY(stitch_step_is_schedule_plus_sync),
-    TEST_ENTRY(stitch_reshard),
+    TEST_ENTRY(placement_shards),
     TEST_ENTRY(roundtrip_fixed_plans),
     TEST_ENTRY(roundtrip_collapses_stages),
     TEST_ENTRY(roundtrip_random_plans),

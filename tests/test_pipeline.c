@@ -369,6 +369,166 @@ TEST(plan_free_stages_tile) {
   strata_graph_destroy(g);
 }
 
+/* ---- the search is exact ----
+ *
+ * On random small cases (models from the families, clusters from presets
+ * and specs with drained nodes and a leaf boundary, several global batches
+ * and memory budgets) every configuration the space holds is costed with
+ * the evaluation `strata estimate` prints; the plan's step is the least of
+ * those that fit, to 1e-9. */
+
+typedef struct {
+  double step, peak;
+  st__cfg_t cf;
+  long n, fit;
+} enum_best_t;
+
+static void consider(st__search_t *S, st__cfg_t *cf, enum_best_t *b) {
+  st__cost_t c;
+  ASSERT_OK(st__cfg_cost(S, cf, 1, &c));
+  if (!isfinite(c.step)) return;
+  b->n++;
+  if (!c.fits) return;
+  b->fit++;
+  if (c.step < b->step || (c.step == b->step && c.peak < b->peak)) {
+    b->step = c.step;
+    b->peak = c.peak;
+    b->cf = *cf;
+  }
+}
+
+/* Every configuration: family, pp, dp, virtual stages, layer split. */
+static void enumerate_all(st__search_t *S, enum_best_t *b) {
+  int L = S->L;
+  for (int i = 0; i < S->n_fam; i++) {
+    const st__family_t *f = &S->fam[i];
+    if (!f->ok) continue;
+    int mb = S->graphs[f->graph]->micro_batch;
+    for (int p = 1; p <= L; p++)
+      for (int dp = 1; f->t * p * dp <= S->total; dp++) {
+        if (S->o->global_batch % (mb * dp)) continue;
+        st__cfg_t cf;
+        memset(&cf, 0, sizeof cf);
+        cf.f = f, cf.p = p, cf.dp = dp, cf.b = mb;
+        cf.m = S->o->global_batch / (mb * dp);
+        for (int v = 2; p >= 2 && p * v <= L; v++) {
+          if (L % (p * v) || cf.m % p || cf.m < p) continue;
+          cf.v = v;
+          consider(S, &cf, b);
+        }
+        cf.v = 1;
+        if (p == 1) {
+          consider(S, &cf, b);
+          continue;
+        }
+        for (int first = 1; first < L; first++)
+          for (int last = 1; first + last <= L; last++) {
+            cf.first = first, cf.last = last;
+            int n[ST__MAX_PP];
+            if (st__split_of(S, &cf, n) == p) consider(S, &cf, b);
+          }
+      }
+  }
+}
+
+static strata_graph_t *random_model(void) {
+  static const char *fam[] = {"gpt", "llama", "bert"};
+  strata_gen_opts_t o;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_keep(&o);
+  int f = (int)(urand() * 3);
+  o.layers = 2 + (int)(urand() * 5);
+  o.hidden = urand() < 0.5 ? 256 : 512;
+  o.heads = urand() < 0.5 ? 4 : 8;
+  if (f == 1) o.kv_heads = o.heads / 2, o.ffn = 2 * o.hidden;
+  o.seq = urand() < 0.5 ? 128 : 256;
+  o.vocab = 1000 + (int)(urand() * 3000);
+  o.flash_attention = urand() < 0.5;
+  ASSERT_OK(strata_model_load(fam[f], &o, &g));
+  return g;
+}
+
+static char *data_path(const char *name) {
+  static char path[1024];
+  snprintf(path, sizeof path, "%s/tests/data/topo/%s", test_source_dir(), name);
+  return path;
+}
+
+TEST(plan_is_best_of_enumeration) {
+  static const char *clusters[] = {"dgx-a100:1", "dgx-h100:2", "h100-pcie:1",
+                                   "mi300x:1",   "dgx-a100:3", NULL};
+  static const int batches[] = {8, 12, 16, 24, 32};
+  int cases = 0, bound = 0;
+  for (int it = 0; it < 40; it++) {
+    strata_graph_t *g = random_model();
+    strata_cluster_t *c = NULL;
+    const char *spec = clusters[it % 6];
+    ASSERT_OK(
+        strata_cluster_load(spec ? spec : data_path("cluster-p100.json"), &c));
+    strata_plan_opts_t o;
+    strata_plan_opts_init(&o);
+    o.quiet = 1;
+    o.global_batch = batches[it % 5];
+    o.model_spec = g->hp.family; /* micro-batches 1, 2, 4, 8 */
+    o.gen.layers = strata_graph_layers(g), o.gen.hidden = g->hp.hidden;
+    o.gen.heads = g->hp.heads, o.gen.kv_heads = g->hp.kv_heads;
+    o.gen.ffn = g->hp.ffn, o.gen.seq = g->seq_len, o.gen.vocab = g->hp.vocab;
+    o.gen.flash_attention = g->hp.flash_attention;
+    /* sometimes a budget that binds: a little above the least memory */
+    if (it % 3 == 2) o.memory_budget = 2.5e9 + urand() * 1e9;
+    st__search_t S;
+    enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
+    ASSERT_OK(st__search_prepare(&S, g, c, &o));
+    enumerate_all(&S, &b);
+    int bt = b.fit ? b.cf.f->t : 0, bsp = b.fit ? b.cf.f->sp : 0;
+    strata_recompute_t brc = b.fit ? b.cf.f->rc : STRATA_RECOMPUTE_NONE;
+    st__search_release(&S);
+    strata_plan_t *p = NULL;
+    int rc = strata_pipeline_plan(g, c, &o, &p);
+    if (b.fit == 0) {
+      ASSERT_EQ(rc, STRATA_EINFEASIBLE);
+    } else {
+      ASSERT_OK(rc);
+      if (fabs(p->step_seconds - b.step) > 1e-9 * b.step)
+        printf("  plan tp %d pp %d dp %d mb %d vpp %d first %d last %d rc %d "
+               "sp %d: %.9g; best tp %d pp %d dp %d mb %d v %d first %d last "
+               "%d rc %d sp %d: %.9g\n",
+               p->tp, p->pp, p->dp, p->micro_batch, p->vpp,
+               p->stages[0].layer_end,
+               p->layers - p->stages[p->n_stages - 1].layer_begin, p->recompute,
+               p->sequence_parallel, p->step_seconds, bt, b.cf.p, b.cf.dp,
+               b.cf.b, b.cf.v, b.cf.first, b.cf.last, brc, bsp, b.step);
+      ASSERT_NEAR(p->step_seconds, b.step, 1e-9, 0);
+      bound += p->configs_bounded;
+      /* and `strata estimate` of the best configuration says the same */
+      strata_plan_opts_t e = o;
+      strata_plan_t *q = NULL;
+      e.fix_tp = bt, e.fix_pp = b.cf.p, e.fix_dp = b.cf.dp;
+      e.micro_batch = b.cf.b, e.gen.micro_batch = b.cf.b;
+      e.vpp = b.cf.v > 1 ? b.cf.v : 1;
+      e.fix_first = b.cf.v > 1 ? 0 : b.cf.first;
+      e.fix_last = b.cf.v > 1 ? 0 : b.cf.last;
+      e.recompute = brc, e.recompute_auto = 0;
+      e.sequence_parallel = bsp;
+      e.no_memory_check = 1;
+      ASSERT_OK(strata_pipeline_plan(g, c, &e, &q));
+      ASSERT_NEAR(q->step_seconds, b.step, 1e-12, 0);
+      strata_plan_destroy(q);
+      cases++;
+    }
+    printf("  case %2d: %s, %d layers, batch %d: %ld configurations, %ld "
+           "fit%s\n",
+           it, spec ? spec : "cluster-p100.json", strata_graph_layers(g),
+           o.global_batch, b.n, b.fit, b.fit ? "" : " (none: infeasible)");
+    strata_plan_destroy(p);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+  printf("  %d cases planned, all at the enumerated optimum (%d bounds)\n",
+         cases, bound);
+  ASSERT(cases >= 30);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
     TEST_ENTRY(split_hetero_equals_brute_force),
@@ -378,5 +538,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(cluster_too_small),
     TEST_ENTRY(plan_megatron_constraints),
     TEST_ENTRY(plan_free_stages_tile),
+    TEST_ENTRY(plan_is_best_of_enumeration),
 };
 TEST_MAIN(tests)

@@ -66,8 +66,12 @@ typedef struct {
   int micro_batches;        /* per step: gradient sync is amortised */
   int outer_dp;             /* replicas of this stage across the cluster */
   strata_link_t outer_link; /* link of the outer data parallelism */
-  double peak_flops;        /* per device (bf16 dense) for time */
-  double efficiency;        /* achieved fraction of peak (default 0.5) */
+  strata_perf_t perf;       /* the device's kernel rates (topo/perf.c);
+                               default: the H100-SXM's */
+  int fp8;                  /* linear layers' GEMMs in fp8 */
+  int tp_comm_overlap;      /* tensor-parallel collectives overlap the
+                               GEMMs next to them (Megatron-LM's
+                               --tp-comm-overlap) */
   double fastest_bandwidth; /* bytes/s; 0: the fastest mesh axis */
   int homogeneous;          /* 1: solve one layer per block (default) */
   int reduce;               /* presolve reductions (default 1) */
@@ -111,12 +115,16 @@ typedef struct {
   double comm_seconds;            /* per step */
   double sync_seconds;            /* of which gradient synchronisation */
   double compute_seconds;         /* per step */
-  double peak_memory_bytes;       /* per device */
-  double zero_redundancy_bytes;   /* unique bytes / devices */
-  strata_mem_breakdown_t mem;     /* of the peak device */
-  double activations_per_layer;   /* one micro-batch, one layer, per device */
-  double min_memory_bytes;        /* infeasible: smallest that would fit */
-  char *hint;                     /* infeasible: what would help */
+  /* One micro-batch through the stage: compute plus the collectives that
+   * are not overlapped (backward: with the recomputed forward). */
+  double fwd_seconds, bwd_seconds;
+  double fwd_comm_seconds, bwd_comm_seconds; /* of which collectives */
+  double peak_memory_bytes;                  /* per device */
+  double zero_redundancy_bytes;              /* unique bytes / devices */
+  strata_mem_breakdown_t mem;                /* of the peak device */
+  double activations_per_layer; /* one micro-batch, one layer, per device */
+  double min_memory_bytes;      /* infeasible: smallest that would fit */
+  char *hint;                   /* infeasible: what would help */
   double solve_seconds;
   int int_vars, cont_vars, rows; /* after reductions */
   int int_vars_before, cont_vars_before, rows_before;

@@ -15,10 +15,9 @@
 extern "C" {
 #endif
 
-/* Stitch: p2p between consecutive stages (the boundary activation,
- * resharded when the layouts differ, over the link between the submeshes),
- * the 1F1B schedule, step time (incl. gradient sync), tokens/s, MFU and
- * the peak memory.  Fills the plan's schedule fields. */
+/* Stitch: what follows from the planner's costed step and the graph:
+ * tokens/s, MFU, the peak device and the model facts the exporters read
+ * (the step itself is costed by the planner, pipeline/eval.c). */
 int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
                         const strata_cluster_t *c);
 
@@ -28,7 +27,7 @@ int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
  * (not a plan file), EVERSION (a newer format), ECORRUPT (truncated,
  * checksum mismatch, absurd lengths, bad fields), ENOMEM; the message
  * starts with `where`. */
-#define STRATA_PLAN_FORMAT_VERSION 1
+#define STRATA_PLAN_FORMAT_VERSION 2
 #define STRATA_PLAN_MAX_PAYLOAD (256 * 1024 * 1024) /* inflated bytes */
 int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
                        size_t *len);

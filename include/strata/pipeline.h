@@ -15,13 +15,21 @@
 extern "C" {
 #endif
 
+typedef enum {
+  STRATA_FRAMEWORK_MEGATRON, /* Megatron-LM (Megatron-Core DDP) */
+  STRATA_FRAMEWORK_DEEPSPEED /* Megatron-DeepSpeed / DeepSpeed ZeRO */
+} strata_framework_t;
+const char *strata_framework_name(strata_framework_t f);
+int strata_framework_parse(const char *s, strata_framework_t *out);
+
 typedef struct {
-  int global_batch; /* sequences per step (default 1024... see docs) */
-  int micro_batch;  /* 0: choose */
+  int global_batch; /* sequences per step (default 1024) */
+  int micro_batch;  /* 0: choose among 1, 2, 4, 8 */
   double alpha;
   double memory_budget;  /* bytes per device; 0: the GPU's memory */
-  double memory_reserve; /* bytes per device kept free (framework, NCCL) */
-  int zero_stage;        /* -1: choose */
+  double memory_reserve; /* bytes per device kept free beyond every
+                            modelled item (default 0.5 GiB) */
+  int zero_stage;        /* -1: the mode's default (1 in Megatron mode) */
   strata_recipe_t recipe;
   strata_recompute_t recompute; /* fixed; or choose when recompute_auto */
   int recompute_auto;
@@ -33,14 +41,30 @@ typedef struct {
   double time_limit;       /* whole plan, seconds (0: none) */
   double stage_time_limit; /* per stage ILP */
   int max_pp;              /* 0: no limit */
-  double efficiency;       /* achieved fraction of peak FLOP/s */
+  /* What the framework overlaps (docs/cost-model.md, "Overlap"). */
+  int overlap_grad_reduce;  /* data-parallel gradient reduction with the
+                               backward pass (default 1) */
+  int overlap_param_gather; /* distributed optimizer's parameter gather
+                               with the forward pass (default 1) */
+  int tp_comm_overlap;      /* tensor-parallel collectives with GEMMs
+                               (default 0; needs sequence parallelism) */
+  int overlap_p2p;          /* -1: Megatron's default (overlapped with
+                               interleaving, blocking otherwise) */
+  int scatter_gather;       /* p2p sends 1/t of the boundary tensor without
+                               sequence parallelism (2021 Megatron-LM) */
+  int vpp;                  /* virtual stages per rank: 0 choose, 1 none */
+  strata_framework_t framework;
   /* To try several micro-batch sizes the planner regenerates the model:
-   * the preset or family it came from and the overrides used (NULL: only
-   * the graph's own micro-batch). */
+   * the preset or family it came from and the overrides used (NULL: the
+   * graph is re-batched). */
   const char *model_spec;
   strata_gen_opts_t gen;
-  /* Fixed degrees (strata estimate): 0 = search. */
-  int fix_tp, fix_pp, fix_dp;
+  /* A fixed configuration (strata estimate): 0 = search.  first_layers /
+   * last_layers fix the layers of the first / last pipeline stage (the
+   * middle stages share the rest equally). */
+  int fix_tp, fix_pp, fix_dp, fix_first, fix_last;
+  int no_memory_check; /* cost it even when it does not fit (estimate) */
+  int top;             /* distinct configurations kept (default 3) */
   /* When *cancel becomes non-zero (e.g. from a SIGINT handler), queued
    * stage solves are dropped and the plan fails with STRATA_ECANCELED. */
   const volatile int *cancel;
@@ -48,20 +72,65 @@ typedef struct {
 
 void strata_plan_opts_init(strata_plan_opts_t *o);
 
-/* One stage of a plan. */
+/* Memory of one device, every item the GPU sees (docs/cost-model.md,
+ * "Memory as the GPU sees it"). */
+typedef struct {
+  double weights, gradients, optimizer; /* model states */
+  double activations;                   /* saved for backward, in flight */
+  double transient;                     /* the largest op's buffers */
+  double context;       /* CUDA/HIP context, kernels, library handles */
+  double workspace;     /* cuBLAS/cuBLASLt, TE workspaces */
+  double nccl;          /* NCCL buffers of the communicators it joins */
+  double buckets;       /* framework communication buckets */
+  double fragmentation; /* caching-allocator slack over dynamic memory */
+  double calibration;   /* fixed extra from a calibration file */
+  double total;
+} strata_mem_items_t;
+
+/* Where a step's time goes, on the rank that ends last: its compute,
+ * its exposed intra-stage (tensor-parallel) collectives, the pipeline
+ * bubble and exposed point-to-point waits, the exposed gradient
+ * synchronisation, the exposed parameter gather, the optimizer step and
+ * the calibrated overhead.  They sum to the step. */
+typedef struct {
+  double compute, tp_comm, bubble, dp_sync, param_gather, optimizer, overhead;
+} strata_step_items_t;
+
+/* One configuration: the degrees and options that define it. */
+typedef struct {
+  int tp, pp, dp, micro_batch, vpp, sequence_parallel, zero_stage;
+  int first_layers, last_layers; /* of the first / last stage */
+  strata_recompute_t recompute;
+  double step_seconds, peak_memory_bytes;
+  int fits;
+} strata_plan_config_t;
+
+/* One pipeline stage (a model chunk: with interleaving, rank r holds
+ * chunks r, r + pp, r + 2 pp, ...). */
 typedef struct {
   int layer_begin, layer_end; /* transformer layers [begin, end) */
   int with_prologue, with_epilogue;
   int nodes, gpus_per_node; /* its submesh */
   int first_rank;           /* rank of its first device (replica 0) */
+  int rank;                 /* pipeline rank holding it */
   strata_mesh_t mesh;
-  int in_flight;                   /* micro-batches live under 1F1B */
+  int in_flight;                   /* micro-batches live on its rank */
   double fwd_seconds, bwd_seconds; /* one micro-batch, compute + comm */
   double sync_seconds;             /* gradient sync per step (outer DP incl.) */
   strata_stage_result_t *result;   /* strategies, memory breakdown */
 } strata_plan_stage_t;
 
-/* A global plan (merge/ fills the schedule fields and the p2p costs). */
+/* One pipeline rank's device: what it holds and when it ends. */
+typedef struct {
+  strata_mem_items_t mem;
+  double busy_seconds; /* forward and backward of every micro-batch */
+  double end_seconds;  /* its last backward ends */
+  double sync_seconds; /* its gradient synchronisation */
+  double exposed_sync; /* of which not hidden behind its backward */
+  double optimizer_seconds;
+} strata_plan_rank_t;
+
+/* A global plan. */
 typedef struct strata_plan {
   char *model, *cluster;
   int devices;    /* used */
@@ -70,24 +139,52 @@ typedef struct strata_plan {
   int zero_stage, sequence_parallel, megatron, vpp;
   strata_recipe_t recipe;
   strata_recompute_t recompute;
+  strata_framework_t framework;
+  int overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, overlap_p2p,
+      scatter_gather;
   double alpha;
   int seq_len, layers, hidden, heads, kv_heads, ffn, vocab;
   char family[16];
-  int n_stages;
+  int n_stages; /* pp * vpp model chunks */
   strata_plan_stage_t *stages;
-  double *p2p_seconds; /* [n_stages - 1] per micro-batch, one way */
+  strata_plan_rank_t *ranks; /* [pp] */
+  double *p2p_seconds;       /* [n_stages - 1] per micro-batch, one way */
   double step_seconds, tokens_per_second, mfu;
+  strata_step_items_t step_items;
   double peak_memory_bytes; /* the most loaded device */
   double gpu_memory_bytes, gpu_peak_flops;
   double model_flops_per_step;
+  /* the best distinct configurations (top[0] is this plan's) */
+  int n_top;
+  strata_plan_config_t *top;
   /* search statistics */
   int subproblems_total, subproblems_distinct, ilps_solved, cache_hits;
+  int configs_bounded, configs_evaluated; /* lower-bounded, exactly costed */
   double plan_seconds;
   int time_limited; /* the whole-plan time limit was reached */
   /* model facts the exporters need (strata_merge_stitch fills them from
    * the graph) */
   int flash_attention, dropout, untie_embeddings, max_position;
 } strata_plan_t;
+
+/* The 1F1B pipeline schedule, with or without interleaving (Narayanan et
+ * al. 2021), simulated op by op: rank r holds model chunks r, r + pp, ...
+ * (K = pp * vpp chunks in model order) and runs Megatron-LM's order of
+ * forwards and backwards; an op starts when its rank is free and its input
+ * has arrived (p2p after the producing chunk).  With blocking p2p the
+ * sender is busy for the transfer too.  Fills the start of every op, the
+ * end of each rank's last backward and the makespan. */
+typedef struct {
+  int pp, vpp, n_micro;
+  const double *fwd, *bwd; /* [pp * vpp]: one micro-batch of chunk k */
+  const double *p2p;       /* [pp * vpp - 1] after chunk k; NULL: none */
+  int blocking_p2p;
+  double *f_start, *b_start; /* [K * n_micro], index k * n_micro + m */
+  double *rank_end;          /* [pp] */
+  double makespan;
+} strata_sched_t;
+int strata_sched_run(strata_sched_t *s);
+void strata_sched_free(strata_sched_t *s);
 
 /* Plan model g on cluster c.  STRATA_EINFEASIBLE when nothing fits, with a
  * message saying what would (more GPUs, memory, ZeRO, recompute). */

@@ -1,0 +1,28 @@
+/*
+ * planargs.h - the options `strata plan` and `strata estimate` share: the
+ * model (a preset, family, trace file, with the model options of `trace
+ * gen`), the cluster and its calibration, the batch, the memory and every
+ * configuration choice (degrees, interleaving, recompute, ZeRO, overlaps,
+ * framework).  One table, one set of defaults (strata_plan_opts_init):
+ * estimate is plan with the configuration fixed.
+ */
+#ifndef STRATA_CLI_PLANARGS_H
+#define STRATA_CLI_PLANARGS_H
+
+#include "cli/cli.h"
+
+typedef struct {
+  const char *model, *cluster, *output, *calibration;
+  int json, timings, no_compare;
+  strata_plan_opts_t po;
+} cli_plan_args_t;
+
+/* Parse argv (estimate = 1 for `strata estimate`'s help and required
+ * options).  Returns 0, -1 after --help, or an exit code. */
+int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
+                   cli_plan_args_t *a);
+/* Load the model and the cluster (calibrated when asked). */
+int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
+                  strata_cluster_t **c);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * sched.c - the pipeline schedule of one training step, simulated op by
+ * op rather than taken from a closed form, so that unequal stages, p2p
+ * times and interleaving give the real makespan.
+ *
+ * Rank r holds model chunks r, r + pp, ... (K = pp * vpp chunks in model
+ * order).  It runs Megatron-LM's order (megatron/core/pipeline_parallel/
+ * schedules.py; Narayanan et al. 2021, sections 2.2.1-2.2.2): W_r warm-up
+ * forwards, then one forward and one backward at a time, then the
+ * remaining backwards, where W_r = min(pp - r - 1, m) without interleaving
+ * and min((pp - r - 1) * 2 + (vpp - 1) * pp, m * vpp) with it.  The i-th
+ * forward of a rank runs virtual chunk (i mod (pp vpp)) div pp on
+ * micro-batch (i div (pp vpp)) pp + i mod pp; backwards walk the chunks
+ * in reverse.  Forward m of chunk k needs forward m of chunk k - 1 plus
+ * the p2p after it; backward m of chunk k needs backward m of chunk k + 1
+ * plus that p2p (the last chunk's backward follows its own forward).  With
+ * blocking p2p (Megatron-LM's non-interleaved send/recv) the sending rank
+ * is busy for the transfer as well.  Every rank's order is fixed, so the
+ * start times depend on nothing but the inputs: the result is the same
+ * whatever order the ranks are visited in.
+ */
+#include <string.h>
+
+#include "pipeline/search.h"
+
+typedef struct {
+  int chunk, mb, fwd;
+} op_t;
+
+static int warmup(const strata_sched_t *S, int r) {
+  int p = S->pp, v = S->vpp, m = S->n_micro, w;
+  if (v <= 1) {
+    w = p - r - 1;
+    return w < m ? w : m;
+  }
+  w = (p - r - 1) * 2 + (v - 1) * p;
+  return w < m * v ? w : m * v;
+}
+
+/* The i-th forward (or backward) of rank r as (model chunk, micro-batch). */
+static op_t nth(const strata_sched_t *S, int r, int i, int fwd) {
+  int p = S->pp, v = S->vpp;
+  op_t o;
+  int in_group = i % (p * v), c = in_group / p;
+  if (!fwd) c = v - 1 - c;
+  o.chunk = c * p + r;
+  o.mb = (i / (p * v)) * p + i % p;
+  o.fwd = fwd;
+  return o;
+}
+
+/* The k-th op of rank r in its fixed order. */
+static op_t op_at(const strata_sched_t *S, int r, int k) {
+  int T = S->n_micro * (S->vpp > 1 ? S->vpp : 1), w = warmup(S, r);
+  if (k < w) return nth(S, r, k, 1);
+  k -= w;
+  if (k < 2 * (T - w))
+    return k % 2 == 0 ? nth(S, r, w + k / 2, 1) : nth(S, r, k / 2, 0);
+  return nth(S, r, T - w + (k - 2 * (T - w)), 0);
+}
+
+static double p2p_at(const strata_sched_t *S, int k) {
+  return S->p2p ? S->p2p[k] : 0;
+}
+
+/* When op o's input is there, or -1 if its producer has not run. */
+static double ready_at(const strata_sched_t *S, op_t o) {
+  int n = S->n_micro, K = S->pp * S->vpp;
+  if (o.fwd) {
+    if (o.chunk == 0) return 0;
+    double s = S->f_start[(o.chunk - 1) * n + o.mb];
+    return s < 0 ? -1 : s + S->fwd[o.chunk - 1] + p2p_at(S, o.chunk - 1);
+  }
+  if (o.chunk == K - 1) {
+    double s = S->f_start[o.chunk * n + o.mb];
+    return s < 0 ? -1 : s + S->fwd[o.chunk];
+  }
+  double s = S->b_start[(o.chunk + 1) * n + o.mb];
+  return s < 0 ? -1 : s + S->bwd[o.chunk + 1] + p2p_at(S, o.chunk);
+}
+
+/* Run rank r's next ops while their inputs are there; returns how many. */
+static int advance(strata_sched_t *S, int r, int *pos, double *free_at) {
+  int n = S->n_micro, K = S->pp * S->vpp, total = 2 * n * S->vpp, done = 0;
+  while (pos[r] < total) {
+    op_t o = op_at(S, r, pos[r]);
+    double at = ready_at(S, o);
+    if (at < 0) break;
+    double start = at > free_at[r] ? at : free_at[r], end;
+    if (o.fwd) {
+      S->f_start[o.chunk * n + o.mb] = start;
+      end = start + S->fwd[o.chunk];
+      if (S->blocking_p2p && o.chunk < K - 1) end += p2p_at(S, o.chunk);
+    } else {
+      S->b_start[o.chunk * n + o.mb] = start;
+      end = start + S->bwd[o.chunk];
+      if (S->blocking_p2p && o.chunk > 0) end += p2p_at(S, o.chunk - 1);
+      S->rank_end[r] = start + S->bwd[o.chunk];
+    }
+    free_at[r] = end;
+    pos[r]++;
+    done++;
+  }
+  return done;
+}
+
+static int check(const strata_sched_t *S) {
+  if (S->pp < 1 || S->vpp < 1 || S->n_micro < 1)
+    return strata_error(STRATA_EINVAL,
+                        "schedule: %d stages, %d virtual, %d micro-batches",
+                        S->pp, S->vpp, S->n_micro);
+  if (S->vpp > 1 && (S->pp < 2 || S->n_micro % S->pp))
+    return strata_error(STRATA_EINVAL,
+                        "schedule: interleaving needs at least 2 stages and "
+                        "micro-batches (%d) divisible by the stages (%d)",
+                        S->n_micro, S->pp);
+  return 0;
+}
+
+int strata_sched_run(strata_sched_t *S) {
+  int *pos = NULL, rc = check(S);
+  double *free_at = NULL;
+  S->f_start = S->b_start = S->rank_end = NULL;
+  S->makespan = 0;
+  if (rc) return rc;
+  size_t cells = (size_t)S->pp * S->vpp * S->n_micro;
+  S->f_start = strata_malloc(cells * sizeof *S->f_start);
+  S->b_start = strata_malloc(cells * sizeof *S->b_start);
+  S->rank_end = strata_calloc((size_t)S->pp, sizeof *S->rank_end);
+  pos = strata_calloc((size_t)S->pp, sizeof *pos);
+  free_at = strata_calloc((size_t)S->pp, sizeof *free_at);
+  if (!S->f_start || !S->b_start || !S->rank_end || !pos || !free_at) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < cells; i++)
+    S->f_start[i] = S->b_start[i] = -1;
+  long left = 2L * (long)cells;
+  while (left > 0) {
+    int progress = 0;
+    for (int r = S->pp - 1; r >= 0; r--)
+      progress += advance(S, r, pos, free_at);
+    if (!progress) {
+      rc = strata_error(STRATA_EINTERNAL, "schedule: pipeline deadlock");
+      goto out;
+    }
+    left -= progress;
+  }
+  for (int r = 0; r < S->pp; r++)
+    if (S->rank_end[r] > S->makespan) S->makespan = S->rank_end[r];
+out:
+  strata_free(pos);
+  strata_free(free_at);
+  if (rc) strata_sched_free(S);
+  return rc;
+}
+
+void strata_sched_free(strata_sched_t *S) {
+  strata_free(S->f_start);
+  strata_free(S->b_start);
+  strata_free(S->rank_end);
+  S->f_start = S->b_start = S->rank_end = NULL;
+}

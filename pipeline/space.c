@@ -1,0 +1,418 @@
+/*
+ * space.c - the search over configurations: the best distinct ones that
+ * fit, by branch and bound on a lower bound no schedule can beat.
+ *
+ * The space (docs/cost-model.md, "The search space"): every family
+ * (tensor-parallel size within a node, micro-batch, sequence parallelism,
+ * recompute), every pipeline degree, every data parallelism that fits the
+ * cluster and divides the global batch into micro-batches, interleaving
+ * (virtual stages) where Megatron-LM allows it, and every layer split
+ * Megatron-LM accepts: equal stages, or a first and a last stage of their
+ * own sizes with equal middle stages.  Free mode splits the layers to
+ * balance the stages instead.
+ *
+ * Every configuration's step is at least its lower bound (eval.c): the
+ * busiest rank's work plus the fill and drain before and after it, plus
+ * the synchronisation and optimizer step, which are exact.  Groups of
+ * configurations (a family, pp, dp, virtual stages) are visited in order
+ * of a bound that holds for all their splits; a group whose bound reaches
+ * the K-th best step found so far ends the search.  Inside a group the
+ * first and last stages' sizes are scanned outward from where they
+ * balance, and stop where the busier of the two alone reaches that step
+ * (it only grows further out).  A configuration is costed exactly only
+ * when its own bound is below the K-th best; so what is returned is the
+ * exact best K of the whole space (tests/test_pipeline.c checks it
+ * against enumeration).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline/search.h"
+
+typedef struct {
+  st__cfg_t cf;
+  st__cost_t cost;
+  int split[ST__MAX_PP];
+} slot_t;
+
+typedef struct {
+  st__search_t *S;
+  int K, n;
+  slot_t *slot; /* ascending by step */
+  st__cfg_t lowest;
+  st__cost_t lowest_cost;
+  int have_lowest;
+  int stopped; /* the time limit was reached */
+} top_t;
+
+typedef struct {
+  st__cfg_t cf;
+  double lb;
+} group_t;
+
+static double kth(const top_t *T) {
+  return T->n < T->K ? INFINITY : T->slot[T->n - 1].cost.step;
+}
+
+static int same_tuple(const st__cfg_t *a, const st__cfg_t *b) {
+  return a->f == b->f && a->p == b->p && a->dp == b->dp && a->v == b->v;
+}
+
+/* a before b: less step, then less memory, then the smaller degrees (so
+ * that ties do not depend on the order of the search) */
+static int before(const st__cost_t *ca, const st__cfg_t *a,
+                  const st__cost_t *cb, const st__cfg_t *b) {
+  if (ca->step != cb->step) return ca->step < cb->step;
+  if (ca->peak != cb->peak) return ca->peak < cb->peak;
+  const int x[] = {a->p, a->dp, a->v, a->first, a->f->t, a->b};
+  const int y[] = {b->p, b->dp, b->v, b->first, b->f->t, b->b};
+  for (int i = 0; i < 6; i++)
+    if (x[i] != y[i]) return x[i] < y[i];
+  return 0;
+}
+
+static void put(slot_t *s, const st__cfg_t *cf, const st__cost_t *c) {
+  s->cf = *cf;
+  s->cost = *c;
+  if (cf->split) {
+    memcpy(s->split, cf->split, sizeof(int) * (size_t)cf->p);
+    s->cf.split = s->split;
+  }
+}
+
+static void sort_slots(top_t *T) {
+  for (int i = 1; i < T->n; i++)
+    for (int j = i; j > 0 && before(&T->slot[j].cost, &T->slot[j].cf,
+                                    &T->slot[j - 1].cost, &T->slot[j - 1].cf);
+         j--) {
+      slot_t tmp = T->slot[j];
+      T->slot[j] = T->slot[j - 1];
+      T->slot[j - 1] = tmp;
+      if (T->slot[j].cf.split) T->slot[j].cf.split = T->slot[j].split;
+      if (T->slot[j - 1].cf.split)
+        T->slot[j - 1].cf.split = T->slot[j - 1].split;
+    }
+}
+
+static void offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
+  for (int i = 0; i < T->n; i++)
+    if (same_tuple(&T->slot[i].cf, cf)) {
+      if (before(c, cf, &T->slot[i].cost, &T->slot[i].cf)) {
+        put(&T->slot[i], cf, c);
+        sort_slots(T);
+      }
+      return;
+    }
+  if (T->n < T->K) {
+    put(&T->slot[T->n++], cf, c);
+  } else if (before(c, cf, &T->slot[T->n - 1].cost, &T->slot[T->n - 1].cf)) {
+    put(&T->slot[T->n - 1], cf, c);
+  } else {
+    return;
+  }
+  sort_slots(T);
+}
+
+static int stop_now(top_t *T) {
+  const st__search_t *S = T->S;
+  if (S->o->cancel && *S->o->cancel) return -1;
+  if (S->deadline > 0 && T->n > 0 && strata_now() > S->deadline) {
+    T->stopped = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Cost one configuration: its bound and memory, then exactly if it can
+ * enter the best K. */
+static int visit(top_t *T, const st__cfg_t *cf) {
+  st__search_t *S = T->S;
+  st__cost_t c;
+  int rc = st__cfg_cost_cut(S, cf, 0, kth(T), &c);
+  if (rc || !isfinite(c.step) || c.fits < 0) return rc;
+  if (!T->have_lowest || c.peak < T->lowest_cost.peak) {
+    T->lowest = *cf;
+    T->lowest.split = NULL;
+    T->lowest_cost = c;
+    T->have_lowest = !cf->split;
+  }
+  if (!c.fits && !S->o->no_memory_check) return 0;
+  if (c.step >= kth(T)) return 0;
+  rc = st__cfg_cost(S, cf, 1, &c);
+  if (!rc && isfinite(c.step)) offer(T, cf, &c);
+  return rc;
+}
+
+/* ---- work of stage shapes, for the scans ---- */
+
+static double work_range(const st__search_t *S, const st__family_t *f, int k,
+                         int n) {
+  st__part_t x;
+  memset(&x, 0, sizeof x);
+  st__layers_add(S, f, k, n, &x);
+  return x.fwd + x.bwd;
+}
+
+static double part_work(const st__part_t *x) {
+  return x->fwd + x->bwd;
+}
+
+/* m x the work of the first stage of `first` layers / the last of
+ * `last`: lower bounds of the step, monotone in their sizes. */
+static double first_lb(const st__search_t *S, const st__cfg_t *cf, int first) {
+  return cf->m * (part_work(&cf->f->pro) + work_range(S, cf->f, 0, first));
+}
+
+static double last_lb(const st__search_t *S, const st__cfg_t *cf, int last) {
+  return cf->m *
+         (part_work(&cf->f->epi) + work_range(S, cf->f, S->L - last, last));
+}
+
+/* Scan `first` outward from where the first and last stages balance
+ * (rest = first + last), while the busier of them is below the K-th. */
+static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
+  const st__search_t *S = T->S;
+  int lo = 1, hi = rest - 1, rc = 0;
+  while (lo < hi) { /* least first where the first stage is the busier */
+    int mid = lo + (hi - lo) / 2;
+    if (first_lb(S, cf, mid) >= last_lb(S, cf, rest - mid))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  for (int dir = 0; dir < 2 && !rc; dir++)
+    for (int first = dir ? lo - 1 : lo; first >= 1 && first <= rest - 1 && !rc;
+         first += dir ? -1 : 1) {
+      double a = first_lb(S, cf, first), b = last_lb(S, cf, rest - first);
+      if ((a > b ? a : b) >= kth(T)) break;
+      cf->first = first;
+      cf->last = rest - first;
+      rc = visit(T, cf);
+      if (!rc) rc = stop_now(T) < 0 ? STRATA_ECANCELED : 0;
+    }
+  return rc;
+}
+
+/* Every split of a group Megatron-LM allows, pruned as above. */
+static int visit_group(top_t *T, st__cfg_t cf) {
+  const st__search_t *S = T->S;
+  int L = S->L, p = cf.p;
+  if (p == 1 || cf.v > 1) {
+    cf.first = cf.last = 0;
+    return visit(T, &cf);
+  }
+  if (S->o->fix_first || S->o->fix_last) {
+    /* Megatron-LM: a stage not given shares the rest with the middle */
+    int first = S->o->fix_first, last = S->o->fix_last;
+    if (!first) {
+      if ((L - last) % (p - 1)) return 0;
+      first = (L - last) / (p - 1);
+    } else if (!last) {
+      if ((L - first) % (p - 1)) return 0;
+      last = (L - first) / (p - 1);
+    }
+    cf.first = first;
+    cf.last = last;
+    return visit(T, &cf);
+  }
+  if (p == 2) return scan_firsts(T, &cf, L);
+  /* middle stages of `mid` layers each: from the largest down; the middle
+   * stage alone bounds the step from below as mid grows, the first and
+   * last (at least half their sum) as it shrinks */
+  double lmin = INFINITY;
+  const strata_graph_t *g = S->graphs[cf.f->graph];
+  for (int b = 0; b < g->n_blocks; b++)
+    if (part_work(&cf.f->layer[b]) < lmin) lmin = part_work(&cf.f->layer[b]);
+  int rc = 0;
+  for (int mid = (L - 2) / (p - 2); mid >= 1 && !rc; mid--) {
+    int rest = L - mid * (p - 2);
+    double ends =
+        cf.m * (part_work(&cf.f->pro) + part_work(&cf.f->epi) + rest * lmin) /
+        2;
+    if (ends >= kth(T)) break;
+    if (cf.m * mid * lmin >= kth(T)) continue;
+    rc = scan_firsts(T, &cf, rest);
+  }
+  return rc;
+}
+
+/* ---- groups ---- */
+
+/* A bound of every split of the group: the busiest rank carries at least
+ * its share of the work; the optimizer step at least its share. */
+static double group_lb(const st__search_t *S, const st__cfg_t *cf) {
+  const st__family_t *f = cf->f;
+  double work;
+  if (cf->p == 1) {
+    work = part_work(&f->only_part);
+  } else {
+    work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L);
+  }
+  return cf->m * work / cf->p;
+}
+
+static int vpp_ok(const st__search_t *S, int p, int v, int m) {
+  if (v == 1) return 1;
+  if (p < 2 || S->L % (p * v) || m % p || m < p || v > 64) return 0;
+  if (S->o->overlap_p2p == 0 && p < 3) return 0; /* Megatron-LM's rule */
+  return 1;
+}
+
+static int add_group(group_t **g, int *n, int *cap, const st__cfg_t *cf,
+                     double lb) {
+  if (*n == *cap) {
+    int c = *cap ? 2 * *cap : 1024;
+    group_t *v = strata_realloc(*g, sizeof *v * (size_t)c);
+    if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+    *g = v;
+    *cap = c;
+  }
+  (*g)[*n].cf = *cf;
+  (*g)[*n].lb = lb;
+  (*n)++;
+  return 0;
+}
+
+static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
+                     int *n, int *cap) {
+  const strata_plan_opts_t *o = S->o;
+  int b = S->graphs[f->graph]->micro_batch, rc = 0;
+  for (int p = 1; p <= S->L && p <= ST__MAX_PP && !rc; p++) {
+    if ((o->fix_pp && p != o->fix_pp) || (o->max_pp && p > o->max_pp)) continue;
+    if (p >= 2 && S->L < 2) break;
+    int per = S->total / (f->t * p);
+    for (int dp = 1; dp <= per && !rc; dp++) {
+      if (o->fix_dp && dp != o->fix_dp) continue;
+      if (o->global_batch % (b * dp)) continue;
+      int m = o->global_batch / (b * dp);
+      for (int v = 1; v <= (p >= 2 ? 64 : 1) && !rc; v++) {
+        if (o->vpp > 0 && v != o->vpp) continue;
+        if (!vpp_ok(S, p, v, m)) continue;
+        if (v > 1 && o->vpp == 0 && !o->megatron) continue;
+        st__cfg_t cf;
+        memset(&cf, 0, sizeof cf);
+        cf.f = f;
+        cf.p = p;
+        cf.dp = dp;
+        cf.v = v;
+        cf.b = b;
+        cf.m = m;
+        rc = add_group(g, n, cap, &cf, group_lb(S, &cf));
+      }
+    }
+  }
+  return rc;
+}
+
+static int cmp_group(const void *a, const void *b) {
+  const group_t *x = a, *y = b;
+  if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
+  /* the order of equal bounds must not depend on qsort */
+  const int u[] = {x->cf.p, x->cf.dp, x->cf.v, x->cf.f->t, x->cf.b};
+  const int w[] = {y->cf.p, y->cf.dp, y->cf.v, y->cf.f->t, y->cf.b};
+  for (int i = 0; i < 5; i++)
+    if (u[i] != w[i]) return u[i] < w[i] ? -1 : 1;
+  return x->cf.f < y->cf.f ? -1 : x->cf.f > y->cf.f;
+}
+
+/* ---- free mode: balance the stages ---- */
+
+/* The split whose busiest stage is least (bisection on the bound, each
+ * stage taking as many layers as fit under it, greedily). */
+static int free_split(const st__search_t *S, const st__cfg_t *cf, int *n) {
+  int L = S->L, p = cf->p;
+  double lo = 0, hi = INFINITY;
+  for (int it = 0; it < 60; it++) {
+    double cap = isfinite(hi) ? 0.5 * (lo + hi) : (lo > 0 ? 2 * lo : 1e-6);
+    int k = 0, ok = 1;
+    for (int s = 0; s < p && ok; s++) {
+      int left = p - 1 - s, take = 0;
+      while (k + take < L - left) {
+        double w = work_range(S, cf->f, k, take + 1) +
+                   (s == 0 ? part_work(&cf->f->pro) : 0) +
+                   (s == p - 1 ? part_work(&cf->f->epi) : 0);
+        if (w > cap && take > 0) break;
+        take++;
+        if (w > cap) break;
+      }
+      if (s == p - 1) take = L - k;
+      n[s] = take;
+      k += take;
+      if (take < 1) ok = 0;
+    }
+    double worst = 0;
+    for (int s = 0, k2 = 0; s < p && ok; k2 += n[s], s++) {
+      double w = work_range(S, cf->f, k2, n[s]) +
+                 (s == 0 ? part_work(&cf->f->pro) : 0) +
+                 (s == p - 1 ? part_work(&cf->f->epi) : 0);
+      if (w > worst) worst = w;
+    }
+    if (ok && worst <= cap)
+      hi = cap;
+    else
+      lo = cap;
+    if (isfinite(hi) && hi - lo < 1e-9 * hi) break;
+  }
+  return isfinite(hi) ? 0 : -1;
+}
+
+static int visit_free(top_t *T, st__cfg_t cf) {
+  int n[ST__MAX_PP];
+  if (cf.p == 1) return visit(T, &cf);
+  if (free_split(T->S, &cf, n)) return 0;
+  /* rerun the final greedy at the bound found */
+  cf.split = n;
+  return visit(T, &cf);
+}
+
+int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
+               int *n_out, st__cfg_t *lowest, st__cost_t *lowest_cost) {
+  group_t *g = NULL;
+  int ng = 0, cap = 0, rc = 0;
+  top_t T;
+  memset(&T, 0, sizeof T);
+  T.S = S;
+  T.K = top > 0 ? top : 1;
+  T.slot = strata_calloc((size_t)T.K, sizeof *T.slot);
+  if (!T.slot) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < S->n_fam && !rc; i++)
+    if (S->fam[i].ok) rc = groups_of(S, &S->fam[i], &g, &ng, &cap);
+  if (!rc) qsort(g, (size_t)ng, sizeof *g, cmp_group);
+  for (int i = 0; i < ng && !rc; i++) {
+    if (g[i].lb >= kth(&T)) break;
+    rc = S->o->megatron ? visit_group(&T, g[i].cf) : visit_free(&T, g[i].cf);
+    int st = rc ? 0 : stop_now(&T);
+    if (st < 0) rc = strata_error(STRATA_ECANCELED, "interrupted");
+    if (st > 0) break;
+  }
+  strata_free(g);
+  if (rc == STRATA_ECANCELED && !strata_last_error()[0])
+    rc = strata_error(STRATA_ECANCELED, "interrupted");
+  if (!rc) {
+    for (int i = 0; i < T.n; i++) {
+      best[i] = T.slot[i].cf;
+      cost[i] = T.slot[i].cost;
+    }
+    *n_out = T.n;
+    if (lowest) *lowest = T.lowest;
+    if (lowest_cost) {
+      *lowest_cost = T.lowest_cost;
+      if (!T.have_lowest) lowest_cost->peak = INFINITY;
+    }
+  }
+  /* the caller copies explicit splits before T goes away */
+  for (int i = 0; i < T.n && !rc; i++)
+    if (best[i].split) {
+      int *keep = strata_malloc(sizeof(int) * (size_t)best[i].p);
+      if (!keep) {
+        rc = strata_error(STRATA_ENOMEM, "out of memory");
+        break;
+      }
+      memcpy(keep, T.slot[i].split, sizeof(int) * (size_t)best[i].p);
+      best[i].split = keep;
+    }
+  if (T.stopped) S->deadline = -1; /* tells the caller */
+  strata_free(T.slot);
+  return rc;
+}
