@@ -60,5 +60,6 @@ int cli_cmd_show(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);
 int cli_cmd_estimate(int argc, char **argv);
+int cli_cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const cli_command_t commands[] = {
     {"diff", "compare two plan files", cli_cmd_diff},
     {"export", "export a plan (megatron, deepspeed, timeline)", cli_cmd_export},
     {"estimate", "memory and time of a given configuration", cli_cmd_estimate},
+    {"calibrate", "fit the cost model to measured runs", cli_cmd_calibrate},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -18,6 +18,7 @@ strata_pkg(hwloc "hwloc>=2.0" libhwloc-dev)
 strata_pkg(uv "libuv>=1.30" libuv1-dev)
 strata_pkg(cjson libcjson libcjson-dev)
 strata_pkg(xxhash libxxhash libxxhash-dev)
+strata_pkg(gsl gsl libgsl-dev)
 
 find_package(ZLIB)
 if(NOT ZLIB_FOUND)

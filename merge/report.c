@@ -84,20 +84,24 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
 
 /* One row per pipeline rank: every memory item the GPU sees. */
 static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
+  int cal = p->ranks && p->pp > 0 && p->ranks[0].mem.calibration != 0;
   strata_buf_printf(b,
                     "\n  %4s  %7s = %7s %7s %7s %7s %6s  %7s %6s %6s %6s "
-                    "%6s  (GiB)\n",
+                    "%6s%s  (GiB)\n",
                     "rank", "memory", "weights", "grads", "optim", "act", "tmp",
-                    "context", "wspace", "nccl", "bucket", "frag");
+                    "context", "wspace", "nccl", "bucket", "frag",
+                    cal ? "    cal" : "");
   for (int r = 0; p->ranks && r < p->pp; r++) {
     const strata_mem_items_t *m = &p->ranks[r].mem;
     strata_buf_printf(b,
                       "  %4d  %7.2f = %7.2f %7.2f %7.2f %7.2f %6.2f  %7.2f "
-                      "%6.2f %6.2f %6.2f %6.2f\n",
+                      "%6.2f %6.2f %6.2f %6.2f",
                       r, m->total / GIB, m->weights / GIB, m->gradients / GIB,
                       m->optimizer / GIB, m->activations / GIB,
                       m->transient / GIB, m->context / GIB, m->workspace / GIB,
                       m->nccl / GIB, m->buckets / GIB, m->fragmentation / GIB);
+    if (cal) strata_buf_printf(b, " %6.2f", m->calibration / GIB);
+    strata_buf_printf(b, "\n");
   }
 }
 

@@ -335,12 +335,169 @@ TEST(rates_from_step) {
   strata_plan_destroy(p);
 }
 
+/* ---- memory beyond the tensors: one test per item against its formula --- */
+
+typedef struct {
+  int tp, pp, dp, zero, megatron, tp_overlap;
+  strata_framework_t fw;
+  double cal_memory; /* a calibration's memory offset, bytes */
+} items_t;
+
+static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
+                                 int *tied) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.recompute = STRATA_RECOMPUTE_NONE;
+  po.recompute_auto = 0;
+  po.sequence_parallel = 0;
+  po.quiet = 1;
+  ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-a100:4", &c));
+  if (x->cal_memory != 0) {
+    strata_calibration_t cal;
+    strata_calibration_init(&cal);
+    cal.memory_bytes = x->cal_memory;
+    ASSERT_OK(strata_cluster_calibrate(c, &cal));
+  }
+  *pf = *strata_cluster_perf(c);
+  po.fix_tp = x->tp, po.fix_pp = x->pp, po.fix_dp = x->dp;
+  po.micro_batch = po.gen.micro_batch = 1;
+  po.global_batch = 8 * x->dp;
+  po.zero_stage = x->zero;
+  po.megatron = x->megatron;
+  po.framework = x->fw;
+  po.tp_comm_overlap = x->tp_overlap;
+  po.vpp = 1;
+  po.no_memory_check = 1;
+  po.fix_first = po.fix_last = strata_graph_layers(g) / x->pp;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  *tied = g->hp.family[0] && strata_graph_find_tensor(g, "head.weight") < 0;
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return p;
+}
+
+static double item_sum(const strata_mem_items_t *m) {
+  return m->weights + m->gradients + m->optimizer + m->activations +
+         m->transient + m->context + m->workspace + m->nccl + m->buckets +
+         m->fragmentation + m->calibration;
+}
+
+/* CUDA context (PyTorch PR #86509: 274 to 636 MiB; 512 MiB taken) and the
+ * cuBLAS/cuBLASLt workspaces (A100: 4 MiB + 16 x 1.14 MiB streams, cuBLAS
+ * docs), + 3 x 32 MiB of Transformer Engine's userbuffers with TP overlap. */
+TEST(memory_context_and_workspace) {
+  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  strata_perf_t pf;
+  int tied;
+  strata_plan_t *p = plan_items(&x, &pf, &tied);
+  ASSERT_EQ(pf.context_bytes, 512 * MIB);
+  ASSERT_NEAR(pf.workspace_bytes, 22.25 * MIB, 1e-12, 0);
+  for (int r = 0; r < p->pp; r++) {
+    ASSERT_EQ(p->ranks[r].mem.context, pf.context_bytes);
+    ASSERT_EQ(p->ranks[r].mem.workspace, pf.workspace_bytes);
+  }
+  strata_plan_destroy(p);
+  x.tp_overlap = 1;
+  p = plan_items(&x, &pf, &tied);
+  ASSERT_NEAR(p->ranks[0].mem.workspace, pf.workspace_bytes + 96 * MIB, 1e-12,
+              0);
+  strata_plan_destroy(p);
+}
+
+/* NCCL: one communicator per process group a rank runs collectives in --
+ * the world, tp, dp, pp, the tied embedding's pair on the first and last
+ * stage, the distributed optimizer's -- each holding the buffers of its
+ * channels (688e6 bytes with > 2 ranks on an A100 node, 544e6 for two). */
+TEST(memory_nccl_per_communicator) {
+  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  strata_perf_t pf;
+  int tied;
+  strata_plan_t *p = plan_items(&x, &pf, &tied);
+  double big = pf.nccl_comm_bytes, pair = pf.nccl_pair_bytes;
+  ASSERT_EQ(big, 688e6);
+  ASSERT_EQ(pair, 544e6);
+  ASSERT(tied);
+  /* world + tp (2 ranks) + dp (8) + pp (2) + tied pair + optimizer */
+  double want = big + pair + big + pair + pair + big;
+  ASSERT_NEAR(p->ranks[0].mem.nccl, want, 1e-12, 0);
+  ASSERT_NEAR(p->ranks[1].mem.nccl, want, 1e-12, 0);
+  strata_plan_destroy(p);
+  /* tp 8 pp 1 dp 4 ZeRO 0: world + tp + dp, no pipeline, no optimizer */
+  items_t y = {8, 1, 4, 0, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  p = plan_items(&y, &pf, &tied);
+  ASSERT_NEAR(p->ranks[0].mem.nccl, 3 * big, 1e-12, 0);
+  strata_plan_destroy(p);
+}
+
+/* Framework buckets: Megatron-LM's DDP buckets are views of its contiguous
+ * gradient buffer (no memory beyond the gradients); DeepSpeed's ZeRO keeps
+ * a reduce bucket of reduce_bucket_size = 5e8 elements in bf16 (2 x 5e8
+ * bytes) when it reduces gradients itself (no pipeline), and ZeRO-3 a
+ * prefetch bucket of 5e7 elements (docs/cost-model.md "Memory"). */
+TEST(memory_framework_buckets) {
+  items_t x = {1, 1, 32, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  strata_perf_t pf;
+  int tied;
+  strata_plan_t *p = plan_items(&x, &pf, &tied);
+  ASSERT_EQ(p->ranks[0].mem.buckets, 0);
+  strata_plan_destroy(p);
+  x.fw = STRATA_FRAMEWORK_DEEPSPEED;
+  p = plan_items(&x, &pf, &tied);
+  ASSERT_EQ(p->ranks[0].mem.buckets, 2 * 5e8);
+  strata_plan_destroy(p);
+  x.zero = 3, x.megatron = 0;
+  p = plan_items(&x, &pf, &tied);
+  ASSERT_EQ(p->ranks[0].mem.buckets, 2 * 5e8 + 2 * 5e7);
+  strata_plan_destroy(p);
+  /* with a pipeline DeepSpeed's ZeRO-1 reduces per stage, no buckets */
+  items_t y = {1, 2, 16, 1, 1, 0, STRATA_FRAMEWORK_DEEPSPEED, 0};
+  p = plan_items(&y, &pf, &tied);
+  ASSERT_EQ(p->ranks[0].mem.buckets, 0);
+  strata_plan_destroy(p);
+}
+
+/* The caching allocator's slack: 15 % of the dynamic memory (activations
+ * and the transient buffers), and a calibration's offset as its own row;
+ * the total is the sum of the rows and the plan's peak the largest. */
+TEST(memory_fragmentation_calibration_total) {
+  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  strata_perf_t pf;
+  int tied;
+  strata_plan_t *p = plan_items(&x, &pf, &tied);
+  double peak0 = p->peak_memory_bytes;
+  for (int r = 0; r < p->pp; r++) {
+    const strata_mem_items_t *m = &p->ranks[r].mem;
+    ASSERT(m->activations > 0);
+    ASSERT_NEAR(m->fragmentation, 0.15 * (m->activations + m->transient), 1e-12,
+                0);
+    ASSERT_EQ(m->calibration, 0);
+    ASSERT_NEAR(m->total, item_sum(m), 1e-12, 0);
+  }
+  strata_plan_destroy(p);
+  x.cal_memory = 1024 * MIB;
+  p = plan_items(&x, &pf, &tied);
+  for (int r = 0; r < p->pp; r++) {
+    ASSERT_EQ(p->ranks[r].mem.calibration, 1024 * MIB);
+    ASSERT_NEAR(p->ranks[r].mem.total, item_sum(&p->ranks[r].mem), 1e-12, 0);
+  }
+  ASSERT_NEAR(p->peak_memory_bytes, peak0 + 1024 * MIB, 1e-12, 0);
+  strata_plan_destroy(p);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(zero_paper_fig1),
     TEST_ENTRY(korthikanti_per_layer),
     TEST_ENTRY(korthikanti_first_stage_1f1b),
     TEST_ENTRY(megatron_bytes_per_param),
     TEST_ENTRY(rates_from_step),
+    TEST_ENTRY(memory_context_and_workspace),
+    TEST_ENTRY(memory_nccl_per_communicator),
+    TEST_ENTRY(memory_framework_buckets),
+    TEST_ENTRY(memory_fragmentation_calibration_total),
 };
 
 TEST_MAIN(tests)

@@ -69,10 +69,10 @@ static int check_cal(const strata_calibration_t *cal, const char *where) {
                         "%s: step_overhead_s = %g: must be between 0 and "
                         "3600 seconds",
                         where, cal->step_seconds);
-  if (!(cal->memory_bytes >= 0 && cal->memory_bytes < 1e13))
+  if (!(fabs(cal->memory_bytes) < 1e13))
     return strata_error(STRATA_EBADINPUT,
-                        "%s: memory_overhead_bytes = %g: must be between 0 "
-                        "and 10 TB",
+                        "%s: memory_overhead_bytes = %g: must be between "
+                        "-10 TB and 10 TB",
                         where, cal->memory_bytes);
   return 0;
 }

@@ -186,6 +186,41 @@ typedef struct {
 int strata_sched_run(strata_sched_t *s);
 void strata_sched_free(strata_sched_t *s);
 
+/* ---- calibration (strata calibrate, docs/calibration.md) ----
+ * Measured runs on the user's cluster: each a fixed configuration (as
+ * strata estimate takes it) with its measured step and peak memory. */
+typedef struct {
+  char *label, *model, *cluster;
+  strata_plan_opts_t po; /* the configuration, every degree fixed */
+  double step_seconds;   /* measured */
+  double peak_bytes;     /* measured peak per device; 0: not given */
+} strata_measurement_t;
+
+typedef struct {
+  char *where; /* the file, for messages */
+  int n;
+  strata_measurement_t *v;
+} strata_measurements_t;
+
+/* Read measurements (JSON or CSV, docs/calibration.md); errors name the
+ * file, the run and the field. */
+int strata_measurements_load(const char *path, strata_measurements_t **out);
+int strata_measurements_parse(const char *text, size_t len, const char *where,
+                              strata_measurements_t **out);
+void strata_measurements_destroy(strata_measurements_t *m);
+
+typedef struct {
+  int n;
+  double *step_before, *step_after; /* predicted, per run */
+  double *peak_before, *peak_after;
+  double rms_before, rms_after; /* RMS of log(predicted / measured) */
+} strata_calibration_report_t;
+
+/* Fit the scales and offsets of a calibration to the runs. */
+int strata_calibrate(const strata_measurements_t *m, strata_calibration_t *cal,
+                     strata_calibration_report_t *rep);
+void strata_calibration_report_free(strata_calibration_report_t *rep);
+
 /* Plan model g on cluster c.  STRATA_EINFEASIBLE when nothing fits, with a
  * message saying what would (more GPUs, memory, ZeRO, recompute). */
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,

@@ -1,0 +1,167 @@
+/*
+ * cmd_calibrate.c - `strata calibrate RUNS [-o FILE] [--json]`: fit the
+ * cost model's free parameters to measured runs (docs/calibration.md) and
+ * write the calibration file that plan and estimate take with
+ * --calibration.  It prints, per run, the measured step and peak memory
+ * beside the predictions before and after the fit, then the parameters.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/json.h"
+#include "pipeline/search.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+static const struct option cal_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"json", no_argument, NULL, 'j'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f) {
+  fprintf(
+      f,
+      "Usage: strata calibrate RUNS [-o FILE] [--json]\n"
+      "\n"
+      "Fit the cost model to steps measured on your cluster.  RUNS is a\n"
+      "JSON or CSV file of runs (docs/calibration.md): each a model, a\n"
+      "cluster and a configuration as `strata estimate` takes them, with\n"
+      "the measured step_seconds and, if known, peak_memory_gib.  The fit\n"
+      "scales the GEMM efficiency, fused attention, streaming kernels and\n"
+      "the achieved bandwidth inside and across nodes, and adds a fixed\n"
+      "time per step and a memory offset; plan and estimate use the\n"
+      "result with --calibration FILE.\n"
+      "\n"
+      "Options:\n"
+      "  -o, --output FILE  write the calibration file (else it is printed)\n"
+      "  --json             print the fit as JSON\n"
+      "  -h, --help         this help\n"
+      "\n"
+      "Exit codes: 0 fitted, 1 usage, 2 bad runs file, 3 a run that cannot\n"
+      "be costed, 4 internal error.\n");
+}
+
+static int report_text(const strata_measurements_t *m,
+                       const strata_calibration_report_t *r,
+                       const char *caltext, const char *out) {
+  printf("%-24s %10s %10s %10s %7s %9s %9s\n", "run", "measured", "before",
+         "after", "error", "peak GiB", "predicted");
+  for (int i = 0; i < m->n; i++) {
+    const strata_measurement_t *v = &m->v[i];
+    char label[32];
+    if (v->label)
+      snprintf(label, sizeof label, "%s", v->label);
+    else
+      snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1,
+               v->po.fix_tp, v->po.fix_pp, v->po.fix_dp, v->po.micro_batch);
+    printf("%-24s %9.3fs %9.3fs %9.3fs %+6.1f%%", label, v->step_seconds,
+           r->step_before[i], r->step_after[i],
+           100 * (r->step_after[i] / v->step_seconds - 1));
+    if (v->peak_bytes > 0)
+      printf(" %9.2f %9.2f\n", v->peak_bytes / GIB, r->peak_after[i] / GIB);
+    else
+      printf(" %9s %9.2f\n", "-", r->peak_after[i] / GIB);
+  }
+  printf("\nRMS log error of the step: %.1f %% before, %.1f %% after\n",
+         100 * r->rms_before, 100 * r->rms_after);
+  if (out)
+    printf("calibration written to %s\n", out);
+  else
+    printf("\n%s", caltext);
+  return 0;
+}
+
+static int report_json(const strata_measurements_t *m,
+                       const strata_calibration_report_t *r,
+                       const char *caltext, const char *out) {
+  cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+  cJSON *cal = cJSON_Parse(caltext);
+  int rc = 0;
+  if (!root || !runs || !cal) rc = strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; !rc && i < m->n; i++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(runs, o)) {
+      cJSON_Delete(o);
+      rc = strata_error(STRATA_ENOMEM, "out of memory");
+      break;
+    }
+    if (m->v[i].label) rc = st__json_add_str(o, "label", m->v[i].label);
+    if (!rc)
+      rc = st__json_add_num(o, "measured_step_seconds", m->v[i].step_seconds);
+    if (!rc) rc = st__json_add_num(o, "step_seconds_before", r->step_before[i]);
+    if (!rc) rc = st__json_add_num(o, "step_seconds_after", r->step_after[i]);
+    if (!rc && m->v[i].peak_bytes > 0)
+      rc = st__json_add_num(o, "measured_peak_bytes", m->v[i].peak_bytes);
+    if (!rc) rc = st__json_add_num(o, "peak_bytes_after", r->peak_after[i]);
+  }
+  if (!rc && !cJSON_AddItemToObject(root, "runs", runs))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  else if (!rc)
+    runs = NULL;
+  if (!rc) rc = st__json_add_num(root, "rms_log_error_before", r->rms_before);
+  if (!rc) rc = st__json_add_num(root, "rms_log_error_after", r->rms_after);
+  if (!rc && out) rc = st__json_add_str(root, "written_to", out);
+  if (!rc && !cJSON_AddItemToObject(root, "calibration", cal))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  else if (!rc)
+    cal = NULL;
+  char *text = rc ? NULL : st__json_print(root);
+  if (!rc && !text) rc = strata_error(STRATA_ENOMEM, "out of memory");
+  cJSON_Delete(root);
+  cJSON_Delete(runs);
+  cJSON_Delete(cal);
+  if (rc) return cli_fail("calibrate", rc);
+  rc = cli_write_output("calibrate", NULL, text, strlen(text));
+  strata_free(text);
+  return rc;
+}
+
+int cli_cmd_calibrate(int argc, char **argv) {
+  const char *cmd = "calibrate", *out = NULL;
+  int c, json = 0, rc;
+  strata_measurements_t *m = NULL;
+  strata_calibration_t cal;
+  strata_calibration_report_t rep;
+  char *caltext = NULL;
+  memset(&rep, 0, sizeof rep);
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":ho:", cal_opts, NULL)) != -1) {
+    if (c == 'h') {
+      usage(stdout);
+      return CLI_OK;
+    }
+    if (c == 'j') {
+      json = 1;
+      continue;
+    }
+    if (c == 'o') {
+      out = optarg;
+      continue;
+    }
+    return cli_usage_error(cmd, "unknown or incomplete option '%s'",
+                           argv[optind - 1]);
+  }
+  if (argc - optind != 1)
+    return cli_usage_error(cmd, "wants one file of measured runs");
+  if ((rc = strata_measurements_load(argv[optind], &m)) ||
+      (rc = strata_calibrate(m, &cal, &rep)) ||
+      (rc = strata_calibration_write(&cal, &caltext))) {
+    rc = cli_fail(cmd, rc);
+    goto done;
+  }
+  if (out && (rc = cli_write_output(cmd, out, caltext, strlen(caltext))))
+    goto done;
+  rc = json ? report_json(m, &rep, caltext, out)
+            : report_text(m, &rep, caltext, out);
+done:
+  strata_free(caltext);
+  strata_calibration_report_free(&rep);
+  strata_measurements_destroy(m);
+  return rc;
+}

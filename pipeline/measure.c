@@ -1,0 +1,390 @@
+/*
+ * measure.c - the measured runs strata calibrate fits to: a JSON file
+ * ({"format": "strata-measurements", "version": 1, "runs": [...]}) or a
+ * CSV file whose header names the same keys (docs/calibration.md).
+ *
+ * Each run is a configuration as strata estimate takes it -- a model (with
+ * the model options of trace gen), a cluster, the degrees and options --
+ * and what was measured.  Both forms go through one table of keys, so a
+ * key means the same in either, and an unknown key is an error naming it:
+ * a misspelt option silently left at its default would calibrate the
+ * model to the wrong configuration.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "pipeline/search.h"
+
+#define MEAS_FORMAT "strata-measurements"
+#define MAX_RUNS 10000
+
+typedef enum { K_STR, K_INT, K_NUM, K_BOOL } kind_t;
+
+typedef struct {
+  const char *key;
+  kind_t kind;
+} key_t_;
+
+static const key_t_ keys[] = {
+    {"label", K_STR},
+    {"model", K_STR},
+    {"cluster", K_STR},
+    {"tp", K_INT},
+    {"pp", K_INT},
+    {"dp", K_INT},
+    {"micro_batch", K_INT},
+    {"global_batch", K_INT},
+    {"vpp", K_INT},
+    {"first_stage_layers", K_INT},
+    {"last_stage_layers", K_INT},
+    {"zero", K_INT},
+    {"recompute", K_STR},
+    {"recipe", K_STR},
+    {"framework", K_STR},
+    {"sequence_parallel", K_BOOL},
+    {"overlap_grad_reduce", K_BOOL},
+    {"overlap_param_gather", K_BOOL},
+    {"tp_comm_overlap", K_BOOL},
+    {"overlap_p2p", K_BOOL},
+    {"scatter_gather", K_BOOL},
+    {"flash_attention", K_BOOL},
+    {"layers", K_INT},
+    {"hidden", K_INT},
+    {"heads", K_INT},
+    {"kv_heads", K_INT},
+    {"ffn", K_INT},
+    {"seq", K_INT},
+    {"vocab", K_INT},
+    {"step_seconds", K_NUM},
+    {"peak_memory_bytes", K_NUM},
+    {"peak_memory_gib", K_NUM},
+};
+#define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
+
+static int find_key(const char *k) {
+  for (int i = 0; i < N_KEYS; i++)
+    if (!strcmp(keys[i].key, k)) return i;
+  return -1;
+}
+
+static int set_str(char **dst, const char *v) {
+  strata_free(*dst);
+  *dst = strata_strdup(v);
+  return *dst ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+}
+
+static void run_init(strata_measurement_t *r) {
+  memset(r, 0, sizeof *r);
+  strata_plan_opts_init(&r->po);
+  r->po.recompute = STRATA_RECOMPUTE_NONE;
+  r->po.recompute_auto = 0;
+  r->po.sequence_parallel = 0;
+  r->po.vpp = 1;
+  r->po.micro_batch = r->po.gen.micro_batch = 1;
+  r->po.no_memory_check = 1;
+  r->po.quiet = 1;
+  r->po.top = 1;
+}
+
+/* One key's value (as text for strings, else a number; booleans 0/1). */
+static int set_value(strata_measurement_t *r, int k, const char *s, double v,
+                     const char *at) {
+  strata_plan_opts_t *o = &r->po;
+  const char *key = keys[k].key;
+  if (keys[k].kind == K_INT && (v != floor(v) || v < 0 || v > (1 << 30)))
+    return strata_error(STRATA_EBADINPUT, "%s: %s = %g: wants a whole number",
+                        at, key, v);
+  if (keys[k].kind == K_NUM && !(v >= 0 && v < 1e15))
+    return strata_error(STRATA_EBADINPUT, "%s: %s = %g: out of range", at, key,
+                        v);
+  int iv = (int)v, rc = 0;
+  if (!strcmp(key, "label")) return set_str(&r->label, s);
+  if (!strcmp(key, "model")) return set_str(&r->model, s);
+  if (!strcmp(key, "cluster")) return set_str(&r->cluster, s);
+  if (!strcmp(key, "recompute")) rc = strata_recompute_parse(s, &o->recompute);
+  if (!strcmp(key, "recipe")) rc = strata_recipe_parse(s, &o->recipe);
+  if (!strcmp(key, "framework")) rc = strata_framework_parse(s, &o->framework);
+  if (rc) {
+    strata_error_prefix("%s: %s", at, key);
+    return rc;
+  }
+  int *ints[] = {
+      &o->fix_tp,       &o->fix_pp,     &o->fix_dp,     &o->micro_batch,
+      &o->global_batch, &o->vpp,        &o->fix_first,  &o->fix_last,
+      &o->zero_stage,   &o->gen.layers, &o->gen.hidden, &o->gen.heads,
+      &o->gen.kv_heads, &o->gen.ffn,    &o->gen.seq,    &o->gen.vocab};
+  static const char *int_keys[] = {"tp",
+                                   "pp",
+                                   "dp",
+                                   "micro_batch",
+                                   "global_batch",
+                                   "vpp",
+                                   "first_stage_layers",
+                                   "last_stage_layers",
+                                   "zero",
+                                   "layers",
+                                   "hidden",
+                                   "heads",
+                                   "kv_heads",
+                                   "ffn",
+                                   "seq",
+                                   "vocab"};
+  for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++)
+    if (!strcmp(key, int_keys[i])) *ints[i] = iv;
+  if (!strcmp(key, "micro_batch")) o->gen.micro_batch = iv;
+  int *bools[] = {&o->sequence_parallel,    &o->overlap_grad_reduce,
+                  &o->overlap_param_gather, &o->tp_comm_overlap,
+                  &o->overlap_p2p,          &o->scatter_gather,
+                  &o->gen.flash_attention};
+  static const char *bool_keys[] = {
+      "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather",
+      "tp_comm_overlap",   "overlap_p2p",         "scatter_gather",
+      "flash_attention"};
+  for (size_t i = 0; i < sizeof bool_keys / sizeof bool_keys[0]; i++)
+    if (!strcmp(key, bool_keys[i])) *bools[i] = iv != 0;
+  if (!strcmp(key, "step_seconds")) r->step_seconds = v;
+  if (!strcmp(key, "peak_memory_bytes")) r->peak_bytes = v;
+  if (!strcmp(key, "peak_memory_gib")) r->peak_bytes = v * 1073741824.0;
+  return 0;
+}
+
+static int finish_run(strata_measurement_t *r, const char *at) {
+  if (!r->model || !r->cluster)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: needs a model and a cluster (per run or for the "
+                        "file)",
+                        at);
+  if (!r->po.fix_tp || !r->po.fix_pp)
+    return strata_error(STRATA_EBADINPUT, "%s: needs tp and pp", at);
+  if (!(r->step_seconds > 0))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: needs step_seconds (the measured step), above 0",
+                        at);
+  if (r->po.micro_batch < 1 || r->po.vpp < 1)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: micro_batch and vpp must be at least 1", at);
+  r->po.model_spec = r->model;
+  return 0;
+}
+
+/* ---- JSON ---- */
+
+static int json_run(const cJSON *o, const strata_measurement_t *dflt,
+                    strata_measurement_t *r, const char *at) {
+  run_init(r);
+  int rc = 0;
+  if (dflt->model) rc = set_str(&r->model, dflt->model);
+  if (!rc && dflt->cluster) rc = set_str(&r->cluster, dflt->cluster);
+  for (const cJSON *it = o->child; it && !rc; it = it->next) {
+    int k = it->string ? find_key(it->string) : -1;
+    if (k < 0)
+      return strata_error(STRATA_EBADINPUT, "%s: unknown key '%s'", at,
+                          it->string ? it->string : "?");
+    if (keys[k].kind == K_STR && !cJSON_IsString(it))
+      return strata_error(STRATA_EBADINPUT, "%s: %s wants a string", at,
+                          keys[k].key);
+    if (keys[k].kind == K_BOOL && !cJSON_IsBool(it))
+      return strata_error(STRATA_EBADINPUT, "%s: %s wants true or false", at,
+                          keys[k].key);
+    if ((keys[k].kind == K_INT || keys[k].kind == K_NUM) && !cJSON_IsNumber(it))
+      return strata_error(STRATA_EBADINPUT, "%s: %s wants a number", at,
+                          keys[k].key);
+    rc = set_value(r, k, cJSON_IsString(it) ? it->valuestring : NULL,
+                   cJSON_IsBool(it) ? cJSON_IsTrue(it) : it->valuedouble, at);
+  }
+  return rc ? rc : finish_run(r, at);
+}
+
+static int parse_json(const char *text, size_t len, strata_measurements_t *m) {
+  cJSON *root = NULL;
+  const cJSON *runs = NULL;
+  const char *fmt = NULL, *model = NULL, *cluster = NULL;
+  int64_t ver = 0;
+  strata_measurement_t dflt;
+  char at[300];
+  memset(&dflt, 0, sizeof dflt);
+  int rc = st__json_parse(text, len, m->where, &root);
+  if (!rc) rc = st__json_str(root, "format", m->where, 1, &fmt);
+  if (!rc && strcmp(fmt, MEAS_FORMAT))
+    rc = strata_error(STRATA_EBADINPUT, "%s: format is '%s', not '%s'",
+                      m->where, fmt, MEAS_FORMAT);
+  if (!rc) rc = st__json_int(root, "version", m->where, 1, &ver);
+  if (!rc && ver != 1)
+    rc = strata_error(STRATA_EVERSION,
+                      "%s: measurements version %lld: this "
+                      "strata reads version 1",
+                      m->where, (long long)ver);
+  for (const cJSON *it = root ? root->child : NULL; !rc && it; it = it->next)
+    if (strcmp(it->string, "format") && strcmp(it->string, "version") &&
+        strcmp(it->string, "model") && strcmp(it->string, "cluster") &&
+        strcmp(it->string, "runs"))
+      rc = strata_error(STRATA_EBADINPUT,
+                        "%s: unknown key '%s' (format, "
+                        "version, model, cluster, runs)",
+                        m->where, it->string);
+  /* the file's model and cluster, for runs that do not name their own */
+  if (!rc && (rc = st__json_str(root, "model", m->where, 0, &model)) ==
+                 STRATA_ENOTFOUND)
+    rc = 0;
+  if (!rc && (rc = st__json_str(root, "cluster", m->where, 0, &cluster)) ==
+                 STRATA_ENOTFOUND)
+    rc = 0;
+  dflt.model = (char *)model;
+  dflt.cluster = (char *)cluster;
+  if (!rc) rc = st__json_array(root, "runs", m->where, 1, &runs);
+  int n = rc ? 0 : cJSON_GetArraySize(runs);
+  if (!rc && (n < 1 || n > MAX_RUNS))
+    rc = strata_error(STRATA_EBADINPUT, "%s: runs: %d runs (1 to %d)", m->where,
+                      n, MAX_RUNS);
+  if (!rc && !(m->v = strata_calloc((size_t)n, sizeof *m->v)))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < n && !rc; i++) {
+    const cJSON *o = cJSON_GetArrayItem(runs, i);
+    snprintf(at, sizeof at, "%s: runs[%d]", m->where, i);
+    m->n = i + 1;
+    rc = cJSON_IsObject(o)
+             ? json_run(o, &dflt, &m->v[i], at)
+             : strata_error(STRATA_EBADINPUT, "%s: not an object", at);
+  }
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* ---- CSV ---- */
+
+/* The next comma-separated field of line into buf (no quoting). */
+static const char *next_field(const char *p, char *buf, size_t size) {
+  size_t n = 0;
+  while (*p && *p != ',' && *p != '\n' && *p != '\r') {
+    if (n + 1 < size) buf[n++] = *p;
+    p++;
+  }
+  while (n && isspace((unsigned char)buf[n - 1]))
+    n--;
+  buf[n] = 0;
+  char *s = buf;
+  while (isspace((unsigned char)*s))
+    s++;
+  memmove(buf, s, strlen(s) + 1);
+  return *p == ',' ? p + 1 : p;
+}
+
+static int csv_value(strata_measurement_t *r, int k, const char *v,
+                     const char *at) {
+  double d = 0;
+  if (!*v) return 0; /* empty: not given */
+  if (keys[k].kind == K_BOOL) {
+    if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "1") &&
+        strcmp(v, "0"))
+      return strata_error(STRATA_EBADINPUT,
+                          "%s: %s = '%s': wants true or false", at, keys[k].key,
+                          v);
+    d = !strcmp(v, "true") || !strcmp(v, "1");
+  } else if (keys[k].kind != K_STR) {
+    char *end;
+    errno = 0;
+    d = strtod(v, &end);
+    if (errno || *end || end == v)
+      return strata_error(STRATA_EBADINPUT, "%s: %s = '%s': not a number", at,
+                          keys[k].key, v);
+  }
+  return set_value(r, k, v, d, at);
+}
+
+static int parse_csv(const char *text, strata_measurements_t *m) {
+  int cols[64], nc = 0, rc = 0, line = 1;
+  char buf[512], at[300];
+  const char *p = text;
+  while (*p && *p != '\n' && nc < 64) { /* the header */
+    p = next_field(p, buf, sizeof buf);
+    int k = find_key(buf);
+    if (k < 0)
+      return strata_error(STRATA_EBADINPUT, "%s:1: unknown column '%s'",
+                          m->where, buf);
+    cols[nc++] = k;
+    if (*p == '\n' || *p == '\r') break;
+  }
+  int cap = 0;
+  while (*p && !rc) {
+    while (*p == '\n' || *p == '\r') {
+      if (*p == '\n') line++;
+      p++;
+    }
+    if (!*p) break;
+    if (m->n == cap) {
+      cap = cap ? 2 * cap : 16;
+      strata_measurement_t *v =
+          cap > MAX_RUNS ? NULL : strata_realloc(m->v, sizeof *v * (size_t)cap);
+      if (!v)
+        return cap > MAX_RUNS
+                   ? strata_error(STRATA_EBADINPUT, "%s: more than %d runs",
+                                  m->where, MAX_RUNS)
+                   : strata_error(STRATA_ENOMEM, "out of memory");
+      m->v = v;
+    }
+    strata_measurement_t *r = &m->v[m->n++];
+    run_init(r);
+    snprintf(at, sizeof at, "%s:%d", m->where, line);
+    for (int c = 0; c < nc && !rc; c++) {
+      p = next_field(p, buf, sizeof buf);
+      rc = csv_value(r, cols[c], buf, at);
+    }
+    if (!rc && *p && *p != '\n' && *p != '\r')
+      rc = strata_error(STRATA_EBADINPUT,
+                        "%s: more fields than the header's "
+                        "%d",
+                        at, nc);
+    if (!rc) rc = finish_run(r, at);
+  }
+  if (!rc && m->n == 0)
+    rc = strata_error(STRATA_EBADINPUT, "%s: no runs after the header",
+                      m->where);
+  return rc;
+}
+
+void strata_measurements_destroy(strata_measurements_t *m) {
+  if (!m) return;
+  for (int i = 0; m->v && i < m->n; i++) {
+    strata_free(m->v[i].label);
+    strata_free(m->v[i].model);
+    strata_free(m->v[i].cluster);
+  }
+  strata_free(m->v);
+  strata_free(m->where);
+  strata_free(m);
+}
+
+int strata_measurements_parse(const char *text, size_t len, const char *where,
+                              strata_measurements_t **out) {
+  strata_measurements_t *m = strata_calloc(1, sizeof *m);
+  *out = NULL;
+  if (!m || !(m->where = strata_strdup(where ? where : "measurements"))) {
+    strata_free(m);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  const char *p = text;
+  while (p < text + len && isspace((unsigned char)*p))
+    p++;
+  int rc = p < text + len && *p == '{' ? parse_json(text, len, m)
+                                       : parse_csv(text, m);
+  if (rc) {
+    strata_measurements_destroy(m);
+    return rc;
+  }
+  *out = m;
+  return 0;
+}
+
+int strata_measurements_load(const char *path, strata_measurements_t **out) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = strata_file_read(path, 16 << 20, &text, &len);
+  if (!rc) rc = strata_measurements_parse(text, len, path, out);
+  strata_free(text);
+  return rc;
+}

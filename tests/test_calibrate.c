@@ -1,0 +1,218 @@
+/*
+ * test_calibrate.c - strata calibrate recovers parameters it did not see.
+ *
+ * Measurements are made up from a known calibration: each run's step is
+ * what the planner predicts for its configuration on a cluster calibrated
+ * with those parameters, and its peak memory the predicted peak.  The fit
+ * starts from the table (every scale 1) and must land on the known
+ * parameters; runs files go through the same parser the command reads.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+typedef struct {
+  int tp, pp, dp, mb, gb, seq, overlap; /* seq 0: the model's 2048 */
+} cfg_t;
+
+/* The short jobs a user would run to tell the parameters apart (2 DGX
+ * A100 nodes): gradient all-reduces across nodes left exposed (the
+ * network), long sequences (attention), tensor parallelism in a node
+ * (NVLink, streaming kernels) and compute-bound ones (GEMMs). */
+static const cfg_t runs[] = {
+    {8, 1, 2, 1, 2, 0, 0},     {4, 1, 4, 1, 4, 512, 0},
+    {1, 1, 16, 1, 16, 512, 0}, {2, 1, 8, 1, 8, 0, 0},
+    {8, 2, 1, 1, 16, 0, 1},    {1, 1, 16, 1, 16, 8192, 1},
+    {2, 2, 4, 4, 64, 8192, 0}, {4, 2, 2, 2, 64, 0, 1},
+    {1, 2, 8, 2, 64, 0, 1},    {8, 1, 2, 4, 64, 0, 1},
+};
+#define N_RUNS ((int)(sizeof runs / sizeof runs[0]))
+
+static void predict(const cfg_t *r, const strata_calibration_t *cal,
+                    double *step, double *peak) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.gen.flash_attention = 1;
+  po.gen.micro_batch = r->mb;
+  if (r->seq) po.gen.seq = r->seq;
+  ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-a100:2", &c));
+  ASSERT_OK(strata_cluster_calibrate(c, cal));
+  po.recompute = STRATA_RECOMPUTE_NONE;
+  po.recompute_auto = 0;
+  po.sequence_parallel = 0;
+  po.vpp = 1;
+  po.micro_batch = r->mb;
+  po.global_batch = r->gb;
+  po.overlap_grad_reduce = r->overlap;
+  po.fix_tp = r->tp, po.fix_pp = r->pp, po.fix_dp = r->dp;
+  po.fix_first = po.fix_last = strata_graph_layers(g) / r->pp;
+  po.no_memory_check = 1;
+  po.quiet = 1;
+  po.top = 1;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  *step = p->step_seconds;
+  *peak = p->peak_memory_bytes;
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* The runs as the CSV a user writes, measured under cal. */
+static void runs_csv(const strata_calibration_t *cal, char *buf, size_t n) {
+  size_t k = (size_t)snprintf(buf, n,
+                              "model,cluster,flash_attention,tp,pp,dp,"
+                              "micro_batch,global_batch,seq,"
+                              "overlap_grad_reduce,step_seconds,"
+                              "peak_memory_bytes\n");
+  for (int i = 0; i < N_RUNS; i++) {
+    double step, peak;
+    predict(&runs[i], cal, &step, &peak);
+    const cfg_t *r = &runs[i];
+    k += (size_t)snprintf(buf + k, n - k,
+                          "gpt-1.7b,dgx-a100:2,true,%d,%d,%d,%d,%d,%d,%s,"
+                          "%.9g,%.0f\n",
+                          r->tp, r->pp, r->dp, r->mb, r->gb,
+                          r->seq ? r->seq : 2048, r->overlap ? "true" : "false",
+                          step, peak);
+    ASSERT(k < n);
+  }
+}
+
+TEST(recovers_known_parameters) {
+  strata_calibration_t truth, fit;
+  strata_calibration_report_t rep;
+  strata_measurements_t *m = NULL;
+  char csv[8192];
+  strata_calibration_init(&truth);
+  truth.gemm = 0.85;
+  truth.attention = 0.8;
+  truth.stream = 1.3;
+  truth.link[STRATA_LEVEL_NVLINK] = truth.link[STRATA_LEVEL_PCIE] = 0.7;
+  truth.link[STRATA_LEVEL_LEAF] = truth.link[STRATA_LEVEL_SPINE] = 0.6;
+  truth.step_seconds = 0.02;
+  truth.memory_bytes = 0.75 * GIB;
+  runs_csv(&truth, csv, sizeof csv);
+  ASSERT_OK(strata_measurements_parse(csv, strlen(csv), "runs.csv", &m));
+  ASSERT_EQ(m->n, N_RUNS);
+  ASSERT_OK(strata_calibrate(m, &fit, &rep));
+  printf("  fit: gemm %.4f attention %.4f stream %.4f nvlink %.4f net %.4f "
+         "step %.5f s memory %.4f GiB; RMS %.2f%% -> %.4f%%\n",
+         fit.gemm, fit.attention, fit.stream, fit.link[STRATA_LEVEL_NVLINK],
+         fit.link[STRATA_LEVEL_LEAF], fit.step_seconds, fit.memory_bytes / GIB,
+         100 * rep.rms_before, 100 * rep.rms_after);
+  /* the table is far off these runs, the fit is not */
+  ASSERT(rep.rms_before > 0.05);
+  ASSERT(rep.rms_after < 0.002);
+  ASSERT_NEAR(fit.gemm, truth.gemm, 0.02, 0);
+  ASSERT_NEAR(fit.attention, truth.attention, 0.02, 0);
+  ASSERT_NEAR(fit.stream, truth.stream, 0.02, 0);
+  ASSERT_NEAR(fit.link[STRATA_LEVEL_NVLINK], truth.link[STRATA_LEVEL_NVLINK],
+              0.02, 0);
+  ASSERT_NEAR(fit.link[STRATA_LEVEL_LEAF], truth.link[STRATA_LEVEL_LEAF], 0.03,
+              0);
+  ASSERT_NEAR(fit.step_seconds, truth.step_seconds, 0.05, 0);
+  ASSERT_NEAR(fit.memory_bytes, truth.memory_bytes, 1e-6, 1);
+  for (int i = 0; i < N_RUNS; i++)
+    ASSERT_NEAR(rep.step_after[i], m->v[i].step_seconds, 0.01, 0);
+  strata_calibration_report_free(&rep);
+  strata_measurements_destroy(m);
+}
+
+/* Measured under the table itself: the fit stays at the table. */
+TEST(table_runs_stay_at_table) {
+  strata_calibration_t none, fit;
+  strata_calibration_report_t rep;
+  strata_measurements_t *m = NULL;
+  char csv[8192];
+  strata_calibration_init(&none);
+  runs_csv(&none, csv, sizeof csv);
+  ASSERT_OK(strata_measurements_parse(csv, strlen(csv), "runs.csv", &m));
+  ASSERT_OK(strata_calibrate(m, &fit, &rep));
+  ASSERT(rep.rms_before < 1e-6);
+  ASSERT_NEAR(fit.gemm, 1, 1e-3, 0);
+  ASSERT_NEAR(fit.link[STRATA_LEVEL_LEAF], 1, 1e-3, 0);
+  ASSERT_NEAR(fit.step_seconds, 0, 0, 1e-5);
+  ASSERT_NEAR(fit.memory_bytes, 0, 0, 1);
+  strata_calibration_report_free(&rep);
+  strata_measurements_destroy(m);
+}
+
+/* The runs file: JSON and CSV read the same keys; mistakes name the place. */
+TEST(runs_file_errors) {
+  strata_measurements_t *m = NULL;
+  const char *json = "{\"format\": \"strata-measurements\", \"version\": 1,"
+                     " \"model\": \"gpt-1.7b\", \"cluster\": \"dgx-a100:2\","
+                     " \"runs\": [{\"tp\": 8, \"pp\": 1, \"micro_batch\": 2,"
+                     " \"step_seconds\": 1.5, \"peak_memory_gib\": 30}]}";
+  ASSERT_OK(strata_measurements_parse(json, strlen(json), "r.json", &m));
+  ASSERT_EQ(m->n, 1);
+  ASSERT_EQ(m->v[0].po.fix_tp, 8);
+  ASSERT_EQ(m->v[0].po.micro_batch, 2);
+  ASSERT_NEAR(m->v[0].peak_bytes, 30 * GIB, 1e-12, 0);
+  ASSERT_STR_EQ(m->v[0].model, "gpt-1.7b");
+  strata_measurements_destroy(m);
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"model,cluster,tp,pp,step_secs\n", "r:1: unknown column 'step_secs'"},
+      {"model,cluster,tp,pp,step_seconds\ngpt-1.7b,dgx-a100:2,8,1,x\n",
+       "r:2: step_seconds = 'x': not a number"},
+      {"model,cluster,tp,pp,step_seconds\ngpt-1.7b,dgx-a100:2,8,1,0\n",
+       "r:2: needs step_seconds"},
+      {"model,cluster,tp,step_seconds\ngpt-1.7b,dgx-a100:2,8,1\n",
+       "r:2: needs tp and pp"},
+      {"model,tp,pp,step_seconds\n\ngpt-1.7b,8,1,1,5\n",
+       "r:3: more fields than the header's 4"},
+      {"model,cluster,tp,pp,step_seconds\n", "r: no runs after the header"},
+      {"{\"format\": \"strata-measurements\", \"version\": 2, \"runs\": []}",
+       "measurements version 2"},
+      {"{\"format\": \"strata-measurements\", \"version\": 1, \"runs\": "
+       "[{\"tp\": 1.5}]}",
+       "r: runs[0]: tp = 1.5: wants a whole number"},
+      {"{\"format\": \"strata-measurements\", \"version\": 1, \"runs\": "
+       "[{\"tpp\": 1}]}",
+       "r: runs[0]: unknown key 'tpp'"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ASSERT(strata_measurements_parse(bad[i].text, strlen(bad[i].text), "r",
+                                     &m) != 0);
+    ASSERT(m == NULL);
+    ASSERT_CONTAINS(strata_last_error(), bad[i].want);
+    strata_error_clear();
+  }
+}
+
+/* A run the model cannot cost is named with its number. */
+TEST(uncostable_run_named) {
+  strata_measurements_t *m = NULL;
+  strata_calibration_t fit;
+  strata_calibration_report_t rep;
+  const char *csv = "model,cluster,tp,pp,dp,micro_batch,global_batch,"
+                    "step_seconds\n"
+                    "gpt-1.7b,dgx-a100:2,8,1,2,1,64,1.0\n"
+                    "gpt-1.7b,dgx-a100:2,8,5,1,1,64,1.0\n";
+  ASSERT_OK(strata_measurements_parse(csv, strlen(csv), "r.csv", &m));
+  ASSERT(strata_calibrate(m, &fit, &rep) != 0);
+  ASSERT_CONTAINS(strata_last_error(), "r.csv: run 2");
+  ASSERT_CONTAINS(strata_last_error(), "do not split evenly over 5 stages");
+  strata_error_clear();
+  strata_measurements_destroy(m);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(recovers_known_parameters),
+    TEST_ENTRY(table_runs_stay_at_table),
+    TEST_ENTRY(runs_file_errors),
+    TEST_ENTRY(uncostable_run_named),
+};
+
+TEST_MAIN(tests)
