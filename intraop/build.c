@@ -194,9 +194,30 @@ static void fill_nodes(const strata_graph_t *g, st__stage_t *st,
   }
 }
 
+/* An edge from a node to itself: a one-op layer whose output feeds the
+ * next instance of the same op, which a single node stands for (repeats
+ * folded, or the stage's only instance wrapping around).  Both ends take
+ * the same strategy, so the resharding is the diagonal of the edge's cost
+ * and belongs to the node's own communication: the ILP's edges join two
+ * different nodes. */
+static void add_self_edge(st__stage_t *st, int u, int uslot, int vslot,
+                          int tensor, double mult) {
+  const st__node_t *n = &st->nodes[u];
+  st__opinfo_t *in = &st->info[n->info];
+  double k = mult / (n->mult > 0 ? n->mult : 1);
+  for (int s = 0; s < in->n_strat; s++)
+    in->cost[s].comm +=
+        k * st__edge_cost(&st->ctx, tensor, &in->dims, &in->strat[s], uslot,
+                          &in->dims, &in->strat[s], vslot);
+}
+
 static int add_edge(st__stage_t *st, int u, int v, int uslot, int vslot,
                     int tensor, double mult) {
   if (mult <= 0) return 0;
+  if (u == v) {
+    add_self_edge(st, u, uslot, vslot, tensor, mult);
+    return 0;
+  }
   if (st->n_edges == st->cap_edges) {
     int cap = st->cap_edges ? 2 * st->cap_edges : 64;
     st__edge_t *e = strata_realloc(st->edges, sizeof *e * (size_t)cap);

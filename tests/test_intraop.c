@@ -546,6 +546,60 @@ TEST(homogeneous_vs_full) {
   check_homogeneous(3, 4, 10, 0.5, 0);
 }
 
+/* A block of one op, whose output is the next instance's input: a
+ * single residual add (and a single gelu).  Its resharding into the next
+ * instance joins a node to itself; the stage must solve in both modes and
+ * on 1-D and 2-D meshes, and the homogeneous answer equals the full one
+ * (every instance is the same op). */
+static strata_graph_t *one_op_block(strata_op_kind_t kind, int repeat) {
+  strata_graph_t *g = strata_graph_create("one-op");
+  int64_t xs[3] = {4, 16, 64}, ws[2] = {64, 64};
+  g->micro_batch = 4, g->seq_len = 16;
+  int x = strata_graph_add_tensor(g, "x", 3, xs, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_INPUT);
+  int w = strata_graph_add_tensor(g, "w", 2, ws, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_PARAM);
+  int h = strata_graph_add_tensor(g, "h", 3, xs, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  int y = strata_graph_add_tensor(g, "y", 3, xs, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  ASSERT(x >= 0 && w >= 0 && h >= 0 && y >= 0);
+  ASSERT(strata_graph_add_op(g, "pre", STRATA_OP_LINEAR, 2, (int[]){x, w}, 1,
+                             &h) >= 0);
+  int n_in = kind == STRATA_OP_ADD ? 2 : 1;
+  ASSERT(strata_graph_add_op(g, "op", kind, n_in, (int[]){h, h}, 1, &y) >= 0);
+  ASSERT(strata_graph_add_block(g, "b", 1, 1, repeat, h, y) >= 0);
+  ASSERT_OK(strata_graph_validate(g));
+  return g;
+}
+
+static void check_one_op_block(strata_op_kind_t kind, int repeat, int mesh2) {
+  strata_graph_t *g = one_op_block(kind, repeat);
+  strata_stage_opts_t o;
+  opts_1d(&o, 8, STRATA_OBJ_MIN_MEM);
+  if (mesh2) strata_mesh_default(&o.mesh, 2, 4);
+  strata_stage_result_t *hom = solve(g, &o);
+  o.homogeneous = 0;
+  strata_stage_result_t *full = solve(g, &o);
+  printf("  %s x%d mesh %s: homogeneous %.6g, full %.6g\n",
+         strata_op_kind_name(kind), repeat, mesh2 ? "2x4" : "8", hom->objective,
+         full->objective);
+  ASSERT(solved(hom) && solved(full));
+  ASSERT_EQ(hom->homogeneous, 1);
+  ASSERT_NEAR(hom->objective, full->objective, 1e-9, 1e-6);
+  strata_stage_result_destroy(hom);
+  strata_stage_result_destroy(full);
+  strata_graph_destroy(g);
+}
+
+TEST(single_op_block) {
+  for (int r = 1; r <= 3; r += 2) {
+    check_one_op_block(STRATA_OP_ADD, r, 0);
+    check_one_op_block(STRATA_OP_ADD, r, 1);
+    check_one_op_block(STRATA_OP_GELU, r, 0);
+  }
+}
+
 /* ---- g. the LP file, solved by GLPK alone ------------------------------- */
 
 static double lp_constant(const char *path) {
@@ -809,6 +863,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(ilp_memory_budget),
     TEST_ENTRY(ilp_least_memory_options),
     TEST_ENTRY(homogeneous_vs_full),
+    TEST_ENTRY(single_op_block),
     TEST_ENTRY(lp_export_round_trip),
     TEST_ENTRY(lp_export_bad_path),
     TEST_ENTRY(deterministic),
