@@ -182,12 +182,105 @@ static void dims_flash(const strata_graph_t *g, const strata_op_t *op,
   int b = add_pdim(d, "b", q->shape[0], 1);
   int h = add_pdim(d, "heads", q->shape[1], 1);
   int s = add_pdim(d, "s", q->shape[2], 1);
-  for (int i = 0; i < d->n_slots; i++) {
+  for (int i = 0; i < 3; i++) {
     d->map[i][0] = (signed char)b;
     d->map[i][1] = (signed char)h;
   }
+  d->map[o][0] = (signed char)b;
+  d->map[o][1] = (signed char)h;
   d->map[0][2] = d->map[o][2] = (signed char)s; /* query split, K/V whole */
+  if (op->n_in > 3) { /* bias [h,s,t] or [1|b,h,s,t] */
+    const strata_tensor_t *bias = &g->tensors[op->in[3]];
+    int n = bias->ndim;
+    if (n == 4 && bias->shape[0] == q->shape[0] && q->shape[0] > 1)
+      d->map[3][0] = (signed char)b;
+    d->map[3][n - 3] = (signed char)h;
+    d->map[3][n - 2] = (signed char)s;
+  }
   d->heavy = 1;
+}
+
+/* split, slice, concat: every dim but the axis lines up in every slot
+ * and may be split; the axis itself stays whole. */
+static void dims_along_axis(const strata_graph_t *g, const strata_op_t *op,
+                            st__opdims_t *d) {
+  static const char *n3[] = {"b", "s", "h", "l3", "l4", "l5"};
+  static const char *n4[] = {"b", "heads", "s", "t", "l4", "l5"};
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  const char *const *names = x->ndim >= 4 ? n4 : n3;
+  for (int i = 0; i < x->ndim; i++) {
+    if (i == op->axis) continue;
+    int p = add_pdim(d, names[i], x->shape[i], 1);
+    for (int k = 0; k < d->n_slots; k++)
+      d->map[k][i] = (signed char)p;
+  }
+}
+
+/* Input dim i is output dim j where perm[j] == i. */
+static void dims_permute(const strata_graph_t *g, const strata_op_t *op,
+                         st__opdims_t *d) {
+  static const char *names[] = {"d0", "d1", "d2", "d3", "d4", "d5"};
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  for (int i = 0; i < x->ndim; i++) {
+    int p = add_pdim(d, i == 0 ? "b" : names[i], x->shape[i], 1);
+    d->map[0][i] = (signed char)p;
+    for (int j = 0; j < x->ndim; j++)
+      if (op->perm[j] == i) d->map[1][j] = (signed char)p;
+  }
+}
+
+/* Index dims carry over to the output; the table's rows are a
+ * contraction (a split vocabulary gives partial sums, as embedding's). */
+static void dims_gather(const strata_graph_t *g, const strata_op_t *op,
+                        st__opdims_t *d) {
+  static const char *ni[] = {"b", "s", "i2", "i3", "i4", "i5"};
+  static const char *nt[] = {"vocab", "h", "t2", "t3", "t4", "t5"};
+  const strata_tensor_t *idx = &g->tensors[op->in[0]];
+  const strata_tensor_t *tab = &g->tensors[op->in[1]];
+  for (int i = 0; i < idx->ndim; i++) {
+    int p = add_pdim(d, ni[i], idx->shape[i], 1);
+    d->map[0][i] = d->map[2][i] = (signed char)p;
+  }
+  int v = add_pdim(d, nt[0], tab->shape[0], 1);
+  d->map[1][0] = (signed char)v;
+  for (int i = 1; i < tab->ndim; i++) {
+    int p = add_pdim(d, nt[i], tab->shape[i], 1);
+    d->map[1][i] = d->map[2][idx->ndim + i - 1] = (signed char)p;
+  }
+}
+
+/* A conv as a matmul: batch, output channels (n) and input channels
+ * (contracted: k); the patches stay whole. */
+static void dims_patch(const strata_graph_t *g, const strata_op_t *op,
+                       st__opdims_t *d) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  const strata_tensor_t *w = &g->tensors[op->in[1]];
+  int y = op->n_in;
+  int b = add_pdim(d, "b", x->shape[0], 1);
+  int n = add_pdim(d, "n", w->shape[0], 1);
+  int k = add_pdim(d, "k", x->shape[1], 1);
+  d->map[0][0] = d->map[y][0] = (signed char)b;
+  d->map[1][0] = d->map[y][2] = (signed char)n;
+  d->map[0][1] = d->map[1][1] = (signed char)k;
+  if (op->n_in > 2) d->map[2][0] = (signed char)n;
+}
+
+/* What is not understood is split only along a first dim that every
+ * activation and input shares (the batch of the ops importers leave
+ * generic: elementwise and per-token work), else not at all. */
+static void dims_generic(const strata_graph_t *g, const strata_op_t *op,
+                         st__opdims_t *d) {
+  const strata_tensor_t *y = &g->tensors[op->out[0]];
+  if (y->ndim < 2) return;
+  for (int i = 0; i < d->n_slots; i++) {
+    const strata_tensor_t *t = &g->tensors[d->tensor[i]];
+    if (t->kind == STRATA_TENSOR_PARAM) continue;
+    if (t->ndim < 2 || t->shape[0] != y->shape[0]) return;
+  }
+  int b = add_pdim(d, "b", y->shape[0], 1);
+  for (int i = 0; i < d->n_slots; i++)
+    if (g->tensors[d->tensor[i]].kind != STRATA_TENSOR_PARAM)
+      d->map[i][0] = (signed char)b;
 }
 
 static void dims_xent(const strata_graph_t *g, const strata_op_t *op,
@@ -239,10 +332,28 @@ int st__opdims(const strata_graph_t *g, const strata_op_t *op,
     dims_reshape(g, op, d);
     break;
   case STRATA_OP_FLASH_ATTENTION:
+  case STRATA_OP_CROSS_ATTENTION:
     dims_flash(g, op, d);
     break;
   case STRATA_OP_CROSS_ENTROPY:
     dims_xent(g, op, d);
+    break;
+  case STRATA_OP_SPLIT:
+  case STRATA_OP_SLICE:
+  case STRATA_OP_CONCAT:
+    dims_along_axis(g, op, d);
+    break;
+  case STRATA_OP_PERMUTE:
+    dims_permute(g, op, d);
+    break;
+  case STRATA_OP_GATHER:
+    dims_gather(g, op, d);
+    break;
+  case STRATA_OP_PATCH_EMBED:
+    dims_patch(g, op, d);
+    break;
+  case STRATA_OP_GENERIC:
+    dims_generic(g, op, d);
     break;
   default:
     return strata_error(STRATA_EBADINPUT,

@@ -146,6 +146,7 @@ int strata_graph_add_op(strata_graph_t *g, const char *name,
   if (n_in) memcpy(op->in, in, (size_t)n_in * sizeof *in);
   memcpy(op->out, out, (size_t)n_out * sizeof *out);
   op->layer = op->block = -1;
+  if (kind == STRATA_OP_GENERIC) op->flops = STRATA_FLOPS_UNSET;
   return g->n_ops++;
 }
 

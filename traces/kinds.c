@@ -106,13 +106,25 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_MATMUL:
   case STRATA_OP_MUL:
     return STRATA_SAVE_IN(0) | STRATA_SAVE_IN(1);
+  /* a conv as a matmul: the image for the weight gradient; gather: the
+   * indices for the scatter-add of its backward (nothing when they are an
+   * input, which is resident anyway) */
+  case STRATA_OP_PATCH_EMBED:
+  case STRATA_OP_GATHER:
+    return STRATA_SAVE_IN(0);
+  /* what cannot be analysed keeps every input: the most it could need */
+  case STRATA_OP_GENERIC:
+    return STRATA_SAVE_IN(0) | STRATA_SAVE_IN(1) | STRATA_SAVE_IN(2) |
+           STRATA_SAVE_IN(3);
   case STRATA_OP_SOFTMAX:
     return STRATA_SAVE_OUT(0);
   case STRATA_OP_DROPOUT:
     return STRATA_SAVE_MASK;
+  /* the backward recomputes the scores from q, k (and the bias) */
   case STRATA_OP_FLASH_ATTENTION:
+  case STRATA_OP_CROSS_ATTENTION:
     return STRATA_SAVE_IN(0) | STRATA_SAVE_IN(1) | STRATA_SAVE_IN(2) |
-           STRATA_SAVE_OUT(0);
+           STRATA_SAVE_IN(3) | STRATA_SAVE_OUT(0);
   /* The embedding's backward needs only the token ids, which are tiny
    * (8 bytes per token against 2h bytes for one activation) and are an
    * input that stays resident anyway: counted as nothing. */
@@ -123,6 +135,10 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_MERGE_HEADS:
   case STRATA_OP_TRANSPOSE:
   case STRATA_OP_RESHAPE:
+  case STRATA_OP_SPLIT:
+  case STRATA_OP_SLICE:
+  case STRATA_OP_CONCAT:
+  case STRATA_OP_PERMUTE:
   case STRATA_OP_COUNT:
     break;
   }
@@ -131,7 +147,9 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
 
 /* Flash attention's log-sum-exp: one f32 per (batch, head, query). */
 static int64_t extra_saved(const strata_graph_t *g, const strata_op_t *op) {
-  if (op->kind != STRATA_OP_FLASH_ATTENTION) return 0;
+  if (op->kind != STRATA_OP_FLASH_ATTENTION &&
+      op->kind != STRATA_OP_CROSS_ATTENTION)
+    return 0;
   const strata_tensor_t *q = &g->tensors[op->in[0]];
   return q->ndim == 4 ? q->shape[0] * q->shape[1] * q->shape[2] * 4 : 0;
 }
@@ -206,10 +224,26 @@ static double matmul_fwd(const strata_graph_t *g, const strata_op_t *op) {
   return 2.0 * (double)strata_tensor_numel(a) * (double)b->shape[b->ndim - 1];
 }
 
+/* Q.K^T and P.V: 2 * (2*b*h*s*t*d) over the t keys each query sees (all
+ * of them, causal counted in full, or the sliding window); an additive
+ * bias (T5's relative positions) adds one FLOP per score. */
 static double flash_fwd(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *q = &g->tensors[op->in[0]];
-  /* Q.K^T and P.V: 2 * (2*b*h*s*s*d); causal is counted in full. */
-  return 4.0 * (double)strata_tensor_numel(q) * (double)q->shape[2];
+  const strata_tensor_t *k = &g->tensors[op->in[1]];
+  double t = (double)k->shape[2];
+  if (op->window > 0 && op->window < t) t = op->window;
+  double f = 4.0 * (double)strata_tensor_numel(q) * t;
+  if (op->n_in > 3) f += (double)strata_tensor_numel(q) / q->shape[3] * t;
+  return f;
+}
+
+/* A conv with stride = kernel is a matmul: (b*patches) x (c*p*q) by h. */
+static double patch_fwd(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *y = &g->tensors[op->out[0]];
+  const strata_tensor_t *w = &g->tensors[op->in[1]];
+  double m = (double)y->shape[0] * (double)y->shape[1];
+  double f = 2.0 * m * (double)strata_tensor_numel(w);
+  return op->n_in > 2 ? f + m * (double)w->shape[0] : f;
 }
 
 double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op) {
@@ -221,7 +255,12 @@ double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_MATMUL:
     return matmul_fwd(g, op);
   case STRATA_OP_FLASH_ATTENTION:
+  case STRATA_OP_CROSS_ATTENTION:
     return flash_fwd(g, op);
+  case STRATA_OP_PATCH_EMBED:
+    return patch_fwd(g, op);
+  case STRATA_OP_GENERIC:
+    return op->flops >= 0 ? op->flops : out;
   case STRATA_OP_EMBEDDING: /* a gather; one add per extra table */
     return out * (op->n_in - 2);
   case STRATA_OP_CROSS_ENTROPY:
@@ -242,8 +281,9 @@ int st__op_is_full_view(const strata_op_t *op) {
   case STRATA_OP_TRANSPOSE:
   case STRATA_OP_RESHAPE:
   case STRATA_OP_MERGE_HEADS:
-    return op->n_in == 1 && op->n_out == 1;
+  case STRATA_OP_PERMUTE:
   case STRATA_OP_SPLIT_HEADS:
+  case STRATA_OP_SPLIT: /* one part: all of it */
     return op->n_in == 1 && op->n_out == 1;
   default:
     return 0;

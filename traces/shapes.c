@@ -73,13 +73,27 @@ static void arity(strata_op_kind_t k, int *in_lo, int *in_hi, int *out_lo,
   case STRATA_OP_MUL:
   case STRATA_OP_ADD:
   case STRATA_OP_CROSS_ENTROPY:
+  case STRATA_OP_GATHER:
     *in_lo = *in_hi = 2;
     break;
+  case STRATA_OP_PATCH_EMBED:
+    *in_lo = 2, *in_hi = 3;
+    break;
   case STRATA_OP_FLASH_ATTENTION:
+    *in_lo = 3, *in_hi = 4;
+    break;
+  case STRATA_OP_CROSS_ATTENTION:
     *in_lo = *in_hi = 3;
     break;
   case STRATA_OP_SPLIT_HEADS:
+  case STRATA_OP_SPLIT:
     *out_hi = 3;
+    break;
+  case STRATA_OP_CONCAT:
+    *in_hi = STRATA_MAX_OP_INPUTS;
+    break;
+  case STRATA_OP_GENERIC:
+    *in_lo = 0, *in_hi = STRATA_MAX_OP_INPUTS, *out_hi = STRATA_MAX_OP_OUTPUTS;
     break;
   default:
     break;
@@ -97,8 +111,10 @@ static int check_arity(const strata_op_t *op) {
   }
   if (op->kind == STRATA_OP_SPLIT_HEADS && op->n_out != 1 && op->n_out != 3)
     return bad(op, "has 1 output (heads) or 3 (q, k, v), not %d", op->n_out);
-  if (op->n_out < ol || op->n_out > oh)
-    return bad(op, "has %d output, not %d", ol, op->n_out);
+  if (op->n_out < ol || op->n_out > oh) {
+    if (ol == oh) return bad(op, "has %d output, not %d", ol, op->n_out);
+    return bad(op, "has %d to %d outputs, not %d", ol, oh, op->n_out);
+  }
   return 0;
 }
 
@@ -261,19 +277,163 @@ static int check_reshape(const strata_graph_t *g, const strata_op_t *op) {
              shp(g, op->out[0]).s);
 }
 
+/* flash_attention (self: keys as long as queries) and cross_attention
+ * (keys of the encoder's length t). */
 static int check_flash(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *q = IN(g, op, 0), *k = IN(g, op, 1), *v = IN(g, op, 2);
+  int self = op->kind == STRATA_OP_FLASH_ATTENTION;
   int ok = q->ndim == 4 && same_shape(k, v) && k->ndim == 4 &&
-           k->shape[0] == q->shape[0] && k->shape[2] == q->shape[2] &&
+           k->shape[0] == q->shape[0] &&
+           (!self || k->shape[2] == q->shape[2]) &&
            k->shape[3] == q->shape[3] && k->shape[1] > 0 &&
            q->shape[1] % k->shape[1] == 0;
   if (!ok)
     return bad(op,
                "q '%s' %s, k '%s' %s, v '%s' %s must be q[b,h,s,d], "
-               "k and v [b,kv,s,d] with kv dividing h",
+               "k and v [b,kv,%s,d] with kv dividing h",
                q->name, shp(g, op->in[0]).s, k->name, shp(g, op->in[1]).s,
-               v->name, shp(g, op->in[2]).s);
+               v->name, shp(g, op->in[2]).s, self ? "s" : "t");
+  if (op->window < 0) return bad(op, "window %d is negative", op->window);
+  if (op->n_in == 4) {
+    const strata_tensor_t *bias = IN(g, op, 3);
+    int n = bias->ndim, bok = n == 3 || n == 4;
+    if (bok && n == 4)
+      bok = bias->shape[0] == 1 || bias->shape[0] == q->shape[0];
+    if (bok)
+      bok = bias->shape[n - 3] == q->shape[1] &&
+            bias->shape[n - 2] == q->shape[2] &&
+            bias->shape[n - 1] == k->shape[2];
+    if (!bok)
+      return bad(op, "bias '%s' %s must be [h,s,s] or [b,h,s,s] for q %s",
+                 bias->name, shp(g, op->in[3]).s, shp(g, op->in[0]).s);
+  }
   return out_like(g, op, q);
+}
+
+/* The other dims of a and b agree (axis excepted). */
+static int same_but(const strata_tensor_t *a, const strata_tensor_t *b,
+                    int axis) {
+  if (a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (i != axis && a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+static int check_axis(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  if (op->axis >= 0 && op->axis < x->ndim) return 0;
+  return bad(op, "axis %d is not a dim of '%s' %s", op->axis, x->name,
+             shp(g, op->in[0]).s);
+}
+
+static int check_split_parts(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  int rc = check_axis(g, op);
+  int64_t sum = 0;
+  if (rc) return rc;
+  for (int i = 0; i < op->n_out; i++) {
+    if (!same_but(x, OUT(g, op, i), op->axis))
+      return bad(op, "part '%s' %s must match '%s' %s except along axis %d",
+                 OUT(g, op, i)->name, shp(g, op->out[i]).s, x->name,
+                 shp(g, op->in[0]).s, op->axis);
+    sum += OUT(g, op, i)->shape[op->axis];
+  }
+  if (sum == x->shape[op->axis]) return 0;
+  return bad(op, "parts add up to %lld along axis %d, input '%s' %s has %lld",
+             (long long)sum, op->axis, x->name, shp(g, op->in[0]).s,
+             (long long)x->shape[op->axis]);
+}
+
+static int check_slice(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  int rc = check_axis(g, op);
+  if (rc) return rc;
+  if (op->start < 0 || op->end <= op->start || op->end > x->shape[op->axis])
+    return bad(op, "range [%lld, %lld) is not inside dim %d of '%s' %s",
+               (long long)op->start, (long long)op->end, op->axis, x->name,
+               shp(g, op->in[0]).s);
+  strata_tensor_t want = *x;
+  want.shape[op->axis] = op->end - op->start;
+  return out_like(g, op, &want);
+}
+
+static int check_concat(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  int rc = check_axis(g, op);
+  if (rc) return rc;
+  strata_tensor_t want = *x;
+  for (int i = 1; i < op->n_in; i++) {
+    if (!same_but(x, IN(g, op, i), op->axis))
+      return bad(op, "input '%s' %s must match '%s' %s except along axis %d",
+                 IN(g, op, i)->name, shp(g, op->in[i]).s, x->name,
+                 shp(g, op->in[0]).s, op->axis);
+    want.shape[op->axis] += IN(g, op, i)->shape[op->axis];
+  }
+  return out_like(g, op, &want);
+}
+
+static int check_permute(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0);
+  unsigned seen = 0;
+  strata_tensor_t want = *x;
+  for (int i = 0; i < x->ndim; i++) {
+    int p = op->perm[i];
+    if (p < 0 || p >= x->ndim || (seen & (1u << p)))
+      return bad(op, "perm is not a permutation of the %d dims of '%s' %s",
+                 x->ndim, x->name, shp(g, op->in[0]).s);
+    seen |= 1u << p;
+    want.shape[i] = x->shape[p];
+  }
+  for (int i = x->ndim; i < STRATA_MAX_DIMS; i++)
+    if (op->perm[i])
+      return bad(op, "perm has more entries than the %d dims of '%s'", x->ndim,
+                 x->name);
+  return out_like(g, op, &want);
+}
+
+static int check_gather(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *idx = IN(g, op, 0), *tab = IN(g, op, 1);
+  if (!is_int(idx->dtype) || tab->ndim < 1 || op->axis != 0 ||
+      idx->ndim + tab->ndim - 1 > STRATA_MAX_DIMS)
+    return bad(op,
+               "needs integer indices (got '%s' %s %s) into dim 0 (axis %d) "
+               "of a table '%s' %s, the result at most %d dims",
+               idx->name, shp(g, op->in[0]).s, strata_dtype_name(idx->dtype),
+               op->axis, tab->name, shp(g, op->in[1]).s, STRATA_MAX_DIMS);
+  strata_tensor_t want = {.ndim = idx->ndim + tab->ndim - 1};
+  for (int i = 0; i < idx->ndim; i++)
+    want.shape[i] = idx->shape[i];
+  for (int i = 1; i < tab->ndim; i++)
+    want.shape[idx->ndim + i - 1] = tab->shape[i];
+  return out_like(g, op, &want);
+}
+
+static int check_patch(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0), *w = IN(g, op, 1);
+  if (x->ndim != 4 || w->ndim != 4 || w->shape[1] != x->shape[1] ||
+      x->shape[2] % w->shape[2] || x->shape[3] % w->shape[3])
+    return bad(op,
+               "image '%s' %s and weight '%s' %s must be [b,c,H,W] and "
+               "[h,c,p,q] with p dividing H and q dividing W",
+               x->name, shp(g, op->in[0]).s, w->name, shp(g, op->in[1]).s);
+  if (op->n_in == 3) {
+    const strata_tensor_t *bias = IN(g, op, 2);
+    if (bias->ndim != 1 || bias->shape[0] != w->shape[0])
+      return bad(op, "bias '%s' is %s, expected [%lld]", bias->name,
+                 shp(g, op->in[2]).s, (long long)w->shape[0]);
+  }
+  strata_tensor_t want = {
+      .ndim = 3,
+      .shape = {x->shape[0],
+                (x->shape[2] / w->shape[2]) * (x->shape[3] / w->shape[3]),
+                w->shape[0]}};
+  return out_like(g, op, &want);
+}
+
+static int check_generic(const strata_graph_t *g, const strata_op_t *op) {
+  (void)g;
+  if (op->flops >= 0 || op->flops == STRATA_FLOPS_UNSET) return 0;
+  return bad(op, "flops %g is negative", op->flops);
 }
 
 static int check_xent(const strata_graph_t *g, const strata_op_t *op) {
@@ -317,9 +477,24 @@ int st__op_check(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_RESHAPE:
     return check_reshape(g, op);
   case STRATA_OP_FLASH_ATTENTION:
+  case STRATA_OP_CROSS_ATTENTION:
     return check_flash(g, op);
   case STRATA_OP_CROSS_ENTROPY:
     return check_xent(g, op);
+  case STRATA_OP_SPLIT:
+    return check_split_parts(g, op);
+  case STRATA_OP_SLICE:
+    return check_slice(g, op);
+  case STRATA_OP_CONCAT:
+    return check_concat(g, op);
+  case STRATA_OP_PERMUTE:
+    return check_permute(g, op);
+  case STRATA_OP_GATHER:
+    return check_gather(g, op);
+  case STRATA_OP_PATCH_EMBED:
+    return check_patch(g, op);
+  case STRATA_OP_GENERIC:
+    return check_generic(g, op);
   case STRATA_OP_COUNT:
     return bad(op, "unknown kind");
   default: /* softmax gelu silu dropout rope mul add */

@@ -181,14 +181,50 @@ static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
   return 0;
 }
 
+/* An optional int64 or number; absent leaves *out untouched. */
+static int get_i64(const cJSON *o, const char *key, const char *w,
+                   int64_t *out) {
+  int rc = st__json_int(o, key, w, 0, out);
+  return rc == STRATA_ENOTFOUND ? 0 : rc;
+}
+
+static int get_num(const cJSON *o, const char *key, const char *w,
+                   double *out) {
+  int rc = st__json_num(o, key, w, 0, out);
+  return rc == STRATA_ENOTFOUND ? 0 : rc;
+}
+
+/* "perm": [2, 0, 1]: at most STRATA_MAX_DIMS dims (checked against the
+ * input by the shape rule). */
+static int read_perm(strata_op_t *op, const cJSON *o, const char *w) {
+  const cJSON *arr, *it;
+  int rc = st__json_array(o, "perm", w, 0, &arr), n = 0;
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  cJSON_ArrayForEach(it, arr) {
+    if (n == STRATA_MAX_DIMS || !cJSON_IsNumber(it) || it->valuedouble < 0 ||
+        it->valuedouble >= STRATA_MAX_DIMS ||
+        it->valuedouble != (double)(int)it->valuedouble)
+      return strata_error(STRATA_EBADINPUT,
+                          "%s: 'perm' must list at most %d dims, each 0 to %d",
+                          w, STRATA_MAX_DIMS, STRATA_MAX_DIMS - 1);
+    op->perm[n++] = (signed char)it->valuedouble;
+  }
+  return 0;
+}
+
 static int read_attrs(strata_op_t *op, const cJSON *o, const char *w) {
-  double p = 0;
   int rc = get_int(o, "heads", w, 0, 0, &op->heads);
   if (!rc) rc = get_int(o, "kv_heads", w, 0, 0, &op->kv_heads);
   if (!rc) rc = get_flag(o, "causal", w, &op->causal);
-  if (!rc && (rc = st__json_num(o, "dropout_p", w, 0, &p)) == STRATA_ENOTFOUND)
-    rc = 0;
-  op->dropout_p = p;
+  if (!rc) rc = get_num(o, "dropout_p", w, &op->dropout_p);
+  if (!rc) rc = get_int(o, "axis", w, 0, 0, &op->axis);
+  if (!rc) rc = get_i64(o, "start", w, &op->start);
+  if (!rc) rc = get_i64(o, "end", w, &op->end);
+  if (!rc) rc = get_int(o, "window", w, 0, 0, &op->window);
+  if (!rc) rc = read_perm(op, o, w);
+  if (!rc && op->kind == STRATA_OP_GENERIC)
+    rc = get_num(o, "flops", w, &op->flops);
   return rc;
 }
 

@@ -81,6 +81,30 @@ static void put_ids(strata_buf_t *b, const strata_graph_t *g, int n,
   strata_buf_puts(b, "]");
 }
 
+/* axis, start, end, perm, window and flops, where the kind uses them. */
+static void put_shape_attrs(strata_buf_t *b, const strata_graph_t *g,
+                            const strata_op_t *op) {
+  strata_op_kind_t k = op->kind;
+  if (k == STRATA_OP_SPLIT || k == STRATA_OP_SLICE || k == STRATA_OP_CONCAT ||
+      op->axis)
+    strata_buf_printf(b, ", \"axis\": %d", op->axis);
+  if (k == STRATA_OP_SLICE || op->start || op->end)
+    strata_buf_printf(b, ", \"start\": %lld, \"end\": %lld",
+                      (long long)op->start, (long long)op->end);
+  if (k == STRATA_OP_PERMUTE) {
+    int n = op->n_in > 0 ? g->tensors[op->in[0]].ndim : 0;
+    strata_buf_puts(b, ", \"perm\": [");
+    for (int i = 0; i < n; i++)
+      strata_buf_printf(b, "%s%d", i ? ", " : "", op->perm[i]);
+    strata_buf_puts(b, "]");
+  }
+  if (op->window) strata_buf_printf(b, ", \"window\": %d", op->window);
+  if (k == STRATA_OP_GENERIC && op->flops != STRATA_FLOPS_UNSET) {
+    strata_buf_puts(b, ", \"flops\": ");
+    put_num(b, op->flops);
+  }
+}
+
 static void put_op(strata_buf_t *b, const strata_graph_t *g,
                    const strata_op_t *op) {
   strata_buf_puts(b, "    {\"id\": ");
@@ -101,6 +125,7 @@ static void put_op(strata_buf_t *b, const strata_graph_t *g,
     put_num(b, op->dropout_p);
   }
   if (op->causal) strata_buf_puts(b, ", \"causal\": true");
+  put_shape_attrs(b, g, op);
   strata_buf_puts(b, "}");
 }
 

@@ -28,6 +28,9 @@ extern "C" {
 #define STRATA_MAX_DIMS 6
 #define STRATA_MAX_OP_INPUTS 4
 #define STRATA_MAX_OP_OUTPUTS 3
+/* Sentinel of strata_op_t.flops: no count given (generic: one FLOP per
+ * output element). */
+#define STRATA_FLOPS_UNSET (-1.0)
 
 /* X(enum, name, bytes per element) */
 #define STRATA_DTYPE_MAP(X)                                                    \
@@ -53,22 +56,30 @@ typedef enum {
 } strata_tensor_kind_t;
 
 /*
- * Operator kinds: X(enum, name).  Shapes (b batch, s sequence, h hidden;
- * "..." any leading dims; weights follow PyTorch's [out, in]):
- *   embedding      tokens[b,s] (int), table[V,h] (, pos[S,h], S >= s) ->
- * [b,s,h] layernorm      x[...,h], gamma[h] (, beta[h])   -> [...,h] rmsnorm
- * x[...,h], gamma[h]               -> [...,h] linear         x[...,k], w[n,k]
- * (, bias[n])     -> [...,n] matmul         a[B...,m,k], b[B'...,k,n]        ->
- * [B...,m,n] (each dim of B' equals or divides the one of B: GQA) softmax,
- * gelu, silu, dropout, rope: x -> same shape swiglu         x[...,2f] ->
- * [...,f] mul, add       x, y (same shape)                -> same shape
- *   split_heads    x[b,s,(q+2kv)*d] -> q[b,q,s,d], k[b,kv,s,d], v[b,kv,s,d]
- *                  or x[b,s,n*d] -> [b,n,s,d]  (attr heads, kv_heads)
- *   merge_heads    x[b,n,s,d]                       -> [b,s,n*d]
- *   transpose      x[...,m,n]                       -> [...,n,m]
- *   reshape        x -> y with the same element count
- *   flash_attention q[b,h,s,d], k[b,kv,s,d], v[b,kv,s,d] -> [b,h,s,d]
- *   cross_entropy  logits[b,s,V], labels[b,s] (int) -> [] (scalar loss)
+ * Operator kinds: X(enum, name).  docs/trace-format.md has the shape rule,
+ * FLOPs and saved tensors of each; in short (b batch, s sequence, h
+ * hidden, "..." any leading dims, weights [out, in] as PyTorch's):
+ *   embedding       tokens[b,s] (int), table[V,h] (, pos[S,h]) -> [b,s,h]
+ *   layernorm, rmsnorm  x[...,h], gamma[h] (, beta[h]) -> [...,h]
+ *   linear          x[...,k], w[n,k] (, bias[n]) -> [...,n]
+ *   matmul          a[B...,m,k], b[B'...,k,n] -> [B...,m,n] (B' divides B)
+ *   softmax gelu silu dropout rope: x -> same shape
+ *   swiglu          x[...,2f] -> [...,f];  mul, add: x, y -> same shape
+ *   split_heads     x[b,s,(q+2kv)*d] -> q, k, v [b,heads,s,d] (or one)
+ *   merge_heads     x[b,n,s,d] -> [b,s,n*d]
+ *   transpose       x[...,m,n] -> [...,n,m]
+ *   reshape         x -> y with the same element count
+ *   flash_attention q[b,h,s,d], k, v [b,kv,s,d] (, bias[h,s,s]) -> [b,h,s,d]
+ *   cross_entropy   logits[...,V], labels[...] (int) -> []
+ *   split           x -> 1 to 3 parts along `axis` (sizes sum to x's)
+ *   slice           x -> x[..., start:end, ...] along `axis`
+ *   concat          1 to 4 inputs joined along `axis`
+ *   permute         x -> dims reordered by `perm`
+ *   gather          idx[...] (int), table[V,...] -> [..., table dims 1..]
+ *   patch_embed     img[b,c,H,W], w[h,c,p,q] (, bias[h]) -> [b,(H/p)(W/q),h]
+ *   cross_attention q[b,h,s,d], k, v [b,kv,t,d] -> [b,h,s,d]
+ *   generic         anything: FLOPs from `flops`, every activation input
+ *                   saved (what an importer cannot map)
  */
 #define STRATA_OP_MAP(X)                                                       \
   X(EMBEDDING, "embedding")                                                    \
@@ -89,7 +100,15 @@ typedef enum {
   X(TRANSPOSE, "transpose")                                                    \
   X(RESHAPE, "reshape")                                                        \
   X(FLASH_ATTENTION, "flash_attention")                                        \
-  X(CROSS_ENTROPY, "cross_entropy")
+  X(CROSS_ENTROPY, "cross_entropy")                                            \
+  X(SPLIT, "split")                                                            \
+  X(SLICE, "slice")                                                            \
+  X(CONCAT, "concat")                                                          \
+  X(PERMUTE, "permute")                                                        \
+  X(GATHER, "gather")                                                          \
+  X(PATCH_EMBED, "patch_embed")                                                \
+  X(CROSS_ATTENTION, "cross_attention")                                        \
+  X(GENERIC, "generic")
 
 typedef enum {
 #define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
@@ -123,6 +142,18 @@ typedef struct {
   int heads, kv_heads; /* split_heads */
   double dropout_p;    /* dropout */
   int causal;          /* flash_attention */
+  /* split, slice, concat, gather: the dim they work along (gather: of the
+   * table, 0); slice: the range [start, end) of that dim */
+  int axis;
+  int64_t start, end;
+  /* permute: output dim i is input dim perm[i] (ndim entries) */
+  signed char perm[STRATA_MAX_DIMS];
+  /* flash_attention: sliding-window attention over the `window` latest
+   * keys of each query (0: every key) */
+  int window;
+  /* generic: forward FLOPs of one instance (STRATA_FLOPS_UNSET: one per
+   * output element); 0 for every other kind */
+  double flops;
 } strata_op_t;
 
 typedef struct {
