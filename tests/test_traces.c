@@ -532,6 +532,120 @@ TEST(alloc_failures_generate_and_write) {
   ASSERT_EQ(rc, 0);
 }
 
+/* ---- folding separately stored identical layers ---- */
+
+/* n layers x -> ln -> fc (ffn f_i) -> gelu -> fc2 -> add(x, .), each its
+ * own block with its own names; layer `odd` gets a different ffn (0:
+ * none); `peek` makes the epilogue also read layer 0's output. */
+static strata_graph_t *separate_layers(int n, int odd, int peek) {
+  strata_graph_t *g = strata_graph_create("sep");
+  int64_t xs[3] = {2, 8, 16};
+  char nm[64];
+  g->micro_batch = 2, g->seq_len = 8;
+  int x0 = strata_graph_add_tensor(g, "x", 3, xs, STRATA_DTYPE_BF16,
+                                   STRATA_TENSOR_INPUT);
+  int x = strata_graph_add_tensor(g, "pre.out", 3, xs, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  ASSERT(strata_graph_add_op(g, "pre", STRATA_OP_GELU, 1, &x0, 1, &x) >= 0);
+  int first_out = -1;
+  for (int l = 0; l < n; l++) {
+    int64_t f = l == odd ? 48 : 32, w1[2] = {f, 16}, w2[2] = {16, f},
+            hs[3] = {2, 8, f}, gs[1] = {16};
+    int op0 = g->n_ops, t[8];
+#define T_(i, what, nd, sh, kind)                                              \
+  snprintf(nm, sizeof nm, "L%d.%s", l, what);                                  \
+  t[i] = strata_graph_add_tensor(g, nm, nd, sh, STRATA_DTYPE_BF16, kind)
+    T_(0, "ln.w", 1, gs, STRATA_TENSOR_PARAM);
+    T_(1, "ln.out", 3, xs, STRATA_TENSOR_ACTIVATION);
+    T_(2, "fc1.w", 2, w1, STRATA_TENSOR_PARAM);
+    T_(3, "fc1.out", 3, hs, STRATA_TENSOR_ACTIVATION);
+    T_(4, "gelu.out", 3, hs, STRATA_TENSOR_ACTIVATION);
+    T_(5, "fc2.w", 2, w2, STRATA_TENSOR_PARAM);
+    T_(6, "fc2.out", 3, xs, STRATA_TENSOR_ACTIVATION);
+    T_(7, "res.out", 3, xs, STRATA_TENSOR_ACTIVATION);
+#undef T_
+#define O_(what, kind, n_in, ins, out)                                         \
+  snprintf(nm, sizeof nm, "L%d.%s", l, what);                                  \
+  ASSERT(strata_graph_add_op(g, nm, kind, n_in, ins, 1, &t[out]) >= 0)
+    O_("ln", STRATA_OP_RMSNORM, 2, ((int[]){x, t[0]}), 1);
+    O_("fc1", STRATA_OP_LINEAR, 2, ((int[]){t[1], t[2]}), 3);
+    O_("gelu", STRATA_OP_GELU, 1, ((int[]){t[3]}), 4);
+    O_("fc2", STRATA_OP_LINEAR, 2, ((int[]){t[4], t[5]}), 6);
+    O_("res", STRATA_OP_ADD, 2, ((int[]){x, t[6]}), 7);
+#undef O_
+    snprintf(nm, sizeof nm, "layer%d", l);
+    ASSERT(strata_graph_add_block(g, nm, op0, 5, 1, x, t[7]) >= 0);
+    if (l == 0) first_out = t[7];
+    x = t[7];
+  }
+  int64_t one[1] = {1};
+  int y = strata_graph_add_tensor(g, "y", 1, one, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  int z = strata_graph_add_tensor(g, "z", 3, xs, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  ASSERT(strata_graph_add_op(g, "tail", STRATA_OP_ADD, 2,
+                             (int[]){x, peek ? first_out : x}, 1, &z) >= 0);
+  ASSERT(strata_graph_add_op(g, "sum", STRATA_OP_GENERIC, 1, &z, 1, &y) >= 0);
+  ASSERT_OK(strata_graph_validate(g));
+  return g;
+}
+
+static void check_fold(int n, int odd, int peek, int want_blocks) {
+  strata_graph_t *g = separate_layers(n, odd, peek);
+  strata_graph_stats_t a, b;
+  char *t1 = NULL, *t2 = NULL;
+  size_t l1, l2;
+  int folded = -1;
+  strata_graph_stats(g, &a);
+  ASSERT_OK(strata_trace_write(g, &t1, &l1));
+  ASSERT_OK(strata_graph_fold_repeats(g, &folded));
+  strata_graph_stats(g, &b);
+  printf("  %d layers, odd %d, peek %d: %d blocks, %d folded\n", n, odd, peek,
+         g->n_blocks, folded);
+  ASSERT_EQ(g->n_blocks, want_blocks);
+  ASSERT_EQ(folded, n - want_blocks);
+  ASSERT_EQ(b.layers, n);
+  ASSERT_EQ(b.parameters, a.parameters);
+  ASSERT_EQ(b.ops, a.ops);
+  ASSERT_EQ(b.tensors, a.tensors);
+  ASSERT_NEAR(b.flops_per_microbatch, a.flops_per_microbatch, 1e-12, 0);
+  ASSERT_EQ(b.activation_bytes, a.activation_bytes);
+  /* the loader folds too: parsing the unfolded text gives the same */
+  strata_graph_t *h = NULL;
+  ASSERT_OK(strata_trace_parse(t1, l1, "sep.json", &h));
+  ASSERT_OK(strata_trace_write(g, &t2, &l2));
+  char *t3 = NULL;
+  size_t l3;
+  ASSERT_OK(strata_trace_write(h, &t3, &l3));
+  ASSERT_STR_EQ(t2, t3);
+  strata_free(t1);
+  strata_free(t2);
+  strata_free(t3);
+  strata_graph_destroy(h);
+  strata_graph_destroy(g);
+}
+
+TEST(fold_identical_layers) {
+  check_fold(6, -1, 0, 1);
+  check_fold(1, -1, 0, 1);
+  check_fold(6, 3, 0, 3);  /* 0-2, 3, 4-5 */
+  check_fold(6, 0, 0, 2);  /* 0, 1-5 */
+  check_fold(6, -1, 1, 2); /* layer 0's output read by the epilogue */
+}
+
+/* Folding is linear: 4000 separate layers fold in well under a second
+ * (a quadratic step would take minutes). */
+TEST(fold_many_layers) {
+  strata_graph_t *g = separate_layers(4000, -1, 0);
+  ASSERT_OK(strata_graph_fold_repeats(g, NULL));
+  ASSERT_EQ(g->n_blocks, 1);
+  ASSERT_EQ(g->blocks[0].repeat, 4000);
+  ASSERT_EQ(strata_graph_find_op(g, "L1.fc1"), -1);
+  ASSERT(strata_graph_find_op(g, "L0.fc1") >= 0);
+  ASSERT_EQ(strata_graph_find_tensor(g, "L3999.res.out"), -1);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(kind_and_dtype_names),
     TEST_ENTRY(gpt_parameters_match_megatron_formula),
@@ -563,5 +677,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(model_load_file),
     TEST_ENTRY(alloc_failures_parse),
     TEST_ENTRY(alloc_failures_generate_and_write),
+    TEST_ENTRY(fold_identical_layers),
+    TEST_ENTRY(fold_many_layers),
 };
 TEST_MAIN(tests)

@@ -37,6 +37,7 @@ void strata_graph_destroy(strata_graph_t *g) {
   strata_free(g->ops);
   strata_free(g->blocks);
   strata_free(g->name);
+  st__name_index_free(g);
   strata_free(g);
 }
 
@@ -95,6 +96,10 @@ int strata_graph_add_tensor(strata_graph_t *g, const char *name, int ndim,
   memset(t, 0, sizeof *t);
   if (!(t->name = strata_strdup(name)))
     return strata_error(STRATA_ENOMEM, "out of memory adding tensor");
+  if ((rc = st__name_add(g, ST__NAME_TENSOR, g->n_tensors))) {
+    strata_free(t->name);
+    return rc;
+  }
   t->ndim = ndim;
   for (int i = 0; i < ndim; i++)
     t->shape[i] = shape[i];
@@ -140,6 +145,10 @@ int strata_graph_add_op(strata_graph_t *g, const char *name,
   memset(op, 0, sizeof *op);
   if (!(op->name = strata_strdup(name)))
     return strata_error(STRATA_ENOMEM, "out of memory adding op");
+  if ((rc = st__name_add(g, ST__NAME_OP, g->n_ops))) {
+    strata_free(op->name);
+    return rc;
+  }
   op->kind = kind;
   op->n_in = n_in;
   op->n_out = n_out;
@@ -154,9 +163,8 @@ int strata_graph_add_block(strata_graph_t *g, const char *name, int first_op,
                            int n_ops, int repeat, int input, int output) {
   int rc = check_name("block", name);
   if (rc) return rc;
-  for (int b = 0; b < g->n_blocks; b++)
-    if (!strcmp(g->blocks[b].name, name))
-      return strata_error(STRATA_EBADINPUT, "duplicate block id '%s'", name);
+  if (st__name_find(g, ST__NAME_BLOCK, name) >= 0)
+    return strata_error(STRATA_EBADINPUT, "duplicate block id '%s'", name);
   if (first_op < 0 || n_ops < 1 || first_op > g->n_ops - n_ops)
     return strata_error(STRATA_EBADINPUT,
                         "block '%s': ops [%d, %d) are not a non-empty range of "
@@ -176,6 +184,10 @@ int strata_graph_add_block(strata_graph_t *g, const char *name, int first_op,
   memset(b, 0, sizeof *b);
   if (!(b->name = strata_strdup(name)))
     return strata_error(STRATA_ENOMEM, "out of memory adding block");
+  if ((rc = st__name_add(g, ST__NAME_BLOCK, g->n_blocks))) {
+    strata_free(b->name);
+    return rc;
+  }
   b->first_op = first_op;
   b->n_ops = n_ops;
   b->repeat = repeat;
@@ -185,15 +197,11 @@ int strata_graph_add_block(strata_graph_t *g, const char *name, int first_op,
 }
 
 int strata_graph_find_tensor(const strata_graph_t *g, const char *name) {
-  for (int i = 0; i < g->n_tensors; i++)
-    if (!strcmp(g->tensors[i].name, name)) return i;
-  return -1;
+  return st__name_find(g, ST__NAME_TENSOR, name);
 }
 
 int strata_graph_find_op(const strata_graph_t *g, const char *name) {
-  for (int i = 0; i < g->n_ops; i++)
-    if (!strcmp(g->ops[i].name, name)) return i;
-  return -1;
+  return st__name_find(g, ST__NAME_OP, name);
 }
 
 int strata_graph_layers(const strata_graph_t *g) {

@@ -383,7 +383,8 @@ static int read_graph(const cJSON *root, const char *where,
     strata_error_prefix("%s", where);
     goto out;
   }
-  rc = check_layers(g, ops, where);
+  if ((rc = check_layers(g, ops, where))) goto out;
+  rc = st__graph_fold(g, NULL);
 out:
   if (rc)
     strata_graph_destroy(g);

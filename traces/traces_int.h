@@ -31,4 +31,18 @@ const char *st__shape_str(const strata_tensor_t *t, char *buf, size_t size);
 /* The tensor whose storage t is a full view of (t itself if none). */
 int st__storage_root(const strata_graph_t *g, int t);
 
+/* Name indexes (names.c).  which: one of these. */
+enum { ST__NAME_TENSOR, ST__NAME_OP, ST__NAME_BLOCK };
+/* Index of the item named name, or -1. */
+int st__name_find(const strata_graph_t *g, int which, const char *name);
+/* Index item i (already in its array) under its name. */
+int st__name_add(strata_graph_t *g, int which, int i);
+void st__name_index_free(strata_graph_t *g);
+/* Rebuild every index from the arrays (after items were removed). */
+int st__name_reindex(strata_graph_t *g);
+
+/* Fold runs of consecutive structurally identical blocks into one
+ * repeated block (fold.c).  g must be validated; it is validated again. */
+int st__graph_fold(strata_graph_t *g, int *folded);
+
 #endif

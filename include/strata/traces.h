@@ -164,6 +164,8 @@ typedef struct {
   int input, output;   /* tensors: the residual stream in and out */
 } strata_block_t;
 
+struct st__graph_index;
+
 typedef struct strata_graph {
   char *name;
   int micro_batch; /* b the trace was made at */
@@ -179,6 +181,9 @@ typedef struct strata_graph {
     int layers, hidden, heads, kv_heads, ffn, vocab, max_seq;
     int flash_attention, dropout;
   } hp;
+  /* Private: hash indexes of the tensor, op and block names, kept by the
+   * builders so that lookups by name take constant time. */
+  struct st__graph_index *index;
 } strata_graph_t;
 
 /* ---- kinds and dtypes ---- */
@@ -232,6 +237,14 @@ int strata_graph_find_op(const strata_graph_t *g, const char *name);
  * order is topological), blocks.  Fills producer and layer fields.
  * Returns 0 or STRATA_EBADINPUT naming the op or tensor. */
 int strata_graph_validate(strata_graph_t *g);
+
+/* Fold each run of consecutive structurally identical blocks (the same
+ * ops, attributes, shapes and wiring, whatever the names) into its first
+ * block with the summed repeat, as if the model had been stored with
+ * repeats (docs/trace-format.md).  The trace loader does it; g must be
+ * validated and is validated again.  *folded (may be NULL) gets the number
+ * of blocks folded away.  On failure (out of memory) g is unusable. */
+int strata_graph_fold_repeats(strata_graph_t *g, int *folded);
 
 /* Bytes saved for backward by ops [first_op, first_op + n_ops), one
  * instance each, counting a tensor once even when several ops save it or
