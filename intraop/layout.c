@@ -163,6 +163,9 @@ static void dims_transpose(const strata_graph_t *g, const strata_op_t *op,
   d->map[0][r - 1] = d->map[1][r - 2] = (signed char)n;
 }
 
+/* The dims both sides share in front line up; then, where one side's next
+ * dim is an outer factor of the other's ([b,s,h] -> [b,s,heads,d] and
+ * back), splitting that outer factor splits both the same way. */
 static void dims_reshape(const strata_graph_t *g, const strata_op_t *op,
                          st__opdims_t *d) {
   const strata_tensor_t *x = &g->tensors[op->in[0]];
@@ -173,6 +176,12 @@ static void dims_reshape(const strata_graph_t *g, const strata_op_t *op,
   if (n == x->ndim || n == y->ndim) n--; /* keep the reshaped tail whole */
   int slots[2] = {0, 1};
   if (n > 0) leading(g, d, n, slots, 2);
+  if (n < 0 || n >= x->ndim || n >= y->ndim) return;
+  int64_t a = x->shape[n], c = y->shape[n];
+  int64_t outer = a < c ? a : c, inner = a < c ? c : a;
+  if (outer < 2 || outer == inner || inner % outer) return;
+  int p = add_pdim(d, "outer", outer, 1);
+  d->map[0][n] = d->map[1][n] = (signed char)p;
 }
 
 static void dims_flash(const strata_graph_t *g, const strata_op_t *op,
@@ -200,8 +209,11 @@ static void dims_flash(const strata_graph_t *g, const strata_op_t *op,
   d->heavy = 1;
 }
 
-/* split, slice, concat: every dim but the axis lines up in every slot
- * and may be split; the axis itself stays whole. */
+/* split, slice, concat: every dim lines up in every slot and may be
+ * split.  A slice keeps its axis whole; split and concat may split it too,
+ * each part on its own (as split_heads splits the heads of a fused QKV:
+ * the producer lays the parts out shard by shard, as Megatron-LM's fused
+ * QKV weight does). */
 static void dims_along_axis(const strata_graph_t *g, const strata_op_t *op,
                             st__opdims_t *d) {
   static const char *n3[] = {"b", "s", "h", "l3", "l4", "l5"};
@@ -209,8 +221,8 @@ static void dims_along_axis(const strata_graph_t *g, const strata_op_t *op,
   const strata_tensor_t *x = &g->tensors[op->in[0]];
   const char *const *names = x->ndim >= 4 ? n4 : n3;
   for (int i = 0; i < x->ndim; i++) {
-    if (i == op->axis) continue;
-    int p = add_pdim(d, names[i], x->shape[i], 1);
+    if (i == op->axis && op->kind == STRATA_OP_SLICE) continue;
+    int p = add_pdim(d, i == op->axis ? "parts" : names[i], x->shape[i], 1);
     for (int k = 0; k < d->n_slots; k++)
       d->map[k][i] = (signed char)p;
   }

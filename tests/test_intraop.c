@@ -600,6 +600,34 @@ TEST(single_op_block) {
   }
 }
 
+/* The kinds importers emit (tests/data/kinds-trace.json) have strategies
+ * on 1-D and 2-D meshes, and the ILP splits their work. */
+TEST(importer_kinds_solve) {
+  char path[600];
+  strata_graph_t *g = NULL;
+  snprintf(path, sizeof path, "%s/tests/data/kinds-trace.json",
+           test_source_dir());
+  ASSERT_OK(strata_trace_load(path, &g));
+  for (int m = 0; m < 3; m++) {
+    strata_stage_opts_t o;
+    opts_1d(&o, m == 2 ? 4 : 2, STRATA_OBJ_MIN_MEM);
+    if (m == 1) strata_mesh_default(&o.mesh, 2, 2);
+    strata_stage_result_t *r = solve(g, &o);
+    ASSERT(solved(r));
+    ASSERT_EQ(r->n_ops, g->n_ops);
+    int split = 0;
+    for (int i = 0; i < r->n_ops; i++)
+      if (strcmp(r->ops[i].strategy, "rep") &&
+          strcmp(r->ops[i].strategy, "rep x rep"))
+        split++;
+    printf("  mesh %d: %d of %d ops split, peak %.0f B\n", m, split, r->n_ops,
+           r->peak_memory_bytes);
+    ASSERT(split > r->n_ops / 2);
+    strata_stage_result_destroy(r);
+  }
+  strata_graph_destroy(g);
+}
+
 /* ---- g. the LP file, solved by GLPK alone ------------------------------- */
 
 static double lp_constant(const char *path) {
@@ -864,6 +892,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(ilp_least_memory_options),
     TEST_ENTRY(homogeneous_vs_full),
     TEST_ENTRY(single_op_block),
+    TEST_ENTRY(importer_kinds_solve),
     TEST_ENTRY(lp_export_round_trip),
     TEST_ENTRY(lp_export_bad_path),
     TEST_ENTRY(deterministic),

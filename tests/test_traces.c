@@ -646,6 +646,191 @@ TEST(fold_many_layers) {
   strata_graph_destroy(g);
 }
 
+/* ---- re-batching ---- */
+
+static char *written(const strata_graph_t *g) {
+  char *t = NULL;
+  size_t n;
+  ASSERT_OK(strata_trace_write(g, &t, &n));
+  return t;
+}
+
+/* Re-shaping a generated model gives exactly what the generator makes at
+ * the new size, for every family, with and without flash attention. */
+TEST(rebatch_matches_generator) {
+  for (int f = 0; f <= STRATA_FAMILY_LLAMA; f++)
+    for (int flash = 0; flash <= 1; flash++) {
+      strata_gen_opts_t o;
+      strata_graph_t *g1 = NULL, *g4 = NULL, *r = NULL;
+      strata_gen_opts_init(&o, (strata_family_t)f);
+      o.layers = 2, o.hidden = 64, o.heads = 4, o.seq = 32, o.vocab = 128;
+      o.flash_attention = flash;
+      o.micro_batch = 2;
+      ASSERT_OK(strata_generate(&o, "m", &g1));
+      o.micro_batch = 6;
+      ASSERT_OK(strata_generate(&o, "m", &g4));
+      ASSERT_OK(strata_graph_rebatch(g1, 6, &r));
+      char *a = written(r), *b = written(g4);
+      ASSERT_STR_EQ(a, b);
+      strata_free(a);
+      strata_free(b);
+      strata_graph_destroy(g1);
+      strata_graph_destroy(g4);
+      strata_graph_destroy(r);
+    }
+}
+
+/* The batch followed through permute and reshape; a slice along it is
+ * refused with the op's name, a slice along another dim is re-shaped. */
+static int rebatch_views(int slice_axis, int64_t *s_shape, int64_t *r0) {
+  char text[2048];
+  int64_t sdim0 = slice_axis == 0 ? 1 : 4, sdim1 = slice_axis == 0 ? 2 : 1;
+  snprintf(text, sizeof text,
+           "{\"format\": \"strata-trace\", \"version\": 1, \"name\": \"v\", "
+           "\"micro_batch\": 2, \"seq_len\": 4, \"tensors\": ["
+           "{\"id\": \"x\", \"shape\": [2, 4, 8], \"dtype\": \"bf16\", "
+           "\"kind\": \"input\"},"
+           "{\"id\": \"p\", \"shape\": [4, 2, 8], \"dtype\": \"bf16\", "
+           "\"kind\": \"activation\"},"
+           "{\"id\": \"r\", \"shape\": [32, 2], \"dtype\": \"bf16\", "
+           "\"kind\": \"activation\"},"
+           "{\"id\": \"s\", \"shape\": [%lld, %lld, 8], \"dtype\": \"bf16\", "
+           "\"kind\": \"activation\"}],"
+           "\"ops\": ["
+           "{\"id\": \"perm\", \"kind\": \"permute\", \"inputs\": [\"x\"], "
+           "\"outputs\": [\"p\"], \"perm\": [1, 0, 2]},"
+           "{\"id\": \"view\", \"kind\": \"reshape\", \"inputs\": [\"x\"], "
+           "\"outputs\": [\"r\"]},"
+           "{\"id\": \"first\", \"kind\": \"slice\", \"inputs\": [\"p\"], "
+           "\"outputs\": [\"s\"], \"axis\": %d, \"start\": 0, \"end\": 1}]}",
+           (long long)sdim0, (long long)sdim1, slice_axis);
+  strata_graph_t *g = NULL, *r = NULL;
+  ASSERT_OK(strata_trace_parse(text, strlen(text), "v.json", &g));
+  int rc = strata_graph_rebatch(g, 3, &r);
+  if (!rc) {
+    ASSERT_EQ(r->micro_batch, 3);
+    ASSERT_EQ(r->tensors[1].shape[0], 4);
+    ASSERT_EQ(r->tensors[1].shape[1], 3);
+    *r0 = r->tensors[2].shape[0];
+    memcpy(s_shape, r->tensors[3].shape, 3 * sizeof *s_shape);
+  } else {
+    ASSERT(r == NULL);
+  }
+  strata_graph_destroy(r);
+  strata_graph_destroy(g);
+  return rc;
+}
+
+TEST(rebatch_follows_views) {
+  int64_t s[3], r0 = 0;
+  ASSERT_EQ(rebatch_views(1, s, &r0), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "op 'first'");
+  ASSERT_CONTAINS(strata_last_error(), "micro-batch 2 to 3");
+  ASSERT_OK(rebatch_views(0, s, &r0));
+  ASSERT_EQ(r0, 48);
+  ASSERT_EQ(s[0], 1);
+  ASSERT_EQ(s[1], 3);
+}
+
+/* ---- the kinds importers need (tests/data/kinds-trace.json: a tiny ViT
+ * with a patch embedding, a class token, gathered positions, q/k/v by
+ * split, reshape and permute, self and cross attention, a slice of the
+ * class token) ---- */
+
+static char *kinds_text(void) {
+  char path[600], *text = NULL;
+  size_t n;
+  snprintf(path, sizeof path, "%s/tests/data/kinds-trace.json",
+           test_source_dir());
+  ASSERT_OK(strata_file_read(path, 0, &text, &n));
+  return text;
+}
+
+static double op_flops(const strata_graph_t *g, const char *name) {
+  int i = strata_graph_find_op(g, name);
+  ASSERT(i >= 0);
+  return strata_op_flops_fwd(g, &g->ops[i]);
+}
+
+static int64_t op_saved(const strata_graph_t *g, const char *name) {
+  int i = strata_graph_find_op(g, name);
+  ASSERT(i >= 0);
+  return strata_op_saved_bytes(g, &g->ops[i]);
+}
+
+TEST(importer_kinds) {
+  char *text = kinds_text(), *again = NULL;
+  size_t n;
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_trace_parse(text, strlen(text), "kinds.json", &g));
+  ASSERT_OK(strata_trace_write(g, &again, &n));
+  ASSERT_STR_EQ(again, text); /* byte-exact round trip of every attribute */
+  /* patch_embed: (2 images x 4 patches) x (3*4*4) x 16, plus the bias */
+  ASSERT_NEAR(op_flops(g, "pe"), 2.0 * 8 * 48 * 16 + 8 * 16, 1e-12, 0);
+  /* self attention over 5 tokens, cross attention over 3 */
+  ASSERT_NEAR(op_flops(g, "attn"), 4.0 * (2 * 4 * 5 * 4) * 5, 1e-12, 0);
+  ASSERT_NEAR(op_flops(g, "xattn"), 4.0 * (2 * 4 * 5 * 4) * 3, 1e-12, 0);
+  ASSERT_NEAR(op_flops(g, "cls_expand"), 0, 0, 0);
+  ASSERT_NEAR(op_flops(g, "split") + op_flops(g, "heads_q") +
+                  op_flops(g, "cat") + op_flops(g, "cls_tok") +
+                  op_flops(g, "pos"),
+              0, 0, 0);
+  /* views and copies save nothing; the image is an input (resident);
+   * cross attention keeps q (attn.out, 2 bytes x 160), its output and
+   * the log-sum-exp (4 bytes x 2*4*5); mem is an input */
+  ASSERT_EQ(op_saved(g, "split") + op_saved(g, "cat") + op_saved(g, "pe"), 0);
+  ASSERT_EQ(op_saved(g, "xattn"), 2 * 160 + 2 * 160 + 4 * 40);
+  /* a generic op keeps its activation inputs */
+  ASSERT_EQ(op_saved(g, "cls_expand"), 0); /* its input is a param */
+  /* permute and reshape are views: qh is stored as q */
+  ASSERT_EQ(strata_tensor_storage(g, strata_graph_find_tensor(g, "qh")),
+            strata_graph_find_tensor(g, "q"));
+  strata_graph_t *r = NULL;
+  ASSERT_OK(strata_graph_rebatch(g, 4, &r));
+  ASSERT_NEAR(strata_op_flops_fwd(r, &r->ops[strata_graph_find_op(r, "pe")]),
+              2 * op_flops(g, "pe"), 1e-12, 0);
+  strata_graph_destroy(r);
+  strata_free(again);
+  strata_graph_destroy(g);
+  strata_free(text);
+}
+
+static void kinds_bad(const char *from, const char *to, const char *msg) {
+  char *base = kinds_text();
+  char *t = mutate(base, from, to);
+  strata_free(base);
+  strata_graph_t *g = (strata_graph_t *)1;
+  int rc = strata_trace_parse(t, strlen(t), "k.json", &g);
+  free(t);
+  ASSERT(g == NULL);
+  ASSERT_EQ(rc, STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), msg);
+}
+
+TEST(importer_kinds_bad_shapes) {
+  kinds_bad("\"perm\": [0, 2, 1, 3]}", "\"perm\": [0, 2, 2, 3]}",
+            "op 'heads_q' (permute): perm is not a permutation");
+  kinds_bad("\"start\": 0, \"end\": 1", "\"start\": 0, \"end\": 9",
+            "op 'cls_tok' (slice): range [0, 9) is not inside dim 1");
+  kinds_bad("\"outputs\": [\"q\", \"k\", \"v\"], \"layer\": 0, \"axis\": 2",
+            "\"outputs\": [\"q\", \"k\", \"v\"], \"layer\": 0, \"axis\": 1",
+            "op 'split' (split): part 'q' [2,5,16] must match");
+  kinds_bad("\"id\": \"pe.w\", \"shape\": [16, 3, 4, 4]",
+            "\"id\": \"pe.w\", \"shape\": [16, 3, 3, 4]",
+            "op 'pe' (patch_embed): image 'img' [2,3,8,8] and weight");
+  kinds_bad("\"id\": \"cat.out\", \"shape\": [2, 5, 16]",
+            "\"id\": \"cat.out\", \"shape\": [2, 6, 16]",
+            "op 'cat' (concat): output 'cat.out' is [2,6,16], expected "
+            "[2,5,16]");
+  kinds_bad("\"id\": \"mem\", \"shape\": [2, 4, 3, 4]",
+            "\"id\": \"mem\", \"shape\": [2, 4, 3, 2]",
+            "op 'xattn' (cross_attention)");
+  kinds_bad("\"id\": \"pos_ids\", \"shape\": [2, 5], \"dtype\": \"i64\"",
+            "\"id\": \"pos_ids\", \"shape\": [2, 5], \"dtype\": \"bf16\"",
+            "op 'pos' (gather): needs integer indices");
+  kinds_bad("\"flops\": 0}", "\"flops\": -5}", "flops -5 is negative");
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(kind_and_dtype_names),
     TEST_ENTRY(gpt_parameters_match_megatron_formula),
@@ -679,5 +864,9 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(alloc_failures_generate_and_write),
     TEST_ENTRY(fold_identical_layers),
     TEST_ENTRY(fold_many_layers),
+    TEST_ENTRY(rebatch_matches_generator),
+    TEST_ENTRY(rebatch_follows_views),
+    TEST_ENTRY(importer_kinds),
+    TEST_ENTRY(importer_kinds_bad_shapes),
 };
 TEST_MAIN(tests)

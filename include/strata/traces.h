@@ -246,6 +246,15 @@ int strata_graph_validate(strata_graph_t *g);
  * of blocks folded away.  On failure (out of memory) g is unusable. */
 int strata_graph_fold_repeats(strata_graph_t *g, int *folded);
 
+/* A copy of validated g at another micro-batch size: every tensor that
+ * carries the batch (found by following it from the inputs whose dim 0 is
+ * g->micro_batch through each op's rule; parameters never do) has that
+ * dim scaled by micro_batch / g->micro_batch, and the copy is validated.
+ * STRATA_EBADINPUT naming the op or tensor where the batch cannot be
+ * re-shaped (a slice of the batch, a dim the batch is not a factor of). */
+int strata_graph_rebatch(const strata_graph_t *g, int micro_batch,
+                         strata_graph_t **out);
+
 /* Bytes saved for backward by ops [first_op, first_op + n_ops), one
  * instance each, counting a tensor once even when several ops save it or
  * views of it (transpose, reshape, merge_heads of a saved tensor share its
