@@ -1,7 +1,8 @@
 /*
- * cmd_trace.c - `strata trace gen` and `strata trace info`: write a
- * built-in model as a trace file, and summarise a model (preset, family or
- * trace file) with the totals the planner works from.
+ * cmd_trace.c - `strata trace gen`, `strata trace info` and `strata trace
+ * import hf`: write a built-in model as a trace file, summarise a model
+ * (preset, family, trace file or Hugging Face config) with the totals the
+ * planner works from, and turn a Hugging Face config.json into a trace.
  *
  * Both take the same model options, turned into strata_model_load
  * overrides, so `trace info gpt-1.7b --layers 2` describes exactly what
@@ -65,13 +66,16 @@ typedef struct {
 } trace_args_t;
 
 static const char model_help[] =
-    "Model (a preset, a family with its defaults, or a trace file):\n"
+    "Model (a preset, a family with its defaults, a trace file, or a\n"
+    "Hugging Face config.json: docs/import.md):\n"
     "  presets: bert-large, gpt-1.7b gpt-3.6b gpt-7.5b gpt-18.4b gpt-39.1b\n"
     "           gpt-76.1b gpt-145.6b gpt-310.1b gpt-529.6b gpt-1t,\n"
     "           gpt3-175b, llama2-70b, llama3-405b\n"
     "  families: gpt, bert, llama\n"
     "\n"
-    "Model options (override the preset's or family's; not for trace files):\n"
+    "Model options (override the preset's or family's; not for trace files;\n"
+    "a Hugging Face config takes --layers, --seq, --micro-batch, --dtype,\n"
+    "--[no-]flash-attention and --[no-]dropout):\n"
     "  --layers N  --hidden N  --heads N  --kv-heads N  --ffn N\n"
     "  --seq N  --vocab N  --micro-batch N\n"
     "  --dtype T                   f32, bf16 (default), f16, f8\n"
@@ -81,12 +85,14 @@ static const char model_help[] =
 
 static void usage_trace(FILE *f) {
   fprintf(f, "Usage: strata trace <gen|info> MODEL [options]\n"
+             "       strata trace import hf CONFIG.json [options] [-o FILE]\n"
              "\n"
-             "  gen   write a model as a trace file (JSON, format v1)\n"
-             "  info  print a model's size, FLOPs and memory totals\n"
+             "  gen        write a model as a trace file (JSON, format v1)\n"
+             "  info       print a model's size, FLOPs and memory totals\n"
+             "  import hf  a Hugging Face config.json as a trace file\n"
              "\n"
-             "'strata trace gen --help' and 'strata trace info --help' "
-             "describe each.\n");
+             "'strata trace gen --help', 'strata trace info --help' and "
+             "'strata trace\nimport hf --help' describe each.\n");
 }
 
 static void usage_gen(FILE *f) {
@@ -221,6 +227,58 @@ static int trace_gen(int argc, char **argv) {
   int rc = parse_args(cmd, 1, argc, argv, &a);
   if (rc) return rc < 0 ? CLI_OK : rc;
   if ((rc = strata_model_load(a.spec, &a.ov, &g)) ||
+      (rc = strata_trace_write(g, &text, &len))) {
+    rc = cli_fail(cmd, rc);
+    goto out;
+  }
+  rc = cli_write_output(cmd, a.output, text, len);
+out:
+  strata_free(text);
+  strata_graph_destroy(g);
+  return rc;
+}
+
+/* ---- import ---- */
+
+static void usage_import(FILE *f) {
+  fprintf(f, "Usage: strata trace import hf CONFIG.json [options] [-o FILE]\n"
+             "\n"
+             "Read a Hugging Face config.json as its model_type describes it "
+             "(llama,\nmistral, qwen2, qwen3, gemma, gemma2, phi3, gpt2, "
+             "gpt_neox, bert, t5) and\nwrite it as a trace file "
+             "(docs/trace-format.md) to FILE, or to standard\noutput.  A field "
+             "that would change the model but is not understood is\nan error "
+             "naming it (docs/import.md).\n"
+             "\nOptions:\n"
+             "  --layers N  --seq N  --micro-batch N\n"
+             "  --dtype T                   f32, bf16, f16, f8 (default: the "
+             "config's\n"
+             "                              torch_dtype)\n"
+             "  --flash-attention, --no-flash-attention (default: flash)\n"
+             "  --dropout, --no-dropout     (default: as the config's dropout "
+             "rates)\n"
+             "  -o, --output FILE           where to write (default: stdout)\n"
+             "  -h, --help                  this help\n");
+}
+
+static int trace_import(int argc, char **argv) {
+  const char *cmd = "trace import hf";
+  trace_args_t a;
+  strata_graph_t *g = NULL;
+  char *text = NULL;
+  size_t len;
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage_import(stdout);
+      return CLI_OK;
+    }
+  if (argc < 2 || strcmp(argv[1], "hf"))
+    return cli_usage_error("trace import",
+                           "import what? 'strata trace import hf "
+                           "CONFIG.json' (a Hugging Face config)");
+  int rc = parse_args(cmd, 1, argc - 1, argv + 1, &a);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if ((rc = strata_hf_load(a.spec, &a.ov, &g)) ||
       (rc = strata_trace_write(g, &text, &len))) {
     rc = cli_fail(cmd, rc);
     goto out;
@@ -370,6 +428,7 @@ int cli_cmd_trace(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "gen")) return trace_gen(argc - 1, argv + 1);
   if (!strcmp(argv[1], "info")) return trace_info(argc - 1, argv + 1);
-  return cli_usage_error("trace", "unknown subcommand '%s' (gen or info)",
-                         argv[1]);
+  if (!strcmp(argv[1], "import")) return trace_import(argc - 1, argv + 1);
+  return cli_usage_error(
+      "trace", "unknown subcommand '%s' (gen, info or import)", argv[1]);
 }

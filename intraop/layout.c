@@ -327,6 +327,7 @@ int st__opdims(const strata_graph_t *g, const strata_op_t *op,
     break;
   case STRATA_OP_GELU:
   case STRATA_OP_SILU:
+  case STRATA_OP_RELU:
   case STRATA_OP_SWIGLU:
   case STRATA_OP_MUL:
   case STRATA_OP_DROPOUT:

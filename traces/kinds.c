@@ -100,6 +100,7 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_LINEAR:
   case STRATA_OP_GELU:
   case STRATA_OP_SILU:
+  case STRATA_OP_RELU:
   case STRATA_OP_SWIGLU:
   case STRATA_OP_CROSS_ENTROPY:
     return STRATA_SAVE_IN(0);
@@ -203,6 +204,7 @@ static double per_element(strata_op_kind_t k) {
     return 3; /* x*cos + rotate(x)*sin */
   case STRATA_OP_MUL:
   case STRATA_OP_ADD:
+  case STRATA_OP_RELU:
     return 1;
   default:
     return 0;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/json.h"
 #include "traces/traces_int.h"
 
 typedef struct {
@@ -160,6 +161,35 @@ static int looks_like_path(const char *spec) {
          stat(spec, &st) == 0;
 }
 
+/* A trace ("format") or a Hugging Face config ("model_type"), told
+ * apart after one parse. */
+static int model_file(const char *spec, const strata_gen_opts_t *overrides,
+                      strata_graph_t **out) {
+  char *text = NULL;
+  size_t len = 0;
+  cJSON *root = NULL;
+  int rc = strata_file_read(spec, 0, &text, &len);
+  if (!rc) rc = st__json_parse(text, len, spec, &root);
+  if (rc) goto out;
+  if (cJSON_IsObject(root) &&
+      !cJSON_GetObjectItemCaseSensitive(root, "format") &&
+      cJSON_GetObjectItemCaseSensitive(root, "model_type")) {
+    rc = st__hf_from_json(root, spec, overrides, out);
+  } else if (overrides && any_override(overrides)) {
+    rc = strata_error(STRATA_EINVAL,
+                      "%s: model options (layers, hidden, ...) apply to "
+                      "presets, families and Hugging Face configs, not to a "
+                      "trace file",
+                      spec);
+  } else {
+    rc = st__trace_from_json(root, spec, out);
+  }
+out:
+  cJSON_Delete(root);
+  strata_free(text);
+  return rc;
+}
+
 int strata_model_load(const char *spec, const strata_gen_opts_t *overrides,
                       strata_graph_t **out) {
   strata_gen_opts_t o;
@@ -177,10 +207,5 @@ int strata_model_load(const char *spec, const strata_gen_opts_t *overrides,
     return rc;
   }
   if (!looks_like_path(spec)) return unknown_model(spec);
-  if (overrides && any_override(overrides))
-    return strata_error(STRATA_EINVAL,
-                        "%s: model options (layers, hidden, ...) apply to "
-                        "presets and families, not to a trace file",
-                        spec);
-  return strata_trace_load(spec, out);
+  return model_file(spec, overrides, out);
 }

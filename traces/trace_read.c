@@ -393,6 +393,12 @@ out:
   return rc;
 }
 
+int st__trace_from_json(const cJSON *root, const char *where,
+                        strata_graph_t **out) {
+  *out = NULL;
+  return read_graph(root, where, out);
+}
+
 int strata_trace_parse(const char *text, size_t len, const char *where,
                        strata_graph_t **out) {
   cJSON *root = NULL;

@@ -31,6 +31,54 @@ const char *st__shape_str(const strata_tensor_t *t, char *buf, size_t size);
 /* The tensor whose storage t is a full view of (t itself if none). */
 int st__storage_root(const strata_graph_t *g, int t);
 
+/* ---- architectures (arch.c) ----
+ *
+ * One description of a transformer that covers what the imported model
+ * families differ in; st__arch_build turns it into a graph.  Every field
+ * that changes parameter counts, FLOPs or memory is here; hf.c fills it
+ * from a Hugging Face config.json. */
+typedef enum { ST__ACT_GELU, ST__ACT_RELU, ST__ACT_SILU } st__act_t;
+
+typedef struct {
+  char family[16]; /* hp.family of the graph */
+  int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, seq, micro_batch;
+  strata_dtype_t dtype;
+  int flash_attention, dropout;
+  int max_pos;    /* learned absolute positions: table rows (0: none) */
+  int type_vocab; /* token-type embeddings (BERT; 0: none) */
+  int rope;       /* rotary positions on q and k */
+  int rotary_dim; /* dims of each head rotated (0: all of them) */
+  int rms;        /* rmsnorm, else layernorm */
+  int norm_bias;  /* layernorm with a bias */
+  st__act_t act;  /* the MLP's activation */
+  int gated;      /* act(gate) * up: SwiGLU, GeGLU */
+  int qkv_bias, out_bias, mlp_bias, head_bias;
+  int parallel;      /* attention and MLP side by side: 1 one norm, 2 two */
+  int post_norm;     /* BERT: a norm after each residual add */
+  int sandwich;      /* Gemma 2: norms on the attention and MLP outputs */
+  int qk_norm;       /* Qwen 3: rmsnorm of q and k over the head dim */
+  int embed_norm;    /* BERT: a norm after the embeddings */
+  int tie;           /* the head uses the embedding table */
+  int mlm_head;      /* BERT: dense, gelu and norm before the head */
+  int logit_softcap; /* Gemma 2: tanh capping of the logits */
+  int causal;
+  int window;       /* sliding-window attention (0: none) */
+  int window_from;  /* first layer with the window */
+  int window_every; /* 2: every other layer from window_from (Gemma 2) */
+  int dec_layers;   /* > 0: encoder-decoder (T5) with this many decoders */
+  int rel_buckets;  /* T5: relative position bias, [buckets, heads] */
+} st__arch_t;
+
+void st__arch_init(st__arch_t *a);
+int st__arch_build(const st__arch_t *a, const char *name, strata_graph_t **out);
+
+/* Model files (hf.c, trace_read.c): a parsed JSON document. */
+struct cJSON;
+int st__hf_from_json(const struct cJSON *root, const char *where,
+                     const strata_gen_opts_t *overrides, strata_graph_t **out);
+int st__trace_from_json(const struct cJSON *root, const char *where,
+                        strata_graph_t **out);
+
 /* Name indexes (names.c).  which: one of these. */
 enum { ST__NAME_TENSOR, ST__NAME_OP, ST__NAME_BLOCK };
 /* Index of the item named name, or -1. */

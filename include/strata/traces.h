@@ -63,7 +63,7 @@ typedef enum {
  *   layernorm, rmsnorm  x[...,h], gamma[h] (, beta[h]) -> [...,h]
  *   linear          x[...,k], w[n,k] (, bias[n]) -> [...,n]
  *   matmul          a[B...,m,k], b[B'...,k,n] -> [B...,m,n] (B' divides B)
- *   softmax gelu silu dropout rope: x -> same shape
+ *   softmax gelu silu relu dropout rope: x -> same shape
  *   swiglu          x[...,2f] -> [...,f];  mul, add: x, y -> same shape
  *   split_heads     x[b,s,(q+2kv)*d] -> q, k, v [b,heads,s,d] (or one)
  *   merge_heads     x[b,n,s,d] -> [b,s,n*d]
@@ -108,7 +108,8 @@ typedef enum {
   X(GATHER, "gather")                                                          \
   X(PATCH_EMBED, "patch_embed")                                                \
   X(CROSS_ATTENTION, "cross_attention")                                        \
-  X(GENERIC, "generic")
+  X(GENERIC, "generic")                                                        \
+  X(RELU, "relu")
 
 typedef enum {
 #define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
@@ -330,8 +331,24 @@ int strata_generate(const strata_gen_opts_t *o, const char *name,
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o);
 /* NULL-terminated list of preset names. */
 const char *const *strata_preset_names(void);
-/* A preset name, a family name ("gpt", "bert", "llama": its defaults) or
- * a trace file path, validated.  overrides (NULL: none; start from
+/* ---- Hugging Face configs (docs/import.md) ---- */
+/* A config.json as its model_type describes it (llama, mistral, qwen2,
+ * qwen3, gemma, gemma2, phi3, gpt2, gpt_neox, bert, t5), validated.
+ * overrides (NULL: none; start from strata_gen_opts_keep) may change
+ * layers, seq, micro_batch, dtype, flash_attention and dropout; anything
+ * else is STRATA_EINVAL.  An unknown model_type, or one whose op kinds do
+ * not exist yet (mixture of experts), is STRATA_EUNSUPPORTED; a field the
+ * importer does not understand is STRATA_EBADINPUT naming it.  The
+ * sequence defaults to max_position_embeddings capped at 4096. */
+int strata_hf_parse(const char *text, size_t len, const char *where,
+                    const strata_gen_opts_t *overrides, strata_graph_t **out);
+int strata_hf_load(const char *path, const strata_gen_opts_t *overrides,
+                   strata_graph_t **out);
+
+/* A preset name, a family name ("gpt", "bert", "llama": its defaults), a
+ * trace file path or a Hugging Face config.json path (a JSON object with
+ * "model_type" and no "format": strata_hf_load, which takes the
+ * overrides it allows), validated.  overrides (NULL: none; start from
  * strata_gen_opts_keep) change a preset's or family's options: a size
  * field > 0 replaces the preset's, dtype replaces it unless it is
  * STRATA_DTYPE_COUNT, and flash_attention, dropout and tie_embeddings are

@@ -1,0 +1,586 @@
+/*
+ * hf.c - a Hugging Face config.json as a model: its model_type says which
+ * architecture it describes, its fields say the sizes and the variants
+ * (docs/import.md has the table of what each field becomes).
+ *
+ * Each model_type has a reader that fills an st__arch_t, marking every
+ * key it uses.  What is left must be a key known to change nothing that
+ * Strata counts (token ids, initialisation, epsilons, rope bases, labels,
+ * generation defaults, ...): any other key is an error that names it, so
+ * a field this importer does not understand never passes as a silent
+ * approximation.  Mixture-of-experts and multi-head latent attention
+ * types are recognised and refused with the fields they need (router and
+ * expert op kinds); adding them is a reader more.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "traces/traces_int.h"
+
+#define MAX_USED 96
+#define DEFAULT_SEQ 4096
+
+typedef struct {
+  const cJSON *root;
+  const char *where;
+  const char *type;
+  const char *used[MAX_USED];
+  int n_used;
+  int rc;
+} cfg_t;
+
+static void use(cfg_t *c, const char *key) {
+  if (c->n_used < MAX_USED) c->used[c->n_used++] = key;
+}
+
+static const cJSON *item(cfg_t *c, const char *key) {
+  use(c, key);
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(c->root, key);
+  return it && !cJSON_IsNull(it) ? it : NULL;
+}
+
+static int bad_field(cfg_t *c, const char *key, const char *want) {
+  if (!c->rc)
+    c->rc =
+        strata_error(STRATA_EBADINPUT, "%s: '%s' (model_type %s) must be %s",
+                     c->where, key, c->type, want);
+  return 0;
+}
+
+/* An integer field; def when absent or null (required: an error). */
+static int num(cfg_t *c, const char *key, int required, int def) {
+  const cJSON *it = item(c, key);
+  if (!it) {
+    if (required && !c->rc)
+      c->rc = strata_error(STRATA_EBADINPUT,
+                           "%s: '%s' is missing (model_type %s needs it)",
+                           c->where, key, c->type);
+    return def;
+  }
+  double v = it->valuedouble;
+  if (!cJSON_IsNumber(it) || v < 0 || v > 1e9 || v != floor(v))
+    return bad_field(c, key, "a non-negative integer");
+  return (int)v;
+}
+
+static double real(cfg_t *c, const char *key, double def) {
+  const cJSON *it = item(c, key);
+  if (!it) return def;
+  if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+    return bad_field(c, key, "a number");
+  return it->valuedouble;
+}
+
+static int flag(cfg_t *c, const char *key, int def) {
+  const cJSON *it = item(c, key);
+  if (!it) return def;
+  if (!cJSON_IsBool(it)) return bad_field(c, key, "true or false");
+  return cJSON_IsTrue(it);
+}
+
+static const char *str(cfg_t *c, const char *key, const char *def) {
+  const cJSON *it = item(c, key);
+  if (!it) return def;
+  if (!cJSON_IsString(it)) return bad_field(c, key, "a string"), def;
+  return it->valuestring;
+}
+
+/* hidden_act and friends: the MLP's activation (gated set apart). */
+static st__act_t activation(cfg_t *c, const char *key, const char *name) {
+  static const struct {
+    const char *name;
+    st__act_t act;
+  } acts[] = {
+      {"gelu", ST__ACT_GELU},        {"gelu_new", ST__ACT_GELU},
+      {"gelu_fast", ST__ACT_GELU},   {"gelu_pytorch_tanh", ST__ACT_GELU},
+      {"gelu_python", ST__ACT_GELU}, {"relu", ST__ACT_RELU},
+      {"silu", ST__ACT_SILU},        {"swish", ST__ACT_SILU}};
+  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+    if (!strcmp(name, acts[i].name)) return acts[i].act;
+  bad_field(c, key,
+            "an activation this importer knows (gelu, gelu_new, "
+            "gelu_pytorch_tanh, relu, silu)");
+  return ST__ACT_GELU;
+}
+
+/* Any dropout > 0 puts dropout layers in (their masks count). */
+static void dropouts(cfg_t *c, st__arch_t *a, const char *const *keys) {
+  for (; *keys; keys++)
+    if (real(c, *keys, 0) > 0) a->dropout = 1;
+}
+
+static void dtype(cfg_t *c, st__arch_t *a) {
+  const char *t = str(c, "torch_dtype", "bfloat16");
+  if (!strcmp(t, "bfloat16"))
+    a->dtype = STRATA_DTYPE_BF16;
+  else if (!strcmp(t, "float16"))
+    a->dtype = STRATA_DTYPE_F16;
+  else if (!strcmp(t, "float32"))
+    a->dtype = STRATA_DTYPE_F32;
+  else
+    bad_field(c, "torch_dtype", "bfloat16, float16 or float32");
+}
+
+static int seq_default(int max_pos) {
+  return max_pos > 0 && max_pos < DEFAULT_SEQ ? max_pos : DEFAULT_SEQ;
+}
+
+/* ---- the LLaMA-like families ---- */
+
+/* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3: RMSNorm, rotary
+ * positions, grouped-query attention, a gated MLP. */
+static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
+  static const char *const drops[] = {"attention_dropout", "resid_pdrop",
+                                      "embd_pdrop", NULL};
+  a->hidden = num(c, "hidden_size", 1, 0);
+  a->layers = num(c, "num_hidden_layers", 1, 0);
+  a->heads = num(c, "num_attention_heads", 1, 0);
+  a->kv_heads = num(c, "num_key_value_heads", 0, a->heads);
+  a->head_dim = num(c, "head_dim", 0, 0);
+  a->ffn = num(c, "intermediate_size", 1, 0);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
+  a->tie = flag(c, "tie_word_embeddings", tie_default);
+  a->qkv_bias = a->out_bias = flag(c, "attention_bias", 0);
+  a->mlp_bias = flag(c, "mlp_bias", 0);
+  a->act = activation(c, "hidden_act", str(c, "hidden_act", "silu"));
+  double prf = real(c, "partial_rotary_factor", 1.0);
+  int d = a->head_dim ? a->head_dim : a->heads ? a->hidden / a->heads : 0;
+  if (prf <= 0 || prf > 1)
+    bad_field(c, "partial_rotary_factor", "in (0, 1]");
+  else if (prf < 1)
+    a->rotary_dim = (int)(d * prf);
+  a->rms = a->rope = a->gated = 1;
+  dropouts(c, a, drops);
+}
+
+/* A sliding window: on every layer (mistral, phi3), or only when
+ * use_sliding_window is set and from max_window_layers on (qwen2/3). */
+static void window(cfg_t *c, st__arch_t *a, int gated_by_flag) {
+  int w = num(c, "sliding_window", 0, 0);
+  if (gated_by_flag) {
+    int on = flag(c, "use_sliding_window", 0);
+    int from = num(c, "max_window_layers", 0, 0);
+    if (!on) return;
+    a->window_from = from;
+  }
+  a->window = w;
+}
+
+static void rd_llama(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 0);
+}
+
+static void rd_mistral(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 0);
+  window(c, a, 0);
+}
+
+/* Qwen2 always has q, k and v biases (the config does not say). */
+static void rd_qwen2(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 0);
+  a->qkv_bias = 1;
+  flag(c, "use_mrope", 0); /* multimodal rotary positions: the same work */
+  window(c, a, 1);
+}
+
+static void rd_qwen3(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 0);
+  a->qk_norm = 1;
+  window(c, a, 1);
+}
+
+/* Gemma: GeGLU (hidden_activation), tied, its own head size. */
+static void rd_gemma(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 1);
+  const char *act = str(c, "hidden_activation", NULL);
+  if (act) a->act = activation(c, "hidden_activation", act);
+  if (!item(c, "hidden_act") && !act) a->act = ST__ACT_GELU;
+  if (!item(c, "head_dim")) a->head_dim = 256;
+}
+
+/* Gemma 2: sandwich norms, sliding window on every other layer (the
+ * even ones), tanh capping of the logits.  The attention logits' capping
+ * is part of the fused attention (its FLOPs, like the softmax's, are not
+ * counted; docs/import.md). */
+static void rd_gemma2(cfg_t *c, st__arch_t *a) {
+  rd_gemma(c, a);
+  a->sandwich = 1;
+  a->window = num(c, "sliding_window", 0, 4096);
+  num(c, "sliding_window_size", 0, 0); /* an older name of the same */
+  a->window_every = 2;
+  a->logit_softcap = real(c, "final_logit_softcapping", 0) > 0;
+  real(c, "attn_logit_softcapping", 0);
+  real(c, "query_pre_attn_scalar", 0);
+}
+
+static void rd_phi3(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 0);
+  window(c, a, 0);
+  num(c, "original_max_position_embeddings", 0, 0);
+}
+
+/* ---- GPT-2, GPT-NeoX, BERT ---- */
+
+static void rd_gpt2(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"resid_pdrop", "embd_pdrop", "attn_pdrop",
+                                      NULL};
+  a->hidden = num(c, "n_embd", 1, 0);
+  a->layers = num(c, "n_layer", 1, 0);
+  a->heads = num(c, "n_head", 1, 0);
+  a->ffn = num(c, "n_inner", 0, 4 * a->hidden);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->max_pos = num(c, "n_positions", 1, 0);
+  num(c, "n_ctx", 0, 0);
+  a->seq = a->max_pos;
+  a->tie = flag(c, "tie_word_embeddings", 1);
+  a->act = activation(c, "activation_function",
+                      str(c, "activation_function", "gelu_new"));
+  a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
+  dropouts(c, a, drops);
+}
+
+/* Pythia and GPT-NeoX: parallel attention and MLP (two norms), partial
+ * rotary positions, untied head. */
+static void rd_gpt_neox(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"hidden_dropout", "attention_dropout",
+                                      NULL};
+  a->hidden = num(c, "hidden_size", 1, 0);
+  a->layers = num(c, "num_hidden_layers", 1, 0);
+  a->heads = num(c, "num_attention_heads", 1, 0);
+  a->ffn = num(c, "intermediate_size", 0, 4 * a->hidden);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
+  a->tie = flag(c, "tie_word_embeddings", 0);
+  a->act = activation(c, "hidden_act", str(c, "hidden_act", "gelu"));
+  a->parallel = flag(c, "use_parallel_residual", 1) ? 2 : 0;
+  a->qkv_bias = a->out_bias = flag(c, "attention_bias", 1);
+  a->norm_bias = a->mlp_bias = a->rope = 1;
+  double pct = real(c, "rotary_pct", 1.0);
+  if (pct <= 0 || pct > 1)
+    bad_field(c, "rotary_pct", "in (0, 1]");
+  else if (pct < 1 && a->heads)
+    a->rotary_dim = (int)(a->hidden / a->heads * pct);
+  dropouts(c, a, drops);
+}
+
+static void rd_bert(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"hidden_dropout_prob",
+                                      "attention_probs_dropout_prob", NULL};
+  a->hidden = num(c, "hidden_size", 1, 0);
+  a->layers = num(c, "num_hidden_layers", 1, 0);
+  a->heads = num(c, "num_attention_heads", 1, 0);
+  a->ffn = num(c, "intermediate_size", 1, 0);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->max_pos = num(c, "max_position_embeddings", 1, 0);
+  a->seq = a->max_pos;
+  a->type_vocab = num(c, "type_vocab_size", 0, 2);
+  a->tie = flag(c, "tie_word_embeddings", 1);
+  a->act = activation(c, "hidden_act", str(c, "hidden_act", "gelu"));
+  const char *pe = str(c, "position_embedding_type", "absolute");
+  if (strcmp(pe, "absolute"))
+    bad_field(c, "position_embedding_type", "\"absolute\"");
+  if (flag(c, "add_cross_attention", 0) || flag(c, "is_decoder", 0))
+    bad_field(c, "add_cross_attention", "false (BERT as an encoder)");
+  a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
+  a->post_norm = a->embed_norm = a->mlm_head = a->head_bias = 1;
+  a->causal = 0;
+  dropouts(c, a, drops);
+}
+
+/* T5: encoder-decoder, relative position bias, RMS norms without bias,
+ * ReLU (v1.0) or gated GELU (v1.1, flan) MLPs, no linear biases. */
+static void rd_t5(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"dropout_rate", NULL};
+  a->hidden = num(c, "d_model", 1, 0);
+  a->head_dim = num(c, "d_kv", 1, 0);
+  a->heads = num(c, "num_heads", 1, 0);
+  a->ffn = num(c, "d_ff", 1, 0);
+  a->layers = num(c, "num_layers", 1, 0);
+  a->dec_layers = num(c, "num_decoder_layers", 0, a->layers);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->rel_buckets = num(c, "relative_attention_num_buckets", 0, 32);
+  num(c, "relative_attention_max_distance", 0, 0);
+  a->seq = num(c, "n_positions", 0, 512);
+  a->tie = flag(c, "tie_word_embeddings", 1);
+  if (!flag(c, "is_encoder_decoder", 1))
+    bad_field(c, "is_encoder_decoder", "true (T5 is an encoder-decoder)");
+  const char *ff = str(c, "feed_forward_proj", "relu");
+  if (!strncmp(ff, "gated-", 6)) {
+    a->gated = 1;
+    ff += 6;
+  }
+  a->act = activation(c, "feed_forward_proj", ff);
+  str(c, "dense_act_fn", NULL); /* derived from feed_forward_proj */
+  if (flag(c, "is_gated_act", a->gated) != a->gated)
+    bad_field(c, "is_gated_act", "what feed_forward_proj says");
+  a->rms = 1;
+  dropouts(c, a, drops);
+}
+
+/* ---- what needs op kinds not there yet ---- */
+
+typedef struct {
+  const char *type;
+  const char *fields;
+} later_t;
+
+static const later_t needs_moe[] = {
+    {"mixtral", "num_local_experts, num_experts_per_tok (router and expert "
+                "op kinds)"},
+    {"qwen2_moe", "num_experts, num_experts_per_tok, moe_intermediate_size, "
+                  "shared_expert_intermediate_size (router, expert and "
+                  "shared-expert op kinds)"},
+    {"qwen3_moe", "num_experts, num_experts_per_tok, moe_intermediate_size "
+                  "(router and expert op kinds)"},
+    {"deepseek_v3", "n_routed_experts, n_shared_experts, num_experts_per_tok, "
+                    "moe_intermediate_size (router and expert op kinds) and "
+                    "q_lora_rank, kv_lora_rank, qk_rope_head_dim, "
+                    "qk_nope_head_dim, v_head_dim (multi-head latent "
+                    "attention)"},
+};
+
+typedef void (*reader_fn)(cfg_t *, st__arch_t *);
+static const struct {
+  const char *type;
+  reader_fn fn;
+} readers[] = {
+    {"llama", rd_llama}, {"mistral", rd_mistral}, {"qwen2", rd_qwen2},
+    {"qwen3", rd_qwen3}, {"gemma", rd_gemma},     {"gemma2", rd_gemma2},
+    {"phi3", rd_phi3},   {"gpt2", rd_gpt2},       {"gpt_neox", rd_gpt_neox},
+    {"bert", rd_bert},   {"t5", rd_t5},
+};
+#define N_READERS (int)(sizeof readers / sizeof readers[0])
+
+/* Keys that change nothing Strata counts: ids, initialisation, numerics
+ * (epsilons, rope bases and scaling, attention scales), labels, generation
+ * and library settings. */
+static const char *const harmless[] = {
+    "_name_or_path",
+    "architectures",
+    "model_type",
+    "transformers_version",
+    "bos_token_id",
+    "eos_token_id",
+    "pad_token_id",
+    "sep_token_id",
+    "decoder_start_token_id",
+    "use_cache",
+    "initializer_range",
+    "initializer_factor",
+    "rms_norm_eps",
+    "layer_norm_eps",
+    "layer_norm_epsilon",
+    "rope_theta",
+    "rope_scaling",
+    "rotary_emb_base",
+    "pretraining_tp",
+    "output_attentions",
+    "output_hidden_states",
+    "return_dict",
+    "id2label",
+    "label2id",
+    "task_specific_params",
+    "tokenizer_class",
+    "prefix",
+    "problem_type",
+    "attn_implementation",
+    "_attn_implementation",
+    "gradient_checkpointing",
+    "classifier_dropout",
+    "summary_activation",
+    "summary_first_dropout",
+    "summary_proj_to_labels",
+    "summary_type",
+    "summary_use_proj",
+    "scale_attn_weights",
+    "scale_attn_by_inverse_layer_idx",
+    "reorder_and_upcast_attn",
+    "use_bfloat16",
+    "torchscript",
+    "tie_encoder_decoder",
+    "chunk_size_feed_forward",
+    "max_length",
+    "min_length",
+    "num_beams",
+    "do_sample",
+    "early_stopping",
+    "length_penalty",
+    "no_repeat_ngram_size",
+    "num_return_sequences",
+    "temperature",
+    "top_k",
+    "top_p",
+    "output_past",
+    "keys_to_ignore_at_inference",
+    "cache_implementation",
+    "use_return_dict",
+    "finetuning_task",
+    "n_special",
+    "predict_special_tokens",
+    "rope_type",
+    "bad_words_ids",
+    "forced_eos_token_id",
+    "forced_bos_token_id",
+    "repetition_penalty",
+    "diversity_penalty",
+    "num_beam_groups",
+    "auto_map",
+};
+
+static int is_harmless(const char *key) {
+  for (size_t i = 0; i < sizeof harmless / sizeof harmless[0]; i++)
+    if (!strcmp(key, harmless[i])) return 1;
+  return 0;
+}
+
+/* Every key is used or harmless; pruned heads must be none. */
+static int check_leftovers(cfg_t *c) {
+  const cJSON *it;
+  cJSON_ArrayForEach(it, c->root) {
+    int used = is_harmless(it->string);
+    for (int i = 0; i < c->n_used && !used; i++)
+      used = !strcmp(c->used[i], it->string);
+    if (!strcmp(it->string, "pruned_heads") && cJSON_GetArraySize(it) == 0)
+      used = 1;
+    if (used) continue;
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' (model_type %s) is not understood by this "
+                        "importer and may change the model's structure; "
+                        "docs/import.md lists the fields each model_type "
+                        "takes",
+                        c->where, it->string, c->type);
+  }
+  return 0;
+}
+
+static int unknown_type(const char *where, const char *type) {
+  char list[512];
+  size_t n = 0;
+  list[0] = '\0';
+  for (int i = 0; i < N_READERS && n < sizeof list; i++)
+    n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
+                          readers[i].type);
+  return strata_error(STRATA_EUNSUPPORTED,
+                      "%s: model_type '%s' is not one this importer reads "
+                      "(dense types: %s)",
+                      where, type, list);
+}
+
+static int read_arch(cfg_t *c, st__arch_t *a) {
+  for (size_t i = 0; i < sizeof needs_moe / sizeof needs_moe[0]; i++)
+    if (!strcmp(c->type, needs_moe[i].type))
+      return strata_error(STRATA_EUNSUPPORTED,
+                          "%s: model_type '%s' needs %s, which this version "
+                          "of strata does not have yet",
+                          c->where, c->type, needs_moe[i].fields);
+  for (int i = 0; i < N_READERS; i++) {
+    if (strcmp(c->type, readers[i].type)) continue;
+    snprintf(a->family, sizeof a->family, "%s", c->type);
+    dtype(c, a);
+    readers[i].fn(c, a);
+    if (c->rc) return c->rc;
+    return check_leftovers(c);
+  }
+  return unknown_type(c->where, c->type);
+}
+
+/* Overrides: the run's shape (seq, micro-batch, dtype, attention kernel,
+ * dropout) and the number of layers; the architecture is the config's. */
+static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
+                           const char *where) {
+  if (!v) return 0;
+  if (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
+      v->vocab > 0 || v->tie_embeddings >= 0)
+    return strata_error(STRATA_EINVAL,
+                        "%s: a Hugging Face config fixes hidden, heads, "
+                        "kv_heads, ffn, vocab and the tied head; only "
+                        "layers, seq, micro-batch, dtype, flash attention "
+                        "and dropout may be changed",
+                        where);
+  if (v->layers > 0) {
+    a->layers = v->layers;
+    if (a->dec_layers) a->dec_layers = v->layers;
+  }
+  if (v->seq > 0) a->seq = v->seq;
+  if (v->micro_batch > 0) a->micro_batch = v->micro_batch;
+  if (v->dtype != STRATA_DTYPE_COUNT) a->dtype = v->dtype;
+  if (v->flash_attention >= 0) a->flash_attention = v->flash_attention;
+  if (v->dropout >= 0) a->dropout = v->dropout;
+  return 0;
+}
+
+/* The model's name: _name_or_path when the config has one, else the
+ * file's name without ".json" (the folder's for a config.json). */
+static void model_name(const cJSON *root, const char *where, char *buf,
+                       size_t size) {
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "_name_or_path");
+  if (cJSON_IsString(n) && n->valuestring[0]) {
+    snprintf(buf, size, "%s", n->valuestring);
+    return;
+  }
+  const char *base = strrchr(where, '/');
+  base = base ? base + 1 : where;
+  size_t len = strlen(base);
+  if (!strcmp(base, "config.json") && base > where) {
+    const char *end = base - 1, *dir = end;
+    while (dir > where && dir[-1] != '/')
+      dir--;
+    if (end > dir) {
+      snprintf(buf, size, "%.*s", (int)(end - dir), dir);
+      return;
+    }
+  }
+  if (len > 5 && !strcmp(base + len - 5, ".json")) len -= 5;
+  snprintf(buf, size, "%.*s", (int)len, base);
+}
+
+int st__hf_from_json(const struct cJSON *root, const char *where,
+                     const strata_gen_opts_t *overrides, strata_graph_t **out) {
+  cfg_t c;
+  st__arch_t a;
+  int rc;
+  *out = NULL;
+  memset(&c, 0, sizeof c);
+  c.root = root;
+  c.where = where;
+  if ((rc = st__json_str(root, "model_type", where, 1, &c.type))) return rc;
+  use(&c, "model_type");
+  st__arch_init(&a);
+  if ((rc = read_arch(&c, &a)) || (rc = apply_overrides(overrides, &a, where)))
+    return rc;
+  char name[256];
+  model_name(root, where, name, sizeof name);
+  if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
+    strata_error_prefix("%s (model_type %s)", where, c.type);
+  return rc;
+}
+
+int strata_hf_parse(const char *text, size_t len, const char *where,
+                    const strata_gen_opts_t *overrides, strata_graph_t **out) {
+  cJSON *root = NULL;
+  int rc;
+  *out = NULL;
+  if (!where) where = "config.json";
+  if ((rc = st__json_parse(text, len, where, &root))) return rc;
+  if (!cJSON_IsObject(root))
+    rc = strata_error(STRATA_EBADINPUT, "%s: a config is a JSON object", where);
+  else
+    rc = st__hf_from_json(root, where, overrides, out);
+  cJSON_Delete(root);
+  return rc;
+}
+
+int strata_hf_load(const char *path, const strata_gen_opts_t *overrides,
+                   strata_graph_t **out) {
+  char *text = NULL;
+  size_t len = 0;
+  *out = NULL;
+  int rc = strata_file_read(path, 0, &text, &len);
+  if (rc) return rc;
+  rc = strata_hf_parse(text, len, path, overrides, out);
+  strata_free(text);
+  return rc;
+}
