@@ -470,7 +470,8 @@ TEST(model_load_specs) {
   ASSERT_EQ(strata_model_load("gpt-1.7b", &ov, &g), STRATA_EBADINPUT);
   ASSERT_CONTAINS(strata_last_error(),
                   "hidden 2304 is not a multiple of heads 7");
-  ASSERT_EQ(strata_model_load("/nonexistent/m.json", &ov, &g), STRATA_EINVAL);
+  ASSERT_EQ(strata_model_load("/nonexistent/m.json", &ov, &g),
+            STRATA_ENOTFOUND);
   ASSERT_EQ(strata_model_load("/nonexistent/m.json", NULL, &g),
             STRATA_ENOTFOUND);
   ASSERT_CONTAINS(strata_last_error(), "/nonexistent/m.json");
@@ -486,6 +487,11 @@ TEST(model_load_file) {
   ASSERT_EQ(strata_graph_layers(g), 2);
   ASSERT_STR_EQ(g->hp.family, "gpt");
   strata_graph_destroy(g);
+  strata_gen_opts_t ov;
+  strata_gen_opts_keep(&ov);
+  ov.layers = 3; /* a trace file is what it is */
+  ASSERT_EQ(strata_model_load(path, &ov, &g), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "not to a trace file");
 }
 
 /* ---- allocation failure injection ---- */

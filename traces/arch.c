@@ -43,6 +43,7 @@ typedef struct {
   int64_t b, s, h, nh, kv, d, f, V;
   strata_dtype_t dt;
   char pre[32]; /* op name prefix of the current block */
+  int causal;   /* of the self-attention being built (encoders: no) */
 } ab_t;
 
 void st__arch_init(st__arch_t *a) {
@@ -248,8 +249,7 @@ static int attention(ab_t *A, int x, int bias, int window, int enc) {
     q = rope(A, "rope_q", q);
     k = rope(A, "rope_k", k);
   }
-  int ctx =
-      core(A, pfx, q, k, v, bias, cross ? 0 : A->a->causal, window, cross);
+  int ctx = core(A, pfx, q, k, v, bias, cross ? 0 : A->causal, window, cross);
   snprintf(n, sizeof n, "%smerge", pfx);
   int m =
       op1(A, n, STRATA_OP_MERGE_HEADS, 1, &ctx, SH3(A->b, A->s, A->nh * A->d));
@@ -336,6 +336,7 @@ static void block(ab_t *A, const char *name, int first_op, int repeat, int in,
 /* Layers [0, n) as runs of identical layers; returns the stream out. */
 static int stack(ab_t *A, const char *kind, int n, int x, int bias, int enc) {
   int runs = 0;
+  A->causal = A->a->dec_layers && enc < 0 ? 0 : A->a->causal;
   for (int l = 0; l < n; l++)
     runs += l == 0 || window_of(A->a, l) != window_of(A->a, l - 1);
   for (int l = 0; l < n;) {

@@ -109,7 +109,10 @@ static int copy_tensors(const strata_graph_t *g, int nb, const int *bd,
   return 0;
 }
 
-static int copy_ops(const strata_graph_t *g, strata_graph_t *c) {
+/* A generic op's FLOPs were given for the old batch: they scale with it
+ * when its output carries the batch. */
+static int copy_ops(const strata_graph_t *g, int nb, const int *bd,
+                    strata_graph_t *c) {
   for (int i = 0; i < g->n_ops; i++) {
     const strata_op_t *op = &g->ops[i];
     int rc = strata_graph_add_op(c, op->name, op->kind, op->n_in, op->in,
@@ -119,6 +122,9 @@ static int copy_ops(const strata_graph_t *g, strata_graph_t *c) {
     char *name = o->name;
     *o = *op; /* every attribute */
     o->name = name;
+    if (op->kind == STRATA_OP_GENERIC && op->flops > 0 &&
+        bd[op->out[0]] != NO_BATCH)
+      o->flops = op->flops / g->micro_batch * nb;
   }
   for (int b = 0; b < g->n_blocks; b++) {
     const strata_block_t *bl = &g->blocks[b];
@@ -148,7 +154,8 @@ int strata_graph_rebatch(const strata_graph_t *g, int micro_batch,
   c->seq_len = g->seq_len;
   c->hp = g->hp;
   c->hp.family[sizeof c->hp.family - 1] = '\0';
-  if ((rc = copy_tensors(g, micro_batch, bd, c)) || (rc = copy_ops(g, c)))
+  if ((rc = copy_tensors(g, micro_batch, bd, c)) ||
+      (rc = copy_ops(g, micro_batch, bd, c)))
     goto out;
   if ((rc = strata_graph_validate(c)))
     strata_error_prefix("re-shaping '%s' to micro-batch %d", g->name,

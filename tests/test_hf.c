@@ -1,0 +1,269 @@
+/*
+ * test_hf.c - Hugging Face configs against published parameter counts
+ * (tests/data/hf holds the configs, written out by hand; docs/import.md
+ * cites where each count comes from), the variants each model_type turns
+ * on, the fields that must be refused, and every imported model through
+ * re-batching and the stage ILP.
+ */
+#include <stdlib.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+static const char *path_of(const char *file) {
+  static char p[600];
+  snprintf(p, sizeof p, "%s/tests/data/hf/%s", test_source_dir(), file);
+  return p;
+}
+
+static strata_graph_t *import(const char *file, int layers, int seq) {
+  strata_gen_opts_t ov;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_keep(&ov);
+  ov.layers = layers;
+  ov.seq = seq;
+  ASSERT_OK(strata_hf_load(path_of(file), &ov, &g));
+  return g;
+}
+
+static int64_t params(const strata_graph_t *g) {
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  return st.parameters;
+}
+
+/* Published totals; "exact" ones are given to the parameter. */
+static const struct {
+  const char *file;
+  double published;
+  int exact;
+} counts[] = {
+    {"gpt2.json", 124e6, 0},
+    {"gpt2-medium.json", 355e6, 0},
+    {"gpt2-large.json", 774e6, 0},
+    {"pythia-160m.json", 162322944, 1},
+    {"pythia-1.4b.json", 1414647808, 1},
+    {"gpt-neox-20b.json", 20554567680.0, 1},
+    {"llama-13b.json", 13.0e9, 0},
+    {"llama-65b.json", 65.2e9, 0},
+    {"llama-3-8b.json", 8.03e9, 0},
+    {"mistral-7b.json", 7.24e9, 0},
+    {"qwen2.5-7b.json", 7.61e9, 0},
+    {"qwen3-8b.json", 8.2e9, 0},
+    {"gemma-7b.json", 8538074112.0, 0},
+    {"gemma-2-9b.json", 9242164736.0, 0},
+    {"phi-3-mini.json", 3.82e9, 0},
+    {"bert-base-uncased.json", 110e6, 0},
+    {"t5-base.json", 223e6, 0},
+    {"flan-t5-base.json", 248e6, 0},
+};
+
+TEST(published_parameter_counts) {
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    strata_graph_t *g = import(counts[i].file, 0, 64);
+    double p = (double)params(g), want = counts[i].published;
+    printf("  %-24s %-9s %16.0f  published %16.0f  %+.3f %%\n", counts[i].file,
+           g->hp.family, p, want, 100 * (p - want) / want);
+    if (counts[i].exact)
+      ASSERT_EQ(params(g), (int64_t)want);
+    else
+      ASSERT_NEAR(p, want, 0.005, 0);
+    strata_graph_destroy(g);
+  }
+}
+
+/* The Gemma papers count the embedding with 256128 rows; the released
+ * configs have 256000: the non-embedding parts agree to the parameter. */
+TEST(gemma_non_embedding_exact) {
+  strata_graph_t *g = import("gemma-7b.json", 0, 64);
+  ASSERT_EQ(params(g) - 256000LL * 3072, 7751248896LL);
+  strata_graph_destroy(g);
+  g = import("gemma-2-9b.json", 0, 64);
+  ASSERT_EQ(params(g) - 256000LL * 3584, 8324201984LL);
+  strata_graph_destroy(g);
+}
+
+static const strata_op_t *op_named(const strata_graph_t *g, const char *n) {
+  int i = strata_graph_find_op(g, n);
+  if (i < 0) test_fail(__FILE__, __LINE__, "no op '%s'", n);
+  return &g->ops[i];
+}
+
+static const strata_tensor_t *tensor_named(const strata_graph_t *g,
+                                           const char *n) {
+  int i = strata_graph_find_tensor(g, n);
+  if (i < 0) test_fail(__FILE__, __LINE__, "no tensor '%s'", n);
+  return &g->tensors[i];
+}
+
+/* Phi-3-mini's 2047-token window: attention over the window only. */
+TEST(sliding_window_flops) {
+  strata_graph_t *g = import("phi-3-mini.json", 1, 4096);
+  const strata_op_t *a = op_named(g, "attn");
+  ASSERT_EQ(a->window, 2047);
+  ASSERT_EQ(a->causal, 1);
+  double full = 4.0 * 1 * 32 * 4096.0 * 96 * 4096;
+  ASSERT_NEAR(strata_op_flops_fwd(g, a), full * 2047 / 4096, 1e-12, 0);
+  strata_graph_destroy(g);
+  /* at 2048 tokens or fewer the window covers everything */
+  g = import("phi-3-mini.json", 1, 2047);
+  ASSERT_EQ(op_named(g, "attn")->window, 0);
+  strata_graph_destroy(g);
+}
+
+/* Gemma 2: local (even) and global (odd) layers differ past the window:
+ * one block per layer; within the window all are one block. */
+TEST(gemma2_alternating_layers) {
+  strata_graph_t *g = import("gemma-2-9b.json", 0, 8192);
+  ASSERT_EQ(g->n_blocks, 42);
+  ASSERT_EQ(strata_graph_layers(g), 42);
+  ASSERT_EQ(op_named(g, "L0.attn")->window, 4096);
+  ASSERT_EQ(op_named(g, "L1.attn")->window, 0);
+  ASSERT_EQ(op_named(g, "L2.attn")->window, 4096);
+  ASSERT(strata_graph_find_op(g, "L0.post_attn_norm") >= 0);
+  ASSERT_EQ(op_named(g, "softcap")->kind, STRATA_OP_GENERIC);
+  strata_graph_destroy(g);
+  g = import("gemma-2-9b.json", 0, 4096);
+  ASSERT_EQ(g->n_blocks, 1);
+  ASSERT_EQ(g->blocks[0].repeat, 42);
+  ASSERT_EQ(strata_graph_find_tensor(g, "q_norm.weight"), -1);
+  strata_graph_destroy(g);
+}
+
+TEST(family_variants) {
+  strata_graph_t *g = import("qwen2.5-7b.json", 1, 64);
+  ASSERT_EQ(tensor_named(g, "qkv.bias")->shape[0], (28 + 2 * 4) * 128);
+  ASSERT_EQ(strata_graph_find_tensor(g, "proj.bias"), -1);
+  strata_graph_destroy(g);
+  g = import("qwen3-8b.json", 1, 64);
+  ASSERT_EQ(tensor_named(g, "q_norm.weight")->shape[0], 128);
+  ASSERT_EQ(tensor_named(g, "qkv.weight")->shape[0], (32 + 2 * 8) * 128);
+  strata_graph_destroy(g);
+  /* Gemma 7B: 16 heads of 256 over a hidden of 3072 */
+  g = import("gemma-7b.json", 1, 64);
+  ASSERT_EQ(tensor_named(g, "proj.weight")->shape[1], 4096);
+  ASSERT_EQ(tensor_named(g, "proj.weight")->shape[0], 3072);
+  ASSERT_EQ(op_named(g, "act")->kind, STRATA_OP_GELU);
+  ASSERT_EQ(op_named(g, "gate_mul")->kind, STRATA_OP_MUL);
+  strata_graph_destroy(g);
+  /* Pythia: a quarter of each 64-dim head rotated; attention and MLP
+   * side by side from two norms */
+  g = import("pythia-160m.json", 1, 64);
+  ASSERT_EQ(tensor_named(g, "rope_q_split.rot")->shape[3], 16);
+  ASSERT_EQ(op_named(g, "rope_q_cat")->kind, STRATA_OP_CONCAT);
+  ASSERT_EQ(op_named(g, "fc1")->in[0], op_named(g, "ln2")->out[0]);
+  ASSERT_EQ(op_named(g, "ln2")->in[0], op_named(g, "ln1")->in[0]);
+  ASSERT(strata_graph_find_tensor(g, "head.weight") >= 0); /* untied */
+  strata_graph_destroy(g);
+  /* BERT: bidirectional, post-norm, MLM head */
+  g = import("bert-base-uncased.json", 1, 64);
+  ASSERT_EQ(op_named(g, "attn")->causal, 0);
+  ASSERT(strata_graph_find_op(g, "mlm_dense") >= 0);
+  ASSERT_EQ(g->tensors[g->blocks[0].output].producer,
+            strata_graph_find_op(g, "ln2"));
+  strata_graph_destroy(g);
+}
+
+/* T5: encoder blocks, the encoder's norm as a block of its own, decoder
+ * blocks with cross-attention over the encoder's output, relative
+ * position biases made in the prologue. */
+TEST(t5_encoder_decoder) {
+  strata_graph_t *g = import("t5-base.json", 0, 64);
+  ASSERT_EQ(g->n_blocks, 3);
+  ASSERT_STR_EQ(g->blocks[0].name, "encoder");
+  ASSERT_STR_EQ(g->blocks[1].name, "encoder_norm");
+  ASSERT_STR_EQ(g->blocks[2].name, "decoder");
+  ASSERT_EQ(strata_graph_layers(g), 25);
+  const strata_op_t *x = op_named(g, "decoder.xattn");
+  ASSERT_EQ(x->kind, STRATA_OP_CROSS_ATTENTION);
+  ASSERT_EQ(op_named(g, "decoder.xk")->in[0], g->blocks[1].output);
+  ASSERT_EQ(op_named(g, "encoder.attn")->n_in, 4); /* with the bias */
+  ASSERT_EQ(op_named(g, "encoder.attn")->causal, 0);
+  ASSERT_EQ(op_named(g, "decoder.attn")->causal, 1);
+  ASSERT_EQ(op_named(g, "decoder.act")->kind, STRATA_OP_RELU);
+  ASSERT_EQ(tensor_named(g, "enc_rel.weight")->shape[0], 32);
+  strata_graph_destroy(g);
+}
+
+static void expect_error(const char *text, int err, const char *msg) {
+  strata_graph_t *g = (strata_graph_t *)1;
+  int rc = strata_hf_parse(text, strlen(text), "c.json", NULL, &g);
+  ASSERT(g == NULL);
+  ASSERT_EQ(rc, err);
+  ASSERT_CONTAINS(strata_last_error(), "c.json");
+  ASSERT_CONTAINS(strata_last_error(), msg);
+}
+
+TEST(refused_configs) {
+  expect_error("{\"model_type\": \"mixtral\", \"num_local_experts\": 8}",
+               STRATA_EUNSUPPORTED, "num_local_experts, num_experts_per_tok");
+  expect_error("{\"model_type\": \"deepseek_v3\"}", STRATA_EUNSUPPORTED,
+               "kv_lora_rank");
+  expect_error("{\"model_type\": \"qwen2_moe\"}", STRATA_EUNSUPPORTED,
+               "shared_expert_intermediate_size");
+  expect_error("{\"model_type\": \"qwen3_moe\"}", STRATA_EUNSUPPORTED,
+               "moe_intermediate_size");
+  expect_error("{\"model_type\": \"rwkv\"}", STRATA_EUNSUPPORTED,
+               "model_type 'rwkv' is not one this importer reads");
+  expect_error("{\"model_type\": \"llama\", \"hidden_size\": 64, "
+               "\"num_attention_heads\": 4, \"intermediate_size\": 128, "
+               "\"vocab_size\": 100}",
+               STRATA_EBADINPUT, "'num_hidden_layers' is missing");
+  expect_error("{\"model_type\": \"llama\", \"hidden_size\": \"64\"}",
+               STRATA_EBADINPUT, "'hidden_size' (model_type llama) must be");
+  expect_error("{\"model_type\": \"llama\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"intermediate_size\": 128, \"vocab_size\": 100, "
+               "\"num_experts\": 4}",
+               STRATA_EBADINPUT, "'num_experts' (model_type llama) is not");
+  expect_error("{\"model_type\": \"bert\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"intermediate_size\": 128, \"vocab_size\": 100, "
+               "\"max_position_embeddings\": 64, "
+               "\"position_embedding_type\": \"relative_key\"}",
+               STRATA_EBADINPUT, "'position_embedding_type'");
+  expect_error("{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_layer\": 2, "
+               "\"n_head\": 4, \"vocab_size\": 100, \"n_positions\": 64, "
+               "\"activation_function\": \"mish\"}",
+               STRATA_EBADINPUT, "'activation_function'");
+  expect_error("[1, 2]", STRATA_EBADINPUT, "a config is a JSON object");
+}
+
+/* Every imported model re-batches (FLOPs scale with the batch) and has
+ * strategies on 8 devices; a small slice of each keeps this fast. */
+TEST(every_config_rebatches_and_solves) {
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    strata_graph_t *g = import(counts[i].file, 1, 128), *r = NULL;
+    strata_graph_stats_t a, b;
+    ASSERT_OK(strata_graph_rebatch(g, 4, &r));
+    strata_graph_stats(g, &a);
+    strata_graph_stats(r, &b);
+    ASSERT_EQ(b.parameters, a.parameters);
+    ASSERT_NEAR(b.flops_per_microbatch, 4 * a.flops_per_microbatch, 1e-9, 0);
+    strata_stage_opts_t o;
+    strata_stage_result_t *res = NULL;
+    strata_stage_opts_init(&o);
+    strata_mesh_default(&o.mesh, 8, 1);
+    ASSERT_OK(strata_stage_solve(r, &o, &res));
+    printf("  %-24s b=4 on 8 devices: %s, peak %.2f GiB\n", counts[i].file,
+           strata_stage_status_name(res->status),
+           res->peak_memory_bytes / 1073741824.0);
+    ASSERT(res->status == STRATA_STAGE_OPTIMAL ||
+           res->status == STRATA_STAGE_FEASIBLE);
+    strata_stage_result_destroy(res);
+    strata_graph_destroy(r);
+    strata_graph_destroy(g);
+  }
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(published_parameter_counts),
+    TEST_ENTRY(gemma_non_embedding_exact),
+    TEST_ENTRY(sliding_window_flops),
+    TEST_ENTRY(gemma2_alternating_layers),
+    TEST_ENTRY(family_variants),
+    TEST_ENTRY(t5_encoder_decoder),
+    TEST_ENTRY(refused_configs),
+    TEST_ENTRY(every_config_rebatches_and_solves),
+};
+TEST_MAIN(tests)
