@@ -105,23 +105,26 @@ static void dims_embedding(const strata_graph_t *g, const strata_op_t *op,
   if (op->n_in > 2) d->map[2][1] = (signed char)h;
 }
 
-/* Every dim of every slot lines up (elementwise); the last one may be
+/* Every dim of every slot lines up (elementwise; a broadcast operand's
+ * dims right-aligned, those of size 1 not split); the last one may be
  * excluded (norms, softmax, rope reduce or rotate along it). */
 static void dims_elementwise(const strata_graph_t *g, const strata_op_t *op,
                              st__opdims_t *d, int last_shardable) {
+  static const char *n3[] = {"b", "s", "l2", "l3", "l4", "l5"};
+  static const char *n4[] = {"b", "heads", "s", "l3", "l4", "l5"};
   const strata_tensor_t *x = &g->tensors[op->in[0]];
-  int r = x->ndim;
-  int slots[ST__MAX_SLOTS], n = 0;
-  for (int i = 0; i < d->n_slots; i++)
-    if (g->tensors[d->tensor[i]].ndim == r) slots[n++] = i;
-  leading(g, d, r - 1, slots, n);
-  int last = add_pdim(d, r >= 4 ? "t" : "h", x->shape[r - 1], last_shardable);
-  for (int i = 0; i < d->n_slots; i++) {
-    const strata_tensor_t *t = &g->tensors[d->tensor[i]];
-    if (t->ndim == r)
-      d->map[i][r - 1] = (signed char)last;
-    else if (t->ndim == 1)
-      d->map[i][0] = (signed char)last; /* gamma */
+  const char *const *names = x->ndim >= 4 ? n4 : n3;
+  int r = x->ndim, p[STRATA_MAX_DIMS];
+  if (r < 1) return;
+  for (int i = 0; i < r - 1; i++)
+    p[i] = add_pdim(d, names[i], x->shape[i], 1);
+  p[r - 1] = add_pdim(d, r >= 4 ? "t" : "h", x->shape[r - 1], last_shardable);
+  for (int k = 0; k < d->n_slots; k++) {
+    const strata_tensor_t *t = &g->tensors[d->tensor[k]];
+    int off = r - t->ndim;
+    for (int j = 0; off >= 0 && j < t->ndim; j++)
+      if (t->shape[j] == x->shape[off + j])
+        d->map[k][j] = (signed char)p[off + j];
   }
 }
 
@@ -328,6 +331,7 @@ int st__opdims(const strata_graph_t *g, const strata_op_t *op,
   case STRATA_OP_GELU:
   case STRATA_OP_SILU:
   case STRATA_OP_RELU:
+  case STRATA_OP_SCALE:
   case STRATA_OP_SWIGLU:
   case STRATA_OP_MUL:
   case STRATA_OP_DROPOUT:

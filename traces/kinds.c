@@ -140,6 +140,7 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_SLICE:
   case STRATA_OP_CONCAT:
   case STRATA_OP_PERMUTE:
+  case STRATA_OP_SCALE:
   case STRATA_OP_COUNT:
     break;
   }
@@ -205,6 +206,7 @@ static double per_element(strata_op_kind_t k) {
   case STRATA_OP_MUL:
   case STRATA_OP_ADD:
   case STRATA_OP_RELU:
+  case STRATA_OP_SCALE:
     return 1;
   default:
     return 0;

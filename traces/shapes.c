@@ -197,11 +197,21 @@ static int check_matmul(const strata_graph_t *g, const strata_op_t *op) {
   return out_like(g, op, &want);
 }
 
+/* y broadcasts to x: no more dims, each (right-aligned) equal or 1. */
+static int broadcasts(const strata_tensor_t *x, const strata_tensor_t *y) {
+  if (y->ndim > x->ndim) return 0;
+  for (int i = 1; i <= y->ndim; i++)
+    if (y->shape[y->ndim - i] != 1 &&
+        y->shape[y->ndim - i] != x->shape[x->ndim - i])
+      return 0;
+  return 1;
+}
+
 static int check_same(const strata_graph_t *g, const strata_op_t *op) {
-  if (op->n_in == 2 && !same_shape(IN(g, op, 0), IN(g, op, 1)))
-    return bad(op, "inputs '%s' %s and '%s' %s differ in shape",
-               IN(g, op, 0)->name, shp(g, op->in[0]).s, IN(g, op, 1)->name,
-               shp(g, op->in[1]).s);
+  if (op->n_in == 2 && !broadcasts(IN(g, op, 0), IN(g, op, 1)))
+    return bad(op, "input '%s' %s does not broadcast to '%s' %s",
+               IN(g, op, 1)->name, shp(g, op->in[1]).s, IN(g, op, 0)->name,
+               shp(g, op->in[0]).s);
   if (op->kind == STRATA_OP_DROPOUT &&
       !(op->dropout_p >= 0 && op->dropout_p < 1))
     return bad(op, "dropout_p %g is not in [0, 1)", op->dropout_p);

@@ -64,7 +64,11 @@ typedef enum {
  *   linear          x[...,k], w[n,k] (, bias[n]) -> [...,n]
  *   matmul          a[B...,m,k], b[B'...,k,n] -> [B...,m,n] (B' divides B)
  *   softmax gelu silu relu dropout rope: x -> same shape
- *   swiglu          x[...,2f] -> [...,f];  mul, add: x, y -> same shape
+ *   swiglu          x[...,2f] -> [...,f]
+ *   mul, add        x, y (y broadcast to x: right-aligned dims equal or 1)
+ *                   -> x's shape
+ *   scale           x -> same shape, a unary op whose backward saves
+ *                   nothing (times a constant, a fixed mask)
  *   split_heads     x[b,s,(q+2kv)*d] -> q, k, v [b,heads,s,d] (or one)
  *   merge_heads     x[b,n,s,d] -> [b,s,n*d]
  *   transpose       x[...,m,n] -> [...,n,m]
@@ -109,7 +113,8 @@ typedef enum {
   X(PATCH_EMBED, "patch_embed")                                                \
   X(CROSS_ATTENTION, "cross_attention")                                        \
   X(GENERIC, "generic")                                                        \
-  X(RELU, "relu")
+  X(RELU, "relu")                                                              \
+  X(SCALE, "scale")
 
 typedef enum {
 #define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
