@@ -37,12 +37,12 @@ into one repeated block.  A loss (cross_entropy over the last dim, with a
 `labels` input) is appended unless loss=None.
 
 Only the Python standard library and torch are used.  torch.export
-(PyTorch >= 2.1) is used instead of fx where present and asked for with
-use_export=True.
+(PyTorch >= 2.1) is not used: it gives aten-level graphs, and the value-
+carrying fx tracer here already has what it would add (concrete shapes,
+the module each node comes from) on every PyTorch from 1.13 on.
 """
 
 import json
-import math
 import operator
 import os
 import sys
@@ -50,7 +50,6 @@ import sys
 import torch
 import torch.fx as fx
 import torch.nn as nn
-import torch.nn.functional as F
 
 __all__ = ["export", "write", "trace_module", "ExportError"]
 
@@ -770,17 +769,13 @@ def _output_node(gm):
 
 
 def export(module, example_inputs, name=None, dtype="bf16",
-           loss="cross_entropy", use_export=False):
+           loss="cross_entropy"):
     """The trace (a dict in docs/trace-format.md's form) of module run on
     example_inputs (a tuple); dtype is the trace's for floating tensors."""
     if not isinstance(example_inputs, (tuple, list)):
         example_inputs = (example_inputs,)
     if dtype not in ("f32", "bf16", "f16", "f8"):
         raise ExportError("dtype must be f32, bf16, f16 or f8, not %r" % dtype)
-    if use_export and not hasattr(torch, "export"):
-        raise ExportError("torch.export needs PyTorch 2.1 or newer (this is "
-                          "%s); leave use_export off to use torch.fx" %
-                          torch.__version__)
     gm = trace_module(module, example_inputs)
     w = _Writer(gm, dtype)
     m = _Mapper(gm, w, example_inputs)
