@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-300}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(trace cluster hwloc plan)
+[ ${#targets[@]} -eq 0 ] && targets=(trace hf cluster hwloc plan)
 build=${FUZZ_BUILD:-build-fuzz}
 jobs=${FUZZ_JOBS:-1}
 
@@ -38,17 +38,17 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;ret
 fi
 [ "${FUZZ_NOBUILD:-0}" = 1 ] || cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DSTRATA_FUZZ=ON -DSTRATA_TESTS=OFF -DSTRATA_BENCH=OFF >/dev/null || exit 1
-[ "${FUZZ_NOBUILD:-0}" = 1 ] || cmake --build "$build" -j2 --target fuzz_trace fuzz_cluster fuzz_hwloc fuzz_plan \
+[ "${FUZZ_NOBUILD:-0}" = 1 ] || cmake --build "$build" -j2 --target fuzz_trace fuzz_hf fuzz_cluster fuzz_hwloc fuzz_plan \
   >/dev/null || { echo "fuzz.sh: build failed" >&2; exit 1; }
 
 status=0
 mkdir -p "$build/crashes"
 for t in "${targets[@]}"; do
   case $t in
-    trace|cluster) dict=tests/fuzz/json.dict; extra="-max_len=16384 -timeout=10" ;;
+    trace|hf|cluster) dict=tests/fuzz/json.dict; extra="-max_len=16384 -timeout=10" ;;
     hwloc) dict=tests/fuzz/xml.dict; extra="-max_len=65536 -timeout=30" ;;
     plan) dict=""; extra="-max_len=8192 -timeout=10" ;;
-    *) echo "fuzz.sh: unknown target '$t' (trace, cluster, hwloc, plan)" >&2; exit 2 ;;
+    *) echo "fuzz.sh: unknown target '$t' (trace, hf, cluster, hwloc, plan)" >&2; exit 2 ;;
   esac
   bin="$build/tests/fuzz/fuzz_$t"
   corpus="$build/corpus/$t"
