@@ -314,9 +314,49 @@ static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
     r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, c->o->fp8);
     break;
   }
+  case STRATA_OP_CROSS_ATTENTION: {
+    /* fused attention over the other sequence's keys (t of k[b,kv,t,d]) */
+    double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
+    double seq = (double)c->g->tensors[op->in[1]].shape[2];
+    r->fwd = strata_perf_attention(pf, f, seq, 0, c->o->fp8);
+    r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, c->o->fp8);
+    break;
+  }
+  case STRATA_OP_PATCH_EMBED: {
+    /* a strided convolution is one GEMM over the patches: img[b,c,H,W],
+     * w[h,c,p,q]: m = b (H/p)(W/q), k = c p q, n = h; the split divides
+     * the rows (docs/cost-model.md) */
+    const strata_tensor_t *x = &c->g->tensors[op->in[0]];
+    const strata_tensor_t *w = &c->g->tensors[op->in[1]];
+    double n = (double)w->shape[0],
+           k = (double)w->shape[1] * w->shape[2] * w->shape[3];
+    double m = (double)x->shape[0] * (x->shape[2] / w->shape[2]) *
+               (x->shape[3] / w->shape[3]) / st__work_split(c->m, s);
+    int eb = c->o->fp8 ? 1 : 2;
+    r->gemm_fwd = strata_perf_gemm(pf, 1, m, n, k, eb);
+    r->gemm_bwd = strata_perf_gemm(pf, 1, m, k, n, eb) +
+                  strata_perf_gemm(pf, 1, n, k, m, eb);
+    r->fwd = r->gemm_fwd;
+    r->bwd = r->gemm_bwd;
+    break;
+  }
+  case STRATA_OP_GENERIC: {
+    /* what an importer could not map: its FLOPs at the largest GEMMs' rate
+     * or its bytes at the streaming rate, whichever is slower; backward
+     * twice the forward */
+    double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
+    double peak = pf->peak_flops * pf->gemm_max;
+    time_stream(c, op, d, s, r);
+    if (peak > 0 && f / peak > r->fwd) r->fwd = f / peak;
+    if (peak > 0 && 2 * f / peak > r->bwd) r->bwd = 2 * f / peak;
+    break;
+  }
   case STRATA_OP_SPLIT_HEADS:
   case STRATA_OP_TRANSPOSE:
   case STRATA_OP_RESHAPE:
+  case STRATA_OP_PERMUTE:
+  case STRATA_OP_SPLIT:
+  case STRATA_OP_SLICE:
     break; /* views: the next kernel reads them in place */
   case STRATA_OP_EMBEDDING: {
     /* a gather of rows, and their scatter-add into the table gradient */

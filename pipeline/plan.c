@@ -401,6 +401,21 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   strata_gen_opts_keep(&o->gen);
 }
 
+/* The model at micro-batch b: a preset or family generated again, a file
+ * (trace or config) re-shaped by following its batch (strata_graph_rebatch). */
+static int graph_at(st__search_t *S, int regen, int b, strata_graph_t **out) {
+  if (b == S->g->micro_batch) {
+    *out = NULL;
+    return 0;
+  }
+  if (regen) {
+    strata_gen_opts_t gen = S->o->gen;
+    gen.micro_batch = b;
+    return strata_model_load(S->o->model_spec, &gen, out);
+  }
+  return strata_graph_rebatch(S->g, b, out);
+}
+
 static int load_graphs(st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
   static const int bs[] = {1, 2, 4, 8};
@@ -408,26 +423,34 @@ static int load_graphs(st__search_t *S) {
   int regen = o->model_spec && stat(o->model_spec, &sb) != 0;
   S->graphs[0] = S->g;
   S->n_graphs = 1;
-  if (regen && o->micro_batch <= 0) {
+  if (o->micro_batch <= 0) {
     S->n_graphs = 0;
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) {
-      strata_gen_opts_t gen = o->gen;
-      gen.micro_batch = bs[i];
       if (o->global_batch % bs[i]) continue;
-      int rc = strata_model_load(o->model_spec, &gen, &S->own[S->n_graphs]);
+      strata_graph_t *g = NULL;
+      int rc = graph_at(S, regen, bs[i], &g);
+      if (rc == STRATA_EBADINPUT && !regen) {
+        /* a trace whose batch cannot be re-shaped plans at its own */
+        strata_log(STRATA_LOG_INFO, "micro-batch %d: %s", bs[i],
+                   strata_last_error());
+        strata_error_clear();
+        continue;
+      }
       if (rc) return rc;
-      S->graphs[S->n_graphs] = S->own[S->n_graphs];
+      S->own[S->n_graphs] = g;
+      S->graphs[S->n_graphs] = g ? g : S->g;
       S->n_graphs++;
     }
     if (!S->n_graphs) {
       S->graphs[0] = S->g;
       S->n_graphs = 1;
     }
-  } else if (regen && o->micro_batch != S->g->micro_batch) {
-    strata_gen_opts_t gen = o->gen;
-    gen.micro_batch = o->micro_batch;
-    int rc = strata_model_load(o->model_spec, &gen, &S->own[0]);
-    if (rc) return rc;
+  } else if (o->micro_batch != S->g->micro_batch) {
+    int rc = graph_at(S, regen, o->micro_batch, &S->own[0]);
+    if (rc) {
+      strata_error_prefix("micro-batch %d", o->micro_batch);
+      return rc;
+    }
     S->graphs[0] = S->own[0];
   }
   for (int i = 0; i < S->n_graphs; i++) {

@@ -529,6 +529,66 @@ TEST(plan_is_best_of_enumeration) {
   ASSERT(cases >= 30);
 }
 
+/* A trace file plans at any micro-batch: re-shaped along its batch, it is
+ * costed as the model generated at that micro-batch (the planner's search
+ * and a fixed --micro-batch alike). */
+static strata_plan_t *plan_spec(const char *spec, const strata_gen_opts_t *gen,
+                                int mb) {
+  strata_plan_opts_t o;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&o);
+  o.gen = *gen;
+  o.gen.micro_batch = mb;
+  o.micro_batch = mb;
+  o.global_batch = 32;
+  o.model_spec = spec;
+  o.quiet = 1;
+  ASSERT_OK(strata_model_load(spec, &o.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-a100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return p;
+}
+
+TEST(trace_file_any_micro_batch) {
+  strata_gen_opts_t gen;
+  strata_graph_t *g = NULL;
+  char path[600], *text = NULL;
+  size_t len;
+  strata_gen_opts_init(&gen, STRATA_FAMILY_GPT);
+  gen.layers = 4, gen.hidden = 512, gen.heads = 8, gen.seq = 512;
+  gen.vocab = 1000, gen.micro_batch = 2;
+  ASSERT_OK(strata_generate(&gen, "gpt", &g));
+  ASSERT_OK(strata_trace_write(g, &text, &len));
+  snprintf(path, sizeof path, "%s/rebatch-trace.json", test_scratch_dir());
+  ASSERT_OK(strata_file_write_atomic(path, text, len));
+  strata_free(text);
+  strata_graph_destroy(g);
+  strata_gen_opts_t none;
+  memset(&none, 0, sizeof none);
+  none.dtype = STRATA_DTYPE_COUNT;
+  none.flash_attention = none.dropout = none.tie_embeddings = -1;
+  for (int mb = 0; mb <= 8; mb = mb ? 2 * mb : 1) {
+    strata_gen_opts_t fam = gen;
+    fam.micro_batch = 0;
+    strata_plan_t *a = plan_spec(path, &none, mb);
+    strata_plan_t *b = plan_spec("gpt", &fam, mb);
+    printf("  micro-batch %d: trace file mb %d step %.6f s, family mb %d "
+           "step %.6f s\n",
+           mb, a->micro_batch, a->step_seconds, b->micro_batch,
+           b->step_seconds);
+    ASSERT_EQ(a->micro_batch, b->micro_batch);
+    if (mb) ASSERT_EQ(a->micro_batch, mb);
+    ASSERT_NEAR(a->step_seconds, b->step_seconds, 1e-9, 0);
+    ASSERT_NEAR(a->peak_memory_bytes, b->peak_memory_bytes, 1e-9, 0);
+    strata_plan_destroy(a);
+    strata_plan_destroy(b);
+  }
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
     TEST_ENTRY(split_hetero_equals_brute_force),
@@ -539,5 +599,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_megatron_constraints),
     TEST_ENTRY(plan_free_stages_tile),
     TEST_ENTRY(plan_is_best_of_enumeration),
+    TEST_ENTRY(trace_file_any_micro_batch),
 };
 TEST_MAIN(tests)

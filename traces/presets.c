@@ -175,14 +175,30 @@ static int model_file(const char *spec, const strata_gen_opts_t *overrides,
       !cJSON_GetObjectItemCaseSensitive(root, "format") &&
       cJSON_GetObjectItemCaseSensitive(root, "model_type")) {
     rc = st__hf_from_json(root, spec, overrides, out);
-  } else if (overrides && any_override(overrides)) {
-    rc = strata_error(STRATA_EINVAL,
-                      "%s: model options (layers, hidden, ...) apply to "
-                      "presets, families and Hugging Face configs, not to a "
-                      "trace file",
-                      spec);
   } else {
-    rc = st__trace_from_json(root, spec, out);
+    /* a trace takes a micro-batch (re-shaped along its batch), no other
+     * model option */
+    strata_gen_opts_t o;
+    int mb = overrides ? overrides->micro_batch : 0;
+    if (overrides) {
+      o = *overrides;
+      o.micro_batch = 0;
+    }
+    if (overrides && any_override(&o))
+      rc = strata_error(STRATA_EINVAL,
+                        "%s: model options (layers, hidden, ...) apply to "
+                        "presets, families and Hugging Face configs, not to "
+                        "a trace file (it takes --micro-batch)",
+                        spec);
+    else
+      rc = st__trace_from_json(root, spec, out);
+    if (!rc && mb > 0 && mb != (*out)->micro_batch) {
+      strata_graph_t *g = NULL;
+      rc = strata_graph_rebatch(*out, mb, &g);
+      strata_graph_destroy(*out);
+      *out = g;
+      if (rc) strata_error_prefix("%s: micro-batch %d", spec, mb);
+    }
   }
 out:
   cJSON_Delete(root);
