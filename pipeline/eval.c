@@ -400,6 +400,31 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
                       const rank_time_t *rt, double *end, int exact,
                       strata_step_items_t *it);
 
+/* Peak memory of rank r of a pipeline without interleaving that holds
+ * layers [k, k + n) (with the prologue on rank 0 and the epilogue on the
+ * last rank), counted as st__cfg_cost_cut counts it: the search drops the
+ * splits whose first, last or middle rank cannot fit before costing them
+ * (space.c).  It grows with n at a fixed start (every item adds). */
+double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
+                     int n) {
+  chunk_t *ch = S->scratch->ch;
+  const st__family_t *f = cf->f;
+  strata_mem_items_t m;
+  memset(&ch[r], 0, sizeof ch[r]);
+  ch[r].k0 = k;
+  ch[r].n = n;
+  ch[r].t = f->t;
+  if (cf->p == 1) {
+    ch[r].part = f->only_part;
+  } else {
+    if (r == 0) ch[r].part = f->pro;
+    if (r == cf->p - 1) ch[r].part = f->epi;
+    st__layers_add(S, f, k, n, &ch[r].part);
+  }
+  rank_memory(S, cf, ch, r, &m);
+  return m.total;
+}
+
 void st__eval_free(st__search_t *S) {
   strata_free(S->scratch);
   S->scratch = NULL;
@@ -410,13 +435,18 @@ int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
   return st__cfg_cost_cut(S, cf, exact, INFINITY, out);
 }
 
+int st__eval_scratch(st__search_t *S) {
+  if (!S->scratch && !(S->scratch = strata_malloc(sizeof *S->scratch)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  return 0;
+}
+
 int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
                      double cutoff, st__cost_t *out) {
   int K = 0, rc = 0;
   memset(out, 0, sizeof *out);
   out->step = INFINITY;
-  if (!S->scratch && !(S->scratch = strata_malloc(sizeof *S->scratch)))
-    return strata_error(STRATA_ENOMEM, "out of memory");
+  if ((rc = st__eval_scratch(S))) return rc;
   chunk_t *ch = S->scratch->ch;
   double *end = S->scratch->end;
   rank_time_t *rt = S->scratch->rt;

@@ -130,6 +130,10 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n);
 int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
                  st__cost_t *out);
 /* The bound only when it reaches cutoff (out->fits = -1: not costed). */
+/* Scratch space of the evaluation (allocated once per search). */
+int st__eval_scratch(st__search_t *S);
+/* Peak memory of rank r without interleaving holding layers [k, k + n). */
+double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k, int n);
 int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
                      double cutoff, st__cost_t *out);
 void st__eval_free(st__search_t *S);

@@ -43,7 +43,8 @@ typedef struct {
   st__cfg_t lowest;
   st__cost_t lowest_cost;
   int have_lowest;
-  int stopped; /* the time limit was reached */
+  int stopped;   /* the time limit was reached */
+  int mem_prune; /* skip the splits whose end or middle ranks cannot fit */
 } top_t;
 
 typedef struct {
@@ -169,11 +170,34 @@ static double last_lb(const st__search_t *S, const st__cfg_t *cf, int last) {
          (part_work(&cf->f->epi) + work_range(S, cf->f, S->L - last, last));
 }
 
+/* The most layers rank r (0 or the last) can hold from its end of the
+ * model and fit: its memory grows with them (0 when one does not fit). */
+static int most_that_fit(top_t *T, const st__cfg_t *cf, int r, int most) {
+  st__search_t *S = T->S;
+  int lo = 0, hi = most;
+  while (lo < hi) {
+    int n = lo + (hi - lo + 1) / 2;
+    int k = r == 0 ? 0 : S->L - n;
+    if (st__rank_peak(S, cf, r, k, n) <= S->budget)
+      lo = n;
+    else
+      hi = n - 1;
+  }
+  return lo;
+}
+
 /* Scan `first` outward from where the first and last stages balance
- * (rest = first + last), while the busier of them is below the K-th. */
+ * (rest = first + last), while the busier of them is below the K-th, and
+ * within the sizes whose first and last ranks fit. */
 static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
   const st__search_t *S = T->S;
-  int lo = 1, hi = rest - 1, rc = 0;
+  int lo = 1, hi = rest - 1, rc = 0, fa = 1, fb = rest - 1;
+  if (T->mem_prune) {
+    fb = most_that_fit(T, cf, 0, rest - 1);
+    int lmax = most_that_fit(T, cf, cf->p - 1, rest - 1);
+    if (rest - lmax > fa) fa = rest - lmax;
+    if (fa > fb) return 0;
+  }
   while (lo < hi) { /* least first where the first stage is the busier */
     int mid = lo + (hi - lo) / 2;
     if (first_lb(S, cf, mid) >= last_lb(S, cf, rest - mid))
@@ -182,8 +206,8 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
       lo = mid + 1;
   }
   for (int dir = 0; dir < 2 && !rc; dir++)
-    for (int first = dir ? lo - 1 : lo; first >= 1 && first <= rest - 1 && !rc;
-         first += dir ? -1 : 1) {
+    for (int first = dir ? (lo - 1 < fb ? lo - 1 : fb) : (lo > fa ? lo : fa);
+         first >= fa && first <= fb && !rc; first += dir ? -1 : 1) {
       double a = first_lb(S, cf, first), b = last_lb(S, cf, rest - first);
       if ((a > b ? a : b) >= kth(T)) break;
       cf->first = first;
@@ -225,6 +249,9 @@ static int visit_group(top_t *T, st__cfg_t cf) {
   for (int b = 0; b < g->n_blocks; b++)
     if (part_work(&cf.f->layer[b]) < lmin) lmin = part_work(&cf.f->layer[b]);
   int rc = 0;
+  /* with one kind of layer the middle ranks' memory depends on mid
+   * alone, the most on rank 1 (the most micro-batches in flight) */
+  int uniform = T->mem_prune && g->n_blocks == 1;
   for (int mid = (L - 2) / (p - 2); mid >= 1 && !rc; mid--) {
     int rest = L - mid * (p - 2);
     double ends =
@@ -232,6 +259,7 @@ static int visit_group(top_t *T, st__cfg_t cf) {
         2;
     if (ends >= kth(T)) break;
     if (cf.m * mid * lmin >= kth(T)) continue;
+    if (uniform && st__rank_peak(T->S, &cf, 1, 1, mid) > S->budget) continue;
     rc = scan_firsts(T, &cf, rest);
   }
   return rc;
@@ -376,15 +404,23 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   T.K = top > 0 ? top : 1;
   T.slot = strata_calloc((size_t)T.K, sizeof *T.slot);
   if (!T.slot) return strata_error(STRATA_ENOMEM, "out of memory");
+  rc = st__eval_scratch(S);
   for (int i = 0; i < S->n_fam && !rc; i++)
     if (S->fam[i].ok) rc = groups_of(S, &S->fam[i], &g, &ng, &cap);
   if (!rc) qsort(g, (size_t)ng, sizeof *g, cmp_group);
-  for (int i = 0; i < ng && !rc; i++) {
-    if (g[i].lb >= kth(&T)) break;
-    rc = S->o->megatron ? visit_group(&T, g[i].cf) : visit_free(&T, g[i].cf);
-    int st = rc ? 0 : stop_now(&T);
-    if (st < 0) rc = strata_error(STRATA_ECANCELED, "interrupted");
-    if (st > 0) break;
+  /* Splits that cannot fit are skipped; when nothing fits, the search runs
+   * again without skipping, to name the configuration nearest to fitting. */
+  T.mem_prune = !S->o->no_memory_check;
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    for (int i = 0; i < ng && !rc; i++) {
+      if (g[i].lb >= kth(&T)) break;
+      rc = S->o->megatron ? visit_group(&T, g[i].cf) : visit_free(&T, g[i].cf);
+      int st = rc ? 0 : stop_now(&T);
+      if (st < 0) rc = strata_error(STRATA_ECANCELED, "interrupted");
+      if (st > 0) break;
+    }
+    if (T.n > 0 || !T.mem_prune || T.stopped) break;
+    T.mem_prune = 0;
   }
   strata_free(g);
   if (rc == STRATA_ECANCELED && !strata_last_error()[0])
