@@ -23,7 +23,7 @@
  * correlation per curve, and whether the measured fastest is predicted
  * fastest or within 2 % of it.  docs/fidelity.md holds the output.
  *
- * Usage: bench_fidelity [--csv]
+ * Usage: bench_fidelity [--csv] [--calibration FILE]
  */
 #include <math.h>
 #include <stdio.h>
@@ -173,6 +173,10 @@ static int gpus(const run_t *r) {
   return r->tp * r->pp * r->dp;
 }
 
+/* A calibration to apply (--calibration FILE): how a fitted one fares on
+ * these runs; the figures in docs/fidelity.md are without one. */
+static const strata_calibration_t *calibration;
+
 /* What `strata estimate` computes for the run. */
 static int estimate(const run_t *r, double *step, double *mem) {
   strata_plan_opts_t po;
@@ -204,6 +208,7 @@ static int estimate(const run_t *r, double *step, double *mem) {
   snprintf(spec, sizeof spec, "dgx-a100:%d", (gpus(r) + 7) / 8);
   int rc = strata_model_load("gpt", &po.gen, &g);
   if (!rc) rc = strata_cluster_load(spec, &c);
+  if (!rc && calibration) rc = strata_cluster_calibrate(c, calibration);
   if (!rc) rc = strata_pipeline_plan(g, c, &po, &p);
   if (!rc) {
     *step = p->step_seconds;
@@ -334,7 +339,22 @@ static void figure(const char *fig) {
 }
 
 int main(int argc, char **argv) {
-  int csv = argc > 1 && !strcmp(argv[1], "--csv");
+  int csv = 0;
+  static strata_calibration_t cal;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--csv")) {
+      csv = 1;
+    } else if (!strcmp(argv[i], "--calibration") && i + 1 < argc) {
+      if (strata_calibration_load(argv[++i], &cal)) {
+        fprintf(stderr, "bench_fidelity: %s\n", strata_last_error());
+        return 1;
+      }
+      calibration = &cal;
+    } else {
+      fprintf(stderr, "usage: bench_fidelity [--csv] [--calibration FILE]\n");
+      return 1;
+    }
+  }
   for (int i = 0; i < N_RUNS; i++) {
     run_t *r = &runs[i];
     double step = 0, mem = 0;

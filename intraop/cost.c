@@ -291,6 +291,23 @@ static void time_stream(const st__cost_ctx_t *c, const strata_op_t *op,
          strata_dtype_size(c->g->tensors[op->out[0]].dtype);
   r->fwd = strata_perf_stream(pf, b, 1);
   r->bwd = strata_perf_stream(pf, 1.5 * b, 2);
+  if (op->kind == STRATA_OP_ADD && op->n_in == 2) {
+    /* a residual add: its backward passes the gradient on unchanged; the
+     * gradient reaching the residual's fork from both sides is summed
+     * there, one kernel of the add's own bytes */
+    r->bwd = strata_perf_stream(pf, b, 1);
+    /* Megatron-LM fuses bias, dropout and the residual add into one
+     * kernel (bias_dropout_add_fused_train): the dropout's output is
+     * never written or read back; the add costs only the residual read
+     * and its output beyond what the dropout is charged */
+    for (int i = 0; i < 2; i++) {
+      int pr = c->g->tensors[op->in[i]].producer;
+      if (pr >= 0 && c->g->ops[pr].kind == STRATA_OP_DROPOUT) {
+        r->fwd = strata_perf_stream(pf, slot_bytes(c, d, s, d->n_in), 0);
+        break;
+      }
+    }
+  }
 }
 
 static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,

@@ -95,6 +95,8 @@ typedef struct {
   double hbm_bandwidth;   /* bytes/s, datasheet */
   int sms;                /* streaming multiprocessors / compute units */
   double gemm_max;        /* fraction of peak the largest GEMMs reach */
+  double sustain;         /* fraction of the microbenchmark rates (GEMM,
+                             fused attention) sustained in a training step */
   double gemm_w0;         /* output tiles per SM at half the tile term */
   double gemm_k0;         /* inner dimension at half the k term */
   double mem_eff;         /* fraction of HBM bandwidth a copy reaches (a
