@@ -1,9 +1,16 @@
 /*
- * cmd_export.c - `strata export megatron|deepspeed|timeline PLAN [-o FILE]`:
- * Megatron-LM arguments, a DeepSpeed config or a Chrome-trace timeline of
- * a plan file, to standard output or atomically to FILE.  A plan the
- * target cannot run (a free-mode plan for Megatron-LM, ZeRO-2 with
- * pipelining for DeepSpeed, ...) is refused with the reason (exit 2).
+ * cmd_export.c - `strata export TARGET PLAN [options] [-o FILE]`: a plan
+ * file as Megatron-LM arguments or a launch script, a DeepSpeed config or
+ * its pipeline topology in Python, a PyTorch (DTensor) module, a
+ * torchtitan job config, a Chrome-trace timeline or an HTML page, to
+ * standard output or atomically to FILE.  A plan the target cannot run (a
+ * free-mode plan for Megatron-LM, ZeRO-2 with pipelining for DeepSpeed,
+ * ...) is refused with the reason (exit 2).
+ *
+ * The node shape the launch script and the page need is read from the
+ * cluster spec the plan names (a preset such as dgx-h100:128, or a spec
+ * file still at its path); --gpus-per-node gives it where that cannot be
+ * read.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,38 +18,100 @@
 
 #include "cli/cli.h"
 
+enum { OPT_GPN = 256, OPT_NAME_MAP, OPT_TOPOLOGY };
+
 static const struct option export_opts[] = {
     {"output", required_argument, NULL, 'o'},
+    {"launch", no_argument, NULL, 'l'},
+    {"topology", no_argument, NULL, OPT_TOPOLOGY},
+    {"gpus-per-node", required_argument, NULL, OPT_GPN},
+    {"name-map", required_argument, NULL, OPT_NAME_MAP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
+typedef struct {
+  const char *out, *plan, *name_map_path;
+  int target, launch, topology;
+  long gpn;
+} args_t;
+
+static int run_megatron(const strata_plan_t *p, const args_t *a,
+                        const strata_export_opts_t *o, char **t) {
+  return a->launch ? strata_export_megatron_launch(p, o, t)
+                   : strata_export_megatron(p, t);
+}
+static int run_deepspeed(const strata_plan_t *p, const args_t *a,
+                         const strata_export_opts_t *o, char **t) {
+  (void)o;
+  return a->topology ? strata_export_deepspeed_topology(p, t)
+                     : strata_export_deepspeed(p, t);
+}
+static int run_timeline(const strata_plan_t *p, const args_t *a,
+                        const strata_export_opts_t *o, char **t) {
+  (void)a, (void)o;
+  return strata_export_timeline(p, t);
+}
+static int run_torch(const strata_plan_t *p, const args_t *a,
+                     const strata_export_opts_t *o, char **t) {
+  (void)a;
+  return strata_export_torch(p, o, t);
+}
+static int run_torchtitan(const strata_plan_t *p, const args_t *a,
+                          const strata_export_opts_t *o, char **t) {
+  (void)a, (void)o;
+  return strata_export_torchtitan(p, t);
+}
+static int run_html(const strata_plan_t *p, const args_t *a,
+                    const strata_export_opts_t *o, char **t) {
+  (void)a;
+  return strata_export_html(p, o, t);
+}
+
 static const struct {
   const char *name;
-  int (*run)(const strata_plan_t *, char **);
+  int (*run)(const strata_plan_t *, const args_t *,
+             const strata_export_opts_t *, char **);
 } targets[] = {
-    {"megatron", strata_export_megatron},
-    {"deepspeed", strata_export_deepspeed},
-    {"timeline", strata_export_timeline},
+    {"megatron", run_megatron}, {"deepspeed", run_deepspeed},
+    {"torch", run_torch},       {"torchtitan", run_torchtitan},
+    {"timeline", run_timeline}, {"html", run_html},
 };
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "Usage: strata export megatron|deepspeed|timeline PLAN "
-          "[-o FILE]\n"
-          "\n"
-          "  megatron   Megatron-LM arguments, one per line ending in '\\'\n"
-          "  deepspeed  a DeepSpeed config (JSON)\n"
-          "  timeline   the 1F1B schedule in Chrome trace format (Perfetto,\n"
-          "             chrome://tracing)\n"
-          "\n"
-          "Options:\n"
-          "  -o, --output FILE   write FILE atomically (default: standard "
-          "output)\n"
-          "  -h, --help          this help\n"
-          "\n"
-          "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
-          "target cannot run (the message says why), 4 internal error.\n");
+  fprintf(
+      f,
+      "Usage: strata export TARGET PLAN [options] [-o FILE]\n"
+      "\n"
+      "Targets:\n"
+      "  megatron    Megatron-LM arguments, one per line ending in '\\'\n"
+      "              (--launch: a complete launch script, one torchrun per "
+      "node)\n"
+      "  deepspeed   a DeepSpeed config (JSON); --topology: the Python lines\n"
+      "              that build its pipeline topology\n"
+      "  torch       a Python module: device mesh, DTensor parallelize_module\n"
+      "              plan per block, pipeline split, FSDP (any plan, free "
+      "mode too)\n"
+      "  torchtitan  a torchtitan job config (TOML) of a Megatron-mode plan\n"
+      "  timeline    the 1F1B schedule in Chrome trace format (Perfetto,\n"
+      "              chrome://tracing)\n"
+      "  html        one self-contained page: schedule, memory, devices,\n"
+      "              runners-up\n"
+      "\n"
+      "Options:\n"
+      "  -o, --output FILE     write FILE atomically (default: standard "
+      "output)\n"
+      "  --launch              megatron: the launch script\n"
+      "  --topology            deepspeed: the pipeline topology in Python\n"
+      "  --gpus-per-node G     the cluster's GPUs per node (default: from "
+      "the\n"
+      "                        cluster spec the plan names)\n"
+      "  --name-map FILE       torch: module names of your model (JSON,\n"
+      "                        docs/exports.md; default: the family's)\n"
+      "  -h, --help            this help\n"
+      "\n"
+      "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
+      "target cannot run (the message says why), 4 internal error.\n");
 }
 
 static int find_target(const char *name) {
@@ -51,51 +120,105 @@ static int find_target(const char *name) {
   return -1;
 }
 
-static int parse(int argc, char **argv, const char **out, int *t,
-                 const char **plan) {
-  int c;
+static int parse_opt(int c, args_t *a, char **argv) {
+  switch (c) {
+  case 'o':
+    a->out = optarg;
+    return 0;
+  case 'l':
+    a->launch = 1;
+    return 0;
+  case OPT_TOPOLOGY:
+    a->topology = 1;
+    return 0;
+  case OPT_GPN:
+    return cli_parse_int("export", "--gpus-per-node", optarg, 1, 1024, &a->gpn);
+  case OPT_NAME_MAP:
+    a->name_map_path = optarg;
+    return 0;
+  case ':':
+    return cli_usage_error("export", "option '%s' needs a value",
+                           argv[optind - 1]);
+  default:
+    return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+  }
+}
+
+static int parse(int argc, char **argv, args_t *a) {
+  int c, rc;
   optind = 0;
   opterr = 0;
   while ((c = getopt_long(argc, argv, ":ho:", export_opts, NULL)) != -1) {
     if (c == 'h') {
       usage(stdout);
       return -1;
-    } else if (c == 'o') {
-      *out = optarg;
-    } else if (c == ':') {
-      return cli_usage_error("export", "option '%s' needs a value",
-                             argv[optind - 1]);
-    } else {
-      return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
     }
+    if ((rc = parse_opt(c, a, argv))) return rc;
   }
   if (argc - optind != 2)
     return cli_usage_error("export", "wants a target (megatron, deepspeed, "
-                                     "timeline) and a plan file");
-  if ((*t = find_target(argv[optind])) < 0)
+                                     "torch, torchtitan, timeline, html) and "
+                                     "a plan file");
+  if ((a->target = find_target(argv[optind])) < 0)
     return cli_usage_error("export",
-                           "unknown target '%s' (megatron, "
-                           "deepspeed, timeline)",
+                           "unknown target '%s' (megatron, deepspeed, torch, "
+                           "torchtitan, timeline, html)",
                            argv[optind]);
-  *plan = argv[optind + 1];
+  const char *t = targets[a->target].name;
+  if (a->launch && strcmp(t, "megatron"))
+    return cli_usage_error("export", "--launch is for the megatron target");
+  if (a->topology && strcmp(t, "deepspeed"))
+    return cli_usage_error("export", "--topology is for the deepspeed target");
+  if (a->name_map_path && strcmp(t, "torch"))
+    return cli_usage_error("export", "--name-map is for the torch target");
+  a->plan = argv[optind + 1];
   return 0;
 }
 
+/* The node shape from the cluster the plan names, when it can be read
+ * (a preset always can); otherwise left unknown, which only the targets
+ * that need it refuse. */
+static void node_shape(const strata_plan_t *p, const args_t *a,
+                       strata_export_opts_t *o) {
+  strata_cluster_t *c = NULL;
+  o->gpus_per_node = (int)a->gpn;
+  if (p->cluster && p->cluster[0] && !strata_cluster_load(p->cluster, &c)) {
+    if (!o->gpus_per_node) o->gpus_per_node = strata_cluster_gpus_per_node(c);
+    o->nodes_per_leaf = strata_cluster_leaf_size(c);
+  }
+  strata_cluster_destroy(c);
+}
+
 int cli_cmd_export(int argc, char **argv) {
-  const char *cmd = "export", *out = NULL, *path = NULL;
-  int t = 0, rc = parse(argc, argv, &out, &t, &path);
+  const char *cmd = "export";
+  args_t a = {0};
+  int rc = parse(argc, argv, &a);
   strata_plan_t *p = NULL;
-  char *text = NULL;
+  strata_export_opts_t o;
+  char *text = NULL, *map = NULL;
+  size_t len;
   if (rc) return rc < 0 ? CLI_OK : rc;
-  if (!(rc = strata_plan_load(path, &p)) && (rc = targets[t].run(p, &text)))
-    strata_error_prefix("%s", path); /* which plan the target refused */
+  strata_export_opts_init(&o);
+  o.source = a.plan;
+  if (a.name_map_path &&
+      (rc = strata_file_read(a.name_map_path, 1 << 20, &map, &len))) {
+    rc = cli_fail(cmd, rc);
+    goto out;
+  }
+  o.name_map = map;
+  if (!(rc = strata_plan_load(a.plan, &p))) {
+    node_shape(p, &a, &o);
+    if ((rc = targets[a.target].run(p, &a, &o, &text)))
+      strata_error_prefix("%s", a.plan); /* which plan the target refused */
+  }
   if (rc) {
     rc = cli_fail(cmd, rc);
     goto out;
   }
-  rc = cli_write_output(cmd, out, text, strlen(text));
+  rc = cli_write_output(cmd, a.out, text, strlen(text));
 out:
   strata_free(text);
+  strata_free(map);
   strata_plan_destroy(p);
   return rc;
 }

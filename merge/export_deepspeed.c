@@ -1,16 +1,27 @@
 /*
- * export_deepspeed.c - the plan as a DeepSpeed config (JSON), with keys
- * from reference/deepspeed_keys.txt only.
+ * export_deepspeed.c - the plan as a DeepSpeed config (JSON, keys from
+ * reference/deepspeed_keys.txt only) and the Python lines that build its
+ * pipeline topology (strata_export_deepspeed_topology).
  *
- * DeepSpeed asserts train_batch_size = micro-batch per GPU x gradient
- * accumulation steps x data-parallel size; the plan's global batch must
- * satisfy it exactly, and it is checked before writing.  DeepSpeed's
- * pipeline engine supports ZeRO stage 0 and 1 only, so a pipelined plan
- * with stage 2 or 3 is refused.  Tensor parallelism comes from the model
- * code (Megatron-DeepSpeed), not from this file; the "pipeline" section
- * records the stage count and DeepSpeed's partition method ("uniform" when
- * every stage holds as many layers, else "parameters", the closest it has).
+ * What the config holds is what DeepSpeed reads and the plan chose: the
+ * batch (DeepSpeed asserts train_batch_size = micro-batch x gradient
+ * accumulation x data-parallel size), bf16, the ZeRO stage with the
+ * buckets the memory model assumed (DeepSpeed's defaults, written out so
+ * a changed default cannot change the plan's memory), gradient reduction
+ * overlapped or not as planned, and activation checkpointing -- which the
+ * pipeline engine applies only through pipeline.activation_checkpoint_
+ * interval.  The pipeline's stage count and partition are arguments of
+ * PipelineModule, not config keys DeepSpeed reads, so they go to the
+ * Python lines instead, with the tensor-parallel size (Megatron-DeepSpeed's
+ * model code splits the layers; the topology places the ranks).
+ *
+ * Refused, with the reason: stages of different sizes and a stage count
+ * that does not divide the world (PipelineModule's grid has one shape),
+ * ZeRO 2 or 3 with pipelining (the engine asserts it), interleaved
+ * schedules (the engine runs plain 1F1B), and free-mode plans with tensor
+ * parallelism (the layouts are the ILP's, not Megatron's).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/json.h"
@@ -19,9 +30,44 @@
 #define REFUSE(...)                                                            \
   strata_error(STRATA_EUNSUPPORTED, "deepspeed export: " __VA_ARGS__)
 
+/* DeepSpeed's bucket defaults (runtime/zero/config.py), which the memory
+ * model counts (pipeline/eval.c): elements, not bytes. */
+#define DS_REDUCE_BUCKET 500000000.0
+#define DS_PREFETCH_BUCKET 50000000.0
+
+static int check_shape(const strata_plan_t *p) {
+  int d0 = st__stage_devices(&p->stages[0]);
+  for (int s = 1; s < p->n_stages; s++)
+    if (st__stage_devices(&p->stages[s]) != d0)
+      return REFUSE("stage %d runs on %d devices and stage 0 on %d: "
+                    "DeepSpeed's pipeline engine gives every stage the same "
+                    "devices (one grid of pipe x data x model); use 'strata "
+                    "export torch' or re-plan in Megatron mode",
+                    s, st__stage_devices(&p->stages[s]), d0);
+  if (p->pp < 1 || p->devices % p->pp != 0)
+    return REFUSE("%d pipeline stages do not divide the world of %d GPUs "
+                  "(PipelineModule: num_stages must divide the world size)",
+                  p->pp, p->devices);
+  if (p->devices != p->tp * p->pp * p->dp)
+    return REFUSE("world size %d is not tp %d x pp %d x dp %d", p->devices,
+                  p->tp, p->pp, p->dp);
+  if (!p->megatron && p->tp > 1)
+    return REFUSE("a free-mode plan lays out each operator over its %d "
+                  "devices as the ILP chose, and DeepSpeed's tensor "
+                  "parallelism is Megatron-DeepSpeed's fixed layout; use "
+                  "'strata export torch' or re-plan in Megatron mode",
+                  p->tp);
+  return 0;
+}
+
 static int check(const strata_plan_t *p, int *gas) {
-  if (p->micro_batch < 1 || p->dp < 1)
-    return REFUSE("micro-batch %d, dp %d", p->micro_batch, p->dp);
+  int rc;
+  if (!p || p->n_stages < 1 || !p->stages)
+    return strata_error(STRATA_EINVAL,
+                        "deepspeed export: a plan with no stage");
+  if (p->micro_batch < 1 || p->dp < 1 || p->tp < 1)
+    return REFUSE("micro-batch %d, tp %d, dp %d", p->micro_batch, p->tp, p->dp);
+  if ((rc = check_shape(p))) return rc;
   if (p->global_batch % (p->micro_batch * p->dp) != 0)
     return REFUSE("global batch %d is not micro-batch %d x gradient "
                   "accumulation x dp %d for any whole accumulation count",
@@ -31,13 +77,13 @@ static int check(const strata_plan_t *p, int *gas) {
     return REFUSE("the plan runs %d micro-batches per step, but global batch "
                   "%d / (micro-batch %d x dp %d) = %d",
                   p->n_micro, p->global_batch, p->micro_batch, p->dp, *gas);
+  if (p->zero_stage < 0 || p->zero_stage > 3)
+    return REFUSE("ZeRO stage %d", p->zero_stage);
   if (p->pp > 1 && p->zero_stage >= 2)
     return REFUSE("DeepSpeed's pipeline engine supports ZeRO stage 0 or 1, "
                   "not %d, with %d pipeline stages; re-plan with --zero 1 or "
                   "without pipelining",
                   p->zero_stage, p->pp);
-  if (p->zero_stage < 0 || p->zero_stage > 3)
-    return REFUSE("ZeRO stage %d", p->zero_stage);
   if (p->vpp > 1)
     return REFUSE("the plan interleaves %d virtual stages per rank, a "
                   "schedule DeepSpeed's pipeline engine does not run; re-plan "
@@ -46,32 +92,35 @@ static int check(const strata_plan_t *p, int *gas) {
   return 0;
 }
 
-static int even_split(const strata_plan_t *p) {
-  int n = p->stages[0].layer_end - p->stages[0].layer_begin;
-  for (int s = 1; s < p->n_stages; s++)
-    if (p->stages[s].layer_end - p->stages[s].layer_begin != n) return 0;
-  return 1;
+static int add_zero(cJSON *root, const strata_plan_t *p) {
+  cJSON *z = cJSON_AddObjectToObject(root, "zero_optimization");
+  int bad = !z || st__json_add_num(z, "stage", p->zero_stage);
+  if (bad || p->zero_stage < 1) return bad ? -1 : 0;
+  bad = st__json_add_bool(z, "overlap_comm", p->overlap_grad_reduce > 0) ||
+        st__json_add_bool(z, "contiguous_gradients", 1) ||
+        st__json_add_num(z, "reduce_bucket_size", DS_REDUCE_BUCKET);
+  if (!bad && p->zero_stage <= 2)
+    bad = st__json_add_num(z, "allgather_bucket_size", DS_REDUCE_BUCKET);
+  if (!bad && p->zero_stage == 3)
+    bad =
+        st__json_add_num(z, "stage3_prefetch_bucket_size", DS_PREFETCH_BUCKET);
+  return bad ? -1 : 0;
 }
 
-static int add_sections(cJSON *root, const strata_plan_t *p) {
-  cJSON *bf = cJSON_AddObjectToObject(root, "bf16");
-  cJSON *z = cJSON_AddObjectToObject(root, "zero_optimization");
-  int bad = !bf || !z || st__json_add_bool(bf, "enabled", 1) ||
-            st__json_add_num(z, "stage", p->zero_stage);
-  if (!bad && p->zero_stage >= 1)
-    bad = st__json_add_bool(z, "overlap_comm", 1) ||
-          st__json_add_bool(z, "contiguous_gradients", 1);
-  if (!bad && p->recompute != STRATA_RECOMPUTE_NONE) {
-    cJSON *a = cJSON_AddObjectToObject(root, "activation_checkpointing");
-    bad = !a || st__json_add_bool(a, "partition_activations", p->tp > 1) ||
-          st__json_add_bool(a, "contiguous_memory_optimization", 0) ||
-          st__json_add_bool(a, "cpu_checkpointing", 0);
-  }
-  if (!bad && p->pp > 1) {
+/* Activation checkpointing: the section configures deepspeed.checkpointing
+ * (what Megatron-DeepSpeed's layers call); the pipeline engine wraps whole
+ * layers only when pipeline.activation_checkpoint_interval > 0, which is
+ * full recompute -- selective recompute stays inside the model's layers
+ * (Megatron-DeepSpeed's --recompute-granularity selective). */
+static int add_checkpointing(cJSON *root, const strata_plan_t *p) {
+  if (p->recompute == STRATA_RECOMPUTE_NONE) return 0;
+  cJSON *a = cJSON_AddObjectToObject(root, "activation_checkpointing");
+  int bad = !a || st__json_add_bool(a, "partition_activations", p->tp > 1) ||
+            st__json_add_bool(a, "contiguous_memory_optimization", 0) ||
+            st__json_add_bool(a, "cpu_checkpointing", 0);
+  if (!bad && p->pp > 1 && p->recompute == STRATA_RECOMPUTE_FULL) {
     cJSON *pl = cJSON_AddObjectToObject(root, "pipeline");
-    bad = !pl || st__json_add_num(pl, "stages", p->pp) ||
-          st__json_add_str(pl, "partition",
-                           even_split(p) ? "uniform" : "parameters");
+    bad = !pl || st__json_add_num(pl, "activation_checkpoint_interval", 1);
   }
   return bad ? -1 : 0;
 }
@@ -79,20 +128,116 @@ static int add_sections(cJSON *root, const strata_plan_t *p) {
 int strata_export_deepspeed(const strata_plan_t *p, char **text) {
   int gas = 0, rc;
   cJSON *root;
-  if (!p || !text || p->n_stages < 1)
-    return strata_error(STRATA_EINVAL,
-                        "deepspeed export: a plan with no stage");
+  if (!text) return strata_error(STRATA_EINVAL, "deepspeed export: no output");
+  *text = NULL;
   if ((rc = check(p, &gas))) return rc;
   root = cJSON_CreateObject();
-  int bad = !root ||
+  cJSON *bf = root ? cJSON_AddObjectToObject(root, "bf16") : NULL;
+  int bad = !root || !bf ||
             st__json_add_num(root, "train_batch_size",
                              (double)p->micro_batch * gas * p->dp) ||
             st__json_add_num(root, "train_micro_batch_size_per_gpu",
                              p->micro_batch) ||
             st__json_add_num(root, "gradient_accumulation_steps", gas) ||
-            add_sections(root, p);
+            st__json_add_bool(bf, "enabled", 1) || add_zero(root, p) ||
+            add_checkpointing(root, p);
   *text = bad ? NULL : st__json_print(root);
   cJSON_Delete(root);
   if (!*text) return strata_error(STRATA_ENOMEM, "out of memory");
+  return 0;
+}
+
+int st__ds_check(const strata_plan_t *p) {
+  int gas;
+  return check(p, &gas);
+}
+
+/* ---- the Python lines ---- */
+
+static int even_split(const strata_plan_t *p) {
+  int n = p->stages[0].layer_end - p->stages[0].layer_begin;
+  for (int s = 1; s < p->n_stages; s++)
+    if (p->stages[s].layer_end - p->stages[s].layer_begin != n) return 0;
+  return 1;
+}
+
+static void topo_head(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_printf(
+      b,
+      "# DeepSpeed pipeline topology of %s on %s: tp %d, pp %d, dp %d (%d "
+      "GPUs).\n"
+      "# Written by `strata export deepspeed --topology`; it goes with the "
+      "config of\n"
+      "# `strata export deepspeed` (pass it as deepspeed.initialize(..., "
+      "config=...)).\n"
+      "#\n"
+      "# Ranks: axes pipe, data, model with model fastest (rank = pipe*%d + "
+      "data*%d + model),\n"
+      "# the plan's layout; Megatron-DeepSpeed builds the same grid from "
+      "--tensor-model-parallel-size %d\n"
+      "# --pipeline-model-parallel-size %d.\n",
+      p->model ? p->model : "?", p->cluster ? p->cluster : "?", p->tp, p->pp,
+      p->dp, p->devices, p->dp * p->tp, p->tp, p->tp, p->pp);
+  if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
+    strata_buf_puts(b, "# Recompute: selective (the attention core), inside "
+                       "the model's layers: pass\n"
+                       "# --recompute-granularity selective to "
+                       "Megatron-DeepSpeed; the engine checkpoints no whole "
+                       "layer.\n");
+  if (p->framework != STRATA_FRAMEWORK_DEEPSPEED)
+    strata_buf_puts(b, "# The plan's memory was costed for Megatron-LM "
+                       "(--framework megatron); DeepSpeed's bf16\n"
+                       "# optimizer and buckets hold more: re-plan with "
+                       "--framework deepspeed to cost them.\n");
+}
+
+int strata_export_deepspeed_topology(const strata_plan_t *p, char **text) {
+  int gas = 0, rc;
+  strata_buf_t b;
+  if (!text) return strata_error(STRATA_EINVAL, "deepspeed export: no output");
+  *text = NULL;
+  if ((rc = check(p, &gas))) return rc;
+  strata_buf_init(&b);
+  topo_head(&b, p);
+  strata_buf_printf(
+      &b,
+      "from deepspeed.pipe import PipelineModule\n"
+      "from deepspeed.runtime.pipe.topology import "
+      "PipeModelDataParallelTopology\n"
+      "\n"
+      "TP, PP, DP = %d, %d, %d\n"
+      "MICRO_BATCHES = %d  # gradient_accumulation_steps of the config\n"
+      "LAYERS_PER_STAGE = [",
+      p->tp, p->pp, p->dp, gas);
+  for (int s = 0; s < p->n_stages; s++)
+    strata_buf_printf(&b, "%s%d", s ? ", " : "",
+                      p->stages[s].layer_end - p->stages[s].layer_begin);
+  strata_buf_printf(
+      &b,
+      "]  # transformer layers; the first and last stages also hold the "
+      "embedding and the head\n"
+      "\n"
+      "topology = PipeModelDataParallelTopology(num_pp=PP, num_mp=TP, "
+      "num_dp=DP)\n"
+      "\n"
+      "\n"
+      "def pipeline_module(layers, loss_fn):\n"
+      "    \"\"\"The model's LayerSpecs as one PipelineModule over the "
+      "plan's grid.\"\"\"\n"
+      "    # %s\n"
+      "    return PipelineModule(layers=layers, loss_fn=loss_fn, "
+      "topology=topology,\n"
+      "                          partition_method=\"%s\",\n"
+      "                          activation_checkpoint_interval=%d)\n",
+      even_split(p) ? "the plan splits the layers evenly"
+                    : "uneven split: DeepSpeed has no explicit partition; "
+                      "'parameters' balances by weights as the plan did",
+      even_split(p) ? "uniform" : "parameters",
+      p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
+  if (b.oom) {
+    strata_buf_free(&b);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *text = strata_buf_steal(&b, NULL);
   return 0;
 }

@@ -1,8 +1,8 @@
 /*
- * export_megatron.c - the plan as Megatron-LM arguments (pretrain_gpt.py),
- * one flag per line ending in a backslash, so the text pastes into a shell
- * script after the launcher line.  Only flag names from
- * reference/megatron_flags.txt are used.
+ * export_megatron.c - the plan as Megatron-LM arguments, one flag per line
+ * ending in a backslash, so the text pastes into a shell script after the
+ * launcher line (export_launch.c writes the whole script around the same
+ * flags).  Only flag names from reference/megatron_flags.txt are used.
  *
  * Megatron-LM runs one layout: the same tensor-parallel size in every
  * stage, layers split evenly (with optional first/last stage counts), the
@@ -11,7 +11,15 @@
  * query groups divisible by tp, batch divisibility, sequence parallelism
  * only with tp > 1); a plan that breaks one is refused with the reason, so
  * what is exported is what was planned and costed.
+ *
+ * The flags are built once into a list (st__mg_args_t) that both printers
+ * read: this file's backslash lines and the launch script's bash arrays.
+ * A new parallel dimension (context or expert parallelism, fp8) is one
+ * more line in parallel_flags() and, where Megatron has a rule for it,
+ * one more check.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "merge/merge_int.h"
@@ -19,10 +27,40 @@
 #define REFUSE(...)                                                            \
   strata_error(STRATA_EUNSUPPORTED, "megatron export: " __VA_ARGS__)
 
+/* ---- the model families Megatron-LM trains ---- */
+
+static const st__mg_family_t families[] = {
+    {"gpt", "pretrain_gpt.py", "GPT2BPETokenizer", 1},
+    {"llama", "pretrain_gpt.py", "HuggingFaceTokenizer", 1},
+    {"bert", "examples/bert/pretrain_bert.py", "BertWordPieceLowerCase", 0},
+};
+
+const st__mg_family_t *st__mg_family(const char *family) {
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    if (!strcmp(families[i].family, family)) return &families[i];
+  return NULL;
+}
+
+/* RoPE base of a LLaMA-family model.  The plan keeps the architecture's
+ * sizes, not its RoPE base, so the tokenizer tells the generations apart:
+ * LLaMA 3's 128 256-token vocabulary came with base 500 000 (Dubey et al.
+ * 2024, "The Llama 3 Herd of Models", Table 3), LLaMA 1 and 2's 32 000 with
+ * 10 000 (Touvron et al. 2023), which is also Megatron-LM's default. */
+int st__mg_rotary_base(const strata_plan_t *p) {
+  return p->vocab == 128256 ? 500000 : 10000;
+}
+
+/* ---- checks ---- */
+
 static int check_mode(const strata_plan_t *p) {
   if (!p->megatron)
     return REFUSE("a free-mode plan gives each operator its own layout, which "
-                  "Megatron-LM cannot express; re-plan in Megatron mode");
+                  "Megatron-LM cannot express; use 'strata export torch' or "
+                  "re-plan in Megatron mode");
+  if (!st__mg_family(p->family))
+    return REFUSE("the model's family '%s' is none Megatron-LM's launchers "
+                  "build (gpt, llama, bert); set \"family\" in the trace",
+                  p->family);
   if (p->zero_stage >= 2)
     return REFUSE("ZeRO stage %d shards gradients%s, which Megatron-LM's "
                   "distributed optimizer does not; use 'strata export "
@@ -37,8 +75,17 @@ static int check_mode(const strata_plan_t *p) {
   if (p->overlap_p2p && p->vpp <= 1)
     return REFUSE("Megatron-LM overlaps p2p only with virtual pipeline "
                   "stages; re-plan without --overlap-p2p");
+  if (p->scatter_gather && p->sequence_parallel <= 0 && p->pp > 1 && p->tp > 1)
+    return REFUSE("the plan sends 1/%d of each boundary tensor between stages "
+                  "(2021 Megatron-LM's scatter/gather), which Megatron-LM no "
+                  "longer does; re-plan without --scatter-gather",
+                  p->tp);
   if (p->overlap_param_gather && !p->overlap_grad_reduce)
     return REFUSE("--overlap-param-gather needs --overlap-grad-reduce");
+  return 0;
+}
+
+static int check_stages(const strata_plan_t *p) {
   int vpp = p->vpp > 1 ? p->vpp : 1;
   if (p->n_stages != p->pp * vpp)
     return REFUSE("the plan has %d stages but pp %d x vpp %d", p->n_stages,
@@ -103,100 +150,130 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
   if (l != mid) *last = l;
   if ((*first || *last) && p->vpp > 1)
     return REFUSE("uneven first/last stages with virtual pipeline stages");
+  if (p->vpp > 1 && p->layers % (p->pp * p->vpp) != 0)
+    return REFUSE("%d layers do not split into pp %d x vpp %d chunks",
+                  p->layers, p->pp, p->vpp);
   return 0;
 }
 
-static void flag(strata_buf_t *b, const char *name, const char *fmt, int v) {
-  strata_buf_printf(b, "%s%s", b->len ? " \\\n" : "", name);
-  if (fmt) strata_buf_printf(b, fmt, v);
+int st__mg_check(const strata_plan_t *p, int *first, int *last) {
+  int rc;
+  if (!p || p->n_stages < 1 || !p->stages)
+    return strata_error(STRATA_EINVAL, "megatron export: a plan with no stage");
+  if ((rc = check_mode(p)) || (rc = check_stages(p)) || (rc = check_sizes(p)))
+    return rc;
+  return check_split(p, first, last);
 }
 
-static void model_flags(strata_buf_t *b, const strata_plan_t *p) {
+/* ---- the flags ---- */
+
+static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...) {
+  strata_buf_printf(&a->b, "%s%s", a->n++ ? a->sep : "", name);
+  if (fmt) {
+    va_list ap;
+    char v[64];
+    va_start(ap, fmt);
+    vsnprintf(v, sizeof v, fmt, ap);
+    va_end(ap);
+    strata_buf_printf(&a->b, " %s", v);
+  }
+}
+
+static void model_flags(st__mg_args_t *a, const strata_plan_t *p) {
   int llama = strcmp(p->family, "llama") == 0;
-  flag(b, "--num-layers", " %d", p->layers);
-  flag(b, "--hidden-size", " %d", p->hidden);
-  flag(b, "--num-attention-heads", " %d", p->heads);
-  if (p->ffn) flag(b, "--ffn-hidden-size", " %d", p->ffn);
-  flag(b, "--seq-length", " %d", p->seq_len);
-  flag(b, "--max-position-embeddings", " %d",
+  flag(a, "--num-layers", "%d", p->layers);
+  flag(a, "--hidden-size", "%d", p->hidden);
+  flag(a, "--num-attention-heads", "%d", p->heads);
+  if (p->ffn) flag(a, "--ffn-hidden-size", "%d", p->ffn);
+  flag(a, "--seq-length", "%d", p->seq_len);
+  flag(a, "--max-position-embeddings", "%d",
        p->max_position > 0 ? p->max_position : p->seq_len);
   if (p->kv_heads && p->kv_heads != p->heads) {
-    flag(b, "--group-query-attention", NULL, 0);
-    flag(b, "--num-query-groups", " %d", p->kv_heads);
+    flag(a, "--group-query-attention", NULL);
+    flag(a, "--num-query-groups", "%d", p->kv_heads);
   }
   if (llama) {
-    flag(b, "--swiglu", NULL, 0);
-    flag(b, "--normalization", " RMSNorm", 0);
-    flag(b, "--disable-bias-linear", NULL, 0);
-    flag(b, "--position-embedding-type", " rope", 0);
+    flag(a, "--swiglu", NULL);
+    flag(a, "--normalization", "RMSNorm");
+    flag(a, "--disable-bias-linear", NULL);
+    flag(a, "--position-embedding-type", "rope");
+    flag(a, "--rotary-base", "%d", st__mg_rotary_base(p));
   }
+  if (!strcmp(p->family, "bert")) /* the plan's model has the MLM head only */
+    flag(a, "--bert-no-binary-head", NULL);
   if (p->untie_embeddings)
-    flag(b, "--untie-embeddings-and-output-weights", NULL, 0);
+    flag(a, "--untie-embeddings-and-output-weights", NULL);
   if (!p->dropout) {
-    flag(b, "--attention-dropout", " 0", 0);
-    flag(b, "--hidden-dropout", " 0", 0);
+    flag(a, "--attention-dropout", "0");
+    flag(a, "--hidden-dropout", "0");
   }
   /* the plan's attention: Megatron-LM's default (flash or cuDNN fused
    * attention), or the unfused one that holds the scores */
-  if (!p->flash_attention) flag(b, "--attention-backend", " unfused", 0);
+  if (!p->flash_attention) flag(a, "--attention-backend", "unfused");
 }
 
 /* What the plan assumed the framework overlaps (docs/cost-model.md). */
-static void overlap_flags(strata_buf_t *b, const strata_plan_t *p) {
-  if (p->overlap_grad_reduce) flag(b, "--overlap-grad-reduce", NULL, 0);
-  if (p->overlap_param_gather) flag(b, "--overlap-param-gather", NULL, 0);
-  if (p->tp_comm_overlap) flag(b, "--tp-comm-overlap", NULL, 0);
+static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
+  if (p->overlap_grad_reduce) flag(a, "--overlap-grad-reduce", NULL);
+  if (p->overlap_param_gather) flag(a, "--overlap-param-gather", NULL);
+  if (p->tp_comm_overlap) flag(a, "--tp-comm-overlap", NULL);
   if (p->vpp > 1 && !p->overlap_p2p)
-    flag(b, "--no-overlap-p2p-communication", NULL, 0);
+    flag(a, "--no-overlap-p2p-communication", NULL);
 }
 
-static void parallel_flags(strata_buf_t *b, const strata_plan_t *p, int first,
+static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
                            int last) {
-  flag(b, "--tensor-model-parallel-size", " %d", p->tp);
-  flag(b, "--pipeline-model-parallel-size", " %d", p->pp);
-  if (first) flag(b, "--decoder-first-pipeline-num-layers", " %d", first);
-  if (last) flag(b, "--decoder-last-pipeline-num-layers", " %d", last);
+  flag(a, "--tensor-model-parallel-size", "%d", p->tp);
+  flag(a, "--pipeline-model-parallel-size", "%d", p->pp);
+  if (first) flag(a, "--decoder-first-pipeline-num-layers", "%d", first);
+  if (last) flag(a, "--decoder-last-pipeline-num-layers", "%d", last);
   if (p->vpp > 1)
-    flag(b, "--num-layers-per-virtual-pipeline-stage", " %d",
+    flag(a, "--num-layers-per-virtual-pipeline-stage", "%d",
          p->layers / (p->pp * p->vpp));
-  if (p->sequence_parallel > 0) flag(b, "--sequence-parallel", NULL, 0);
-  flag(b, "--micro-batch-size", " %d", p->micro_batch);
-  flag(b, "--global-batch-size", " %d", p->global_batch);
-  flag(b, "--bf16", NULL, 0);
+  if (p->sequence_parallel > 0) flag(a, "--sequence-parallel", NULL);
+  flag(a, "--micro-batch-size", "%d", p->micro_batch);
+  flag(a, "--global-batch-size", "%d", p->global_batch);
+  flag(a, "--bf16", NULL);
   if (p->zero_stage == 1) {
-    flag(b, "--use-distributed-optimizer", NULL, 0);
-    if (p->recipe == STRATA_RECIPE_ZERO)
-      flag(b, "--grad-reduce-in-bf16", NULL, 0);
+    flag(a, "--use-distributed-optimizer", NULL);
+    if (p->recipe == STRATA_RECIPE_ZERO) flag(a, "--grad-reduce-in-bf16", NULL);
   }
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
-    flag(b, "--recompute-granularity", " selective", 0);
+    flag(a, "--recompute-granularity", "selective");
   if (p->recompute == STRATA_RECOMPUTE_FULL) {
-    flag(b, "--recompute-granularity", " full", 0);
-    flag(b, "--recompute-method", " uniform", 0);
-    flag(b, "--recompute-num-layers", " 1", 0);
+    flag(a, "--recompute-granularity", "full");
+    flag(a, "--recompute-method", "uniform");
+    flag(a, "--recompute-num-layers", "1");
   }
+}
+
+int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
+                st__mg_args_t *a) {
+  strata_buf_init(&a->b);
+  a->sep = sep;
+  a->n = 0;
+  parallel_flags(a, p, first, last);
+  overlap_flags(a, p);
+  model_flags(a, p);
+  if (!a->b.oom) return 0;
+  strata_buf_free(&a->b);
+  return strata_error(STRATA_ENOMEM, "out of memory");
 }
 
 int strata_export_megatron(const strata_plan_t *p, char **text) {
   int first, last, rc;
-  strata_buf_t b;
-  if (!p || !text || p->n_stages < 1)
-    return strata_error(STRATA_EINVAL, "megatron export: a plan with no stage");
-  if ((rc = check_mode(p)) || (rc = check_sizes(p)) ||
-      (rc = check_split(p, &first, &last)))
+  st__mg_args_t a;
+  if (!text) return strata_error(STRATA_EINVAL, "megatron export: no output");
+  *text = NULL;
+  if ((rc = st__mg_check(p, &first, &last)) ||
+      (rc = st__mg_args(p, first, last, " \\\n", &a)))
     return rc;
-  if (p->vpp > 1 && p->layers % (p->pp * p->vpp) != 0)
-    return REFUSE("%d layers do not split into pp %d x vpp %d chunks",
-                  p->layers, p->pp, p->vpp);
-  strata_buf_init(&b);
-  parallel_flags(&b, p, first, last);
-  overlap_flags(&b, p);
-  model_flags(&b, p);
-  strata_buf_puts(&b, "\n");
-  if (b.oom) {
-    strata_buf_free(&b);
+  if (strata_buf_puts(&a.b, "\n")) {
+    strata_buf_free(&a.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
-  *text = strata_buf_steal(&b, NULL);
+  *text = strata_buf_steal(&a.b, NULL);
   return 0;
 }

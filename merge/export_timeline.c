@@ -110,8 +110,8 @@ static void sync_events(strata_buf_t *b, const strata_plan_t *p) {
 }
 
 /* The schedule of the plan as the planner simulated it. */
-static int plan_schedule(const strata_plan_t *p, strata_sched_t *S,
-                         double **scratch) {
+int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
+                      double **scratch) {
   int K = p->n_stages;
   double *a = strata_calloc(2 * (size_t)K + 1, sizeof *a);
   memset(S, 0, sizeof *S);
@@ -141,7 +141,7 @@ int strata_export_timeline(const strata_plan_t *p, char **text) {
     return strata_error(STRATA_EINVAL, "timeline: no plan");
   strata_buf_init(&b);
   memset(&S, 0, sizeof S);
-  rc = plan_schedule(p, &S, &scratch);
+  rc = st__plan_schedule(p, &S, &scratch);
   if (rc) goto out;
   strata_buf_puts(&b,
                   "{\n  \"displayTimeUnit\": \"ms\",\n  \"traceEvents\": [\n");

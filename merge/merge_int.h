@@ -30,4 +30,47 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
 /* The ZeRO/recipe/recompute names as reports print them. */
 const char *st__onoff(int v);
 
+/* ---- Megatron-LM (export_megatron.c), shared with the launch script ---- */
+
+/* A model family Megatron-LM trains: its training script (relative to a
+ * Megatron-LM checkout), the tokenizer of a real run, and whether the
+ * script can run on Megatron's mock data. */
+typedef struct {
+  const char *family, *script, *tokenizer;
+  int mock_data;
+} st__mg_family_t;
+const st__mg_family_t *st__mg_family(const char *family); /* NULL: none */
+int st__mg_rotary_base(const strata_plan_t *p);
+/* Refuse (STRATA_EUNSUPPORTED, with the reason) a plan Megatron-LM cannot
+ * run; else the explicit first/last stage layer counts (0: even). */
+int st__mg_check(const strata_plan_t *p, int *first, int *last);
+/* The plan's flags ("--flag value"), joined by sep, into a->b (init'd
+ * here; freed on error). */
+typedef struct {
+  strata_buf_t b;
+  const char *sep;
+  int n;
+} st__mg_args_t;
+int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
+                st__mg_args_t *a);
+
+/* The other targets' refusals (STRATA_EUNSUPPORTED with the reason). */
+int st__ds_check(const strata_plan_t *p);
+int st__torch_check(const strata_plan_t *p);
+int st__titan_check(const strata_plan_t *p, const char **flavor);
+
+/* The plan's schedule as the planner simulated it (export_timeline.c):
+ * fills S (free with strata_sched_free) and *scratch (strata_free). */
+int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
+                      double **scratch);
+
+/* Which frameworks run the plan (frameworks.c). */
+#define ST__N_FRAMEWORKS 4
+typedef struct {
+  const char *name;
+  int ok;
+  char why[400]; /* the refusal, "" when ok */
+} st__fw_verdict_t;
+void st__frameworks(const strata_plan_t *p, st__fw_verdict_t *v);
+
 #endif

@@ -1,8 +1,9 @@
 /*
  * merge.h - the global plan: stitching stage plans with the point-to-point
  * traffic between stages and the 1F1B schedule; the compressed plan file
- * (.splan); show, diff; exporters to Megatron-LM arguments, a DeepSpeed
- * config and a Chrome-trace timeline.
+ * (.splan); show, diff; exporters to Megatron-LM arguments and launch
+ * scripts, DeepSpeed configs, PyTorch (DTensor) and torchtitan, a
+ * Chrome-trace timeline and an HTML page.
  */
 #ifndef STRATA_MERGE_H
 #define STRATA_MERGE_H
@@ -44,11 +45,46 @@ int strata_plan_json(const strata_plan_t *p, char **text);
 int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
                      char **text, int *differs);
 
-/* Exporters.  A plan Megatron-LM cannot express is refused
- * (STRATA_EUNSUPPORTED) with the reason. */
+/* Exporters (docs/exports.md).  A plan the target cannot run is refused
+ * (STRATA_EUNSUPPORTED) with the reason; the output is a strata_free-able
+ * string. */
 int strata_export_megatron(const strata_plan_t *p, char **text);
 int strata_export_deepspeed(const strata_plan_t *p, char **text);
 int strata_export_timeline(const strata_plan_t *p, char **text);
+
+/* What some exports need that a plan file does not hold: the cluster's
+ * node shape (from the cluster spec the plan names, or given). */
+typedef struct {
+  int gpus_per_node;    /* 0: unknown (the launch script refuses) */
+  int nodes_per_leaf;   /* 0: unknown (the page draws no leaf switches) */
+  const char *source;   /* the plan file's name, for headers (NULL: none) */
+  const char *name_map; /* torch export: a name map (JSON text), NULL: the
+                           family's module names */
+} strata_export_opts_t;
+void strata_export_opts_init(strata_export_opts_t *o);
+
+/* A bash script that runs the plan with Megatron-LM: environment, one
+ * torchrun per node, the plan's flags and the run's own arguments as
+ * variables the user must set. */
+int strata_export_megatron_launch(const strata_plan_t *p,
+                                  const strata_export_opts_t *o, char **text);
+/* The Python lines that build the DeepSpeed pipeline topology (tp, pp,
+ * dp) and PipelineModule arguments matching strata_export_deepspeed. */
+int strata_export_deepspeed_topology(const strata_plan_t *p, char **text);
+/* A Python module: the device mesh, per transformer block a DTensor
+ * parallelize_module plan from the plan's per-operator layouts, the
+ * pipeline split and the FSDP wrapping. */
+int strata_export_torch(const strata_plan_t *p, const strata_export_opts_t *o,
+                        char **text);
+/* A torchtitan job config (TOML) of a Megatron-mode plan. */
+int strata_export_torchtitan(const strata_plan_t *p, char **text);
+/* One self-contained HTML page: schedule, memory, devices, runners-up. */
+int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
+                       char **text);
+
+/* Which frameworks can run the plan: one line per framework, "NAME: yes"
+ * or "NAME: no -- reason" (the exporter's refusal), into *text. */
+int strata_plan_frameworks(const strata_plan_t *p, char **text);
 
 #ifdef __cplusplus
 }

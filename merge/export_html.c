@@ -1,0 +1,348 @@
+/*
+ * export_html.c - one self-contained HTML page of a plan (`strata export
+ * html`): the summary with the frameworks that can run it, the pipeline
+ * schedule of one step (the planner's own simulation, as the timeline
+ * export has it), each pipeline rank's memory stacked by item against the
+ * GPU's capacity, the devices of each pipeline rank on the cluster's
+ * nodes (grouped by leaf switch when the cluster says), and the runners-up.
+ *
+ * Plain HTML, CSS and inline SVG written with printf: no script, no font,
+ * no image, nothing fetched, so the page opens anywhere, offline, and is
+ * safe to mail around.  Text from the plan (model and cluster names, which
+ * may be file paths) is escaped.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "merge/merge_int.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+#define W 1100 /* drawing width in px */
+#define LABEL 110
+
+static void esc(strata_buf_t *b, const char *s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+    case '&':
+      strata_buf_puts(b, "&amp;");
+      break;
+    case '<':
+      strata_buf_puts(b, "&lt;");
+      break;
+    case '>':
+      strata_buf_puts(b, "&gt;");
+      break;
+    case '"':
+      strata_buf_puts(b, "&quot;");
+      break;
+    default:
+      strata_buf_append(b, s, 1);
+    }
+  }
+}
+
+/* A colour per pipeline rank, spread around the hue circle. */
+static void rank_color(char *buf, size_t n, int r, int pp) {
+  snprintf(buf, n, "hsl(%d,65%%,55%%)", pp > 0 ? (r * 360 / pp) % 360 : 0);
+}
+
+static const char css[] =
+    "<style>\n"
+    "body{font:14px/1.4 sans-serif;margin:24px;color:#222;background:#fff}\n"
+    "h1{font-size:20px}h2{font-size:16px;margin-top:28px}\n"
+    "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px "
+    "8px;text-align:right}\n"
+    "th{background:#f2f2f2}td.l,th.l{text-align:left}\n"
+    ".yes{color:#1a7f37}.no{color:#b42318}\n"
+    "svg text{font:11px sans-serif;fill:#333}\n"
+    ".key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 "
+    "12px;vertical-align:middle}\n"
+    "</style>\n";
+
+static void summary(strata_buf_t *b, const strata_plan_t *p) {
+  st__fw_verdict_t v[ST__N_FRAMEWORKS];
+  char pk[32], gm[32];
+  strata_buf_puts(b, "<h1>");
+  esc(b, p->model);
+  strata_buf_puts(b, " on ");
+  esc(b, p->cluster);
+  strata_buf_printf(
+      b,
+      "</h1>\n<table>\n"
+      "<tr><th class=l>devices</th><td>%d</td></tr>\n"
+      "<tr><th class=l>parallelism</th><td>tp %d, pp %d%s, dp %d (%s "
+      "mode)</td></tr>\n"
+      "<tr><th class=l>batch</th><td>micro %d, global %d, %d "
+      "micro-batches</td></tr>\n"
+      "<tr><th class=l>ZeRO / recompute</th><td>%d / %s</td></tr>\n"
+      "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, MFU %.1f "
+      "%%</td></tr>\n"
+      "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n</table>\n",
+      p->devices, p->tp, p->pp, p->vpp > 1 ? " (interleaved)" : "", p->dp,
+      p->megatron ? "Megatron" : "free", p->micro_batch, p->global_batch,
+      p->n_micro, p->zero_stage, strata_recompute_name(p->recompute),
+      p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
+      strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
+      strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+  st__frameworks(p, v);
+  strata_buf_puts(b, "<h2>Frameworks</h2>\n<ul>\n");
+  for (int i = 0; i < ST__N_FRAMEWORKS; i++) {
+    strata_buf_printf(b, "<li>%s: <b class=%s>%s</b>", v[i].name,
+                      v[i].ok ? "yes" : "no", v[i].ok ? "yes" : "no");
+    if (!v[i].ok) {
+      strata_buf_puts(b, " &mdash; ");
+      esc(b, v[i].why);
+    }
+    strata_buf_puts(b, "</li>\n");
+  }
+  strata_buf_puts(b, "</ul>\n");
+}
+
+/* ---- the schedule ---- */
+
+static void sched_rows(strata_buf_t *b, const strata_plan_t *p,
+                       const strata_sched_t *S, double scale) {
+  int n = S->n_micro;
+  for (int k = 0; k < p->n_stages; k++) {
+    int y = 20 + 22 * p->stages[k].rank;
+    for (int m = 0; m < n; m++) {
+      double f0 = S->f_start[k * n + m], b0 = S->b_start[k * n + m];
+      strata_buf_printf(b,
+                        "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+                        "height=\"18\" fill=\"#4c78a8\"/>"
+                        "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+                        "height=\"18\" fill=\"#54a24b\"/>\n",
+                        LABEL + f0 * scale, y, S->fwd[k] * scale,
+                        LABEL + b0 * scale, y, S->bwd[k] * scale);
+    }
+  }
+}
+
+static int schedule(strata_buf_t *b, const strata_plan_t *p) {
+  strata_sched_t S;
+  double *scratch = NULL;
+  int rc = st__plan_schedule(p, &S, &scratch);
+  if (rc) goto out;
+  double end = S.makespan;
+  for (int r = 0; r < p->pp; r++)
+    if (p->ranks[r].end_seconds + p->ranks[r].sync_seconds > end)
+      end = p->ranks[r].end_seconds + p->ranks[r].sync_seconds;
+  double scale = end > 0 ? (W - LABEL - 10) / end : 0;
+  int h = 20 + 22 * p->pp + 24;
+  strata_buf_printf(b,
+                    "<h2>Pipeline schedule of one step (%.3f ms)</h2>\n"
+                    "<p class=key><span style=\"background:#4c78a8\"></span>"
+                    "forward<span style=\"background:#54a24b\"></span>"
+                    "backward<span style=\"background:#f58518\"></span>"
+                    "gradient sync</p>\n"
+                    "<svg width=\"%d\" height=\"%d\" "
+                    "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                    end * 1e3, W, h);
+  for (int r = 0; r < p->pp; r++) {
+    const strata_plan_rank_t *k = &p->ranks[r];
+    strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d</text>\n",
+                      20 + 22 * r + 13, r);
+    if (k->sync_seconds > 0)
+      strata_buf_printf(b,
+                        "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+                        "height=\"18\" fill=\"#f58518\"/>\n",
+                        LABEL + k->end_seconds * scale, 20 + 22 * r,
+                        k->sync_seconds * scale);
+  }
+  sched_rows(b, p, &S, scale);
+  strata_buf_printf(b,
+                    "<text x=\"%d\" y=\"12\">0 ms</text><text x=\"%d\" "
+                    "y=\"12\" text-anchor=\"end\">%.1f ms</text>\n</svg>\n",
+                    LABEL, W - 10, end * 1e3);
+out:
+  strata_sched_free(&S);
+  strata_free(scratch);
+  return rc;
+}
+
+/* ---- memory ---- */
+
+static const struct {
+  const char *name, *color;
+  size_t off;
+} items[] = {
+#define IT(f, c)                                                               \
+  { #f, c, offsetof(strata_mem_items_t, f) }
+    IT(weights, "#4c78a8"),     IT(gradients, "#72b7b2"),
+    IT(optimizer, "#54a24b"),   IT(activations, "#f58518"),
+    IT(transient, "#e45756"),   IT(context, "#b279a2"),
+    IT(workspace, "#ff9da6"),   IT(nccl, "#9d755d"),
+    IT(buckets, "#bab0ac"),     IT(fragmentation, "#eeca3b"),
+    IT(calibration, "#79706e"),
+#undef IT
+};
+#define N_ITEMS (sizeof items / sizeof items[0])
+
+static double item(const strata_mem_items_t *m, size_t i) {
+  return *(const double *)((const char *)m + items[i].off);
+}
+
+static void memory(strata_buf_t *b, const strata_plan_t *p) {
+  double top = p->gpu_memory_bytes;
+  for (int r = 0; r < p->pp; r++)
+    if (p->ranks[r].mem.total > top) top = p->ranks[r].mem.total;
+  double scale = top > 0 ? (W - LABEL - 60) / top : 0;
+  int h = 10 + 22 * p->pp + 20;
+  strata_buf_puts(b, "<h2>Memory per device of each pipeline rank</h2>\n"
+                     "<p class=key>");
+  for (size_t i = 0; i < N_ITEMS; i++)
+    strata_buf_printf(b, "<span style=\"background:%s\"></span>%s",
+                      items[i].color, items[i].name);
+  strata_buf_printf(b,
+                    "</p>\n<svg width=\"%d\" height=\"%d\" "
+                    "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                    W, h);
+  for (int r = 0; r < p->pp; r++) {
+    const strata_mem_items_t *m = &p->ranks[r].mem;
+    double x = LABEL;
+    int y = 10 + 22 * r;
+    strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d</text>\n", y + 13, r);
+    for (size_t i = 0; i < N_ITEMS; i++) {
+      double w = item(m, i) * scale;
+      if (w <= 0) continue;
+      strata_buf_printf(b,
+                        "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+                        "height=\"18\" fill=\"%s\"><title>%s %.2f "
+                        "GiB</title></rect>\n",
+                        x, y, w, items[i].color, items[i].name,
+                        item(m, i) / GIB);
+      x += w;
+    }
+    strata_buf_printf(b, "<text x=\"%.2f\" y=\"%d\">%.1f GiB</text>\n", x + 4,
+                      y + 13, m->total / GIB);
+  }
+  double cx = LABEL + p->gpu_memory_bytes * scale;
+  strata_buf_printf(b,
+                    "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%d\" "
+                    "stroke=\"#b42318\" stroke-width=\"2\" "
+                    "stroke-dasharray=\"4 3\"/>\n<text x=\"%.2f\" y=\"%d\" "
+                    "text-anchor=\"end\">capacity %.1f GiB</text>\n</svg>\n",
+                    cx, cx, h - 14, cx, h - 2, p->gpu_memory_bytes / GIB);
+}
+
+/* ---- devices ---- */
+
+/* The pipeline rank holding global rank g, or -1 (unused). */
+static int owner(const strata_plan_t *p, int g) {
+  for (int r = 0; r < p->pp && r < p->n_stages; r++) {
+    const strata_plan_stage_t *st = &p->stages[r];
+    int n = st__stage_devices(st) * p->dp;
+    if (g >= st->first_rank && g < st->first_rank + n) return st->rank;
+  }
+  return -1;
+}
+
+static void cell(strata_buf_t *b, const strata_plan_t *p, int x, int y, int s,
+                 int g, const char *what) {
+  char col[32];
+  int r = owner(p, g);
+  if (r >= 0)
+    rank_color(col, sizeof col, r, p->pp);
+  else
+    snprintf(col, sizeof col, "#ddd");
+  strata_buf_printf(b,
+                    "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                    "fill=\"%s\"><title>%s: pipeline rank %d</title></rect>\n",
+                    x, y, s, s, col, what, r);
+}
+
+static void devices(strata_buf_t *b, const strata_plan_t *p,
+                    const strata_export_opts_t *o) {
+  int G = o && o->gpus_per_node > 0 ? o->gpus_per_node : 0, leaf;
+  char col[32], what[64];
+  if (G < 1) G = p->devices < 8 ? p->devices : 8;
+  int nodes = (p->devices + G - 1) / G;
+  int per_gpu = nodes * G <= 4096, s = per_gpu ? 10 : 8;
+  int per_row = per_gpu ? (W - 20) / (G * (s + 1) + 6) : (W - 20) / (s + 2);
+  if (per_row < 1) per_row = 1;
+  leaf = o && o->nodes_per_leaf > 0 ? o->nodes_per_leaf : 0;
+  int rows = (nodes + per_row - 1) / per_row;
+  int cw = per_gpu ? G * (s + 1) + 6 : s + 2;
+  strata_buf_printf(
+      b, "<h2>Devices: %d node%s of %d GPUs%s</h2>\n<p class=key>", nodes,
+      nodes > 1 ? "s" : "", G, per_gpu ? "" : " (one square per node)");
+  for (int r = 0; r < p->pp && r < 64; r++) {
+    rank_color(col, sizeof col, r, p->pp);
+    strata_buf_printf(b, "<span style=\"background:%s\"></span>rank %d", col,
+                      r);
+  }
+  strata_buf_printf(b,
+                    "</p>\n<svg width=\"%d\" height=\"%d\" "
+                    "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                    W, rows * (s + 8) + 10);
+  for (int n = 0; n < nodes; n++) {
+    int x = 10 + (n % per_row) * cw, y = 5 + (n / per_row) * (s + 8);
+    if (leaf > 0 && n % leaf == 0 && (n / leaf) > 0)
+      strata_buf_printf(b,
+                        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
+                        "stroke=\"#333\"><title>leaf switch %d</title>"
+                        "</line>\n",
+                        x - 2, y - 2, x - 2, y + s + 2, n / leaf);
+    for (int g = 0; g < (per_gpu ? G : 1); g++) {
+      snprintf(what, sizeof what, "node %d GPU %d", n, g);
+      cell(b, p, x + g * (s + 1), y, s, n * G + g, what);
+    }
+  }
+  strata_buf_puts(b, "</svg>\n");
+}
+
+static void runners_up(strata_buf_t *b, const strata_plan_t *p) {
+  char mem[32];
+  if (p->n_top < 2) return;
+  strata_buf_puts(b, "<h2>Runners-up</h2>\n<table>\n<tr><th>#</th><th>tp</th>"
+                     "<th>pp</th><th>dp</th><th>micro</th><th>vpp</th>"
+                     "<th>sp</th><th>recompute</th><th>step ms</th>"
+                     "<th>vs best</th><th>peak memory</th></tr>\n");
+  for (int i = 0; i < p->n_top; i++) {
+    const strata_plan_config_t *c = &p->top[i];
+    strata_buf_printf(
+        b,
+        "<tr><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>"
+        "<td>%d</td><td>%s</td><td class=l>%s</td><td>%.3f</td>"
+        "<td>%+.2f %%</td><td>%s</td></tr>\n",
+        i + 1, c->tp, c->pp, c->dp, c->micro_batch, c->vpp > 1 ? c->vpp : 1,
+        st__onoff(c->sequence_parallel), strata_recompute_name(c->recompute),
+        c->step_seconds * 1e3,
+        p->top[0].step_seconds > 0
+            ? 100 * (c->step_seconds / p->top[0].step_seconds - 1)
+            : 0.0,
+        strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
+  }
+  strata_buf_puts(b, "</table>\n");
+}
+
+int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
+                       char **text) {
+  strata_buf_t b;
+  int rc;
+  if (!text) return strata_error(STRATA_EINVAL, "html export: no output");
+  *text = NULL;
+  if (!p || p->n_stages < 1 || !p->ranks || p->pp < 1 ||
+      p->n_stages != p->pp * (p->vpp > 1 ? p->vpp : 1))
+    return strata_error(STRATA_EINVAL, "html export: no plan");
+  strata_buf_init(&b);
+  strata_buf_puts(&b, "<!DOCTYPE html>\n<html lang=en>\n<head>\n<meta "
+                      "charset=utf-8>\n<title>Strata plan: ");
+  esc(&b, p->model);
+  strata_buf_puts(&b, "</title>\n");
+  strata_buf_puts(&b, css);
+  strata_buf_puts(&b, "</head>\n<body>\n");
+  summary(&b, p);
+  if ((rc = schedule(&b, p))) goto out;
+  memory(&b, p);
+  devices(&b, p, o);
+  runners_up(&b, p);
+  strata_buf_puts(&b, "<p>Written by <code>strata export html</code>.</p>\n"
+                      "</body>\n</html>\n");
+  if (b.oom) rc = strata_error(STRATA_ENOMEM, "out of memory");
+out:
+  if (!rc) *text = strata_buf_steal(&b, NULL);
+  strata_buf_free(&b);
+  return rc;
+}

@@ -1,0 +1,174 @@
+/*
+ * export_torchtitan.c - a Megatron-mode plan as a torchtitan job config
+ * (TOML, the --job.config_file of torchtitan's train.py), with keys from
+ * tests/data/export/torchtitan_keys.txt only: read from torchtitan's
+ * torchtitan/config/job_config.py at its last commit with TOML job
+ * configs (238fa995, February 2026; later torchtitan configures runs in
+ * Python, where the same fields keep their names).
+ *
+ * torchtitan trains its own model definitions; of Strata's families only
+ * LLaMA has one (llama3), so a plan is matched to the llama3 flavor of its
+ * sizes and refused otherwise.  Its tensor parallelism is Megatron's
+ * layout with sequence parallelism, so only Megatron-mode plans go here
+ * (a free-mode plan's layouts go to `strata export torch`).
+ *
+ * Data parallelism maps to FSDP over dp ranks: ZeRO-3 reshards the
+ * parameters after each forward ("always"); ZeRO 0 to 2 keep them
+ * ("never"), which moves the bytes of Megatron's distributed optimizer
+ * (reduce-scatter of gradients, all-gather of parameters) and holds no
+ * more memory than it -- torchtitan's DDP runs on a 1-D mesh only.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "merge/merge_int.h"
+
+#define REFUSE(...)                                                            \
+  strata_error(STRATA_EUNSUPPORTED, "torchtitan export: " __VA_ARGS__)
+
+/* torchtitan's llama3 flavors (torchtitan/models/llama3/__init__.py at
+ * 238fa995): layers, hidden, heads, kv heads, and the FFN size its
+ * multiplier and multiple_of give. */
+static const struct {
+  const char *flavor;
+  int layers, hidden, heads, kv, ffn;
+} flavors[] = {
+    {"8B", 32, 4096, 32, 8, 14336},
+    {"70B", 80, 8192, 64, 8, 28672},
+    {"405B", 126, 16384, 128, 8, 53248},
+};
+
+static const char *flavor_of(const strata_plan_t *p) {
+  int kv = p->kv_heads ? p->kv_heads : p->heads;
+  for (size_t i = 0; i < sizeof flavors / sizeof flavors[0]; i++)
+    if (flavors[i].layers == p->layers && flavors[i].hidden == p->hidden &&
+        flavors[i].heads == p->heads && flavors[i].kv == kv &&
+        flavors[i].ffn == p->ffn)
+      return flavors[i].flavor;
+  return NULL;
+}
+
+int st__titan_check(const strata_plan_t *p, const char **flavor) {
+  int first, last, rc;
+  if ((rc = st__mg_check(p, &first, &last))) {
+    /* the same layout rules as Megatron-LM's, named for torchtitan */
+    char why[512];
+    const char *m = strata_last_error(), *c = strstr(m, "export: ");
+    snprintf(why, sizeof why, "%s", c ? c + 8 : m);
+    return strata_error(rc, "torchtitan export: %s", why);
+  }
+  if (strcmp(p->family, "llama"))
+    return REFUSE("torchtitan has no %s model (its llama3 is the one Strata "
+                  "family it trains)",
+                  p->family);
+  if (!(*flavor = flavor_of(p)))
+    return REFUSE("no llama3 flavor of torchtitan has %d layers, hidden %d, "
+                  "%d heads, %d query groups, FFN %d; add one to "
+                  "torchtitan/models/llama3/__init__.py",
+                  p->layers, p->hidden, p->heads, p->kv_heads, p->ffn);
+  if (p->global_batch % p->dp)
+    return REFUSE("global batch %d is not divisible by dp %d", p->global_batch,
+                  p->dp);
+  return 0;
+}
+
+/* module_fqns_per_model_part: torchtitan's names of each model chunk. */
+static void model_parts(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_puts(b, "module_fqns_per_model_part = [\n");
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    strata_buf_puts(b, "    [");
+    if (s == 0) strata_buf_puts(b, "\"tok_embeddings\", ");
+    for (int l = st->layer_begin; l < st->layer_end; l++)
+      strata_buf_printf(b, "%s\"layers.%d\"", l > st->layer_begin ? ", " : "",
+                        l);
+    if (s == p->n_stages - 1) strata_buf_puts(b, ", \"norm\", \"output\"");
+    strata_buf_puts(b, "],\n");
+  }
+  strata_buf_puts(b, "]\n");
+}
+
+static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_printf(b,
+                    "\n[parallelism]\n"
+                    "data_parallel_replicate_degree = 1\n"
+                    "data_parallel_shard_degree = %d\n"
+                    "fsdp_reshard_after_forward = \"%s\"  # ZeRO %d\n"
+                    "tensor_parallel_degree = %d\n"
+                    "pipeline_parallel_degree = %d\n",
+                    p->dp, p->zero_stage >= 3 ? "always" : "never",
+                    p->zero_stage, p->tp, p->pp);
+  if (p->pp > 1) {
+    strata_buf_printf(b,
+                      "pipeline_parallel_schedule = \"%s\"\n"
+                      "pipeline_parallel_microbatch_size = %d\n",
+                      p->vpp > 1 ? "Interleaved1F1B" : "1F1B", p->micro_batch);
+    model_parts(b, p);
+  }
+  if (p->tp > 1 && p->sequence_parallel <= 0)
+    strata_buf_puts(b, "# torchtitan's tensor parallelism is always sequence "
+                       "parallel: less activation\n"
+                       "# memory than this plan (without it) counted\n");
+  if (p->tp_comm_overlap)
+    strata_buf_puts(b, "enable_async_tensor_parallel = true\n");
+}
+
+static void checkpointing(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_puts(b, "\n[activation_checkpoint]\n");
+  if (p->recompute == STRATA_RECOMPUTE_FULL)
+    strata_buf_puts(b, "mode = \"full\"\n");
+  else if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
+    strata_buf_puts(b, "mode = \"selective\"\n"
+                       "selective_ac_option = \"op\"  # per-op: keeps the "
+                       "matmuls, recomputes the rest (the plan:\n"
+                       "                              # Megatron's "
+                       "attention-core recompute)\n");
+  else
+    strata_buf_puts(b, "mode = \"none\"\n");
+}
+
+int strata_export_torchtitan(const strata_plan_t *p, char **text) {
+  const char *flavor = NULL;
+  int rc;
+  strata_buf_t b;
+  if (!text) return strata_error(STRATA_EINVAL, "torchtitan export: no output");
+  *text = NULL;
+  if ((rc = st__titan_check(p, &flavor))) return rc;
+  strata_buf_init(&b);
+  strata_buf_printf(
+      &b,
+      "# torchtitan job config of a plan: %s on %s, %d GPUs; tp %d, pp %d, dp "
+      "%d.\n"
+      "# Written by `strata export torchtitan`.  Run it with torchtitan's "
+      "run_train.sh\n"
+      "# (CONFIG_FILE=this file) on every node; set the tokenizer and data "
+      "below.\n"
+      "\n[job]\n"
+      "description = \"strata plan: %s, tp %d, pp %d, dp %d\"\n"
+      "\n[model]\n"
+      "name = \"llama3\"\n"
+      "flavor = \"%s\"\n"
+      "hf_assets_path = \"./assets/hf/%s\"  # the model's tokenizer folder\n"
+      "\n[training]\n"
+      "local_batch_size = %d\n"
+      "global_batch_size = %d\n"
+      "seq_len = %d\n"
+      "mixed_precision_param = \"bfloat16\"\n"
+      "mixed_precision_reduce = \"float32\"\n"
+      "dataset = \"c4\"  # your dataset\n",
+      p->model ? p->model : "?", p->cluster ? p->cluster : "?", p->devices,
+      p->tp, p->pp, p->dp, p->model ? p->model : "?", p->tp, p->pp, p->dp,
+      flavor, p->model ? p->model : "model", p->global_batch / p->dp,
+      p->global_batch, p->seq_len);
+  parallelism(&b, p);
+  checkpointing(&b, p);
+  strata_buf_puts(&b, "\n[compile]\n"
+                      "enable = false  # the plan's kernel times are "
+                      "uncompiled ones\n");
+  if (b.oom) {
+    strata_buf_free(&b);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *text = strata_buf_steal(&b, NULL);
+  return 0;
+}
