@@ -81,6 +81,23 @@ static void changes_free(changes_t *c) {
 
 /* ---- what changed ---- */
 
+/* Which frameworks run each plan: "yes" or "no -- reason". */
+static void diff_frameworks(changes_t *c, const strata_plan_t *a,
+                            const strata_plan_t *b) {
+  st__fw_verdict_t va[ST__N_FRAMEWORKS], vb[ST__N_FRAMEWORKS];
+  char sa[sizeof va[0].why + 8], sb[sizeof vb[0].why + 8];
+  st__frameworks(a, va);
+  st__frameworks(b, vb);
+  for (int i = 0; i < ST__N_FRAMEWORKS; i++) {
+    snprintf(sa, sizeof sa, "%s%s%s", va[i].ok ? "yes" : "no",
+             va[i].ok ? "" : " -- ", va[i].why);
+    snprintf(sb, sizeof sb, "%s%s%s", vb[i].ok ? "yes" : "no",
+             vb[i].ok ? "" : " -- ", vb[i].why);
+    add_str(c, SEC_DEGREES, va[i].ok == vb[i].ok ? va[i].name : vb[i].name, sa,
+            sb);
+  }
+}
+
 static void diff_degrees(changes_t *c, const strata_plan_t *a,
                          const strata_plan_t *b) {
   add_str(c, SEC_DEGREES, "model", a->model ? a->model : "",
@@ -103,6 +120,7 @@ static void diff_degrees(changes_t *c, const strata_plan_t *a,
           b->sequence_parallel);
   add_num(c, SEC_DEGREES, "megatron", a->megatron, b->megatron);
   add_num(c, SEC_DEGREES, "vpp", a->vpp, b->vpp);
+  diff_frameworks(c, a, b);
 }
 
 static void stage_desc(const strata_plan_t *p, int s, char *buf, size_t n) {

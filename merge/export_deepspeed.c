@@ -132,15 +132,15 @@ int strata_export_deepspeed(const strata_plan_t *p, char **text) {
   *text = NULL;
   if ((rc = check(p, &gas))) return rc;
   root = cJSON_CreateObject();
-  cJSON *bf = root ? cJSON_AddObjectToObject(root, "bf16") : NULL;
-  int bad = !root || !bf ||
+  int bad = !root ||
             st__json_add_num(root, "train_batch_size",
                              (double)p->micro_batch * gas * p->dp) ||
             st__json_add_num(root, "train_micro_batch_size_per_gpu",
                              p->micro_batch) ||
-            st__json_add_num(root, "gradient_accumulation_steps", gas) ||
-            st__json_add_bool(bf, "enabled", 1) || add_zero(root, p) ||
-            add_checkpointing(root, p);
+            st__json_add_num(root, "gradient_accumulation_steps", gas);
+  cJSON *bf = bad ? NULL : cJSON_AddObjectToObject(root, "bf16");
+  bad = bad || !bf || st__json_add_bool(bf, "enabled", 1) ||
+        add_zero(root, p) || add_checkpointing(root, p);
   *text = bad ? NULL : st__json_print(root);
   cJSON_Delete(root);
   if (!*text) return strata_error(STRATA_ENOMEM, "out of memory");

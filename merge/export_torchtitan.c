@@ -50,6 +50,17 @@ static const char *flavor_of(const strata_plan_t *p) {
 
 int st__titan_check(const strata_plan_t *p, const char **flavor) {
   int first, last, rc;
+  if (!p || p->n_stages < 1 || !p->stages)
+    return strata_error(STRATA_EINVAL, "torchtitan export: a plan with no "
+                                       "stage");
+  if (!p->megatron)
+    return REFUSE("a free-mode plan lays out each operator as the ILP chose "
+                  "and torchtitan's tensor parallelism is Megatron's layout; "
+                  "use 'strata export torch'");
+  if (strcmp(p->family, "llama"))
+    return REFUSE("torchtitan has no %s model (its llama3 is the one Strata "
+                  "family it trains)",
+                  p->family);
   if ((rc = st__mg_check(p, &first, &last))) {
     /* the same layout rules as Megatron-LM's, named for torchtitan */
     char why[512];
@@ -57,10 +68,6 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
     snprintf(why, sizeof why, "%s", c ? c + 8 : m);
     return strata_error(rc, "torchtitan export: %s", why);
   }
-  if (strcmp(p->family, "llama"))
-    return REFUSE("torchtitan has no %s model (its llama3 is the one Strata "
-                  "family it trains)",
-                  p->family);
   if (!(*flavor = flavor_of(p)))
     return REFUSE("no llama3 flavor of torchtitan has %d layers, hidden %d, "
                   "%d heads, %d query groups, FFN %d; add one to "

@@ -142,6 +142,16 @@ static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
   }
 }
 
+/* Which frameworks run the plan, and why not (frameworks.c). */
+static void sum_frameworks(strata_buf_t *b, const strata_plan_t *p) {
+  st__fw_verdict_t v[ST__N_FRAMEWORKS];
+  st__frameworks(p, v);
+  strata_buf_puts(b, "\nframeworks:\n");
+  for (int i = 0; i < ST__N_FRAMEWORKS; i++)
+    strata_buf_printf(b, "  %s: %s%s%s\n", v[i].name, v[i].ok ? "yes" : "no",
+                      v[i].ok ? "" : " -- ", v[i].why);
+}
+
 static void sum_template(strata_buf_t *b, const strata_plan_t *p) {
   const strata_stage_result_t *r = p->stages[0].result;
   char mem[32];
@@ -173,6 +183,7 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
   for (int s = 0; s < p->n_stages; s++)
     sum_stage(&b, p, s);
   sum_top(&b, p);
+  sum_frameworks(&b, p);
   sum_template(&b, p);
   if (p->time_limited)
     strata_buf_puts(&b, "\nthe search's time limit was reached: this is the "
@@ -387,6 +398,25 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
 
 /* How the plan was found.  Timings and cache figures are those of the run
  * that made it (a plan file keeps them as 0). */
+static int json_frameworks(cJSON *root, const strata_plan_t *p) {
+  st__fw_verdict_t v[ST__N_FRAMEWORKS];
+  cJSON *a = cJSON_AddArrayToObject(root, "frameworks");
+  if (!a) return -1;
+  st__frameworks(p, v);
+  for (int i = 0; i < ST__N_FRAMEWORKS; i++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    if (st__json_add_str(o, "name", v[i].name) |
+        st__json_add_bool(o, "runs", v[i].ok) |
+        st__json_add_str(o, "reason", v[i].why))
+      return -1;
+  }
+  return 0;
+}
+
 static int json_search(cJSON *root, const strata_plan_t *p) {
   cJSON *o = cJSON_AddObjectToObject(root, "search");
   if (!o) return 1;
@@ -414,6 +444,7 @@ int strata_plan_json(const strata_plan_t *p, char **text) {
   bad |= bad ? 1 : json_ranks(root, p);
   bad |= bad ? 1 : json_top(root, p);
   bad |= bad ? 1 : json_search(root, p);
+  bad |= bad ? 1 : json_frameworks(root, p);
   if (!bad) *text = st__json_print(root);
   if (bad || !*text) rc = strata_error(STRATA_ENOMEM, "out of memory");
   cJSON_Delete(root);

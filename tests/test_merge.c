@@ -946,7 +946,15 @@ TEST(deepspeed_config) {
   ASSERT(cJSON_IsTrue(
       cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bf16"), "enabled")));
   ASSERT(cJSON_GetObjectItem(j, "activation_checkpointing"));
-  ASSERT_EQ(num(cJSON_GetObjectItem(j, "pipeline"), "stages"), 4);
+  /* the stage count is PipelineModule's argument, not a key DeepSpeed
+   * reads; selective recompute checkpoints no whole layer */
+  ASSERT(!cJSON_GetObjectItem(j, "pipeline"));
+  cJSON_Delete(j);
+  p->recompute = STRATA_RECOMPUTE_FULL; /* the engine's interval: 1 layer */
+  j = deepspeed(p);
+  ASSERT_EQ(
+      num(cJSON_GetObjectItem(j, "pipeline"), "activation_checkpoint_interval"),
+      1);
   cJSON_Delete(j);
   /* ZeRO-3 without pipelining is fine; with pp > 1 it is refused */
   strata_plan_destroy(p);

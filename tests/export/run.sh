@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# The exports run by what reads them, offline:
+#
+#   run.sh STRATA launch      Megatron-LM launch scripts run under bash with
+#                             a stand-in torchrun: refused without their
+#                             required variables, and with them the
+#                             recorded arguments keep Megatron-LM's rules
+#                             (restated in check_megatron_args.py) and its
+#                             flag list
+#   run.sh STRATA torch       the torch module imported and its plan objects
+#                             built with Debian's python3-torch
+#                             (check_torch.py)
+#   run.sh STRATA torchtitan  the TOML parsed (Python's tomllib) and every
+#                             key one torchtitan defines
+#   run.sh STRATA html        the page rendered by headless Chromium: the
+#                             screenshot is not blank, the console silent
+#
+# A check whose tool is not installed (python3, python3-torch, chromium)
+# exits 77, which ctest reports as skipped, with the package to install.
+set -u
+strata=$1
+what=$2
+here=$(cd "$(dirname "$0")" && pwd)
+data=$here/../data
+ref=$data/shared/reference
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+skip() {
+    echo "skipped: $*"
+    exit 77
+}
+
+# Small real plans (each well under a second): name and `strata plan` args.
+PLANS=(
+    gpt "--model gpt-1.7b --cluster dgx-a100:4"
+    llama "--model llama2-70b --cluster dgx-a100:16"
+    llama3 "--model llama3-405b --cluster dgx-h100:64 --global-batch 512"
+    bert "--model bert-large --cluster dgx-a100:1"
+    smallllama "--model llama --layers 4 --cluster dgx-h100:2 --global-batch 16"
+    interleaved "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --vpp 2 --global-batch 16"
+    free "--model gpt --layers 4 --hidden 512 --heads 8 --cluster dgx-h100:2 --free --global-batch 16"
+)
+
+plan_all() {
+    local i
+    for ((i = 0; i < ${#PLANS[@]}; i += 2)); do
+        # shellcheck disable=SC2086
+        "$strata" plan ${PLANS[i + 1]} --quiet -o "$tmp/${PLANS[i]}.splan" >/dev/null ||
+            { echo "cannot plan ${PLANS[i]}"; exit 1; }
+        "$strata" show "$tmp/${PLANS[i]}.splan" --json >"$tmp/${PLANS[i]}.json"
+    done
+}
+
+need_python() {
+    PY=${PYTHON3:-/usr/bin/python3}
+    [ -x "$PY" ] || PY=$(command -v python3) || skip "no python3 (apt-get install python3)"
+}
+
+# ---- Megatron-LM launch scripts
+launch() {
+    need_python
+    mkdir -p "$tmp/bin"
+    cat >"$tmp/bin/torchrun" <<'EOF'
+#!/usr/bin/env bash
+printf '%s\0' "$@" >"$LAUNCH_OUT.argv"
+printf '%s\n' "${CUDA_DEVICE_MAX_CONNECTIONS-unset}" >"$LAUNCH_OUT.env"
+EOF
+    chmod +x "$tmp/bin/torchrun"
+    local name fam vars
+    for name in gpt llama llama3 bert interleaved; do
+        "$strata" export megatron --launch "$tmp/$name.splan" -o "$tmp/$name.sh" ||
+            { fail "$name: export --launch"; continue; }
+        bash -n "$tmp/$name.sh" || fail "$name: the script is not valid bash"
+        # without its variables the script stops before torchrun, saying which
+        if env -i PATH="$tmp/bin:/usr/bin:/bin" LAUNCH_OUT="$tmp/$name.none" \
+            bash "$tmp/$name.sh" >"$tmp/$name.none.out" 2>&1; then
+            fail "$name: ran without NODE_RANK"
+        fi
+        grep -q "set NODE_RANK" "$tmp/$name.none.out" || fail "$name: no message for NODE_RANK"
+        [ ! -e "$tmp/$name.none.argv" ] || fail "$name: torchrun started without the variables"
+        fam=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["architecture"]["family"])' "$tmp/$name.json")
+        vars=(NODE_RANK=0 MASTER_ADDR=10.0.0.1 TRAIN_ITERS=100 CHECKPOINT_PATH=/ckpt)
+        case $fam in
+            gpt) vars+=(DATA_PATH=MOCK VOCAB_FILE=MOCK) ;;
+            llama) vars+=(DATA_PATH=/data/llama_text_document TOKENIZER_MODEL=/tok) ;;
+            bert) vars+=(DATA_PATH=/data/bert_text_sentence VOCAB_FILE=/vocab.txt) ;;
+        esac
+        # one variable short: still refused
+        if env -i PATH="$tmp/bin:/usr/bin:/bin" LAUNCH_OUT="$tmp/$name.short" \
+            "${vars[@]:0:${#vars[@]}-1}" bash "$tmp/$name.sh" >/dev/null 2>&1; then
+            fail "$name: ran without ${vars[${#vars[@]}-1]%%=*}"
+        fi
+        env -i PATH="$tmp/bin:/usr/bin:/bin" LAUNCH_OUT="$tmp/$name" "${vars[@]}" \
+            bash "$tmp/$name.sh" >"$tmp/$name.out" 2>&1 || fail "$name: the script failed: $(tail -1 "$tmp/$name.out")"
+        [ -s "$tmp/$name.argv" ] || { fail "$name: torchrun not reached"; continue; }
+        "$PY" "$here/check_megatron_args.py" "$tmp/$name.argv" "$(cat "$tmp/$name.env")" \
+            "$tmp/$name.json" "$ref/megatron_flags.txt" || fail "$name: Megatron-LM's rules"
+    done
+    # refused: a free-mode plan, with the reason
+    if "$strata" export megatron --launch "$tmp/free.splan" -o "$tmp/free.sh" 2>"$tmp/free.err"; then
+        fail "free-mode plan exported for Megatron-LM"
+    fi
+    grep -q "free-mode plan" "$tmp/free.err" || fail "no reason for the free-mode refusal"
+    [ ! -e "$tmp/free.sh" ] || fail "a refused export left a file"
+}
+
+# ---- the PyTorch module
+torch_() {
+    need_python
+    "$PY" -c 'import torch' 2>/dev/null || skip "no torch for $PY (apt-get install python3-torch)"
+    local name
+    for name in free gpt smallllama interleaved bert; do
+        "$strata" export torch "$tmp/$name.splan" -o "$tmp/$name.py" || { fail "$name: export torch"; continue; }
+        "$PY" "$here/check_torch.py" "$tmp/$name.py" "$tmp/$name.json" "$data/export/torch_api.txt" ||
+            fail "$name: the module"
+    done
+}
+
+# ---- the torchtitan job config
+torchtitan() {
+    need_python
+    "$PY" -c 'import tomllib' 2>/dev/null || skip "$PY has no tomllib (Python >= 3.11)"
+    local name
+    for name in llama llama3; do
+        "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.toml" || { fail "$name: export"; continue; }
+        "$PY" "$here/check_toml.py" "$tmp/$name.toml" "$tmp/$name.json" "$data/export/torchtitan_keys.txt" ||
+            fail "$name: the job config"
+    done
+    for name in gpt free; do
+        if "$strata" export torchtitan "$tmp/$name.splan" >/dev/null 2>"$tmp/$name.err"; then
+            fail "$name: exported for torchtitan"
+        fi
+        grep -q "torchtitan export:" "$tmp/$name.err" || fail "$name: no reason given"
+    done
+}
+
+# ---- the HTML page
+html() {
+    local chrome
+    chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome) ||
+        skip "no chromium (apt-get install chromium; it could not be installed here)"
+    need_python
+    local name
+    for name in free interleaved; do
+        "$strata" export html "$tmp/$name.splan" -o "$tmp/$name.html" || { fail "$name: export html"; continue; }
+        if grep -Eiq '<script|<link|<img|<iframe|@import|url\(' "$tmp/$name.html"; then
+            fail "$name: the page loads or runs something"
+        fi
+        if grep -Eo 'https?://[^"]*' "$tmp/$name.html" | grep -v '^http://www.w3.org/2000/svg$' | grep -q .; then
+            fail "$name: the page names an address"
+        fi
+        timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+            --no-first-run --disable-extensions --enable-logging=stderr --v=0 \
+            --user-data-dir="$tmp/chrome" --window-size=1200,1400 \
+            --screenshot="$tmp/$name.png" "file://$tmp/$name.html" >"$tmp/$name.log" 2>&1
+        [ -s "$tmp/$name.png" ] || { fail "$name: no screenshot ($(tail -2 "$tmp/$name.log"))"; continue; }
+        if grep -E 'CONSOLE|Uncaught|Failed to load' "$tmp/$name.log"; then
+            fail "$name: console messages"
+        fi
+        "$PY" "$here/check_png.py" "$tmp/$name.png" || fail "$name: blank screenshot"
+    done
+}
+
+plan_all
+case $what in
+    launch) launch ;;
+    torch) torch_ ;;
+    torchtitan) torchtitan ;;
+    html) html ;;
+    *) echo "run.sh: unknown check '$what'"; exit 2 ;;
+esac
+if [ "$fails" -gt 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "export $what: ok"
