@@ -651,6 +651,30 @@ static int fn_timeline(const strata_plan_t *p, const void *a, char **out) {
   return strata_export_timeline(p, out);
 }
 
+static int fn_launch(const strata_plan_t *p, const void *a, char **out) {
+  strata_export_opts_t o;
+  (void)p;
+  strata_export_opts_init(&o);
+  o.gpus_per_node = 8;
+  return strata_export_megatron_launch(a, &o, out); /* q: dp 1 */
+}
+static int fn_topology(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_export_deepspeed_topology(p, out);
+}
+static int fn_torch(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_export_torch(p, NULL, out);
+}
+static int fn_html(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_export_html(p, NULL, out);
+}
+static int fn_frameworks(const strata_plan_t *p, const void *a, char **out) {
+  (void)a;
+  return strata_plan_frameworks(p, out);
+}
+
 /* Fail allocation 1, 2, ... until fn succeeds; each failure must be a
  * clean STRATA_ENOMEM (ASan reports any leak). */
 static long fail_each(plan_fn_t fn, const strata_plan_t *p, const void *arg) {
@@ -683,9 +707,10 @@ TEST(alloc_failures) {
   size_t len;
   ASSERT_OK(strata_plan_encode(p, &d, &len));
   file.p = (char *)d, file.len = len;
-  const plan_fn_t fns[] = {fn_decode,   fn_encode,    fn_summary,
-                           fn_json,     fn_diff,      fn_diff_json,
-                           fn_megatron, fn_deepspeed, fn_timeline};
+  const plan_fn_t fns[] = {fn_decode,   fn_encode,    fn_summary,  fn_json,
+                           fn_diff,     fn_diff_json, fn_megatron, fn_deepspeed,
+                           fn_timeline, fn_launch,    fn_topology, fn_torch,
+                           fn_html,     fn_frameworks};
   for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
     long n = fail_each(
         fns[i], p, fns[i] == fn_decode ? (const void *)&file : (const void *)q);
@@ -976,6 +1001,132 @@ TEST(deepspeed_config) {
   strata_plan_destroy(p);
 }
 
+/* ---- g2. launch script, topology, torch, frameworks
+ * ---------------------------------------------- */
+
+static char *launch(const strata_plan_t *p, int gpn) {
+  strata_export_opts_t o;
+  char *t = NULL;
+  strata_export_opts_init(&o);
+  o.gpus_per_node = gpn;
+  ASSERT_OK(strata_export_megatron_launch(p, &o, &t));
+  return t;
+}
+
+TEST(launch_script) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
+  char *t = launch(p, 8), *u = NULL;
+  ASSERT_CONTAINS(t, "#!/usr/bin/env bash\n");
+  ASSERT_CONTAINS(t, "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+  ASSERT_CONTAINS(t, "NNODES=1\nGPUS_PER_NODE=4\n");
+  ASSERT_CONTAINS(t, "\"$MEGATRON_LM/pretrain_gpt.py\"");
+  ASSERT_CONTAINS(t, "--tokenizer-type GPT2BPETokenizer");
+  ASSERT_CONTAINS(t, "TRAIN_ITERS=${TRAIN_ITERS:?");
+  ASSERT_CONTAINS(t, "--lr \"$LR\"");
+  char *args = strata_strdup(strstr(t, "PLAN_ARGS=(") + 11);
+  *strstr(args, "\n)\n") = 0; /* the plan's flags only */
+  check_flags(args);
+  strata_free(args);
+  strata_free(t);
+  /* LLaMA 3's RoPE base; BERT's script and tokenizer; tp 1 needs no env */
+  snprintf(p->family, sizeof p->family, "llama");
+  p->vocab = 128256;
+  t = launch(p, 8);
+  ASSERT_CONTAINS(t, "--rotary-base 500000");
+  ASSERT_CONTAINS(t, "--tokenizer-type HuggingFaceTokenizer");
+  strata_free(t);
+  strata_plan_destroy(p);
+  p = hand_plan(1, 1, 8, 4, NULL);
+  snprintf(p->family, sizeof p->family, "bert");
+  t = launch(p, 8);
+  ASSERT_CONTAINS(t, "\"$MEGATRON_LM/examples/bert/pretrain_bert.py\"");
+  ASSERT_CONTAINS(t, "--tokenizer-type BertWordPieceLowerCase");
+  ASSERT_CONTAINS(t, "--bert-no-binary-head");
+  ASSERT(!strstr(t, "CUDA_DEVICE_MAX_CONNECTIONS") && !strstr(t, "MOCK"));
+  strata_free(t);
+  /* refused: unknown node shape, partial nodes, another rank order */
+  strata_export_opts_t o;
+  strata_export_opts_init(&o);
+  ASSERT_EQ(strata_export_megatron_launch(p, &o, &u), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "pass --gpus-per-node");
+  o.gpus_per_node = 6;
+  ASSERT_EQ(strata_export_megatron_launch(p, &o, &u), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "do not fill whole nodes of 6");
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 8, NULL); /* first_rank s x tp: not Megatron's */
+  o.gpus_per_node = 8;
+  ASSERT_EQ(strata_export_megatron_launch(p, &o, &u), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "Megatron-LM's rank order");
+  ASSERT(u == NULL);
+  strata_plan_destroy(p);
+}
+
+TEST(deepspeed_refusals_and_topology) {
+  strata_plan_t *p = hand_plan(2, 3, 1, 12, NULL);
+  char *t = NULL;
+  p->stages[1].gpus_per_node = 4, p->devices = 8; /* stages of 2, 4, 2 */
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "stage 1 runs on 4 devices");
+  ASSERT_OK(strata_plan_frameworks(p, &t));
+  ASSERT_CONTAINS(t, "Megatron-LM: no -- stage 1 runs on 4 devices");
+  ASSERT_CONTAINS(t, "DeepSpeed pipeline engine: no -- stage 1 runs on 4");
+  ASSERT_CONTAINS(t, "PyTorch DTensor: no -- stage 1 runs on 4 devices");
+  strata_free(t);
+  strata_plan_destroy(p);
+  p = hand_plan(2, 3, 1, 12, NULL);
+  p->devices = 8, p->dp = 1; /* 3 stages do not divide 8 GPUs */
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "do not divide the world of 8");
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 8, NULL);
+  ASSERT_OK(strata_export_deepspeed_topology(p, &t));
+  ASSERT_CONTAINS(t, "PipeModelDataParallelTopology(num_pp=PP, num_mp=TP, "
+                     "num_dp=DP)");
+  ASSERT_CONTAINS(t, "TP, PP, DP = 2, 2, 2\n");
+  strata_free(t);
+  p->megatron = 0; /* free mode with tensor parallelism */
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "strata export torch");
+  strata_plan_destroy(p);
+}
+
+TEST(torch_module) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  strata_export_opts_t o;
+  char *t = NULL;
+  p->megatron = 0;
+  for (int s = 0; s < 2; s++) /* proj leaves a pending sum */
+    for (int i = 0; i < p->stages[s].result->n_ops; i++)
+      if (!strcmp(p->stages[s].result->ops[i].name, "proj")) {
+        strata_free(p->stages[s].result->ops[i].placement);
+        p->stages[s].result->ops[i].placement = strata_strdup("[P]");
+      }
+  ASSERT_OK(strata_export_torch(p, NULL, &t));
+  /* qkv "[S(2)]" after ln1 "[S(1)]"; proj "[P]" before ln2 "[S(1)]" */
+  ASSERT_CONTAINS(t, "\"attn.c_attn\": ColwiseParallel(input_layouts=Shard(1)");
+  ASSERT_CONTAINS(t,
+                  "\"attn.c_proj\": RowwiseParallel(input_layouts=Shard(-1), "
+                  "output_layouts=Shard(1)");
+  ASSERT_CONTAINS(t, "\"ln_1\": SequenceParallel(sequence_dim=1)");
+  ASSERT_CONTAINS(t, "\"mlp.c_proj\": SequenceParallel(sequence_dim=1)");
+  ASSERT_CONTAINS(t, "(4, 8, 1, block_plan_0, Shard(1)),");
+  strata_free(t);
+  strata_export_opts_init(&o);
+  o.name_map = "{\"blocks\": \"net.blocks\", \"modules\": {\"qkv\": "
+               "[\"q\", \"kv\"]}}";
+  ASSERT_OK(strata_export_torch(p, &o, &t));
+  ASSERT_CONTAINS(t, "\"q\": ColwiseParallel");
+  ASSERT_CONTAINS(t, "\"kv\": ColwiseParallel");
+  ASSERT(!strstr(t, "c_proj"));
+  strata_free(t);
+  o.name_map = "{\"blocks\": \"h\", \"modules\": {\"qkv\": "
+               "\"x\\\"); import os #\"}}";
+  ASSERT_EQ(strata_export_torch(p, &o, &t), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "modules.qkv wants a dotted module path");
+  strata_plan_destroy(p);
+}
+
 /* ---- h. timeline
  * ------------------------------------------------------------------ */
 
@@ -1144,6 +1295,9 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_llama_uneven),
     TEST_ENTRY(megatron_rules),
     TEST_ENTRY(deepspeed_config),
+    TEST_ENTRY(launch_script),
+    TEST_ENTRY(deepspeed_refusals_and_topology),
+    TEST_ENTRY(torch_module),
     TEST_ENTRY(timeline_trace),
     TEST_ENTRY(summary_and_json),
     TEST_ENTRY(plan_size_gpt3),
