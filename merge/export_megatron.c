@@ -58,8 +58,8 @@ static int check_mode(const strata_plan_t *p) {
                   "Megatron-LM cannot express; use 'strata export torch' or "
                   "re-plan in Megatron mode");
   if (!st__mg_family(p->family))
-    return REFUSE("the model's family '%s' is none Megatron-LM's launchers "
-                  "build (gpt, llama, bert); set \"family\" in the trace",
+    return REFUSE("Megatron-LM has no training script here for the "
+                  "model's family '%s' (gpt, llama, bert)",
                   p->family);
   if (p->zero_stage >= 2)
     return REFUSE("ZeRO stage %d shards gradients%s, which Megatron-LM's "
