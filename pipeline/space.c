@@ -45,6 +45,7 @@ typedef struct {
   int have_lowest;
   int stopped;   /* the time limit was reached */
   int mem_prune; /* skip the splits whose end or middle ranks cannot fit */
+  int **splits;  /* free mode: the balanced split per (family, pp) */
 } top_t;
 
 typedef struct {
@@ -267,17 +268,35 @@ static int visit_group(top_t *T, st__cfg_t cf) {
 
 /* ---- groups ---- */
 
+/* The least share of forward (or backward) in any part of the family:
+ * every stage, a sum of parts, has at least this share of each. */
+static double min_share(const st__search_t *S, const st__family_t *f) {
+  const strata_graph_t *g = S->graphs[f->graph];
+  double phi = 0.5;
+  const st__part_t *x[2] = {&f->pro, &f->epi};
+  for (int b = -2; b < g->n_blocks; b++) {
+    const st__part_t *y = b < 0 ? x[b + 2] : &f->layer[b];
+    double w = y->fwd + y->bwd;
+    if (!(w > 0)) continue;
+    double m = (y->fwd < y->bwd ? y->fwd : y->bwd) / w;
+    if (m < phi) phi = m;
+  }
+  return phi > 0 ? phi : 0;
+}
+
 /* A bound of every split of the group: the busiest rank carries at least
- * its share of the work; the optimizer step at least its share. */
+ * its share W/p of the work W, m times; without interleaving it also waits
+ * for the forwards of the stages before it and the backwards of those
+ * after it, at least a share phi of the rest of the work:
+ * step >= m w + phi (W - w) >= (m - phi) W/p + phi W. */
 static double group_lb(const st__search_t *S, const st__cfg_t *cf) {
   const st__family_t *f = cf->f;
   double work;
-  if (cf->p == 1) {
-    work = part_work(&f->only_part);
-  } else {
-    work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L);
-  }
-  return cf->m * work / cf->p;
+  if (cf->p == 1) return cf->m * part_work(&f->only_part);
+  work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L);
+  if (cf->v > 1) return cf->m * work / cf->p;
+  double phi = min_share(S, f);
+  return (cf->m - phi) * work / cf->p + phi * work;
 }
 
 static int vpp_ok(const st__search_t *S, int p, int v, int m) {
@@ -346,51 +365,93 @@ static int cmp_group(const void *a, const void *b) {
 
 /* ---- free mode: balance the stages ---- */
 
-/* The split whose busiest stage is least (bisection on the bound, each
- * stage taking as many layers as fit under it, greedily). */
-static int free_split(const st__search_t *S, const st__cfg_t *cf, int *n) {
-  int L = S->L, p = cf->p;
-  double lo = 0, hi = INFINITY;
-  for (int it = 0; it < 60; it++) {
-    double cap = isfinite(hi) ? 0.5 * (lo + hi) : (lo > 0 ? 2 * lo : 1e-6);
-    int k = 0, ok = 1;
-    for (int s = 0; s < p && ok; s++) {
-      int left = p - 1 - s, take = 0;
-      while (k + take < L - left) {
-        double w = work_range(S, cf->f, k, take + 1) +
-                   (s == 0 ? part_work(&cf->f->pro) : 0) +
-                   (s == p - 1 ? part_work(&cf->f->epi) : 0);
-        if (w > cap && take > 0) break;
-        take++;
-        if (w > cap) break;
+/* Cumulative work of the family's layers, c[k] = work of layers [0, k):
+ * a stage's work is c[k + n] - c[k] (+ the prologue or epilogue). */
+static int cum_work(const st__search_t *S, const st__cfg_t *cf, double *c) {
+  c[0] = 0;
+  for (int k = 0; k < S->L; k++)
+    c[k + 1] = c[k] + work_range(S, cf->f, k, 1);
+  return 0;
+}
+
+/* Greedy under cap: each stage takes the most layers whose work stays
+ * within it (at least one, leaving one for each stage after it), found by
+ * bisection on the cumulative work; the last takes the rest.  Returns the
+ * busiest stage's work. */
+static double greedy_split(const st__cfg_t *cf, const double *c, int L,
+                           double cap, int *n) {
+  int p = cf->p, k = 0;
+  double pro = part_work(&cf->f->pro), epi = part_work(&cf->f->epi);
+  double worst = 0;
+  for (int s = 0; s < p; s++) {
+    double extra = (s == 0 ? pro : 0) + (s == p - 1 ? epi : 0);
+    int most = L - k - (p - 1 - s), take = most;
+    if (s < p - 1) {
+      int lo = 1, hi = most;
+      while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (c[k + mid] - c[k] + extra <= cap)
+          lo = mid;
+        else
+          hi = mid - 1;
       }
-      if (s == p - 1) take = L - k;
-      n[s] = take;
-      k += take;
-      if (take < 1) ok = 0;
+      take = lo;
     }
-    double worst = 0;
-    for (int s = 0, k2 = 0; s < p && ok; k2 += n[s], s++) {
-      double w = work_range(S, cf->f, k2, n[s]) +
-                 (s == 0 ? part_work(&cf->f->pro) : 0) +
-                 (s == p - 1 ? part_work(&cf->f->epi) : 0);
-      if (w > worst) worst = w;
-    }
-    if (ok && worst <= cap)
-      hi = cap;
+    n[s] = take;
+    double w = c[k + take] - c[k] + extra;
+    if (w > worst) worst = w;
+    k += take;
+  }
+  return worst;
+}
+
+/* The split whose busiest stage is least: bisection on the cap between
+ * the even share of the work and the whole, O(p log L) per step. */
+static int free_split(const st__search_t *S, const st__cfg_t *cf, int *n) {
+  int p = cf->p, L = S->L;
+  double *c = strata_malloc(sizeof *c * (size_t)(L + 1));
+  if (!c) return strata_error(STRATA_ENOMEM, "out of memory");
+  cum_work(S, cf, c);
+  double total = c[L] + part_work(&cf->f->pro) + part_work(&cf->f->epi);
+  double lo = total / p, hi = greedy_split(cf, c, L, total, n);
+  for (int it = 0; it < 100 && hi - lo > 1e-9 * hi; it++) {
+    double cap = 0.5 * (lo + hi);
+    double w = greedy_split(cf, c, L, cap, n);
+    if (w <= cap)
+      hi = w;
     else
       lo = cap;
-    if (isfinite(hi) && hi - lo < 1e-9 * hi) break;
   }
+  greedy_split(cf, c, L, hi, n);
+  strata_free(c);
   return isfinite(hi) ? 0 : -1;
 }
 
+/* The balanced split depends on the family and pp alone: computed once
+ * for all the data parallelisms and batches that share them. */
 static int visit_free(top_t *T, st__cfg_t cf) {
-  int n[ST__MAX_PP];
+  st__search_t *S = T->S;
   if (cf.p == 1) return visit(T, &cf);
-  if (free_split(T->S, &cf, n)) return 0;
-  /* rerun the final greedy at the bound found */
-  cf.split = n;
+  if (!T->splits &&
+      !(T->splits = strata_calloc((size_t)S->n_fam * (ST__MAX_PP + 1),
+                                  sizeof *T->splits)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  int **slot = &T->splits[(cf.f - S->fam) * (ST__MAX_PP + 1) + cf.p];
+  if (!*slot) {
+    int *n = strata_malloc(sizeof *n * (size_t)cf.p);
+    if (!n) return strata_error(STRATA_ENOMEM, "out of memory");
+    int rc = free_split(S, &cf, n);
+    if (rc > 0 || rc < 0) {
+      if (rc == STRATA_ENOMEM) {
+        strata_free(n);
+        return rc;
+      }
+      n[0] = -1; /* no split */
+    }
+    *slot = n;
+  }
+  if ((*slot)[0] < 0) return 0;
+  cf.split = *slot;
   return visit(T, &cf);
 }
 
@@ -449,6 +510,9 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
       best[i].split = keep;
     }
   if (T.stopped) S->deadline = -1; /* tells the caller */
+  for (int i = 0; T.splits && i < S->n_fam * (ST__MAX_PP + 1); i++)
+    strata_free(T.splits[i]);
+  strata_free(T.splits);
   strata_free(T.slot);
   return rc;
 }
