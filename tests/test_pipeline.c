@@ -455,16 +455,22 @@ static char *data_path(const char *name) {
 }
 
 TEST(plan_is_best_of_enumeration) {
+  /* presets, an odd node count, a spec of P100 nodes, and one of five
+   * nodes of which one is drained and one has a failed GPU (both dropped) */
   static const char *clusters[] = {"dgx-a100:1", "dgx-h100:2", "h100-pcie:1",
-                                   "mi300x:1",   "dgx-a100:3", NULL};
+                                   "mi300x:1",   "dgx-a100:3", NULL,
+                                   "drained"};
   static const int batches[] = {8, 12, 16, 24, 32};
   int cases = 0, bound = 0;
   for (int it = 0; it < 40; it++) {
     strata_graph_t *g = random_model();
     strata_cluster_t *c = NULL;
-    const char *spec = clusters[it % 6];
-    ASSERT_OK(
-        strata_cluster_load(spec ? spec : data_path("cluster-p100.json"), &c));
+    const char *spec = clusters[it % 7];
+    ASSERT_OK(strata_cluster_load(
+        !spec                      ? data_path("cluster-p100.json")
+        : !strcmp(spec, "drained") ? data_path("cluster-drained.json")
+                                   : spec,
+        &c));
     strata_plan_opts_t o;
     strata_plan_opts_init(&o);
     o.quiet = 1;
@@ -589,6 +595,56 @@ TEST(trace_file_any_micro_batch) {
   }
 }
 
+
+/* Layers that differ (a trace stored one layer per block, the last three
+ * with three times the FFN): the plan is the enumerated optimum, with the
+ * memory unbound and with a limit just below what the unbound optimum
+ * needs, on clusters of one and of two nodes. */
+TEST(heterogeneous_layers_exact) {
+  static const char *clusters[] = {"dgx-a100:1", "dgx-h100:2"};
+  strata_graph_t *g = NULL;
+  char trace[1024];
+  snprintf(trace, sizeof trace, "%s/tests/data/het-layers-trace.json",
+           test_source_dir());
+  ASSERT_OK(strata_trace_load(trace, &g));
+  ASSERT(g->n_blocks >= 2);
+  for (int k = 0; k < 2; k++)
+    for (int bind = 0; bind < 2; bind++) {
+      strata_cluster_t *c = NULL;
+      ASSERT_OK(strata_cluster_load(clusters[k], &c));
+      strata_plan_opts_t o;
+      strata_plan_opts_init(&o);
+      o.quiet = 1;
+      o.global_batch = 16;
+      o.model_spec = trace;
+      static double unbound;
+      if (bind) o.memory_budget = unbound * 0.999 + o.memory_reserve;
+      st__search_t S;
+      enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
+      ASSERT_OK(st__search_prepare(&S, g, c, &o));
+      enumerate_all(&S, &b);
+      st__search_release(&S);
+      if (!bind) unbound = b.peak;
+      strata_plan_t *p = NULL;
+      int rc = strata_pipeline_plan(g, c, &o, &p);
+      printf("  %s, %s: %ld configurations, %ld fit, best %.9g s", clusters[k],
+             bind ? "binding limit" : "unbound", b.n, b.fit, b.step);
+      if (b.fit == 0) {
+        printf("\n");
+        ASSERT_EQ(rc, STRATA_EINFEASIBLE);
+      } else {
+        ASSERT_OK(rc);
+        printf(", plan %.9g s (tp %d pp %d dp %d mb %d)\n", p->step_seconds,
+               p->tp, p->pp, p->dp, p->micro_batch);
+        ASSERT_NEAR(p->step_seconds, b.step, 1e-9, 0);
+        if (bind) ASSERT(p->peak_memory_bytes <= unbound * 0.999);
+      }
+      strata_plan_destroy(p);
+      strata_cluster_destroy(c);
+    }
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
     TEST_ENTRY(split_hetero_equals_brute_force),
@@ -600,5 +656,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_free_stages_tile),
     TEST_ENTRY(plan_is_best_of_enumeration),
     TEST_ENTRY(trace_file_any_micro_batch),
+    TEST_ENTRY(heterogeneous_layers_exact),
 };
 TEST_MAIN(tests)
