@@ -525,7 +525,9 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   S->budget = (o->memory_budget > 0 ? o->memory_budget
                                     : (double)strata_cluster_gpu_memory(c)) -
               o->memory_reserve;
-  S->deadline = o->time_limit > 0 ? strata_now() + o->time_limit : 0;
+  /* the search stops at 90 % of the limit: what follows (the chosen
+   * configuration's fields, the report) fits in the rest */
+  S->deadline = o->time_limit > 0 ? strata_now() + 0.9 * o->time_limit : 0;
   st__subset_init(&S->subs);
   if (!(S->budget > 0))
     return strata_error(STRATA_EINVAL,

@@ -45,6 +45,11 @@ static void work_cb(uv_work_t *req) {
     s->errmsg = strata_strdup("the plan's time limit was reached");
     return;
   }
+  if (j->ps->deadline > 0) { /* no solve runs past the plan's limit */
+    double left = j->ps->deadline - strata_now();
+    if (s->so.time_limit <= 0 || s->so.time_limit > left)
+      s->so.time_limit = left > 0.01 ? left : 0.01;
+  }
   s->err = strata_stage_solve(s->g, &s->so, &s->res);
   if (s->err) s->errmsg = strata_strdup(strata_last_error());
   /* the job owns its result: it stores it in the cache itself, so the

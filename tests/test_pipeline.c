@@ -466,11 +466,11 @@ TEST(plan_is_best_of_enumeration) {
     strata_graph_t *g = random_model();
     strata_cluster_t *c = NULL;
     const char *spec = clusters[it % 7];
-    ASSERT_OK(strata_cluster_load(
-        !spec                      ? data_path("cluster-p100.json")
-        : !strcmp(spec, "drained") ? data_path("cluster-drained.json")
-                                   : spec,
-        &c));
+    ASSERT_OK(strata_cluster_load(!spec ? data_path("cluster-p100.json")
+                                  : !strcmp(spec, "drained")
+                                      ? data_path("cluster-drained.json")
+                                      : spec,
+                                  &c));
     strata_plan_opts_t o;
     strata_plan_opts_init(&o);
     o.quiet = 1;
@@ -594,7 +594,6 @@ TEST(trace_file_any_micro_batch) {
     strata_plan_destroy(b);
   }
 }
-
 
 /* Layers that differ (a trace stored one layer per block, the last three
  * with three times the FFN): the plan is the enumerated optimum, with the
