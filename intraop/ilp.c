@@ -16,6 +16,7 @@
  *     minimum fits the budget, so infeasible problems never reach GLPK.
  */
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@ void st__ilp_opts_init(st__ilp_opts_t *o) {
   o->mip_gap = 1e-6;
   o->presolve_reduce = 1;
   o->verbose = 0;
+  o->dp_points = 2048;
 }
 
 void st__ilp_result_free(st__ilp_result_t *r) {
@@ -208,6 +210,34 @@ static int min_memory(const st__ilp_problem_t *p, int *x, double *out) {
 
 /* ---- solving ------------------------------------------------------------ */
 
+/* The best feasible choice found so far, in r->choice. */
+typedef struct {
+  const st__ilp_problem_t *p;
+  st__ilp_result_t *r;
+  int have;
+  double obj;
+} best_t;
+
+static int fits(const st__ilp_problem_t *p, const int *x) {
+  if (p->mem_budget <= 0) return 1;
+  return eval_memory(p, x) <= p->mem_budget + 1e-9 * fabs(p->mem_budget);
+}
+
+/* Keep x if it fits and beats the best so far (ties keep the earlier). */
+static void offer(best_t *b, const int *x) {
+  if (!fits(b->p, x)) return;
+  double f = eval_objective(b->p, x);
+  if (b->have && !(f < b->obj)) return;
+  memcpy(b->r->choice, x, (size_t)b->p->n_nodes * sizeof *x);
+  b->have = 1;
+  b->obj = f;
+}
+
+static double rel_gap(double obj, double bound) {
+  double g = (obj - bound) / fmax(fabs(obj), DBL_EPSILON);
+  return g > 0 ? g : 0.0;
+}
+
 /* Choice of the MIP solution x: fixed nodes from the reduction, the others
  * from their largest X (first on ties). */
 static int extract_choice(const st__ilp_ws_t *ws, const st__ilp_lp_t *lp,
@@ -231,33 +261,108 @@ static int extract_choice(const st__ilp_ws_t *ws, const st__ilp_lp_t *lp,
   return 0;
 }
 
-static int map_outcome(const st__ilp_problem_t *p, const st__ilp_ws_t *ws,
-                       const st__ilp_lp_t *lp, const double *x,
-                       st__ilp_glpk_outcome_t oc, st__ilp_result_t *r) {
-  switch (oc) {
-  case ST__ILP_GLPK_OPTIMAL:
-  case ST__ILP_GLPK_FEASIBLE:
-    r->status = oc == ST__ILP_GLPK_OPTIMAL ? ST__ILP_OPTIMAL : ST__ILP_FEASIBLE;
-    return extract_choice(ws, lp, x, r->choice);
-  case ST__ILP_GLPK_INFEASIBLE:
-    /* Only on the edge of GLPK's tolerances: the exact check found a
-     * choice that fits, so return that one, without a proof of optimality. */
-    strata_log(STRATA_LOG_WARN, "ILP: GLPK found no solution although one "
-                                "fits; returning the least-memory choice");
-    r->status = ST__ILP_FEASIBLE;
-    return min_memory(p, r->choice, &r->min_memory);
-  default:
-    r->status = ST__ILP_NO_SOLUTION;
-    return 0;
+/* The columns of the MIP for choice x (GLPK's start): X and B from the
+ * strategies, T the peak of the nodes with variables. */
+static int start_columns(const st__ilp_ws_t *ws, const st__ilp_lp_t *lp,
+                         const int *x, double *col) {
+  int *edge = strata_malloc(((size_t)ws->n_edges + 1) * sizeof *edge);
+  if (!edge) return strata_error(STRATA_ENOMEM, "out of memory");
+  int n = 0;
+  double peak = ws->t_lb;
+  for (int k = 0; k < ws->n_edges; k++)
+    if (!ws->edges[k].dead) edge[n++] = k;
+  for (int u = 0; u < ws->n_nodes; u++)
+    if (ws->nodes[u].fixed < 0) peak = fmax(peak, ws->nodes[u].trans[x[u]]);
+  for (int j = 1; j <= lp->n_cols; j++) {
+    const int *t = lp->col_tag + 4 * j;
+    const st__ilp_wedge_t *e =
+        &ws->edges[edge[t[0] == ST__ILP_COL_B ? t[1] : 0]];
+    if (t[0] == ST__ILP_COL_X)
+      col[j] = x[t[1]] == t[2];
+    else if (t[0] == ST__ILP_COL_B)
+      col[j] = x[e->u] == t[2] && x[e->v] == t[3];
+    else
+      col[j] = peak;
   }
+  strata_free(edge);
+  return 0;
 }
 
-static int solve_reduced(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
-                         const st__ilp_ws_t *ws, st__ilp_result_t *r) {
-  st__ilp_lp_t lp;
+/* The DP under a budget: may prove the optimum alone; else leaves GLPK a
+ * start (in b) and a bound.  *done: nothing left for GLPK. */
+static int try_dp(const st__ilp_opts_t *o, const st__ilp_ws_t *ws,
+                  double deadline, best_t *b, double *bound, int *done) {
+  st__ilp_dp_out_t dout;
+  const st__ilp_problem_t *p = b->p;
+  *done = 0;
+  if (p->mem_budget <= 0 || o->dp_points <= 0) return 0;
+  int *x = strata_malloc(((size_t)p->n_nodes + 1) * sizeof *x);
+  if (!x) return strata_error(STRATA_ENOMEM, "out of memory");
+  int rc = st__ilp_dp_solve(ws, o->dp_points, o->mip_gap, deadline, x, &dout);
+  if (!rc && dout.have) offer(b, x);
+  strata_free(x);
+  *bound = dout.bound;
+  *done = b->have && rel_gap(b->obj, *bound) <= o->mip_gap;
+  return rc;
+}
+
+/* GLPK's status and the best bound become the result's. */
+static void glpk_status(best_t *b, st__ilp_glpk_outcome_t oc, double bound,
+                        double mip_gap) {
+  st__ilp_result_t *r = b->r;
+  r->method = ST__ILP_BY_GLPK;
+  r->bound = bound;
+  if (!b->have) {
+    r->status = oc == ST__ILP_GLPK_INFEASIBLE ? ST__ILP_INFEASIBLE
+                                              : ST__ILP_NO_SOLUTION;
+    return;
+  }
+  if (oc == ST__ILP_GLPK_INFEASIBLE) /* only on GLPK's tolerances */
+    strata_log(STRATA_LOG_WARN, "ILP: GLPK found no solution although one "
+                                "fits; returning the best choice known");
+  r->status = oc == ST__ILP_GLPK_OPTIMAL || rel_gap(b->obj, bound) <= mip_gap
+                  ? ST__ILP_OPTIMAL
+                  : ST__ILP_FEASIBLE;
+}
+
+static int run_glpk(const st__ilp_opts_t *o, const st__ilp_ws_t *ws,
+                    const st__ilp_lp_t *lp, double deadline, best_t *b,
+                    double bound) {
   st__ilp_glpk_outcome_t oc;
-  double *x = NULL;
-  int rc = st__ilp_lp_build(ws, &lp);
+  st__ilp_glpk_io_t io = {NULL, bound, -INFINITY};
+  double *x = strata_calloc((size_t)lp->n_cols + 1, sizeof *x);
+  double *sx =
+      b->have ? strata_calloc((size_t)lp->n_cols + 1, sizeof *sx) : NULL;
+  int *c = strata_malloc(((size_t)ws->n_nodes + 1) * sizeof *c);
+  int rc = 0;
+  if (!x || !c || (b->have && !sx)) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  if (sx && (rc = start_columns(ws, lp, b->r->choice, sx))) goto out;
+  io.start = sx;
+  double left = deadline > 0 ? fmax(deadline - strata_now(), 1e-3) : 0;
+  if ((rc = st__ilp_glpk_solve(lp, o, left, x, &oc, &io))) goto out;
+  if (oc == ST__ILP_GLPK_OPTIMAL || oc == ST__ILP_GLPK_FEASIBLE) {
+    if ((rc = extract_choice(ws, lp, x, c))) goto out;
+    offer(b, c);
+  }
+  glpk_status(b, oc, fmax(bound, io.bound), o->mip_gap);
+out:
+  strata_free(x);
+  strata_free(sx);
+  strata_free(c);
+  return rc;
+}
+
+/* start: a feasible choice to begin from (the least-memory one), or NULL. */
+static int solve_reduced(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
+                         const st__ilp_ws_t *ws, const int *start,
+                         double deadline, st__ilp_result_t *r) {
+  st__ilp_lp_t lp;
+  best_t b = {p, r, 0, 0.0};
+  double bound = -INFINITY;
+  int done, rc = st__ilp_lp_build(ws, &lp);
   if (rc) return rc;
   r->int_vars = lp.n_int;
   r->cont_vars = lp.n_cols - lp.n_int;
@@ -266,45 +371,73 @@ static int solve_reduced(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
     for (int u = 0; u < ws->n_nodes; u++)
       r->choice[u] = ws->nodes[u].fixed;
     r->status = ST__ILP_OPTIMAL;
+    r->method = ST__ILP_BY_REDUCTION;
     r->int_vars = r->cont_vars = r->rows = 0;
     goto out;
   }
-  x = strata_calloc((size_t)lp.n_cols + 1, sizeof *x);
-  if (!x) {
-    rc = strata_error(STRATA_ENOMEM, "out of memory");
-    goto out;
+  if (start) offer(&b, start);
+  /* the DP may take half the time left: GLPK gets the rest */
+  double now = strata_now();
+  rc = try_dp(o, ws, deadline > 0 ? now + (deadline - now) / 2 : 0, &b, &bound,
+              &done);
+  if (!rc && done) {
+    r->status = ST__ILP_OPTIMAL;
+    r->method = ST__ILP_BY_DP;
+    r->bound = bound;
+  } else if (!rc) {
+    rc = run_glpk(o, ws, &lp, deadline, &b, bound);
   }
-  rc = st__ilp_glpk_solve(&lp, o, x, &oc);
-  if (!rc) rc = map_outcome(p, ws, &lp, x, oc, r);
 out:
-  strata_free(x);
   st__ilp_lp_free(&lp);
   return rc;
 }
 
 static int solve_checked(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
-                         st__ilp_result_t *r) {
+                         double deadline, st__ilp_result_t *r) {
   st__ilp_ws_t ws;
   size_t nnz;
-  int rc = st__ilp_ws_init(&ws, p);
+  int *start = NULL, rc = st__ilp_ws_init(&ws, p);
   if (rc) return rc;
   st__ilp_lp_count(&ws, &r->int_vars_before, &r->cont_vars_before,
                    &r->rows_before, &nnz);
   if (p->mem_budget > 0) {
-    rc = min_memory(p, r->choice, &r->min_memory);
-    if (rc) goto out;
-    for (int u = 0; u < p->n_nodes; u++)
-      r->choice[u] = -1;
+    start = strata_malloc(((size_t)p->n_nodes + 1) * sizeof *start);
+    if (!start) {
+      rc = strata_error(STRATA_ENOMEM, "out of memory");
+      goto out;
+    }
+    if ((rc = min_memory(p, start, &r->min_memory))) goto out;
     if (r->min_memory > p->mem_budget) {
       r->status = ST__ILP_INFEASIBLE;
       goto out;
     }
   }
   if (o->presolve_reduce && (rc = st__ilp_ws_reduce(&ws))) goto out;
-  rc = solve_reduced(p, o, &ws, r);
+  rc = solve_reduced(p, o, &ws, start, deadline, r);
 out:
+  strata_free(start);
   st__ilp_ws_free(&ws);
   return rc;
+}
+
+/* Objective, memory, bound and gap of the chosen strategies.  A bound
+ * a hair above the objective (solver tolerances) is clamped to it; an
+ * optimum without a recorded bound (fixed by the reductions, or GLPK's
+ * word) is its own bound. */
+static void finish(const st__ilp_problem_t *p, st__ilp_result_t *r) {
+  if (r->status != ST__ILP_OPTIMAL && r->status != ST__ILP_FEASIBLE) {
+    for (int u = 0; u < p->n_nodes; u++)
+      r->choice[u] = -1;
+    r->bound = -INFINITY;
+    r->gap = INFINITY;
+    return;
+  }
+  r->objective = eval_objective(p, r->choice);
+  r->memory = eval_memory(p, r->choice);
+  if (r->status == ST__ILP_OPTIMAL && !(r->bound > -INFINITY))
+    r->bound = r->objective;
+  r->bound = fmin(r->bound, r->objective);
+  r->gap = r->bound > -INFINITY ? rel_gap(r->objective, r->bound) : INFINITY;
 }
 
 int st__ilp_solve(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
@@ -319,15 +452,13 @@ int st__ilp_solve(const st__ilp_problem_t *p, const st__ilp_opts_t *o,
   if (!r->choice) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int u = 0; u < p->n_nodes; u++)
     r->choice[u] = -1;
-  rc = solve_checked(p, o, r);
+  r->bound = -INFINITY;
+  rc = solve_checked(p, o, o->time_limit > 0 ? t0 + o->time_limit : 0, r);
   if (rc) {
     st__ilp_result_free(r);
     return rc;
   }
-  if (r->status == ST__ILP_OPTIMAL || r->status == ST__ILP_FEASIBLE) {
-    r->objective = eval_objective(p, r->choice);
-    r->memory = eval_memory(p, r->choice);
-  }
+  finish(p, r);
   r->solve_seconds = strata_now() - t0;
   return 0;
 }

@@ -20,6 +20,10 @@
  * It is solved with GLPK, whose errors never abort the process (they come
  * back as STRATA_EINTERNAL).  Before solving, the problem is made smaller
  * without changing its optimum (see st__ilp_opts_t.presolve_reduce).
+ * Under a memory budget a resource DP over an elimination order comes
+ * first (ilp_dp.c): on chain-like graphs it is exact and GLPK is not
+ * needed; otherwise it gives GLPK a feasible start and a lower bound, and
+ * a result always states the proven gap.
  *
  * Objective and memory in a result are always recomputed from the original
  * problem and the chosen strategies, so they do not depend on the reduction
@@ -64,17 +68,29 @@ typedef struct {
   double mip_gap;      /* relative MIP gap at which the search stops */
   int presolve_reduce; /* 1: reduce the problem before solving */
   int verbose;         /* 1: let GLPK print its progress */
+  int dp_points;       /* memory-bound problems: most (memory, cost) points
+                          per set in the resource DP; 0: no DP, GLPK from
+                          the least-memory choice */
 } st__ilp_opts_t;
 
-/* Defaults: 60 s, gap 1e-6, reduction on, quiet. */
+/* Defaults: 60 s, gap 1e-6, reduction on, quiet, DP with 2048 points. */
 void st__ilp_opts_init(st__ilp_opts_t *o);
 
 typedef enum {
   ST__ILP_OPTIMAL,    /* optimal (within mip_gap) */
-  ST__ILP_FEASIBLE,   /* time limit reached, best incumbent kept */
+  ST__ILP_FEASIBLE,   /* time limit reached, best incumbent kept; see gap */
   ST__ILP_INFEASIBLE, /* no choice fits the budget; see min_memory */
-  ST__ILP_NO_SOLUTION /* time limit reached before any incumbent */
+  ST__ILP_NO_SOLUTION /* time limit reached before any incumbent (only
+                         without a budget: with one, the least-memory
+                         choice is always there to start from) */
 } st__ilp_status_t;
+
+/* How a result was proven. */
+typedef enum {
+  ST__ILP_BY_REDUCTION, /* the reductions fixed every node */
+  ST__ILP_BY_DP,        /* the resource DP (exact, or closed the gap) */
+  ST__ILP_BY_GLPK       /* GLPK's branch-and-bound */
+} st__ilp_method_t;
 
 typedef struct {
   st__ilp_status_t status;
@@ -85,6 +101,11 @@ typedef struct {
                         transient peak (0 without a choice) */
   double min_memory; /* smallest memory row any choice has; computed when
                         there is a budget (so always when INFEASIBLE) */
+  double bound;      /* proven lower bound of the optimum (incl. obj_const);
+                        -INFINITY when nothing is proven */
+  double gap;        /* (objective - bound) / |objective|: 0 when proven
+                        optimal, INFINITY when no bound (or no choice) */
+  st__ilp_method_t method;
   double solve_seconds;
   int int_vars, cont_vars, rows;                      /* what GLPK saw */
   int int_vars_before, cont_vars_before, rows_before; /* unreduced MIP */

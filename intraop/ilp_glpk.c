@@ -17,7 +17,9 @@
  * the longjmp skips their frames, and only GLPK's own memory may be
  * in flight when it happens.
  */
+#include <float.h>
 #include <limits.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
@@ -154,8 +156,10 @@ static glp_prob *load(const st__ilp_lp_t *lp, int names) {
 typedef struct {
   const st__ilp_lp_t *lp;
   const st__ilp_opts_t *o;
+  double time_limit;
   double *x;
-  int ret, mip_status;
+  st__ilp_glpk_io_t *io;
+  int ret, mip_status, fed, stopped;
   const char *path;
 } job_t;
 
@@ -166,23 +170,71 @@ static int tm_lim_ms(double seconds) {
   return ms >= (double)INT_MAX ? INT_MAX : (int)ms;
 }
 
+/* Relative gap of an incumbent over a bound, as GLPK measures it. */
+static double rel_gap(double inc, double bound) {
+  return (inc - bound) / (fabs(inc) + DBL_EPSILON);
+}
+
+/* The search's callback: hands GLPK the caller's feasible start at the
+ * first heuristic call, records the best bound of the open nodes, and
+ * stops the search once the incumbent is within the MIP gap of the best
+ * bound known, GLPK's or the caller's. */
+static void callback(glp_tree *T, void *info) {
+  job_t *job = info;
+  if (glp_ios_reason(T) == GLP_IHEUR && job->io->start && !job->fed) {
+    job->fed = 1;
+    glp_ios_heur_sol(T, job->io->start);
+  }
+  int p = glp_ios_best_node(T);
+  if (p) job->io->bound = glp_ios_node_bound(T, p);
+  glp_prob *P = glp_ios_get_prob(T);
+  if (glp_mip_status(P) != GLP_FEAS) return;
+  double bound = fmax(job->io->bound, job->io->ext_bound);
+  if (rel_gap(glp_mip_obj_val(P), bound) <= job->o->mip_gap) {
+    job->stopped = 1;
+    glp_ios_terminate(T);
+  }
+}
+
+/* With a start, GLPK's MIP presolver is off (it would renumber the
+ * columns the start is given in), so the LP relaxation is solved first,
+ * as glp_intopt then requires. */
+static int relax_first(glp_prob *P, const job_t *job) {
+  glp_smcp sp;
+  glp_init_smcp(&sp);
+  sp.msg_lev = job->o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;
+  sp.tm_lim = tm_lim_ms(job->time_limit);
+  glp_scale_prob(P, GLP_SF_AUTO);
+  glp_adv_basis(P, 0);
+  return glp_simplex(P, &sp) == 0 && glp_get_status(P) == GLP_OPT;
+}
+
 static int solve_fn(void *arg) {
   job_t *job = arg;
   glp_iocp parm;
+  double t0 = glp_time();
   glp_prob *P = load(job->lp, 0);
   glp_init_iocp(&parm);
-  parm.presolve = GLP_ON;
+  parm.presolve = job->io->start ? GLP_OFF : GLP_ON;
   parm.msg_lev = job->o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;
-  parm.tm_lim = tm_lim_ms(job->o->time_limit);
   parm.mip_gap = job->o->mip_gap;
+  parm.cb_func = callback;
+  parm.cb_info = job;
   /* MIR cuts on the memory row: 8x faster on memory-bound 100-node
    * chains; the other cuts and heuristics of GLPK did not help. */
   parm.mir_cuts = GLP_ON;
-  job->ret = glp_intopt(P, &parm);
+  job->ret = GLP_ETMLIM;
+  if (!job->io->start || relax_first(P, job)) {
+    double left = job->time_limit - (glp_time() - t0) / 1000.0;
+    parm.tm_lim = tm_lim_ms(job->time_limit > 0 ? fmax(left, 1e-3) : 0);
+    job->ret = glp_intopt(P, &parm);
+  }
   job->mip_status = glp_mip_status(P);
-  if (job->mip_status == GLP_OPT || job->mip_status == GLP_FEAS)
+  if (job->mip_status == GLP_OPT || job->mip_status == GLP_FEAS) {
     for (int j = 1; j <= job->lp->n_cols; j++)
       job->x[j] = glp_mip_col_val(P, j);
+    if (job->ret == 0) job->io->bound = glp_mip_obj_val(P); /* exhausted */
+  }
   glp_delete_prob(P);
   return 0;
 }
@@ -193,6 +245,9 @@ static int outcome_of(const job_t *job, st__ilp_glpk_outcome_t *out) {
   case 0:
   case GLP_EMIPGAP: /* optimal within the gap the caller asked for */
     *out = have ? ST__ILP_GLPK_OPTIMAL : ST__ILP_GLPK_INFEASIBLE;
+    return 0;
+  case GLP_ESTOP: /* the callback found the gap closed */
+    *out = have && job->stopped ? ST__ILP_GLPK_OPTIMAL : ST__ILP_GLPK_FEASIBLE;
     return 0;
   case GLP_ENOPFS:
     *out = ST__ILP_GLPK_INFEASIBLE;
@@ -210,8 +265,10 @@ static int outcome_of(const job_t *job, st__ilp_glpk_outcome_t *out) {
 }
 
 int st__ilp_glpk_solve(const st__ilp_lp_t *lp, const st__ilp_opts_t *o,
-                       double *x, st__ilp_glpk_outcome_t *outcome) {
-  job_t job = {lp, o, x, 0, 0, NULL};
+                       double time_limit, double *x,
+                       st__ilp_glpk_outcome_t *outcome, st__ilp_glpk_io_t *io) {
+  job_t job = {lp, o, time_limit, x, io, 0, 0, 0, 0, NULL};
+  io->bound = -INFINITY;
   int rc = st__ilp_glpk_guard(solve_fn, &job, o->verbose);
   if (rc) return rc;
   return outcome_of(&job, outcome);
@@ -228,7 +285,7 @@ static int write_fn(void *arg) {
 }
 
 int st__ilp_glpk_write(const st__ilp_lp_t *lp, const char *path) {
-  job_t job = {lp, NULL, NULL, 0, 0, path};
+  job_t job = {lp, NULL, 0, NULL, NULL, 0, 0, 0, 0, path};
   int rc = st__ilp_glpk_guard(write_fn, &job, 0);
   if (rc) return rc;
   if (job.ret != 0)

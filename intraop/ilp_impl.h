@@ -49,6 +49,25 @@ void st__ilp_ws_free(st__ilp_ws_t *ws);
  * separable edges) to a fixed point.  Allocates; 0 or STRATA_ENOMEM. */
 int st__ilp_ws_reduce(st__ilp_ws_t *ws);
 
+/* What the resource DP (ilp_dp.c) found. */
+typedef struct {
+  int applicable; /* the elimination fits the DP's limits */
+  int have;       /* choice holds a feasible assignment */
+  double bound;   /* proven lower bound of the objective (incl. obj_const),
+                     -INFINITY when none; equal to choice's objective when
+                     the DP proved it optimal */
+} st__ilp_dp_out_t;
+
+void st__ilp_dp_out_init(st__ilp_dp_out_t *out);
+/* Solve the memory-bound ws (ws->budget > 0) by DP with at most cap
+ * points per set, treating a peak-level range as solved when its bound is
+ * within the relative gap of the incumbent, giving up at deadline
+ * (strata_now() seconds; <= 0: none).  choice[ws->n_nodes] receives the
+ * best feasible assignment when out->have.  Returns 0 (also when the DP
+ * does not apply) or STRATA_ENOMEM. */
+int st__ilp_dp_solve(const st__ilp_ws_t *ws, int cap, double gap,
+                     double deadline, int *choice, st__ilp_dp_out_t *out);
+
 /* Column and row tags: what a column or row stands for, for names and for
  * mapping a solution back.  tag[4*k + 0] is the kind, then up to three
  * integers (node, strategy / edge, i, j). */
@@ -91,9 +110,21 @@ typedef enum {
   ST__ILP_GLPK_NONE /* time limit without an incumbent */
 } st__ilp_glpk_outcome_t;
 
-/* Solve lp; x[1..n_cols] receives the MIP solution when there is one. */
+/* What a GLPK solve is given and gives back besides the solution. */
+typedef struct {
+  const double *start; /* [n_cols + 1] a feasible solution, or NULL */
+  double ext_bound;    /* lower bound known beforehand (-INFINITY: none) */
+  double bound;        /* out: GLPK's best bound when it stopped, the
+                          objective when it finished (-INFINITY: none) */
+} st__ilp_glpk_io_t;
+
+/* Solve lp within time_limit seconds (<= 0: none); x[1..n_cols] receives
+ * the MIP solution when there is one.  With a start, GLPK begins from it
+ * (so it always has a solution); the search stops once the incumbent is
+ * within o->mip_gap of the larger of its bound and io->ext_bound. */
 int st__ilp_glpk_solve(const st__ilp_lp_t *lp, const st__ilp_opts_t *o,
-                       double *x, st__ilp_glpk_outcome_t *outcome);
+                       double time_limit, double *x,
+                       st__ilp_glpk_outcome_t *outcome, st__ilp_glpk_io_t *io);
 /* Write lp with names to path (already created by the caller). */
 int st__ilp_glpk_write(const st__ilp_lp_t *lp, const char *path);
 
