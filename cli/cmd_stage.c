@@ -3,6 +3,7 @@
  * (or evaluate a fixed layout) and report memory, communication and every
  * operator's strategy.
  */
+#include <math.h>
 #include <string.h>
 
 #include "cli/stageargs.h"
@@ -59,6 +60,10 @@ static int json_report(const cli_stage_args_t *a,
                           strata_objective_name(a->so.objective));
   if (!rc) rc = st__json_add_num(root, "alpha", r->alpha);
   if (!rc) rc = st__json_add_num(root, "objective", r->objective);
+  if (!rc && isfinite(r->gap)) { /* a proven gap: the search's word */
+    rc = st__json_add_num(root, "objective_bound", r->objective_bound);
+    if (!rc) rc = st__json_add_num(root, "gap", r->gap);
+  }
   if (!rc) rc = st__json_add_bool(root, "homogeneous", r->homogeneous);
   if (!rc)
     rc = st__json_add_num(root, "memory_redundancy_bytes",
@@ -120,6 +125,16 @@ static int json_report(const cli_stage_args_t *a,
   return rc;
 }
 
+/* The proven gap: what a time limit leaves open. */
+static void print_gap(const strata_stage_result_t *r) {
+  if (!isfinite(r->gap)) {
+    printf("gap        unknown (no lower bound was proven)\n");
+    return;
+  }
+  printf("gap        %.3g%% (objective %.6g, proven lower bound %.6g)\n",
+         100 * r->gap, r->objective, r->objective_bound);
+}
+
 static void human_report(const cli_stage_args_t *a,
                          const strata_stage_result_t *r) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
@@ -161,6 +176,7 @@ static void human_report(const cli_stage_args_t *a,
          "%d, %d, %d); %.3f s\n",
          r->int_vars, r->cont_vars, r->rows, r->int_vars_before,
          r->cont_vars_before, r->rows_before, r->solve_seconds);
+  print_gap(r);
   printf("\n%-16s %6s %-14s %-18s %12s\n", "op", "x", "strategy", "output",
          "memory");
   for (int i = 0; i < r->n_ops; i++)
@@ -197,6 +213,12 @@ int cli_cmd_stage(int argc, char **argv) {
     if (!a.json) fprintf(stderr, "strata stage: infeasible: %s\n", r->hint);
     rc = CLI_INFEASIBLE;
   }
+  if (!rc && r->status == STRATA_STAGE_FEASIBLE)
+    fprintf(stderr,
+            "strata stage: the time limit stopped the search; the solution "
+            "is within %.3g%% of the optimum (raise --time-limit to close "
+            "the gap)\n",
+            100 * r->gap);
   if (!rc && r->status == STRATA_STAGE_NO_SOLUTION) {
     fprintf(stderr, "strata stage: the time limit was reached before any "
                     "solution was found; raise --time-limit\n");

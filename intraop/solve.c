@@ -175,6 +175,8 @@ int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
   rc = st__stage_report(&st, &ir, r);
   if (rc) goto out;
   r->objective = ir.objective * SCALE;
+  r->objective_bound = ir.bound * SCALE;
+  r->gap = ir.gap;
   r->min_memory_bytes = ir.min_memory * SCALE;
   r->solve_seconds = strata_now() - t0;
   r->int_vars = ir.int_vars;

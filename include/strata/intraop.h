@@ -41,7 +41,7 @@ typedef enum {
 
 typedef enum {
   STRATA_STAGE_OPTIMAL,
-  STRATA_STAGE_FEASIBLE,   /* time limit reached; best found */
+  STRATA_STAGE_FEASIBLE,   /* time limit reached; best found, see gap */
   STRATA_STAGE_INFEASIBLE, /* nothing fits the memory budget */
   STRATA_STAGE_NO_SOLUTION /* time limit reached before any solution */
 } strata_stage_status_t;
@@ -110,6 +110,11 @@ typedef struct {
   int homogeneous; /* 1: best homogeneous solution (one layer per block) */
   double alpha;
   double objective;               /* as the ILP reports it */
+  double objective_bound;         /* proven lower bound of the optimum
+                                     (-INFINITY: none, e.g. no solution) */
+  double gap;                     /* (objective - bound) / |objective|:
+                                     0 when proven optimal; INFINITY
+                                     without a bound */
   double memory_redundancy_bytes; /* summed over the stage's devices */
   double comm_bytes;              /* bytes-equivalent on the fastest link */
   double comm_seconds;            /* per step */
