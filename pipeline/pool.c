@@ -29,7 +29,6 @@ typedef struct pool_state {
   double t0, last_print;
   double deadline;
   const volatile int *cancel;
-  const char *cache_dir;
 } pool_state_t;
 
 static void work_cb(uv_work_t *req) {
@@ -52,10 +51,6 @@ static void work_cb(uv_work_t *req) {
   }
   s->err = strata_stage_solve(s->g, &s->so, &s->res);
   if (s->err) s->errmsg = strata_strdup(strata_last_error());
-  /* the job owns its result: it stores it in the cache itself, so the
-   * writes run in parallel too (a failed write only costs a re-solve) */
-  else if (j->ps->cache_dir)
-    st__cache_put(j->ps->cache_dir, s->key, s->res);
 }
 
 static void print_progress(pool_state_t *ps, int final) {
@@ -83,16 +78,28 @@ static void set_pool_size(int threads) {
   setenv("UV_THREADPOOL_SIZE", buf, 1);
 }
 
-static void from_cache(st__subset_t *s, const char *dir, int *hits) {
-  for (int i = 0; i < s->n && dir; i++) {
+static void from_cache(st__subset_t *s, st__cache_t *c, int *hits) {
+  for (int i = 0; i < s->n && c; i++) {
     st__sub_t *sub = s->v[i];
     if (sub->err != 1) continue;
-    if (st__cache_get(dir, sub->key, &sub->res) == 0) {
+    if (st__cache_get(c, sub->key, &sub->res) == 0) {
       sub->err = 0;
       sub->from_cache = 1;
       (*hits)++;
     }
   }
+}
+
+/* New results go into the cache, written once for the whole run; a
+ * failure only costs a re-solve next time. */
+static void to_cache(st__subset_t *s, st__cache_t *c) {
+  for (int i = 0; i < s->n && c; i++) {
+    st__sub_t *sub = s->v[i];
+    if (sub->err || sub->from_cache || !sub->res || sub->cached) continue;
+    if (st__cache_put(c, sub->key, sub->res)) return;
+    sub->cached = 1;
+  }
+  st__cache_flush(c);
 }
 
 static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
@@ -117,21 +124,33 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
   return 0;
 }
 
+static int unsolved(const st__subset_t *s) {
+  int n = 0;
+  for (int i = 0; i < s->n; i++)
+    n += s->v[i]->err == 1;
+  return n;
+}
+
 int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
                   int progress, double deadline, const volatile int *cancel,
                   int *ilps, int *hits) {
-  pool_state_t ps = {0, 0,        progress, strata_now(),
-                     0, deadline, cancel,   cache_dir};
-  from_cache(s, cache_dir, hits);
-  for (int i = 0; i < s->n; i++)
-    if (s->v[i]->err == 1) ps.total++;
-  if (ps.total == 0) return 0;
-  job_t *jobs = strata_calloc((size_t)ps.total, sizeof *jobs);
-  if (!jobs) return strata_error(STRATA_ENOMEM, "out of memory");
-  set_pool_size(threads);
-  int rc = run_jobs(s, jobs, &ps);
-  print_progress(&ps, 1);
-  strata_free(jobs);
+  pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline, cancel};
+  st__cache_t *cache = NULL;
+  int rc = 0;
+  if (unsolved(s) == 0) return 0;
+  if (cache_dir && (rc = st__cache_open(cache_dir, &cache))) return rc;
+  from_cache(s, cache, hits);
+  ps.total = unsolved(s);
+  if (ps.total > 0) {
+    job_t *jobs = strata_calloc((size_t)ps.total, sizeof *jobs);
+    if (!jobs) rc = strata_error(STRATA_ENOMEM, "out of memory");
+    if (!rc) set_pool_size(threads);
+    if (!rc) rc = run_jobs(s, jobs, &ps);
+    if (jobs) print_progress(&ps, 1);
+    strata_free(jobs);
+    to_cache(s, cache);
+  }
+  st__cache_close(cache);
   if (!rc && cancel && *cancel)
     rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
   for (int i = 0; i < s->n && !rc; i++) {

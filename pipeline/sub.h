@@ -19,6 +19,7 @@ typedef struct {
   char *errmsg;
   strata_stage_result_t *res;
   int from_cache;
+  int cached;  /* stored in the cache by this run */
   int counted; /* counted among the ILPs solved */
 } st__sub_t;
 
@@ -46,9 +47,18 @@ int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
                   int progress, double deadline, const volatile int *cancel,
                   int *ilps, int *hits);
 
-/* Disk cache of stage results: compressed, checksummed, versioned. */
-int st__cache_get(const char *dir, uint64_t key, strata_stage_result_t **out);
-int st__cache_put(const char *dir, uint64_t key,
-                  const strata_stage_result_t *r);
+/* Disk cache of stage results (cache.c): one file per folder, read once,
+ * checksummed per entry, tagged with the result's layout.  open reads it
+ * (a missing, damaged or foreign file gives an empty cache, with a note;
+ * only STRATA_ENOMEM fails); get decodes one entry (STRATA_ENOTFOUND,
+ * STRATA_ECORRUPT, STRATA_ENOMEM); put keeps a new entry in memory; flush
+ * writes them, merged with what other runs wrote meanwhile, atomically;
+ * close frees (NULL allowed).  Not thread-safe: use from one thread. */
+typedef struct st__cache st__cache_t;
+int st__cache_open(const char *dir, st__cache_t **out);
+int st__cache_get(st__cache_t *c, uint64_t key, strata_stage_result_t **out);
+int st__cache_put(st__cache_t *c, uint64_t key, const strata_stage_result_t *r);
+int st__cache_flush(st__cache_t *c);
+void st__cache_close(st__cache_t *c);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * test_pipeline.c - the stage-split dynamic program against brute force,
  * Megatron's split, determinism of whole plans across thread counts, the
- * subproblem cache (cold, warm, corrupt, stale), and a cluster too small.
+ * subproblem cache (cold, warm, damaged, cut short, of another layout,
+ * foreign; merged writes from concurrent runs, round trip of every
+ * field), and a cluster too small.
  */
 #include <dirent.h>
 #include <math.h>
@@ -9,8 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "pipeline/search.h"
+#include "pipeline/sub.h"
 #include "strata/strata.h"
 #include "testlib.h"
 
@@ -218,17 +223,13 @@ TEST(plan_identical_across_threads) {
   strata_graph_destroy(g);
 }
 
-static int count_files(const char *dir, const char *suffix, char *first,
-                       size_t size) {
+static int count_files(const char *dir, const char *suffix) {
   DIR *d = opendir(dir);
   struct dirent *e;
   int n = 0;
   while (d && (e = readdir(d))) {
     size_t l = strlen(e->d_name), k = strlen(suffix);
-    if (l > k && !strcmp(e->d_name + l - k, suffix)) {
-      if (!n && first) snprintf(first, size, "%s/%s", dir, e->d_name);
-      n++;
-    }
+    n += l > k && !strcmp(e->d_name + l - k, suffix);
   }
   if (d) closedir(d);
   return n;
@@ -244,50 +245,208 @@ static void flip_byte(const char *path, long at) {
   fclose(f);
 }
 
+static long file_size(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static void put_le(unsigned char *p, uint64_t v, int n) {
+  for (int i = 0; i < n; i++)
+    p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Plan again and check what the cache gave: ilps solved, same plan. */
+static void replan(const strata_graph_t *g, const strata_cluster_t *c,
+                   const strata_plan_opts_t *o, const unsigned char *ref,
+                   size_t ref_len, int want_solved) {
+  strata_plan_t *p = NULL;
+  unsigned char *d = NULL;
+  size_t n = 0;
+  ASSERT_OK(plan_bytes(g, c, o, &d, &n, &p));
+  if (want_solved >= 0) ASSERT_EQ(p->ilps_solved, want_solved);
+  if (want_solved == -1) /* some, not all */
+    ASSERT(p->ilps_solved > 0 && p->ilps_solved < p->subproblems_distinct);
+  ASSERT_EQ(p->ilps_solved + p->cache_hits, p->subproblems_distinct);
+  strata_plan_destroy(p);
+  ASSERT(n == ref_len && memcmp(d, ref, n) == 0);
+  strata_free(d);
+}
+
 TEST(cache_cold_warm_corrupt) {
-  char dir[512], entry[1024];
+  char dir[512], file[600];
   strata_graph_t *g = small_model();
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
-  unsigned char *d0 = NULL, *d1 = NULL, *d2 = NULL, *d3 = NULL;
-  size_t n0, n1, n2, n3;
+  unsigned char *d0 = NULL, *d1 = NULL;
+  size_t n0, n1;
   strata_plan_opts_t o;
   snprintf(dir, sizeof dir, "%s/cache", test_scratch_dir());
+  snprintf(file, sizeof file, "%s/stages.scache", dir);
   ASSERT(g != NULL);
   ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
   plan_opts(&o, 2, dir);
-  /* cold: everything solved, stored */
+  /* cold: everything solved, stored in one file */
   ASSERT_OK(plan_bytes(g, c, &o, &d0, &n0, &p));
   ASSERT_EQ(p->cache_hits, 0);
   ASSERT(p->ilps_solved > 0);
-  int stored = count_files(dir, ".ssub", entry, sizeof entry);
-  ASSERT_EQ(stored, p->subproblems_distinct);
+  int all = p->subproblems_distinct;
+  ASSERT_EQ(count_files(dir, ".scache"), 1);
   strata_plan_destroy(p);
   /* warm: nothing solved, the same plan */
   ASSERT_OK(plan_bytes(g, c, &o, &d1, &n1, &p));
   ASSERT_EQ(p->ilps_solved, 0);
-  ASSERT_EQ(p->cache_hits, p->subproblems_distinct);
+  ASSERT_EQ(p->cache_hits, all);
   strata_plan_destroy(p);
-  ASSERT_EQ(n1, n0);
-  ASSERT(memcmp(d0, d1, n0) == 0);
-  /* a corrupt entry (payload byte flipped) is re-solved, not trusted */
-  flip_byte(entry, 40);
-  ASSERT_OK(plan_bytes(g, c, &o, &d2, &n2, &p));
-  ASSERT_EQ(p->ilps_solved, 1);
-  strata_plan_destroy(p);
-  ASSERT(n2 == n0 && memcmp(d0, d2, n0) == 0);
-  /* a stale entry (another format version) likewise */
-  flip_byte(entry, 4);
-  ASSERT_OK(plan_bytes(g, c, &o, &d3, &n3, &p));
-  ASSERT_EQ(p->ilps_solved, 1);
-  strata_plan_destroy(p);
-  ASSERT(n3 == n0 && memcmp(d0, d3, n0) == 0);
+  ASSERT(n1 == n0 && memcmp(d0, d1, n0) == 0);
+  /* a damaged entry (payload byte of the last one flipped) is solved
+   * again, not trusted; the file is then repaired */
+  flip_byte(file, file_size(file) - 10);
+  replan(g, c, &o, d0, n0, 1);
+  replan(g, c, &o, d0, n0, 0);
+  /* a damaged header: the whole file is ignored, then rewritten */
+  flip_byte(file, 4);
+  replan(g, c, &o, d0, n0, all);
+  replan(g, c, &o, d0, n0, 0);
+  /* a file cut short keeps the entries before the cut */
+  ASSERT_EQ(truncate(file, file_size(file) / 2), 0);
+  replan(g, c, &o, d0, n0, -1);
+  replan(g, c, &o, d0, n0, 0);
+  /* a cache of another layout (tag changed, header checksum valid) is
+   * ignored, never misread */
+  FILE *f = fopen(file, "r+b");
+  unsigned char h[24];
+  ASSERT(f && fread(h, 1, 24, f) == 24);
+  put_le(h + 8, 0x0123456789abcdefull, 8);
+  put_le(h + 20, strata_crc32(h, 20), 4);
+  ASSERT(fseek(f, 0, SEEK_SET) == 0 && fwrite(h, 1, 24, f) == 24);
+  fclose(f);
+  replan(g, c, &o, d0, n0, all);
+  /* something else entirely under that name: ignored, not fatal */
+  f = fopen(file, "wb");
+  ASSERT(f && fputs("not a cache\n", f) >= 0);
+  fclose(f);
+  replan(g, c, &o, d0, n0, all);
+  replan(g, c, &o, d0, n0, 0);
   strata_free(d0);
   strata_free(d1);
-  strata_free(d2);
-  strata_free(d3);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
+}
+
+/* A stage result with every field set, ops and hint included. */
+static strata_stage_result_t *sample_result(int seed) {
+  strata_stage_result_t *r = strata_calloc(1, sizeof *r);
+  ASSERT(r != NULL);
+  r->status = STRATA_STAGE_FEASIBLE;
+  r->devices = 8 + seed;
+  r->objective = 1.5e9 + seed;
+  r->gap = 0.25;
+  r->objective_bound = 1.2e9;
+  r->mem.total = 3.25e9;
+  r->solve_seconds = 0.125;
+  r->rows_before = 77;
+  r->hint = seed % 2 ? strata_strdup("raise the limit") : NULL;
+  r->n_ops = 2;
+  r->ops = strata_calloc(2, sizeof *r->ops);
+  ASSERT(r->ops != NULL);
+  for (int i = 0; i < 2; i++) {
+    r->ops[i].name = strata_strdup(i ? "fc1" : "qkv");
+    r->ops[i].strategy = strata_strdup("row");
+    r->ops[i].placement = strata_strdup(i ? "" : "[S(1)]");
+    r->ops[i].layer = i + seed;
+    r->ops[i].repeat = 3;
+    r->ops[i].mem_bytes = 4096.5 * (i + 1);
+  }
+  return r;
+}
+
+static void same_result(const strata_stage_result_t *a,
+                        const strata_stage_result_t *b) {
+  ASSERT_EQ(a->status, b->status);
+  ASSERT_EQ(a->devices, b->devices);
+  ASSERT(a->objective == b->objective && a->gap == b->gap);
+  ASSERT(a->objective_bound == b->objective_bound);
+  ASSERT(a->mem.total == b->mem.total && a->solve_seconds == b->solve_seconds);
+  ASSERT_EQ(a->rows_before, b->rows_before);
+  ASSERT((a->hint == NULL) == (b->hint == NULL));
+  if (a->hint) ASSERT(strcmp(a->hint, b->hint) == 0);
+  ASSERT_EQ(a->n_ops, b->n_ops);
+  for (int i = 0; i < a->n_ops; i++) {
+    ASSERT(strcmp(a->ops[i].name, b->ops[i].name) == 0);
+    ASSERT(strcmp(a->ops[i].placement, b->ops[i].placement) == 0);
+    ASSERT_EQ(a->ops[i].layer, b->ops[i].layer);
+    ASSERT(a->ops[i].mem_bytes == b->ops[i].mem_bytes);
+  }
+}
+
+/* Writers that ran side by side: each flush merges what the other wrote
+ * (under the lock), so nothing is lost; entries round-trip whole. */
+TEST(cache_merge_and_round_trip) {
+  char dir[512];
+  st__cache_t *a = NULL, *b = NULL, *r = NULL;
+  strata_stage_result_t *x = sample_result(1), *y = sample_result(2), *got;
+  snprintf(dir, sizeof dir, "%s/cache2", test_scratch_dir());
+  ASSERT_EQ(mkdir(dir, 0755), 0);
+  ASSERT_OK(st__cache_open(dir, &a));
+  ASSERT_OK(st__cache_open(dir, &b));
+  ASSERT_EQ(st__cache_get(a, 11, &got), STRATA_ENOTFOUND);
+  ASSERT_OK(st__cache_put(a, 11, x));
+  ASSERT_OK(st__cache_put(b, 22, y));
+  ASSERT_OK(st__cache_flush(a));
+  ASSERT_OK(st__cache_flush(b));
+  ASSERT_OK(st__cache_open(dir, &r));
+  ASSERT_OK(st__cache_get(r, 11, &got));
+  same_result(x, got);
+  strata_stage_result_destroy(got);
+  ASSERT_OK(st__cache_get(r, 22, &got));
+  same_result(y, got);
+  strata_stage_result_destroy(got);
+  st__cache_close(a);
+  st__cache_close(b);
+  st__cache_close(r);
+  strata_stage_result_destroy(x);
+  strata_stage_result_destroy(y);
+}
+
+/* Processes writing at the same time: with the lock no entry is lost. */
+TEST(cache_concurrent_processes) {
+  char dir[512];
+  enum { PROCS = 4, PER = 25 };
+  snprintf(dir, sizeof dir, "%s/cache3", test_scratch_dir());
+  ASSERT_EQ(mkdir(dir, 0755), 0);
+  pid_t pid[PROCS];
+  for (int k = 0; k < PROCS; k++) {
+    pid[k] = fork();
+    ASSERT(pid[k] >= 0);
+    if (pid[k] == 0) {
+      strata_stage_result_t *x = sample_result(k);
+      int bad = 0;
+      for (int i = 0; i < PER; i++) { /* one flush per entry: many races */
+        st__cache_t *c = NULL;
+        bad |= st__cache_open(dir, &c) != 0;
+        bad |= st__cache_put(c, (uint64_t)(1000 * k + i), x) != 0;
+        bad |= st__cache_flush(c) != 0;
+        st__cache_close(c);
+      }
+      strata_stage_result_destroy(x);
+      _exit(bad);
+    }
+  }
+  for (int k = 0; k < PROCS; k++) {
+    int st = 0;
+    ASSERT_EQ(waitpid(pid[k], &st, 0), pid[k]);
+    ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  }
+  st__cache_t *c = NULL;
+  ASSERT_OK(st__cache_open(dir, &c));
+  for (int k = 0; k < PROCS; k++)
+    for (int i = 0; i < PER; i++) {
+      strata_stage_result_t *got = NULL;
+      ASSERT_OK(st__cache_get(c, (uint64_t)(1000 * k + i), &got));
+      ASSERT_EQ(got->devices, 8 + k);
+      strata_stage_result_destroy(got);
+    }
+  st__cache_close(c);
 }
 
 TEST(cluster_too_small) {
@@ -650,6 +809,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(plan_identical_across_threads),
     TEST_ENTRY(cache_cold_warm_corrupt),
+    TEST_ENTRY(cache_merge_and_round_trip),
+    TEST_ENTRY(cache_concurrent_processes),
     TEST_ENTRY(cluster_too_small),
     TEST_ENTRY(plan_megatron_constraints),
     TEST_ENTRY(plan_free_stages_tile),
