@@ -101,6 +101,8 @@ typedef struct {
   size_t heap_cap;
   double gap; /* relative gap at which a range counts as solved */
   int runs, have;
+  int first, first_exact; /* the level solved before the ranges */
+  double first_opt;
 } dp_t;
 
 /* ---- arenas ------------------------------------------------------------- */
@@ -467,7 +469,7 @@ static void pareto(dp_t *d) {
       j++;
     /* the cell is d->all.v[i..j]: cheapest last, lightest first */
     tpt_t t = d->all.v[j];
-    if (d->relax) t.m = d->all.v[i].m;
+    if (d->relax) t.m = d->all.v[i].m; /* provenance now meaningless */
     if (!d->relax && i == 0 && j > 0) d->all.v[k++] = d->all.v[0];
     d->all.v[k++] = t;
     i = j + 1;
@@ -483,20 +485,18 @@ static int store(dp_t *d, const bucket_t *b) {
     return 0;
   }
   if (grow((void **)&d->P, &d->capP, d->nP + n, sizeof *d->P) ||
-      (!d->relax &&
-       grow((void **)&d->V, &d->capV, d->nV + n * stride, sizeof(int))) ||
+      grow((void **)&d->V, &d->capV, d->nV + n * stride, sizeof(int)) ||
       grow((void **)&d->O, &d->capO, d->nO + 1, sizeof(size_t)))
     return STRATA_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const tpt_t *t = &d->all.v[i];
     d->P[d->nP + i] = (pt_t){t->m, t->c};
-    if (d->relax) continue;
     int *v = d->V + d->nV + i * stride;
     v[0] = t->s;
     memcpy(v + 1, t->idx, (size_t)b->nm * sizeof(int));
   }
   d->nP += n;
-  if (!d->relax) d->nV += n * stride;
+  d->nV += n * stride;
   d->O[d->nO++] = d->nP;
   return 0;
 }
@@ -563,7 +563,7 @@ static int run(dp_t *d, double *cost) {
   size_t lo = d->O[last->obase], hi = d->O[last->obase + 1];
   if (hi == lo) return 0;
   *cost = d->P[hi - 1].c; /* the cheapest undominated point is the last */
-  if (!d->relax) backtrack(d, hi - 1);
+  if (!d->relax || !d->thinned) backtrack(d, hi - 1);
   return 0;
 }
 
@@ -677,24 +677,41 @@ static int cap_step(const dp_t *d, int k) {
   return c < 8 ? 8 : c;
 }
 
+/* The choice the last run backtracked becomes the incumbent. */
+static void adopt(dp_t *d, double v, int *choice) {
+  const st__ilp_ws_t *ws = d->ws;
+  d->inc = v;
+  d->have = 1;
+  for (int u = 0; u < ws->n_nodes; u++)
+    choice[u] = live(ws, u) ? strat(d, u, d->val[u]) : ws->nodes[u].fixed;
+}
+
+/* Does the choice the last run backtracked fit, with its true peak? */
+static int fits(const dp_t *d) {
+  const st__ilp_ws_t *ws = d->ws;
+  double m = ws->mem_const, peak = ws->t_lb;
+  for (int u = 0; u < ws->n_nodes; u++) {
+    if (!live(ws, u)) continue;
+    int o = strat(d, u, d->val[u]);
+    m += ws->nodes[u].mem[o];
+    peak = fmax(peak, ws->nodes[u].trans[o]);
+  }
+  return m + peak <= ws->budget + 1e-9 * fabs(ws->budget);
+}
+
 /* Restricting runs at level lv[i]: a better choice becomes the incumbent.
  * *exact: the level's optimum was found. */
-static int restrict_at(dp_t *d, const double *lv, int i, int *choice,
+static int restrict_at(dp_t *d, const double *lv, int i, int steps, int *choice,
                        int *exact) {
-  const st__ilp_ws_t *ws = d->ws;
   double v;
   *exact = 0;
-  for (int k = 0; k < 3 && !*exact && !out_of_time(d); k++) {
+  for (int k = 0; k < steps && !*exact && !out_of_time(d); k++) {
     d->cap = cap_step(d, k);
     int rc = run_at(d, lv, i, i, 0, &v);
     if (rc || d->gave_up) return rc;
     *exact = !d->thinned;
     if (*exact) d->level_opt = v;
-    if (!(v < d->inc)) continue;
-    d->inc = v;
-    d->have = 1;
-    for (int u = 0; u < ws->n_nodes; u++)
-      choice[u] = live(ws, u) ? strat(d, u, d->val[u]) : ws->nodes[u].fixed;
+    if (v < d->inc) adopt(d, v, choice);
   }
   return 0;
 }
@@ -710,15 +727,18 @@ static int pruned(const dp_t *d, double bound) {
   return bound + d->ws->obj_const >= inc - d->gap * fabs(inc);
 }
 
-/* Relaxing runs over lv[lo..hi], finer until one settles the range. */
+/* Relaxing runs over lv[lo..hi], finer until one settles the range.
+ * When a run is exact and its choice fits after all (its true peak
+ * leaves room), that choice is the range's optimum. */
 static int relax_range(dp_t *d, const double *lv, int lo, int hi, double parent,
-                       double *bound) {
+                       int *choice, double *bound) {
   double v;
   for (int k = 0; k < 3 && !out_of_time(d); k++) {
     d->cap = cap_step(d, k);
     int rc = run_at(d, lv, lo, hi, 1, &v);
     if (rc || d->gave_up) return rc;
     *bound = fmax(*bound, range_bound(d, v, parent));
+    if (!d->thinned && v < d->inc && fits(d)) adopt(d, v, choice);
     if (!d->thinned || pruned(d, *bound)) return 0;
   }
   return 0;
@@ -735,12 +755,17 @@ static int range(dp_t *d, const double *lv, int lo, int hi, double parent,
   int rc, exact;
   *bound = parent;
   if (out_of_time(d)) return 0;
+  if (lo == hi && lo == d->first && d->first_exact) {
+    *bound = range_bound(d, d->first_opt, parent); /* solved first */
+    return 0;
+  }
   if (lo == hi) {
-    if ((rc = restrict_at(d, lv, lo, choice, &exact))) return rc;
+    if ((rc = restrict_at(d, lv, lo, 3, choice, &exact))) return rc;
     if (exact) *bound = range_bound(d, d->level_opt, parent);
     if (exact || d->gave_up) return 0;
   }
-  if ((rc = relax_range(d, lv, lo, hi, parent, bound)) || d->gave_up) return rc;
+  if ((rc = relax_range(d, lv, lo, hi, parent, choice, bound)) || d->gave_up)
+    return rc;
   if (lo == hi || pruned(d, *bound)) return 0;
   int mid = lo + (hi - lo) / 2;
   if ((rc = range(d, lv, mid + 1, hi, *bound, choice, &b2))) return rc;
@@ -775,7 +800,10 @@ int st__ilp_dp_solve(const st__ilp_ws_t *ws, int cap, double gap,
   d.inc = INFINITY;
   /* the highest peak first (every strategy allowed; a peak is small
    * beside the rest of the memory): an incumbent to prune the rest with */
-  if ((rc = restrict_at(&d, lv, n_lv - 1, choice, &exact))) goto out;
+  if ((rc = restrict_at(&d, lv, n_lv - 1, 3, choice, &exact))) goto out;
+  d.first = n_lv - 1;
+  d.first_exact = exact;
+  d.first_opt = d.level_opt;
   if ((rc = range(&d, lv, 0, n_lv - 1, -INFINITY, choice, &bound))) goto out;
   out->have = d.have;
   if (bound > -INFINITY) out->bound = ws->obj_const + fmin(bound, d.inc);

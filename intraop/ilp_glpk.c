@@ -186,7 +186,7 @@ static void callback(glp_tree *T, void *info) {
     glp_ios_heur_sol(T, job->io->start);
   }
   int p = glp_ios_best_node(T);
-  if (p) job->io->bound = glp_ios_node_bound(T, p);
+  if (p) job->io->bound = fmax(job->io->bound, glp_ios_node_bound(T, p));
   glp_prob *P = glp_ios_get_prob(T);
   if (glp_mip_status(P) != GLP_FEAS) return;
   double bound = fmax(job->io->bound, job->io->ext_bound);
@@ -199,14 +199,16 @@ static void callback(glp_tree *T, void *info) {
 /* With a start, GLPK's MIP presolver is off (it would renumber the
  * columns the start is given in), so the LP relaxation is solved first,
  * as glp_intopt then requires. */
-static int relax_first(glp_prob *P, const job_t *job) {
+static int relax_first(glp_prob *P, job_t *job) {
   glp_smcp sp;
   glp_init_smcp(&sp);
   sp.msg_lev = job->o->verbose ? GLP_MSG_ON : GLP_MSG_OFF;
   sp.tm_lim = tm_lim_ms(job->time_limit);
   glp_scale_prob(P, GLP_SF_AUTO);
   glp_adv_basis(P, 0);
-  return glp_simplex(P, &sp) == 0 && glp_get_status(P) == GLP_OPT;
+  if (glp_simplex(P, &sp) != 0 || glp_get_status(P) != GLP_OPT) return 0;
+  job->io->bound = glp_get_obj_val(P); /* the root's bound, at least */
+  return 1;
 }
 
 static int solve_fn(void *arg) {

@@ -4,9 +4,13 @@
  * with parallel and reversed edges, duplicate strategies, memory-bound and
  * infeasible budgets), with and without the reductions; the LP file round
  * trip through glp_read_lp; a case where the degree-based flow balance is
- * wrong; the time limit; allocation failure injection; GLPK's error hook.
+ * wrong; the time limit (always a solution under a budget, with its
+ * proven gap); a binding-limit chain that GLPK alone could not solve; the
+ * resource DP, thinned and not, and GLPK from a start, all against
+ * exhaustive search; allocation failure injection; GLPK's error hook.
  */
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -212,6 +216,9 @@ static void check_against(const st__ilp_problem_t *p, const brute_t *b,
   ASSERT_EQ(r->status, ST__ILP_OPTIMAL);
   ASSERT_NEAR(r->objective, b->best, 1e-6, 1e-9);
   ASSERT_NEAR(eval_obj(p, r->choice), r->objective, 1e-12, 1e-12);
+  /* the proven bound is below the true optimum and closes the gap */
+  ASSERT(r->bound <= b->best + 1e-9 * (1 + fabs(b->best)));
+  ASSERT(r->gap >= 0 && r->gap <= 1e-6);
   ASSERT_NEAR(eval_mem(p, r->choice), r->memory, 1e-12, 1e-12);
   if (p->mem_budget > 0) {
     ASSERT(r->memory <= p->mem_budget * (1 + 1e-9));
@@ -315,6 +322,7 @@ static void check_lp_round_trip(const st__ilp_problem_t *p, double objective,
 TEST(matches_brute_force) {
   rng_t r = {0x9E3779B97F4A7C15ull};
   int n_infeasible = 0, n_bound = 0, n_unique = 0, n_reduced = 0;
+  int n_method[3] = {0, 0, 0}; /* reduction, DP, GLPK */
   long sz[6] = {0};
   static tp_t t;
   for (int c = 0; c < 240; c++) {
@@ -331,6 +339,19 @@ TEST(matches_brute_force) {
     check_against(&t.p, &bf, &b);
     check_sizes(&t.p, &a, 1);
     check_sizes(&t.p, &b, 0);
+    /* the other ways through: a DP whose sets are thinned to one point
+     * (a heuristic start and bound for GLPK), and GLPK alone from the
+     * least-memory start */
+    for (int pts = 0; pts < 2 && t.p.mem_budget > 0; pts++) {
+      st__ilp_result_t h;
+      opts_exact(&o, c % 2);
+      o.dp_points = pts;
+      ASSERT_OK(st__ilp_solve(&t.p, &o, &h));
+      check_against(&t.p, &bf, &h);
+      if (bf.feasible) n_method[h.method]++;
+      st__ilp_result_free(&h);
+    }
+    if (bf.feasible && t.p.mem_budget > 0) n_method[a.method]++;
     if (bf.feasible) {
       ASSERT_NEAR(a.objective, b.objective, 1e-9, 1e-12);
       if (c % 8 == 0) {
@@ -363,7 +384,11 @@ TEST(matches_brute_force) {
             "  sizes before/after: int %ld/%ld cont %ld/%ld rows "
             "%ld/%ld\n",
             sz[0], sz[1], sz[2], sz[3], sz[4], sz[5]);
+  if (getenv("ILP_TEST_VERBOSE"))
+    fprintf(stderr, "  budgeted, proven by reduction/DP/GLPK: %d/%d/%d\n",
+            n_method[0], n_method[1], n_method[2]);
   /* the generator covers what it should */
+  ASSERT(n_method[1] >= 30 && n_method[2] >= 30);
   ASSERT(n_infeasible >= 10);
   ASSERT(n_bound >= 10);
   ASSERT(n_unique >= 100);
@@ -514,33 +539,74 @@ static void big_problem(st__ilp_problem_t *p, rng_t *r, int n, int ns,
   p->mem_budget = mem_lo + 20 + 0.3 * (mem_hi - mem_lo);
 }
 
+/* A chain like bench_ilp's: memory against cost, edges free where the
+ * layouts agree, a budget 30 % of the way from least to most memory. */
+static void chain_problem(st__ilp_problem_t *p, rng_t *r, int n, int ns,
+                          double **store) {
+  size_t need = (size_t)n * ns * 3 + (size_t)n * ns * ns;
+  double *d = *store = malloc(need * sizeof *d), lo_sum = 0, hi_sum = 0;
+  memset(p, 0, sizeof *p);
+  p->nodes = calloc((size_t)n, sizeof *p->nodes);
+  p->edges = calloc((size_t)n, sizeof *p->edges);
+  p->n_nodes = n;
+  p->n_edges = n - 1;
+  for (int u = 0; u < n; u++) {
+    st__ilp_node_t *nd = &p->nodes[u];
+    double lo = INFINITY, hi = 0;
+    nd->n_strat = ns;
+    nd->cost = d, d += ns;
+    nd->mem = d, d += ns;
+    nd->transient = d, d += ns;
+    for (int s = 0; s < ns; s++) {
+      nd->mem[s] = 100 + 900 * rnd_unit(r);
+      nd->cost[s] = 1e5 / nd->mem[s] * (0.5 + rnd_unit(r));
+      nd->transient[s] = 10 * rnd_unit(r);
+      lo = fmin(lo, nd->mem[s]), hi = fmax(hi, nd->mem[s]);
+    }
+    lo_sum += lo, hi_sum += hi;
+  }
+  for (int k = 0; k < n - 1; k++) {
+    st__ilp_edge_t *e = &p->edges[k];
+    e->u = k, e->v = k + 1, e->cost = d, d += ns * ns;
+    for (int q = 0; q < ns * ns; q++)
+      e->cost[q] = q / ns % 4 == q % ns % 4 ? 0.0 : 100 * (1 + 4 * rnd_unit(r));
+  }
+  p->mem_budget = lo_sum + 10 + 0.3 * (hi_sum - lo_sum);
+}
+
 static void big_free(st__ilp_problem_t *p, double *store) {
   free(p->nodes);
   free(p->edges);
   free(store);
 }
 
-static void check_limited(const st__ilp_problem_t *p, double limit) {
+static void check_limited(const st__ilp_problem_t *p, double limit,
+                          int dp_points) {
   st__ilp_result_t res;
   st__ilp_opts_t o;
   st__ilp_opts_init(&o);
   o.time_limit = limit;
   o.mip_gap = 0;
+  o.dp_points = dp_points;
   ASSERT_OK(st__ilp_solve(p, &o, &res));
-  ASSERT(res.status == ST__ILP_FEASIBLE || res.status == ST__ILP_NO_SOLUTION ||
-         res.status == ST__ILP_OPTIMAL);
-  if (res.status == ST__ILP_NO_SOLUTION) {
-    for (int u = 0; u < p->n_nodes; u++)
-      ASSERT_EQ(res.choice[u], -1);
-  } else {
-    for (int u = 0; u < p->n_nodes; u++)
-      ASSERT(res.choice[u] >= 0 && res.choice[u] < 8);
-    ASSERT(res.memory <= p->mem_budget * (1 + 1e-6));
-    ASSERT_NEAR(res.objective, eval_obj(p, res.choice), 1e-12, 1e-9);
+  /* under a budget there is always a solution to report (the
+   * least-memory choice at worst), with the gap it is proven within */
+  ASSERT(res.status == ST__ILP_FEASIBLE || res.status == ST__ILP_OPTIMAL);
+  for (int u = 0; u < p->n_nodes; u++)
+    ASSERT(res.choice[u] >= 0 && res.choice[u] < 8);
+  ASSERT(res.memory <= p->mem_budget * (1 + 1e-6));
+  ASSERT_NEAR(res.objective, eval_obj(p, res.choice), 1e-12, 1e-9);
+  ASSERT(res.gap >= 0);
+  if (res.status == ST__ILP_OPTIMAL) ASSERT(res.gap <= 1e-9);
+  if (isfinite(res.gap)) {
+    ASSERT(res.bound <= res.objective);
+    ASSERT_NEAR(res.gap,
+                (res.objective - res.bound) / fmax(fabs(res.objective), 1e-300),
+                1e-9, 1e-12);
   }
   if (getenv("ILP_TEST_VERBOSE"))
-    fprintf(stderr, "  status %d after %.3f s\n", (int)res.status,
-            res.solve_seconds);
+    fprintf(stderr, "  status %d, gap %g after %.3f s\n", (int)res.status,
+            res.gap, res.solve_seconds);
   ASSERT(res.solve_seconds < limit + 5.0);
   st__ilp_result_free(&res);
 }
@@ -550,8 +616,44 @@ TEST(time_limit) {
   st__ilp_problem_t p;
   double *store;
   big_problem(&p, &r, 120, 8, &store);
-  check_limited(&p, 0.001); /* stops in the LP relaxation */
-  check_limited(&p, 0.3);   /* may stop in the search with an incumbent */
+  check_limited(&p, 0.001, 2048); /* stops at once */
+  check_limited(&p, 0.3, 2048);
+  check_limited(&p, 0.3, 4); /* a coarse DP: GLPK from its start */
+  check_limited(&p, 0.3, 0); /* GLPK from the least-memory choice */
+  big_free(&p, store);
+}
+
+/* A chain of 100 operators with 8 strategies each, resharding-like edges
+ * and a budget that binds: GLPK alone stopped at a 20 s limit here, 1.7 %
+ * above the optimum; the DP over the chain proves the optimum. */
+TEST(binding_limit_chain) {
+  rng_t r = {2024};
+  st__ilp_problem_t p;
+  st__ilp_result_t res;
+  st__ilp_opts_t o;
+  double *store;
+  chain_problem(&p, &r, 100, 8, &store);
+  st__ilp_opts_init(&o);
+  o.time_limit = 20;
+  ASSERT_OK(st__ilp_solve(&p, &o, &res));
+  ASSERT_EQ(res.status, ST__ILP_OPTIMAL);
+  ASSERT_EQ(res.method, ST__ILP_BY_DP);
+  ASSERT(res.gap <= 1e-6);
+  ASSERT(res.memory <= p.mem_budget);
+  if (getenv("ILP_TEST_VERBOSE"))
+    fprintf(stderr, "  objective %.9g in %.3f s\n", res.objective,
+            res.solve_seconds);
+  /* the least-memory choice is feasible but far worse: the budget binds,
+   * and so does the cost it trades against */
+  st__ilp_result_t free_res;
+  double budget = p.mem_budget;
+  p.mem_budget = 0;
+  ASSERT_OK(st__ilp_solve(&p, &o, &free_res));
+  p.mem_budget = budget;
+  ASSERT(free_res.memory > budget);
+  ASSERT(free_res.objective < res.objective);
+  st__ilp_result_free(&free_res);
+  st__ilp_result_free(&res);
   big_free(&p, store);
 }
 
@@ -750,6 +852,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(default_gap_close_to_optimum),
     TEST_ENTRY(marginals_not_degree_balance),
     TEST_ENTRY(time_limit),
+    TEST_ENTRY(binding_limit_chain),
     TEST_ENTRY(deterministic_ties),
     TEST_ENTRY(reduction_shrinks),
     TEST_ENTRY(empty_and_invalid),
