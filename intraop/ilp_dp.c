@@ -58,6 +58,7 @@ typedef struct {
   int n_ent;
   /* numeric pass */
   size_t obase;        /* entry offsets O[obase .. obase + n_ent] */
+  size_t lbase;        /* its min-sum table in lag[lbase ..] */
   size_t pbase, vbase; /* first point, first provenance int */
   double sub_mem, sub_cost;
   int sel; /* chosen point (global index) when backtracking */
@@ -101,6 +102,8 @@ typedef struct {
   size_t heap_cap;
   double gap; /* relative gap at which a range counts as solved */
   int runs, have;
+  double *lag;            /* min-sum table of each bucket (at its obase) */
+  int *lag_arg;           /* and the minimising strategy */
   int first, first_exact; /* the level solved before the ranges */
   double first_opt;
 } dp_t;
@@ -609,6 +612,8 @@ static void teardown(dp_t *d) {
   strata_free(d->nxt.v);
   strata_free(d->all.v);
   strata_free(d->heap);
+  strata_free(d->lag);
+  strata_free(d->lag_arg);
 }
 
 /* ---- levels ------------------------------------------------------------- */
@@ -731,9 +736,10 @@ static int pruned(const dp_t *d, double bound) {
  * When a run is exact and its choice fits after all (its true peak
  * leaves room), that choice is the range's optimum. */
 static int relax_range(dp_t *d, const double *lv, int lo, int hi, double parent,
-                       int *choice, double *bound) {
+                       int steps, int *choice, double *bound) {
   double v;
-  for (int k = 0; k < 3 && !out_of_time(d); k++) {
+  *bound = parent;
+  for (int k = 0; k < steps && !out_of_time(d); k++) {
     d->cap = cap_step(d, k);
     int rc = run_at(d, lv, lo, hi, 1, &v);
     if (rc || d->gave_up) return rc;
@@ -754,7 +760,7 @@ static int range(dp_t *d, const double *lv, int lo, int hi, double parent,
   double b1, b2;
   int rc, exact;
   *bound = parent;
-  if (out_of_time(d)) return 0;
+  if (out_of_time(d) || (d->have && pruned(d, parent))) return 0;
   if (lo == hi && lo == d->first && d->first_exact) {
     *bound = range_bound(d, d->first_opt, parent); /* solved first */
     return 0;
@@ -764,7 +770,7 @@ static int range(dp_t *d, const double *lv, int lo, int hi, double parent,
     if (exact) *bound = range_bound(d, d->level_opt, parent);
     if (exact || d->gave_up) return 0;
   }
-  if ((rc = relax_range(d, lv, lo, hi, parent, choice, bound)) || d->gave_up)
+  if ((rc = relax_range(d, lv, lo, hi, parent, 3, choice, bound)) || d->gave_up)
     return rc;
   if (lo == hi || pruned(d, *bound)) return 0;
   int mid = lo + (hi - lo) / 2;
@@ -779,11 +785,108 @@ void st__ilp_dp_out_init(st__ilp_dp_out_t *out) {
   out->bound = -INFINITY;
 }
 
+/* ---- the Lagrangian bound --------------------------------------------- */
+
+/* Min-sum of cost + lam * mem over the allowed strategies, exactly, on
+ * the same elimination (one number per table entry instead of a set):
+ * its value and, in d->val, a minimiser. */
+static double lag_run(dp_t *d, double lam) {
+  const st__ilp_ws_t *ws = d->ws;
+  for (int at = 0; at < d->nb; at++) {
+    const bucket_t *b = &d->b[at];
+    const st__ilp_wnode_t *n = &ws->nodes[b->var];
+    for (size_t e = 0; e < (size_t)b->n_ent; e++) {
+      double best = INFINITY;
+      int arg = 0;
+      set_entry(d, b, e);
+      for (int s = 0; s < d->na[b->var]; s++) {
+        if (!allowed(d, b->var, s)) continue;
+        int o = strat(d, b->var, s);
+        double v = n->cost[o] + lam * n->mem[o];
+        d->val[b->var] = s;
+        for (int k = 0; k < b->ne; k++)
+          v += edge_cost(d, b->edges[k]);
+        for (int k = 0; k < b->nm; k++) {
+          const bucket_t *m = &d->b[b->msgs[k]];
+          v += d->lag[m->lbase + entry_of(d, m)];
+        }
+        if (v < best) best = v, arg = s;
+      }
+      d->lag[b->lbase + e] = best;
+      d->lag_arg[b->lbase + e] = arg;
+    }
+  }
+  for (int at = d->nb; at-- > 0;) {
+    const bucket_t *b = &d->b[at];
+    d->val[b->var] = d->lag_arg[b->lbase + entry_of(d, b)];
+  }
+  return d->lag[d->b[d->nb - 1].lbase];
+}
+
+/* Memory of the minimiser in d->val (live part, no peak). */
+static double val_mem(const dp_t *d) {
+  double m = 0;
+  for (int u = 0; u < d->ws->n_nodes; u++)
+    if (live(d->ws, u)) m += d->ws->nodes[u].mem[strat(d, u, d->val[u])];
+  return m;
+}
+
+/* One point of the dual: its value (a lower bound); its minimiser becomes
+ * the incumbent when it fits and is better.  *over: the minimiser's
+ * memory exceeds the budget. */
+static double lag_point(dp_t *d, double lam, int *choice, int *over) {
+  double v = lag_run(d, lam), m = val_mem(d);
+  *over = m > d->bud;
+  double cost = v - lam * m;
+  if (fits(d) && cost < d->inc) adopt(d, cost, choice);
+  return v - lam * d->bud;
+}
+
+/* The Lagrangian dual of the memory row, max over lam >= 0 of
+ * min_x cost(x) + lam (mem(x) - budget), with the exact min-sum DP inside
+ * (Fisher 1981): as strong as the LP relaxation on a chain, at the cost
+ * of a few dozen cheap runs.  Every strategy, the least peak: a
+ * relaxation of every level.  Returns the best value seen. */
+static double lagrangian(dp_t *d, const double *lv, int n_lv, int *choice) {
+  double lo = 0, hi = 1, best, v;
+  int over;
+  d->allow_t = lv[n_lv - 1];
+  d->bud = d->ws->budget - d->ws->mem_const - lv[0];
+  best = lag_point(d, 0, choice, &over);
+  if (!over) return best; /* the unconstrained optimum fits the relaxation */
+  for (int i = 0; i < 200; i++, lo = hi, hi *= 4) {
+    best = fmax(best, v = lag_point(d, hi, choice, &over));
+    if (!over) break;
+  }
+  for (int it = 0; it < 60 && !out_of_time(d); it++) {
+    double mid = 0.5 * (lo + hi);
+    best = fmax(best, v = lag_point(d, mid, choice, &over));
+    if (over)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return best;
+}
+
+/* The min-sum tables; 0, or 1 when too large to be worth it. */
+static int lag_alloc(dp_t *d) {
+  size_t n = 0;
+  for (int at = 0; at < d->nb; at++) {
+    d->b[at].lbase = n;
+    n += (size_t)d->b[at].n_ent;
+  }
+  if (n > POINTS_MAX) return 1;
+  d->lag = strata_malloc((n + 1) * sizeof *d->lag);
+  d->lag_arg = strata_malloc((n + 1) * sizeof *d->lag_arg);
+  return d->lag && d->lag_arg ? 0 : STRATA_ENOMEM;
+}
+
 int st__ilp_dp_solve(const st__ilp_ws_t *ws, int cap, double gap,
                      double deadline, int *choice, st__ilp_dp_out_t *out) {
   dp_t d;
   double *lv = NULL, bound;
-  int n_lv = 0, exact;
+  int n_lv = 0, exact = 0;
   st__ilp_dp_out_init(out);
   int rc = setup(&d, ws);
   if (rc || ws->budget <= 0 || d.n_live > NODES_MAX || cap < 1) goto out;
@@ -798,13 +901,21 @@ int st__ilp_dp_solve(const st__ilp_ws_t *ws, int cap, double gap,
   d.gap = gap;
   d.deadline = deadline;
   d.inc = INFINITY;
-  /* the highest peak first (every strategy allowed; a peak is small
-   * beside the rest of the memory): an incumbent to prune the rest with */
-  if ((rc = restrict_at(&d, lv, n_lv - 1, 3, choice, &exact))) goto out;
+  /* bounds at once, whatever the deadline leaves of the rest: the
+   * Lagrangian dual, and a coarse relaxation of every level */
+  double b0 = -INFINITY;
+  if ((rc = lag_alloc(&d)) < 0) goto out;
+  if (rc == 0 && d.nb > 0) b0 = lagrangian(&d, lv, n_lv, choice);
+  if ((rc = relax_range(&d, lv, 0, n_lv - 1, b0, 1, choice, &b0))) goto out;
+  /* then the highest peak (every strategy allowed; a peak is small beside
+   * the rest of the memory): an incumbent to prune the rest with */
+  if (!(d.have && pruned(&d, b0)) &&
+      (rc = restrict_at(&d, lv, n_lv - 1, 3, choice, &exact)))
+    goto out;
   d.first = n_lv - 1;
   d.first_exact = exact;
   d.first_opt = d.level_opt;
-  if ((rc = range(&d, lv, 0, n_lv - 1, -INFINITY, choice, &bound))) goto out;
+  if ((rc = range(&d, lv, 0, n_lv - 1, b0, choice, &bound))) goto out;
   out->have = d.have;
   if (bound > -INFINITY) out->bound = ws->obj_const + fmin(bound, d.inc);
 out:
