@@ -443,6 +443,7 @@ static int combine(dp_t *d, const bucket_t *b, int s) {
     size_t lo = d->O[e], hi = d->O[e + 1];
     if ((rc = minkowski(d, b, d->P + lo, hi - lo, k))) return rc;
   }
+  if (d->cur.n == 0) return 0;
   if (tbuf_reserve(&d->all, d->all.n + d->cur.n)) return STRATA_ENOMEM;
   memcpy(d->all.v + d->all.n, d->cur.v, d->cur.n * sizeof *d->cur.v);
   d->all.n += d->cur.n;
@@ -453,6 +454,7 @@ static int combine(dp_t *d, const bucket_t *b, int s) {
 static void pareto(dp_t *d) {
   size_t w = 0;
   double best_c = INFINITY;
+  if (d->all.n == 0) return;
   qsort(d->all.v, d->all.n, sizeof *d->all.v, tpt_cmp);
   for (size_t i = 0; i < d->all.n; i++)
     if (d->all.v[i].c < best_c) {
