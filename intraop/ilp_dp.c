@@ -13,19 +13,23 @@
  * the undominated union over its strategies.  Points that cannot fit (their
  * memory plus the least memory of everything not yet eliminated exceeds the
  * budget) or cannot beat the incumbent (same with costs) are dropped.  The
- * transient peak is a max, not a sum: the problem is solved once per peak
+ * transient peak is a max, not a sum: the problem is solved per peak
  * level L (strategies with transient <= L, budget minus L), the optimum
- * being the best over the levels.
+ * being the best over the levels.  A range of levels is first solved as
+ * one relaxation (its strategies, the budget minus its lowest level); it
+ * is halved only while that relaxation could beat the incumbent, and a
+ * relaxed choice that fits after all is the range's optimum.
  *
  * Exact as long as no set exceeds `cap` points.  Beyond that a set is
- * thinned on a grid over its memory range: in the restricting run the
+ * thinned on a grid over its memory range: in a restricting run the
  * cheapest real point of each cell is kept (what remains is still a real,
- * feasible assignment: a good incumbent), in the relaxing run each cell
+ * feasible assignment: a good incumbent), in a relaxing run each cell
  * becomes its ideal point (least memory and least cost of the cell), which
- * can only lower the optimum: a proven lower bound.  The relaxing run
- * also merges the peak levels (all strategies, budget minus the least
- * possible peak), again a relaxation.  Graphs whose elimination needs too
- * wide a table are left to GLPK.
+ * can only lower the optimum: a proven lower bound.  Runs go from coarse
+ * to fine sets.  Before all that, the Lagrangian dual of the memory row
+ * (Fisher 1981), with the exact min-sum DP on the same elimination inside,
+ * gives a bound at once and, from its minimisers that fit, incumbents.
+ * Graphs whose elimination needs too wide a table are left to GLPK.
  *
  * All memory comes from a few growing arenas (points, provenance, entry
  * offsets) so that a large problem makes few allocations.
@@ -833,14 +837,29 @@ static double val_mem(const dp_t *d) {
   return m;
 }
 
+/* Cost of the minimiser in d->val (live part), summed afresh rather than
+ * recovered from the priced value, which would carry lam * mem's
+ * rounding. */
+static double val_cost(dp_t *d) {
+  const st__ilp_ws_t *ws = d->ws;
+  double c = 0;
+  for (int u = 0; u < ws->n_nodes; u++)
+    if (live(ws, u)) c += ws->nodes[u].cost[strat(d, u, d->val[u])];
+  for (int k = 0; k < ws->n_edges; k++)
+    if (live_edge(ws, k)) c += edge_cost(d, k);
+  return c;
+}
+
 /* One point of the dual: its value (a lower bound); its minimiser becomes
  * the incumbent when it fits and is better.  *over: the minimiser's
  * memory exceeds the budget. */
 static double lag_point(dp_t *d, double lam, int *choice, int *over) {
   double v = lag_run(d, lam), m = val_mem(d);
   *over = m > d->bud;
-  double cost = v - lam * m;
-  if (fits(d) && cost < d->inc) adopt(d, cost, choice);
+  if (fits(d)) {
+    double cost = val_cost(d);
+    if (cost < d->inc) adopt(d, cost, choice);
+  }
   return v - lam * d->bud;
 }
 
@@ -856,7 +875,7 @@ static double lagrangian(dp_t *d, const double *lv, int n_lv, int *choice) {
   d->bud = d->ws->budget - d->ws->mem_const - lv[0];
   best = lag_point(d, 0, choice, &over);
   if (!over) return best; /* the unconstrained optimum fits the relaxation */
-  for (int i = 0; i < 200; i++, lo = hi, hi *= 4) {
+  for (int i = 0; i < 200 && isfinite(hi); i++, lo = hi, hi *= 4) {
     best = fmax(best, v = lag_point(d, hi, choice, &over));
     if (!over) break;
   }
