@@ -515,8 +515,11 @@ static int write_merged(st__cache_t *c) {
   w_u32(&w.out, CACHE_FORMAT);
   w_u64(&w.out, c->tag);
   w_u64(&w.out, 0); /* count and CRC, filled below */
-  if (strata_file_read(c->path, MAX_FILE, &now, &n) == 0)
+  rc = strata_file_read(c->path, MAX_FILE, &now, &n);
+  if (rc == 0)
     rc = scan(c, now, n, add_theirs, &w, 1);
+  else if (rc != STRATA_ENOMEM) /* none, or unreadable: ours alone */
+    rc = 0;
   strata_error_clear();
   for (int i = 0; i < c->n && !rc; i++)
     w_entry(&w, c->e[i].key, payload(c, &c->e[i]), c->e[i].len);
