@@ -233,9 +233,11 @@ static void offer(best_t *b, const int *x) {
   b->obj = f;
 }
 
+/* Relative gap; below 1e-12 it is the rounding of sums taken in another
+ * order (the DP's bound against the objective recomputed here): 0. */
 static double rel_gap(double obj, double bound) {
   double g = (obj - bound) / fmax(fabs(obj), DBL_EPSILON);
-  return g > 0 ? g : 0.0;
+  return g > 1e-12 ? g : 0.0;
 }
 
 /* Choice of the MIP solution x: fixed nodes from the reduction, the others
