@@ -90,12 +90,21 @@ static void from_cache(st__subset_t *s, st__cache_t *c, int *hits) {
   }
 }
 
+/* A result that depends on how long its solve was allowed (a time limit
+ * stopped it short of a proof) is not kept: a later run may do better. */
+static int settled(const strata_stage_result_t *r) {
+  return r->status == STRATA_STAGE_OPTIMAL ||
+         r->status == STRATA_STAGE_INFEASIBLE;
+}
+
 /* New results go into the cache, written once for the whole run; a
  * failure only costs a re-solve next time. */
 static void to_cache(st__subset_t *s, st__cache_t *c) {
   for (int i = 0; i < s->n && c; i++) {
     st__sub_t *sub = s->v[i];
-    if (sub->err || sub->from_cache || !sub->res || sub->cached) continue;
+    if (sub->err || sub->from_cache || !sub->res || sub->cached ||
+        !settled(sub->res))
+      continue;
     if (st__cache_put(c, sub->key, sub->res)) return;
     sub->cached = 1;
   }
