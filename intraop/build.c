@@ -45,6 +45,20 @@ static int resolve_opts(const strata_graph_t *g, const strata_stage_opts_t *o,
   if (r->in_flight < 1) r->in_flight = 1;
   if (r->micro_batches < 1) r->micro_batches = 1;
   if (r->outer_dp < 1) r->outer_dp = 1;
+  if (r->cp < 1) r->cp = 1;
+  if (r->ep_outer < 1) r->ep_outer = 1;
+  if (!(r->moe_imbalance >= 1)) r->moe_imbalance = 1;
+  if (r->cp > 1 && (r->mesh.shape[0] != r->cp || r->cp_comm < 0 ||
+                    r->cp_comm > STRATA_CP_ALLGATHER))
+    return strata_error(STRATA_EINVAL,
+                        "context parallelism %d needs a mesh whose axis 0 "
+                        "has %d devices (it has %d)",
+                        r->cp, r->cp, r->mesh.shape[0]);
+  if (r->ep_outer > 1 && !(r->ep_link.bandwidth > 0 && r->ep_link.latency >= 0))
+    return strata_error(STRATA_EINVAL,
+                        "expert parallelism across %d replicas needs the "
+                        "link they exchange tokens over",
+                        r->ep_outer);
   if (!(r->perf.peak_flops > 0 && r->perf.hbm_bandwidth > 0 &&
         r->perf.gemm_max > 0 && r->perf.mem_eff > 0))
     return strata_error(STRATA_EINVAL,
@@ -54,6 +68,12 @@ static int resolve_opts(const strata_graph_t *g, const strata_stage_opts_t *o,
     for (int a = 0; a < r->mesh.ndim; a++)
       if (r->mesh.axis[a].bandwidth > r->fastest_bandwidth)
         r->fastest_bandwidth = r->mesh.axis[a].bandwidth;
+  st->ctx.moe_factor = 1.0;
+  for (int i = 0; i < g->n_ops; i++)
+    if (g->ops[i].kind == STRATA_OP_MOE_DISPATCH) {
+      if (g->ops[i].capacity <= 0) st->ctx.moe_factor = r->moe_imbalance;
+      break;
+    }
   *pro = r->with_prologue < 0 ? r->layer_begin == 0 : r->with_prologue;
   *epi = r->with_epilogue < 0 ? r->layer_end == L : r->with_epilogue;
   st->layers = r->layer_end - r->layer_begin;

@@ -12,6 +12,15 @@
  * kernel on the device's share of the op (topo/perf.c): matrix
  * multiplications by their (m, n, k), fused attention by its FLOPs,
  * everything else by the bytes it reads and writes.
+ *
+ * Beyond the mesh: expert parameters are split over ep_outer data-parallel
+ * replicas too (each rank holding its share of the experts and receiving
+ * the token copies of ep_outer replicas for them), exchanged all-to-all
+ * over ep_link; their states are sharded and synchronised over the
+ * outer_dp / ep_outer replicas that hold the same experts.  With FP8 the
+ * layers' linear GEMMs run at the FP8 peak, their saved inputs take a byte
+ * per element and each weight keeps FP8 copies (row- and column-wise) as
+ * Transformer Engine does.
  */
 #include <math.h>
 #include <string.h>
@@ -64,9 +73,18 @@ static int in_output(const st__opdims_t *d, int p) {
  * is replicated while its gradient is summed over the axis's split, inner
  * axis first, then the outer data parallelism.  Returns the level count;
  * *ways the product. */
+/* Replicas of the stage holding the same copy of a parameter: the outer
+ * data parallelism, or for an expert's parameter the expert data-parallel
+ * replicas (the others hold other experts). */
+static int outer_ways(const st__cost_ctx_t *c, int expert) {
+  int od = c->o->outer_dp > 1 ? c->o->outer_dp : 1;
+  int eo = c->o->ep_outer > 1 ? c->o->ep_outer : 1;
+  return expert && od >= eo ? od / eo : od;
+}
+
 static int dp_levels(const st__cost_ctx_t *c, const st__opdims_t *d,
-                     const st__strat_t *s, const st__place_t *pp, int *size,
-                     strata_link_t *link, int *ways) {
+                     const st__strat_t *s, const st__place_t *pp, int expert,
+                     int *size, strata_link_t *link, int *ways) {
   int n = 0;
   *ways = 1;
   for (int a = c->m->ndim - 1; a >= 0; a--) {
@@ -76,55 +94,89 @@ static int dp_levels(const st__cost_ctx_t *c, const st__opdims_t *d,
     link[n++] = c->m->axis[a];
     *ways *= c->m->shape[a];
   }
-  if (c->o->outer_dp > 1) {
-    size[n] = c->o->outer_dp;
+  int od = outer_ways(c, expert);
+  if (od > 1) {
+    size[n] = od;
     link[n++] = c->o->outer_link;
-    *ways *= c->o->outer_dp;
+    *ways *= od;
   }
   return n;
 }
 
 /* Over how many replicas ZeRO shards a parameter's states.  Megatron-LM's
- * distributed optimizer shards over its data-parallel group only: the
- * outer replicas and the axes that split the batch, not a tensor-parallel
- * axis that splits the sequence (whose layernorm gradients it all-reduces
- * but whose states it keeps whole); elsewhere every replica counts. */
+ * distributed optimizer shards over its data-parallel group only (with
+ * context parallelism: data x context parallel): the outer replicas, the
+ * axes that split the batch and the context-parallel axis, not a
+ * tensor-parallel axis that splits the sequence (whose layernorm gradients
+ * it all-reduces but whose states it keeps whole); elsewhere every replica
+ * counts. */
 static int zero_ways(const st__cost_ctx_t *c, const st__opdims_t *d,
-                     const st__strat_t *s, const st__place_t *pp, int ways) {
+                     const st__strat_t *s, const st__place_t *pp, int expert,
+                     int ways) {
   if (c->o->objective != STRATA_OBJ_MEGATRON) return ways;
-  int z = c->o->outer_dp > 1 ? c->o->outer_dp : 1;
+  int z = outer_ways(c, expert);
   for (int a = 0; a < c->m->ndim; a++) {
     int p = s->axis[a];
     if (pp->kind[a] != ST__PL_R || p == ST__REP) continue;
-    if (!strcmp(d->name[p], "b") || !strcmp(d->name[p], "dp"))
+    if (!strcmp(d->name[p], "b") || !strcmp(d->name[p], "dp") ||
+        (a == 0 && c->o->cp > 1))
       z *= c->m->shape[a];
   }
   return z;
 }
 
-static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
-                       const st__strat_t *s, int slot, st__op_cost_t *r) {
+/* Transformer Engine runs a layer's linear GEMMs in FP8 (the embedding,
+ * the router and the output layer stay in 16 bits). */
+static int fp8_gemm(const st__cost_ctx_t *c, const strata_op_t *op) {
+  return c->o->fp8 && op->block >= 0 &&
+         (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR);
+}
+
+/* The states of the parameter in slot of op; the experts' also apart. */
+static void param_states(const st__cost_ctx_t *c, const strata_op_t *op,
+                         int expert, int slot, double numel, double full,
+                         int zw, double wb, st__op_cost_t *r) {
+  const strata_stage_opts_t *o = c->o;
+  double gb = o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0, ob = 12.0;
+  int z = o->zero_stage, od = outer_ways(c, expert);
+  double w = wb * numel / (z >= 3 ? zw : 1), g = gb * numel / (z >= 2 ? zw : 1),
+         opt = ob * numel / (z >= 1 ? zw : 1);
+  /* FP8: Transformer Engine keeps the weight's row- and column-wise FP8
+   * copies (a byte each) from one micro-batch to the next */
+  if (fp8_gemm(c, op) && slot == 1) w += 2.0 * numel;
+  r->weights += w;
+  r->grads += g;
+  r->optimizer += opt;
+  if (expert) {
+    r->expert_w += w;
+    r->expert_g += g;
+    r->expert_o += opt;
+  }
+  /* unique: every state once over the stage, the ZeRO-sharded ones also
+   * spread over the outer replicas */
+  r->unique += wb * full / (z >= 3 ? od : 1) + gb * full / (z >= 2 ? od : 1) +
+               ob * full / (z >= 1 ? od : 1);
+  if (fp8_gemm(c, op) && slot == 1) r->unique += 2.0 * full;
+}
+
+static void param_cost(const st__cost_ctx_t *c, const strata_op_t *op,
+                       const st__opdims_t *d, const st__strat_t *s, int slot,
+                       st__op_cost_t *r) {
   const strata_stage_opts_t *o = c->o;
   const strata_tensor_t *t = &c->g->tensors[d->tensor[slot]];
   st__place_t pp;
   int size[STRATA_MESH_MAX_DIMS + 1], ways;
   strata_link_t link[STRATA_MESH_MAX_DIMS + 1];
+  int expert = op->kind == STRATA_OP_GROUPED_LINEAR;
+  double eo = expert && o->ep_outer > 1 ? o->ep_outer : 1;
   st__placement(d, c->m, s, slot, &pp);
-  double numel = (double)strata_tensor_numel(t) / st__shards(c->m, &pp);
+  double numel = (double)strata_tensor_numel(t) / st__shards(c->m, &pp) / eo;
   double wb = strata_dtype_size(t->dtype);
   double gb = o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0;
-  double ob = 12.0;
-  int lv = dp_levels(c, d, s, &pp, size, link, &ways);
-  int z = o->zero_stage, zw = zero_ways(c, d, s, &pp, ways);
-  r->weights += wb * numel / (z >= 3 ? zw : 1);
-  r->grads += gb * numel / (z >= 2 ? zw : 1);
-  r->optimizer += ob * numel / (z >= 1 ? zw : 1);
-  /* unique: every state once over the stage, the ZeRO-sharded ones also
-   * spread over the outer replicas */
-  double full = (double)strata_tensor_numel(t);
-  int od = o->outer_dp > 1 ? o->outer_dp : 1;
-  r->unique += wb * full / (z >= 3 ? od : 1) + gb * full / (z >= 2 ? od : 1) +
-               ob * full / (z >= 1 ? od : 1);
+  int lv = dp_levels(c, d, s, &pp, expert, size, link, &ways);
+  int z = o->zero_stage, zw = zero_ways(c, d, s, &pp, expert, ways);
+  param_states(c, op, expert, slot, numel, (double)strata_tensor_numel(t) / eo,
+               zw, wb, r);
   if (lv == 0) return;
   /* ZeRO-3 gathers the whole weight into a buffer while the op runs */
   if (z >= 3) r->transient += wb * numel;
@@ -143,9 +195,16 @@ static void param_cost(const st__cost_ctx_t *c, const st__opdims_t *d,
     /* ZeRO-3 gathers each layer's parameters when it runs, before forward
      * and again before backward of every micro-batch: no bucketing */
     double gather = hier(STRATA_COLL_ALLGATHER, wb * numel, lv, size, link);
-    sync = hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, bucket);
     r->comm_fwd += gather;
     r->comm_bwd += gather;
+  }
+  if (z >= 2) {
+    /* a sharded gradient cannot accumulate whole: it is reduce-scattered
+     * after every micro-batch's backward (DeepSpeed ZeRO-2/3, Megatron-
+     * FSDP), not once per step */
+    r->comm_bwd +=
+        hier(STRATA_COLL_REDUCESCATTER, gb * numel, lv, size, bucket);
+    return;
   }
   r->comm += sync;
   r->sync += sync;
@@ -163,6 +222,25 @@ static int saves_slot(const st__opdims_t *d, unsigned sv, int i) {
   return (sv & bit) != 0;
 }
 
+/* How much more of slot's tensor the most loaded rank holds than the
+ * average: the imbalance factor for token copies grouped by expert. */
+static double slot_factor(const st__cost_ctx_t *c, const st__opdims_t *d,
+                          int slot) {
+  if (c->moe_factor <= 1) return 1;
+  return st__is_grouped(c->g, d->tensor[slot]) ? c->moe_factor : 1;
+}
+
+/* Bytes of a saved slot: an FP8 GEMM keeps its input in FP8 (Transformer
+ * Engine saves the quantised copy it multiplied by, a byte per element). */
+static double saved_slot_bytes(const st__cost_ctx_t *c, const strata_op_t *op,
+                               const st__opdims_t *d, const st__strat_t *s,
+                               int slot) {
+  double b = slot_bytes(c, d, s, slot) * slot_factor(c, d, slot);
+  if (slot == 0 && fp8_gemm(c, op))
+    b /= strata_dtype_size(c->g->tensors[d->tensor[0]].dtype);
+  return b;
+}
+
 /* Saved activations of one micro-batch.  Slots in `skip` hold storage an
  * earlier op of the stage already saves (counted once, there). */
 static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
@@ -175,7 +253,7 @@ static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
     if (!saves_slot(d, sv, i) || (skip & (1u << i))) continue;
     if (t->kind != STRATA_TENSOR_ACTIVATION) continue;
     if (selective && is_attention_matrix(c->g, d->tensor[i])) continue;
-    r->act += slot_bytes(c, d, s, i);
+    r->act += saved_slot_bytes(c, op, d, s, i);
   }
   if (op->n_out < 1) return;
   int o0 = d->n_in;
@@ -190,24 +268,43 @@ static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   if (extra > 0) r->act += extra / st__shards(c->m, &p);
 }
 
-/* Collectives inside the op, one micro-batch: the sequence-parallel
- * linear gathers its input (forward, and again in backward) and
- * reduce-scatters the input gradient; vocabulary-parallel cross-entropy
- * all-reduces one fp32 number per token three times in forward (the max,
- * the sum of exponentials and the target's logit). */
+/* The modifier's collectives on axis a, one micro-batch: the
+ * sequence-parallel linear (and grouped GEMM) gathers its input in forward
+ * and again in backward and reduce-scatters the input gradient; dispatch
+ * and combine exchange the token copies all-to-all, forward and backward.
+ * (Ring attention's passes are charged once its compute is known.) */
+static void sp_comm(const st__cost_ctx_t *c, const strata_op_t *op,
+                    const st__opdims_t *d, const st__strat_t *s, int a,
+                    st__op_cost_t *r) {
+  int n = c->m->shape[a];
+  const strata_link_t *l = &c->m->axis[a];
+  if (op->kind == STRATA_OP_MOE_DISPATCH || op->kind == STRATA_OP_MOE_COMBINE) {
+    int g = op->kind == STRATA_OP_MOE_DISPATCH ? d->n_in : 0;
+    double b = slot_bytes(c, d, s, g) * slot_factor(c, d, g);
+    r->comm_fwd += strata_coll_time(STRATA_COLL_ALLTOALL, b, n, l);
+    r->comm_bwd += strata_coll_time(STRATA_COLL_ALLTOALL, b, n, l);
+    return;
+  }
+  if (op->kind == STRATA_OP_FLASH_ATTENTION) return;
+  double full = slot_bytes(c, d, s, 0) * slot_factor(c, d, 0) * n;
+  r->comm_fwd += strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l);
+  r->comm_bwd += strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l) +
+                 strata_coll_time(STRATA_COLL_REDUCESCATTER, full, n, l);
+  r->transient += full;
+}
+
+/* Collectives inside the op, one micro-batch: the modifier's on each
+ * axis; vocabulary-parallel cross-entropy all-reduces one fp32 number per
+ * token three times in forward (the max, the sum of exponentials and the
+ * target's logit); dispatch and combine exchange the copies with the
+ * expert-parallel replicas beyond the mesh (all-to-all over ep_link). */
 static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
                      const st__opdims_t *d, const st__strat_t *s,
                      st__op_cost_t *r) {
   for (int a = 0; a < c->m->ndim; a++) {
     int n = c->m->shape[a];
     const strata_link_t *l = &c->m->axis[a];
-    if (s->sp[a]) {
-      double full = slot_bytes(c, d, s, 0) * n;
-      r->comm_fwd += strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l);
-      r->comm_bwd += strata_coll_time(STRATA_COLL_ALLGATHER, full, n, l) +
-                     strata_coll_time(STRATA_COLL_REDUCESCATTER, full, n, l);
-      r->transient += full;
-    }
+    if (s->sp[a]) sp_comm(c, op, d, s, a, r);
     if (op->kind == STRATA_OP_CROSS_ENTROPY && s->axis[a] != ST__REP &&
         d->map[0][2] == s->axis[a]) {
       const strata_tensor_t *lg = &c->g->tensors[op->in[0]];
@@ -215,6 +312,37 @@ static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
       r->comm_fwd +=
           3 * strata_coll_time(STRATA_COLL_ALLREDUCE, 4 * tokens, n, l);
     }
+  }
+  int eo = c->o->ep_outer;
+  if (eo > 1 && (op->kind == STRATA_OP_MOE_DISPATCH ||
+                 op->kind == STRATA_OP_MOE_COMBINE)) {
+    int g = op->kind == STRATA_OP_MOE_DISPATCH ? d->n_in : 0;
+    double b = slot_bytes(c, d, s, g) * slot_factor(c, d, g);
+    double t = strata_coll_time(STRATA_COLL_ALLTOALL, b, eo, &c->o->ep_link);
+    r->comm_fwd += t;
+    r->comm_bwd += t;
+  }
+}
+
+/* Ring attention (the modifier on flash attention, context parallelism's
+ * p2p variant): n - 1 steps, each passing the local keys and values to the
+ * next rank (backward: also their gradients) while the attention of the
+ * block in hand runs; what a step's transfer takes beyond its block's
+ * compute is exposed. */
+static void ring_comm(const st__cost_ctx_t *c, const strata_op_t *op,
+                      const st__opdims_t *d, const st__strat_t *s,
+                      st__op_cost_t *r) {
+  if (op->kind != STRATA_OP_FLASH_ATTENTION) return;
+  for (int a = 0; a < c->m->ndim; a++) {
+    if (!s->sp[a]) continue;
+    int n = c->m->shape[a];
+    const strata_link_t *l = &c->m->axis[a];
+    double kv = slot_bytes(c, d, s, 1) + slot_bytes(c, d, s, 2);
+    double tf = strata_coll_time(STRATA_COLL_P2P, kv, 2, l);
+    double tb = strata_coll_time(STRATA_COLL_P2P, 2 * kv, 2, l);
+    double ef = tf - r->fwd / n, eb = tb - r->bwd / n;
+    r->comm_fwd += (n - 1) * (ef > 0 ? ef : 0);
+    r->comm_bwd += (n - 1) * (eb > 0 ? eb : 0);
   }
 }
 
@@ -233,24 +361,26 @@ static int pdim_named(const st__opdims_t *d, const char *name) {
   return -1;
 }
 
-/* Bytes of the activation slots (inputs and outputs) on one device. */
+/* Bytes of the activation slots (inputs and outputs) on one device (on
+ * the most loaded one for token copies). */
 static double act_bytes(const st__cost_ctx_t *c, const st__opdims_t *d,
                         const st__strat_t *s) {
   double b = 0;
   for (int i = 0; i < d->n_slots; i++)
     if (c->g->tensors[d->tensor[i]].kind == STRATA_TENSOR_ACTIVATION)
-      b += slot_bytes(c, d, s, i);
+      b += slot_bytes(c, d, s, i) * slot_factor(c, d, i);
   return b;
 }
 
 /* A linear layer: forward Y = X W^T (m x n, inner k), backward the input
  * gradient (m x k, inner n) and the weight gradient (n x k, inner m). */
-static void time_linear(const st__cost_ctx_t *c, const st__opdims_t *d,
-                        const st__strat_t *s, st__op_cost_t *r) {
+static void time_linear(const st__cost_ctx_t *c, const strata_op_t *op,
+                        const st__opdims_t *d, const st__strat_t *s,
+                        st__op_cost_t *r) {
   const strata_perf_t *pf = &c->o->perf;
   int pn = d->pdim_n, pk = pdim_named(d, "k");
   double m = 1, n = local_dim(c, d, s, pn), k = local_dim(c, d, s, pk);
-  int eb = c->o->fp8 ? 1 : 2;
+  int eb = fp8_gemm(c, op) ? 1 : 2;
   for (int p = 0; p < d->n_pdims; p++)
     if (p != pn && p != pk) m *= local_dim(c, d, s, p);
   r->gemm_fwd = strata_perf_gemm(pf, 1, m, n, k, eb);
@@ -258,6 +388,50 @@ static void time_linear(const st__cost_ctx_t *c, const st__opdims_t *d,
                 strata_perf_gemm(pf, 1, n, k, m, eb);
   r->fwd = r->gemm_fwd;
   r->bwd = r->gemm_bwd;
+}
+
+/* Grouped GEMMs: each of the rank's experts (E over the axes splitting
+ * them and the expert-parallel replicas beyond) multiplies the copies it
+ * receives (those of its replica's tokens times the ep_outer replicas
+ * sending to it, times the imbalance) by its [n, k] weight. */
+static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
+                         const st__opdims_t *d, const st__strat_t *s,
+                         st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  double eo = c->o->ep_outer > 1 ? c->o->ep_outer : 1;
+  double E = local_dim(c, d, s, pdim_named(d, "e")) / eo;
+  double m = local_dim(c, d, s, pdim_named(d, "b")) *
+             local_dim(c, d, s, pdim_named(d, "c")) * eo * slot_factor(c, d, 0);
+  double n = local_dim(c, d, s, d->pdim_n),
+         k = local_dim(c, d, s, pdim_named(d, "k"));
+  int eb = fp8_gemm(c, op) ? 1 : 2;
+  if (E < 1) E = 1;
+  r->gemm_fwd = strata_perf_gemm(pf, E, m, n, k, eb);
+  r->gemm_bwd = strata_perf_gemm(pf, E, m, k, n, eb) +
+                strata_perf_gemm(pf, E, n, k, m, eb);
+  r->fwd = r->gemm_fwd;
+  r->bwd = r->gemm_bwd;
+}
+
+/* Fused attention: FlashAttention's backward does 2.5 times the forward's
+ * FLOPs (five products to two); a causal kernel skips the masked half
+ * (not under a sliding window shorter than the keys, where each query
+ * sees the whole window).  The kernels run in 16 bits (Transformer
+ * Engine's FP8 recipes leave attention in BF16 unless asked). */
+static void time_flash(const st__cost_ctx_t *c, const strata_op_t *op,
+                       const st__opdims_t *d, const st__strat_t *s,
+                       st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
+  double keys = (double)c->g->tensors[op->in[1]].shape[2];
+  int windowed = op->window > 0 && op->window < keys;
+  if (op->causal && !windowed) f *= 0.5;
+  for (int a = 0; a < c->m->ndim; a++)
+    if (s->sp[a]) keys /= c->m->shape[a]; /* a ring step's block */
+  if (windowed && op->window < keys) keys = op->window;
+  (void)d;
+  r->fwd = strata_perf_attention(pf, f, keys, 0, 0);
+  r->bwd = strata_perf_attention(pf, 2.5 * f, keys, 1, 0);
 }
 
 /* A batched matmul a[B.., m, k] b[B.., k, n]: forward, then the gradients
@@ -316,27 +490,24 @@ static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
   const strata_perf_t *pf = &c->o->perf;
   switch (op->kind) {
   case STRATA_OP_LINEAR:
-    time_linear(c, d, s, r);
+  case STRATA_OP_MOE_ROUTER:
+    time_linear(c, op, d, s, r);
+    break;
+  case STRATA_OP_GROUPED_LINEAR:
+    time_grouped(c, op, d, s, r);
     break;
   case STRATA_OP_MATMUL:
     time_matmul(c, d, s, r);
     break;
-  case STRATA_OP_FLASH_ATTENTION: {
-    /* FlashAttention's backward does 2.5 times the forward's FLOPs (five
-     * products to two); a causal kernel skips the masked half */
-    double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
-    if (op->causal) f *= 0.5;
-    double seq = (double)c->g->tensors[op->in[1]].shape[2];
-    r->fwd = strata_perf_attention(pf, f, seq, 0, c->o->fp8);
-    r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, c->o->fp8);
+  case STRATA_OP_FLASH_ATTENTION:
+    time_flash(c, op, d, s, r);
     break;
-  }
   case STRATA_OP_CROSS_ATTENTION: {
     /* fused attention over the other sequence's keys (t of k[b,kv,t,d]) */
     double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
     double seq = (double)c->g->tensors[op->in[1]].shape[2];
-    r->fwd = strata_perf_attention(pf, f, seq, 0, c->o->fp8);
-    r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, c->o->fp8);
+    r->fwd = strata_perf_attention(pf, f, seq, 0, 0);
+    r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, 0);
     break;
   }
   case STRATA_OP_PATCH_EMBED: {
@@ -405,7 +576,7 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   double mb = o->micro_batches > 0 ? o->micro_batches : 1;
   memset(r, 0, sizeof *r);
   for (int i = 0; i < d->n_in; i++)
-    if (owns_param & (1u << i)) param_cost(c, d, s, i, r);
+    if (owns_param & (1u << i)) param_cost(c, op, d, s, i, r);
   saved_cost(c, op, d, s, skip_saved, r);
   /* the saved set unsharded: what the stage must hold at least */
   st__strat_t rep;
@@ -419,8 +590,9 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   if (is_ckpt) r->ckpt = slot_bytes(c, d, s, d->n_in);
   own_comm(c, op, d, s, r);
   for (int i = d->n_in; i < d->n_slots; i++)
-    r->transient += slot_bytes(c, d, s, i);
+    r->transient += slot_bytes(c, d, s, i) * slot_factor(c, d, i);
   op_time(c, op, d, s, r);
+  ring_comm(c, op, d, s, r);
   if (in_recompute) {
     r->bwd += r->fwd;
     r->gemm_bwd += r->gemm_fwd;

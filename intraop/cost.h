@@ -15,11 +15,15 @@ typedef struct {
   const strata_stage_opts_t *o;
   const strata_mesh_t *m;
   int devices;
+  /* the most loaded rank's token copies over the mean: the imbalance
+   * factor when routing is dropless, 1 when a capacity pads every expert */
+  double moe_factor;
 } st__cost_ctx_t;
 
 typedef struct {
-  double weights, grads, optimizer; /* of the params this op owns */
-  double act;                       /* saved for backward, one micro-batch */
+  double weights, grads, optimizer;    /* of the params this op owns */
+  double expert_w, expert_g, expert_o; /* of which experts' */
+  double act;                          /* saved for backward, one micro-batch */
   double ckpt;      /* full recompute: the layer input kept, one micro-batch */
   double transient; /* working buffers while the op runs */
   double fwd, bwd;  /* compute seconds of one micro-batch (the backward

@@ -12,6 +12,15 @@
  * column-parallel linear gathers its input).  Data-parallel axes split the
  * batch.  Pure data parallelism splits the batch (or, for a micro-batch
  * too small, the sequence) everywhere.
+ *
+ * Megatron-Core's additions: a context-parallel axis (axis 0 when cp > 1)
+ * splits the sequence of every op, attention passing keys and values
+ * around the ring or gathering them; the MoE layer's router runs on each
+ * rank's own tokens (replicated weights), and on an axis that is part of
+ * the expert-parallel group the dispatch and combine exchange token copies
+ * all-to-all and the grouped GEMMs split the experts, while on a tensor-
+ * parallel axis outside it they split like a dense MLP (expert tensor
+ * parallelism).
  */
 #include <string.h>
 
@@ -60,11 +69,45 @@ static int follow_input(const st__stage_t *st, const st__opinfo_t *in,
   return ST__REP;
 }
 
+static int ep_axis(const st__stage_t *st, int a) {
+  return (st->o.ep_axes >> a) & 1u;
+}
+
+static int is_route(const strata_op_t *op) {
+  return op->kind == STRATA_OP_MOE_DISPATCH ||
+         op->kind == STRATA_OP_MOE_COMBINE;
+}
+
+/* The MoE layer's ops on an axis of the expert-parallel group or of the
+ * tensor-parallel group; 1 when op is one of them. */
+static int moe_axis(const st__stage_t *st, const st__opinfo_t *in, int a,
+                    int sp, st__strat_t *s) {
+  const strata_op_t *op = &st->g->ops[in->op];
+  const st__opdims_t *d = &in->dims;
+  if (op->kind == STRATA_OP_MOE_ROUTER) {
+    s->axis[a] =
+        (signed char)(sp && d->seq_dim >= 0 ? pdim_named(d, "seq", NULL)
+                                            : d->pdim_n);
+    return 1;
+  }
+  if (is_route(op)) {
+    s->axis[a] = (signed char)pdim_named(d, "s", NULL);
+    s->sp[a] = (unsigned char)ep_axis(st, a);
+    return 1;
+  }
+  if (op->kind == STRATA_OP_GROUPED_LINEAR && ep_axis(st, a)) {
+    s->axis[a] = (signed char)pdim_named(d, "e", NULL);
+    return 1;
+  }
+  return 0;
+}
+
 static void tp_axis(const st__stage_t *st, const st__opinfo_t *in,
                     const int *choice_of_op, int a, int sp, st__strat_t *s) {
   const strata_op_t *op = &st->g->ops[in->op];
   const st__opdims_t *d = &in->dims;
-  if (op->kind == STRATA_OP_LINEAR) {
+  if (moe_axis(st, in, a, sp, s)) return;
+  if (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR) {
     int kind, dim;
     input_place(st, choice_of_op, op->in[0], a, &kind, &dim);
     const strata_tensor_t *x = &st->g->tensors[op->in[0]];
@@ -83,6 +126,33 @@ static void tp_axis(const st__stage_t *st, const st__opinfo_t *in,
   int p = follow_input(st, in, choice_of_op, a);
   if (p == ST__REP && sp) p = pdim_named(d, "s", "seq");
   if (p == ST__REP && d->heavy) p = pdim_named(d, "heads", NULL);
+  s->axis[a] = (signed char)p;
+}
+
+/* The context-parallel axis: every op splits the sequence (ring attention
+ * with the modifier, or all-gathered keys and values without). */
+static void cp_axis(const st__stage_t *st, const st__opinfo_t *in,
+                    const int *choice_of_op, int a, st__strat_t *s) {
+  const strata_op_t *op = &st->g->ops[in->op];
+  const st__opdims_t *d = &in->dims;
+  if (op->kind == STRATA_OP_FLASH_ATTENTION) {
+    s->axis[a] = (signed char)pdim_named(d, "s", NULL);
+    s->sp[a] = (unsigned char)(st->o.cp_comm == STRATA_CP_P2P);
+    return;
+  }
+  if (op->kind == STRATA_OP_GROUPED_LINEAR) {
+    s->axis[a] = (signed char)pdim_named(d, ep_axis(st, a) ? "e" : "c", NULL);
+    return;
+  }
+  if (is_route(op)) {
+    s->axis[a] = (signed char)pdim_named(d, "s", NULL);
+    s->sp[a] = (unsigned char)ep_axis(st, a);
+    return;
+  }
+  int p = op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_MOE_ROUTER
+              ? ST__REP
+              : follow_input(st, in, choice_of_op, a);
+  if (p == ST__REP) p = pdim_named(d, "s", "seq");
   s->axis[a] = (signed char)p;
 }
 
@@ -123,9 +193,9 @@ static int fix_one(st__stage_t *st, st__opinfo_t *in, int *choice_of_op) {
       outer *= m->shape[a];
     tp_axes = st->g->micro_batch % outer == 0 ? 1 : m->ndim;
   }
-  int tp = 1;
+  int cp = megatron && st->o.cp > 1, tp = 1;
   for (int a = m->ndim - tp_axes; a < m->ndim; a++)
-    tp *= m->shape[a];
+    if (!(cp && a == 0)) tp *= m->shape[a];
   int sp = st->o.sequence_parallel > 0 && tp > 1;
   st__strat_t s;
   memset(&s, 0, sizeof s);
@@ -133,7 +203,9 @@ static int fix_one(st__stage_t *st, st__opinfo_t *in, int *choice_of_op) {
     s.axis[a] = ST__REP;
   for (int a = 0; a < m->ndim; a++) {
     if (m->shape[a] <= 1) continue;
-    if (megatron && a >= m->ndim - tp_axes)
+    if (cp && a == 0)
+      cp_axis(st, in, choice_of_op, a, &s);
+    else if (megatron && a >= m->ndim - tp_axes)
       tp_axis(st, in, choice_of_op, a, sp, &s);
     else
       dp_axis(st, in, choice_of_op, a, !megatron, &s);

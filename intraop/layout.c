@@ -21,14 +21,29 @@ static const strata_tensor_t *slot_t(const strata_graph_t *g,
   return &g->tensors[d->tensor[slot]];
 }
 
+int st__is_grouped(const strata_graph_t *g, int t) {
+  for (int hops = 0; hops < 64; hops++) {
+    int p = g->tensors[t].producer;
+    if (p < 0) return 0;
+    const strata_op_t *op = &g->ops[p];
+    if (op->kind == STRATA_OP_MOE_DISPATCH) return 1;
+    if (op->kind == STRATA_OP_MOE_COMBINE || op->n_in < 1) return 0;
+    if (op->kind == STRATA_OP_GROUPED_LINEAR) return 1;
+    t = op->in[0];
+  }
+  return 0;
+}
+
 /* Leading dims 0..n-1 of slot `from` become shardable pdims mapped in
- * every slot in `to` (same positions). */
+ * every slot in `to` (same positions).  Token copies grouped by expert
+ * name theirs e (experts), b (sequences) and c (copies). */
 static void leading(const strata_graph_t *g, st__opdims_t *d, int n,
                     const int *slots, int n_slots) {
   static const char *n3[] = {"b", "s", "l2", "l3", "l4", "l5"};
   static const char *n4[] = {"b", "heads", "s", "l3", "l4", "l5"};
+  static const char *ng[] = {"e", "b", "c", "l3", "l4", "l5"};
   const strata_tensor_t *t = slot_t(g, d, slots[0]);
-  const char *const *names = t->ndim >= 4 ? n4 : n3;
+  const char *const *names = d->grouped ? ng : t->ndim >= 4 ? n4 : n3;
   for (int i = 0; i < n && i < 6; i++) {
     int p = add_pdim(d, names[i], t->shape[i], 1);
     for (int k = 0; k < n_slots; k++)
@@ -48,7 +63,8 @@ static void init_dims(const strata_graph_t *g, const strata_op_t *op,
     d->tensor[op->n_in + i] = op->out[i];
   d->seq_dim = -1;
   d->pdim_n = -1;
-  (void)g;
+  d->sp_pdim = -1;
+  d->grouped = op->n_in > 0 && st__is_grouped(g, op->in[0]);
 }
 
 static void dims_linear(const strata_graph_t *g, const strata_op_t *op,
@@ -71,6 +87,79 @@ static void dims_linear(const strata_graph_t *g, const strata_op_t *op,
   d->seq_dim = r >= 3 ? r - 2 : -1;
   d->name[0] = "dp";
   if (r >= 3) d->name[1] = "seq";
+  if (d->seq_dim >= 0) {
+    d->sp_pdim = n;
+    d->sp_mask = 1u;
+    d->sp_dim = d->seq_dim;
+  }
+}
+
+/* Grouped GEMMs x[E,b,C,k] w[E,n,k]: experts, sequences, copies, outputs,
+ * inputs; the sequence-parallel variant gathers the copies (expert tensor
+ * parallelism with sequence parallelism). */
+static void dims_grouped(const strata_graph_t *g, const strata_op_t *op,
+                         st__opdims_t *d) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  const strata_tensor_t *w = &g->tensors[op->in[1]];
+  int y = op->n_in;
+  int e = add_pdim(d, "e", x->shape[0], 1);
+  int b = add_pdim(d, "b", x->shape[1], 1);
+  int c = add_pdim(d, "c", x->shape[2], 1);
+  int n = add_pdim(d, "n", w->shape[1], 1);
+  int k = add_pdim(d, "k", x->shape[3], 1);
+  d->map[0][0] = d->map[1][0] = d->map[y][0] = (signed char)e;
+  d->map[0][1] = d->map[y][1] = (signed char)b;
+  d->map[0][2] = d->map[y][2] = (signed char)c;
+  d->map[1][1] = d->map[y][3] = (signed char)n;
+  d->map[0][3] = d->map[1][2] = (signed char)k;
+  if (op->n_in > 2) {
+    d->map[2][0] = (signed char)e;
+    d->map[2][1] = (signed char)n;
+  }
+  d->heavy = 1;
+  d->pdim_n = n;
+  d->seq_dim = 2;
+  d->sp_pdim = n;
+  d->sp_mask = 1u;
+  d->sp_dim = 2;
+}
+
+/* Dispatch x[b,s,h], scores[b,s,E] -> copies[E,b,C,h] and combine (the
+ * reverse): an axis splitting tokens (b or s) splits the copies along b
+ * or C, each rank grouping its own tokens; with the modifier an axis
+ * splitting s splits the experts instead, the copies exchanged all-to-all
+ * (expert parallelism). */
+static void dims_route(const strata_graph_t *g, const strata_op_t *op,
+                       st__opdims_t *d) {
+  int dispatch = op->kind == STRATA_OP_MOE_DISPATCH;
+  int tok = dispatch ? 0 : op->n_in, grp = dispatch ? op->n_in : 0, sc = 1;
+  const strata_tensor_t *x = &g->tensors[dispatch ? op->in[0] : op->out[0]];
+  int b = add_pdim(d, "b", x->shape[0], 1);
+  int s = add_pdim(d, "s", x->shape[1], 1);
+  int h = add_pdim(d, "h", x->shape[2], 1);
+  d->map[tok][0] = d->map[sc][0] = d->map[grp][1] = (signed char)b;
+  d->map[tok][1] = d->map[sc][1] = d->map[grp][2] = (signed char)s;
+  d->map[tok][2] = d->map[grp][3] = (signed char)h;
+  d->sp_pdim = s;
+  d->sp_mask = 1u << grp;
+  d->sp_dim = 0;
+  d->grouped = 0;
+}
+
+/* Latent attention's keys and values: batch, sequence and heads; the
+ * shared rotary key part has no heads, so an axis splitting heads keeps
+ * it whole (its gradient summed over them). */
+static void dims_mla_kv(const strata_graph_t *g, const strata_op_t *op,
+                        st__opdims_t *d) {
+  const strata_tensor_t *kv = &g->tensors[op->in[0]];
+  int b = add_pdim(d, "b", kv->shape[0], 1);
+  int s = add_pdim(d, "s", kv->shape[1], 1);
+  int h = add_pdim(d, "heads", op->heads, 1);
+  for (int i = 0; i < d->n_slots; i++)
+    d->map[i][0] = (signed char)b;
+  d->map[0][1] = d->map[1][1] = (signed char)s;
+  d->map[2][2] = d->map[3][2] = (signed char)s;
+  d->map[0][2] = d->map[2][1] = d->map[3][1] = (signed char)h;
 }
 
 static void dims_matmul(const strata_graph_t *g, const strata_op_t *op,
@@ -210,6 +299,11 @@ static void dims_flash(const strata_graph_t *g, const strata_op_t *op,
     d->map[3][n - 2] = (signed char)s;
   }
   d->heavy = 1;
+  /* the modifier: K/V split too, passed around the ring (context
+   * parallelism's p2p variant) */
+  d->sp_pdim = s;
+  d->sp_mask = (1u << 1) | (1u << 2);
+  d->sp_dim = 2;
 }
 
 /* split, slice, concat: every dim lines up in every slot and may be
@@ -314,7 +408,18 @@ int st__opdims(const strata_graph_t *g, const strata_op_t *op,
   init_dims(g, op, d);
   switch (op->kind) {
   case STRATA_OP_LINEAR:
+  case STRATA_OP_MOE_ROUTER:
     dims_linear(g, op, d);
+    break;
+  case STRATA_OP_GROUPED_LINEAR:
+    dims_grouped(g, op, d);
+    break;
+  case STRATA_OP_MOE_DISPATCH:
+  case STRATA_OP_MOE_COMBINE:
+    dims_route(g, op, d);
+    break;
+  case STRATA_OP_MLA_KV:
+    dims_mla_kv(g, op, d);
     break;
   case STRATA_OP_MATMUL:
     dims_matmul(g, op, d);
@@ -401,6 +506,27 @@ static int slot_divisible(const strata_graph_t *g, const st__opdims_t *d, int p,
   return divisible(g, d, p, ways);
 }
 
+/* The modifier on axis a: for its pdim only, and every slot it shards
+ * must divide by the axes sharding that dim (this one and any other axis
+ * whose pdim already maps it). */
+static int sp_divisible(const strata_graph_t *g, const st__opdims_t *d,
+                        const strata_mesh_t *m, const st__strat_t *s, int a) {
+  if (s->axis[a] != d->sp_pdim || d->sp_pdim < 0) return 0;
+  for (int i = 0; i < d->n_slots; i++) {
+    if (!(d->sp_mask & (1u << i))) continue;
+    const strata_tensor_t *t = &g->tensors[d->tensor[i]];
+    if (d->sp_dim >= t->ndim) return 0;
+    int ways = 1;
+    for (int b = 0; b < m->ndim; b++) {
+      int q = s->axis[b];
+      if (q != ST__REP && (s->sp[b] || d->map[i][d->sp_dim] == q))
+        ways *= m->shape[b];
+    }
+    if (t->shape[d->sp_dim] % ways != 0) return 0;
+  }
+  return 1;
+}
+
 /* The graph is needed for slot shapes; kept in a file-scope pointer only
  * for the duration of one enumeration call on this thread. */
 static _Thread_local const strata_graph_t *enum_graph;
@@ -419,11 +545,7 @@ static int valid(const st__opdims_t *d, const strata_mesh_t *m,
     for (int b = 0; b < m->ndim; b++)
       if (s->axis[b] == p) ways *= m->shape[b];
     if (!slot_divisible(enum_graph, d, p, ways)) return 0;
-    if (s->sp[a]) {
-      if (p != d->pdim_n || d->seq_dim < 0) return 0;
-      const strata_tensor_t *x = &enum_graph->tensors[d->tensor[0]];
-      if (x->shape[d->seq_dim] % m->shape[a] != 0) return 0;
-    }
+    if (s->sp[a] && !sp_divisible(enum_graph, d, m, s, a)) return 0;
   }
   return 1;
 }
@@ -446,9 +568,9 @@ int st__strategies_g(const strata_graph_t *g, const st__opdims_t *d,
       c /= choices;
       s.axis[a] = (signed char)(ch == 0            ? ST__REP
                                 : ch <= d->n_pdims ? ch - 1
-                                                   : d->pdim_n);
+                                                   : d->sp_pdim);
       s.sp[a] = (unsigned char)(ch == d->n_pdims + 1);
-      if (s.sp[a] && d->pdim_n < 0) s.axis[a] = 127; /* invalid marker */
+      if (s.sp[a] && d->sp_pdim < 0) s.axis[a] = 127; /* invalid marker */
     }
     int bad = 0;
     for (int a = 0; a < m->ndim; a++)
@@ -468,9 +590,9 @@ void st__placement(const st__opdims_t *d, const strata_mesh_t *m,
     int pd = s->axis[a];
     p->kind[a] = ST__PL_R;
     if (pd == ST__REP) continue;
-    if (s->sp[a] && slot == 0) {
+    if (s->sp[a] && (d->sp_mask & (1u << slot))) {
       p->kind[a] = ST__PL_S;
-      p->dim[a] = (signed char)d->seq_dim;
+      p->dim[a] = (signed char)d->sp_dim;
       continue;
     }
     int found = -1;
@@ -511,10 +633,13 @@ static const char *axis_role(const st__opdims_t *d, const strata_op_t *op,
                              const st__strat_t *s, int a) {
   int p = s->axis[a];
   if (p == ST__REP) return "rep";
-  if (op->kind == STRATA_OP_LINEAR) {
+  if (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR ||
+      op->kind == STRATA_OP_MOE_ROUTER) {
     if (p == d->pdim_n) return s->sp[a] ? "row+sp" : "row";
     if (!strcmp(d->name[p], "k")) return "col";
   }
+  if (s->sp[a] && op->kind == STRATA_OP_FLASH_ATTENTION) return "ring";
+  if (s->sp[a]) return "ep";
   return d->name[p];
 }
 

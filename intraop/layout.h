@@ -12,6 +12,14 @@
  * This one rule yields the method's DP / Row / Column roles for a linear
  * layer, Megatron's layouts and sequence sharding, without a table per
  * strategy.
+ *
+ * One modifier per axis changes the placement of some slots on that axis
+ * to Shard(sp_dim) where the rule would say otherwise: the
+ * sequence-parallel linear (its input arrives sequence-sharded and is
+ * gathered inside), ring attention (keys and values sharded along the
+ * sequence like the queries, passed around the ring inside the op), and
+ * the expert-parallel token dispatch and combine (tokens sharded on the
+ * way in, experts on the way out, exchanged all-to-all inside the op).
  */
 #ifndef STRATA_INTRAOP_LAYOUT_H
 #define STRATA_INTRAOP_LAYOUT_H
@@ -33,11 +41,17 @@ typedef struct {
   signed char map[ST__MAX_SLOTS][STRATA_MAX_DIMS]; /* tensor dim -> pdim */
   int seq_dim; /* linear: x's sequence dim for the SP variant, or -1 */
   int pdim_n;  /* linear: the output-neuron pdim, or -1 */
+  /* The modifier (see above): the pdim it applies to (-1: none), the
+   * slots it shards (bit per slot) and the tensor dim it shards them on. */
+  int sp_pdim;
+  unsigned sp_mask;
+  int sp_dim;
+  int grouped; /* its first input holds token copies grouped by expert */
 } st__opdims_t;
 
-/* A strategy: a parallel dim per mesh axis, and for a linear layer whose
- * axis splits output neurons, whether its input arrives sequence-sharded
- * and is gathered inside the op (Megatron's sequence parallelism). */
+/* A strategy: a parallel dim per mesh axis, and per axis whether the
+ * modifier applies (sp: Megatron's sequence parallelism for a linear,
+ * the ring for attention, the all-to-all for dispatch and combine). */
 typedef struct {
   signed char axis[STRATA_MESH_MAX_DIMS];
   unsigned char sp[STRATA_MESH_MAX_DIMS];
@@ -50,6 +64,10 @@ typedef struct {
 } st__place_t;
 
 int st__opdims(const strata_graph_t *g, const strata_op_t *op, st__opdims_t *d);
+
+/* 1 if tensor t holds token copies grouped by expert ([E, C, ...]): what a
+ * dispatch writes and what grouped GEMMs and elementwise ops make of it. */
+int st__is_grouped(const strata_graph_t *g, int t);
 
 /* All valid strategies of op on mesh into a strata_malloc'd array. */
 int st__strategies_g(const strata_graph_t *g, const st__opdims_t *d,

@@ -25,6 +25,11 @@ void strata_stage_opts_init(strata_stage_opts_t *o) {
   o->reduce = 1;
   o->time_limit = 60;
   o->mip_gap = 1e-6;
+  o->cp = 1;
+  o->cp_comm = STRATA_CP_P2P;
+  o->ep_outer = 1;
+  o->ep_link = o->outer_link;
+  o->moe_imbalance = 1.0;
 }
 
 static const char *obj_names[] = {"min-mem", "min-comm", "megatron", "dp"};

@@ -280,6 +280,9 @@ static void fill_totals(const st__stage_t *st, const int *choice,
     r->mem.weights += n->mult * c->weights;
     r->mem.gradients += n->mult * c->grads;
     r->mem.optimizer += n->mult * c->optimizer;
+    r->mem.expert_weights += n->mult * c->expert_w;
+    r->mem.expert_gradients += n->mult * c->expert_g;
+    r->mem.expert_optimizer += n->mult * c->expert_o;
     r->mem.activations += am * c->act + cm * c->ckpt;
     if (c->transient > peak_t) peak_t = c->transient;
     mem += st__node_mem(st, i, s);

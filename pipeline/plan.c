@@ -291,7 +291,10 @@ static int attach_results(st__search_t *S, strata_plan_t *p, st__sub_t **subs) {
     r->hint = NULL;
     r->ops = strata_calloc((size_t)sub->res->n_ops + 1, sizeof *r->ops);
     ps->result = r;
-    if (!r->ops) return strata_error(STRATA_ENOMEM, "out of memory");
+    if (!r->ops) {
+      r->n_ops = 0; /* nothing to free */
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    }
     for (int i = 0; i < sub->res->n_ops; i++) {
       const strata_op_choice_t *a = &sub->res->ops[i];
       strata_op_choice_t *b = &r->ops[i];

@@ -11,7 +11,8 @@
 #include "testlib.h"
 
 static int is_gpt_preset(const char *name) {
-  return !strncmp(name, "gpt", 3);
+  strata_gen_opts_t o;
+  return strata_preset_opts(name, &o) == 0 && o.family == STRATA_FAMILY_GPT;
 }
 
 static strata_graph_t *preset(const char *name) {

@@ -276,8 +276,78 @@ static int64_t tensor_copies(const strata_graph_t *g,
   return t->block >= 0 ? g->blocks[t->block].repeat : 1;
 }
 
+/* Who reads each parameter: bit 0 an embedding, bit 1 a grouped_linear,
+ * bit 2 any other op. */
+static unsigned char *param_users(const strata_graph_t *g) {
+  unsigned char *u = strata_calloc((size_t)g->n_tensors + 1, 1);
+  for (int i = 0; u && i < g->n_ops; i++) {
+    const strata_op_t *op = &g->ops[i];
+    for (int k = 0; k < op->n_in; k++)
+      u[op->in[k]] |= op->kind == STRATA_OP_EMBEDDING        ? 1
+                      : op->kind == STRATA_OP_GROUPED_LINEAR ? 2
+                                                             : 4;
+  }
+  return u;
+}
+
+static void active_params(const strata_graph_t *g, strata_graph_stats_t *st) {
+  strata_moe_info_t m;
+  unsigned char *u = param_users(g);
+  if (!u) return; /* out of memory: the active figures stay 0 */
+  strata_graph_moe(g, &m);
+  for (int i = 0; i < g->n_tensors; i++) {
+    const strata_tensor_t *t = &g->tensors[i];
+    if (t->kind != STRATA_TENSOR_PARAM) continue;
+    int64_t n = sat_mul(tensor_copies(g, t), strata_tensor_numel(t));
+    if (u[i] == 1) {
+      st->embedding_parameters = sat_add(st->embedding_parameters, n);
+    } else if (u[i] == 2 && m.experts > 0) {
+      st->active_parameters =
+          sat_add(st->active_parameters,
+                  (int64_t)((double)n * m.topk / m.experts + 0.5));
+    } else {
+      st->active_parameters = sat_add(st->active_parameters, n);
+    }
+  }
+  strata_free(u);
+}
+
+void strata_graph_moe(const strata_graph_t *g, strata_moe_info_t *m) {
+  int grouped = 0;
+  memset(m, 0, sizeof *m);
+  m->first_moe = -1;
+  for (int i = 0; i < g->n_ops; i++) {
+    const strata_op_t *op = &g->ops[i];
+    int64_t c = op->block >= 0 ? g->blocks[op->block].repeat : 1;
+    if (op->kind == STRATA_OP_MOE_ROUTER) {
+      if (!m->experts) {
+        m->experts = (int)g->tensors[op->in[1]].shape[0];
+        m->topk = op->topk;
+        m->first_moe = op->layer;
+      }
+      m->moe_layers += (int)c;
+    } else if (op->kind == STRATA_OP_MOE_DISPATCH && !m->capacity) {
+      m->capacity = op->capacity;
+    } else if (op->kind == STRATA_OP_GROUPED_LINEAR) {
+      const strata_tensor_t *w = &g->tensors[op->in[1]];
+      if (grouped == 0) m->glu = (int)w->shape[1]; /* fc1's width, for now */
+      if (grouped == 1) {
+        m->moe_ffn = (int)w->shape[2];
+        m->glu = m->glu == 2 * m->moe_ffn;
+      }
+      grouped++;
+      for (int k = 1; k < op->n_in; k++)
+        m->expert_parameters =
+            sat_add(m->expert_parameters,
+                    sat_mul(c, strata_tensor_numel(&g->tensors[op->in[k]])));
+    }
+  }
+  if (grouped < 2) m->glu = 0;
+}
+
 void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st) {
   memset(st, 0, sizeof *st);
+  active_params(g, st);
   st->layers = strata_graph_layers(g);
   for (int i = 0; i < g->n_tensors; i++) {
     const strata_tensor_t *t = &g->tensors[i];

@@ -12,6 +12,13 @@
  * attention counted in full; elementwise kinds cost a few FLOPs per element
  * (the constants below), which the papers ignore and which stay well under
  * 1% of a transformer's total.
+ *
+ * Mixture of experts (Megatron-Core's MoE layer with the all-to-all token
+ * dispatcher and grouped GEMMs): the router saves its input (for its
+ * weight gradient) and its fp32 scores (the softmax or sigmoid and top-k
+ * backward); dispatch saves only its int32 permutation map, one entry per
+ * token copy; each grouped GEMM its input; combine the experts' output
+ * copies and the scores (the gradient of the one needs the other).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -103,7 +110,11 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_RELU:
   case STRATA_OP_SWIGLU:
   case STRATA_OP_CROSS_ENTROPY:
+  case STRATA_OP_GROUPED_LINEAR:
     return STRATA_SAVE_IN(0);
+  case STRATA_OP_MOE_ROUTER:
+    return STRATA_SAVE_IN(0) | STRATA_SAVE_OUT(0);
+  case STRATA_OP_MOE_COMBINE:
   case STRATA_OP_MATMUL:
   case STRATA_OP_MUL:
     return STRATA_SAVE_IN(0) | STRATA_SAVE_IN(1);
@@ -141,14 +152,21 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_CONCAT:
   case STRATA_OP_PERMUTE:
   case STRATA_OP_SCALE:
+  case STRATA_OP_MOE_DISPATCH:
+  case STRATA_OP_MLA_KV:
   case STRATA_OP_COUNT:
     break;
   }
   return 0;
 }
 
-/* Flash attention's log-sum-exp: one f32 per (batch, head, query). */
+/* Flash attention's log-sum-exp: one f32 per (batch, head, query); the
+ * dispatcher's permutation map: one int32 per token copy. */
 static int64_t extra_saved(const strata_graph_t *g, const strata_op_t *op) {
+  if (op->kind == STRATA_OP_MOE_DISPATCH) {
+    const strata_tensor_t *x = &g->tensors[op->in[0]];
+    return 4 * (strata_tensor_numel(x) / x->shape[x->ndim - 1]) * op->topk;
+  }
   if (op->kind != STRATA_OP_FLASH_ATTENTION &&
       op->kind != STRATA_OP_CROSS_ATTENTION)
     return 0;
@@ -228,16 +246,18 @@ static double matmul_fwd(const strata_graph_t *g, const strata_op_t *op) {
   return 2.0 * (double)strata_tensor_numel(a) * (double)b->shape[b->ndim - 1];
 }
 
-/* Q.K^T and P.V: 2 * (2*b*h*s*t*d) over the t keys each query sees (all
- * of them, causal counted in full, or the sliding window); an additive
- * bias (T5's relative positions) adds one FLOP per score. */
+/* Q.K^T and P.V: 2*b*h*s*t*(dq + dv) over the t keys each query sees
+ * (all of them, causal counted in full, or the sliding window); dq = dv
+ * gives the familiar 4*b*h*s*t*d.  An additive bias (T5's relative
+ * positions) adds one FLOP per score. */
 static double flash_fwd(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *q = &g->tensors[op->in[0]];
-  const strata_tensor_t *k = &g->tensors[op->in[1]];
-  double t = (double)k->shape[2];
+  const strata_tensor_t *v = &g->tensors[op->in[2]];
+  double t = (double)g->tensors[op->in[1]].shape[2];
   if (op->window > 0 && op->window < t) t = op->window;
-  double f = 4.0 * (double)strata_tensor_numel(q) * t;
-  if (op->n_in > 3) f += (double)strata_tensor_numel(q) / q->shape[3] * t;
+  double rows = (double)strata_tensor_numel(q) / (double)q->shape[3];
+  double f = 2.0 * rows * t * (double)(q->shape[3] + v->shape[3]);
+  if (op->n_in > 3) f += rows * t;
   return f;
 }
 
@@ -248,6 +268,22 @@ static double patch_fwd(const strata_graph_t *g, const strata_op_t *op) {
   double m = (double)y->shape[0] * (double)y->shape[1];
   double f = 2.0 * m * (double)strata_tensor_numel(w);
   return op->n_in > 2 ? f + m * (double)w->shape[0] : f;
+}
+
+/* The gating GEMM x W^T (and its bias), then a few FLOPs per score
+ * (softmax or sigmoid, top-k selection, normalisation). */
+static double router_fwd(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *y = &g->tensors[op->out[0]];
+  return linear_fwd(g, op) + 6.0 * (double)strata_tensor_numel(y);
+}
+
+/* E batched GEMMs [b*C,k] x [k,n] (and the bias). */
+static double grouped_fwd(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = &g->tensors[op->in[0]];
+  const strata_tensor_t *w = &g->tensors[op->in[1]];
+  double rows = (double)strata_tensor_numel(x) / (double)x->shape[x->ndim - 1];
+  double f = 2.0 * rows * (double)w->shape[1] * (double)w->shape[2];
+  return op->n_in > 2 ? f + rows * (double)w->shape[1] : f;
 }
 
 double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op) {
@@ -265,6 +301,12 @@ double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op) {
     return patch_fwd(g, op);
   case STRATA_OP_GENERIC:
     return op->flops >= 0 ? op->flops : out;
+  case STRATA_OP_MOE_ROUTER:
+    return router_fwd(g, op);
+  case STRATA_OP_GROUPED_LINEAR:
+    return grouped_fwd(g, op);
+  case STRATA_OP_MOE_COMBINE: /* a multiply-add per element of each copy */
+    return 2.0 * (double)strata_tensor_numel(&g->tensors[op->in[0]]);
   case STRATA_OP_EMBEDDING: /* a gather; one add per extra table */
     return out * (op->n_in - 2);
   case STRATA_OP_CROSS_ENTROPY:

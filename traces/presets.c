@@ -8,6 +8,11 @@
  * Table 1, with V = 51200 and s = 2048, plus GPT-3 175B (Brown et al.
  * 2020).  LLaMA presets use the published configurations (Llama 2 70B:
  * ffn 28672, 8 KV heads; Llama 3.1 405B: ffn 53248, 8 KV heads).
+ *
+ * The mixtures of experts follow their published configurations (each
+ * model's config.json on Hugging Face and its paper or model card;
+ * docs/trace-format.md lists them with the parameter counts they give),
+ * trained at a sequence of 4096.
  */
 #include <stdio.h>
 #include <string.h>
@@ -43,6 +48,108 @@ static const preset_t presets[] = {
 };
 #undef GPT
 #define N_PRESETS (int)(sizeof presets / sizeof presets[0])
+
+/* The mixtures of experts and their variants: the LLaMA family's decoder
+ * with the fields of strata_gen_opts_t set. */
+typedef struct {
+  const char *name;
+  int layers, hidden, heads, kv_heads, ffn, vocab;
+  int head_dim, qkv_bias, out_bias, qk_norm, window, window_every;
+  double rope_theta;
+  int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
+  int q_lora, kv_lora, qk_nope, qk_rope, v_head;
+} moe_preset_t;
+
+static const moe_preset_t moe_presets[] = {
+    /* Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts") */
+    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 0, 0, 0, 0, 0, 0, 1e6, 8, 2,
+     14336,          0,  0,    0,  0, 0,     0,     0, 0},
+    /* Mixtral 8x22B (Mistral AI, Mixtral-8x22B-v0.1 config.json) */
+    {"mixtral-8x22b",
+     56,
+     6144,
+     48,
+     8,
+     16384,
+     32768,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     1e6,
+     8,
+     2,
+     16384,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0},
+    /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2): MLA,
+     * 3 dense layers, then 1 shared + 256 routed experts, top-8 */
+    {"deepseek-v3",
+     61,
+     7168,
+     128,
+     0,
+     18432,
+     129280,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     1e4,
+     256,
+     8,
+     2048,
+     2048,
+     3,
+     0,
+     1536,
+     512,
+     128,
+     64,
+     128},
+    /* Qwen3-235B-A22B (Qwen Team 2025, Qwen3 technical report, Table 2) */
+    {"qwen3-235b-a22b",
+     94,
+     4096,
+     64,
+     4,
+     12288,
+     151936,
+     128,
+     0,
+     0,
+     1,
+     0,
+     0,
+     1e6,
+     128,
+     8,
+     1536,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0},
+    /* gpt-oss-120b (OpenAI 2025, model card): biases, 128-token windows on
+     * every other layer, 128 experts top-4 */
+    {"gpt-oss-120b", 36,  2880, 64,   8, 2880, 201088, 64, 1, 1, 0, 128, 2,
+     150000,         128, 4,    2880, 0, 0,    1,      0,  0, 0, 0, 0},
+};
+#define N_MOE (int)(sizeof moe_presets / sizeof moe_presets[0])
+#define N_ALL (N_PRESETS + N_MOE)
 
 static const char *const family_names[] = {"gpt", "bert", "llama"};
 
@@ -87,14 +194,33 @@ void strata_gen_opts_keep(strata_gen_opts_t *o) {
   memset(o, 0, sizeof *o);
   o->dtype = STRATA_DTYPE_COUNT;
   o->flash_attention = o->dropout = o->tie_embeddings = -1;
+  o->qkv_bias = o->out_bias = o->qk_norm = o->expert_bias = -1;
 }
 
 const char *const *strata_preset_names(void) {
-  static const char *names[N_PRESETS + 1];
+  static const char *names[N_ALL + 1];
   for (int i = 0; i < N_PRESETS; i++)
     names[i] = presets[i].name;
-  names[N_PRESETS] = NULL;
+  for (int i = 0; i < N_MOE; i++)
+    names[N_PRESETS + i] = moe_presets[i].name;
+  names[N_ALL] = NULL;
   return names;
+}
+
+static void moe_preset_opts(const moe_preset_t *p, strata_gen_opts_t *o) {
+  strata_gen_opts_init(o, STRATA_FAMILY_LLAMA);
+  o->layers = p->layers, o->hidden = p->hidden, o->heads = p->heads;
+  o->kv_heads = p->kv_heads, o->ffn = p->ffn, o->vocab = p->vocab;
+  o->seq = 4096;
+  o->head_dim = p->head_dim, o->qkv_bias = p->qkv_bias;
+  o->out_bias = p->out_bias, o->qk_norm = p->qk_norm;
+  o->window = p->window, o->window_every = p->window_every;
+  o->rope_theta = p->rope_theta;
+  o->experts = p->experts, o->topk = p->topk, o->moe_ffn = p->moe_ffn;
+  o->shared_ffn = p->shared_ffn, o->first_dense = p->first_dense;
+  o->expert_bias = p->expert_bias;
+  o->q_lora = p->q_lora, o->kv_lora = p->kv_lora, o->qk_nope = p->qk_nope;
+  o->qk_rope = p->qk_rope, o->v_head = p->v_head;
 }
 
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {
@@ -111,16 +237,58 @@ int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {
     o->seq = p->seq;
     return 0;
   }
+  for (int i = 0; i < N_MOE; i++)
+    if (!strcmp(preset, moe_presets[i].name)) {
+      moe_preset_opts(&moe_presets[i], o);
+      return 0;
+    }
   return STRATA_ENOTFOUND;
 }
 
 /* ---- strata_model_load ---- */
 
+static int any_variant_override(const strata_gen_opts_t *v) {
+  return v->head_dim > 0 || v->qkv_bias >= 0 || v->out_bias >= 0 ||
+         v->qk_norm >= 0 || v->window > 0 || v->window_every > 0 ||
+         v->rope_theta > 0 || v->experts > 0 || v->topk > 0 || v->moe_ffn > 0 ||
+         v->shared_ffn > 0 || v->first_dense > 0 || v->expert_bias >= 0 ||
+         v->capacity > 0 || v->q_lora > 0 || v->kv_lora > 0 || v->qk_nope > 0 ||
+         v->qk_rope > 0 || v->v_head > 0;
+}
+
 static int any_override(const strata_gen_opts_t *v) {
   return v->layers > 0 || v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 ||
          v->ffn > 0 || v->seq > 0 || v->vocab > 0 || v->micro_batch > 0 ||
          v->dtype != STRATA_DTYPE_COUNT || v->flash_attention >= 0 ||
-         v->dropout >= 0 || v->tie_embeddings >= 0;
+         v->dropout >= 0 || v->tie_embeddings >= 0 || any_variant_override(v);
+}
+
+static void apply_variants(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
+#define TAKE_(f)                                                               \
+  if (v->f > 0) o->f = v->f
+#define FLAG_(f)                                                               \
+  if (v->f >= 0) o->f = !!v->f
+  TAKE_(head_dim);
+  TAKE_(window);
+  TAKE_(window_every);
+  TAKE_(rope_theta);
+  TAKE_(experts);
+  TAKE_(topk);
+  TAKE_(moe_ffn);
+  TAKE_(shared_ffn);
+  TAKE_(first_dense);
+  TAKE_(capacity);
+  TAKE_(q_lora);
+  TAKE_(kv_lora);
+  TAKE_(qk_nope);
+  TAKE_(qk_rope);
+  TAKE_(v_head);
+  FLAG_(qkv_bias);
+  FLAG_(out_bias);
+  FLAG_(qk_norm);
+  FLAG_(expert_bias);
+#undef TAKE_
+#undef FLAG_
 }
 
 static void apply(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
@@ -139,15 +307,17 @@ static void apply(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
   if (v->flash_attention >= 0) o->flash_attention = !!v->flash_attention;
   if (v->dropout >= 0) o->dropout = !!v->dropout;
   if (v->tie_embeddings >= 0) o->tie_embeddings = !!v->tie_embeddings;
+  apply_variants(o, v);
 }
 
 static int unknown_model(const char *spec) {
-  char list[512];
+  char list[768];
   size_t n = 0;
+  const char *const *names = strata_preset_names();
   list[0] = '\0';
-  for (int i = 0; i < N_PRESETS && n < sizeof list; i++)
+  for (int i = 0; names[i] && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
-                          presets[i].name);
+                          names[i]);
   return strata_error(STRATA_ENOTFOUND,
                       "unknown model '%s': not a preset, a family (gpt, "
                       "bert, llama) or a trace file; presets: %s",

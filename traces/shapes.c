@@ -66,7 +66,17 @@ static void arity(strata_op_kind_t k, int *in_lo, int *in_hi, int *out_lo,
   case STRATA_OP_EMBEDDING:
   case STRATA_OP_LAYERNORM:
   case STRATA_OP_LINEAR:
+  case STRATA_OP_MOE_ROUTER:
+  case STRATA_OP_GROUPED_LINEAR:
     *in_lo = 2, *in_hi = 3;
+    break;
+  case STRATA_OP_MOE_DISPATCH:
+  case STRATA_OP_MOE_COMBINE:
+    *in_lo = *in_hi = 2;
+    break;
+  case STRATA_OP_MLA_KV:
+    *in_lo = *in_hi = 2;
+    *out_lo = *out_hi = 2;
     break;
   case STRATA_OP_RMSNORM:
   case STRATA_OP_MATMUL:
@@ -288,21 +298,25 @@ static int check_reshape(const strata_graph_t *g, const strata_op_t *op) {
 }
 
 /* flash_attention (self: keys as long as queries) and cross_attention
- * (keys of the encoder's length t). */
+ * (keys of the encoder's length t); the values may have a head size of
+ * their own (latent attention), the output has theirs. */
 static int check_flash(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *q = IN(g, op, 0), *k = IN(g, op, 1), *v = IN(g, op, 2);
   int self = op->kind == STRATA_OP_FLASH_ATTENTION;
-  int ok = q->ndim == 4 && same_shape(k, v) && k->ndim == 4 &&
+  int ok = q->ndim == 4 && k->ndim == 4 && v->ndim == 4 &&
            k->shape[0] == q->shape[0] &&
            (!self || k->shape[2] == q->shape[2]) &&
            k->shape[3] == q->shape[3] && k->shape[1] > 0 &&
            q->shape[1] % k->shape[1] == 0;
+  for (int i = 0; ok && i < 3; i++)
+    ok = v->shape[i] == k->shape[i];
   if (!ok)
     return bad(op,
                "q '%s' %s, k '%s' %s, v '%s' %s must be q[b,h,s,d], "
-               "k and v [b,kv,%s,d] with kv dividing h",
+               "k [b,kv,%s,d] and v [b,kv,%s,dv] with kv dividing h",
                q->name, shp(g, op->in[0]).s, k->name, shp(g, op->in[1]).s,
-               v->name, shp(g, op->in[2]).s, self ? "s" : "t");
+               v->name, shp(g, op->in[2]).s, self ? "s" : "t",
+               self ? "s" : "t");
   if (op->window < 0) return bad(op, "window %d is negative", op->window);
   if (op->n_in == 4) {
     const strata_tensor_t *bias = IN(g, op, 3);
@@ -317,7 +331,111 @@ static int check_flash(const strata_graph_t *g, const strata_op_t *op) {
       return bad(op, "bias '%s' %s must be [h,s,s] or [b,h,s,s] for q %s",
                  bias->name, shp(g, op->in[3]).s, shp(g, op->in[0]).s);
   }
-  return out_like(g, op, q);
+  strata_tensor_t want = *q;
+  want.shape[3] = v->shape[3];
+  return out_like(g, op, &want);
+}
+
+/* ---- mixture of experts and latent attention ---- */
+
+static int check_topk(const strata_op_t *op, int64_t experts) {
+  if (op->topk < 1 || op->topk > experts)
+    return bad(op, "needs attribute topk from 1 to the %lld experts, not %d",
+               (long long)experts, op->topk);
+  if (!(op->capacity >= 0 && op->capacity <= 1e6))
+    return bad(op, "capacity %g is not 0 (dropless) or a positive factor",
+               op->capacity);
+  return 0;
+}
+
+static int check_router(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *w = IN(g, op, 1);
+  int rc = check_linear(g, op);
+  return rc ? rc : check_topk(op, w->shape[0]);
+}
+
+/* Slots per expert and sequence: every token's topk copies spread over
+ * the experts, times the capacity factor (dropless: the mean). */
+static int64_t capacity_of(int64_t tokens, int topk, double cf, int64_t E) {
+  double c = (double)tokens * topk * (cf > 0 ? cf : 1.0) / (double)E;
+  int64_t n = (int64_t)c;
+  return (double)n < c ? n + 1 : n;
+}
+
+/* Tokens x[b,s,h] and scores[b,s,E] against the grouped copies
+ * e[E,b,C,h] (tensor indices). */
+static int check_groups(const strata_graph_t *g, const strata_op_t *op, int xi,
+                        int si, int ei) {
+  const strata_tensor_t *x = &g->tensors[xi], *sc = &g->tensors[si],
+                        *e = &g->tensors[ei];
+  int ok = x->ndim == 3 && sc->ndim == 3 && e->ndim == 4 &&
+           sc->shape[0] == x->shape[0] && sc->shape[1] == x->shape[1] &&
+           e->shape[0] == sc->shape[2] && e->shape[1] == x->shape[0] &&
+           e->shape[3] == x->shape[2];
+  if (!ok)
+    return bad(op,
+               "tokens '%s' %s, scores '%s' %s and expert copies '%s' %s "
+               "must be [b,s,h], [b,s,E] and [E,b,C,h]",
+               x->name, shp(g, xi).s, sc->name, shp(g, si).s, e->name,
+               shp(g, ei).s);
+  int rc = check_topk(op, sc->shape[2]);
+  if (rc) return rc;
+  int64_t c = capacity_of(x->shape[1], op->topk, op->capacity, sc->shape[2]);
+  if (e->shape[2] != c)
+    return bad(op,
+               "'%s' holds %lld copies per expert and sequence; %lld tokens x "
+               "topk %d x capacity %g over %lld experts make %lld",
+               e->name, (long long)e->shape[2], (long long)x->shape[1],
+               op->topk, op->capacity > 0 ? op->capacity : 1.0,
+               (long long)sc->shape[2], (long long)c);
+  return 0;
+}
+
+static int check_dispatch(const strata_graph_t *g, const strata_op_t *op) {
+  return check_groups(g, op, op->in[0], op->in[1], op->out[0]);
+}
+
+static int check_combine(const strata_graph_t *g, const strata_op_t *op) {
+  return check_groups(g, op, op->out[0], op->in[1], op->in[0]);
+}
+
+static int check_grouped(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *x = IN(g, op, 0), *w = IN(g, op, 1);
+  if (x->ndim != 4 || w->ndim != 3 || w->shape[0] != x->shape[0] ||
+      w->shape[2] != x->shape[3])
+    return bad(op,
+               "input '%s' %s and weight '%s' %s do not fit (x[E,b,C,k] "
+               "needs w[E,n,k])",
+               x->name, shp(g, op->in[0]).s, w->name, shp(g, op->in[1]).s);
+  if (op->n_in == 3) {
+    const strata_tensor_t *b = IN(g, op, 2);
+    if (b->ndim != 2 || b->shape[0] != w->shape[0] ||
+        b->shape[1] != w->shape[1])
+      return bad(op, "bias '%s' is %s, expected [%lld,%lld]", b->name,
+                 shp(g, op->in[2]).s, (long long)w->shape[0],
+                 (long long)w->shape[1]);
+  }
+  strata_tensor_t want = *x;
+  want.shape[3] = w->shape[1];
+  return out_like(g, op, &want);
+}
+
+static int check_mla_kv(const strata_graph_t *g, const strata_op_t *op) {
+  const strata_tensor_t *kv = IN(g, op, 0), *kr = IN(g, op, 1);
+  int64_t H = op->heads, dv = op->v_dim;
+  if (H < 1 || dv < 1) return bad(op, "needs attributes heads and v_dim >= 1");
+  if (kv->ndim != 3 || kr->ndim != 3 || kr->shape[0] != kv->shape[0] ||
+      kr->shape[1] != kv->shape[1] || kv->shape[2] % H ||
+      kv->shape[2] / H <= dv)
+    return bad(op,
+               "'%s' %s and '%s' %s must be [b,s,heads*(dn+dv)] and "
+               "[b,s,dr] with heads %lld, v_dim %lld",
+               kv->name, shp(g, op->in[0]).s, kr->name, shp(g, op->in[1]).s,
+               (long long)H, (long long)dv);
+  int64_t b = kv->shape[0], s = kv->shape[1];
+  int64_t dn = kv->shape[2] / H - dv;
+  int rc = check_out4(g, op, 0, b, H, s, dn + kr->shape[2]);
+  return rc ? rc : check_out4(g, op, 1, b, H, s, dv);
 }
 
 /* The other dims of a and b agree (axis excepted). */
@@ -505,6 +623,16 @@ int st__op_check(const strata_graph_t *g, const strata_op_t *op) {
     return check_patch(g, op);
   case STRATA_OP_GENERIC:
     return check_generic(g, op);
+  case STRATA_OP_MOE_ROUTER:
+    return check_router(g, op);
+  case STRATA_OP_MOE_DISPATCH:
+    return check_dispatch(g, op);
+  case STRATA_OP_GROUPED_LINEAR:
+    return check_grouped(g, op);
+  case STRATA_OP_MOE_COMBINE:
+    return check_combine(g, op);
+  case STRATA_OP_MLA_KV:
+    return check_mla_kv(g, op);
   case STRATA_OP_COUNT:
     return bad(op, "unknown kind");
   default: /* softmax gelu silu dropout rope mul add */

@@ -63,6 +63,45 @@ static int read_header(const cJSON *root, const char *where) {
   return 0;
 }
 
+/* A non-negative number field: absent leaves *out untouched. */
+static int get_nonneg(const cJSON *o, const char *key, const char *where,
+                      double *out) {
+  double v;
+  int rc = st__json_num(o, key, where, 0, &v);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  if (!(v >= 0 && v <= 1e12))
+    return strata_error(STRATA_EBADINPUT, "%s: '%s' is %g (must be 0 to 1e12)",
+                        where, key, v);
+  *out = v;
+  return 0;
+}
+
+/* The variants and mixture of experts, all optional. */
+static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
+  static const char *ints[] = {
+      "head_dim", "window",     "window_every", "experts", "topk",
+      "moe_ffn",  "shared_ffn", "first_dense",  "q_lora",  "kv_lora",
+      "qk_nope",  "qk_rope",    "v_head"};
+  int *f[] = {&g->hp.head_dim,   &g->hp.window,      &g->hp.window_every,
+              &g->hp.experts,    &g->hp.topk,        &g->hp.moe_ffn,
+              &g->hp.shared_ffn, &g->hp.first_dense, &g->hp.q_lora,
+              &g->hp.kv_lora,    &g->hp.qk_nope,     &g->hp.qk_rope,
+              &g->hp.v_head};
+  static const char *flags[] = {"qkv_bias", "out_bias", "qk_norm",
+                                "expert_bias"};
+  int *b[] = {&g->hp.qkv_bias, &g->hp.out_bias, &g->hp.qk_norm,
+              &g->hp.expert_bias};
+  int rc = 0;
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++)
+    rc = get_int(m, ints[i], w, 0, 0, f[i]);
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0] && !rc; i++)
+    rc = get_flag(m, flags[i], w, b[i]);
+  if (!rc) rc = get_nonneg(m, "rope_theta", w, &g->hp.rope_theta);
+  if (!rc) rc = get_nonneg(m, "capacity", w, &g->hp.capacity);
+  return rc;
+}
+
 static int read_model(strata_graph_t *g, const cJSON *root, const char *where) {
   const cJSON *m = NULL;
   const char *family = "";
@@ -87,7 +126,7 @@ static int read_model(strata_graph_t *g, const cJSON *root, const char *where) {
       (rc = get_flag(m, "flash_attention", w, &g->hp.flash_attention)) ||
       (rc = get_flag(m, "dropout", w, &g->hp.dropout)))
     return rc;
-  return 0;
+  return read_variants(g, m, w);
 }
 
 /* ---- tensors ---- */
@@ -225,6 +264,9 @@ static int read_attrs(strata_op_t *op, const cJSON *o, const char *w) {
   if (!rc) rc = read_perm(op, o, w);
   if (!rc && op->kind == STRATA_OP_GENERIC)
     rc = get_num(o, "flops", w, &op->flops);
+  if (!rc) rc = get_int(o, "topk", w, 0, 0, &op->topk);
+  if (!rc) rc = get_int(o, "v_dim", w, 0, 0, &op->v_dim);
+  if (!rc) rc = get_nonneg(o, "capacity", w, &op->capacity);
   return rc;
 }
 

@@ -38,6 +38,35 @@ static void put_num(strata_buf_t *b, double v) {
   strata_buf_puts(b, s);
 }
 
+/* The variants and mixture of experts: the fields that are set. */
+static void put_variants(strata_buf_t *b, const strata_graph_t *g) {
+  static const char *ints[] = {
+      "head_dim", "window",     "window_every", "experts", "topk",
+      "moe_ffn",  "shared_ffn", "first_dense",  "q_lora",  "kv_lora",
+      "qk_nope",  "qk_rope",    "v_head"};
+  const int f[] = {g->hp.head_dim,   g->hp.window,      g->hp.window_every,
+                   g->hp.experts,    g->hp.topk,        g->hp.moe_ffn,
+                   g->hp.shared_ffn, g->hp.first_dense, g->hp.q_lora,
+                   g->hp.kv_lora,    g->hp.qk_nope,     g->hp.qk_rope,
+                   g->hp.v_head};
+  static const char *flags[] = {"qkv_bias", "out_bias", "qk_norm",
+                                "expert_bias"};
+  const int fl[] = {g->hp.qkv_bias, g->hp.out_bias, g->hp.qk_norm,
+                    g->hp.expert_bias};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    if (f[i]) strata_buf_printf(b, ", \"%s\": %d", ints[i], f[i]);
+  for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
+    if (fl[i]) strata_buf_printf(b, ", \"%s\": true", flags[i]);
+  if (g->hp.rope_theta > 0) {
+    strata_buf_puts(b, ", \"rope_theta\": ");
+    put_num(b, g->hp.rope_theta);
+  }
+  if (g->hp.capacity > 0) {
+    strata_buf_puts(b, ", \"capacity\": ");
+    put_num(b, g->hp.capacity);
+  }
+}
+
 static void put_model(strata_buf_t *b, const strata_graph_t *g) {
   strata_buf_puts(b, "  \"model\": {\"family\": ");
   put_str(b, g->hp.family);
@@ -45,11 +74,13 @@ static void put_model(strata_buf_t *b, const strata_graph_t *g) {
                     ", \"layers\": %d, \"hidden\": %d, \"heads\": %d, "
                     "\"kv_heads\": %d, \"ffn\": %d, \"vocab\": %d, "
                     "\"max_seq\": %d, \"flash_attention\": %s, "
-                    "\"dropout\": %s},\n",
+                    "\"dropout\": %s",
                     g->hp.layers, g->hp.hidden, g->hp.heads, g->hp.kv_heads,
                     g->hp.ffn, g->hp.vocab, g->hp.max_seq,
                     g->hp.flash_attention ? "true" : "false",
                     g->hp.dropout ? "true" : "false");
+  put_variants(b, g);
+  strata_buf_puts(b, "},\n");
 }
 
 static int has_model(const strata_graph_t *g) {
@@ -126,6 +157,12 @@ static void put_op(strata_buf_t *b, const strata_graph_t *g,
   }
   if (op->causal) strata_buf_puts(b, ", \"causal\": true");
   put_shape_attrs(b, g, op);
+  if (op->topk) strata_buf_printf(b, ", \"topk\": %d", op->topk);
+  if (op->v_dim) strata_buf_printf(b, ", \"v_dim\": %d", op->v_dim);
+  if (op->capacity > 0) {
+    strata_buf_puts(b, ", \"capacity\": ");
+    put_num(b, op->capacity);
+  }
   strata_buf_puts(b, "}");
 }
 

@@ -77,7 +77,28 @@ typedef struct {
   int reduce;               /* presolve reductions (default 1) */
   double time_limit;        /* seconds (default 60) */
   double mip_gap;           /* relative (default 1e-6) */
+  /* Context parallelism (megatron objective): with cp > 1 mesh axis 0, of
+   * size cp, splits the sequence of every op; attention passes keys and
+   * values around a ring (cp_comm STRATA_CP_P2P) or all-gathers them
+   * (STRATA_CP_ALLGATHER) -- Megatron-Core's --cp-comm-type. */
+  int cp;
+  int cp_comm;
+  /* Expert parallelism: the experts of each MoE layer are split over the
+   * mesh axes in ep_axes (megatron objective: bit a for axis a) and over
+   * ep_outer data-parallel replicas of the stage beyond them, whose
+   * all-to-all runs over ep_link; ep_outer divides outer_dp, and an
+   * expert's parameters have outer_dp / ep_outer replicas (Megatron-Core's
+   * expert data parallelism).  moe_imbalance (>= 1) is the most loaded
+   * rank's share of the token copies over the mean, for dropless routing
+   * (docs/cost-model.md). */
+  int ep_outer;
+  unsigned ep_axes;
+  strata_link_t ep_link;
+  double moe_imbalance;
 } strata_stage_opts_t;
+
+#define STRATA_CP_P2P 0
+#define STRATA_CP_ALLGATHER 1
 
 void strata_stage_opts_init(strata_stage_opts_t *o);
 const char *strata_objective_name(strata_objective_t o);
@@ -92,6 +113,9 @@ const char *strata_stage_status_name(strata_stage_status_t s);
 typedef struct {
   double weights, gradients, optimizer, activations, transient;
   double total;
+  /* of weights, gradients and optimizer: the experts' (grouped_linear
+   * parameters), whose replicas are the expert data-parallel group */
+  double expert_weights, expert_gradients, expert_optimizer;
 } strata_mem_breakdown_t;
 
 typedef struct {

@@ -84,6 +84,20 @@ typedef enum {
  *   cross_attention q[b,h,s,d], k, v [b,kv,t,d] -> [b,h,s,d]
  *   generic         anything: FLOPs from `flops`, every activation input
  *                   saved (what an importer cannot map)
+ * Mixture of experts and latent attention (docs/trace-format.md):
+ *   moe_router     x[...,h], w[E,h] (, bias[E]) -> scores[...,E]; attr topk
+ *   moe_dispatch   x[b,s,h], scores[b,s,E] -> [E,b,C,h]: each token's
+ *                  topk copies grouped by expert, C = ceil(s*topk*cf/E)
+ *                  per sequence with cf the capacity factor (attr
+ *                  capacity; 0: dropless, the mean)
+ *   grouped_linear x[E,b,C,k], w[E,n,k] (, bias[E,n]) -> [E,b,C,n]
+ *   moe_combine    y[E,b,C,h], scores[b,s,E] -> [b,s,h]: the copies back
+ *                  to their tokens, weighted by their scores
+ *   mla_kv         kv[b,s,H*(dn+dv)], k_rope[b,s,dr] -> k[b,H,s,dn+dr],
+ *                  v[b,H,s,dv] (attr heads, v_dim = dv): the latent
+ *                  attention's per-head keys with the shared rotary part
+ * flash_attention's v may have a head size of its own (latent attention):
+ * q, k [.., dq], v [.., dv] -> [b,h,s,dv].
  */
 #define STRATA_OP_MAP(X)                                                       \
   X(EMBEDDING, "embedding")                                                    \
@@ -114,7 +128,12 @@ typedef enum {
   X(CROSS_ATTENTION, "cross_attention")                                        \
   X(GENERIC, "generic")                                                        \
   X(RELU, "relu")                                                              \
-  X(SCALE, "scale")
+  X(SCALE, "scale")                                                            \
+  X(MOE_ROUTER, "moe_router")                                                  \
+  X(MOE_DISPATCH, "moe_dispatch")                                              \
+  X(GROUPED_LINEAR, "grouped_linear")                                          \
+  X(MOE_COMBINE, "moe_combine")                                                \
+  X(MLA_KV, "mla_kv")
 
 typedef enum {
 #define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
@@ -160,6 +179,9 @@ typedef struct {
   /* generic: forward FLOPs of one instance (STRATA_FLOPS_UNSET: one per
    * output element); 0 for every other kind */
   double flops;
+  int topk;        /* moe_router, moe_dispatch, moe_combine */
+  double capacity; /* moe_dispatch, moe_combine: capacity factor, 0 dropless */
+  int v_dim;       /* mla_kv: the value head size */
 } strata_op_t;
 
 typedef struct {
@@ -186,6 +208,12 @@ typedef struct strata_graph {
     char family[16]; /* "gpt", "bert", "llama" or "" */
     int layers, hidden, heads, kv_heads, ffn, vocab, max_seq;
     int flash_attention, dropout;
+    /* variants and mixture of experts (0: none; see strata_gen_opts_t) */
+    int head_dim, qkv_bias, out_bias, qk_norm, window, window_every;
+    double rope_theta;
+    int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
+    double capacity;
+    int q_lora, kv_lora, qk_nope, qk_rope, v_head;
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -290,8 +318,30 @@ typedef struct {
   double flops_per_microbatch; /* forward + backward, no recompute */
   int64_t weight_bytes;        /* parameters in their dtype */
   int64_t activation_bytes;    /* saved for backward, one micro-batch */
+  /* Parameters one token's forward multiplies by: all but the experts a
+   * router does not pick (each grouped_linear weight counts topk/E of
+   * itself) and the rows of an embedding table it does not look up (an
+   * embedding table counts nothing unless a linear also uses it: a tied
+   * head).  Publishers differ on the input embedding: add its table for
+   * the convention that counts it. */
+  int64_t active_parameters;
+  int64_t embedding_parameters; /* tables read only by embedding ops */
 } strata_graph_stats_t;
 void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st);
+
+/* A graph's mixture of experts, read from its ops (a trace file says as
+ * much as a preset): experts 0 when it has no router.  The routers must
+ * agree (experts, topk); moe_ffn is the experts' hidden size (the second
+ * grouped_linear's input width), glu 1 when their first one is gated
+ * (twice as wide); moe_layers counts layers holding a router and
+ * first_moe the first of them. */
+typedef struct {
+  int experts, topk, moe_ffn, glu;
+  int moe_layers, first_moe;
+  double capacity;           /* 0: dropless */
+  int64_t expert_parameters; /* all grouped_linear weights and biases */
+} strata_moe_info_t;
+void strata_graph_moe(const strata_graph_t *g, strata_moe_info_t *m);
 
 /* ---- the trace file (JSON, docs/trace-format.md) ---- */
 /* Parse text; `where` (a file name) prefixes messages. */
@@ -319,6 +369,28 @@ typedef struct {
   int flash_attention; /* 1: fused flash attention, no s^2 activations */
   int dropout;         /* 1: dropout layers present */
   int tie_embeddings;  /* GPT: 1 (head uses the embedding table) */
+  /* LLaMA-family variants (0: none; flags -1 in strata_gen_opts_keep). */
+  int head_dim;      /* attention head size (0: hidden / heads) */
+  int qkv_bias;      /* biases on q, k and v */
+  int out_bias;      /* ... on the attention output projection */
+  int qk_norm;       /* RMSNorm of each head's q and k (Qwen3) */
+  int window;        /* sliding-window attention over this many keys */
+  int window_every;  /* ... on layers l with l % window_every == 0 (0, 1:
+                        all of them; gpt-oss alternates: 2) */
+  double rope_theta; /* rotary base (exported; costs nothing) */
+  /* Mixture of experts: experts 0 is a dense MLP.  Layers from
+   * first_dense on route each token to topk of `experts` SwiGLU experts
+   * of moe_ffn (0: ffn) plus an always-used shared expert of shared_ffn
+   * (0: none); capacity is the capacity factor (0: dropless);
+   * expert_bias puts biases on the router and the experts (gpt-oss). */
+  int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
+  double capacity;
+  /* Multi-head latent attention (DeepSeek-V2/V3) when kv_lora > 0: q
+   * through a rank-q_lora bottleneck (0: a full projection), keys and
+   * values through a rank-kv_lora latent; per head qk_nope + qk_rope
+   * query/key dims (the rotary part shared by the heads) and v_head
+   * value dims. */
+  int q_lora, kv_lora, qk_nope, qk_rope, v_head;
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
@@ -332,7 +404,9 @@ const char *strata_family_name(strata_family_t f);
 int strata_generate(const strata_gen_opts_t *o, const char *name,
                     strata_graph_t **out);
 /* Presets: "bert-large", "gpt-1.7b" ... "gpt-1t", "gpt3-175b",
- * "llama2-70b", "llama3-405b".  Fills opts; STRATA_ENOTFOUND otherwise. */
+ * "llama2-70b", "llama3-405b", and the mixtures of experts
+ * "mixtral-8x7b", "mixtral-8x22b", "deepseek-v3", "qwen3-235b-a22b",
+ * "gpt-oss-120b".  Fills opts; STRATA_ENOTFOUND otherwise. */
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o);
 /* NULL-terminated list of preset names. */
 const char *const *strata_preset_names(void);
