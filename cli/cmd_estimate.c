@@ -13,22 +13,23 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-/* Megatron-LM's own checks (megatron/training/arguments.py), before any
- * costing: a configuration it would refuse is refused here with the rule. */
-static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
-                          int world, int gpn) {
-  int L = strata_graph_layers(g), tp = o->fix_tp, pp = o->fix_pp;
-  if (!o->fix_dp && world % (tp * pp))
+/* Megatron-LM's own checks (megatron/training/arguments.py,
+ * core/parallel_state.py), before any costing: a configuration it would
+ * refuse is refused here with the rule. */
+static int sizes_rules(strata_plan_opts_t *o, const strata_graph_t *g,
+                       int world) {
+  int tp = o->fix_tp, pp = o->fix_pp, cp = o->fix_cp ? o->fix_cp : 1;
+  if (!o->fix_dp && world % (tp * cp * pp))
     return cli_usage_error("estimate",
                            "world size %d is not divisible by tensor x "
-                           "pipeline parallel size %d x %d",
-                           world, tp, pp);
-  if (!o->fix_dp) o->fix_dp = world / (tp * pp);
-  long used = (long)o->fix_dp * tp * pp;
+                           "context x pipeline parallel size %d x %d x %d",
+                           world, tp, cp, pp);
+  if (!o->fix_dp) o->fix_dp = world / (tp * cp * pp);
+  long used = (long)o->fix_dp * tp * cp * pp;
   if (used > world)
     return cli_usage_error("estimate",
-                           "tp x pp x dp = %ld exceeds the %d GPUs of the "
-                           "cluster",
+                           "tp x cp x pp x dp = %ld exceeds the %d GPUs of "
+                           "the cluster",
                            used, world);
   if (g->hp.heads && g->hp.heads % tp)
     return cli_usage_error("estimate",
@@ -40,6 +41,78 @@ static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
                            "the number of query groups (%d) must be "
                            "divisible by the tensor-parallel size %d",
                            g->hp.kv_heads, tp);
+  if (cp > 1 && g->seq_len % (2 * cp))
+    return cli_usage_error("estimate",
+                           "seq-length (%d) should be a multiple of 2 * "
+                           "context-parallel-size (%d)",
+                           g->seq_len, cp);
+  if (cp > 1 && !g->hp.flash_attention)
+    return cli_usage_error("estimate",
+                           "context parallelism runs in Transformer Engine's "
+                           "fused attention: drop --no-flash-attention");
+  return 0;
+}
+
+/* Megatron-Core's mixture-of-experts rules, and the layouts Strata models
+ * (docs/cost-model.md, "Expert parallelism"). */
+static int moe_rules(strata_plan_opts_t *o, const strata_graph_t *g) {
+  strata_moe_info_t m;
+  int tp = o->fix_tp, cp = o->fix_cp ? o->fix_cp : 1, ep = o->fix_ep;
+  int etp = o->fix_etp ? o->fix_etp : tp;
+  strata_graph_moe(g, &m);
+  if (!m.experts && (ep > 1 || (o->fix_etp && o->fix_etp != tp)))
+    return cli_usage_error("estimate",
+                           "num_experts must be non None to use expert "
+                           "parallelism: the model has no experts");
+  if (!m.experts || !ep) return 0;
+  if (m.experts % ep)
+    return cli_usage_error("estimate",
+                           "number of experts (%d) should be a multiple of "
+                           "expert model parallel_size (%d)",
+                           m.experts, ep);
+  if ((long)tp * cp * o->fix_dp % ((long)etp * ep))
+    return cli_usage_error("estimate",
+                           "tp x cp x dp = %d x %d x %d is not divisible by "
+                           "expert tensor x expert model parallel size %d x %d",
+                           tp, cp, o->fix_dp, etp, ep);
+  if (etp != 1 && etp != tp)
+    return cli_usage_error("estimate",
+                           "expert tensor-parallel size %d: Strata models 1 "
+                           "and the tensor-parallel size %d",
+                           etp, tp);
+  if (m.moe_ffn % etp)
+    return cli_usage_error("estimate",
+                           "the experts' hidden size %d is not divisible by "
+                           "the expert tensor-parallel size %d",
+                           m.moe_ffn, etp);
+  int inner = etp == 1 ? tp : 1;
+  if (ep % inner || (cp > 1 && ep / inner > 1 && (ep / inner) % cp))
+    return cli_usage_error("estimate",
+                           "expert-parallel size %d: with etp %d it must be a "
+                           "multiple of %d, and what is left a multiple of "
+                           "cp %d (or 1): the expert-parallel group Strata "
+                           "lays out takes whole tensor- and context-parallel "
+                           "groups",
+                           ep, etp, inner, cp);
+  int outer = ep / inner / (cp > 1 && ep / inner > 1 ? cp : 1);
+  if (o->fix_dp % outer)
+    return cli_usage_error("estimate",
+                           "expert-parallel size %d spans %d data-parallel "
+                           "replicas, which do not divide dp %d",
+                           ep, outer, o->fix_dp);
+  if (ep > 1 && tp > 1 && o->sequence_parallel == 0)
+    return cli_usage_error("estimate",
+                           "when using expert parallelism and tensor "
+                           "parallelism, sequence parallelism must be used");
+  return 0;
+}
+
+static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
+                          int world, int gpn) {
+  int L = strata_graph_layers(g), tp = o->fix_tp, pp = o->fix_pp;
+  int rc = sizes_rules(o, g, world);
+  if (!rc) rc = moe_rules(o, g);
+  if (rc) return rc;
   if (pp > L)
     return cli_usage_error("estimate", "pipeline size %d exceeds the %d layers",
                            pp, L);
@@ -51,11 +124,17 @@ static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
   if (o->sequence_parallel > 0 && tp == 1)
     return cli_usage_error("estimate", "sequence parallelism needs a "
                                        "tensor-parallel size above 1");
-  if (o->megatron && o->zero_stage >= 2)
-    return cli_usage_error("estimate",
-                           "ZeRO stage %d: Megatron-LM's distributed "
-                           "optimizer is ZeRO stage 1 (use --free for 2 or 3)",
-                           o->zero_stage);
+  if (o->zero_stage >= 2 && pp > 1)
+    return cli_usage_error(
+        "estimate",
+        "ZeRO stage %d shards gradients%s over the data-parallel ranks, which "
+        "%s runs without pipeline parallelism (%s): use --pp 1 or --zero 1",
+        o->zero_stage, o->zero_stage >= 3 ? " and parameters" : "",
+        o->framework == STRATA_FRAMEWORK_DEEPSPEED ? "DeepSpeed" : "FSDP",
+        o->framework == STRATA_FRAMEWORK_DEEPSPEED
+            ? "its pipeline engine supports ZeRO stage 0 and 1"
+            : "PyTorch FSDP2 refuses pipelining; Megatron-FSDP is run "
+              "without it");
   if (tp > gpn ? tp % gpn : gpn % tp)
     return cli_usage_error("estimate",
                            "tensor-parallel size %d: a group within a node "
@@ -149,13 +228,10 @@ static void compare(strata_buf_t *b, const strata_plan_t *mine,
                     const strata_plan_t *best, double budget, int fits) {
   const strata_plan_config_t *c = &best->top[0];
   double d;
-  strata_buf_printf(
-      b,
-      "the best plan: tp %d, pp %d, dp %d, micro %d%s%s, "
-      "recompute %s: %.3f ms, %.2f GiB\n",
-      c->tp, c->pp, c->dp, c->micro_batch, c->vpp > 1 ? ", interleaved" : "",
-      c->sequence_parallel ? ", sp" : "", strata_recompute_name(c->recompute),
-      best->step_seconds * 1e3, best->peak_memory_bytes / GIB);
+  char name[200];
+  strata_plan_config_name(c, name, sizeof name);
+  strata_buf_printf(b, "the best plan: %s: %.3f ms, %.2f GiB\n", name,
+                    best->step_seconds * 1e3, best->peak_memory_bytes / GIB);
   if (!fits) {
     const char *t = mem_term(worst_rank(best), worst_rank(mine), &d);
     strata_buf_printf(b,
@@ -220,6 +296,7 @@ static char *comparison(const cli_plan_args_t *user, const strata_plan_t *mine,
   strata_buf_t b;
   char *out = NULL;
   o.fix_tp = o.fix_pp = o.fix_dp = o.fix_first = o.fix_last = 0;
+  o.fix_cp = o.fix_ep = o.fix_etp = 0;
   o.no_memory_check = 0;
   o.top = 1;
   if (strata_pipeline_plan(g, c, &o, &best) == 0) {
@@ -245,6 +322,7 @@ int cli_cmd_estimate(int argc, char **argv) {
   user = a;
   if (!a.po.micro_batch) a.po.micro_batch = a.po.gen.micro_batch = 1;
   if (!a.po.vpp) a.po.vpp = 1;
+  if (!a.po.fix_cp) a.po.fix_cp = 1;
   if ((rc = cli_plan_load("estimate", &a, &g, &c))) goto out;
   rc = megatron_rules(&a.po, g, strata_cluster_gpus(c),
                       strata_cluster_gpus_per_node(c));

@@ -56,7 +56,19 @@ enum {
   P_SEQ,
   P_VOCAB,
   P_FLASH,
-  P_NOFLASH
+  P_NOFLASH,
+  P_CP,
+  P_EP,
+  P_ETP,
+  P_CPCOMM,
+  P_PREC,
+  P_IMB,
+  P_EXPERTS,
+  P_TOPK,
+  P_MOEFFN,
+  P_CAPF,
+  P_HEADDIM,
+  P_WINDOW
 };
 
 static const struct option opts[] = {
@@ -110,13 +122,26 @@ static const struct option opts[] = {
     {"vocab", required_argument, 0, P_VOCAB},
     {"flash-attention", no_argument, 0, P_FLASH},
     {"no-flash-attention", no_argument, 0, P_NOFLASH},
+    {"cp", required_argument, 0, P_CP},
+    {"ep", required_argument, 0, P_EP},
+    {"etp", required_argument, 0, P_ETP},
+    {"cp-comm", required_argument, 0, P_CPCOMM},
+    {"precision", required_argument, 0, P_PREC},
+    {"moe-imbalance", required_argument, 0, P_IMB},
+    {"experts", required_argument, 0, P_EXPERTS},
+    {"topk", required_argument, 0, P_TOPK},
+    {"moe-ffn", required_argument, 0, P_MOEFFN},
+    {"capacity-factor", required_argument, 0, P_CAPF},
+    {"head-dim", required_argument, 0, P_HEADDIM},
+    {"window", required_argument, 0, P_WINDOW},
     {0, 0, 0, 0}};
 
 static const char *options_text =
     "Model:\n"
     "  --model M              preset, family (gpt, bert, llama) or trace file\n"
     "  --layers, --hidden, --heads, --kv-heads, --ffn, --seq, --vocab N,\n"
-    "  --flash-attention, --no-flash-attention\n"
+    "  --head-dim, --window, --experts, --topk, --moe-ffn N,\n"
+    "  --capacity-factor F, --flash-attention, --no-flash-attention\n"
     "                         change the preset or family (as trace gen)\n"
     "Cluster:\n"
     "  --cluster SPEC         PRESET:NODES (e.g. dgx-h100:128) or a cluster\n"
@@ -130,13 +155,22 @@ static const char *options_text =
     "  --micro-batch b        (default: choose among 1, 2, 4, 8)\n"
     "Configuration (default: choose; fixing all of them costs one):\n"
     "  --tp T, --pp P, --dp D tensor-, pipeline-, data-parallel sizes\n"
+    "  --cp C                 context-parallel size (default: choose where\n"
+    "                         each rank keeps >= 4096 tokens)\n"
+    "  --ep E, --etp T        expert- and expert-tensor-parallel sizes of a\n"
+    "                         mixture of experts (etp 1 or tp)\n"
+    "  --cp-comm K            p2p (default: ring) or all_gather\n"
+    "  --precision P          bf16 (default), fp8 or auto (both)\n"
+    "  --moe-imbalance F      dropless MoE: the most loaded rank's token\n"
+    "                         copies over the mean (default 1)\n"
     "  --vpp V                virtual stages per rank (interleaved 1F1B;\n"
     "                         1: none)\n"
     "  --first-stage-layers N, --last-stage-layers N\n"
     "                         layers of the first / last pipeline stage\n"
     "  --recompute R          none, selective or full\n"
     "  --sequence-parallel, --no-sequence-parallel\n"
-    "  --zero Z               ZeRO stage (default 1: distributed optimizer)\n"
+    "  --zero Z               ZeRO stage 0-3 or auto (default 1: distributed\n"
+    "                         optimizer; 2 and 3 without pipelining)\n"
     "  --recipe R             megatron (default, 2+4+12 B/param) or zero\n"
     "  --framework F          megatron (default) or deepspeed\n"
     "  --free                 lift the Megatron-compatible restrictions:\n"
@@ -200,14 +234,20 @@ static int model_opt(const char *cmd, int c, strata_gen_opts_t *g) {
   } sizes[] = {{P_LAYERS, "--layers"}, {P_HIDDEN, "--hidden"},
                {P_HEADS, "--heads"},   {P_KV, "--kv-heads"},
                {P_FFN, "--ffn"},       {P_SEQ, "--seq"},
-               {P_VOCAB, "--vocab"}};
-  int *field[] = {&g->layers, &g->hidden, &g->heads, &g->kv_heads,
-                  &g->ffn,    &g->seq,    &g->vocab};
+               {P_VOCAB, "--vocab"},   {P_HEADDIM, "--head-dim"},
+               {P_WINDOW, "--window"}, {P_EXPERTS, "--experts"},
+               {P_TOPK, "--topk"},     {P_MOEFFN, "--moe-ffn"}};
+  int *field[] = {&g->layers, &g->hidden,  &g->heads, &g->kv_heads,
+                  &g->ffn,    &g->seq,     &g->vocab, &g->head_dim,
+                  &g->window, &g->experts, &g->topk,  &g->moe_ffn};
   long v;
   if (c == P_FLASH || c == P_NOFLASH) {
     g->flash_attention = c == P_FLASH;
     return 0;
   }
+  if (c == P_CAPF)
+    return cli_parse_double(cmd, "--capacity-factor", optarg, 0.01, 1000,
+                            &g->capacity);
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     if (sizes[i].code == c) {
       int rc = cli_parse_int(cmd, sizes[i].name, optarg, 1, 1 << 24, &v);
@@ -266,7 +306,32 @@ static int config_opt(const char *cmd, int c, strata_plan_opts_t *po) {
     po->memory_reserve = d * 1024.0 * 1024.0 * 1024.0;
     return rc;
   case P_ZERO:
+    if (!strcmp(optarg, "auto")) {
+      po->zero_auto = 1;
+      return 0;
+    }
     return int_opt(cmd, "--zero", 0, 3, &po->zero_stage);
+  case P_CP:
+    return int_opt(cmd, "--cp", 1, 1 << 20, &po->fix_cp);
+  case P_EP:
+    return int_opt(cmd, "--ep", 1, 1 << 20, &po->fix_ep);
+  case P_ETP:
+    return int_opt(cmd, "--etp", 1, 1 << 20, &po->fix_etp);
+  case P_IMB:
+    return cli_parse_double(cmd, "--moe-imbalance", optarg, 1, 1000,
+                            &po->moe_imbalance);
+  case P_CPCOMM:
+    if (!strcmp(optarg, "p2p"))
+      po->cp_comm = STRATA_CP_P2P;
+    else if (!strcmp(optarg, "all_gather"))
+      po->cp_comm = STRATA_CP_ALLGATHER;
+    else
+      return cli_usage_error(cmd, "--cp-comm '%s': p2p or all_gather", optarg);
+    return 0;
+  case P_PREC:
+    if (strata_precision_parse(optarg, &po->precision))
+      return cli_usage_error(cmd, "%s", strata_last_error());
+    return 0;
   case P_TP:
     return int_opt(cmd, "--tp", 1, 1 << 20, &po->fix_tp);
   case P_PP:

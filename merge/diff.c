@@ -121,6 +121,10 @@ static void diff_degrees(changes_t *c, const strata_plan_t *a,
   add_num(c, SEC_DEGREES, "megatron", a->megatron, b->megatron);
   add_num(c, SEC_DEGREES, "vpp", a->vpp, b->vpp);
   diff_frameworks(c, a, b);
+  add_num(c, SEC_DEGREES, "cp", a->cp, b->cp);
+  add_num(c, SEC_DEGREES, "ep", a->ep, b->ep);
+  add_num(c, SEC_DEGREES, "etp", a->etp, b->etp);
+  add_num(c, SEC_DEGREES, "fp8", a->fp8, b->fp8);
 }
 
 static void stage_desc(const strata_plan_t *p, int s, char *buf, size_t n) {

@@ -72,5 +72,17 @@ typedef struct {
   char why[400]; /* the refusal, "" when ok */
 } st__fw_verdict_t;
 void st__frameworks(const strata_plan_t *p, st__fw_verdict_t *v);
+/* report_par.c: context and expert parallelism, FP8 and the experts in
+ * the reports, printed where used. */
+struct cJSON;
+void st__degrees(const strata_plan_t *p, char *buf, size_t size);
+void st__summary_par(strata_buf_t *b, const strata_plan_t *p);
+void st__summary_mem_head(strata_buf_t *b, const strata_plan_t *p);
+void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
+                         const strata_mem_items_t *m);
+int st__json_par_options(struct cJSON *o, const strata_plan_t *p);
+int st__json_par_arch(struct cJSON *m, const strata_plan_t *p);
+int st__json_par_items(struct cJSON *o, const strata_mem_items_t *m);
+int st__json_par_config(struct cJSON *o, const strata_plan_config_t *c);
 
 #endif

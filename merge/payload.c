@@ -80,7 +80,30 @@ static void put_header(st__wr_t *w, const strata_plan_t *p) {
                       p->overlap_p2p,
                       p->scatter_gather,
                       0 /* configs_bounded */,
-                      0 /* configs_evaluated */};
+                      0 /* configs_evaluated */,
+                      p->cp,
+                      p->ep,
+                      p->etp,
+                      p->cp_comm,
+                      p->fp8,
+                      p->experts,
+                      p->topk,
+                      p->moe_ffn,
+                      p->shared_ffn,
+                      p->first_dense,
+                      p->moe_layers,
+                      p->q_lora,
+                      p->kv_lora,
+                      p->qk_nope,
+                      p->qk_rope,
+                      p->v_head,
+                      p->head_dim,
+                      p->qkv_bias,
+                      p->out_bias,
+                      p->qk_norm,
+                      p->window,
+                      p->window_every,
+                      p->expert_bias};
   const double dbl[] = {p->alpha,
                         p->step_seconds,
                         p->tokens_per_second,
@@ -96,7 +119,10 @@ static void put_header(st__wr_t *w, const strata_plan_t *p) {
                         p->step_items.dp_sync,
                         p->step_items.param_gather,
                         p->step_items.optimizer,
-                        p->step_items.overhead};
+                        p->step_items.overhead,
+                        p->moe_imbalance,
+                        p->capacity,
+                        p->rope_theta};
   st__wr_s(w, p->model);
   st__wr_s(w, p->cluster);
   st__wr_s(w, p->family);
@@ -192,15 +218,16 @@ static void put_stage(st__wr_t *w, const strata_plan_t *p, int s) {
 }
 
 /* A rank's memory items and times, in this order. */
-#define RANK_FIELDS 17
+#define RANK_FIELDS 20
 static void rank_fields(strata_plan_rank_t *k, double **f) {
   double *v[RANK_FIELDS] = {
-      &k->mem.weights,       &k->mem.gradients,    &k->mem.optimizer,
-      &k->mem.activations,   &k->mem.transient,    &k->mem.context,
-      &k->mem.workspace,     &k->mem.nccl,         &k->mem.buckets,
-      &k->mem.fragmentation, &k->mem.calibration,  &k->mem.total,
-      &k->busy_seconds,      &k->end_seconds,      &k->sync_seconds,
-      &k->exposed_sync,      &k->optimizer_seconds};
+      &k->mem.weights,       &k->mem.gradients,     &k->mem.optimizer,
+      &k->mem.activations,   &k->mem.transient,     &k->mem.context,
+      &k->mem.workspace,     &k->mem.nccl,          &k->mem.buckets,
+      &k->mem.fragmentation, &k->mem.calibration,   &k->mem.total,
+      &k->busy_seconds,      &k->end_seconds,       &k->sync_seconds,
+      &k->exposed_sync,      &k->optimizer_seconds, &k->mem.ep_buffers,
+      &k->mem.cp_buffers,    &k->mem.experts};
   memcpy(f, v, sizeof v);
 }
 
@@ -219,7 +246,9 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
                       c->vpp,         c->sequence_parallel,
                       c->zero_stage,  c->first_layers,
                       c->last_layers, (int)c->recompute,
-                      c->fits};
+                      c->fits,        c->cp,
+                      c->ep,          c->etp,
+                      c->fp8};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     st__wr_i(w, ints[i]);
   st__wr_f(w, c->step_seconds);
@@ -287,7 +316,30 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
                  &p->overlap_p2p,
                  &p->scatter_gather,
                  &p->configs_bounded,
-                 &p->configs_evaluated};
+                 &p->configs_evaluated,
+                 &p->cp,
+                 &p->ep,
+                 &p->etp,
+                 &p->cp_comm,
+                 &p->fp8,
+                 &p->experts,
+                 &p->topk,
+                 &p->moe_ffn,
+                 &p->shared_ffn,
+                 &p->first_dense,
+                 &p->moe_layers,
+                 &p->q_lora,
+                 &p->kv_lora,
+                 &p->qk_nope,
+                 &p->qk_rope,
+                 &p->v_head,
+                 &p->head_dim,
+                 &p->qkv_bias,
+                 &p->out_bias,
+                 &p->qk_norm,
+                 &p->window,
+                 &p->window_every,
+                 &p->expert_bias};
   double *dbl[] = {&p->alpha,
                    &p->step_seconds,
                    &p->tokens_per_second,
@@ -303,7 +355,10 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
                    &p->step_items.dp_sync,
                    &p->step_items.param_gather,
                    &p->step_items.optimizer,
-                   &p->step_items.overhead};
+                   &p->step_items.overhead,
+                   &p->moe_imbalance,
+                   &p->capacity,
+                   &p->rope_theta};
   p->model = st__rd_s(r, "model", oom);
   p->cluster = st__rd_s(r, "cluster", oom);
   st__rd_sbuf(r, "family", p->family, sizeof p->family);
@@ -513,7 +568,9 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
                    &c->vpp,         &c->sequence_parallel,
                    &c->zero_stage,  &c->first_layers,
                    &c->last_layers, NULL,
-                   &c->fits};
+                   &c->fits,        &c->cp,
+                   &c->ep,          &c->etp,
+                   &c->fp8};
     for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++) {
       if (j == 9)
         c->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);

@@ -94,12 +94,13 @@ static int check_header(const unsigned char *d, size_t len, const char *w,
                         "%s: plan format version %u is newer than this strata "
                         "reads (%d); upgrade strata",
                         w, v, STRATA_PLAN_FORMAT_VERSION);
-  if (v == 1)
+  if (v == 1 || v == 2)
     return strata_error(STRATA_EVERSION,
-                        "%s: plan format version 1 was written by an older "
-                        "strata, whose cost model this one replaced: plan "
-                        "again (strata plan ... -o FILE)",
-                        w);
+                        "%s: plan format version %u was written by an older "
+                        "strata, %s: plan again (strata plan ... -o FILE)",
+                        w, v,
+                        v == 1 ? "whose cost model this one replaced"
+                               : "before context and expert parallelism");
   if (v == 0 || get16(d + 6) != 0)
     return strata_error(STRATA_ECORRUPT,
                         "%s: corrupt: bad version 0 or "

@@ -27,9 +27,10 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
     lo = !s || d < lo ? d : lo;
     hi = !s || d > hi ? d : hi;
   }
+  char deg[96];
+  st__degrees(p, deg, sizeof deg);
   if (lo == hi)
-    strata_buf_printf(b, "  %-20s tp %d, pp %d, dp %d (%s mode)\n",
-                      "parallelism", p->tp, p->pp, p->dp,
+    strata_buf_printf(b, "  %-20s %s (%s mode)\n", "parallelism", deg,
                       p->megatron ? "Megatron" : "free");
   else
     strata_buf_printf(b,
@@ -59,6 +60,7 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     strata_recompute_name(p->recompute));
   strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
                     st__onoff(p->sequence_parallel));
+  st__summary_par(b, p);
   strata_buf_printf(b,
                     "  %-20s grad reduce %s, param gather %s, tp comm %s, "
                     "p2p %s\n",
@@ -87,10 +89,12 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
   int cal = p->ranks && p->pp > 0 && p->ranks[0].mem.calibration != 0;
   strata_buf_printf(b,
                     "\n  %4s  %7s = %7s %7s %7s %7s %6s  %7s %6s %6s %6s "
-                    "%6s%s  (GiB)\n",
+                    "%6s%s",
                     "rank", "memory", "weights", "grads", "optim", "act", "tmp",
                     "context", "wspace", "nccl", "bucket", "frag",
                     cal ? "    cal" : "");
+  st__summary_mem_head(b, p);
+  strata_buf_puts(b, "  (GiB)\n");
   for (int r = 0; p->ranks && r < p->pp; r++) {
     const strata_mem_items_t *m = &p->ranks[r].mem;
     strata_buf_printf(b,
@@ -101,7 +105,8 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
                       m->transient / GIB, m->context / GIB, m->workspace / GIB,
                       m->nccl / GIB, m->buckets / GIB, m->fragmentation / GIB);
     if (cal) strata_buf_printf(b, " %6.2f", m->calibration / GIB);
-    strata_buf_printf(b, "\n");
+    st__summary_mem_row(b, p, m);
+    strata_buf_puts(b, "\n");
   }
 }
 
@@ -122,18 +127,14 @@ static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_puts(b, "\nbest configurations:\n");
   for (int i = 0; i < p->n_top; i++) {
     const strata_plan_config_t *c = &p->top[i];
-    char mem[32];
-    strata_buf_printf(
-        b,
-        "  %d. tp %d, pp %d, dp %d, micro %d%s%s, recompute %s%s: "
-        "%.3f ms",
-        i + 1, c->tp, c->pp, c->dp, c->micro_batch,
-        c->vpp > 1 ? ", interleaved" : "", c->sequence_parallel ? ", sp" : "",
-        strata_recompute_name(c->recompute),
-        c->pp > 1 && c->vpp <= 1 && (c->first_layers != c->last_layers)
-            ? ", uneven first/last"
-            : "",
-        c->step_seconds * 1e3);
+    char mem[32], name[200];
+    strata_plan_config_name(c, name, sizeof name);
+    strata_buf_printf(b, "  %d. %s%s: %.3f ms", i + 1, name,
+                      c->pp > 1 && c->vpp <= 1 &&
+                              (c->first_layers != c->last_layers)
+                          ? ", uneven first/last"
+                          : "",
+                      c->step_seconds * 1e3);
     if (i > 0 && p->top[0].step_seconds > 0)
       strata_buf_printf(b, " (+%.2f %%)",
                         100 * (c->step_seconds / p->top[0].step_seconds - 1));
@@ -267,7 +268,8 @@ static int json_arch(cJSON *root, const strata_plan_t *p) {
          add_int(m, "max_position", p->max_position) |
          st__json_add_bool(m, "flash_attention", p->flash_attention > 0) |
          st__json_add_bool(m, "dropout", p->dropout > 0) |
-         st__json_add_bool(m, "untie_embeddings", p->untie_embeddings > 0);
+         st__json_add_bool(m, "untie_embeddings", p->untie_embeddings > 0) |
+         st__json_par_arch(m, p);
 }
 
 static int json_options(cJSON *root, const strata_plan_t *p) {
@@ -284,7 +286,8 @@ static int json_options(cJSON *root, const strata_plan_t *p) {
          st__json_add_bool(o, "overlap_param_gather", p->overlap_param_gather) |
          st__json_add_bool(o, "tp_comm_overlap", p->tp_comm_overlap) |
          st__json_add_bool(o, "overlap_p2p", p->overlap_p2p) |
-         st__json_add_bool(o, "scatter_gather", p->scatter_gather);
+         st__json_add_bool(o, "scatter_gather", p->scatter_gather) |
+         st__json_par_options(o, p);
 }
 
 static int json_items(cJSON *o, const strata_mem_items_t *m) {
@@ -299,7 +302,8 @@ static int json_items(cJSON *o, const strata_mem_items_t *m) {
          st__json_add_num(o, "buckets_bytes", m->buckets) |
          st__json_add_num(o, "fragmentation_bytes", m->fragmentation) |
          st__json_add_num(o, "calibration_bytes", m->calibration) |
-         st__json_add_num(o, "total_bytes", m->total);
+         st__json_add_num(o, "total_bytes", m->total) |
+         st__json_par_items(o, m);
 }
 
 static int json_ranks(cJSON *root, const strata_plan_t *p) {
@@ -359,7 +363,8 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
         st__json_add_num(o, "vs_best",
                          p->top[0].step_seconds > 0
                              ? c->step_seconds / p->top[0].step_seconds - 1
-                             : 0))
+                             : 0) |
+        st__json_par_config(o, c))
       return -1;
   }
   return 0;

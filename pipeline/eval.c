@@ -19,6 +19,13 @@
  *     the first pipeline rank only), the distributed optimizer's parameter
  *     gather, the optimizer step (memory-bound Adam) and the calibrated
  *     fixed overhead.
+ * The experts' states have their own replicas, the expert data-parallel
+ * group (dp / ep_outer of the stage's replicas hold the same experts):
+ * ZeRO shards them and their gradients are synchronised over it.  ZeRO-2
+ * and -3 reduce-scatter gradients after every micro-batch's backward and
+ * ZeRO-3 gathers each layer's weights before its forward and backward,
+ * the next layer's prefetched while one computes (so only the first
+ * layer's, and what exceeds the compute, is exposed).
  */
 #include <math.h>
 #include <string.h>
@@ -81,6 +88,8 @@ static const struct sync_model *sync_model(st__search_t *S, int t, int dp) {
 typedef struct {
   int k0, n;          /* layers [k0, k0 + n) */
   st__part_t part;    /* its costs */
+  double zdp;         /* of part's fwd + bwd: ZeRO-2/3's exposed collectives
+                         over the data-parallel replicas, one micro-batch */
   double p2p;         /* after it (to the next chunk) */
   double fill, drain; /* forwards / backwards (and p2p) of those before */
   int t;              /* devices of its stage */
@@ -138,21 +147,118 @@ static double p2p_between(const st__search_t *S, double bytes, int a, int b,
   return a == b || bytes <= 0 ? 0 : m[0] + m[1] * bytes;
 }
 
+/* The boundary activation one rank sends: its context-parallel share of
+ * the sequence, and of that its tensor-parallel share with sequence
+ * parallelism (or Megatron's scatter/gather). */
 static double boundary_bytes(const st__search_t *S, const st__family_t *f,
                              int layer) {
   const strata_graph_t *g = S->graphs[f->graph];
   int b = strata_graph_layer_block(g, layer);
   if (b < 0) return 0;
   double bytes = (double)strata_tensor_bytes(&g->tensors[g->blocks[b].output]);
-  if (f->sp || S->o->scatter_gather) bytes /= f->t;
+  bytes /= f->cp > 1 ? f->cp : 1;
+  if (f->sp || S->o->scatter_gather) bytes /= f->tp;
   return bytes;
+}
+
+/* Replicas holding the same experts: the expert data parallelism beyond
+ * the stage's mesh. */
+static int expert_dp(const st__cfg_t *cf) {
+  int eo = cf->f->ep_outer > 1 ? cf->f->ep_outer : 1;
+  return cf->dp >= eo ? cf->dp / eo : 1;
+}
+
+/* Elements of the dense and the experts' parameters in a part (from the
+ * optimizer states: 12 bytes per parameter whatever the precision). */
+static double dense_params(const st__part_t *x) {
+  return (x->o - x->eo) / 12.0;
+}
+
+static double expert_params(const st__part_t *x) {
+  return x->eo / 12.0;
+}
+
+/* What Megatron-LM and DeepSpeed run: ZeRO-2 and -3 (Megatron-FSDP,
+ * PyTorch FSDP2, DeepSpeed's ZeRO) without pipeline parallelism (DeepSpeed's
+ * pipeline engine supports ZeRO stage 0 and 1; FSDP2 refuses a pipeline),
+ * and expert parallelism whose replicas beyond the mesh divide the data
+ * parallelism. */
+static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
+  for (int s = 0; s < (cf->fs ? cf->p : 1); s++) {
+    const st__family_t *f = cf->fs && cf->fs[s] ? cf->fs[s] : cf->f;
+    if (f->ep_outer > 1 && cf->dp % f->ep_outer) return 0;
+    if (f->zero >= 2 && cf->p > 1 &&
+        (S->o->megatron || S->o->framework == STRATA_FRAMEWORK_DEEPSPEED))
+      return 0;
+  }
+  return 1;
+}
+
+/* A collective over the family's data-parallel replicas in nb buckets:
+ * the dense bytes over the dp ranks t apart, the experts' over their own
+ * replicas (seconds; k indexes sync_coll). */
+static int dp_coll(st__search_t *S, const st__cfg_t *cf, int k, double nb,
+                   double dense, double expert, double *t) {
+  const st__family_t *f = cf->f;
+  int edp = expert_dp(cf), eo = f->ep_outer > 1 ? f->ep_outer : 1;
+  *t = 0;
+  if (cf->dp > 1) {
+    const struct sync_model *sm = sync_model(S, f->t, cf->dp);
+    if (!sm) return strata_error(STRATA_ENOMEM, "out of memory");
+    *t += nb * sm->lat[k] + sm->per_byte[k] * dense;
+  }
+  if (edp > 1 && expert > 0) {
+    const struct sync_model *sm = sync_model(S, f->t * eo, edp);
+    if (!sm) return strata_error(STRATA_ENOMEM, "out of memory");
+    *t += sm->lat[k] + sm->per_byte[k] * expert;
+  }
+  return 0;
+}
+
+/* n layers' collective of `total` seconds overlapped with `compute` by
+ * prefetching the next layer's: the first (or last) layer's is exposed,
+ * and whatever the compute cannot hide. */
+static double prefetched(double total, double compute, int n) {
+  if (n < 1) n = 1;
+  double hidden = total - compute;
+  return total / n + (n - 1.0) / n * (hidden > 0 ? hidden : 0);
+}
+
+/* ZeRO-2/3 over the outer replicas, every micro-batch: the gradients
+ * reduce-scattered after each layer's backward, ZeRO-3's weights gathered
+ * before each layer's forward and backward (16-bit weights, the gradients
+ * in the recipe's type). */
+static int zero_collectives(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
+                            int K) {
+  const st__family_t *f = cf->f;
+  double wb = S->param_bytes[f->graph];
+  double gb = S->o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0;
+  for (int k = 0; k < K; k++) {
+    st__part_t *x = &ch[k].part;
+    double ag = 0, rs = 0;
+    int rc = 0;
+    if (cf->dp <= 1) return 0;
+    if (f->zero >= 3)
+      rc = dp_coll(S, cf, 2, 1, wb * dense_params(x), wb * expert_params(x),
+                   &ag);
+    if (!rc)
+      rc = dp_coll(S, cf, 1, 1, gb * dense_params(x), gb * expert_params(x),
+                   &rs);
+    if (rc) return rc;
+    double ef = prefetched(ag, x->fwd, ch[k].n);
+    double eb = prefetched(ag + rs, x->bwd, ch[k].n);
+    x->fwd += ef;
+    x->bwd += eb;
+    ch[k].zdp = ef + eb;
+  }
+  return 0;
 }
 
 static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
                         int *K_out) {
   int n[ST__MAX_PP];
   int K = st__split_of(S, cf, n);
-  if (K < 1) return 1; /* not a split Megatron-LM accepts */
+  if (K < 1 || !cfg_valid(S, cf)) return 1; /* not one Megatron-LM runs */
   for (int k = 0, l = 0; k < K; l += n[k], k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
     chunk_t *c = &ch[k];
@@ -168,18 +274,9 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     if (k == K - 1) c->part = f->epi;
     st__layers_add(S, f, l, n[k], &c->part);
   }
-  /* ZeRO-3: each chunk gathers its weights over the data-parallel group
-   * before its forward and again before its backward, every micro-batch */
-  if (S->zero >= 3 && cf->dp > 1) {
-    const struct sync_model *sm = sync_model(S, cf->f->t, cf->dp);
-    if (!sm) return strata_error(STRATA_ENOMEM, "out of memory");
-    for (int k = 0; k < K; k++) {
-      double ag = sm->lat[2] + sm->per_byte[2] * ch[k].part.w;
-      ch[k].part.fwd += ag;
-      ch[k].part.bwd += ag;
-      ch[k].part.comm_fwd += ag;
-      ch[k].part.comm_bwd += ag;
-    }
+  if (cf->f->zero >= 2) {
+    int rc = zero_collectives(S, cf, ch, K);
+    if (rc) return rc;
   }
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
@@ -214,53 +311,99 @@ static void in_flight(const st__cfg_t *cf, int r, int *count) {
     count[(i % (p * v)) / p]++;
 }
 
+static double comm_of(const strata_perf_t *pf, int n) {
+  return n > 2 ? pf->nccl_comm_bytes : n == 2 ? pf->nccl_pair_bytes : 0;
+}
+
 /* NCCL communicators a rank joins (Megatron-LM's process groups that run
  * a collective: docs/cost-model.md), as bytes. */
 static double nccl_bytes(const st__search_t *S, const st__cfg_t *cf, int r) {
   const strata_perf_t *pf = strata_cluster_perf(S->c);
-  int t = cf->f->t, p = cf->p, dp = cf->dp, world = t * p * dp;
+  const st__family_t *f = cf->f;
+  int t = f->t, p = cf->p, dp = cf->dp, world = t * p * dp;
   double big = pf->nccl_comm_bytes, pair = pf->nccl_pair_bytes, b = 0;
   if (world <= 1) return 0;
   b += big; /* the world group */
-  if (t > 1) b += t > 2 ? big : pair;
-  if (dp > 1) b += dp > 2 ? big : pair;
+  b += comm_of(pf, f->tp) + comm_of(pf, f->cp);
+  b += comm_of(pf, dp * f->cp); /* data parallel with context parallel */
   if (p > 1) {
     if (cf->v > 1) /* one 2-rank communicator per neighbour */
       b += (p > 2 ? 2 : 1) * pair;
     else
       b += p > 2 ? big : pair;
     /* a tied embedding: its gradient is summed over first and last */
-    if ((r == 0 || r == p - 1) && S->tied[cf->f->graph]) b += pair;
+    if ((r == 0 || r == p - 1) && S->tied[f->graph]) b += pair;
   }
-  if (S->zero >= 1) b += big; /* the distributed optimizer's instance */
+  if (f->zero >= 1) b += big; /* the distributed optimizer's instance */
+  if (f->ep > 1) /* expert parallel, expert tensor parallel, expert data
+                    parallel */
+    b += comm_of(pf, f->ep) + comm_of(pf, f->etp) +
+         comm_of(pf, f->tp * f->cp * dp / (f->etp * f->ep));
   return b;
+}
+
+/* NCCL's all-to-all connects every pair of the expert-parallel group and
+ * gives each peer its own buffers: measured at 3.3 GB per GPU for the 7
+ * peers of an 8-GPU NVLink node (NVIDIA/nccl#1685, 32 channels a pair), and
+ * by NCCL's defaults two channels of 9.19 MiB (the Simple, LL and LL128
+ * buffers: docs/cost-model.md) for a peer across the network.  The group
+ * is ep ranks etp apart. */
+#define A2A_NVL_PEER (3.3e9 / 7)
+#define A2A_NET_PEER (2 * 9.19 * 1048576.0)
+static double ep_buffers(const st__search_t *S, const st__family_t *f) {
+  if (f->ep <= 1) return 0;
+  int per = f->etp >= S->G ? 1 : S->G / f->etp;
+  if (per > f->ep) per = f->ep;
+  return (per - 1) * A2A_NVL_PEER + (f->ep - per) * A2A_NET_PEER;
+}
+
+/* Ring attention receives the next rank's keys and values while it
+ * computes with the current ones (double buffered), in backward their
+ * gradients too: four times one layer's local keys and values. */
+static double cp_buffers(const st__search_t *S, const st__family_t *f) {
+  if (f->cp <= 1 || S->o->cp_comm != STRATA_CP_P2P) return 0;
+  return 4.0 * S->kv_bytes[f->graph] / ((double)f->tp * f->cp);
+}
+
+/* Model states after ZeRO over the outer replicas (Megatron's distributed
+ * optimizer: optimizer states, z = 1): the dense ones over dp, the
+ * experts' over their own replicas. */
+static void model_states(const st__cfg_t *cf, const st__part_t *x,
+                         strata_mem_items_t *m) {
+  int z = cf->f->zero, dp = cf->dp, edp = expert_dp(cf);
+  double w = (x->w - x->ew) / (z >= 3 ? dp : 1) + x->ew / (z >= 3 ? edp : 1);
+  double g = (x->g - x->eg) / (z >= 2 ? dp : 1) + x->eg / (z >= 2 ? edp : 1);
+  double o = (x->o - x->eo) / (z >= 1 ? dp : 1) + x->eo / (z >= 1 ? edp : 1);
+  m->weights = w;
+  m->gradients = g;
+  m->optimizer = o;
+  m->experts = x->ew / (z >= 3 ? edp : 1) + x->eg / (z >= 2 ? edp : 1) +
+               x->eo / (z >= 1 ? edp : 1);
 }
 
 static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
                         int r, strata_mem_items_t *m) {
   const strata_perf_t *pf = strata_cluster_perf(S->c);
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1, dp = cf->dp, z = S->zero;
+  const st__family_t *f = cf->f;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1, dp = cf->dp, z = f->zero;
   int count[64];
-  double w = 0, g = 0, o = 0, act = 0, tr = 0;
+  double act = 0, tr = 0;
+  st__part_t sum;
+  memset(&sum, 0, sizeof sum);
   in_flight(cf, r, count);
   for (int c = 0; c < v; c++) {
     const st__part_t *x = &ch[c * p + r].part;
-    w += x->w;
-    g += x->g;
-    o += x->o;
+    st__part_add(&sum, x);
     act += count[c] * x->act + x->fixed_act;
     if (x->transient > tr) tr = x->transient;
   }
   memset(m, 0, sizeof *m);
-  /* ZeRO shards over the outer replicas (Megatron's distributed
-   * optimizer: optimizer states, z = 1) */
-  m->weights = z >= 3 ? w / dp : w;
-  m->gradients = z >= 2 ? g / dp : g;
-  m->optimizer = z >= 1 ? o / dp : o;
+  model_states(cf, &sum, m);
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED) {
     /* bf16 .grad tensors live next to the fp32 accumulation buffer
      * (DeepSpeed's BF16_Optimizer) */
-    m->gradients += 2.0 * (w / 2.0) / (z >= 2 ? dp : 1);
+    m->gradients += 2.0 * (dense_params(&sum) / (z >= 2 ? dp : 1) +
+                           expert_params(&sum) / (z >= 2 ? expert_dp(cf) : 1));
     if (z >= 1 && p == 1) m->buckets = 2.0 * 5e8; /* reduce_bucket_size */
     if (z >= 3) m->buckets += 2.0 * 5e7;          /* prefetch bucket */
   }
@@ -268,22 +411,29 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
    * no replicas, hold none): the largest one on the device */
-  if (z >= 3 && dp > 1) m->transient += S->max_param[cf->f->graph] / cf->f->t;
+  if (z >= 3 && dp > 1) {
+    double d = S->max_param[f->graph] / f->tp,
+           e = S->max_expert[f->graph] / ((double)f->etp * f->ep);
+    m->transient += d > e ? d : e;
+  }
   m->context = pf->context_bytes;
   m->workspace = pf->workspace_bytes;
   if (S->o->tp_comm_overlap) m->workspace += 3 * 32.0 * 1048576.0;
   m->nccl = nccl_bytes(S, cf, r);
+  m->ep_buffers = ep_buffers(S, f);
+  m->cp_buffers = cp_buffers(S, f);
   m->fragmentation = 0.15 * (act + tr);
   m->calibration = strata_cluster_calibration(S->c)->memory_bytes;
   m->total = m->weights + m->gradients + m->optimizer + m->activations +
              m->transient + m->context + m->workspace + m->nccl + m->buckets +
-             m->fragmentation + m->calibration;
+             m->fragmentation + m->calibration + m->ep_buffers + m->cp_buffers;
 }
 
 /* ---- time ---- */
 
 typedef struct {
   double busy, compute, tpc; /* all micro-batches: fwd + bwd, of which */
+  double zdp;                /* ... ZeRO-2/3's data-parallel collectives */
   double fwd1, bwd1;         /* one micro-batch, all its chunks */
   double sync, exposed, gather, opt;
   double fill, drain; /* lower bound terms */
@@ -297,17 +447,56 @@ static int blocking_p2p(const st__search_t *S, const st__cfg_t *cf) {
   return cf->v <= 1;
 }
 
-static double params_of(const st__search_t *S, const st__cfg_t *cf, double w) {
-  return w / S->param_bytes[cf->f->graph];
+/* The gradient synchronisation once per step over the data-parallel
+ * replicas (ZeRO 0: all-reduce, 1: reduce-scatter; 2 and 3 reduce every
+ * micro-batch, in the chunks' backward), in buckets overlapped with the
+ * backward on the first pipeline rank; then the updated 16-bit parameters
+ * gathered back (ZeRO 1 and 2).  The dense gradients go over the dp
+ * replicas, the experts' over theirs. */
+static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
+                   const st__part_t *x, rank_time_t *rt) {
+  int dp = cf->dp, z = cf->f->zero, edp = expert_dp(cf);
+  double pd = dense_params(x), pe = expert_params(x);
+  rt->exposed = rt->sync;
+  if (dp <= 1) return 0;
+  double bucket = 4e7 > 1e6 * dp ? 4e7 : 1e6 * dp;
+  int bucketed = S->o->overlap_grad_reduce && r == 0;
+  double nb = bucketed ? ceil((pd + pe) / bucket) : 1;
+  if (nb < 1) nb = 1;
+  if (z < 2) {
+    double t = 0;
+    int rc = dp_coll(S, cf, z >= 1 ? 1 : 0, nb, x->g - x->eg,
+                     edp > 1 ? x->eg : 0, &t);
+    if (rc) return rc;
+    rt->sync += t;
+    rt->exposed = rt->sync;
+    if (bucketed) {
+      double e = rt->sync - rt->bwd1, last = rt->sync / nb;
+      rt->exposed = e > last ? e : last;
+    }
+  }
+  if (z == 1 || z == 2) { /* the updated parameters gathered back */
+    double ag = 0;
+    int rc = dp_coll(S, cf, 2, nb, 2.0 * pd, edp > 1 ? 2.0 * pe : 0, &ag);
+    if (rc) return rc;
+    rt->gather = ag;
+    if (S->o->overlap_param_gather) {
+      double e = ag - rt->fwd1, last = ag / nb;
+      rt->gather = e > last ? e : last;
+    }
+  }
+  return 0;
 }
 
 static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
                      int K, int r, rank_time_t *rt) {
   const strata_perf_t *pf = strata_cluster_perf(S->c);
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1, dp = cf->dp, z = S->zero;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1, z = cf->f->zero;
   int blocking = blocking_p2p(S, cf);
-  double w = 0, g = 0, insync = 0, comm = 0;
+  double comm = 0;
+  st__part_t sum;
   memset(rt, 0, sizeof *rt);
+  memset(&sum, 0, sizeof sum);
   for (int c = 0; c < v; c++) {
     int k = c * p + r;
     const st__part_t *x = &ch[k].part;
@@ -320,45 +509,21 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     rt->bwd1 += x->bwd;
     rt->busy += cf->m * (x->fwd + x->bwd + send);
     comm += cf->m * (x->comm_fwd + x->comm_bwd);
-    w += x->w;
-    g += x->g;
-    insync += x->sync;
+    rt->zdp += cf->m * ch[k].zdp;
+    st__part_add(&sum, x);
   }
   rt->tpc = comm;
-  rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm;
+  rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm - rt->zdp;
   rt->fill = ch[r].fill; /* chunks before this rank's first */
   rt->drain = ch[r].drain;
-  /* gradient synchronisation over the data-parallel group */
-  double params = params_of(S, cf, w);
-  rt->sync = insync;
-  if (dp > 1) {
-    const struct sync_model *sm = sync_model(S, cf->f->t, dp);
-    if (!sm) return strata_error(STRATA_ENOMEM, "out of memory");
-    double bucket = 4e7 > 1e6 * dp ? 4e7 : 1e6 * dp;
-    int bucketed = S->o->overlap_grad_reduce && r == 0;
-    double nb = bucketed ? ceil(params / bucket) : 1;
-    if (nb < 1) nb = 1;
-    int k = z >= 1 ? 1 : 0;
-    rt->sync += nb * sm->lat[k] + sm->per_byte[k] * g;
-    rt->exposed = rt->sync;
-    if (bucketed) {
-      double e = rt->sync - rt->bwd1, last = rt->sync / nb;
-      rt->exposed = e > last ? e : last;
-    }
-    if (z == 1 || z == 2) { /* the updated parameters gathered back */
-      double ag = nb * sm->lat[2] + sm->per_byte[2] * (params * 2.0);
-      rt->gather = ag;
-      if (S->o->overlap_param_gather) {
-        double e = ag - rt->fwd1, last = ag / nb;
-        rt->gather = e > last ? e : last;
-      }
-    }
-  } else {
-    rt->exposed = rt->sync;
-  }
+  rt->sync = sum.sync; /* inside the stage's mesh */
+  int rc = dp_sync(S, cf, r, &sum, rt);
+  if (rc) return rc;
   /* Adam over the rank's shard: read gradient, master weight, two
    * moments (16 B), write those three (12 B) and the bf16 weight (2 B) */
-  double shard = z >= 1 ? params / dp : params;
+  double shard =
+      z >= 1 ? dense_params(&sum) / cf->dp + expert_params(&sum) / expert_dp(cf)
+             : dense_params(&sum) + expert_params(&sum);
   rt->opt = strata_perf_stream(pf, 30.0 * shard, 4);
   return 0;
 }
@@ -508,8 +673,8 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
   }
   it->compute = rt[rl].compute;
   it->tp_comm = rt[rl].tpc;
-  it->bubble = end[rl] - rt[rl].compute - rt[rl].tpc;
-  it->dp_sync = rt[rl].exposed;
+  it->bubble = end[rl] - rt[rl].compute - rt[rl].tpc - rt[rl].zdp;
+  it->dp_sync = rt[rl].exposed + rt[rl].zdp;
   it->param_gather = gather;
   it->optimizer = opt;
   it->overhead = strata_cluster_calibration(S->c)->step_seconds;

@@ -27,6 +27,9 @@ enum {
   PF_CF,
   PF_CB,
   PF_SYNC,
+  PF_EW,
+  PF_EG,
+  PF_EO,
   PRE_FIELDS
 };
 
@@ -34,6 +37,9 @@ void st__part_add(st__part_t *a, const st__part_t *x) {
   a->w += x->w;
   a->g += x->g;
   a->o += x->o;
+  a->ew += x->ew;
+  a->eg += x->eg;
+  a->eo += x->eo;
   a->act += x->act;
   a->fwd += x->fwd;
   a->bwd += x->bwd;
@@ -52,6 +58,9 @@ static void part_of(const strata_stage_result_t *r1,
   p->w = r1->mem.weights;
   p->g = r1->mem.gradients;
   p->o = r1->mem.optimizer;
+  p->ew = r1->mem.expert_weights;
+  p->eg = r1->mem.expert_gradients;
+  p->eo = r1->mem.expert_optimizer;
   p->act = r2->mem.activations - r1->mem.activations;
   p->fixed_act = r1->mem.activations - p->act;
   if (p->fixed_act < 0) p->fixed_act = 0;
@@ -69,6 +78,9 @@ static void part_minus(const st__part_t *x, const st__part_t *y,
   d->w = x->w - y->w;
   d->g = x->g - y->g;
   d->o = x->o - y->o;
+  d->ew = x->ew - y->ew;
+  d->eg = x->eg - y->eg;
+  d->eo = x->eo - y->eo;
   d->act = x->act - y->act;
   d->fwd = x->fwd - y->fwd;
   d->bwd = x->bwd - y->bwd;
@@ -91,9 +103,9 @@ static int fill_prefix(const st__search_t *S, st__family_t *f) {
   if (!f->pre) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int l = 0; l < S->L; l++) {
     const st__part_t *x = &f->layer[strata_graph_layer_block(g, l)];
-    const double v[PRE_FIELDS] = {x->w,        x->g,        x->o,
-                                  x->act,      x->fwd,      x->bwd,
-                                  x->comm_fwd, x->comm_bwd, x->sync};
+    const double v[PRE_FIELDS] = {x->w,    x->g,   x->o,        x->act,
+                                  x->fwd,  x->bwd, x->comm_fwd, x->comm_bwd,
+                                  x->sync, x->ew,  x->eg,       x->eo};
     for (int k = 0; k < PRE_FIELDS; k++)
       f->pre[(l + 1) * PRE_FIELDS + k] = f->pre[l * PRE_FIELDS + k] + v[k];
   }
@@ -146,6 +158,9 @@ void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
                     st__part_t *acc) {
   const double *a = &f->pre[k * PRE_FIELDS], *b = &f->pre[(k + n) * PRE_FIELDS];
   acc->w += b[PF_W] - a[PF_W];
+  acc->ew += b[PF_EW] - a[PF_EW];
+  acc->eg += b[PF_EG] - a[PF_EG];
+  acc->eo += b[PF_EO] - a[PF_EO];
   acc->g += b[PF_G] - a[PF_G];
   acc->o += b[PF_O] - a[PF_O];
   acc->act += b[PF_ACT] - a[PF_ACT];

@@ -22,7 +22,6 @@
 
 #include "pipeline/search.h"
 
-#define MAX_STAGE_NODES 8
 #define MAX_FAMILIES 4096
 
 /* ---- families and their probes ---- */
@@ -31,7 +30,7 @@ static void base_stage_opts(const st__search_t *S, const st__family_t *f,
                             strata_stage_opts_t *so) {
   const strata_plan_opts_t *o = S->o;
   strata_stage_opts_init(so);
-  strata_cluster_stage_mesh(S->c, f->nodes, f->gpn, &so->mesh);
+  st__family_mesh(S, f, &so->mesh);
   so->alpha = o->alpha;
   so->objective = o->megatron ? STRATA_OBJ_MEGATRON : STRATA_OBJ_MIN_MEM;
   so->recipe = o->recipe;
@@ -44,6 +43,7 @@ static void base_stage_opts(const st__search_t *S, const st__family_t *f,
   so->fastest_bandwidth = strata_cluster_fastest_bandwidth(S->c);
   so->time_limit = o->stage_time_limit;
   so->layer_begin = 0;
+  st__family_stage_opts(S, f, so);
 }
 
 static int probe(st__search_t *S, const st__family_t *f, int begin, int end,
@@ -76,78 +76,15 @@ static int family_probes(st__search_t *S, st__family_t *f) {
   return rc;
 }
 
-static int divides_heads(const strata_graph_t *g, int t) {
-  if (g->hp.heads && g->hp.heads % t) return 0;
-  if (g->hp.kv_heads && g->hp.kv_heads % t) return 0;
-  return 1;
-}
-
-static int add_family(st__search_t *S, int nodes, int gpn, int graph, int sp,
-                      strata_recompute_t rc) {
+int st__family_add(st__search_t *S, const st__family_t *f) {
   if (S->n_fam >= MAX_FAMILIES) return 0;
-  int t = nodes * gpn;
-  if (!divides_heads(S->graphs[graph], t)) return 0;
-  st__family_t *f = &S->fam[S->n_fam];
-  memset(f, 0, sizeof *f);
-  f->nodes = nodes;
-  f->gpn = gpn;
-  f->t = t;
-  f->graph = graph;
-  f->sp = sp;
-  f->rc = rc;
-  f->zero = S->zero;
+  st__family_t *n = &S->fam[S->n_fam];
+  *n = *f;
+  n->mid = NULL;
+  n->layer = NULL;
+  n->pre = NULL;
   S->n_fam++;
-  return family_probes(S, f);
-}
-
-/* Tensor-parallel sizes: powers of two within a node (Megatron mode), or
- * whole nodes up to MAX_STAGE_NODES (free mode); a fixed size as given
- * (several whole nodes too). */
-static int stage_shape(const st__search_t *S, int t, int *nodes, int *gpn) {
-  const strata_plan_opts_t *o = S->o;
-  if (t <= S->G) {
-    if (S->G % t) return 0;
-    *nodes = 1;
-    *gpn = t;
-    return 1;
-  }
-  if (t % S->G || t / S->G > S->N) return 0;
-  if (!o->fix_tp && (o->megatron || t / S->G > MAX_STAGE_NODES)) return 0;
-  *nodes = t / S->G;
-  *gpn = S->G;
-  return 1;
-}
-
-static int enumerate_families(st__search_t *S) {
-  const strata_plan_opts_t *o = S->o;
-  int rc = 0;
-  for (int gi = 0; gi < S->n_graphs && !rc; gi++)
-    for (int t = 1; t <= S->total && !rc; t *= 2) {
-      int nodes, gpn;
-      if (o->fix_tp && t != o->fix_tp) {
-        if (t > o->fix_tp) break;
-        continue;
-      }
-      if (!stage_shape(S, t, &nodes, &gpn)) continue;
-      for (int r = 0; r < 3 && !rc; r++) {
-        if (!o->recompute_auto && r != (int)o->recompute) continue;
-        for (int sp = 0; sp <= 1 && !rc; sp++) {
-          if (sp && (t == 1 || !o->megatron)) continue;
-          if (o->sequence_parallel >= 0 && sp != o->sequence_parallel &&
-              t > 1 && o->megatron)
-            continue;
-          rc = add_family(S, nodes, gpn, gi, sp, (strata_recompute_t)r);
-        }
-      }
-    }
-  if (!rc && o->fix_tp && !S->n_fam)
-    rc = strata_error(STRATA_EINVAL,
-                      "tensor-parallel size %d does not fit this cluster's "
-                      "nodes of %d GPUs (a group within a node must divide "
-                      "it; across nodes it takes whole nodes) or the model's "
-                      "heads",
-                      o->fix_tp, S->G);
-  return rc;
+  return family_probes(S, n);
 }
 
 /* ---- the chosen configuration, solved exactly ---- */
@@ -214,6 +151,39 @@ static void plan_config(const st__cfg_t *cf, const st__cost_t *c,
   pc->step_seconds = c->step;
   pc->peak_memory_bytes = c->peak;
   pc->fits = c->fits;
+  pc->tp = cf->f->tp;
+  pc->cp = cf->f->cp;
+  pc->ep = cf->f->ep;
+  pc->etp = cf->f->etp;
+  pc->fp8 = cf->f->fp8;
+}
+
+/* The model facts of the plan's header from the graph (the exporters read
+ * only the plan): the mixture of experts from the ops, so that a trace
+ * file says as much as a preset. */
+static void model_header(const strata_graph_t *g, strata_plan_t *p) {
+  strata_moe_info_t m;
+  strata_graph_moe(g, &m);
+  p->experts = m.experts;
+  p->topk = m.topk;
+  p->moe_ffn = m.moe_ffn;
+  p->moe_layers = m.moe_layers;
+  p->first_dense = m.first_moe > 0 ? m.first_moe : 0;
+  p->capacity = m.capacity;
+  p->shared_ffn = g->hp.shared_ffn;
+  p->q_lora = g->hp.q_lora;
+  p->kv_lora = g->hp.kv_lora;
+  p->qk_nope = g->hp.qk_nope;
+  p->qk_rope = g->hp.qk_rope;
+  p->v_head = g->hp.v_head;
+  p->head_dim = g->hp.head_dim;
+  p->qkv_bias = g->hp.qkv_bias;
+  p->out_bias = g->hp.out_bias;
+  p->qk_norm = g->hp.qk_norm;
+  p->window = g->hp.window;
+  p->window_every = g->hp.window_every;
+  p->expert_bias = g->hp.expert_bias;
+  p->rope_theta = g->hp.rope_theta;
 }
 
 /* The plan's header fields from the configuration and its cost. */
@@ -224,10 +194,17 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   int rc = set_str(&p->model, S->g->name);
   if (!rc) rc = set_str(&p->cluster, strata_cluster_name(S->c));
   if (rc) return rc;
-  p->tp = cf->f->t;
+  p->tp = cf->f->tp;
   if (cf->fs)
     for (int s = 0; s < cf->p; s++)
       p->tp = cf->fs[s]->t > p->tp ? cf->fs[s]->t : p->tp;
+  p->cp = cf->f->cp;
+  p->ep = cf->f->ep;
+  p->etp = cf->f->etp;
+  p->cp_comm = o->cp_comm;
+  p->fp8 = cf->f->fp8;
+  p->moe_imbalance = o->moe_imbalance > 1 ? o->moe_imbalance : 1;
+  model_header(g, p);
   p->pp = cf->p;
   p->dp = cf->dp;
   p->vpp = cf->v > 1 ? cf->v : 1;
@@ -273,6 +250,10 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   return 0;
 }
 
+static int st__stage_width(const strata_plan_stage_t *ps) {
+  return ps->nodes * ps->gpus_per_node;
+}
+
 /* Attach the exactly solved stage results; 1 when a stage does not fit. */
 static int attach_results(st__search_t *S, strata_plan_t *p, st__sub_t **subs) {
   for (int k = 0; k < p->n_stages; k++) {
@@ -283,7 +264,7 @@ static int attach_results(st__search_t *S, strata_plan_t *p, st__sub_t **subs) {
                           sub->errmsg ? sub->errmsg : "not solved");
     if (sub->res->status > STRATA_STAGE_FEASIBLE) return 1;
     ps->mesh = sub->so.mesh;
-    ps->first_rank = ps->rank * p->tp * p->dp;
+    ps->first_rank = ps->rank * st__stage_width(ps) * p->dp;
     /* copy: the same subproblem may serve several stages */
     strata_stage_result_t *r = strata_calloc(1, sizeof *r);
     if (!r) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -359,15 +340,31 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
       "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s) but %s is "
       "available. What would help: about %d GPUs or more, GPUs with more "
       "memory, %s%sor a smaller global batch",
-      need, lowest->f->t, lowest->p, lowest->dp, lowest->b,
+      need, lowest->f->tp, lowest->p, lowest->dp, lowest->b,
       strata_recompute_name(lowest->f->rc), have, more,
-      S->zero < 3 ? "ZeRO stage 3 (--free --zero 3, DeepSpeed), " : "",
+      S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP, without pipelining), " : "",
       lowest->f->rc != STRATA_RECOMPUTE_FULL
           ? "full activation recompute (--recompute full), "
           : "");
 }
 
 /* ---- set-up ---- */
+
+static const char *const precision_names[] = {"bf16", "fp8", "auto"};
+
+const char *strata_precision_name(strata_precision_t p) {
+  return (unsigned)p < 3 ? precision_names[p] : "?";
+}
+
+int strata_precision_parse(const char *s, strata_precision_t *out) {
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(s, precision_names[i])) {
+      *out = (strata_precision_t)i;
+      return 0;
+    }
+  return strata_error(STRATA_EINVAL,
+                      "unknown precision '%s' (bf16, fp8 or auto)", s);
+}
 
 static const char *const framework_names[] = {"megatron", "deepspeed"};
 
@@ -402,6 +399,9 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->overlap_p2p = -1;
   o->top = 3;
   strata_gen_opts_keep(&o->gen);
+  o->cp_comm = STRATA_CP_P2P;
+  o->precision = STRATA_PRECISION_BF16;
+  o->moe_imbalance = 1.0;
 }
 
 /* The model at micro-batch b: a preset or family generated again, a file
@@ -461,13 +461,25 @@ static int load_graphs(st__search_t *S) {
     S->ghash[i] = st__graph_hash(g);
     S->param_bytes[i] = 0;
     S->max_param[i] = 0;
+    S->max_expert[i] = 0;
     for (int t = 0; t < g->n_tensors; t++) {
       const strata_tensor_t *x = &g->tensors[t];
       if (x->kind != STRATA_TENSOR_PARAM) continue;
       if (!S->param_bytes[i]) S->param_bytes[i] = strata_dtype_size(x->dtype);
-      if ((double)strata_tensor_bytes(x) > S->max_param[i])
-        S->max_param[i] = (double)strata_tensor_bytes(x);
+      double b = (double)strata_tensor_bytes(x);
+      if (x->ndim == 3) { /* a grouped GEMM's experts */
+        if (b > S->max_expert[i]) S->max_expert[i] = b;
+      } else if (b > S->max_param[i]) {
+        S->max_param[i] = b;
+      }
     }
+    S->kv_bytes[i] = 0;
+    for (int k = 0; k < g->n_ops; k++)
+      if (g->ops[k].kind == STRATA_OP_FLASH_ATTENTION) {
+        double b = (double)strata_tensor_bytes(&g->tensors[g->ops[k].in[1]]) +
+                   (double)strata_tensor_bytes(&g->tensors[g->ops[k].in[2]]);
+        if (b > S->kv_bytes[i]) S->kv_bytes[i] = b;
+      }
     if (!S->param_bytes[i]) S->param_bytes[i] = 2;
     S->tied[i] =
         g->hp.family[0] && strata_graph_find_tensor(g, "head.weight") < 0;
@@ -485,12 +497,26 @@ static int check_opts(const st__search_t *S) {
   if (o->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         o->zero_stage);
-  if (o->megatron && o->zero_stage >= 2)
+  if (!o->megatron && o->fix_cp > 1)
+    return strata_error(
+        STRATA_EINVAL,
+        "context parallelism (--cp %d) is Megatron's layout; in "
+        "free mode each stage's ILP splits the sequence where "
+        "it pays: drop --cp or --free",
+        o->fix_cp);
+  if (!(o->moe_imbalance >= 1 && o->moe_imbalance <= 1000))
     return strata_error(STRATA_EINVAL,
-                        "ZeRO stage %d is not available in "
-                        "Megatron-compatible mode (Megatron-LM's distributed "
-                        "optimizer is stage 1); use --free",
-                        o->zero_stage);
+                        "MoE imbalance %g: the most loaded rank's share over "
+                        "the mean is at least 1",
+                        o->moe_imbalance);
+  if (o->precision == STRATA_PRECISION_FP8 &&
+      !(strata_cluster_perf(S->c)->peak_fp8_flops > 0))
+    return strata_error(STRATA_EINVAL,
+                        "FP8 needs FP8 tensor cores, which the %s does not "
+                        "have (H100, H200, B200, MI300X do)",
+                        strata_cluster_gpu_model(S->c)
+                            ? strata_cluster_gpu_model(S->c)->name
+                            : "cluster's GPU");
   if (o->vpp < 0 || o->vpp > 64)
     return strata_error(STRATA_EINVAL, "virtual stages %d: must be 1 to 64",
                         o->vpp);
@@ -625,7 +651,7 @@ int st__search_prepare(st__search_t *S, const strata_graph_t *g,
   const strata_plan_opts_t *oo = o;
   int rc = setup(S, g, c, oo);
   if (!rc) rc = prepare_cache(o->cache_dir);
-  if (!rc) rc = enumerate_families(S);
+  if (!rc) rc = st__enumerate_families(S);
   if (!rc)
     rc = st__solve_all(&S->subs, o->threads, o->cache_dir,
                        !o->quiet && isatty(2), S->deadline, o->cancel, &S->ilps,

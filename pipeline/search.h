@@ -32,11 +32,12 @@
 
 /* One part of a stage on one device. */
 typedef struct {
-  double w, g, o;   /* weights, gradients, optimizer states (outer dp 1) */
-  double act;       /* activations per micro-batch in flight */
-  double fixed_act; /* held once: full recompute's re-run layer */
-  double transient; /* the largest op's buffers (a max) */
-  double fwd, bwd;  /* one micro-batch, compute + exposed collectives */
+  double w, g, o;    /* weights, gradients, optimizer states (outer dp 1) */
+  double ew, eg, eo; /* of which the experts' */
+  double act;        /* activations per micro-batch in flight */
+  double fixed_act;  /* held once: full recompute's re-run layer */
+  double transient;  /* the largest op's buffers (a max) */
+  double fwd, bwd;   /* one micro-batch, compute + exposed collectives */
   double comm_fwd, comm_bwd; /* of which collectives */
   double sync;               /* in-stage gradient synchronisation per step */
 } st__part_t;
@@ -44,9 +45,13 @@ typedef struct {
 enum { ST__P_M1, ST__P_M2 }; /* middle probes: 1 layer, f = 1 / f = 2 */
 
 typedef struct {
-  int nodes, gpn, t; /* submesh of a stage */
+  int nodes, gpn, t; /* submesh of a stage: t = tp x cp devices */
+  int tp, cp;        /* tensor- and context-parallel sizes */
+  int ep, etp;       /* expert- and expert-tensor-parallel sizes */
+  int ep_outer;      /* of ep, the data-parallel replicas beyond the mesh */
+  unsigned ep_axes;  /* mesh axes inside the expert-parallel group */
   int graph;         /* micro-batch variant */
-  int sp, zero;
+  int sp, zero, fp8;
   strata_recompute_t rc;
   /* probes */
   st__sub_t **mid; /* [n_blocks][2] */
@@ -72,6 +77,8 @@ typedef struct {
   int zero;
   double param_bytes[ST__MAX_GRAPHS]; /* bytes per parameter element */
   double max_param[ST__MAX_GRAPHS];   /* bytes of the largest parameter */
+  double max_expert[ST__MAX_GRAPHS];  /* ... of the largest expert one */
+  double kv_bytes[ST__MAX_GRAPHS];    /* one attention's keys + values */
   int tied[ST__MAX_GRAPHS];           /* the head shares the embedding */
   double p2p[2][2]; /* p2p within / across nodes: latency, s per byte */
   st__family_t *fam;
@@ -111,6 +118,23 @@ typedef struct {
 int st__search_prepare(st__search_t *S, const strata_graph_t *g,
                        const strata_cluster_t *c, const strata_plan_opts_t *o);
 void st__search_release(st__search_t *S);
+
+/* Solve a family's probes and keep it (plan.c). */
+int st__family_add(st__search_t *S, const st__family_t *f);
+
+/* ---- degrees.c: the families' degrees, meshes and links ---- */
+int st__enumerate_families(st__search_t *S);
+int st__family_mesh(const st__search_t *S, const st__family_t *f,
+                    strata_mesh_t *m);
+/* The stage options a family's degrees set (cp, ep, fp8, ...). */
+void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
+                           strata_stage_opts_t *so);
+/* A collective over n ranks spanning nodes x gpn GPUs as one flat link. */
+strata_link_t st__group_link(const st__search_t *S, strata_coll_t coll, int n,
+                             int nodes, int gpn);
+/* The shape (nodes x GPUs per node) of n ranks `stride` apart. */
+void st__group_shape(const st__search_t *S, int stride, int n, int *nodes,
+                     int *gpn);
 
 /* ---- kind.c: parts from the probes, sums over layer ranges ---- */
 int st__family_fit(const st__search_t *S, st__family_t *f);

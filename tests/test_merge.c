@@ -487,10 +487,14 @@ TEST(decode_errors) {
   expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
                       "not a Strata plan file");
   RESET();
-  c[4] = 3;
+  c[4] = 4;
   expect_decode_error(
       c, len, STRATA_EVERSION,
-      "plan format version 3 is newer than this strata reads (2)");
+      "plan format version 4 is newer than this strata reads (3)");
+  RESET();
+  c[4] = 2; /* the format before context and expert parallelism */
+  expect_decode_error(c, len, STRATA_EVERSION,
+                      "version 2 was written by an older strata");
   RESET();
   c[4] = 1; /* the format before the step and memory items */
   expect_decode_error(c, len, STRATA_EVERSION,
@@ -525,7 +529,7 @@ static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
   ASSERT(d);
   ASSERT_EQ(compress2(d + 20, &z, raw, (uLong)n, 9), Z_OK);
   uint32_t v[3] = {strata_crc32(d + 20, z), (uint32_t)n, (uint32_t)z};
-  memcpy(d, "SPLN\x02\x00\x00\x00", 8);
+  memcpy(d, "SPLN\x03\x00\x00\x00", 8);
   for (int i = 0; i < 3; i++)
     for (int k = 0; k < 4; k++)
       d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));

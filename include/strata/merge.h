@@ -28,7 +28,7 @@ int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
  * (not a plan file), EVERSION (a newer format), ECORRUPT (truncated,
  * checksum mismatch, absurd lengths, bad fields), ENOMEM; the message
  * starts with `where`. */
-#define STRATA_PLAN_FORMAT_VERSION 2
+#define STRATA_PLAN_FORMAT_VERSION 3
 #define STRATA_PLAN_MAX_PAYLOAD (256 * 1024 * 1024) /* inflated bytes */
 int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
                        size_t *len);
@@ -39,6 +39,10 @@ int strata_plan_load(const char *path, strata_plan_t **out);
 
 /* Reports, into strata_free-able strings. */
 int strata_plan_summary(const strata_plan_t *p, char **text);
+/* "tp 2, ep 8, etp 1, pp 8, dp 4, micro 2, sp, recompute none": a
+ * configuration in words (cp, ep, FP8 and ZeRO only where used). */
+void strata_plan_config_name(const strata_plan_config_t *c, char *buf,
+                             size_t size);
 int strata_plan_json(const strata_plan_t *p, char **text);
 /* *differs is 0 when nothing differs (degrees, stages, strategies,
  * figures); the text then says "plans are identical". */

@@ -22,6 +22,17 @@ typedef enum {
 const char *strata_framework_name(strata_framework_t f);
 int strata_framework_parse(const char *s, strata_framework_t *out);
 
+/* The precision of the layers' GEMMs: BF16, or FP8 with Transformer
+ * Engine's recipe for the GPU (docs/cost-model.md, "FP8"); AUTO plans
+ * both (FP8 only on GPUs with FP8 tensor cores). */
+typedef enum {
+  STRATA_PRECISION_BF16,
+  STRATA_PRECISION_FP8,
+  STRATA_PRECISION_AUTO
+} strata_precision_t;
+const char *strata_precision_name(strata_precision_t p);
+int strata_precision_parse(const char *s, strata_precision_t *out);
+
 typedef struct {
   int global_batch; /* sequences per step (default 1024) */
   int micro_batch;  /* 0: choose among 1, 2, 4, 8 */
@@ -68,7 +79,20 @@ typedef struct {
   /* When *cancel becomes non-zero (e.g. from a SIGINT handler), queued
    * stage solves are dropped and the plan fails with STRATA_ECANCELED. */
   const volatile int *cancel;
+  /* Context, expert and expert tensor parallelism (0: choose; Megatron
+   * mode).  cp is searched where each rank keeps at least
+   * STRATA_CP_MIN_TOKENS of the sequence; ep over the divisors of the
+   * experts; etp over 1 and tp. */
+  int fix_cp, fix_ep, fix_etp;
+  int cp_comm;                  /* STRATA_CP_P2P (default) or ALLGATHER */
+  strata_precision_t precision; /* default BF16 */
+  int zero_auto;                /* search the ZeRO stages the mode allows */
+  double moe_imbalance;         /* dropless MoE: the most loaded rank's
+                                   token copies over the mean (default 1) */
 } strata_plan_opts_t;
+
+/* Context parallelism is searched down to this many tokens per rank. */
+#define STRATA_CP_MIN_TOKENS 4096
 
 void strata_plan_opts_init(strata_plan_opts_t *o);
 
@@ -85,6 +109,13 @@ typedef struct {
   double fragmentation; /* caching-allocator slack over dynamic memory */
   double calibration;   /* fixed extra from a calibration file */
   double total;
+  /* Expert and context parallelism (in total): NCCL's buffers for the
+   * all-to-all with every expert-parallel peer, and ring attention's
+   * receive buffers for keys and values (and their gradients). */
+  double ep_buffers, cp_buffers;
+  /* of weights + gradients + optimizer: the experts' states (sharded over
+   * the expert data-parallel group) -- not added to total again */
+  double experts;
 } strata_mem_items_t;
 
 /* Where a step's time goes, on the rank that ends last: its compute,
@@ -103,6 +134,7 @@ typedef struct {
   strata_recompute_t recompute;
   double step_seconds, peak_memory_bytes;
   int fits;
+  int cp, ep, etp, fp8;
 } strata_plan_config_t;
 
 /* One pipeline stage (a model chunk: with interleaving, rank r holds
@@ -165,6 +197,17 @@ typedef struct strata_plan {
   /* model facts the exporters need (strata_merge_stitch fills them from
    * the graph) */
   int flash_attention, dropout, untie_embeddings, max_position;
+  /* context and expert parallelism, precision (tp x cp devices per stage;
+   * the expert layers run on etp x ep of the tp x cp x dp ranks) */
+  int cp, ep, etp, cp_comm, fp8;
+  double moe_imbalance;
+  /* more model facts: the mixture of experts (experts 0: dense), latent
+   * attention, variants (strata_graph_t.hp) */
+  int experts, topk, moe_ffn, shared_ffn, first_dense, moe_layers;
+  double capacity;
+  int q_lora, kv_lora, qk_nope, qk_rope, v_head;
+  int head_dim, qkv_bias, out_bias, qk_norm, window, window_every, expert_bias;
+  double rope_theta;
 } strata_plan_t;
 
 /* The 1F1B pipeline schedule, with or without interleaving (Narayanan et

@@ -59,9 +59,9 @@ v, j = varint(raw, i)
 assert j == i + 1 and v < 64
 put("plan-overlong-varint.splan", wrap(raw[:i] + bytes([raw[i] | 0x80, 0]) +
                                         raw[j:]))
-# NaN as the step time: the second double after the 37 header integers
+# NaN as the step time: the second double after the 60 header integers
 k = i
-for _ in range(37):
+for _ in range(60):
     _, k = varint(raw, k)
 k += 8                                # alpha
 put("plan-nan.splan", wrap(raw[:k] + struct.pack("<d", float("nan")) +

@@ -1,0 +1,159 @@
+/*
+ * report_par.c - what the summary and the JSON say about context and
+ * expert parallelism, FP8 and the mixture of experts (report.c calls in
+ * here).  Everything is printed only where it is used -- cp > 1, ep > 1,
+ * FP8, experts -- so a dense BF16 plan reads as it always has.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "merge/merge_int.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+void strata_plan_config_name(const strata_plan_config_t *c, char *buf,
+                             size_t size) {
+  size_t n = 0;
+  n += (size_t)snprintf(buf + n, size - n, "tp %d", c->tp);
+  if (c->cp > 1 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", cp %d", c->cp);
+  if (c->ep > 1 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", ep %d, etp %d", c->ep, c->etp);
+  if (n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", pp %d, dp %d, micro %d%s%s",
+                          c->pp, c->dp, c->micro_batch,
+                          c->vpp > 1 ? ", interleaved" : "",
+                          c->sequence_parallel ? ", sp" : "");
+  if (c->fp8 && n < size) n += (size_t)snprintf(buf + n, size - n, ", fp8");
+  if (c->zero_stage >= 2 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", ZeRO %d", c->zero_stage);
+  if (n < size)
+    snprintf(buf + n, size - n, ", recompute %s",
+             strata_recompute_name(c->recompute));
+}
+
+/* "tp 4, cp 2, ep 8 (etp 1), pp 8, dp 16": the degrees of the plan. */
+void st__degrees(const strata_plan_t *p, char *buf, size_t size) {
+  size_t n = (size_t)snprintf(buf, size, "tp %d", p->tp);
+  if (p->cp > 1 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", cp %d", p->cp);
+  if (p->ep > 1 && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", ep %d (etp %d)", p->ep, p->etp);
+  if (n < size) snprintf(buf + n, size - n, ", pp %d, dp %d", p->pp, p->dp);
+}
+
+void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
+  if (p->cp > 1)
+    strata_buf_printf(b, "  %-20s cp %d, %s, sequences split in %d chunks\n",
+                      "context parallel", p->cp,
+                      p->cp_comm == STRATA_CP_ALLGATHER
+                          ? "keys and values all-gathered"
+                          : "keys and values passed around a ring",
+                      2 * p->cp);
+  if (p->experts > 0) {
+    strata_buf_printf(b, "  %-20s %d routed, top-%d, hidden %d", "experts",
+                      p->experts, p->topk, p->moe_ffn);
+    if (p->shared_ffn) strata_buf_printf(b, ", shared %d", p->shared_ffn);
+    strata_buf_printf(b, ", %d MoE layers", p->moe_layers);
+    if (p->capacity > 0)
+      strata_buf_printf(b, ", capacity factor %g\n", p->capacity);
+    else
+      strata_buf_printf(b, ", dropless (imbalance %g)\n",
+                        p->moe_imbalance > 1 ? p->moe_imbalance : 1.0);
+    strata_buf_printf(
+        b, "  %-20s ep %d, etp %d, expert data parallel %d\n",
+        "expert parallel", p->ep > 0 ? p->ep : 1, p->etp > 0 ? p->etp : 1,
+        p->ep > 0 && p->etp > 0
+            ? p->tp * (p->cp > 1 ? p->cp : 1) * p->dp / (p->ep * p->etp)
+            : p->dp);
+  }
+  if (p->fp8)
+    strata_buf_printf(b,
+                      "  %-20s FP8 GEMMs (Transformer Engine), BF16 "
+                      "attention\n",
+                      "precision");
+}
+
+/* Which extra memory columns the rank table shows. */
+static int any_col(const strata_plan_t *p, int which) {
+  for (int r = 0; p->ranks && r < p->pp; r++) {
+    const strata_mem_items_t *m = &p->ranks[r].mem;
+    double v = which == 0   ? m->experts
+               : which == 1 ? m->ep_buffers
+                            : m->cp_buffers;
+    if (v > 0) return 1;
+  }
+  return 0;
+}
+
+void st__summary_mem_head(strata_buf_t *b, const strata_plan_t *p) {
+  if (any_col(p, 1)) strata_buf_printf(b, " %6s", "ep a2a");
+  if (any_col(p, 2)) strata_buf_printf(b, " %6s", "cp kv");
+  if (any_col(p, 0)) strata_buf_printf(b, "  (experts)");
+}
+
+void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
+                         const strata_mem_items_t *m) {
+  if (any_col(p, 1)) strata_buf_printf(b, " %6.2f", m->ep_buffers / GIB);
+  if (any_col(p, 2)) strata_buf_printf(b, " %6.2f", m->cp_buffers / GIB);
+  if (any_col(p, 0)) strata_buf_printf(b, "  (%7.2f)", m->experts / GIB);
+}
+
+/* ---- JSON: keys present where used ---- */
+
+static int add_int(cJSON *o, const char *k, int v) {
+  return st__json_add_num(o, k, v);
+}
+
+int st__json_par_options(cJSON *o, const strata_plan_t *p) {
+  int bad = 0;
+  if (p->cp > 1)
+    bad |= add_int(o, "cp", p->cp) |
+           st__json_add_str(o, "cp_comm",
+                            p->cp_comm == STRATA_CP_ALLGATHER ? "all_gather"
+                                                              : "p2p");
+  if (p->experts > 0)
+    bad |= add_int(o, "ep", p->ep) | add_int(o, "etp", p->etp) |
+           st__json_add_num(o, "moe_imbalance", p->moe_imbalance);
+  if (p->fp8) bad |= st__json_add_str(o, "precision", "fp8");
+  return bad;
+}
+
+int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
+  int bad = 0;
+  if (p->experts > 0)
+    bad |= add_int(m, "experts", p->experts) | add_int(m, "topk", p->topk) |
+           add_int(m, "moe_ffn", p->moe_ffn) |
+           add_int(m, "shared_ffn", p->shared_ffn) |
+           add_int(m, "moe_layers", p->moe_layers) |
+           add_int(m, "first_moe_layer", p->first_dense) |
+           st__json_add_num(m, "capacity", p->capacity);
+  if (p->kv_lora > 0)
+    bad |= add_int(m, "q_lora", p->q_lora) | add_int(m, "kv_lora", p->kv_lora) |
+           add_int(m, "qk_nope", p->qk_nope) |
+           add_int(m, "qk_rope", p->qk_rope) | add_int(m, "v_head", p->v_head);
+  if (p->head_dim > 0) bad |= add_int(m, "head_dim", p->head_dim);
+  if (p->window > 0)
+    bad |= add_int(m, "window", p->window) |
+           add_int(m, "window_every", p->window_every);
+  return bad;
+}
+
+int st__json_par_items(cJSON *o, const strata_mem_items_t *m) {
+  int bad = 0;
+  if (m->ep_buffers > 0)
+    bad |= st__json_add_num(o, "ep_buffers_bytes", m->ep_buffers);
+  if (m->cp_buffers > 0)
+    bad |= st__json_add_num(o, "cp_buffers_bytes", m->cp_buffers);
+  if (m->experts > 0) bad |= st__json_add_num(o, "experts_bytes", m->experts);
+  return bad;
+}
+
+int st__json_par_config(cJSON *o, const strata_plan_config_t *c) {
+  int bad = 0;
+  if (c->cp > 1) bad |= add_int(o, "cp", c->cp);
+  if (c->ep > 1) bad |= add_int(o, "ep", c->ep) | add_int(o, "etp", c->etp);
+  if (c->fp8) bad |= st__json_add_str(o, "precision", "fp8");
+  return bad;
+}

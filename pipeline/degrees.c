@@ -1,0 +1,276 @@
+/*
+ * degrees.c - the families of the search: which tensor, context, expert
+ * and expert-tensor parallel sizes, precisions and ZeRO stages a stage can
+ * take, and the mesh and links each one's stages run on.
+ *
+ * Megatron-Core lays ranks out tp fastest, then cp, ep, dp, pp
+ * (parallel_state.py, order "tp-cp-ep-dp-pp"): a stage's tp x cp ranks
+ * are consecutive, the context-parallel group strides by tp.  Its expert
+ * layers fold onto the same ranks (etp fastest, then ep, then the expert
+ * data parallelism): an expert-parallel group takes tp / etp ranks of the
+ * tensor-parallel group (etp 1), then the context-parallel ranks, then
+ * data-parallel replicas.  Strata models etp = tp (Megatron's default) and
+ * etp = 1, and an expert-parallel group made of whole mesh axes and
+ * replicas: ep / (tp / etp) is 1, a multiple of cp, or (cp = 1) any
+ * divisor of the experts; what is left over the mesh, ep_outer, must
+ * divide the data parallelism (eval.c checks it per configuration).
+ *
+ * Context parallelism is searched in Megatron mode from where it pays:
+ * powers of two with 2 cp dividing the sequence (Megatron's rule) and at
+ * least STRATA_CP_MIN_TOKENS tokens per rank, tensor parallelism then
+ * within a node.  Expert parallelism is searched over the powers of two
+ * dividing the experts (and their number itself).
+ */
+#include <string.h>
+
+#include "pipeline/search.h"
+
+#define MAX_STAGE_NODES 8
+
+/* ---- the mesh of a family's stages ---- */
+
+int st__family_mesh(const st__search_t *S, const st__family_t *f,
+                    strata_mesh_t *m) {
+  int rc = strata_cluster_stage_mesh(S->c, f->nodes, f->gpn, m);
+  if (rc || f->cp <= 1) return rc;
+  /* [cp, tp]: the context-parallel axis is the outer one; across nodes it
+   * runs over the inter-node link (its ring's slowest hop) */
+  strata_link_t in = m->axis[m->ndim - 1], out = m->axis[0];
+  memset(m, 0, sizeof *m);
+  m->ndim = f->tp > 1 ? 2 : 1;
+  m->shape[0] = f->cp;
+  m->shape[1] = f->tp > 1 ? f->tp : 1;
+  m->axis[0] = f->nodes > 1 ? out : in;
+  m->axis[1] = in;
+  return 0;
+}
+
+/* The link of a collective over n ranks whose group spans `nodes` x
+ * `gpn` GPUs, as one flat ring link: the cluster's hierarchical cost at 1
+ * byte and 1 GB fitted to strata_coll_time's (n - 1)/n S/B + (n - 1) a. */
+strata_link_t st__group_link(const st__search_t *S, strata_coll_t coll, int n,
+                             int nodes, int gpn) {
+  strata_link_t l = {25e9, 10e-6};
+  double one = 0, big = 0, k = coll == STRATA_COLL_ALLREDUCE ? 2.0 : 1.0;
+  if (n < 2 || strata_cluster_coll_time(S->c, coll, 1, nodes, gpn, &one) ||
+      strata_cluster_coll_time(S->c, coll, 1e9, nodes, gpn, &big)) {
+    strata_error_clear();
+    return l;
+  }
+  double per_byte = (big - one) / (1e9 - 1);
+  if (per_byte > 0) l.bandwidth = k * (n - 1.0) / n / per_byte;
+  l.latency = (one - per_byte) / (k * (n - 1.0));
+  if (l.latency < 0) l.latency = 0;
+  return l;
+}
+
+/* The shape of a group of n ranks that stride by `stride` (nodes x GPUs
+ * per node), ranks numbered node-major. */
+void st__group_shape(const st__search_t *S, int stride, int n, int *nodes,
+                     int *gpn) {
+  int per = stride >= S->G ? 1 : S->G / stride;
+  if (per > n) per = n;
+  if (per < 1) per = 1;
+  *gpn = per;
+  *nodes = (n + per - 1) / per;
+  if (*nodes > S->N) *nodes = S->N;
+}
+
+/* The all-to-all of the expert-parallel replicas beyond the mesh: ep_outer
+ * ranks t apart. */
+static strata_link_t ep_link(const st__search_t *S, const st__family_t *f) {
+  int nodes, gpn;
+  st__group_shape(S, f->t, f->ep_outer, &nodes, &gpn);
+  return st__group_link(S, STRATA_COLL_ALLTOALL, f->ep_outer, nodes, gpn);
+}
+
+void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
+                           strata_stage_opts_t *so) {
+  so->cp = f->cp;
+  so->cp_comm = S->o->cp_comm;
+  so->ep_outer = f->ep_outer;
+  so->ep_axes = f->ep_axes;
+  if (f->ep_outer > 1) so->ep_link = ep_link(S, f);
+  so->moe_imbalance = S->o->moe_imbalance > 1 ? S->o->moe_imbalance : 1;
+  so->fp8 = f->fp8;
+  if (f->cp > 1) so->megatron_tp_axes = 1;
+}
+
+/* ---- the degrees ---- */
+
+static int divides_heads(const strata_graph_t *g, int t) {
+  if (g->hp.heads && g->hp.heads % t) return 0;
+  if (g->hp.kv_heads && g->hp.kv_heads % t) return 0;
+  return 1;
+}
+
+/* Tensor-parallel sizes: powers of two within a node (Megatron mode), or
+ * whole nodes up to MAX_STAGE_NODES (free mode); a fixed size as given
+ * (several whole nodes too).  With context parallelism the stage's tp x
+ * cp ranks: tp within a node, the stage taking whole nodes when larger. */
+static int stage_shape(const st__search_t *S, int tp, int cp, int *nodes,
+                       int *gpn) {
+  const strata_plan_opts_t *o = S->o;
+  int t = tp * cp;
+  if (cp > 1 && (tp > S->G || S->G % tp)) return 0;
+  if (t <= S->G) {
+    if (S->G % t) return 0;
+    *nodes = 1;
+    *gpn = t;
+    return 1;
+  }
+  if (t % S->G || t / S->G > S->N) return 0;
+  if (cp == 1 && !o->fix_tp && (o->megatron || t / S->G > MAX_STAGE_NODES))
+    return 0;
+  *nodes = t / S->G;
+  *gpn = S->G;
+  return 1;
+}
+
+static int cp_ok(const st__search_t *S, const strata_graph_t *g, int cp) {
+  const strata_plan_opts_t *o = S->o;
+  if (o->fix_cp) return cp == o->fix_cp;
+  if (cp == 1) return 1;
+  return o->megatron && g->seq_len % (2 * cp) == 0 &&
+         g->seq_len / cp >= STRATA_CP_MIN_TOKENS && g->hp.flash_attention;
+}
+
+/* Fill f's expert-parallel layout for ep; 0 if Strata cannot lay it out
+ * (see the file's comment) or the experts do not divide.  Free mode lays
+ * the experts on the mesh in the ILP: ep there counts replicas only. */
+static int ep_layout(const st__search_t *S, const strata_moe_info_t *m, int ep,
+                     st__family_t *f) {
+  int inner = f->etp == 1 ? f->tp : 1, rest;
+  if (m->experts <= 0) return ep == 1 && f->etp == f->tp;
+  if (m->experts % ep) return 0;
+  f->ep = ep;
+  f->ep_axes = 0;
+  if (!S->o->megatron) {
+    f->ep_outer = ep;
+    return f->etp == f->tp;
+  }
+  if ((m->moe_ffn && m->moe_ffn % f->etp) || ep % inner) return 0;
+  rest = ep / inner;
+  if (inner > 1) /* the tensor-parallel axes */
+    f->ep_axes = f->cp > 1 ? 2u : f->nodes > 1 && f->gpn > 1 ? 3u : 1u;
+  if (f->cp > 1 && rest > 1) {
+    if (rest % f->cp) return 0;
+    f->ep_axes |= 1u;
+    rest /= f->cp;
+  }
+  f->ep_outer = rest;
+  return rest <= S->total / f->t;
+}
+
+static int ep_candidate(const st__search_t *S, const strata_moe_info_t *m,
+                        int ep) {
+  if (S->o->fix_ep) return ep == S->o->fix_ep;
+  if (m->experts <= 0) return ep == 1;
+  if (!S->o->megatron) return ep == 1; /* free mode: the ILP lays experts */
+  return m->experts % ep == 0 && ((ep & (ep - 1)) == 0 || ep == m->experts);
+}
+
+typedef struct {
+  int zero[4], n_zero;
+  int fp8[2], n_fp8;
+} choices_t;
+
+/* ZeRO stages and precisions to try: the ones given, or when asked to
+ * choose, every one the mode and the GPU allow. */
+static void choices(const st__search_t *S, choices_t *c) {
+  const strata_plan_opts_t *o = S->o;
+  memset(c, 0, sizeof *c);
+  if (o->zero_auto)
+    for (int z = o->megatron ? 1 : 0; z <= 3; z++)
+      c->zero[c->n_zero++] = z;
+  else
+    c->zero[c->n_zero++] = S->zero;
+  int has_fp8 = strata_cluster_perf(S->c)->peak_fp8_flops > 0;
+  if (o->precision != STRATA_PRECISION_FP8) c->fp8[c->n_fp8++] = 0;
+  if (o->precision != STRATA_PRECISION_BF16 && has_fp8) c->fp8[c->n_fp8++] = 1;
+}
+
+/* The options that do not change the mesh: recompute, sequence
+ * parallelism, ZeRO and precision. */
+static int add_variants(st__search_t *S, st__family_t *base) {
+  const strata_plan_opts_t *o = S->o;
+  choices_t ch;
+  int rc = 0;
+  choices(S, &ch);
+  for (int r = 0; r < 3 && !rc; r++) {
+    if (!o->recompute_auto && r != (int)o->recompute) continue;
+    for (int sp = 0; sp <= 1 && !rc; sp++) {
+      if (sp && (base->tp == 1 || !o->megatron)) continue;
+      /* Megatron-Core: expert with tensor parallelism needs sequence
+       * parallelism */
+      if (!sp && base->ep > 1 && base->tp > 1 && o->megatron) continue;
+      if (o->sequence_parallel >= 0 && sp != o->sequence_parallel &&
+          base->tp > 1 && o->megatron)
+        continue;
+      for (int z = 0; z < ch.n_zero && !rc; z++)
+        for (int p = 0; p < ch.n_fp8 && !rc; p++) {
+          st__family_t f = *base;
+          f.sp = sp;
+          f.rc = (strata_recompute_t)r;
+          f.zero = ch.zero[z];
+          f.fp8 = ch.fp8[p];
+          rc = st__family_add(S, &f);
+        }
+    }
+  }
+  return rc;
+}
+
+static int add_layouts(st__search_t *S, int gi, int tp, int cp, int nodes,
+                       int gpn) {
+  const strata_plan_opts_t *o = S->o;
+  strata_moe_info_t m;
+  int rc = 0;
+  strata_graph_moe(S->graphs[gi], &m);
+  for (int etp = tp; etp >= 1 && !rc; etp = etp > 1 ? 1 : 0) {
+    if (o->fix_etp ? etp != o->fix_etp : etp != tp && m.experts <= 0) continue;
+    if (etp != tp && etp != 1) continue;
+    for (int ep = 1; ep <= (m.experts > 0 ? m.experts : 1) && !rc; ep++) {
+      st__family_t f;
+      memset(&f, 0, sizeof f);
+      f.nodes = nodes, f.gpn = gpn, f.t = tp * cp, f.tp = tp, f.cp = cp;
+      f.graph = gi, f.etp = etp;
+      if (!ep_candidate(S, &m, ep) || !ep_layout(S, &m, ep, &f)) continue;
+      rc = add_variants(S, &f);
+    }
+    if (tp == 1) break;
+  }
+  return rc;
+}
+
+int st__enumerate_families(st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  int rc = 0;
+  for (int gi = 0; gi < S->n_graphs && !rc; gi++)
+    for (int tp = 1; tp <= S->total && !rc; tp *= 2) {
+      if (o->fix_tp && tp != o->fix_tp) {
+        if (tp > o->fix_tp) break;
+        continue;
+      }
+      if (!divides_heads(S->graphs[gi], tp)) continue;
+      for (int cp = 1; tp * cp <= S->total && !rc; cp *= 2) {
+        int nodes, gpn;
+        if (!cp_ok(S, S->graphs[gi], cp) ||
+            !stage_shape(S, tp, cp, &nodes, &gpn))
+          continue;
+        rc = add_layouts(S, gi, tp, cp, nodes, gpn);
+      }
+    }
+  if (!rc && (o->fix_tp || o->fix_cp || o->fix_ep || o->fix_etp) && !S->n_fam)
+    rc = strata_error(STRATA_EINVAL,
+                      "no stage can be laid out with tensor-parallel size %d, "
+                      "context-parallel size %d, expert-parallel size %d and "
+                      "expert tensor-parallel size %d on this cluster's nodes "
+                      "of %d GPUs: check that the heads divide by tp, that "
+                      "tp x cp fits the nodes (tp within one), that the "
+                      "experts divide by ep, that etp is 1 or tp and that "
+                      "ep / (tp / etp) is 1 or a multiple of cp",
+                      o->fix_tp, o->fix_cp ? o->fix_cp : 1,
+                      o->fix_ep ? o->fix_ep : 1, o->fix_etp, S->G);
+  return rc;
+}
