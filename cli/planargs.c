@@ -159,7 +159,7 @@ static const char *options_text =
     "                         each rank keeps >= 4096 tokens)\n"
     "  --ep E, --etp T        expert- and expert-tensor-parallel sizes of a\n"
     "                         mixture of experts (etp 1 or tp)\n"
-    "  --cp-comm K            p2p (default: ring) or all_gather\n"
+    "  --cp-comm K            p2p (default: ring) or allgather\n"
     "  --precision P          bf16 (default), fp8 or auto (both)\n"
     "  --moe-imbalance F      dropless MoE: the most loaded rank's token\n"
     "                         copies over the mean (default 1)\n"
@@ -323,10 +323,10 @@ static int config_opt(const char *cmd, int c, strata_plan_opts_t *po) {
   case P_CPCOMM:
     if (!strcmp(optarg, "p2p"))
       po->cp_comm = STRATA_CP_P2P;
-    else if (!strcmp(optarg, "all_gather"))
+    else if (!strcmp(optarg, "allgather"))
       po->cp_comm = STRATA_CP_ALLGATHER;
     else
-      return cli_usage_error(cmd, "--cp-comm '%s': p2p or all_gather", optarg);
+      return cli_usage_error(cmd, "--cp-comm '%s': p2p or allgather", optarg);
     return 0;
   case P_PREC:
     if (strata_precision_parse(optarg, &po->precision))

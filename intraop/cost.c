@@ -297,7 +297,8 @@ static void sp_comm(const st__cost_ctx_t *c, const strata_op_t *op,
  * axis; vocabulary-parallel cross-entropy all-reduces one fp32 number per
  * token three times in forward (the max, the sum of exponentials and the
  * target's logit); dispatch and combine exchange the copies with the
- * expert-parallel replicas beyond the mesh (all-to-all over ep_link). */
+ * expert-parallel replicas beyond the mesh (all-to-all: ep_link's latency
+ * plus the device's copies over its bandwidth). */
 static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
                      const st__opdims_t *d, const st__strat_t *s,
                      st__op_cost_t *r) {
@@ -318,7 +319,7 @@ static void own_comm(const st__cost_ctx_t *c, const strata_op_t *op,
                  op->kind == STRATA_OP_MOE_COMBINE)) {
     int g = op->kind == STRATA_OP_MOE_DISPATCH ? d->n_in : 0;
     double b = slot_bytes(c, d, s, g) * slot_factor(c, d, g);
-    double t = strata_coll_time(STRATA_COLL_ALLTOALL, b, eo, &c->o->ep_link);
+    double t = c->o->ep_link.latency + b / c->o->ep_link.bandwidth;
     r->comm_fwd += t;
     r->comm_bwd += t;
   }

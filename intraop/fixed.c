@@ -102,11 +102,30 @@ static int moe_axis(const st__stage_t *st, const st__opinfo_t *in, int a,
   return 0;
 }
 
+/* Latent attention's down projections (named by the generator, gen.c):
+ * Megatron-Core builds them "duplicated" -- whole on every tensor-parallel
+ * rank, each computing its own tokens under sequence parallelism. */
+static int duplicated(const strata_op_t *op) {
+  static const char *names[] = {"q_down", "kv_down", "k_rope"};
+  size_t n = strlen(op->name);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    size_t k = strlen(names[i]);
+    if (n >= k && !strcmp(op->name + n - k, names[i]) &&
+        (n == k || op->name[n - k - 1] == '.'))
+      return 1;
+  }
+  return 0;
+}
+
 static void tp_axis(const st__stage_t *st, const st__opinfo_t *in,
                     const int *choice_of_op, int a, int sp, st__strat_t *s) {
   const strata_op_t *op = &st->g->ops[in->op];
   const st__opdims_t *d = &in->dims;
   if (moe_axis(st, in, a, sp, s)) return;
+  if (op->kind == STRATA_OP_LINEAR && sp && d->seq_dim >= 0 && duplicated(op)) {
+    s->axis[a] = (signed char)pdim_named(d, "seq", NULL);
+    return;
+  }
   if (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR) {
     int kind, dim;
     input_place(st, choice_of_op, op->in[0], a, &kind, &dim);

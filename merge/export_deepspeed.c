@@ -18,8 +18,10 @@
  * Refused, with the reason: stages of different sizes and a stage count
  * that does not divide the world (PipelineModule's grid has one shape),
  * ZeRO 2 or 3 with pipelining (the engine asserts it), interleaved
- * schedules (the engine runs plain 1F1B), and free-mode plans with tensor
- * parallelism (the layouts are the ILP's, not Megatron's).
+ * schedules (the engine runs plain 1F1B), free-mode plans with tensor
+ * parallelism (the layouts are the ILP's, not Megatron's), and plans with
+ * context or expert parallelism or FP8 (set up by the model code, not by
+ * this config: export those for Megatron-LM).
  */
 #include <stdio.h>
 #include <string.h>
@@ -65,6 +67,13 @@ static int check(const strata_plan_t *p, int *gas) {
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL,
                         "deepspeed export: a plan with no stage");
+  if (p->cp > 1 || p->ep > 1 || p->fp8)
+    return REFUSE("the plan uses %s, which this config does not set up "
+                  "(Megatron-DeepSpeed's model code would); export it for "
+                  "Megatron-LM instead",
+                  p->cp > 1   ? "context parallelism"
+                  : p->ep > 1 ? "expert parallelism"
+                              : "FP8");
   if (p->micro_batch < 1 || p->dp < 1 || p->tp < 1)
     return REFUSE("micro-batch %d, tp %d, dp %d", p->micro_batch, p->tp, p->dp);
   if ((rc = check_shape(p))) return rc;

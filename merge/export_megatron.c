@@ -41,12 +41,14 @@ const st__mg_family_t *st__mg_family(const char *family) {
   return NULL;
 }
 
-/* RoPE base of a LLaMA-family model.  The plan keeps the architecture's
- * sizes, not its RoPE base, so the tokenizer tells the generations apart:
+/* RoPE base of a LLaMA-family model: the model's when it gives one (the
+ * presets of today's models do); else the tokenizer tells the
+ * generations apart:
  * LLaMA 3's 128 256-token vocabulary came with base 500 000 (Dubey et al.
  * 2024, "The Llama 3 Herd of Models", Table 3), LLaMA 1 and 2's 32 000 with
  * 10 000 (Touvron et al. 2023), which is also Megatron-LM's default. */
 int st__mg_rotary_base(const strata_plan_t *p) {
+  if (p->rope_theta >= 1 && p->rope_theta <= 2e9) return (int)p->rope_theta;
   return p->vocab == 128256 ? 500000 : 10000;
 }
 
@@ -61,11 +63,12 @@ static int check_mode(const strata_plan_t *p) {
     return REFUSE("Megatron-LM has no training script here for the "
                   "model's family '%s' (gpt, llama, bert)",
                   p->family);
-  if (p->zero_stage >= 2)
-    return REFUSE("ZeRO stage %d shards gradients%s, which Megatron-LM's "
-                  "distributed optimizer does not; use 'strata export "
-                  "deepspeed' or re-plan with ZeRO stage 0 or 1",
-                  p->zero_stage, p->zero_stage >= 3 ? " and parameters" : "");
+  if (p->zero_stage >= 2 && p->pp > 1)
+    return REFUSE("ZeRO stage %d shards gradients%s, which Megatron-LM does "
+                  "with Megatron-FSDP, without pipeline parallelism (pp %d); "
+                  "re-plan with --pp 1, or with ZeRO stage 0 or 1",
+                  p->zero_stage, p->zero_stage >= 3 ? " and parameters" : "",
+                  p->pp);
   if (p->sequence_parallel > 0 && p->tp < 2)
     return REFUSE("sequence parallelism needs tensor parallelism (tp %d)",
                   p->tp);
@@ -90,11 +93,13 @@ static int check_stages(const strata_plan_t *p) {
   if (p->n_stages != p->pp * vpp)
     return REFUSE("the plan has %d stages but pp %d x vpp %d", p->n_stages,
                   p->pp, vpp);
+  int width = p->tp * (p->cp > 1 ? p->cp : 1);
   for (int s = 0; s < p->n_stages; s++)
-    if (st__stage_devices(&p->stages[s]) != p->tp)
-      return REFUSE("stage %d runs on %d devices, not tp = %d: Megatron-LM "
-                    "needs the same tensor-parallel size in every stage",
-                    s, st__stage_devices(&p->stages[s]), p->tp);
+    if (st__stage_devices(&p->stages[s]) != width)
+      return REFUSE("stage %d runs on %d devices, not tp x cp = %d: "
+                    "Megatron-LM needs the same tensor- and context-parallel "
+                    "sizes in every stage",
+                    s, st__stage_devices(&p->stages[s]), width);
   return 0;
 }
 
@@ -102,9 +107,14 @@ static int check_sizes(const strata_plan_t *p) {
   int tp = p->tp, pp = p->pp, kv = p->kv_heads ? p->kv_heads : p->heads;
   if (tp < 1 || pp < 1 || p->dp < 1)
     return REFUSE("tp %d, pp %d, dp %d", tp, pp, p->dp);
-  if (p->devices % (tp * pp) != 0 || p->devices != tp * pp * p->dp)
+  int cp = p->cp > 1 ? p->cp : 1;
+  if (p->devices % (tp * cp * pp) != 0 || p->devices != tp * cp * pp * p->dp) {
+    if (cp > 1)
+      return REFUSE("world size %d is not tp %d x cp %d x pp %d x dp %d",
+                    p->devices, tp, cp, pp, p->dp);
     return REFUSE("world size %d is not tp %d x pp %d x dp %d", p->devices, tp,
                   pp, p->dp);
+  }
   if (p->heads < 1 || p->heads % tp != 0)
     return REFUSE("%d attention heads are not divisible by tp %d", p->heads,
                   tp);
@@ -160,7 +170,8 @@ int st__mg_check(const strata_plan_t *p, int *first, int *last) {
   int rc;
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL, "megatron export: a plan with no stage");
-  if ((rc = check_mode(p)) || (rc = check_stages(p)) || (rc = check_sizes(p)))
+  if ((rc = check_mode(p)) || (rc = check_stages(p)) || (rc = check_sizes(p)) ||
+      (rc = st__megatron_par_check(p)))
     return rc;
   return check_split(p, first, last);
 }
@@ -197,7 +208,7 @@ static void model_flags(st__mg_args_t *a, const strata_plan_t *p) {
   if (llama) {
     flag(a, "--swiglu", NULL);
     flag(a, "--normalization", "RMSNorm");
-    flag(a, "--disable-bias-linear", NULL);
+    if (!p->out_bias && !p->expert_bias) flag(a, "--disable-bias-linear", NULL);
     flag(a, "--position-embedding-type", "rope");
     flag(a, "--rotary-base", "%d", st__mg_rotary_base(p));
   }
@@ -257,6 +268,7 @@ int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
   parallel_flags(a, p, first, last);
   overlap_flags(a, p);
   model_flags(a, p);
+  st__megatron_par_flags(a, p);
   if (!a->b.oom) return 0;
   strata_buf_free(&a->b);
   return strata_error(STRATA_ENOMEM, "out of memory");

@@ -85,4 +85,10 @@ int st__json_par_arch(struct cJSON *m, const strata_plan_t *p);
 int st__json_par_items(struct cJSON *o, const strata_mem_items_t *m);
 int st__json_par_config(struct cJSON *o, const strata_plan_config_t *c);
 
+/* export_megatron_par.c: Megatron-LM's rules for, and flags of, context
+ * and expert parallelism, the experts, latent attention and the variants,
+ * FP8 and Megatron-FSDP. */
+int st__megatron_par_check(const strata_plan_t *p);
+void st__megatron_par_flags(st__mg_args_t *a, const strata_plan_t *p);
+
 #endif

@@ -76,12 +76,26 @@ void st__group_shape(const st__search_t *S, int stride, int n, int *nodes,
   if (*nodes > S->N) *nodes = S->N;
 }
 
-/* The all-to-all of the expert-parallel replicas beyond the mesh: ep_outer
- * ranks t apart. */
+/* The all-to-all of the expert-parallel replicas beyond the mesh (ep_outer
+ * ranks t apart) as an affine model of the bytes a device holds: the
+ * cluster's hierarchical cost at 1 byte and 1 GB. */
 static strata_link_t ep_link(const st__search_t *S, const st__family_t *f) {
+  strata_link_t l = {25e9, 10e-6};
+  double one = 0, big = 0;
   int nodes, gpn;
   st__group_shape(S, f->t, f->ep_outer, &nodes, &gpn);
-  return st__group_link(S, STRATA_COLL_ALLTOALL, f->ep_outer, nodes, gpn);
+  if (strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, 1, nodes, gpn,
+                               &one) ||
+      strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, 1e9, nodes, gpn,
+                               &big) ||
+      !(big > one)) {
+    strata_error_clear();
+    return l;
+  }
+  double per_byte = (big - one) / (1e9 - 1);
+  l.bandwidth = 1 / per_byte;
+  l.latency = one - per_byte > 0 ? one - per_byte : 0;
+  return l;
 }
 
 void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
@@ -141,10 +155,11 @@ static int cp_ok(const st__search_t *S, const strata_graph_t *g, int cp) {
 static int ep_layout(const st__search_t *S, const strata_moe_info_t *m, int ep,
                      st__family_t *f) {
   int inner = f->etp == 1 ? f->tp : 1, rest;
+  f->ep = ep;
+  f->ep_outer = 1;
+  f->ep_axes = 0;
   if (m->experts <= 0) return ep == 1 && f->etp == f->tp;
   if (m->experts % ep) return 0;
-  f->ep = ep;
-  f->ep_axes = 0;
   if (!S->o->megatron) {
     f->ep_outer = ep;
     return f->etp == f->tp;

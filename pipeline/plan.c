@@ -186,6 +186,13 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->rope_theta = g->hp.rope_theta;
 }
 
+/* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier
+ * GPUs scale per tensor. */
+static int blackwell(const strata_cluster_t *c) {
+  const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
+  return m && m->name && strstr(m->name, "B200") != NULL;
+}
+
 /* The plan's header fields from the configuration and its cost. */
 static int plan_header(st__search_t *S, const st__cfg_t *cf,
                        const st__cost_t *c, strata_plan_t *p) {
@@ -202,7 +209,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->ep = cf->f->ep;
   p->etp = cf->f->etp;
   p->cp_comm = o->cp_comm;
-  p->fp8 = cf->f->fp8;
+  p->fp8 = cf->f->fp8 ? 1 + blackwell(S->c) : 0;
   p->moe_imbalance = o->moe_imbalance > 1 ? o->moe_imbalance : 1;
   model_header(g, p);
   p->pp = cf->p;

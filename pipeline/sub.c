@@ -27,6 +27,9 @@ uint64_t st__graph_hash(const strata_graph_t *g) {
     for (int k = 0; k < o->n_out; k++)
       strata_hash_u64(&h, 1000000u + (uint64_t)o->out[k]);
     strata_hash_u64(&h, (uint64_t)(o->block + 1));
+    strata_hash_u64(&h, (uint64_t)o->window * 65536u + (uint64_t)o->topk);
+    strata_hash_f64(&h, o->capacity);
+    strata_hash_u64(&h, (uint64_t)o->causal);
     strata_hash_str(&h, o->name);
   }
   for (int b = 0; b < g->n_blocks; b++) {
@@ -63,7 +66,11 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
              so->reduce,
              so->fp8,
              so->tp_comm_overlap,
-             so->perf.sms};
+             so->perf.sms,
+             so->cp,
+             so->cp_comm,
+             so->ep_outer,
+             (int)so->ep_axes};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     strata_hash_u64(&h, (uint64_t)(int64_t)v[i]);
   double d[] = {so->alpha,
@@ -83,7 +90,10 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
                 so->perf.attn_s0,
                 so->perf.launch_seconds,
                 so->fastest_bandwidth,
-                so->mip_gap};
+                so->mip_gap,
+                so->ep_link.bandwidth,
+                so->ep_link.latency,
+                so->moe_imbalance};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
     strata_hash_f64(&h, d[i]);
   return strata_hash_final(&h);

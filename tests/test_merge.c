@@ -904,13 +904,13 @@ TEST(megatron_rules) {
   expect_refusal(p, "sequence parallelism needs tensor parallelism");
   p = hand_plan(2, 3, 1, 12, NULL);
   p->stages[1].gpus_per_node = 4;
-  expect_refusal(p, "stage 1 runs on 4 devices, not tp = 2");
+  expect_refusal(p, "stage 1 runs on 4 devices, not tp x cp = 2");
   p = hand_plan(2, 2, 1, 8, NULL);
   p->megatron = 0;
   expect_refusal(p, "free-mode plan");
   p = hand_plan(2, 2, 1, 8, NULL);
   p->zero_stage = 2;
-  expect_refusal(p, "use 'strata export deepspeed'");
+  expect_refusal(p, "Megatron-FSDP, without pipeline parallelism (pp 2)");
   int odd[4] = {3, 5, 4, 4};
   p = hand_plan(2, 4, 1, 16, odd);
   expect_refusal(p, "middle stages hold different layer counts");

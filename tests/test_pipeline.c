@@ -629,20 +629,34 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
   }
 }
 
-static strata_graph_t *random_model(void) {
-  static const char *fam[] = {"gpt", "llama", "bert"};
-  strata_gen_opts_t o;
+/* Models from the families, and LLaMA-family mixtures of experts (some
+ * with a dense first layer) and long sequences, where the search has
+ * expert, expert tensor and context parallelism to choose. */
+static strata_graph_t *random_model(strata_gen_opts_t *o) {
+  static const char *fam[] = {"gpt", "llama", "bert", "llama", "llama"};
   strata_graph_t *g = NULL;
-  strata_gen_opts_keep(&o);
-  int f = (int)(urand() * 3);
-  o.layers = 2 + (int)(urand() * 5);
-  o.hidden = urand() < 0.5 ? 256 : 512;
-  o.heads = urand() < 0.5 ? 4 : 8;
-  if (f == 1) o.kv_heads = o.heads / 2, o.ffn = 2 * o.hidden;
-  o.seq = urand() < 0.5 ? 128 : 256;
-  o.vocab = 1000 + (int)(urand() * 3000);
-  o.flash_attention = urand() < 0.5;
-  ASSERT_OK(strata_model_load(fam[f], &o, &g));
+  strata_gen_opts_keep(o);
+  int f = (int)(urand() * 5);
+  o->layers = 2 + (int)(urand() * 5);
+  o->hidden = urand() < 0.5 ? 256 : 512;
+  o->heads = urand() < 0.5 ? 4 : 8;
+  if (f == 1 || f == 3) o->kv_heads = o->heads / 2, o->ffn = 2 * o->hidden;
+  o->seq = urand() < 0.5 ? 128 : 256;
+  o->vocab = 1000 + (int)(urand() * 3000);
+  o->flash_attention = urand() < 0.5;
+  if (f == 3) { /* a mixture of experts */
+    o->experts = urand() < 0.5 ? 4 : 8;
+    o->topk = 2;
+    o->moe_ffn = o->hidden;
+    o->first_dense = urand() < 0.3;
+    o->shared_ffn = urand() < 0.3 ? o->hidden / 2 : 0;
+  }
+  if (f == 4) { /* long enough for context parallelism */
+    o->seq = 8192 * (urand() < 0.5 ? 1 : 2);
+    o->flash_attention = 1;
+    o->layers = 2 + (int)(urand() * 3);
+  }
+  ASSERT_OK(strata_model_load(fam[f], o, &g));
   return g;
 }
 
@@ -661,7 +675,8 @@ TEST(plan_is_best_of_enumeration) {
   static const int batches[] = {8, 12, 16, 24, 32};
   int cases = 0, bound = 0;
   for (int it = 0; it < 40; it++) {
-    strata_graph_t *g = random_model();
+    strata_gen_opts_t gen;
+    strata_graph_t *g = random_model(&gen);
     strata_cluster_t *c = NULL;
     const char *spec = clusters[it % 7];
     ASSERT_OK(strata_cluster_load(!spec ? data_path("cluster-p100.json")
@@ -674,17 +689,20 @@ TEST(plan_is_best_of_enumeration) {
     o.quiet = 1;
     o.global_batch = batches[it % 5];
     o.model_spec = g->hp.family; /* micro-batches 1, 2, 4, 8 */
-    o.gen.layers = strata_graph_layers(g), o.gen.hidden = g->hp.hidden;
-    o.gen.heads = g->hp.heads, o.gen.kv_heads = g->hp.kv_heads;
-    o.gen.ffn = g->hp.ffn, o.gen.seq = g->seq_len, o.gen.vocab = g->hp.vocab;
-    o.gen.flash_attention = g->hp.flash_attention;
+    o.gen = gen;
+    /* sometimes the ZeRO stage and the precision are chosen too */
+    if (it % 4 == 1) o.zero_auto = 1;
+    if (it % 4 == 3) o.precision = STRATA_PRECISION_AUTO;
     /* sometimes a budget that binds: a little above the least memory */
     if (it % 3 == 2) o.memory_budget = 2.5e9 + urand() * 1e9;
     st__search_t S;
     enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
     ASSERT_OK(st__search_prepare(&S, g, c, &o));
     enumerate_all(&S, &b);
-    int bt = b.fit ? b.cf.f->t : 0, bsp = b.fit ? b.cf.f->sp : 0;
+    int bt = b.fit ? b.cf.f->tp : 0, bsp = b.fit ? b.cf.f->sp : 0;
+    st__family_t bf;
+    memset(&bf, 0, sizeof bf);
+    if (b.fit) bf = *b.cf.f;
     strata_recompute_t brc = b.fit ? b.cf.f->rc : STRATA_RECOMPUTE_NONE;
     st__search_release(&S);
     strata_plan_t *p = NULL;
@@ -714,16 +732,23 @@ TEST(plan_is_best_of_enumeration) {
       e.fix_last = b.cf.v > 1 ? 0 : b.cf.last;
       e.recompute = brc, e.recompute_auto = 0;
       e.sequence_parallel = bsp;
+      e.fix_cp = bf.cp, e.fix_ep = bf.ep, e.fix_etp = bf.etp;
+      e.zero_auto = 0, e.zero_stage = bf.zero;
+      e.precision = bf.fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
       e.no_memory_check = 1;
       ASSERT_OK(strata_pipeline_plan(g, c, &e, &q));
       ASSERT_NEAR(q->step_seconds, b.step, 1e-12, 0);
       strata_plan_destroy(q);
       cases++;
     }
-    printf("  case %2d: %s, %d layers, batch %d: %ld configurations, %ld "
-           "fit%s\n",
-           it, spec ? spec : "cluster-p100.json", strata_graph_layers(g),
+    printf("  case %2d: %s, %s%s, %d layers, s %d, batch %d: %ld "
+           "configurations, %ld fit%s\n",
+           it, spec ? spec : "cluster-p100.json", g->hp.family,
+           gen.experts ? " MoE" : "", strata_graph_layers(g), g->seq_len,
            o.global_batch, b.n, b.fit, b.fit ? "" : " (none: infeasible)");
+    if (b.fit && (bf.cp > 1 || bf.ep > 1 || bf.zero >= 2 || bf.fp8))
+      printf("           best has cp %d, ep %d, etp %d, ZeRO %d, fp8 %d\n",
+             bf.cp, bf.ep, bf.etp, bf.zero, bf.fp8);
     strata_plan_destroy(p);
     strata_cluster_destroy(c);
     strata_graph_destroy(g);

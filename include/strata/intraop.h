@@ -86,7 +86,9 @@ typedef struct {
   /* Expert parallelism: the experts of each MoE layer are split over the
    * mesh axes in ep_axes (megatron objective: bit a for axis a) and over
    * ep_outer data-parallel replicas of the stage beyond them, whose
-   * all-to-all runs over ep_link; ep_outer divides outer_dp, and an
+   * all-to-all of S bytes a device holds takes ep_link.latency +
+   * S / ep_link.bandwidth (the group's cost as an affine model, which the
+   * planner fits to the cluster's hierarchy); ep_outer divides outer_dp, and an
    * expert's parameters have outer_dp / ep_outer replicas (Megatron-Core's
    * expert data parallelism).  moe_imbalance (>= 1) is the most loaded
    * rank's share of the token copies over the mean, for dropless routing

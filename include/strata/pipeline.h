@@ -199,7 +199,8 @@ typedef struct strata_plan {
   int flash_attention, dropout, untie_embeddings, max_position;
   /* context and expert parallelism, precision (tp x cp devices per stage;
    * the expert layers run on etp x ep of the tp x cp x dp ranks) */
-  int cp, ep, etp, cp_comm, fp8;
+  int cp, ep, etp, cp_comm;
+  int fp8; /* 0: BF16; FP8 GEMMs scaled per tensor (1) or MXFP8 (2) */
   double moe_imbalance;
   /* more model facts: the mixture of experts (experts 0: dense), latent
    * attention, variants (strata_graph_t.hp) */

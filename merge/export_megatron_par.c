@@ -1,0 +1,148 @@
+/*
+ * export_megatron_par.c - the Megatron-LM arguments of context and expert
+ * parallelism, the mixture of experts, latent attention and the decoder
+ * variants, FP8 and Megatron-FSDP (ZeRO-2/3), and the rules Megatron-LM
+ * checks for them (megatron/training/arguments.py, core/parallel_state.py,
+ * core/model_parallel_config.py).  export_megatron.c calls the check before
+ * writing anything and appends the flags; every flag name is in
+ * reference/megatron_flags.txt.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "merge/merge_int.h"
+
+#define REFUSE(...)                                                            \
+  strata_error(STRATA_EUNSUPPORTED, "megatron export: " __VA_ARGS__)
+
+static int moe_check(const strata_plan_t *p) {
+  int ep = p->ep > 0 ? p->ep : 1, etp = p->etp > 0 ? p->etp : p->tp;
+  int cp = p->cp > 0 ? p->cp : 1;
+  if (!p->experts) {
+    if (ep > 1)
+      return REFUSE("num_experts must be non None to use expert parallelism "
+                    "(the plan's model has no experts)");
+    return 0;
+  }
+  if (p->experts % ep)
+    return REFUSE("number of experts (%d) should be a multiple of expert "
+                  "model parallel size (%d)",
+                  p->experts, ep);
+  if ((long)p->tp * cp * p->dp % ((long)etp * ep))
+    return REFUSE("world size is not divisible by expert tensor x expert model "
+                  "x pipeline parallel size (%d x %d x %d)",
+                  etp, ep, p->pp);
+  if (ep > 1 && p->tp > 1 && p->sequence_parallel <= 0)
+    return REFUSE("when using expert parallelism and tensor parallelism, "
+                  "sequence parallelism must be used");
+  if (p->moe_ffn < 1 || p->topk < 1)
+    return REFUSE("the plan's mixture of experts lacks its expert hidden size "
+                  "or top-k (re-plan from the model)");
+  return 0;
+}
+
+int st__megatron_par_check(const strata_plan_t *p) {
+  int cp = p->cp > 0 ? p->cp : 1, rc = moe_check(p);
+  if (rc) return rc;
+  if (cp > 1 && p->seq_len % (2 * cp))
+    return REFUSE("seq-length should be a multiple of 2 * "
+                  "context-parallel-size (%d, %d)",
+                  p->seq_len, cp);
+  if (p->zero_stage >= 2 && p->pp > 1)
+    return REFUSE("ZeRO stage %d is Megatron-FSDP, which runs without "
+                  "pipeline parallelism (pp %d); re-plan with --pp 1 or "
+                  "--zero 1",
+                  p->zero_stage, p->pp);
+  return 0;
+}
+
+static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...) {
+  strata_buf_printf(&a->b, "%s%s", a->n++ ? a->sep : "", name);
+  if (!fmt) return;
+  char v[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v, sizeof v, fmt, ap);
+  va_end(ap);
+  strata_buf_printf(&a->b, " %s", v);
+}
+
+/* Megatron-Core's MoE layer as planned: grouped GEMMs, the all-to-all
+ * token dispatcher, the expert layers after the dense ones, and the
+ * capacity (padded to it, as costed) or dropless routing. */
+static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  if (!p->experts) return;
+  flag(b, "--num-experts", "%d", p->experts);
+  flag(b, "--moe-router-topk", "%d", p->topk);
+  if (p->topk == 1) flag(b, "--moe-router-pre-softmax", NULL);
+  flag(b, "--moe-ffn-hidden-size", "%d", p->moe_ffn);
+  if (p->shared_ffn > 0)
+    flag(b, "--moe-shared-expert-intermediate-size", "%d", p->shared_ffn);
+  if (p->first_dense > 0)
+    flag(b, "--moe-layer-freq", "\"([0]*%d+[1]*%d)\"", p->first_dense,
+         p->layers - p->first_dense);
+  flag(b, "--moe-grouped-gemm", NULL);
+  flag(b, "--moe-token-dispatcher-type", "alltoall");
+  flag(b, "--moe-router-dtype", "fp32");
+  if (p->capacity > 0) {
+    flag(b, "--moe-expert-capacity-factor", "%g", p->capacity);
+    flag(b, "--moe-pad-expert-input-to-capacity", NULL);
+  }
+  flag(b, "--expert-model-parallel-size", "%d", p->ep > 0 ? p->ep : 1);
+  flag(b, "--expert-tensor-parallel-size", "%d", p->etp > 0 ? p->etp : p->tp);
+}
+
+static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  if (p->kv_lora > 0) {
+    flag(b, "--multi-latent-attention", NULL);
+    if (p->q_lora > 0) flag(b, "--q-lora-rank", "%d", p->q_lora);
+    flag(b, "--kv-lora-rank", "%d", p->kv_lora);
+    flag(b, "--qk-head-dim", "%d", p->qk_nope);
+    flag(b, "--qk-pos-emb-head-dim", "%d", p->qk_rope);
+    flag(b, "--v-head-dim", "%d", p->v_head);
+  }
+  if (p->head_dim > 0) flag(b, "--kv-channels", "%d", p->head_dim);
+  if (p->qkv_bias && !p->out_bias) flag(b, "--add-qkv-bias", NULL);
+  if (p->qk_norm) flag(b, "--qk-layernorm", NULL);
+  if (p->window > 0) {
+    flag(b, "--window-size", "\"(%d,0)\"", p->window);
+    /* windowed layers l % every == 0, full ones between, as Megatron's
+     * pattern (1: windowed) */
+    if (p->window_every > 1 && p->layers % p->window_every == 0)
+      flag(b, "--window-attn-skip-freq", "\"([1]+[0]*%d)*%d\"",
+           p->window_every - 1, p->layers / p->window_every);
+    else if (p->window_every > 1)
+      flag(b, "--window-attn-skip-freq", "\"([1]+[0]*%d)*%d+[1]+[0]*%d\"",
+           p->window_every - 1, p->layers / p->window_every,
+           p->layers % p->window_every - 1);
+  }
+}
+
+static void parallel_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  if (p->cp > 1) {
+    flag(b, "--context-parallel-size", "%d", p->cp);
+    flag(b, "--cp-comm-type", "%s",
+         p->cp_comm == STRATA_CP_ALLGATHER ? "allgather" : "p2p");
+  }
+  if (p->fp8) {
+    flag(b, "--fp8-format", "hybrid");
+    flag(b, "--fp8-recipe", "%s", p->fp8 == 2 ? "mxfp8" : "delayed");
+  }
+  if (p->zero_stage >= 2) { /* Megatron-FSDP */
+    flag(b, "--use-megatron-fsdp", NULL);
+    flag(b, "--use-distributed-optimizer", NULL);
+    flag(b, "--data-parallel-sharding-strategy", "%s",
+         p->zero_stage >= 3 ? "optim_grads_params" : "optim_grads");
+    flag(b, "--ckpt-format", "fsdp_dtensor");
+  }
+}
+
+void st__megatron_par_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  parallel_flags(b, p);
+  moe_flags(b, p);
+  attention_flags(b, p);
+}
