@@ -1,0 +1,779 @@
+/*
+ * test_moe.c - mixtures of experts, expert, context and sharded data
+ * parallelism, FP8 and the decoder variants, through the path `strata
+ * estimate` and `strata plan` take:
+ *
+ *  - the presets' parameter counts against the published ones (total and
+ *    active, each publisher's convention for the embedding);
+ *  - the memory of every MoE preset on a middle pipeline rank against the
+ *    closed form of docs/cost-model.md ("Mixture of experts"), exactly;
+ *  - the new kinds' FLOPs and saved bytes, latent attention's parameters
+ *    against Megatron-LM's formula, the variants' effect on counts, FLOPs
+ *    and memory;
+ *  - expert parallelism's all-to-all, context parallelism's ring and its
+ *    memory, FP8, ZeRO-2/3 without a pipeline, and the plans the issue
+ *    asks for on clusters of sensible size;
+ *  - a hand-written mixture-of-experts trace plans and exports as one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+static strata_graph_t *model(const char *name, const strata_gen_opts_t *o) {
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_model_load(name, o, &g));
+  return g;
+}
+
+/* ---- parameter counts ---------------------------------------------------- */
+
+typedef struct {
+  const char *name;
+  double total, active;  /* published */
+  int embedding_counted; /* the publisher counts the input embedding */
+  double tol_active;
+} published_t;
+
+/* Mixtral: Mistral AI's announcement ("46.7B total, 12.9B active") and
+ * Mixtral 8x22B's ("141B, 39B"); DeepSeek-V3: technical report, 671B /
+ * 37B; Qwen3-235B-A22B: Qwen3 technical report, 235B / 22B;
+ * gpt-oss-120b: OpenAI's model card, 116.83B total, 5.13B active
+ * (embedding excluded, unembedding included).  DeepSeek-V3 gives 37B to
+ * two digits: its active parameters without the embedding table, 36.63B,
+ * are 1.01 % under it (with it, 37.55B, 1.49 % over). */
+static const published_t pub[] = {
+    {"mixtral-8x7b", 46.7e9, 12.9e9, 1, 0.01},
+    {"mixtral-8x22b", 141e9, 39e9, 1, 0.01},
+    {"deepseek-v3", 671e9, 37e9, 0, 0.0102},
+    {"qwen3-235b-a22b", 235e9, 22e9, 1, 0.01},
+    {"gpt-oss-120b", 116.83e9, 5.13e9, 0, 0.01},
+};
+
+TEST(parameters_match_published) {
+  for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
+    strata_graph_t *g = model(pub[i].name, NULL);
+    strata_graph_stats_t st;
+    strata_graph_stats(g, &st);
+    double act = (double)st.active_parameters +
+                 (pub[i].embedding_counted ? st.embedding_parameters : 0);
+    printf("  %-16s total %8.3f B (published %7.2f, %+.2f %%), active %7.3f B "
+           "(published %5.2f, %+.2f %%)\n",
+           pub[i].name, st.parameters / 1e9, pub[i].total / 1e9,
+           100 * (st.parameters / pub[i].total - 1), act / 1e9,
+           pub[i].active / 1e9, 100 * (act / pub[i].active - 1));
+    ASSERT_NEAR(st.parameters, pub[i].total, 0.01, 0);
+    ASSERT_NEAR(act, pub[i].active, pub[i].tol_active, 0);
+    strata_graph_destroy(g);
+  }
+}
+
+/* Active = all but the experts a token does not visit and the embedding
+ * lookup: for Mixtral 8x7B by hand, 32 layers of attention (4096 x (4096 +
+ * 2 x 1024) + 4096 x 4096), 2 of 8 experts (3 x 4096 x 14336 each), the
+ * router (8 x 4096), two norms, the final norm and the head. */
+TEST(active_parameters_by_hand) {
+  strata_graph_t *g = model("mixtral-8x7b", NULL);
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  double h = 4096, attn = h * (h + 2 * 1024) + h * h, expert = 3 * h * 14336;
+  double layer = attn + 2 * expert + 8 * h + 2 * h;
+  double want = 32 * layer + h + 32000 * h;
+  ASSERT_EQ(st.active_parameters, want);
+  ASSERT_EQ(st.embedding_parameters, 32000 * h);
+  ASSERT_EQ(st.parameters,
+            32 * (attn + 8 * expert + 8 * h + 2 * h) + h + 2 * 32000 * h);
+  strata_graph_destroy(g);
+}
+
+/* Multi-head latent attention's parameters per layer: Megatron-LM's
+ * theoretical_memory_usage.py (q through the rank-q_lora bottleneck with
+ * its norm, the kv latent with its norm, the shared rotary key, the output
+ * projection). */
+TEST(mla_parameters_megatron_formula) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 4; /* 3 dense layers and 1 MoE layer */
+  strata_graph_t *g = model("deepseek-v3", &o);
+  double h = 7168, a = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128;
+  double q_term = ql * (h + a * (dn + dr) + 1);
+  double attn = q_term + kvl * (h + a * (dn + dv) + 1) + h * dr + a * dv * h;
+  double mlp = 3 * h * 18432, norms = 2 * h;
+  double moe = 256 * h + 256 * 3 * h * 2048 + 3 * h * 2048;
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  double want =
+      3 * (attn + mlp + norms) + (attn + moe + norms) + h + 2 * 129280 * h;
+  printf("  MLA %.0f parameters per layer (Megatron-LM's formula)\n", attn);
+  ASSERT_EQ(st.parameters, want);
+  strata_graph_destroy(g);
+}
+
+/* ---- the kinds ----------------------------------------------------------- */
+
+static const strata_op_t *find_op(const strata_graph_t *g, const char *name) {
+  int i = strata_graph_find_op(g, name);
+  ASSERT(i >= 0);
+  return &g->ops[i];
+}
+
+TEST(moe_kinds_flops_and_saves) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 256, o.heads = 4, o.kv_heads = 4, o.seq = 128;
+  o.vocab = 1000, o.experts = 8, o.topk = 2, o.moe_ffn = 512;
+  o.micro_batch = 2;
+  strata_graph_t *g = model("llama", &o);
+  double b = 2, s = 128, h = 256, E = 8, k = 2, f = 512, C = s * k / E;
+  const strata_op_t *r = find_op(g, "router"), *d = find_op(g, "dispatch"),
+                    *f1 = find_op(g, "expert_fc1"), *cb = find_op(g, "combine");
+  ASSERT_EQ(g->tensors[d->out[0]].shape[2], C);
+  ASSERT_EQ(strata_op_flops_fwd(g, r), 2 * b * s * h * E + 6 * b * s * E);
+  ASSERT_EQ(strata_op_flops_fwd(g, f1), 2 * E * b * C * 2 * f * h);
+  ASSERT_EQ(strata_op_flops_fwd(g, cb), 2 * E * b * C * h);
+  ASSERT_EQ(strata_op_flops_fwd(g, d), 0);
+  /* saved: the router's input (bf16) and fp32 scores; the dispatcher's
+   * int32 map; each grouped GEMM its input; combine the copies and the
+   * scores */
+  ASSERT_EQ(strata_op_saved_bytes(g, r), 2 * b * s * h + 4 * b * s * E);
+  ASSERT_EQ(strata_op_saved_bytes(g, d), 4 * b * s * k);
+  ASSERT_EQ(strata_op_saved_bytes(g, f1), 2 * E * b * C * h);
+  ASSERT_EQ(strata_op_saved_bytes(g, cb), 2 * E * b * C * h + 4 * b * s * E);
+  strata_moe_info_t m;
+  strata_graph_moe(g, &m);
+  ASSERT_EQ(m.experts, 8);
+  ASSERT_EQ(m.topk, 2);
+  ASSERT_EQ(m.moe_ffn, 512);
+  ASSERT_EQ(m.glu, 1);
+  ASSERT_EQ(m.moe_layers, 1);
+  ASSERT_EQ(m.expert_parameters, E * 3 * h * f);
+  strata_graph_destroy(g);
+  /* a capacity factor pads each expert to it */
+  o.capacity = 1.25;
+  g = model("llama", &o);
+  ASSERT_EQ(g->tensors[find_op(g, "dispatch")->out[0]].shape[2],
+            (int64_t)(s * k * 1.25 / E + 0.999));
+  strata_graph_destroy(g);
+}
+
+/* A shape that breaks the capacity rule is refused naming it. */
+TEST(moe_bad_capacity_refused) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 256, o.heads = 4, o.seq = 128, o.vocab = 1000;
+  o.experts = 8, o.topk = 2;
+  strata_graph_t *g = model("llama", &o);
+  char *text = NULL;
+  size_t len = 0;
+  ASSERT_OK(strata_trace_write(g, &text, &len));
+  char *at = strstr(text, "\"dispatch.out\", \"shape\": [8, 1, 32, 256]");
+  ASSERT(at);
+  memcpy(strstr(at, "32,"), "31,", 3);
+  strata_graph_t *bad = NULL;
+  ASSERT_EQ(strata_trace_parse(text, len, "moe.json", &bad), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "holds 31 copies per expert");
+  strata_free(text);
+  strata_graph_destroy(g);
+}
+
+/* ---- the variants -------------------------------------------------------- */
+
+TEST(variants_change_counts_flops_memory) {
+  strata_gen_opts_t o;
+  strata_graph_stats_t a, b;
+  strata_gen_opts_keep(&o);
+  o.layers = 2, o.hidden = 512, o.heads = 8, o.kv_heads = 4, o.seq = 1024;
+  o.vocab = 1000, o.ffn = 1024;
+  strata_graph_t *g = model("llama", &o);
+  strata_graph_stats(g, &a);
+  /* head size 128 instead of 64: q, k, v and the output projection grow */
+  o.head_dim = 128;
+  strata_graph_t *g2 = model("llama", &o);
+  strata_graph_stats(g2, &b);
+  ASSERT_EQ(b.parameters - a.parameters,
+            2 * (512.0 * (8 + 8) * 64 + 8 * 64 * 512));
+  ASSERT(b.flops_per_microbatch > a.flops_per_microbatch);
+  ASSERT(b.activation_bytes > a.activation_bytes);
+  strata_graph_destroy(g2);
+  o.head_dim = 0;
+  /* q, k, v biases: (8 + 2 x 4) x 64 per layer */
+  o.qkv_bias = 1;
+  g2 = model("llama", &o);
+  strata_graph_stats(g2, &b);
+  ASSERT_EQ(b.parameters - a.parameters, 2 * 16 * 64);
+  strata_graph_destroy(g2);
+  o.qkv_bias = -1;
+  /* q/k norms: two per layer, of the head size; their inputs saved */
+  o.qk_norm = 1;
+  g2 = model("llama", &o);
+  strata_graph_stats(g2, &b);
+  ASSERT_EQ(b.parameters - a.parameters, 2 * 2 * 64);
+  ASSERT_EQ(b.activation_bytes - a.activation_bytes,
+            2 * 2.0 * 1024 * (8 + 4) * 64);
+  strata_graph_destroy(g2);
+  o.qk_norm = -1;
+  /* tied embeddings: the head is the table, one V x h fewer */
+  o.tie_embeddings = 1;
+  g2 = model("llama", &o);
+  strata_graph_stats(g2, &b);
+  ASSERT_EQ(a.parameters - b.parameters, 1000.0 * 512);
+  ASSERT(strata_graph_find_tensor(g2, "head.weight") < 0);
+  strata_graph_destroy(g2);
+  o.tie_embeddings = -1;
+  /* a 128-token window on every other layer: attention FLOPs of those
+   * layers fall to 128 keys per query */
+  o.window = 128, o.window_every = 2;
+  g2 = model("llama", &o);
+  strata_graph_stats(g2, &b);
+  double full = 2.0 * 8 * 1024 * 1024 * (64 + 64);
+  double win = 2.0 * 8 * 1024 * 128 * (64 + 64);
+  ASSERT_NEAR(a.flops_per_microbatch - b.flops_per_microbatch, 3 * (full - win),
+              1e-12, 0);
+  ASSERT_EQ(g2->n_blocks, 2); /* windowed and full layers alternate */
+  strata_graph_destroy(g2);
+  strata_graph_destroy(g);
+}
+
+/* ---- memory of the MoE presets: the closed form ------------------------ */
+
+typedef struct {
+  const char *model, *cluster;
+  int tp, ep, etp, pp, dp, first, last, rank;
+  double imbalance;
+} moe_cfg_t;
+
+/* Parameters of one MoE layer held by one rank (docs/cost-model.md):
+ * split over tp (attention projections, shared experts), whole on every
+ * tensor-parallel rank (norms, the router, latent attention's down
+ * projections, the output projection's bias), and the experts' over
+ * ep x etp (their second GEMM's bias, replicated over etp, over ep). */
+static void layer_params(const strata_gen_opts_t *o, const moe_cfg_t *c,
+                         double *dense, double *expert) {
+  double h = o->hidden, a = o->heads, kv = o->kv_heads ? o->kv_heads : a;
+  double d = o->head_dim ? o->head_dim : h / a, E = o->experts;
+  double fe = o->moe_ffn, fs = o->shared_ffn, tp_split = 0, rep = 2 * h;
+  if (o->kv_lora > 0) {
+    double dq = o->qk_nope + o->qk_rope;
+    rep += h * o->q_lora + o->q_lora + h * o->kv_lora + o->kv_lora +
+           h * o->qk_rope;
+    tp_split += o->q_lora * a * dq + o->kv_lora * a * (o->qk_nope + o->v_head) +
+                a * o->v_head * h;
+  } else {
+    tp_split += h * (a + 2 * kv) * d + a * d * h;
+    if (o->qkv_bias > 0) tp_split += (a + 2 * kv) * d;
+    if (o->out_bias > 0) rep += h;
+    if (o->qk_norm > 0) rep += 2 * d;
+  }
+  rep += E * h + (o->expert_bias > 0 ? E : 0); /* router */
+  tp_split += 3 * h * fs;                      /* shared expert */
+  *dense = tp_split / c->tp + rep;
+  *expert = E * 3 * h * fe / (c->ep * c->etp);
+  if (o->expert_bias > 0)
+    *expert += E * 2 * fe / (c->ep * c->etp) + E * h / c->ep;
+}
+
+/* Activations of one MoE layer for one micro-batch (b = 1, sequence
+ * parallelism, fused attention, no recompute), bytes: everything is split
+ * t ways; the token copies (K per token) count gamma times on the most
+ * loaded rank. */
+static double layer_act(const strata_gen_opts_t *o, const moe_cfg_t *c,
+                        double K, double gamma) {
+  double s = o->seq, h = o->hidden, a = o->heads, E = o->experts;
+  double kv = o->kv_heads ? o->kv_heads : a,
+         d = o->head_dim ? o->head_dim : h / a;
+  double fe = o->moe_ffn, fs = o->shared_ffn, attn;
+  if (o->kv_lora > 0) {
+    double dq = o->qk_nope + o->qk_rope, dv = o->v_head;
+    attn = 2 * h + 2 * h + 4 * o->q_lora + 4 * o->kv_lora +
+           2 * a * (2 * dq + 2 * dv) + 4 * a;
+  } else {
+    attn = 2 * h + 2 * h + 2 * a * d + 4 * kv * d + 2 * a * d + 4 * a;
+    if (o->qk_norm > 0) attn += 2 * a * d + 2 * kv * d;
+  }
+  double moe = 2 * h + 2 * h + 4 * E + 4 * o->topk +
+               gamma * K * (4 * h + 6 * fe) + 6 * fs;
+  return s / c->tp * (attn + moe);
+}
+
+static strata_plan_t *estimate_moe(const moe_cfg_t *c, strata_gen_opts_t *o) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *cl = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  ASSERT_OK(strata_preset_opts(c->model, o));
+  po.recompute = STRATA_RECOMPUTE_NONE, po.recompute_auto = 0;
+  po.sequence_parallel = c->tp > 1;
+  po.quiet = 1;
+  po.gen.micro_batch = 1;
+  g = model(c->model, &po.gen);
+  ASSERT_OK(strata_cluster_load(c->cluster, &cl));
+  po.fix_tp = c->tp, po.fix_pp = c->pp, po.fix_dp = c->dp, po.fix_cp = 1;
+  po.fix_ep = c->ep, po.fix_etp = c->etp;
+  po.fix_first = c->first, po.fix_last = c->last;
+  po.micro_batch = 1, po.global_batch = 2 * c->pp * c->dp;
+  po.zero_stage = 1, po.vpp = 1, po.no_memory_check = 1;
+  po.moe_imbalance = c->imbalance;
+  ASSERT_OK(strata_pipeline_plan(g, cl, &po, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, cl));
+  ASSERT_EQ(p->ep, c->ep);
+  ASSERT_EQ(p->etp, c->etp);
+  strata_cluster_destroy(cl);
+  strata_graph_destroy(g);
+  return p;
+}
+
+static const moe_cfg_t moe_cfgs[] = {
+    {"mixtral-8x7b", "dgx-h100:8", 2, 8, 1, 4, 8, 8, 8, 1, 1.0},
+    {"mixtral-8x7b", "dgx-h100:8", 2, 8, 1, 4, 8, 8, 8, 2, 1.25},
+    {"mixtral-8x22b", "dgx-h100:32", 4, 8, 4, 8, 8, 7, 7, 3, 1.0},
+    {"deepseek-v3", "dgx-h100:256", 2, 32, 1, 16, 64, 4, 1, 5, 1.0},
+    {"qwen3-235b-a22b", "dgx-h100:64", 4, 16, 1, 4, 32, 22, 22, 1, 1.0},
+    {"gpt-oss-120b", "dgx-h100:16", 2, 16, 2, 4, 16, 9, 9, 2, 1.0},
+};
+
+TEST(moe_memory_closed_form) {
+  for (size_t i = 0; i < sizeof moe_cfgs / sizeof moe_cfgs[0]; i++) {
+    const moe_cfg_t *c = &moe_cfgs[i];
+    strata_gen_opts_t o;
+    strata_plan_t *p = estimate_moe(c, &o);
+    int n = p->stages[c->rank].layer_end - p->stages[c->rank].layer_begin;
+    int m = p->n_micro, fly = c->pp - c->rank < m ? c->pp - c->rank : m;
+    double dense, expert, E = o.experts;
+    double K =
+        E * (double)((o.seq * o.topk + o.experts - 1) / o.experts) / o.seq;
+    double edp = (double)c->tp * c->dp / (c->ep * c->etp);
+    layer_params(&o, c, &dense, &expert);
+    const strata_mem_items_t *it = &p->ranks[c->rank].mem;
+    double w = 2 * n * (dense + expert), g = 4 * n * (dense + expert);
+    double opt = 12 * n * (dense / c->dp + expert / edp);
+    double act = fly * n * layer_act(&o, c, K, c->imbalance);
+    printf("  %-16s tp %d ep %d etp %d pp %d dp %d rank %d (%d layers, %d in "
+           "flight): weights %.4f, grads %.4f, optim %.4f, act %.4f GiB; "
+           "experts %.4f\n",
+           c->model, c->tp, c->ep, c->etp, c->pp, c->dp, c->rank, n, fly,
+           it->weights / 1073741824.0, it->gradients / 1073741824.0,
+           it->optimizer / 1073741824.0, it->activations / 1073741824.0,
+           it->experts / 1073741824.0);
+    ASSERT_NEAR(it->weights, w, 1e-12, 0);
+    ASSERT_NEAR(it->gradients, g, 1e-12, 0);
+    ASSERT_NEAR(it->optimizer, opt, 1e-12, 0);
+    ASSERT_NEAR(it->activations, act, 1e-12, 0);
+    ASSERT_NEAR(it->experts, n * expert * (2 + 4 + 12 / edp), 1e-12, 0);
+    strata_plan_destroy(p);
+  }
+}
+
+/* ---- expert parallelism's all-to-all ------------------------------------- */
+
+/* One MoE layer on a 4-device mesh whose axis is part of the expert-
+ * parallel group, and 4 replicas beyond it: the dispatch and combine each
+ * exchange the device's copies all-to-all on the mesh axis (ring cost of
+ * topo/) and over the replicas (ep_link's affine cost), forward and
+ * backward. */
+TEST(ep_all_to_all_cost) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 1024, o.heads = 8, o.kv_heads = 8, o.seq = 1024;
+  o.vocab = 1000, o.experts = 16, o.topk = 2, o.moe_ffn = 1024;
+  strata_graph_t *g = model("llama", &o);
+  strata_stage_opts_t so;
+  strata_stage_opts_init(&so);
+  strata_mesh_default(&so.mesh, 4, 1);
+  so.objective = STRATA_OBJ_MEGATRON;
+  so.sequence_parallel = 1;
+  so.layer_begin = 0, so.layer_end = 1;
+  so.with_prologue = so.with_epilogue = 0;
+  so.ep_axes = 1u, so.ep_outer = 4, so.outer_dp = 4;
+  so.ep_link.bandwidth = 40e9, so.ep_link.latency = 20e-6;
+  strata_stage_result_t *r = NULL;
+  ASSERT_OK(strata_stage_solve(g, &so, &r));
+  double copies = 2.0 * 16 * 1 * (1024 * 2 / 16) * 1024 / 4; /* bytes */
+  double mesh =
+      strata_coll_time(STRATA_COLL_ALLTOALL, copies, 4, &so.mesh.axis[0]);
+  double outer = 20e-6 + copies / 40e9;
+  for (int i = 0; i < r->n_ops; i++)
+    if (!strcmp(r->ops[i].name, "dispatch") ||
+        !strcmp(r->ops[i].name, "combine")) {
+      ASSERT_STR_EQ(r->ops[i].strategy, "ep");
+      ASSERT_NEAR(r->ops[i].comm_seconds, 2 * (mesh + outer), 1e-12, 0);
+    } else if (!strcmp(r->ops[i].name, "expert_fc1")) {
+      ASSERT_STR_EQ(r->ops[i].strategy, "e");
+      ASSERT_STR_EQ(r->ops[i].placement, "[S(0)]");
+    }
+  /* the experts' states: a sixteenth of each expert GEMM per device */
+  double per = 16.0 * 3 * 1024 * 1024 / 16;
+  ASSERT_NEAR(r->mem.expert_weights, 2 * per, 1e-12, 0);
+  strata_stage_result_destroy(r);
+  strata_graph_destroy(g);
+}
+
+/* ---- context parallelism ------------------------------------------------- */
+
+static strata_plan_t *plan_405b(int cp, const char *cluster, int fixed) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.gen.seq = 131072;
+  po.quiet = 1;
+  po.model_spec = "llama3-405b";
+  po.global_batch = 128; /* 16.8M tokens, Llama 3's batch at 128K */
+  g = model("llama3-405b", &po.gen);
+  ASSERT_OK(strata_cluster_load(cluster, &c));
+  if (fixed) {
+    po.fix_tp = 8, po.fix_pp = 16, po.fix_cp = cp;
+    po.fix_dp = strata_cluster_gpus(c) / (8 * 16 * cp);
+    po.global_batch = 16 * po.fix_dp; /* 16 micro-batches: 1F1B fills */
+    po.micro_batch = 1, po.vpp = 1, po.no_memory_check = 1;
+    po.fix_first = 7, po.fix_last = 7; /* 126 = 7 + 14 x 8 + 7 */
+    po.sequence_parallel = 1;
+    po.recompute = STRATA_RECOMPUTE_FULL, po.recompute_auto = 0;
+  }
+  int rc = strata_pipeline_plan(g, c, &po, &p);
+  if (rc == 0) ASSERT_OK(strata_merge_stitch(p, g, c));
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return rc ? NULL : p;
+}
+
+/* Llama 3 405B at 131,072 tokens on 16,384 H100s (Llama 3 trained its
+ * long-context stage with CP 16): the plan splits the sequence; a stage's
+ * activations and the boundary shrink cp ways; the ring's buffers are
+ * four times a layer's local keys and values. */
+TEST(cp_llama3_405b_long_context) {
+  strata_plan_t *p = plan_405b(0, "dgx-h100:2048", 0);
+  ASSERT(p);
+  printf("  llama3-405b at 131072: tp %d cp %d pp %d dp %d, %.1f GiB, %.0f "
+         "ms\n",
+         p->tp, p->cp, p->pp, p->dp, p->peak_memory_bytes / 1073741824.0,
+         p->step_seconds * 1e3);
+  ASSERT(p->cp > 1);
+  ASSERT(p->peak_memory_bytes <= 80 * 1073741824.0);
+  strata_plan_destroy(p);
+  strata_plan_t *a = plan_405b(8, "dgx-h100:2048", 1);
+  strata_plan_t *b = plan_405b(16, "dgx-h100:2048", 1);
+  double la = a->stages[3].result->activations_per_layer;
+  double lb = b->stages[3].result->activations_per_layer;
+  /* full recompute: the layer input, 2 s h / (tp x cp) */
+  ASSERT_EQ(la, 2.0 * 131072 * 16384 / (8 * 8));
+  ASSERT_EQ(lb, la / 2);
+  ASSERT_NEAR(a->p2p_seconds[3] > b->p2p_seconds[3], 1, 0, 0);
+  /* K and V of a layer: 2 x 8 groups x 128 x s x 2 bytes */
+  double kv = 2.0 * 8 * 128 * 131072 * 2;
+  ASSERT_NEAR(a->ranks[3].mem.cp_buffers, 4 * kv / (8 * 8), 1e-12, 0);
+  ASSERT_NEAR(b->ranks[3].mem.cp_buffers, 4 * kv / (8 * 16), 1e-12, 0);
+  /* without context parallelism the same configuration does not fit */
+  strata_plan_t *c = plan_405b(1, "dgx-h100:2048", 1);
+  ASSERT(c->peak_memory_bytes > 80e9);
+  printf("  cp 1 / 8 / 16: %.1f / %.1f / %.1f GiB\n",
+         c->peak_memory_bytes / 1073741824.0,
+         a->peak_memory_bytes / 1073741824.0,
+         b->peak_memory_bytes / 1073741824.0);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  strata_plan_destroy(c);
+}
+
+/* The ring on one axis of a stage: the keys and values stay split like
+ * the queries, the op passes them n - 1 times; the all-gather variant
+ * keeps them whole on the op (and its edges gather them). */
+TEST(cp_ring_and_allgather_layouts) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 1024, o.heads = 8, o.kv_heads = 8, o.seq = 8192;
+  o.vocab = 1000;
+  strata_graph_t *g = model("llama", &o);
+  for (int comm = 0; comm < 2; comm++) {
+    strata_stage_opts_t so;
+    strata_stage_opts_init(&so);
+    strata_mesh_default(&so.mesh, 2, 1);
+    so.objective = STRATA_OBJ_MEGATRON;
+    so.cp = 2, so.cp_comm = comm;
+    so.layer_begin = 0, so.layer_end = 1;
+    so.with_prologue = so.with_epilogue = 0;
+    strata_stage_result_t *r = NULL;
+    ASSERT_OK(strata_stage_solve(g, &so, &r));
+    for (int i = 0; i < r->n_ops; i++)
+      if (!strcmp(r->ops[i].name, "attn"))
+        ASSERT_STR_EQ(r->ops[i].strategy, comm ? "s" : "ring");
+    /* everything split along the sequence: the layer's saved bytes half
+     * of one device's, but for K and V under all-gather */
+    ASSERT(r->activations_per_layer > 0);
+    strata_stage_result_destroy(r);
+  }
+  strata_graph_destroy(g);
+}
+
+/* ---- FP8 ----------------------------------------------------------------- */
+
+TEST(fp8_gemms_saved_inputs_and_weights) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 4096, o.heads = 32, o.kv_heads = 8, o.seq = 4096;
+  o.vocab = 1000, o.ffn = 14336;
+  strata_graph_t *g = model("llama", &o);
+  strata_stage_result_t *r[2];
+  for (int f = 0; f < 2; f++) {
+    strata_stage_opts_t so;
+    strata_stage_opts_init(&so);
+    so.objective = STRATA_OBJ_MEGATRON;
+    so.layer_begin = 0, so.layer_end = 1;
+    so.with_prologue = so.with_epilogue = 0;
+    so.fp8 = f;
+    ASSERT_OK(strata_stage_solve(g, &so, &r[f]));
+  }
+  /* the four linears' inputs saved at a byte: h (qkv), h (proj: the
+   * attention output, already saved by attention), h (fc1), ffn (fc2) */
+  double s = 4096, h = 4096, ffn = 14336;
+  ASSERT_NEAR(r[0]->activations_per_layer - r[1]->activations_per_layer,
+              s * (h + h + ffn), 1e-12, 0);
+  /* each linear weight keeps two FP8 copies: 2 bytes per parameter */
+  double lin = h * (32 + 16) * 128 + h * h + 3 * h * ffn;
+  ASSERT_NEAR(r[1]->mem.weights - r[0]->mem.weights, 2 * lin, 1e-12, 0);
+  /* the GEMMs at the FP8 peak: the layer's forward is faster */
+  ASSERT(r[1]->fwd_seconds < 0.75 * r[0]->fwd_seconds);
+  strata_stage_result_destroy(r[0]);
+  strata_stage_result_destroy(r[1]);
+  strata_graph_destroy(g);
+}
+
+/* ---- ZeRO-2 and -3 in Megatron mode -------------------------------------- */
+
+TEST(zero23_without_pipeline) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = model("gpt-1.7b", NULL);
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load("dgx-a100:8", &c));
+  double P = 0;
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  P = (double)st.parameters;
+  for (int z = 2; z <= 3; z++) {
+    strata_plan_t *p = NULL;
+    strata_plan_opts_init(&po);
+    po.quiet = 1;
+    po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 64, po.fix_cp = 1;
+    po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
+    po.zero_stage = z, po.no_memory_check = 1;
+    po.recompute = STRATA_RECOMPUTE_NONE, po.recompute_auto = 0;
+    ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+    const strata_mem_items_t *m = &p->ranks[0].mem;
+    double states = m->weights + m->gradients + m->optimizer;
+    /* Megatron's recipe 2 + 4 + 12: ZeRO-2 2 + 16/N, ZeRO-3 18/N */
+    double want = z == 2 ? 2 * P + 16 * P / 64 : 18 * P / 64;
+    printf("  ZeRO-%d, 64 ranks: %.4f GB of states (2 + 4 + 12 sharded: "
+           "%.4f)\n",
+           z, states / 1e9, want / 1e9);
+    ASSERT_NEAR(states, want, 1e-12, 0);
+    ASSERT(p->step_items.dp_sync > 0); /* reduce-scatter every micro-batch */
+    strata_plan_destroy(p);
+    /* with a pipeline: no configuration (FSDP and DeepSpeed run it with
+     * pp 1) */
+    strata_plan_opts_init(&po);
+    po.quiet = 1;
+    po.fix_tp = 1, po.fix_pp = 2, po.fix_dp = 32, po.fix_cp = 1;
+    po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
+    po.fix_first = po.fix_last = 12;
+    po.zero_stage = z, po.no_memory_check = 1;
+    ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINFEASIBLE);
+  }
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* ---- the presets plan ---------------------------------------------------- */
+
+TEST(presets_plan_on_their_clusters) {
+  static const char *cases[][2] = {{"mixtral-8x7b", "dgx-h100:8"},
+                                   {"mixtral-8x22b", "dgx-h100:32"},
+                                   {"deepseek-v3", "dgx-h100:256"},
+                                   {"qwen3-235b-a22b", "dgx-h100:64"},
+                                   {"gpt-oss-120b", "dgx-h100:16"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    strata_plan_opts_t po;
+    strata_cluster_t *c = NULL;
+    strata_plan_t *p = NULL;
+    strata_plan_opts_init(&po);
+    po.quiet = 1;
+    po.model_spec = cases[i][0];
+    strata_graph_t *g = model(cases[i][0], NULL);
+    ASSERT_OK(strata_cluster_load(cases[i][1], &c));
+    double t0 = strata_now();
+    ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+    ASSERT_OK(strata_merge_stitch(p, g, c));
+    printf("  %-16s on %-13s tp %d ep %d etp %d pp %d dp %d: %.0f ms, %.1f "
+           "GiB (%.2f s)\n",
+           cases[i][0], cases[i][1], p->tp, p->ep, p->etp, p->pp, p->dp,
+           p->step_seconds * 1e3, p->peak_memory_bytes / 1073741824.0,
+           strata_now() - t0);
+    ASSERT(p->experts > 0);
+    ASSERT(p->peak_memory_bytes <= 80 * 1073741824.0 - 0.5 * 1073741824.0);
+    char *t = NULL;
+    ASSERT_OK(strata_export_megatron(p, &t));
+    ASSERT_CONTAINS(t, "--num-experts");
+    ASSERT_CONTAINS(t, "--expert-model-parallel-size");
+    strata_free(t);
+    strata_plan_destroy(p);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+}
+
+/* ---- a hand-written trace ------------------------------------------------ */
+
+/* A Mixtral trace whose "model" section says nothing of experts (as a
+ * tool that knows only dense models would write it): its ops say it is a
+ * mixture of experts, and the plan, the plan file and the export say so
+ * too. */
+TEST(moe_trace_plans_and_exports_as_moe) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 4;
+  strata_graph_t *g = model("mixtral-8x7b", &o);
+  char *text = NULL, *t = NULL;
+  size_t len = 0;
+  ASSERT_OK(strata_trace_write(g, &text, &len));
+  const char *moe = ", \"experts\": 8, \"topk\": 2, \"moe_ffn\": 14336";
+  char *m = strstr(text, moe);
+  ASSERT(m);
+  memmove(m, m + strlen(moe), strlen(m + strlen(moe)) + 1);
+  strata_graph_t *h = NULL;
+  ASSERT_OK(strata_trace_parse(text, strlen(text), "mixtral.json", &h));
+  ASSERT_EQ(h->hp.experts, 0);
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t po;
+  strata_plan_opts_init(&po);
+  po.quiet = 1;
+  po.global_batch = 64;
+  ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
+  ASSERT_OK(strata_pipeline_plan(h, c, &po, &p));
+  ASSERT_OK(strata_merge_stitch(p, h, c));
+  ASSERT_EQ(p->experts, 8);
+  ASSERT_EQ(p->topk, 2);
+  ASSERT_EQ(p->moe_ffn, 14336);
+  ASSERT_EQ(p->moe_layers, 4);
+  /* the plan file keeps it */
+  unsigned char *bytes = NULL;
+  size_t n = 0;
+  strata_plan_t *q = NULL;
+  ASSERT_OK(strata_plan_encode(p, &bytes, &n));
+  ASSERT_OK(strata_plan_decode(bytes, n, "p.splan", &q));
+  ASSERT_EQ(q->experts, 8);
+  ASSERT_EQ(q->ep, p->ep);
+  /* the exporter, from the decoded plan */
+  ASSERT_OK(strata_export_megatron(q, &t));
+  ASSERT_CONTAINS(t, "--num-experts 8");
+  ASSERT_CONTAINS(t, "--moe-router-topk 2");
+  ASSERT_CONTAINS(t, "--moe-ffn-hidden-size 14336");
+  strata_free(t);
+  strata_free(bytes);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(h);
+  strata_graph_destroy(g);
+  strata_free(text);
+}
+
+/* ---- the exports --------------------------------------------------------- */
+
+static char *reference(void) {
+  char path[512], *text = NULL;
+  size_t len;
+  snprintf(path, sizeof path, "%s/reference/megatron_flags.txt",
+           test_shared_dir());
+  ASSERT_OK(strata_file_read(path, 0, &text, &len));
+  return text;
+}
+
+static int in_reference(const char *ref, const char *flag) {
+  size_t n = strlen(flag);
+  for (const char *q = ref; (q = strstr(q, flag)); q += n)
+    if ((q == ref || q[-1] == '\n') && (q[n] == '\n' || q[n] == 0)) return 1;
+  return 0;
+}
+
+static void check_flags(const char *args) {
+  char *ref = reference(), flag[128];
+  for (const char *q = args; (q = strstr(q, "--")); q += 2) {
+    size_t k = strcspn(q, " \\\n");
+    ASSERT(k < sizeof flag);
+    memcpy(flag, q, k);
+    flag[k] = 0;
+    if (!in_reference(ref, flag))
+      test_fail(__FILE__, __LINE__, "flag %s is not in the reference", flag);
+  }
+  strata_free(ref);
+}
+
+/* DeepSeek-V3 with expert, context parallelism and FP8; Megatron-FSDP for
+ * ZeRO-3; gpt-oss's windows and biases.  Every flag is Megatron-LM's. */
+TEST(megatron_flags_of_the_new_degrees) {
+  moe_cfg_t c = {"deepseek-v3", "dgx-h100:256", 2, 32, 1, 16, 64, 4, 1, 5, 1};
+  strata_gen_opts_t o;
+  strata_plan_t *p = estimate_moe(&c, &o);
+  char *t = NULL;
+  p->fp8 = 1;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  check_flags(t);
+  ASSERT_CONTAINS(t, "--num-experts 256 \\\n--moe-router-topk 8");
+  ASSERT_CONTAINS(t, "--moe-shared-expert-intermediate-size 2048");
+  ASSERT_CONTAINS(t, "--moe-layer-freq \"([0]*3+[1]*58)\"");
+  ASSERT_CONTAINS(t, "--expert-model-parallel-size 32");
+  ASSERT_CONTAINS(t, "--expert-tensor-parallel-size 1");
+  ASSERT_CONTAINS(t, "--multi-latent-attention");
+  ASSERT_CONTAINS(t, "--q-lora-rank 1536 \\\n--kv-lora-rank 512");
+  ASSERT_CONTAINS(t, "--qk-head-dim 128 \\\n--qk-pos-emb-head-dim 64");
+  ASSERT_CONTAINS(t, "--fp8-format hybrid \\\n--fp8-recipe delayed");
+  strata_free(t);
+  /* Megatron's rules: ep x tp needs sequence parallelism */
+  p->sequence_parallel = 0;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "sequence parallelism must be used");
+  p->sequence_parallel = 1, p->ep = 24;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "multiple of expert model parallel");
+  p->ep = 32, p->cp = 4, p->devices *= 4;
+  for (int s = 0; s < p->n_stages; s++)
+    p->stages[s].gpus_per_node *= 4;
+  p->seq_len = 4100;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "multiple of 2 * context-parallel");
+  strata_plan_destroy(p);
+  /* gpt-oss: biases kept, alternating windows, a rotary base */
+  moe_cfg_t d = {"gpt-oss-120b", "dgx-h100:16", 2, 16, 2, 4, 16, 9, 9, 2, 1};
+  p = estimate_moe(&d, &o);
+  ASSERT_OK(strata_export_megatron(p, &t));
+  check_flags(t);
+  ASSERT(!strstr(t, "--disable-bias-linear"));
+  ASSERT_CONTAINS(t, "--window-size \"(128,0)\"");
+  ASSERT_CONTAINS(t, "--window-attn-skip-freq \"([1]+[0]*1)*18\"");
+  ASSERT_CONTAINS(t, "--kv-channels 64");
+  ASSERT_CONTAINS(t, "--rotary-base 150000");
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(parameters_match_published),
+    TEST_ENTRY(active_parameters_by_hand),
+    TEST_ENTRY(mla_parameters_megatron_formula),
+    TEST_ENTRY(moe_kinds_flops_and_saves),
+    TEST_ENTRY(moe_bad_capacity_refused),
+    TEST_ENTRY(variants_change_counts_flops_memory),
+    TEST_ENTRY(moe_memory_closed_form),
+    TEST_ENTRY(ep_all_to_all_cost),
+    TEST_ENTRY(cp_llama3_405b_long_context),
+    TEST_ENTRY(cp_ring_and_allgather_layouts),
+    TEST_ENTRY(fp8_gemms_saved_inputs_and_weights),
+    TEST_ENTRY(zero23_without_pipeline),
+    TEST_ENTRY(presets_plan_on_their_clusters),
+    TEST_ENTRY(moe_trace_plans_and_exports_as_moe),
+    TEST_ENTRY(megatron_flags_of_the_new_degrees),
+};
+
+TEST_MAIN(tests)
