@@ -1,6 +1,8 @@
 /*
  * bench_plan.c - whole-model planning time: gpt3-175b on dgx-h100:128
- * (1024 GPUs) and llama3-405b on dgx-h100:2048 (16384 GPUs): cold (an
+ * (1024 GPUs), llama3-405b on dgx-h100:2048 (16384 GPUs) and the mixture
+ * of experts deepseek-v3 on dgx-h100:256 (2048 GPUs, searching expert,
+ * expert tensor and context parallelism too): cold (an
  * empty cache filled as it goes), warm (every subproblem from the cache)
  * and with no cache at all, with 1 and 2 solver threads, and the free
  * mode; then the re-plan after a node is drained.  Prints medians and
@@ -116,10 +118,12 @@ static void bench_case(const case_t *k, int runs, const char *dir) {
          c2 > 0 ? c1 / c2 : 0, w, c2 > 0 ? 100 * w / c2 : 0,
          median(nocache, runs));
   if (p)
-    printf("    plan: tp %d pp %d dp %d micro %d; subproblems %d total, %d "
-           "distinct; warm run: %d ILPs solved, %d from cache\n",
-           p->tp, p->pp, p->dp, p->micro_batch, p->subproblems_total,
-           p->subproblems_distinct, p->ilps_solved, p->cache_hits);
+    printf("    plan: tp %d cp %d ep %d etp %d pp %d dp %d micro %d; "
+           "subproblems %d total, %d distinct; warm run: %d ILPs solved, %d "
+           "from cache\n",
+           p->tp, p->cp, p->ep, p->etp, p->pp, p->dp, p->micro_batch,
+           p->subproblems_total, p->subproblems_distinct, p->ilps_solved,
+           p->cache_hits);
   strata_plan_destroy(p);
 }
 
@@ -151,11 +155,12 @@ int main(int argc, char **argv) {
       {"gpt3-175b", "dgx-h100:128", 1536, 1},
       {"llama3-405b", "dgx-h100:2048", 2048, 1},
       {"gpt3-175b", "dgx-h100:128", 1536, 0},
+      {"deepseek-v3", "dgx-h100:256", 1024, 1},
   };
   printf("strata plan benchmark: median of %d runs, %ld cores online\n", runs,
          sysconf(_SC_NPROCESSORS_ONLN));
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    bench_case(&cases[i], i == 2 && runs > 3 ? 3 : runs, dir);
+    bench_case(&cases[i], (i == 2 || i == 3) && runs > 3 ? 3 : runs, dir);
   bench_drain(dir);
   clear_dir(dir);
   return 0;

@@ -33,7 +33,13 @@ enum {
   OPT_NO_DROPOUT,
   OPT_TIE,
   OPT_NO_TIE,
-  OPT_JSON
+  OPT_JSON,
+  OPT_HEAD_DIM,
+  OPT_WINDOW,
+  OPT_EXPERTS,
+  OPT_TOPK,
+  OPT_MOE_FFN,
+  OPT_CAPACITY
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +59,12 @@ static const struct option long_opts[] = {
     {"tie-embeddings", no_argument, NULL, OPT_TIE},
     {"no-tie-embeddings", no_argument, NULL, OPT_NO_TIE},
     {"json", no_argument, NULL, OPT_JSON},
+    {"head-dim", required_argument, NULL, OPT_HEAD_DIM},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"experts", required_argument, NULL, OPT_EXPERTS},
+    {"topk", required_argument, NULL, OPT_TOPK},
+    {"moe-ffn", required_argument, NULL, OPT_MOE_FFN},
+    {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -70,7 +82,9 @@ static const char model_help[] =
     "Hugging Face config.json: docs/import.md):\n"
     "  presets: bert-large, gpt-1.7b gpt-3.6b gpt-7.5b gpt-18.4b gpt-39.1b\n"
     "           gpt-76.1b gpt-145.6b gpt-310.1b gpt-529.6b gpt-1t,\n"
-    "           gpt3-175b, llama2-70b, llama3-405b\n"
+    "           gpt3-175b, llama2-70b, llama3-405b,\n"
+    "           mixtral-8x7b, mixtral-8x22b, deepseek-v3, qwen3-235b-a22b,\n"
+    "           gpt-oss-120b\n"
     "  families: gpt, bert, llama\n"
     "\n"
     "Model options (override the preset's or family's; not for trace files;\n"
@@ -81,7 +95,10 @@ static const char model_help[] =
     "  --dtype T                   f32, bf16 (default), f16, f8\n"
     "  --flash-attention, --no-flash-attention\n"
     "  --dropout, --no-dropout\n"
-    "  --tie-embeddings, --no-tie-embeddings\n";
+    "  --tie-embeddings, --no-tie-embeddings\n"
+    "  --head-dim N  --window N    llama: head size, sliding window\n"
+    "  --experts N  --topk N  --moe-ffn N  --capacity-factor F\n"
+    "                              llama: a mixture of experts\n";
 
 static void usage_trace(FILE *f) {
   fprintf(f, "Usage: strata trace <gen|info> MODEL [options]\n"
@@ -177,6 +194,19 @@ static int take_opt(const char *cmd, int c, const char *arg, trace_args_t *a) {
   case OPT_NO_TIE:
     o->tie_embeddings = 0;
     return 0;
+  case OPT_HEAD_DIM:
+    return int_opt(cmd, "--head-dim", arg, &o->head_dim);
+  case OPT_WINDOW:
+    return int_opt(cmd, "--window", arg, &o->window);
+  case OPT_EXPERTS:
+    return int_opt(cmd, "--experts", arg, &o->experts);
+  case OPT_TOPK:
+    return int_opt(cmd, "--topk", arg, &o->topk);
+  case OPT_MOE_FFN:
+    return int_opt(cmd, "--moe-ffn", arg, &o->moe_ffn);
+  case OPT_CAPACITY:
+    return cli_parse_double(cmd, "--capacity-factor", arg, 0.01, 1000,
+                            &o->capacity);
   default:
     return cli_usage_error(cmd, "internal: option %d", c);
   }
@@ -350,6 +380,16 @@ static void print_info(const strata_graph_t *g,
   row("layers", "%d", st->layers);
   row("parameters", "%s (%.2f B)", grouped(st->parameters, a, sizeof a),
       (double)st->parameters / 1e9);
+  strata_moe_info_t m;
+  strata_graph_moe(g, &m);
+  if (m.experts > 0) {
+    row("experts", "%d routed, top-%d, hidden %d, in %d layers", m.experts,
+        m.topk, m.moe_ffn, m.moe_layers);
+    row("active parameters", "%s (%.2f B; %.2f B with the embedding)",
+        grouped(st->active_parameters, a, sizeof a),
+        (double)st->active_parameters / 1e9,
+        (double)(st->active_parameters + st->embedding_parameters) / 1e9);
+  }
   row("operators", "%s (%d stored)", grouped(st->ops, a, sizeof a), g->n_ops);
   row("tensors", "%s (%d stored)", grouped(st->tensors, a, sizeof a),
       g->n_tensors);
@@ -384,6 +424,11 @@ static int json_info(const char *cmd, const strata_graph_t *g,
   if (!rc) rc = st__json_add_bool(o, "flash_attention", g->hp.flash_attention);
   if (!rc) rc = st__json_add_bool(o, "dropout", g->hp.dropout);
   NUM_("parameters", st->parameters);
+  if (g->hp.experts > 0 ||
+      st->active_parameters + st->embedding_parameters < st->parameters) {
+    NUM_("active_parameters", st->active_parameters);
+    NUM_("embedding_parameters", st->embedding_parameters);
+  }
   NUM_("ops", st->ops);
   NUM_("tensors", st->tensors);
   NUM_("flops_per_microbatch", st->flops_per_microbatch);
