@@ -201,8 +201,9 @@ static void dims_elementwise(const strata_graph_t *g, const strata_op_t *op,
                              st__opdims_t *d, int last_shardable) {
   static const char *n3[] = {"b", "s", "l2", "l3", "l4", "l5"};
   static const char *n4[] = {"b", "heads", "s", "l3", "l4", "l5"};
+  static const char *ng[] = {"e", "b", "c", "l3", "l4", "l5"};
   const strata_tensor_t *x = &g->tensors[op->in[0]];
-  const char *const *names = x->ndim >= 4 ? n4 : n3;
+  const char *const *names = d->grouped ? ng : x->ndim >= 4 ? n4 : n3;
   int r = x->ndim, p[STRATA_MAX_DIMS];
   if (r < 1) return;
   for (int i = 0; i < r - 1; i++)
@@ -215,6 +216,11 @@ static void dims_elementwise(const strata_graph_t *g, const strata_op_t *op,
       if (t->shape[j] == x->shape[off + j])
         d->map[k][j] = (signed char)p[off + j];
   }
+  /* swiglu halves the last dim: a split of [gate | up] is Megatron-LM's
+   * interleaved fc1 shard, each rank's half of its own gate and up */
+  if (op->kind == STRATA_OP_SWIGLU && op->n_out == 1 &&
+      g->tensors[op->out[0]].ndim == r)
+    d->map[op->n_in][r - 1] = (signed char)p[r - 1];
 }
 
 static void dims_heads(const strata_graph_t *g, const strata_op_t *op,

@@ -68,12 +68,21 @@ static int check_layout(const strata_plan_t *p, int G, int *nodes, int *gpn) {
   if (*gpn % p->tp != 0 && p->tp % *gpn != 0)
     return REFUSE("tensor-parallel groups of %d GPUs straddle nodes of %d",
                   p->tp, *gpn);
+  /* Megatron-Core's order tp-cp-ep-dp-pp: a pipeline rank spans tp x cp x
+   * dp ranks (the expert groups are carved from cp x dp) */
+  int cp = p->cp > 1 ? p->cp : 1;
   for (int s = 0; s < p->n_stages; s++)
-    if (p->stages[s].first_rank != p->stages[s].rank * p->tp * p->dp)
-      return REFUSE("stage %d starts at rank %d, not at pipeline rank %d x "
-                    "tp %d x dp %d as in Megatron-LM's rank order",
-                    s, p->stages[s].first_rank, p->stages[s].rank, p->tp,
-                    p->dp);
+    if (p->stages[s].first_rank != p->stages[s].rank * p->tp * cp * p->dp)
+      return cp > 1 ? REFUSE("stage %d starts at rank %d, not at pipeline "
+                             "rank %d x tp %d x cp %d x dp %d as in "
+                             "Megatron-LM's rank order",
+                             s, p->stages[s].first_rank, p->stages[s].rank,
+                             p->tp, cp, p->dp)
+                    : REFUSE("stage %d starts at rank %d, not at pipeline "
+                             "rank %d x tp %d x dp %d as in Megatron-LM's "
+                             "rank order",
+                             s, p->stages[s].first_rank, p->stages[s].rank,
+                             p->tp, p->dp);
   return 0;
 }
 

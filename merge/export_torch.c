@@ -147,6 +147,12 @@ int st__torch_check(const strata_plan_t *p) {
                     s, st->nodes);
     if (!st->result) return REFUSE("stage %d has no operator layouts", s);
   }
+  if (p->cp > 1 || p->experts > 0 || p->fp8)
+    return REFUSE("the plan uses %s, which DTensor's parallel styles do not "
+                  "express; export it for Megatron-LM",
+                  p->cp > 1        ? "context parallelism (ring attention)"
+                  : p->experts > 0 ? "experts (token dispatch)"
+                                   : "FP8 GEMMs");
   if (p->devices != d0 * p->pp * p->dp)
     return REFUSE("world size %d is not %d x pp %d x dp %d", p->devices, d0,
                   p->pp, p->dp);

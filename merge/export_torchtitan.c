@@ -61,6 +61,14 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
     return REFUSE("torchtitan has no %s model (its llama3 is the one Strata "
                   "family it trains)",
                   p->family);
+  if (p->experts > 0 || p->kv_lora > 0)
+    return REFUSE("the plan's model has %s, which torchtitan's llama3 does "
+                  "not; export it for Megatron-LM",
+                  p->experts > 0 ? "experts" : "latent attention");
+  if (p->fp8)
+    return REFUSE("the plan runs its GEMMs in FP8 with Transformer Engine's "
+                  "recipe; re-plan with --precision bf16 or export it for "
+                  "Megatron-LM");
   if ((rc = st__mg_check(p, &first, &last))) {
     /* the same layout rules as Megatron-LM's, named for torchtitan */
     char why[512];
@@ -105,6 +113,14 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
                     "pipeline_parallel_degree = %d\n",
                     p->dp, p->zero_stage >= 3 ? "always" : "never",
                     p->zero_stage, p->tp, p->pp);
+  /* context parallelism: PyTorch's ring attention, the shards passed
+   * around by all-to-all ("alltoall", the plan's ring) or all-gathered */
+  if (p->cp > 1)
+    strata_buf_printf(
+        b,
+        "context_parallel_degree = %d\n"
+        "context_parallel_rotate_method = \"%s\"\n",
+        p->cp, p->cp_comm == STRATA_CP_ALLGATHER ? "allgather" : "alltoall");
   if (p->pp > 1) {
     strata_buf_printf(b,
                       "pipeline_parallel_schedule = \"%s\"\n"

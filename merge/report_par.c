@@ -134,6 +134,8 @@ int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
            add_int(m, "qk_nope", p->qk_nope) |
            add_int(m, "qk_rope", p->qk_rope) | add_int(m, "v_head", p->v_head);
   if (p->head_dim > 0) bad |= add_int(m, "head_dim", p->head_dim);
+  if (p->rope_theta > 0)
+    bad |= st__json_add_num(m, "rope_theta", p->rope_theta);
   if (p->window > 0)
     bad |= add_int(m, "window", p->window) |
            add_int(m, "window_every", p->window_every);

@@ -507,6 +507,71 @@ TEST(cp_ring_and_allgather_layouts) {
   strata_graph_destroy(g);
 }
 
+/* A causal sliding window: the FLOPs count w keys per query, the kernel
+ * computes the pairs inside the band, w(w + 1)/2 + w(s - w) of them; the
+ * layer's forward differs from the full causal one by exactly the two
+ * attention kernels' times. */
+TEST(sliding_window_kernel_time) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 1024, o.heads = 8, o.kv_heads = 8, o.seq = 4096;
+  o.vocab = 1000;
+  double fwd[2], s = 4096, w = 1000, F = 4.0 * 8 * 4096 * 128; /* x keys */
+  strata_stage_opts_t so;
+  for (int win = 0; win < 2; win++) {
+    o.window = win ? (int)w : 0;
+    strata_graph_t *g = model("llama", &o);
+    strata_stage_result_t *r = NULL;
+    strata_stage_opts_init(&so);
+    so.objective = STRATA_OBJ_MEGATRON;
+    so.layer_begin = 0, so.layer_end = 1;
+    so.with_prologue = so.with_epilogue = 0;
+    ASSERT_OK(strata_stage_solve(g, &so, &r));
+    fwd[win] = r->fwd_seconds;
+    strata_stage_result_destroy(r);
+    strata_graph_destroy(g);
+  }
+  double pairs = w * (w + 1) / 2 + w * (s - w);
+  ASSERT_NEAR(pairs / (s * w), 1 - (w - 1) / (2 * s), 1e-12, 0);
+  double full = strata_perf_attention(&so.perf, F * s * 0.5, s, 0, 0);
+  double band = strata_perf_attention(&so.perf, F * pairs / s, w, 0, 0);
+  ASSERT_NEAR(fwd[0] - fwd[1], full - band, 1e-9, 0);
+}
+
+/* swiglu halves its input's last dim; a tensor-parallel split of that dim
+ * splits its output too, so Megatron-LM's layout keeps fc2 row-parallel
+ * (its input split along k, partial sums out) -- dense and expert MLPs. */
+TEST(swiglu_keeps_fc2_row_parallel) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 1, o.hidden = 1024, o.heads = 8, o.kv_heads = 8, o.seq = 1024;
+  o.vocab = 1000, o.ffn = 2048;
+  strata_graph_t *g = model("llama", &o);
+  strata_stage_opts_t so;
+  strata_stage_opts_init(&so);
+  strata_mesh_default(&so.mesh, 2, 1);
+  so.objective = STRATA_OBJ_MEGATRON;
+  so.layer_begin = 0, so.layer_end = 1;
+  so.with_prologue = so.with_epilogue = 0;
+  strata_stage_result_t *r = NULL;
+  ASSERT_OK(strata_stage_solve(g, &so, &r));
+  int seen = 0;
+  for (int i = 0; i < r->n_ops; i++) {
+    const char *n = r->ops[i].name;
+    if (!strcmp(n, "swiglu")) {
+      seen++;
+      ASSERT_STR_EQ(r->ops[i].placement, "[S(2)]");
+    }
+    if (!strcmp(n, "fc2") || !strcmp(n, "proj")) {
+      seen++;
+      ASSERT_STR_EQ(r->ops[i].placement, "[P]");
+    }
+  }
+  ASSERT_EQ(seen, 3);
+  strata_stage_result_destroy(r);
+  strata_graph_destroy(g);
+}
+
 /* ---- FP8 ----------------------------------------------------------------- */
 
 TEST(fp8_gemms_saved_inputs_and_weights) {
@@ -664,6 +729,21 @@ TEST(moe_trace_plans_and_exports_as_moe) {
   ASSERT_OK(strata_plan_decode(bytes, n, "p.splan", &q));
   ASSERT_EQ(q->experts, 8);
   ASSERT_EQ(q->ep, p->ep);
+  /* re-shaped to micro-batch 2 (the batch follows the copies [E,b,C,h]
+   * through dispatch, the experts' GEMMs and combine): the model generated
+   * at that micro-batch */
+  strata_graph_t *h2 = NULL, *g2 = NULL;
+  strata_graph_stats_t s1, s2;
+  ASSERT_OK(strata_graph_rebatch(h, 2, &h2));
+  o.micro_batch = 2;
+  g2 = model("mixtral-8x7b", &o);
+  strata_graph_stats(h2, &s1);
+  strata_graph_stats(g2, &s2);
+  ASSERT_NEAR(s1.flops_per_microbatch, s2.flops_per_microbatch, 1e-12, 0);
+  ASSERT_NEAR(s1.activation_bytes, s2.activation_bytes, 1e-12, 0);
+  ASSERT_NEAR(s1.parameters, s2.parameters, 1e-12, 0);
+  strata_graph_destroy(h2);
+  strata_graph_destroy(g2);
   /* the exporter, from the decoded plan */
   ASSERT_OK(strata_export_megatron(q, &t));
   ASSERT_CONTAINS(t, "--num-experts 8");
@@ -769,6 +849,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(ep_all_to_all_cost),
     TEST_ENTRY(cp_llama3_405b_long_context),
     TEST_ENTRY(cp_ring_and_allgather_layouts),
+    TEST_ENTRY(sliding_window_kernel_time),
+    TEST_ENTRY(swiglu_keeps_fc2_row_parallel),
     TEST_ENTRY(fp8_gemms_saved_inputs_and_weights),
     TEST_ENTRY(zero23_without_pipeline),
     TEST_ENTRY(presets_plan_on_their_clusters),

@@ -797,9 +797,7 @@ TEST(trace_file_any_micro_batch) {
   strata_free(text);
   strata_graph_destroy(g);
   strata_gen_opts_t none;
-  memset(&none, 0, sizeof none);
-  none.dtype = STRATA_DTYPE_COUNT;
-  none.flash_attention = none.dropout = none.tie_embeddings = -1;
+  strata_gen_opts_keep(&none);
   for (int mb = 0; mb <= 8; mb = mb ? 2 * mb : 1) {
     strata_gen_opts_t fam = gen;
     fam.micro_batch = 0;

@@ -46,7 +46,8 @@ static int same_attrs(const strata_op_t *a, const strata_op_t *b) {
          a->dropout_p == b->dropout_p && a->causal == b->causal &&
          a->axis == b->axis && a->start == b->start && a->end == b->end &&
          !memcmp(a->perm, b->perm, sizeof a->perm) && a->window == b->window &&
-         a->flops == b->flops;
+         a->flops == b->flops && a->topk == b->topk &&
+         a->capacity == b->capacity && a->v_dim == b->v_dim;
 }
 
 /* Input ta of an op of A against tb of the same slot in B. */

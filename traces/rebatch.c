@@ -50,6 +50,10 @@ static int out_batch_dim(const strata_graph_t *g, const strata_op_t *op,
     return in0 != NO_BATCH && in0 == op->axis ? -2 : in0;
   case STRATA_OP_RESHAPE:
     return in0 == 0 || in0 == NO_BATCH ? in0 : -2;
+  case STRATA_OP_MOE_DISPATCH: /* [b,s,h] -> [E,b,C,h]: C is per sequence */
+    return in0 == 0 ? 1 : in0 == NO_BATCH ? NO_BATCH : -2;
+  case STRATA_OP_MOE_COMBINE: /* [E,b,C,h] -> [b,s,h] */
+    return in0 == 1 ? 0 : in0 == NO_BATCH ? NO_BATCH : -2;
   case STRATA_OP_GENERIC: /* an expand of unbatched inputs to the batch */
     if (any == NO_BATCH && g->tensors[op->out[0]].ndim > 0 &&
         g->tensors[op->out[0]].shape[0] == g->micro_batch)

@@ -60,11 +60,23 @@ def main():
         bad.append(f"training script {script}, want {want}")
     # validate_args
     tp, pp = val("--tensor-model-parallel-size") or 1, val("--pipeline-model-parallel-size") or 1
-    if world % (tp * pp):
-        bad.append(f"world {world} not divisible by tp {tp} x pp {pp}")
-    dp = world // (tp * pp)
-    if (tp, pp, dp) != (plan["tp"], plan["pp"], plan["dp"]):
-        bad.append(f"tp, pp, dp {tp, pp, dp}, plan {plan['tp'], plan['pp'], plan['dp']}")
+    cp = val("--context-parallel-size") or 1
+    if world % (tp * pp * cp):
+        bad.append(f"world {world} not divisible by tp {tp} x pp {pp} x cp {cp}")
+    dp = world // (tp * pp * cp)
+    if (tp, pp, dp, cp) != (plan["tp"], plan["pp"], plan["dp"], plan.get("options", {}).get("cp", 1)):
+        bad.append(f"tp, pp, dp, cp {tp, pp, dp, cp}, plan {plan['tp'], plan['pp'], plan['dp']}")
+    if cp > 1 and val("--seq-length") % (2 * cp):
+        bad.append(f"seq-length not a multiple of 2 x cp {cp}")
+    # Megatron-Core's expert grid: etp x ep divides tp x cp x dp, the experts
+    # divide over ep, and ep with tp needs sequence parallelism
+    ep, etp = val("--expert-model-parallel-size") or 1, val("--expert-tensor-parallel-size") or tp
+    if (tp * cp * dp) % (etp * ep):
+        bad.append(f"tp x cp x dp {tp * cp * dp} not divisible by etp {etp} x ep {ep}")
+    if ep > 1 and (val("--num-experts") or 0) % ep:
+        bad.append(f"experts not divisible by ep {ep}")
+    if ep > 1 and tp > 1 and not has("--sequence-parallel"):
+        bad.append("expert and tensor parallelism without --sequence-parallel")
     if tp > 1 and cdmc != "1":
         bad.append(f"tp {tp} but CUDA_DEVICE_MAX_CONNECTIONS={cdmc} (validate_args asserts 1)")
     mb, gb = val("--micro-batch-size"), val("--global-batch-size")
@@ -106,7 +118,8 @@ def main():
     a = plan["architecture"]
     if (L, val("--hidden-size"), heads) != (a["layers"], a["hidden"], a["heads"]):
         bad.append("model sizes differ from the plan")
-    if fam == "llama" and val("--rotary-base") != (500000 if a["vocab"] == 128256 else 10000):
+    base = a.get("rope_theta") or (500000 if a["vocab"] == 128256 else 10000)
+    if fam == "llama" and val("--rotary-base") != base:
         bad.append(f"rotary base {val('--rotary-base')} for vocab {a['vocab']}")
     if not a["flash_attention"] and val("--attention-backend", str) != "unfused":
         bad.append("the plan holds the attention scores, the backend is not unfused")

@@ -53,9 +53,11 @@ def main():
 
     walk(cfg, "")
     par = cfg.get("parallelism", {})
-    tp = plan["stages"][0]["devices"]
+    cp = plan.get("options", {}).get("cp", 1)
+    tp = plan["stages"][0]["devices"] // cp
     if (par.get("tensor_parallel_degree"), par.get("pipeline_parallel_degree"),
-            par.get("data_parallel_shard_degree")) != (tp, plan["pp"], plan["dp"]):
+            par.get("data_parallel_shard_degree"),
+            par.get("context_parallel_degree", 1)) != (tp, plan["pp"], plan["dp"], cp):
         bad.append("degrees differ from the plan")
     if cfg["training"]["global_batch_size"] != plan["global_batch"]:
         bad.append("global batch differs")

@@ -42,6 +42,7 @@ PLANS=(
     gpt "--model gpt-1.7b --cluster dgx-a100:4"
     llama "--model llama2-70b --cluster dgx-a100:16"
     llama3 "--model llama3-405b --cluster dgx-h100:64 --global-batch 512"
+    moe "--model mixtral-8x7b --cluster dgx-h100:8 --global-batch 256"
     bert "--model bert-large --cluster dgx-a100:1"
     smallllama "--model llama --layers 4 --cluster dgx-h100:2 --global-batch 16"
     interleaved "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --vpp 2 --global-batch 16"
@@ -74,7 +75,7 @@ printf '%s\n' "${CUDA_DEVICE_MAX_CONNECTIONS-unset}" >"$LAUNCH_OUT.env"
 EOF
     chmod +x "$tmp/bin/torchrun"
     local name fam vars
-    for name in gpt llama llama3 bert interleaved; do
+    for name in gpt llama llama3 bert interleaved moe; do
         "$strata" export megatron --launch "$tmp/$name.splan" -o "$tmp/$name.sh" ||
             { fail "$name: export --launch"; continue; }
         bash -n "$tmp/$name.sh" || fail "$name: the script is not valid bash"
