@@ -56,6 +56,11 @@ static const struct {
     {"bert-base-uncased.json", 110e6, 0},
     {"t5-base.json", 223e6, 0},
     {"flan-t5-base.json", 248e6, 0},
+    /* mixtures of experts: the model cards' totals */
+    {"mixtral-8x7b.json", 46.7e9, 0},
+    {"deepseek-v3.json", 671e9, 0},
+    {"qwen3-235b-a22b.json", 235e9, 0},
+    {"gpt-oss-120b.json", 116.83e9, 0},
 };
 
 TEST(published_parameter_counts) {
@@ -196,13 +201,36 @@ static void expect_error(const char *text, int err, const char *msg) {
 
 TEST(refused_configs) {
   expect_error("{\"model_type\": \"mixtral\", \"num_local_experts\": 8}",
-               STRATA_EUNSUPPORTED, "num_local_experts, num_experts_per_tok");
-  expect_error("{\"model_type\": \"deepseek_v3\"}", STRATA_EUNSUPPORTED,
-               "kv_lora_rank");
+               STRATA_EBADINPUT, "'hidden_size' is missing");
+  expect_error("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"vocab_size\": 100, \"num_experts_per_tok\": 2, "
+               "\"n_routed_experts\": 4, \"moe_intermediate_size\": 32, "
+               "\"intermediate_size\": 128, \"qk_nope_head_dim\": 16, "
+               "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16}",
+               STRATA_EBADINPUT, "'kv_lora_rank' is missing");
   expect_error("{\"model_type\": \"qwen2_moe\"}", STRATA_EUNSUPPORTED,
-               "shared_expert_intermediate_size");
-  expect_error("{\"model_type\": \"qwen3_moe\"}", STRATA_EUNSUPPORTED,
-               "moe_intermediate_size");
+               "shared_expert_gate");
+  expect_error("{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"vocab_size\": 100, \"num_experts_per_tok\": 2, "
+               "\"num_experts\": 4, \"moe_intermediate_size\": 32, "
+               "\"mlp_only_layers\": [1]}",
+               STRATA_EBADINPUT, "'mlp_only_layers' (model_type qwen3_moe)");
+  expect_error("{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 3, \"num_attention_heads\": 4, "
+               "\"vocab_size\": 100, \"num_experts_per_tok\": 2, "
+               "\"num_local_experts\": 4, \"intermediate_size\": 32, "
+               "\"sliding_window\": 8, \"layer_types\": "
+               "[\"full_attention\", \"sliding_attention\", "
+               "\"sliding_attention\"]}",
+               STRATA_EBADINPUT, "'layer_types' (model_type gpt_oss)");
+  expect_error("{\"model_type\": \"mixtral\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"vocab_size\": 100, \"num_experts_per_tok\": 2, "
+               "\"num_local_experts\": 4, \"intermediate_size\": 32, "
+               "\"shared_expert_intermediate_size\": 32}",
+               STRATA_EBADINPUT, "'shared_expert_intermediate_size'");
   expect_error("{\"model_type\": \"rwkv\"}", STRATA_EUNSUPPORTED,
                "model_type 'rwkv' is not one this importer reads");
   expect_error("{\"model_type\": \"llama\", \"hidden_size\": 64, "
@@ -227,6 +255,36 @@ TEST(refused_configs) {
                "\"activation_function\": \"mish\"}",
                STRATA_EBADINPUT, "'activation_function'");
   expect_error("[1, 2]", STRATA_EBADINPUT, "a config is a JSON object");
+}
+
+/* A mixture of experts' config builds the same graph as its preset (the
+ * generator's MoE layers): parameters, FLOPs and saved bytes alike. */
+TEST(moe_configs_are_their_presets) {
+  static const char *pairs[][2] = {{"mixtral-8x7b.json", "mixtral-8x7b"},
+                                   {"deepseek-v3.json", "deepseek-v3"},
+                                   {"qwen3-235b-a22b.json", "qwen3-235b-a22b"},
+                                   {"gpt-oss-120b.json", "gpt-oss-120b"}};
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+    strata_graph_t *g = import(pairs[i][0], 0, 0), *p = NULL;
+    strata_gen_opts_t o;
+    ASSERT_OK(strata_preset_opts(pairs[i][1], &o));
+    ASSERT_OK(strata_generate(&o, pairs[i][1], &p));
+    strata_graph_stats_t a, b;
+    strata_graph_stats(g, &a);
+    strata_graph_stats(p, &b);
+    printf("  %-24s %.3f B total, %.3f B active, as %s\n", pairs[i][0],
+           a.parameters / 1e9, a.active_parameters / 1e9, pairs[i][1]);
+    ASSERT_EQ(a.parameters, b.parameters);
+    ASSERT_EQ(a.active_parameters, b.active_parameters);
+    ASSERT_NEAR(a.flops_per_microbatch, b.flops_per_microbatch, 1e-15, 0);
+    ASSERT_NEAR(a.activation_bytes, b.activation_bytes, 1e-15, 0);
+    ASSERT_EQ(g->n_ops, p->n_ops);
+    ASSERT_EQ(g->hp.experts, p->hp.experts);
+    ASSERT_EQ(g->hp.kv_lora, p->hp.kv_lora);
+    ASSERT(g->hp.rope_theta == p->hp.rope_theta);
+    strata_graph_destroy(p);
+    strata_graph_destroy(g);
+  }
 }
 
 /* Every imported model re-batches (FLOPs scale with the batch) and has
@@ -264,6 +322,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(family_variants),
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),
+    TEST_ENTRY(moe_configs_are_their_presets),
     TEST_ENTRY(every_config_rebatches_and_solves),
 };
 TEST_MAIN(tests)

@@ -8,9 +8,10 @@
  * Strata counts (token ids, initialisation, epsilons, rope bases, labels,
  * generation defaults, ...): any other key is an error that names it, so
  * a field this importer does not understand never passes as a silent
- * approximation.  Mixture-of-experts and multi-head latent attention
- * types are recognised and refused with the fields they need (router and
- * expert op kinds); adding them is a reader more.
+ * approximation.  Mixtures of experts (mixtral, qwen3_moe, deepseek_v2/v3
+ * with latent attention, gpt_oss) are read into the LLaMA generator's
+ * options and built by it, as their presets are; qwen2_moe is refused
+ * with what it needs.
  */
 #include <math.h>
 #include <stdio.h>
@@ -328,19 +329,155 @@ typedef struct {
 } later_t;
 
 static const later_t needs_moe[] = {
-    {"mixtral", "num_local_experts, num_experts_per_tok (router and expert "
-                "op kinds)"},
-    {"qwen2_moe", "num_experts, num_experts_per_tok, moe_intermediate_size, "
-                  "shared_expert_intermediate_size (router, expert and "
-                  "shared-expert op kinds)"},
-    {"qwen3_moe", "num_experts, num_experts_per_tok, moe_intermediate_size "
-                  "(router and expert op kinds)"},
-    {"deepseek_v3", "n_routed_experts, n_shared_experts, num_experts_per_tok, "
-                    "moe_intermediate_size (router and expert op kinds) and "
-                    "q_lora_rank, kv_lora_rank, qk_rope_head_dim, "
-                    "qk_nope_head_dim, v_head_dim (multi-head latent "
-                    "attention)"},
+    {"qwen2_moe", "shared_expert_gate (a sigmoid gate on the shared "
+                  "expert's output, which the generator's MoE layer does "
+                  "not build)"},
 };
+
+/* ---- mixtures of experts: the LLaMA generator's MoE layers ---- */
+
+/* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are built by the same
+ * generator as their presets (gen.c: router, token dispatch, grouped expert
+ * GEMMs, combine; latent attention), so a config and its preset give the
+ * same graph.  What the router does beyond top-k of its scores (groups,
+ * scaling, the auxiliary loss, jitter, the load-balancing bias that is not
+ * trained by gradient) changes no parameter, FLOP or byte counted. */
+static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
+  static const char *const routing[] = {"router_aux_loss_coef",
+                                        "output_router_logits",
+                                        "router_jitter_noise",
+                                        "norm_topk_prob",
+                                        "aux_loss_alpha",
+                                        "seq_aux",
+                                        "n_group",
+                                        "topk_group",
+                                        "topk_method",
+                                        "routed_scaling_factor",
+                                        "scoring_func",
+                                        "ep_size"};
+  st__arch_t a;
+  st__arch_init(&a);
+  dtype(c, &a);
+  strata_gen_opts_init(o, STRATA_FAMILY_LLAMA);
+  o->dtype = a.dtype;
+  o->hidden = num(c, "hidden_size", 1, 0);
+  o->layers = num(c, "num_hidden_layers", 1, 0);
+  o->heads = num(c, "num_attention_heads", 1, 0);
+  o->kv_heads = num(c, "num_key_value_heads", 0, o->heads);
+  o->head_dim = num(c, "head_dim", 0, 0);
+  o->vocab = num(c, "vocab_size", 1, 0);
+  o->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
+  o->tie_embeddings = flag(c, "tie_word_embeddings", 0);
+  o->rope_theta = real(c, "rope_theta", 0);
+  o->dropout = real(c, "attention_dropout", 0) > 0;
+  o->topk = num(c, "num_experts_per_tok", 1, 0);
+  if (activation(c, "hidden_act", str(c, "hidden_act", "silu")) != ST__ACT_SILU)
+    bad_field(c, "hidden_act", "silu (the experts are SwiGLU MLPs)");
+  for (size_t i = 0; i < sizeof routing / sizeof routing[0]; i++)
+    use(c, routing[i]);
+  use(c, "quantization_config"); /* the checkpoint's inference format */
+}
+
+static void rd_mixtral(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->experts = num(c, "num_local_experts", 1, 0);
+  o->ffn = o->moe_ffn = num(c, "intermediate_size", 1, 0);
+  o->window = num(c, "sliding_window", 0, 0); /* every layer */
+}
+
+static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->qk_norm = 1;
+  o->qkv_bias = o->out_bias = flag(c, "attention_bias", 0);
+  o->experts = num(c, "num_experts", 1, 0);
+  o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
+  o->ffn = num(c, "intermediate_size", 0, o->moe_ffn);
+  if (num(c, "decoder_sparse_step", 0, 1) != 1)
+    bad_field(c, "decoder_sparse_step", "1 (experts in every layer)");
+  const cJSON *only = item(c, "mlp_only_layers");
+  if (only && (!cJSON_IsArray(only) || cJSON_GetArraySize(only) > 0))
+    bad_field(c, "mlp_only_layers", "empty (experts in every layer)");
+  if (flag(c, "use_sliding_window", 0))
+    bad_field(c, "use_sliding_window",
+              "false (a window from max_window_layers on is not built with "
+              "experts)");
+  use(c, "sliding_window");
+  use(c, "max_window_layers");
+}
+
+/* DeepSeek-V2 and V3: latent attention, first_k_dense_replace dense
+ * layers, then n_shared_experts always-used experts and n_routed_experts
+ * routed ones.  The multi-token prediction module
+ * (num_nextn_predict_layers) is not built: DeepSeek's 671B excludes it. */
+static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->experts = num(c, "n_routed_experts", 1, 0);
+  o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
+  o->shared_ffn = num(c, "n_shared_experts", 0, 0) * o->moe_ffn;
+  o->ffn = num(c, "intermediate_size", 1, 0);
+  o->first_dense = num(c, "first_k_dense_replace", 0, 0);
+  if (num(c, "moe_layer_freq", 0, 1) != 1)
+    bad_field(c, "moe_layer_freq",
+              "1 (experts in every layer after the "
+              "dense ones)");
+  o->q_lora = num(c, "q_lora_rank", 0, 0);
+  o->kv_lora = num(c, "kv_lora_rank", 1, 0);
+  o->qk_nope = num(c, "qk_nope_head_dim", 1, 0);
+  o->qk_rope = num(c, "qk_rope_head_dim", 1, 0);
+  o->v_head = num(c, "v_head_dim", 1, 0);
+  o->kv_heads = 0;
+  if (flag(c, "attention_bias", 0))
+    bad_field(c, "attention_bias", "false (latent attention without biases)");
+  use(c, "num_nextn_predict_layers");
+}
+
+/* gpt-oss: biases everywhere (attention, router, experts), a sliding
+ * window on the layers layer_types says; the attention sinks (one scalar
+ * per head and layer) are not built. */
+static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->experts = num(c, "num_local_experts", 1, 0);
+  if (num(c, "experts_per_token", 0, o->topk) != o->topk)
+    bad_field(c, "experts_per_token", "num_experts_per_tok");
+  o->ffn = o->moe_ffn = num(c, "intermediate_size", 1, 0);
+  o->qkv_bias = o->out_bias = flag(c, "attention_bias", 1);
+  o->expert_bias = 1;
+  int w = num(c, "sliding_window", 0, 0);
+  const cJSON *types = item(c, "layer_types"), *t;
+  int n = 0, slid = 0, alternate = 1;
+  if (types && !cJSON_IsArray(types)) bad_field(c, "layer_types", "a list");
+  cJSON_ArrayForEach(t, types) {
+    int s = cJSON_IsString(t) && !strcmp(t->valuestring, "sliding_attention");
+    if (!s && !(cJSON_IsString(t) && !strcmp(t->valuestring, "full_attention")))
+      bad_field(c, "layer_types", "sliding_attention or full_attention");
+    slid += s;
+    if (s != (n % 2 == 0)) alternate = 0;
+    n++;
+  }
+  if (types && n != o->layers) bad_field(c, "layer_types", "one per layer");
+  if (!types || slid == n) {
+    o->window = w; /* every layer */
+  } else if (slid > 0 && alternate) {
+    o->window = w, o->window_every = 2; /* the even layers */
+  } else if (slid > 0) {
+    bad_field(c, "layer_types",
+              "alternating sliding and full attention "
+              "from a sliding layer, or all alike");
+  }
+  use(c, "swiglu_limit");           /* a clamp inside the SwiGLU */
+  use(c, "initial_context_length"); /* before rope scaling */
+}
+
+typedef void (*moe_reader_fn)(cfg_t *, strata_gen_opts_t *);
+static const struct {
+  const char *type;
+  moe_reader_fn fn;
+} moe_readers[] = {
+    {"mixtral", rd_mixtral},      {"qwen3_moe", rd_qwen3_moe},
+    {"deepseek_v2", rd_deepseek}, {"deepseek_v3", rd_deepseek},
+    {"gpt_oss", rd_gpt_oss},
+};
+#define N_MOE_READERS (int)(sizeof moe_readers / sizeof moe_readers[0])
 
 typedef void (*reader_fn)(cfg_t *, st__arch_t *);
 static const struct {
@@ -463,6 +600,10 @@ static int unknown_type(const char *where, const char *type) {
   for (int i = 0; i < N_READERS && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
                           readers[i].type);
+  for (int i = 0; i < N_MOE_READERS && n < sizeof list; i++)
+    n += (size_t)snprintf(
+        list + n, sizeof list - n, "%s%s",
+        i ? ", " : "; mixtures of experts: ", moe_readers[i].type);
   return strata_error(STRATA_EUNSUPPORTED,
                       "%s: model_type '%s' is not one this importer reads "
                       "(dense types: %s)",
@@ -537,6 +678,38 @@ static void model_name(const cJSON *root, const char *where, char *buf,
   snprintf(buf, size, "%.*s", (int)len, base);
 }
 
+/* A mixture of experts: read, the same overrides as apply_overrides, then
+ * the generator. */
+static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
+                         const char *where, const strata_gen_opts_t *v,
+                         strata_graph_t **out) {
+  strata_gen_opts_t o;
+  int rc;
+  fn(c, &o);
+  if (c->rc) return c->rc;
+  if ((rc = check_leftovers(c))) return rc;
+  if (v && (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
+            v->vocab > 0 || v->tie_embeddings >= 0))
+    return strata_error(STRATA_EINVAL,
+                        "%s: a Hugging Face config fixes hidden, heads, "
+                        "kv_heads, ffn, vocab and the tied head; only "
+                        "layers, seq, micro-batch, dtype, flash attention "
+                        "and dropout may be changed",
+                        where);
+  if (v && v->layers > 0) o.layers = v->layers;
+  st__keep_a_moe_layer(&o);
+  if (v && v->seq > 0) o.seq = v->seq;
+  if (v && v->micro_batch > 0) o.micro_batch = v->micro_batch;
+  if (v && v->dtype != STRATA_DTYPE_COUNT) o.dtype = v->dtype;
+  if (v && v->flash_attention >= 0) o.flash_attention = v->flash_attention;
+  if (v && v->dropout >= 0) o.dropout = v->dropout;
+  char name[256];
+  model_name(root, where, name, sizeof name);
+  if ((rc = strata_generate(&o, name, out)) && rc != STRATA_ENOMEM)
+    strata_error_prefix("%s (model_type %s)", where, c->type);
+  return rc;
+}
+
 int st__hf_from_json(const struct cJSON *root, const char *where,
                      const strata_gen_opts_t *overrides, strata_graph_t **out) {
   cfg_t c;
@@ -548,6 +721,9 @@ int st__hf_from_json(const struct cJSON *root, const char *where,
   c.where = where;
   if ((rc = st__json_str(root, "model_type", where, 1, &c.type))) return rc;
   use(&c, "model_type");
+  for (int i = 0; i < N_MOE_READERS; i++)
+    if (!strcmp(c.type, moe_readers[i].type))
+      return moe_from_json(&c, moe_readers[i].fn, root, where, overrides, out);
   st__arch_init(&a);
   if ((rc = read_arch(&c, &a)) || (rc = apply_overrides(overrides, &a, where)))
     return rc;

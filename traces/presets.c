@@ -308,6 +308,14 @@ static void apply(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
   if (v->dropout >= 0) o->dropout = !!v->dropout;
   if (v->tie_embeddings >= 0) o->tie_embeddings = !!v->tie_embeddings;
   apply_variants(o, v);
+  st__keep_a_moe_layer(o);
+}
+
+/* Fewer layers than a mixture's dense ones (--layers 2 of deepseek-v3):
+ * the last one keeps its experts, so the shorter model is still one. */
+void st__keep_a_moe_layer(strata_gen_opts_t *o) {
+  if (o->experts > 0 && o->first_dense >= o->layers && o->layers > 0)
+    o->first_dense = o->layers - 1;
 }
 
 static int unknown_model(const char *spec) {
