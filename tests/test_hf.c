@@ -257,6 +257,23 @@ TEST(refused_configs) {
   expect_error("[1, 2]", STRATA_EBADINPUT, "a config is a JSON object");
 }
 
+/* The variants an exporter states reach the model's facts: Gemma's head
+ * size, Qwen3's q/k norms and rotary base, Phi-3's window. */
+TEST(config_variants_in_the_model_facts) {
+  strata_graph_t *g = import("gemma-7b.json", 1, 64);
+  ASSERT_EQ(g->hp.head_dim, 256);
+  strata_graph_destroy(g);
+  g = import("qwen3-8b.json", 1, 64);
+  ASSERT_EQ(g->hp.qk_norm, 1);
+  ASSERT(g->hp.rope_theta == 1e6);
+  ASSERT_EQ(g->hp.head_dim, 0); /* 128 = 4096 / 32 */
+  strata_graph_destroy(g);
+  g = import("phi-3-mini.json", 1, 4096);
+  ASSERT_EQ(g->hp.window, 2047);
+  ASSERT_EQ(g->hp.window_every, 0);
+  strata_graph_destroy(g);
+}
+
 /* A mixture of experts' config builds the same graph as its preset (the
  * generator's MoE layers): parameters, FLOPs and saved bytes alike. */
 TEST(moe_configs_are_their_presets) {
@@ -323,6 +340,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),
     TEST_ENTRY(moe_configs_are_their_presets),
+    TEST_ENTRY(config_variants_in_the_model_facts),
     TEST_ENTRY(every_config_rebatches_and_solves),
 };
 TEST_MAIN(tests)

@@ -486,6 +486,17 @@ static void set_hp(strata_graph_t *g, const st__arch_t *a, int64_t kv) {
   g->hp.max_seq = a->max_pos ? a->max_pos : a->seq;
   g->hp.flash_attention = !!a->flash_attention;
   g->hp.dropout = !!a->dropout;
+  /* the variants an exporter states (merge/export_megatron_par.c) */
+  if (a->head_dim > 0 && a->heads > 0 && a->head_dim * a->heads != a->hidden)
+    g->hp.head_dim = a->head_dim;
+  g->hp.qkv_bias = !!a->qkv_bias;
+  g->hp.out_bias = !!a->out_bias;
+  g->hp.qk_norm = !!a->qk_norm;
+  g->hp.rope_theta = a->rope_theta > 0 ? a->rope_theta : 0;
+  if (a->window > 0 && a->window < a->seq && a->window_from == 0) {
+    g->hp.window = a->window;
+    g->hp.window_every = a->window_every > 1 ? a->window_every : 0;
+  }
   g->micro_batch = a->micro_batch;
   g->seq_len = a->seq;
 }

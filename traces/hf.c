@@ -154,6 +154,7 @@ static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   else if (prf < 1)
     a->rotary_dim = (int)(d * prf);
   a->rms = a->rope = a->gated = 1;
+  a->rope_theta = real(c, "rope_theta", 0);
   dropouts(c, a, drops);
 }
 

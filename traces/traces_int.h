@@ -67,6 +67,7 @@ typedef struct {
   int window_every; /* 2: every other layer from window_from (Gemma 2) */
   int dec_layers;   /* > 0: encoder-decoder (T5) with this many decoders */
   int rel_buckets;  /* T5: relative position bias, [buckets, heads] */
+  double rope_theta; /* the rotary base (0: not given); costs nothing */
 } st__arch_t;
 
 void st__arch_init(st__arch_t *a);
