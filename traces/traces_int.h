@@ -62,11 +62,11 @@ typedef struct {
   int mlm_head;      /* BERT: dense, gelu and norm before the head */
   int logit_softcap; /* Gemma 2: tanh capping of the logits */
   int causal;
-  int window;       /* sliding-window attention (0: none) */
-  int window_from;  /* first layer with the window */
-  int window_every; /* 2: every other layer from window_from (Gemma 2) */
-  int dec_layers;   /* > 0: encoder-decoder (T5) with this many decoders */
-  int rel_buckets;  /* T5: relative position bias, [buckets, heads] */
+  int window;        /* sliding-window attention (0: none) */
+  int window_from;   /* first layer with the window */
+  int window_every;  /* 2: every other layer from window_from (Gemma 2) */
+  int dec_layers;    /* > 0: encoder-decoder (T5) with this many decoders */
+  int rel_buckets;   /* T5: relative position bias, [buckets, heads] */
   double rope_theta; /* the rotary base (0: not given); costs nothing */
 } st__arch_t;
 
