@@ -130,12 +130,17 @@ int main(void) {
       fprintf(stderr, "bench_exact: %s on %s: %s\n", k->model, k->cluster,
               strata_last_error());
     } else {
-      printf("| %s | %s | %d | tp %d, pp %d, dp %d, mb %d, vpp %d%s: %.3f s | "
-             "tp %d, pp %d, dp %d, mb %d, vpp %d%s: %.3f s | %.4f | %ld (%ld) "
-             "| %.2f | %.2f |\n",
-             k->model, k->cluster, k->global_batch, p->tp, p->pp, p->dp,
+      char pe[32] = "", be[32] = ""; /* context and expert parallelism */
+      if (p->cp > 1 || p->ep > 1)
+        snprintf(pe, sizeof pe, ", cp %d, ep %d", p->cp, p->ep);
+      if (b.cf.f->cp > 1 || b.cf.f->ep > 1)
+        snprintf(be, sizeof be, ", cp %d, ep %d", b.cf.f->cp, b.cf.f->ep);
+      printf("| %s | %s | %d | tp %d%s, pp %d, dp %d, mb %d, vpp %d%s: %.3f "
+             "s | tp %d%s, pp %d, dp %d, mb %d, vpp %d%s: %.3f s | %.4f | %ld "
+             "(%ld) | %.2f | %.2f |\n",
+             k->model, k->cluster, k->global_batch, p->tp, pe, p->pp, p->dp,
              p->micro_batch, p->vpp, p->sequence_parallel ? ", sp" : "",
-             p->step_seconds, b.cf.f->t, b.cf.p, b.cf.dp, b.cf.b,
+             p->step_seconds, b.cf.f->tp, be, b.cf.p, b.cf.dp, b.cf.b,
              b.cf.v > 1 ? b.cf.v : 1, b.cf.f->sp ? ", sp" : "", b.step,
              p->step_seconds / b.step, b.n, b.fit, t1 - t0, t2 - t1);
     }
