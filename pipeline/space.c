@@ -48,9 +48,11 @@ typedef struct {
   int **splits;  /* free mode: the balanced split per (family, pp) */
 } top_t;
 
+/* A group: a family, pp, dp and virtual stages (all their splits); kept
+ * small, as a large cluster has hundreds of thousands of them. */
 typedef struct {
-  st__cfg_t cf;
   double lb;
+  int fam, p, dp, v, b, m;
 } group_t;
 
 static double kth(const top_t *T) {
@@ -306,8 +308,8 @@ static int vpp_ok(const st__search_t *S, int p, int v, int m) {
   return 1;
 }
 
-static int add_group(group_t **g, int *n, int *cap, const st__cfg_t *cf,
-                     double lb) {
+static int add_group(const st__search_t *S, group_t **g, int *n, int *cap,
+                     const st__cfg_t *cf, double lb) {
   if (*n == *cap) {
     int c = *cap ? 2 * *cap : 1024;
     group_t *v = strata_realloc(*g, sizeof *v * (size_t)c);
@@ -315,25 +317,47 @@ static int add_group(group_t **g, int *n, int *cap, const st__cfg_t *cf,
     *g = v;
     *cap = c;
   }
-  (*g)[*n].cf = *cf;
-  (*g)[*n].lb = lb;
-  (*n)++;
+  group_t *x = &(*g)[(*n)++];
+  x->lb = lb;
+  x->fam = (int)(cf->f - S->fam);
+  x->p = cf->p, x->dp = cf->dp, x->v = cf->v, x->b = cf->b, x->m = cf->m;
   return 0;
+}
+
+static st__cfg_t cfg_of(const st__search_t *S, const group_t *x) {
+  st__cfg_t cf;
+  memset(&cf, 0, sizeof cf);
+  cf.f = &S->fam[x->fam];
+  cf.p = x->p, cf.dp = x->dp, cf.v = x->v, cf.b = x->b, cf.m = x->m;
+  return cf;
 }
 
 static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
                      int *n, int *cap) {
   const strata_plan_opts_t *o = S->o;
-  int b = S->graphs[f->graph]->micro_batch, rc = 0;
+  int b = S->graphs[f->graph]->micro_batch, rc = 0, nd = 0;
+  if (o->global_batch % b) return 0;
+  /* dp divides the micro-batches of a step: only its divisors */
+  int micro = o->global_batch / b, *div = strata_malloc(sizeof *div * 2048);
+  if (!div) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int d = 1; (long)d * d <= micro && nd < 2046; d++)
+    if (micro % d == 0) {
+      div[nd++] = d;
+      if (d != micro / d) div[nd++] = micro / d;
+    }
   for (int p = 1; p <= S->L && p <= ST__MAX_PP && !rc; p++) {
     if ((o->fix_pp && p != o->fix_pp) || (o->max_pp && p > o->max_pp)) continue;
     if (p >= 2 && S->L < 2) break;
     int per = S->total / (f->t * p);
-    for (int dp = 1; dp <= per && !rc; dp++) {
+    for (int di = 0; di < nd && !rc; di++) {
+      int dp = div[di];
+      if (dp > per) continue;
       if (o->fix_dp && dp != o->fix_dp) continue;
-      if (o->global_batch % (b * dp)) continue;
-      int m = o->global_batch / (b * dp);
-      for (int v = 1; v <= (p >= 2 ? 64 : 1) && !rc; v++) {
+      int m = micro / dp;
+      /* v > 1 needs the layers per rank divisible by v */
+      int vmax = p >= 2 && S->L % p == 0 ? S->L / p : 1;
+      for (int v = 1; v <= vmax && v <= 64 && !rc; v++) {
+        if (v > 1 && (S->L / p) % v) continue;
         if (o->vpp > 0 && v != o->vpp) continue;
         if (!vpp_ok(S, p, v, m)) continue;
         if (v > 1 && o->vpp == 0 && !o->megatron) continue;
@@ -345,22 +369,64 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
         cf.v = v;
         cf.b = b;
         cf.m = m;
-        rc = add_group(g, n, cap, &cf, group_lb(S, &cf));
+        rc = add_group(S, g, n, cap, &cf, group_lb(S, &cf));
       }
     }
   }
+  strata_free(div);
   return rc;
 }
 
+/* A total order: by bound, then by degrees and family (the order of equal
+ * bounds must not depend on the sort). */
+static const st__search_t *order_S;
 static int cmp_group(const void *a, const void *b) {
   const group_t *x = a, *y = b;
   if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
-  /* the order of equal bounds must not depend on qsort */
-  const int u[] = {x->cf.p, x->cf.dp, x->cf.v, x->cf.f->t, x->cf.b};
-  const int w[] = {y->cf.p, y->cf.dp, y->cf.v, y->cf.f->t, y->cf.b};
-  for (int i = 0; i < 5; i++)
+  const int u[] = {x->p, x->dp, x->v, order_S->fam[x->fam].t, x->b, x->fam};
+  const int w[] = {y->p, y->dp, y->v, order_S->fam[y->fam].t, y->b, y->fam};
+  for (int i = 0; i < 6; i++)
     if (u[i] != w[i]) return u[i] < w[i] ? -1 : 1;
-  return x->cf.f < y->cf.f ? -1 : x->cf.f > y->cf.f;
+  return 0;
+}
+
+/* Move the k least groups (in cmp_group's order) to the front, sorted, by
+ * a max-heap of k over one pass: sorting every group of a large cluster
+ * costs more than the search, which usually ends within the first few. */
+static void least_first(group_t *g, int n, int k) {
+  if (k >= n) {
+    qsort(g, (size_t)n, sizeof *g, cmp_group);
+    return;
+  }
+  /* g[0..k) becomes a max-heap */
+  for (int i = k / 2 - 1; i >= 0; i--)
+    for (int r = i;;) {
+      int c = 2 * r + 1;
+      if (c >= k) break;
+      if (c + 1 < k && cmp_group(&g[c + 1], &g[c]) > 0) c++;
+      if (cmp_group(&g[c], &g[r]) <= 0) break;
+      group_t t = g[r];
+      g[r] = g[c];
+      g[c] = t;
+      r = c;
+    }
+  for (int i = k; i < n; i++) {
+    if (cmp_group(&g[i], &g[0]) >= 0) continue;
+    group_t t = g[0];
+    g[0] = g[i];
+    g[i] = t;
+    for (int r = 0;;) {
+      int c = 2 * r + 1;
+      if (c >= k) break;
+      if (c + 1 < k && cmp_group(&g[c + 1], &g[c]) > 0) c++;
+      if (cmp_group(&g[c], &g[r]) <= 0) break;
+      group_t u = g[r];
+      g[r] = g[c];
+      g[c] = u;
+      r = c;
+    }
+  }
+  qsort(g, (size_t)k, sizeof *g, cmp_group);
 }
 
 /* ---- free mode: balance the stages ---- */
@@ -468,17 +534,33 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   rc = st__eval_scratch(S);
   for (int i = 0; i < S->n_fam && !rc; i++)
     if (S->fam[i].ok) rc = groups_of(S, &S->fam[i], &g, &ng, &cap);
-  if (!rc) qsort(g, (size_t)ng, sizeof *g, cmp_group);
+  order_S = S;
+  /* Groups in order of their bound: the least 4096 first; the rest only
+   * if the search gets past them, and then only those still below the
+   * K-th best (the others cannot hold a better configuration). */
+  int sorted = ng < 4096 ? ng : 4096;
+  if (!rc) least_first(g, ng, sorted);
   /* Splits that cannot fit are skipped; when nothing fits, the search runs
    * again without skipping, to name the configuration nearest to fitting. */
   T.mem_prune = !S->o->no_memory_check;
   for (int pass = 0; pass < 2 && !rc; pass++) {
-    for (int i = 0; i < ng && !rc; i++) {
+    int done = 0;
+    for (int i = 0; i < ng && !rc && !done; i++) {
+      if (i == sorted) { /* past the sorted part: keep what can still win */
+        int k = sorted;
+        for (int j = sorted; j < ng; j++)
+          if (g[j].lb < kth(&T)) g[k++] = g[j];
+        ng = k;
+        qsort(g + sorted, (size_t)(ng - sorted), sizeof *g, cmp_group);
+        sorted = ng;
+        if (i == ng) break;
+      }
       if (g[i].lb >= kth(&T)) break;
-      rc = S->o->megatron ? visit_group(&T, g[i].cf) : visit_free(&T, g[i].cf);
+      st__cfg_t cf = cfg_of(S, &g[i]);
+      rc = S->o->megatron ? visit_group(&T, cf) : visit_free(&T, cf);
       int st = rc ? 0 : stop_now(&T);
       if (st < 0) rc = strata_error(STRATA_ECANCELED, "interrupted");
-      if (st > 0) break;
+      if (st > 0) done = 1;
     }
     if (T.n > 0 || !T.mem_prune || T.stopped) break;
     T.mem_prune = 0;
