@@ -74,6 +74,16 @@ static double real(cfg_t *c, const char *key, double def) {
   return it->valuedouble;
 }
 
+/* The RoPE base: positive and at most what a trace file holds (1e12). */
+static double rope_base(cfg_t *c) {
+  double v = real(c, "rope_theta", 0);
+  if (v < 0 || v > 1e12) {
+    bad_field(c, "rope_theta", "between 0 and 1e12");
+    return 0;
+  }
+  return v;
+}
+
 static int flag(cfg_t *c, const char *key, int def) {
   const cJSON *it = item(c, key);
   if (!it) return def;
@@ -154,7 +164,7 @@ static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   else if (prf < 1)
     a->rotary_dim = (int)(d * prf);
   a->rms = a->rope = a->gated = 1;
-  a->rope_theta = real(c, "rope_theta", 0);
+  a->rope_theta = rope_base(c);
   dropouts(c, a, drops);
 }
 
@@ -369,7 +379,7 @@ static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   o->vocab = num(c, "vocab_size", 1, 0);
   o->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
   o->tie_embeddings = flag(c, "tie_word_embeddings", 0);
-  o->rope_theta = real(c, "rope_theta", 0);
+  o->rope_theta = rope_base(c);
   o->dropout = real(c, "attention_dropout", 0) > 0;
   o->topk = num(c, "num_experts_per_tok", 1, 0);
   if (activation(c, "hidden_act", str(c, "hidden_act", "silu")) != ST__ACT_SILU)
