@@ -441,6 +441,7 @@ int st__opdims(const strata_graph_t *g, const strata_op_t *op,
     break;
   case STRATA_OP_GELU:
   case STRATA_OP_SILU:
+  case STRATA_OP_SIGMOID:
   case STRATA_OP_RELU:
   case STRATA_OP_SCALE:
   case STRATA_OP_SWIGLU:

@@ -71,6 +71,17 @@ static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...) {
   strata_buf_printf(&a->b, " %s", v);
 }
 
+/* Whether the planned layers scale the shared expert by a sigmoid gate
+ * (Qwen2-MoE): the stages' layer templates hold its op. */
+static int shared_gate(const strata_plan_t *p) {
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_stage_result_t *r = p->stages[s].result;
+    for (int i = 0; r && i < r->n_ops; i++)
+      if (r->ops[i].name && !strcmp(r->ops[i].name, "shared_gate")) return 1;
+  }
+  return 0;
+}
+
 /* Megatron-Core's MoE layer as planned: grouped GEMMs, the all-to-all
  * token dispatcher, the expert layers after the dense ones, and the
  * capacity (padded to it, as costed) or dropless routing. */
@@ -82,6 +93,8 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   flag(b, "--moe-ffn-hidden-size", "%d", p->moe_ffn);
   if (p->shared_ffn > 0)
     flag(b, "--moe-shared-expert-intermediate-size", "%d", p->shared_ffn);
+  if (p->shared_ffn > 0 && shared_gate(p))
+    flag(b, "--moe-shared-expert-gate", NULL);
   if (p->first_dense > 0)
     flag(b, "--moe-layer-freq", "\"([0]*%d+[1]*%d)\"", p->first_dense,
          p->layers - p->first_dense);

@@ -61,6 +61,7 @@ static const struct {
     {"deepseek-v3.json", 671e9, 0},
     {"qwen3-235b-a22b.json", 235e9, 0},
     {"gpt-oss-120b.json", 116.83e9, 0},
+    {"qwen1.5-moe-a2.7b.json", 14.3e9, 0},
 };
 
 TEST(published_parameter_counts) {
@@ -209,8 +210,13 @@ TEST(refused_configs) {
                "\"intermediate_size\": 128, \"qk_nope_head_dim\": 16, "
                "\"qk_rope_head_dim\": 8, \"v_head_dim\": 16}",
                STRATA_EBADINPUT, "'kv_lora_rank' is missing");
-  expect_error("{\"model_type\": \"qwen2_moe\"}", STRATA_EUNSUPPORTED,
-               "shared_expert_gate");
+  expect_error("{\"model_type\": \"qwen2_moe\", \"hidden_size\": 64, "
+               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+               "\"vocab_size\": 100, \"num_experts_per_tok\": 2, "
+               "\"num_experts\": 4, \"moe_intermediate_size\": 32, "
+               "\"decoder_sparse_step\": 2}",
+               STRATA_EBADINPUT,
+               "'decoder_sparse_step' (model_type qwen2_moe)");
   expect_error("{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, "
                "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
                "\"vocab_size\": 100, \"num_experts_per_tok\": 2, "

@@ -792,6 +792,35 @@ static void check_flags(const char *args) {
 
 /* DeepSeek-V3 with expert, context parallelism and FP8; Megatron-FSDP for
  * ZeRO-3; gpt-oss's windows and biases.  Every flag is Megatron-LM's. */
+/* Qwen2-MoE's shared expert is scaled by a sigmoid gate: the config builds
+ * its ops and the Megatron export sets --moe-shared-expert-gate. */
+TEST(qwen2_moe_shared_expert_gate) {
+  char path[600], *t = NULL;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  snprintf(path, sizeof path, "%s/tests/data/hf/qwen1.5-moe-a2.7b.json",
+           test_source_dir());
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.model_spec = path;
+  ASSERT_OK(strata_model_load(path, NULL, &g));
+  ASSERT(strata_graph_find_tensor(g, "shared_gate.weight") >= 0);
+  ASSERT_OK(strata_cluster_load("dgx-h100:8", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT_OK(strata_export_megatron(p, &t));
+  check_flags(t);
+  ASSERT_CONTAINS(t, "--moe-shared-expert-intermediate-size 5632");
+  ASSERT_CONTAINS(t, "--moe-shared-expert-gate");
+  ASSERT_CONTAINS(t, "--add-qkv-bias");
+  strata_free(t);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 TEST(megatron_flags_of_the_new_degrees) {
   moe_cfg_t c = {"deepseek-v3", "dgx-h100:256", 2, 32, 1, 16, 64, 4, 1, 5, 1};
   strata_gen_opts_t o;
@@ -809,6 +838,7 @@ TEST(megatron_flags_of_the_new_degrees) {
   ASSERT_CONTAINS(t, "--q-lora-rank 1536 \\\n--kv-lora-rank 512");
   ASSERT_CONTAINS(t, "--qk-head-dim 128 \\\n--qk-pos-emb-head-dim 64");
   ASSERT_CONTAINS(t, "--fp8-format hybrid \\\n--fp8-recipe delayed");
+  ASSERT(!strstr(t, "--moe-shared-expert-gate")); /* DeepSeek's is ungated */
   strata_free(t);
   /* Megatron's rules: ep x tp needs sequence parallelism */
   p->sequence_parallel = 0;
@@ -856,6 +886,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(presets_plan_on_their_clusters),
     TEST_ENTRY(moe_trace_plans_and_exports_as_moe),
     TEST_ENTRY(megatron_flags_of_the_new_degrees),
+    TEST_ENTRY(qwen2_moe_shared_expert_gate),
 };
 
 TEST_MAIN(tests)

@@ -388,6 +388,11 @@ static int moe(gen_t *G, int y) {
   z = op1(G, "shared_swiglu", STRATA_OP_SWIGLU, 1, &z,
           S3(G->b, G->s, o->shared_ffn));
   z = linear(G, "shared_fc2", z, G->h, 0);
+  if (o->shared_gate > 0) { /* Qwen2-MoE: sigmoid(x w) scales it */
+    int s = linear(G, "shared_gate", y, 1, 0);
+    s = ew(G, "shared_gate_act", STRATA_OP_SIGMOID, s);
+    z = op1(G, "shared_scale", STRATA_OP_MUL, 2, (int[]){z, s}, shape_of(G, z));
+  }
   return add(G, "moe_sum", x, z);
 }
 

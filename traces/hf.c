@@ -8,10 +8,9 @@
  * Strata counts (token ids, initialisation, epsilons, rope bases, labels,
  * generation defaults, ...): any other key is an error that names it, so
  * a field this importer does not understand never passes as a silent
- * approximation.  Mixtures of experts (mixtral, qwen3_moe, deepseek_v2/v3
- * with latent attention, gpt_oss) are read into the LLaMA generator's
- * options and built by it, as their presets are; qwen2_moe is refused
- * with what it needs.
+ * approximation.  Mixtures of experts (mixtral, qwen2_moe, qwen3_moe,
+ * deepseek_v2/v3 with latent attention, gpt_oss) are read into the LLaMA
+ * generator's options and built by it, as their presets are.
  */
 #include <math.h>
 #include <stdio.h>
@@ -332,19 +331,6 @@ static void rd_t5(cfg_t *c, st__arch_t *a) {
   dropouts(c, a, drops);
 }
 
-/* ---- what needs op kinds not there yet ---- */
-
-typedef struct {
-  const char *type;
-  const char *fields;
-} later_t;
-
-static const later_t needs_moe[] = {
-    {"qwen2_moe", "shared_expert_gate (a sigmoid gate on the shared "
-                  "expert's output, which the generator's MoE layer does "
-                  "not build)"},
-};
-
 /* ---- mixtures of experts: the LLaMA generator's MoE layers ---- */
 
 /* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are built by the same
@@ -403,6 +389,30 @@ static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
   o->experts = num(c, "num_experts", 1, 0);
   o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
   o->ffn = num(c, "intermediate_size", 0, o->moe_ffn);
+  if (num(c, "decoder_sparse_step", 0, 1) != 1)
+    bad_field(c, "decoder_sparse_step", "1 (experts in every layer)");
+  const cJSON *only = item(c, "mlp_only_layers");
+  if (only && (!cJSON_IsArray(only) || cJSON_GetArraySize(only) > 0))
+    bad_field(c, "mlp_only_layers", "empty (experts in every layer)");
+  if (flag(c, "use_sliding_window", 0))
+    bad_field(c, "use_sliding_window",
+              "false (a window from max_window_layers on is not built with "
+              "experts)");
+  use(c, "sliding_window");
+  use(c, "max_window_layers");
+}
+
+/* Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention (q, k, v
+ * biases) with experts in every layer and a shared expert scaled by a
+ * sigmoid gate (shared_expert_gate, a linear to one value per token). */
+static void rd_qwen2_moe(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->qkv_bias = 1;
+  o->experts = num(c, "num_experts", 1, 0);
+  o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
+  o->ffn = num(c, "intermediate_size", 0, o->moe_ffn);
+  o->shared_ffn = num(c, "shared_expert_intermediate_size", 0, 0);
+  o->shared_gate = o->shared_ffn > 0;
   if (num(c, "decoder_sparse_step", 0, 1) != 1)
     bad_field(c, "decoder_sparse_step", "1 (experts in every layer)");
   const cJSON *only = item(c, "mlp_only_layers");
@@ -485,8 +495,8 @@ static const struct {
   moe_reader_fn fn;
 } moe_readers[] = {
     {"mixtral", rd_mixtral},      {"qwen3_moe", rd_qwen3_moe},
-    {"deepseek_v2", rd_deepseek}, {"deepseek_v3", rd_deepseek},
-    {"gpt_oss", rd_gpt_oss},
+    {"qwen2_moe", rd_qwen2_moe},  {"deepseek_v2", rd_deepseek},
+    {"deepseek_v3", rd_deepseek}, {"gpt_oss", rd_gpt_oss},
 };
 #define N_MOE_READERS (int)(sizeof moe_readers / sizeof moe_readers[0])
 
@@ -622,12 +632,6 @@ static int unknown_type(const char *where, const char *type) {
 }
 
 static int read_arch(cfg_t *c, st__arch_t *a) {
-  for (size_t i = 0; i < sizeof needs_moe / sizeof needs_moe[0]; i++)
-    if (!strcmp(c->type, needs_moe[i].type))
-      return strata_error(STRATA_EUNSUPPORTED,
-                          "%s: model_type '%s' needs %s, which this version "
-                          "of strata does not have yet",
-                          c->where, c->type, needs_moe[i].fields);
   for (int i = 0; i < N_READERS; i++) {
     if (strcmp(c->type, readers[i].type)) continue;
     snprintf(a->family, sizeof a->family, "%s", c->type);

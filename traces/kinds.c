@@ -114,6 +114,8 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
     return STRATA_SAVE_IN(0);
   case STRATA_OP_MOE_ROUTER:
     return STRATA_SAVE_IN(0) | STRATA_SAVE_OUT(0);
+  case STRATA_OP_SIGMOID: /* its backward is y (1 - y) */
+    return STRATA_SAVE_OUT(0);
   case STRATA_OP_MOE_COMBINE:
   case STRATA_OP_MATMUL:
   case STRATA_OP_MUL:
@@ -215,6 +217,8 @@ static double per_element(strata_op_kind_t k) {
     return 8; /* tanh approximation */
   case STRATA_OP_SILU:
     return 5;
+  case STRATA_OP_SIGMOID:
+    return 4; /* negate, exp, add one, divide */
   case STRATA_OP_SWIGLU:
     return 6; /* silu of the gate, times the up half */
   case STRATA_OP_DROPOUT:

@@ -133,7 +133,8 @@ typedef enum {
   X(MOE_DISPATCH, "moe_dispatch")                                              \
   X(GROUPED_LINEAR, "grouped_linear")                                          \
   X(MOE_COMBINE, "moe_combine")                                                \
-  X(MLA_KV, "mla_kv")
+  X(MLA_KV, "mla_kv")                                                          \
+  X(SIGMOID, "sigmoid")
 
 typedef enum {
 #define STRATA_OP_ENUM_(e, n) STRATA_OP_##e,
@@ -384,6 +385,8 @@ typedef struct {
    * (0: none); capacity is the capacity factor (0: dropless);
    * expert_bias puts biases on the router and the experts (gpt-oss). */
   int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
+  int shared_gate; /* a sigmoid of a linear of the input scales the shared
+                      expert's output (Qwen2-MoE) */
   double capacity;
   /* Multi-head latent attention (DeepSeek-V2/V3) when kv_lora > 0: q
    * through a rank-q_lora bottleneck (0: a full projection), keys and
