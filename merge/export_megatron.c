@@ -35,7 +35,22 @@ static const st__mg_family_t families[] = {
     {"bert", "examples/bert/pretrain_bert.py", "BertWordPieceLowerCase", 0},
 };
 
+/* Imported configs keep their model_type as the family; those built as a
+ * LLaMA (RMSNorm, SwiGLU, RoPE; their biases, q/k norms and windows are
+ * the plan's variants, set by their own flags) or as a GPT train with the
+ * same script and flags.  Gemma's GeGLU, Gemma 2's soft-capping, GPT-NeoX's
+ * parallel residual and T5 have no Megatron-LM GPT flag: refused. */
+static const struct {
+  const char *type, *as;
+} alias[] = {{"mistral", "llama"},
+             {"qwen2", "llama"},
+             {"qwen3", "llama"},
+             {"phi3", "llama"},
+             {"gpt2", "gpt"}};
+
 const st__mg_family_t *st__mg_family(const char *family) {
+  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+    if (!strcmp(alias[i].type, family)) family = alias[i].as;
   for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
     if (!strcmp(families[i].family, family)) return &families[i];
   return NULL;
@@ -61,7 +76,8 @@ static int check_mode(const strata_plan_t *p) {
                   "re-plan in Megatron mode");
   if (!st__mg_family(p->family))
     return REFUSE("Megatron-LM has no training script here for the "
-                  "model's family '%s' (gpt, llama, bert)",
+                  "model's family '%s' (gpt and gpt2, llama and the "
+                  "LLaMA-like mistral, qwen2, qwen3 and phi3, bert)",
                   p->family);
   if (p->zero_stage >= 2 && p->pp > 1)
     return REFUSE("ZeRO stage %d shards gradients%s, which Megatron-LM does "
@@ -193,7 +209,7 @@ static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...) {
 }
 
 static void model_flags(st__mg_args_t *a, const strata_plan_t *p) {
-  int llama = strcmp(p->family, "llama") == 0;
+  int llama = !strcmp(st__mg_family(p->family)->family, "llama");
   flag(a, "--num-layers", "%d", p->layers);
   flag(a, "--hidden-size", "%d", p->hidden);
   flag(a, "--num-attention-heads", "%d", p->heads);

@@ -337,8 +337,57 @@ TEST(every_config_rebatches_and_solves) {
   }
 }
 
+/* Configs built as a LLaMA export to Megatron-LM's GPT script with the
+ * LLaMA flags and their own variants; what Megatron-LM has no flag for is
+ * refused, naming the family. */
+static char *export_of(const char *file, int *rc) {
+  strata_graph_t *g = import(file, 4, 1024);
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  char *t = NULL;
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.global_batch = 64;
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  *rc = strata_export_megatron(p, &t);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return t;
+}
+
+TEST(llama_like_configs_export_to_megatron) {
+  static const struct {
+    const char *file, *flags[3];
+  } cases[] = {
+      {"mistral-7b.json", {"--swiglu", "--num-query-groups 8", NULL}},
+      {"qwen2.5-7b.json", {"--swiglu", "--add-qkv-bias", NULL}},
+      {"qwen3-8b.json", {"--swiglu", "--qk-layernorm", "--num-query-groups 8"}},
+      {"phi-3-mini.json", {"--swiglu", "--normalization RMSNorm", NULL}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    int rc;
+    char *t = export_of(cases[i].file, &rc);
+    ASSERT_OK(rc);
+    ASSERT_CONTAINS(t, "--position-embedding-type rope");
+    for (int k = 0; k < 3 && cases[i].flags[k]; k++)
+      ASSERT_CONTAINS(t, cases[i].flags[k]);
+    strata_free(t);
+  }
+  int rc;
+  char *t = export_of("gemma-7b.json", &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT(t == NULL);
+  ASSERT_CONTAINS(strata_last_error(), "family 'gemma'");
+  strata_error_clear();
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(published_parameter_counts),
+    TEST_ENTRY(llama_like_configs_export_to_megatron),
     TEST_ENTRY(gemma_non_embedding_exact),
     TEST_ENTRY(sliding_window_flops),
     TEST_ENTRY(gemma2_alternating_layers),
