@@ -106,9 +106,35 @@ TEST(json_errors) {
   cJSON_Delete(j);
 }
 
+TEST(json_keys) {
+  static const char *const known[] = {"latency_us", "leaf_size", "nics", NULL};
+  cJSON *j;
+  int rep;
+  ASSERT_EQ(st__edit_distance("kitten", "sitting"), 3);
+  ASSERT_EQ(st__edit_distance("", "abc"), 3);
+  ASSERT_EQ(st__edit_distance("nics", "nics"), 0);
+  ASSERT_STR_EQ(st__nearest("latncy_us", known), "latency_us");
+  ASSERT_STR_EQ(st__nearest("nic", known), "nics");
+  const char *text = "{\"nics\": 1, \"leaf_size\": 2}";
+  ASSERT_OK(st__json_parse(text, strlen(text), "t.json", &j));
+  ASSERT(st__json_bad_key(j, known, &rep) == NULL);
+  cJSON_Delete(j);
+  text = "{\"nics\": 1, \"lattency_us\": 2}";
+  ASSERT_OK(st__json_parse(text, strlen(text), "t.json", &j));
+  ASSERT_STR_EQ(st__json_bad_key(j, known, &rep), "lattency_us");
+  ASSERT_EQ(rep, 0);
+  cJSON_Delete(j);
+  text = "{\"nics\": 1, \"leaf_size\": 2, \"nics\": 3}";
+  ASSERT_OK(st__json_parse(text, strlen(text), "t.json", &j));
+  ASSERT_STR_EQ(st__json_bad_key(j, known, &rep), "nics");
+  ASSERT_EQ(rep, 1);
+  cJSON_Delete(j);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(error_names), TEST_ENTRY(alloc_injection),
     TEST_ENTRY(hash_stable), TEST_ENTRY(buf_printf),
     TEST_ENTRY(file_atomic), TEST_ENTRY(json_errors),
+    TEST_ENTRY(json_keys),
 };
 TEST_MAIN(tests)

@@ -9,6 +9,7 @@
  * only required to load or fail cleanly.
  */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "strata/strata.h"
 #include "testlib.h"
@@ -380,6 +381,113 @@ TEST(spec_errors) {
   expect_spec_error("garbage.xml", STRATA_EBADINPUT, "not valid JSON");
 }
 
+/* A spec from text, through a file as users give it. */
+static int load_text(const char *json, strata_cluster_t **c) {
+  static char path[64];
+  snprintf(path, sizeof path, "/tmp/strata-test-spec-%d.json", (int)getpid());
+  if (strata_file_write_atomic(path, json, strlen(json))) return -100;
+  int rc = strata_cluster_load(path, c);
+  remove(path);
+  return rc;
+}
+
+#define SPEC(net)                                                              \
+  "{\"node_groups\": [{\"count\": 2, \"template\": {\"gpus\": 8, "             \
+  "\"gpu_model\": \"H100-SXM\"}}], \"network\": {" net "}}"
+
+static double leaf_bw(const char *json) {
+  strata_cluster_t *c;
+  ASSERT_OK(load_text(json, &c));
+  double bw = strata_cluster_level(c, strata_cluster_level_count(c) - 1)
+                  ->link.bandwidth;
+  strata_cluster_destroy(c);
+  return bw;
+}
+
+static void expect_text_error(const char *json, const char *msg) {
+  strata_cluster_t *c = (strata_cluster_t *)1;
+  ASSERT_EQ(load_text(json, &c), STRATA_EBADINPUT);
+  ASSERT(c == NULL);
+  ASSERT_CONTAINS(strata_last_error(), msg);
+}
+
+/* The unit is in the key: 400 Gb/s and 50 GB/s are one bandwidth; the
+ * older "_gbps" key still means GB/s. */
+TEST(spec_units) {
+  strata_log_level_t lv = strata_log_get_level();
+  ASSERT_NEAR(leaf_bw(SPEC("\"nic_gbits_per_s\": 400")), 50e9, 1e-12, 0);
+  ASSERT_NEAR(leaf_bw(SPEC("\"nic_gbytes_per_s\": 50")), 50e9, 1e-12, 0);
+  strata_log_set_level(STRATA_LOG_ERROR); /* the older key warns */
+  ASSERT_NEAR(leaf_bw(SPEC("\"nic_gbps\": 50")), 50e9, 1e-12, 0);
+  strata_log_set_level(lv);
+  expect_text_error(SPEC("\"nic_gbytes_per_s\": 400"),
+                    "write \"nic_gbits_per_s\": 400");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 4000"), "is the unit right?");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 1e-9"), "less than 10 MB/s");
+  expect_text_error(SPEC("\"nic_gbps\": 50, \"nic_gbits_per_s\": 400"),
+                    "give one");
+}
+
+/* Every value a cost is computed from is refused when it would make the
+ * cost non-finite or meaningless, naming the field and the group. */
+TEST(spec_implausible) {
+  strata_cluster_t *c;
+  expect_text_error(SPEC("\"nic_gbytes_per_s\": 0"),
+                    "'nic_gbytes_per_s' is 0; a bandwidth must be positive");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"latency_us\": 0"),
+                    "'latency_us' is 0 us");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"latency_us\": 1e300"),
+                    "latencies are in microseconds");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 400, "
+                         "\"spine_oversubscription\": 0.5"),
+                    "a ratio >= 1");
+  expect_text_error(
+      "{\"node_groups\": [{\"count\": 2, \"template\": {\"gpus\": 8, "
+      "\"gpu_model\": \"H100-SXM\", \"nics\": 0}}], "
+      "\"network\": {\"nic_gbits_per_s\": 400}}",
+      "node_groups[0].template: 'nics' is 0, but the cluster has 2 nodes");
+  expect_text_error("{\"node_groups\": [{\"count\": 1, \"template\": "
+                    "{\"gpus\": 8, \"gpu_model\": \"X\"}}], \"gpu\": "
+                    "{\"memory_gib\": 80, \"bf16_tflops\": 1e-300}}",
+                    "'bf16_tflops' is 1e-300 TFLOP/s");
+  expect_text_error("{\"node_groups\": [{\"count\": 1, \"template\": "
+                    "{\"gpus\": 8, \"gpu_model\": \"H100-SXM\", "
+                    "\"pcie_gbytes_per_s\": 0}}]}",
+                    "node_groups[0].template: 'pcie_gbytes_per_s' is 0");
+  /* One node needs no NIC. */
+  ASSERT_OK(load_text("{\"node_groups\": [{\"count\": 1, \"template\": "
+                      "{\"gpus\": 8, \"gpu_model\": \"H100-SXM\", "
+                      "\"nics\": 0}}]}",
+                      &c));
+  strata_cluster_destroy(c);
+  ASSERT_EQ(strata_cluster_load("dgx-h100", &c), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "e.g. dgx-h100:128");
+}
+
+TEST(spec_unknown_keys) {
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"latncy_us\": 3"),
+                    "unknown key 'latncy_us'; the nearest known one is "
+                    "'latency_us'");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"gpus\": 3"),
+                    "'gpus' does not belong here; it goes in "
+                    "node_groups[].template");
+  expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"leaf_size\": 3, "
+                         "\"leaf_size\": 4"),
+                    "'leaf_size' is given twice");
+  expect_text_error("{\"node_groups\": [{\"count\": 1, \"template\": "
+                    "{\"gpus\": 8, \"gpu_modle\": \"H100-SXM\"}}]}",
+                    "node_groups[0].template: unknown key 'gpu_modle'; the "
+                    "nearest known one is 'gpu_model'");
+}
+
+/* Found by fuzz_hwloc: an OS device without a name (strlen(NULL)). */
+TEST(osdev_without_name) {
+  strata_node_topo_t *n;
+  ASSERT_OK(strata_node_load_xml(data_file("osdev-no-name.xml"), &n));
+  ASSERT_EQ(strata_node_gpu_count(n), 4);
+  strata_node_destroy(n);
+}
+
 /* ---- collective costs ----------------------------------------------- */
 
 /* The ring formulas by hand (topo/collective.c): an all-reduce moves
@@ -632,6 +740,10 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(preset_dgx_h100),
     TEST_ENTRY(spec_with_unhealthy_nodes),
     TEST_ENTRY(spec_errors),
+    TEST_ENTRY(spec_units),
+    TEST_ENTRY(spec_implausible),
+    TEST_ENTRY(spec_unknown_keys),
+    TEST_ENTRY(osdev_without_name),
     TEST_ENTRY(costs_flat),
     TEST_ENTRY(costs_nccl_tests_a100),
     TEST_ENTRY(costs_hierarchical),

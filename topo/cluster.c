@@ -17,6 +17,7 @@
  * NIC's divided by the oversubscription).
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,7 @@ static int xml_shape(const st__spec_t *s, int i, const st__group_t *g,
   return node_model(s, g, n, sh->model, sizeof sh->model);
 }
 
-static int template_shape(const st__spec_t *s, const st__group_t *g,
+static int template_shape(const st__spec_t *s, int i, const st__group_t *g,
                           shape_t *sh) {
   const char *name = g->gpu_model ? g->gpu_model : s->gpu_model;
   strata_gpu_model_t m;
@@ -142,6 +143,12 @@ static int template_shape(const st__spec_t *s, const st__group_t *g,
   sh->gpn = g->gpus;
   sh->nvlink = g->nvlink_bw >= 0 ? g->nvlink_bw : m.nvlink_bandwidth;
   sh->pcie = g->pcie_bw >= 0 ? g->pcie_bw : m.pcie_bandwidth;
+  if (!(sh->pcie > 0))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: node_groups[%d].template: the PCIe bandwidth is "
+                        "unknown (GPU model '%s' is not in the table): give "
+                        "'pcie_gbytes_per_s', e.g. 64 for PCIe 5.0 x16",
+                        s->where, i, name);
   sh->domain_size = sh->nvlink > 0 ? g->gpus : 1;
   sh->nics = g->nics >= 0 ? g->nics : g->gpus;
   snprintf(sh->link_name, sizeof sh->link_name, "%s",
@@ -149,12 +156,21 @@ static int template_shape(const st__spec_t *s, const st__group_t *g,
   return 0;
 }
 
-static int group_shape(const st__spec_t *s, int i, shape_t *sh) {
+/* total_nodes: of the whole cluster; nodes talk to each other through
+ * NICs, so a group without any cannot be part of a multi-node cluster. */
+static int group_shape(const st__spec_t *s, int i, int total_nodes,
+                       shape_t *sh) {
   const st__group_t *g = &s->groups[i];
   int rc =
-      g->xml || g->local ? xml_shape(s, i, g, sh) : template_shape(s, g, sh);
+      g->xml || g->local ? xml_shape(s, i, g, sh) : template_shape(s, i, g, sh);
   if (rc) return rc;
   sh->nic_bw = g->nic_bw >= 0 ? g->nic_bw : s->nic_bw;
+  if (total_nodes > 1 && sh->nics < 1)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: node_groups[%d].template: 'nics' is 0, but the "
+                        "cluster has %d nodes and nodes talk through NICs: "
+                        "give the NICs of one node (e.g. %d, one per GPU)",
+                        s->where, i, total_nodes, sh->gpn);
   return 0;
 }
 
@@ -358,8 +374,8 @@ static int make_levels(strata_cluster_t *c, const st__spec_t *s,
   if (c->total_nodes > 1 && !(sh->nic_bw > 0))
     return strata_error(STRATA_EBADINPUT,
                         "%s: the NIC bandwidth is missing: set network."
-                        "nic_gbps (GB/s of one NIC, e.g. 50 for 400 Gb/s "
-                        "NDR)",
+                        "nic_gbits_per_s (one NIC, e.g. 400 for NDR "
+                        "InfiniBand) or network.nic_gbytes_per_s (e.g. 50)",
                         s->where);
   if (c->nodes > 1) {
     int per_leaf = c->leaf_size < c->nodes ? c->leaf_size : c->nodes;
@@ -367,6 +383,25 @@ static int make_levels(strata_cluster_t *c, const st__spec_t *s,
   }
   if (first_leaf != last_leaf)
     add_level(c, STRATA_LEVEL_SPINE, "spine", c->nodes * sh->gpn, c->spine);
+  return 0;
+}
+
+/* The readers refuse every value that would make a cost non-finite; this
+ * last check names the level for any case they missed (a hwloc figure,
+ * a default), so the planner never sees one. */
+static int check_levels(const strata_cluster_t *c, const st__spec_t *s) {
+  for (int i = 0; i < c->nlevels; i++) {
+    const strata_link_t *k = &c->levels[i].link;
+    if (isfinite(k->bandwidth) && k->bandwidth > 0 && isfinite(k->latency) &&
+        k->latency >= 0)
+      continue;
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: the %s level has %g GB/s and %g us, from which "
+                        "no cost can be computed; give its bandwidth and "
+                        "latency in the spec (docs/cluster-format.md)",
+                        s->where, c->levels[i].name, k->bandwidth / 1e9,
+                        k->latency * 1e6);
+  }
   return 0;
 }
 
@@ -379,6 +414,12 @@ static int set_model(strata_cluster_t *c, const st__spec_t *s,
   snprintf(c->model_name, sizeof c->model_name, "%s", sh->model);
   c->model.name = c->model_name;
   if (s->gpu_memory < 0 && sh->memory) c->model.memory_bytes = sh->memory;
+  if (!c->model.memory_bytes || !(c->model.peak_flops > 0))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: GPU model '%s' has no %s: give \"gpu\": "
+                        "{\"memory_gib\": ..., \"bf16_tflops\": ...}",
+                        s->where, sh->model,
+                        c->model.memory_bytes ? "FLOP/s" : "memory");
   c->gpn = sh->gpn;
   snprintf(c->link_name, sizeof c->link_name, "%s",
            sh->link_name[0] ? sh->link_name : "nvlink");
@@ -398,7 +439,7 @@ static int build_shape(strata_cluster_t *c, const st__spec_t *s) {
   int rc = 0;
   for (int i = 0; i < s->ngroups && !rc; i++) {
     memset(&sh, 0, sizeof sh);
-    rc = group_shape(s, i, &sh);
+    rc = group_shape(s, i, c->total_nodes, &sh);
     if (!rc && i > 0) rc = merge_shape(s, i, &all, &sh);
     if (i == 0)
       all = sh;
@@ -415,6 +456,7 @@ static int build_shape(strata_cluster_t *c, const st__spec_t *s) {
     strata_calibration_init(&c->cal);
     st__apply_perf(c);
   }
+  if (!rc) rc = check_levels(c, s);
   return rc;
 }
 

@@ -13,6 +13,10 @@
 
 #include "topo/node.h"
 
+/* The most GPUs (and NICs) one node may have in a spec: more than any
+ * machine has, few enough that ranks stay ints on 10^6 nodes. */
+#define ST__MAX_GPUS 1024
+
 typedef struct {
   char *names;     /* node range "node[001-128]", or NULL: use count */
   int count;       /* nodes (from names when given) */
@@ -28,7 +32,8 @@ typedef struct {
 } st__group_t;
 
 typedef struct {
-  char *where; /* the spec's name in messages */
+  char *where;     /* the spec's name in messages */
+  char legacy[16]; /* the first bandwidth given by an older "_gbps" key */
   char *name;
   int ngroups;
   st__group_t *groups;

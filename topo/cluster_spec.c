@@ -252,18 +252,217 @@ static int try_preset(const char *arg, st__spec_t **out, int *rc) {
   return 1;
 }
 
-/* ---- JSON ----------------------------------------------------------- */
+/* ---- JSON: keys ------------------------------------------------------ */
+
+/* The keys of each object.  A bandwidth has a key per unit (GB/s, Gb/s)
+ * and the older "_gbps" spelling, read as GB/s with a warning. */
+#define BW_KEYS(b) b "_gbytes_per_s", b "_gbits_per_s", b "_gbps"
+static const char *const root_keys[] = {"name",    "node_groups", "gpu",
+                                        "network", "unhealthy",   NULL};
+static const char *const group_keys[] = {"names",     "count",    "xml",
+                                         "gpu_model", "template", NULL};
+static const char *const template_keys[] = {
+    "gpus",         "gpu_model", BW_KEYS("nvlink"), BW_KEYS("pcie"), "nics",
+    BW_KEYS("nic"), NULL};
+static const char *const gpu_keys[] = {"model", "memory_gib", "bf16_tflops",
+                                       BW_KEYS("nvlink"), NULL};
+static const char *const network_keys[] = {
+    BW_KEYS("nic"),     "latency_us",
+    "spine_latency_us", "nvlink_latency_us",
+    "pcie_latency_us",  "spine_oversubscription",
+    "leaf_size",        NULL};
+static const char *const unhealthy_keys[] = {"nodes", "gpus", NULL};
+
+static const struct {
+  const char *name;
+  const char *const *keys;
+} objects[] = {{"the top level", root_keys},
+               {"node_groups[]", group_keys},
+               {"node_groups[].template", template_keys},
+               {"\"gpu\"", gpu_keys},
+               {"\"network\"", network_keys},
+               {"\"unhealthy\"", unhealthy_keys}};
+
+static int legacy_key(const char *k) {
+  size_t n = strlen(k);
+  return n > 5 && !strcmp(k + n - 5, "_gbps");
+}
+
+/* The known key nearest to k (the older spellings are never offered). */
+static const char *nearest_key(const char *k, const char *const *keys) {
+  const char *best = NULL;
+  int bd = 0;
+  for (int i = 0; keys[i]; i++) {
+    int d = legacy_key(keys[i]) ? -1 : st__edit_distance(k, keys[i]);
+    if (d >= 0 && (!best || d < bd)) {
+      best = keys[i];
+      bd = d;
+    }
+  }
+  return best;
+}
+
+/* The object where key k belongs when it is not in keys, or NULL. */
+static const char *home_of(const char *k, const char *const *keys) {
+  for (size_t i = 0; i < sizeof objects / sizeof objects[0]; i++) {
+    if (objects[i].keys == keys) continue;
+    for (int j = 0; objects[i].keys[j]; j++)
+      if (!strcmp(k, objects[i].keys[j])) return objects[i].name;
+  }
+  return NULL;
+}
+
+/* An unknown key is an error (a misspelt key would otherwise be ignored
+ * and its default used silently); so is a key given twice. */
+static int check_keys(const cJSON *o, const char *where,
+                      const char *const *keys) {
+  int repeated;
+  const char *k = st__json_bad_key(o, keys, &repeated), *home;
+  if (!k) return 0;
+  if (repeated)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' is given twice; give it once", where, k);
+  if ((home = home_of(k, keys)))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' does not belong here; it goes in %s "
+                        "(docs/cluster-format.md)",
+                        where, k, home);
+  return strata_error(STRATA_EBADINPUT,
+                      "%s: unknown key '%.64s'; the nearest known one is "
+                      "'%s' (docs/cluster-format.md lists them)",
+                      where, k, nearest_key(k, keys));
+}
+
+/* ---- JSON: values ---------------------------------------------------- */
+
+/* A number in the unit its key names, with the range of plausible values
+ * and what to say outside it.  Bounds keep every derived cost finite and
+ * catch the usual slips of unit. */
+typedef struct {
+  double lo, hi; /* plausible: lo <= v <= hi */
+  double scale;  /* the key's unit -> bytes, seconds, FLOP/s */
+  const char *unit, *low, *high;
+} range_t;
+
+static const range_t latency_us = {
+    0.01,
+    10000,
+    1e-6,
+    "us",
+    "a latency must be positive and at least 0.01 us (typical: 1 to 10 us)",
+    "more than 10 ms: latencies are in microseconds"};
+static const range_t memory_gib = {
+    0.001,
+    1024,
+    1073741824.0,
+    "GiB",
+    "a GPU needs memory: give that of one GPU in GiB, e.g. 80",
+    "more than 1 TiB: give the memory of one GPU in GiB, e.g. 80"};
+static const range_t bf16_tflops = {
+    0.001,
+    20000,
+    1e12,
+    "TFLOP/s",
+    "a GPU needs FLOP/s: give its bf16 dense peak in TFLOP/s, e.g. 989.4 "
+    "for an H100 SXM",
+    "more than any GPU (B200: 2250): give the peak of one GPU in TFLOP/s"};
+static const range_t oversub = {
+    1,
+    64,
+    1,
+    "",
+    "a ratio >= 1 (2 for 2:1; 1 for a non-blocking spine)",
+    "more than 64:1: give the ratio, e.g. 2 for 2:1"};
 
 static int opt_num(const cJSON *o, const char *key, const char *where,
-                   double scale, double *out) {
+                   const range_t *r, double *out) {
   double v;
   int rc = st__json_num(o, key, where, 0, &v);
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
-  if (v < 0)
-    return strata_error(STRATA_EBADINPUT, "%s: '%s' must not be negative",
-                        where, key);
-  *out = v * scale;
+  if (v < r->lo || v > r->hi)
+    return strata_error(STRATA_EBADINPUT, "%s: '%s' is %g%s%s; %s", where, key,
+                        v, r->unit[0] ? " " : "", r->unit,
+                        v < r->lo ? r->low : r->high);
+  *out = v * r->scale;
+  return 0;
+}
+
+/* A bandwidth: which link, whether 0 (none) is allowed, the most that is
+ * plausible in GB/s and why. */
+typedef struct {
+  const char *base;
+  int zero_ok;
+  double max_gbytes;
+  const char *why;
+} bw_t;
+
+/* ConnectX-8 (800 Gb/s) is the fastest NIC NVIDIA ships; B200's NVLink 5
+ * carries 900 GB/s one direction; PCIe 6.0 x16 carries 128 GB/s one
+ * direction (docs/cluster-format.md). */
+static const bw_t bw_nic = {"nic", 0, 100,
+                            "the fastest NICs, 800 Gb/s, carry 100 GB/s"};
+static const bw_t bw_nvlink = {"nvlink", 1, 1800,
+                               "twice the fastest GPU link, B200's 900 GB/s "
+                               "one direction"};
+static const bw_t bw_pcie = {"pcie", 0, 128,
+                             "PCIe 6.0 x16 carries 128 GB/s one direction"};
+
+static const struct {
+  const char *suffix, *unit;
+  double scale;
+} bw_units[] = {{"_gbytes_per_s", "GB/s", 1e9},
+                {"_gbits_per_s", "Gb/s", 1e9 / 8},
+                {"_gbps", "GB/s", 1e9}};
+
+static int bw_check(const bw_t *b, const char *where, char key[3][40], int u,
+                    double v) {
+  double gbytes = v * bw_units[u].scale / 1e9;
+  if (v < 0 || (v == 0 && !b->zero_ok))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' is %g; a bandwidth must be positive%s", where,
+                        key[u], v, b->zero_ok ? " (or 0: none)" : "");
+  if (v > 0 && gbytes < 0.01)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' is %g %s, less than 10 MB/s: is the unit "
+                        "right? ('%s' is in GB/s, '%s' in Gb/s)",
+                        where, key[u], v, bw_units[u].unit, key[0], key[1]);
+  if (gbytes <= b->max_gbytes) return 0;
+  if (u != 1 && v / 8 <= b->max_gbytes)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' is %g GB/s, more than is plausible (%s): "
+                        "if it is %g Gb/s, write \"%s\": %g",
+                        where, key[u], v, b->why, v, key[1], v);
+  return strata_error(STRATA_EBADINPUT,
+                      "%s: '%s' is %g %s, more than is plausible (%s): is "
+                      "the unit right?",
+                      where, key[u], v, bw_units[u].unit, b->why);
+}
+
+/* Read b's bandwidth in whichever unit it is given; *out in bytes/s. */
+static int opt_bw(const cJSON *o, const bw_t *b, const char *where,
+                  st__spec_t *s, double *out) {
+  char key[3][40];
+  int u = -1, rc;
+  double v = 0, x;
+  for (int i = 0; i < 3; i++) {
+    snprintf(key[i], sizeof key[i], "%s%s", b->base, bw_units[i].suffix);
+    rc = st__json_num(o, key[i], where, 0, &x);
+    if (rc == STRATA_ENOTFOUND) continue;
+    if (rc) return rc;
+    if (u >= 0)
+      return strata_error(STRATA_EBADINPUT,
+                          "%s: '%s' and '%s' give the same bandwidth; give "
+                          "one",
+                          where, key[u], key[i]);
+    u = i;
+    v = x;
+  }
+  if (u < 0) return 0;
+  if (u == 2 && !s->legacy[0])
+    snprintf(s->legacy, sizeof s->legacy, "%s", b->base);
+  if ((rc = bw_check(b, where, key, u, v))) return rc;
+  *out = v * bw_units[u].scale;
   return 0;
 }
 
@@ -278,15 +477,17 @@ static int opt_str(const cJSON *o, const char *key, const char *where,
   return *out ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
+/* A count from lo to hi; what says what it counts, for the message. */
 static int opt_count(const cJSON *o, const char *key, const char *where, int lo,
-                     int *out) {
+                     int hi, const char *what, int *out) {
   int64_t v;
   int rc = st__json_int(o, key, where, 0, &v);
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
-  if (v < lo || v > MAX_NODES)
-    return strata_error(STRATA_EBADINPUT, "%s: '%s' must be from %d to %d",
-                        where, key, lo, MAX_NODES);
+  if (v < lo || v > hi)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' is %lld; it must be from %d to %d (%s)",
+                        where, key, (long long)v, lo, hi, what);
   *out = (int)v;
   return 0;
 }
@@ -309,29 +510,38 @@ static int read_xml_path(const cJSON *o, const char *where, const char *dir,
   return 0;
 }
 
-static int read_template(const cJSON *t, const char *where, st__group_t *g) {
+static int read_template(const cJSON *t, const char *where, st__spec_t *s,
+                         st__group_t *g) {
   int rc;
-  if ((rc = opt_count(t, "gpus", where, 1, &g->gpus)) ||
+  if ((rc = check_keys(t, where, template_keys)) ||
+      (rc = opt_count(t, "gpus", where, 1, ST__MAX_GPUS,
+                      "the GPUs of one node, e.g. 8", &g->gpus)) ||
       (rc = opt_str(t, "gpu_model", where, &g->gpu_model)) ||
-      (rc = opt_num(t, "nvlink_gbps", where, 1e9, &g->nvlink_bw)) ||
-      (rc = opt_num(t, "pcie_gbps", where, 1e9, &g->pcie_bw)) ||
-      (rc = opt_count(t, "nics", where, 0, &g->nics)) ||
-      (rc = opt_num(t, "nic_gbps", where, 1e9, &g->nic_bw)))
+      (rc = opt_bw(t, &bw_nvlink, where, s, &g->nvlink_bw)) ||
+      (rc = opt_bw(t, &bw_pcie, where, s, &g->pcie_bw)) ||
+      (rc = opt_count(t, "nics", where, 0, ST__MAX_GPUS,
+                      "the NICs of one node, e.g. 8", &g->nics)) ||
+      (rc = opt_bw(t, &bw_nic, where, s, &g->nic_bw)))
     return rc;
   if (!g->gpus)
-    return strata_error(STRATA_EBADINPUT, "%s: missing required field 'gpus'",
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: missing required field 'gpus' (the GPUs of one "
+                        "node, e.g. 8)",
                         where);
   return 0;
 }
 
 static int read_group(const cJSON *o, const char *spec, int i, const char *dir,
-                      st__group_t *g) {
+                      st__spec_t *s) {
+  st__group_t *g = &s->groups[i];
   char where[600];
   const cJSON *t = NULL;
   int rc;
   snprintf(where, sizeof where, "%s: node_groups[%d]", spec, i);
-  if ((rc = opt_str(o, "names", where, &g->names)) ||
-      (rc = opt_count(o, "count", where, 1, &g->count)) ||
+  if ((rc = check_keys(o, where, group_keys)) ||
+      (rc = opt_str(o, "names", where, &g->names)) ||
+      (rc = opt_count(o, "count", where, 1, MAX_NODES, "the nodes of the group",
+                      &g->count)) ||
       (rc = read_xml_path(o, where, dir, g)) ||
       (rc = opt_str(o, "gpu_model", where, &g->gpu_model)))
     return rc;
@@ -348,7 +558,7 @@ static int read_group(const cJSON *o, const char *spec, int i, const char *dir,
                         where);
   if (t) {
     strncat(where, ".template", sizeof where - strlen(where) - 1);
-    return read_template(t, where, g);
+    return read_template(t, where, s, g);
   }
   return 0;
 }
@@ -368,7 +578,7 @@ static int read_groups(const cJSON *root, const char *path, st__spec_t **out) {
       rc = strata_error(STRATA_EBADINPUT,
                         "%s: node_groups[%d] is not an object", path, i);
     else
-      rc = read_group(it, path, i, dir, &(*out)->groups[i]);
+      rc = read_group(it, path, i, dir, *out);
     if (rc) break;
     i++;
   }
@@ -383,19 +593,21 @@ static int read_network(const cJSON *root, const char *path, st__spec_t *s) {
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
   snprintf(where, sizeof where, "%s: network", path);
-  if ((rc = opt_num(n, "nic_gbps", where, 1e9, &s->nic_bw)) ||
-      (rc = opt_num(n, "latency_us", where, 1e-6, &s->latency)) ||
-      (rc = opt_num(n, "spine_latency_us", where, 1e-6, &s->spine_latency)) ||
-      (rc = opt_num(n, "nvlink_latency_us", where, 1e-6, &s->nvlink_latency)) ||
-      (rc = opt_num(n, "pcie_latency_us", where, 1e-6, &s->pcie_latency)) ||
-      (rc = opt_num(n, "spine_oversubscription", where, 1, &s->oversub)) ||
-      (rc = opt_count(n, "leaf_size", where, 1, &s->leaf_size)))
+  if ((rc = check_keys(n, where, network_keys)) ||
+      (rc = opt_bw(n, &bw_nic, where, s, &s->nic_bw)) ||
+      (rc = opt_num(n, "latency_us", where, &latency_us, &s->latency)) ||
+      (rc = opt_num(n, "spine_latency_us", where, &latency_us,
+                    &s->spine_latency)) ||
+      (rc = opt_num(n, "nvlink_latency_us", where, &latency_us,
+                    &s->nvlink_latency)) ||
+      (rc = opt_num(n, "pcie_latency_us", where, &latency_us,
+                    &s->pcie_latency)) ||
+      (rc = opt_num(n, "spine_oversubscription", where, &oversub,
+                    &s->oversub)) ||
+      (rc = opt_count(n, "leaf_size", where, 1, MAX_NODES,
+                      "the nodes under one leaf switch, e.g. 32",
+                      &s->leaf_size)))
     return rc;
-  if (s->oversub < 1)
-    return strata_error(STRATA_EBADINPUT,
-                        "%s: 'spine_oversubscription' is a ratio >= 1 (2 for "
-                        "2:1)",
-                        where);
   return 0;
 }
 
@@ -406,10 +618,11 @@ static int read_gpu(const cJSON *root, const char *path, st__spec_t *s) {
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
   snprintf(where, sizeof where, "%s: gpu", path);
-  if ((rc = opt_str(g, "model", where, &s->gpu_model)) ||
-      (rc = opt_num(g, "memory_gib", where, 1073741824.0, &s->gpu_memory)) ||
-      (rc = opt_num(g, "bf16_tflops", where, 1e12, &s->gpu_flops)) ||
-      (rc = opt_num(g, "nvlink_gbps", where, 1e9, &s->gpu_nvlink)))
+  if ((rc = check_keys(g, where, gpu_keys)) ||
+      (rc = opt_str(g, "model", where, &s->gpu_model)) ||
+      (rc = opt_num(g, "memory_gib", where, &memory_gib, &s->gpu_memory)) ||
+      (rc = opt_num(g, "bf16_tflops", where, &bf16_tflops, &s->gpu_flops)) ||
+      (rc = opt_bw(g, &bw_nvlink, where, s, &s->gpu_nvlink)))
     return rc;
   return 0;
 }
@@ -440,7 +653,8 @@ static int read_unhealthy(const cJSON *root, const char *path, st__spec_t *s) {
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
   snprintf(where, sizeof where, "%s: unhealthy", path);
-  if ((rc = read_names(u, "nodes", where, &s->bad_nodes, &s->nbad_nodes)))
+  if ((rc = check_keys(u, where, unhealthy_keys)) ||
+      (rc = read_names(u, "nodes", where, &s->bad_nodes, &s->nbad_nodes)))
     return rc;
   return read_names(u, "gpus", where, &s->bad_gpus, &s->nbad_gpus);
 }
@@ -459,11 +673,18 @@ static int read_json(const char *path, st__spec_t **out) {
                       path);
     goto out;
   }
-  if ((rc = read_groups(root, path, &s)) ||
+  if ((rc = check_keys(root, path, root_keys)) ||
+      (rc = read_groups(root, path, &s)) ||
       (rc = opt_str(root, "name", path, &s->name)) ||
       (rc = read_gpu(root, path, s)) || (rc = read_network(root, path, s)) ||
       (rc = read_unhealthy(root, path, s)))
     goto out;
+  if (s->legacy[0])
+    strata_log(STRATA_LOG_WARN,
+               "%s: keys ending in '_gbps' are read as GB/s; rename them "
+               "('%s_gbps' to '%s_gbytes_per_s', or '%s_gbits_per_s' for "
+               "Gb/s; docs/cluster-format.md)",
+               path, s->legacy, s->legacy, s->legacy);
   *out = s;
   s = NULL;
 out:
@@ -478,6 +699,11 @@ int st__spec_read(const char *arg, st__spec_t **out) {
   *out = NULL;
   if (try_preset(arg, out, &rc)) return rc;
   rc = read_json(arg, out);
+  if (rc == STRATA_ENOTFOUND && preset_find(arg, strlen(arg)))
+    return strata_error(STRATA_EBADINPUT,
+                        "'%s' is a preset: give its node count after a colon, "
+                        "e.g. %s:128",
+                        arg, arg);
   if (rc == STRATA_ENOTFOUND && strchr(arg, ':')) {
     strata_buf_t b;
     strata_buf_init(&b);

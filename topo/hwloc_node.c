@@ -109,6 +109,7 @@ static int is_gpu_osdev(hwloc_obj_t o) {
 
 static void append_name(char *dst, size_t size, const char *name) {
   size_t len = strlen(dst);
+  if (!name) return; /* damaged XML: an OS device without a name */
   if (len + strlen(name) + 2 > size) return;
   snprintf(dst + len, size - len, "%s%s", len ? "/" : "", name);
 }
@@ -169,7 +170,7 @@ static int collect_nics(hwloc_topology_t t, devs_t *nics) {
     const char *sub = o->subtype;
     if (ty != HWLOC_OBJ_OSDEV_NETWORK && ty != HWLOC_OBJ_OSDEV_OPENFABRICS)
       continue;
-    if (!(p = pci_parent(o))) continue; /* virtual: cannot be placed */
+    if (!(p = pci_parent(o)) || !o->name) continue; /* cannot be placed */
     if ((rc = devs_add(nics, p, &d))) return rc;
     if (ty == HWLOC_OBJ_OSDEV_OPENFABRICS) {
       snprintf(d->nic.name, sizeof d->nic.name, "%s", o->name);
@@ -270,6 +271,13 @@ static int cmp_index(const void *a, const void *b) {
                               : cmp_busid(a, b);
 }
 
+/* A figure hwloc read from the file, in GB/s, kept only when a real link
+ * could have it (0 < x <= 10 TB/s); else 0, unknown, so the GPU table's
+ * figure is used instead of a damaged one. */
+static double link_gbytes(double x) {
+  return x > 0 && x <= 10000 ? x : 0;
+}
+
 /* GPUs in the order the runtime numbers them (cuda/nvml/rsmi index) when
  * every GPU has one, else in PCI bus order; NICs in PCI bus order. */
 static void place(hwloc_topology_t t, devs_t *g, devs_t *nics) {
@@ -279,7 +287,7 @@ static void place(hwloc_topology_t t, devs_t *g, devs_t *nics) {
     busid(p, g->v[i].gpu.pci_busid, sizeof g->v[i].gpu.pci_busid);
     g->v[i].gpu.vendor_id = p->attr->pcidev.vendor_id;
     g->v[i].gpu.device_id = p->attr->pcidev.device_id;
-    g->v[i].gpu.pcie_bandwidth = (double)p->attr->pcidev.linkspeed * 1e9;
+    g->v[i].gpu.pcie_bandwidth = link_gbytes(p->attr->pcidev.linkspeed) * 1e9;
     locality(t, p, &g->v[i].gpu.numa, &g->v[i].gpu.package);
     if (g->v[i].index < 0) all_indexed = 0;
   }
@@ -326,7 +334,7 @@ static int read_matrix(hwloc_topology_t t, struct hwloc_distances_s *d,
     int a = find_gpu(g, d->objs[i]);
     for (unsigned j = 0; a >= 0 && j < d->nbobjs; j++) {
       int b = find_gpu(g, d->objs[j]);
-      double bw = (double)d->values[i * d->nbobjs + j] * 1e6; /* MB/s */
+      double bw = link_gbytes((double)d->values[i * d->nbobjs + j] / 1e3) * 1e9;
       if (b >= 0 && b != a && bw > n->link[a * n->ngpus + b])
         n->link[a * n->ngpus + b] = bw;
     }
@@ -520,10 +528,39 @@ static int check_sets(const char *path, const char *xml) {
   return 0;
 }
 
+/* hwloc 2.9 allocates nbobjs^2 values for a distances matrix from the
+ * attribute as written (a negative one wraps to 32 GB, found by
+ * fuzzing); a real matrix relates objects of the file, so its size is at
+ * most their number. */
+static int check_distances(const char *path, const char *xml) {
+  long objects = 0;
+  for (const char *o = strstr(xml, "<object"); o; o = strstr(o + 1, "<object"))
+    objects++;
+  for (const char *d = strstr(xml, "<distances2"); d;
+       d = strstr(d + 1, "<distances2")) {
+    const char *end = strchr(d, '>');
+    char v[32];
+    int line = 1;
+    if (!end) return 0;
+    if (!attr(d, (size_t)(end - d), "nbobjs", v, sizeof v) ||
+        (v[0] && strspn(v, "0123456789") == strlen(v) && strlen(v) < 9 &&
+         atol(v) >= 1 && atol(v) <= objects && atol(v) <= 4096))
+      continue;
+    for (const char *c = xml; c < d; c++)
+      line += *c == '\n';
+    return strata_error(STRATA_EBADINPUT,
+                        "%s:%d: a distances matrix has nbobjs=\"%s\", not a "
+                        "count of the file's objects (damaged XML); export "
+                        "it again with lstopo --of xml",
+                        path, line, v);
+  }
+  return 0;
+}
+
 /* Say why hwloc cannot or would not read this text. */
 static int check_xml(const char *path, const char *xml) {
   const char *s = xml;
-  int major;
+  int major, rc;
   while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
     s++;
   if (*s != '<')
@@ -546,7 +583,8 @@ static int check_xml(const char *path, const char *xml) {
                         "%s: truncated hwloc XML (no closing </topology>); "
                         "copy or export the file again",
                         path);
-  return check_sets(path, xml);
+  rc = check_sets(path, xml);
+  return rc ? rc : check_distances(path, xml);
 }
 
 int strata_node_load_xml(const char *path, strata_node_topo_t **out) {
