@@ -55,9 +55,67 @@ static double weight_comm(const st__stage_t *st) {
   return a * st->o.fastest_bandwidth;
 }
 
+/* The cluster and model readers refuse every value that would make a cost
+ * non-finite, so one reaching the ILP is Strata's bug: say so, with the op
+ * and strategy, rather than blame the input.  node2 >= 0 (with s2): the
+ * other end of an edge. */
+static int not_finite(const st__stage_t *st, int node, int s, int node2, int s2,
+                      const char *what, double v) {
+  char a[128], b[128] = "";
+  const st__opinfo_t *in = &st->info[st->nodes[node].info];
+  const strata_op_t *op = &st->g->ops[in->op], *op2 = NULL;
+  st__strat_name(&in->dims, op, &st->o.mesh, &in->strat[s], a, sizeof a);
+  if (node2 >= 0) {
+    const st__opinfo_t *in2 = &st->info[st->nodes[node2].info];
+    op2 = &st->g->ops[in2->op];
+    st__strat_name(&in2->dims, op2, &st->o.mesh, &in2->strat[s2], b, sizeof b);
+  }
+  return strata_error(STRATA_EINTERNAL,
+                      "internal error: the %s of op '%s' under strategy %s%s%s"
+                      "%s%s is %g, not a finite number; please report it with "
+                      "the model and cluster",
+                      what, op->name, a, op2 ? " to op '" : "",
+                      op2 ? op2->name : "", op2 ? "' under " : "", b, v);
+}
+
+static int node_coefs(const st__stage_t *st, int i, st__ilp_node_t *n) {
+  const st__opinfo_t *in = &st->info[st->nodes[i].info];
+  double wr = weight_red(st), wc = weight_comm(st);
+  int N = st->ctx.devices;
+  for (int k = 0; k < n->n_strat; k++) {
+    int s = strat_of(st, i, k);
+    double mem = st__node_mem(st, i, s);
+    n->mem[k] = mem / SCALE;
+    n->transient[k] = in->cost[s].transient / SCALE;
+    n->cost[k] = (wr * N * mem + wc * node_comm(st, i, s)) / SCALE;
+    if (!isfinite(n->mem[k])) return not_finite(st, i, s, -1, 0, "memory", mem);
+    if (!isfinite(n->transient[k]))
+      return not_finite(st, i, s, -1, 0, "transient memory",
+                        in->cost[s].transient);
+    if (!isfinite(n->cost[k]))
+      return not_finite(st, i, s, -1, 0, "cost", n->cost[k] * SCALE);
+  }
+  return 0;
+}
+
+static int edge_coefs(const st__stage_t *st, const st__edge_t *se,
+                      st__ilp_edge_t *pe) {
+  int nu = n_strat(st, se->u), nv = n_strat(st, se->v);
+  double wc = weight_comm(st);
+  for (int i = 0; i < nu; i++)
+    for (int j = 0; j < nv; j++) {
+      int su = strat_of(st, se->u, i), sv = strat_of(st, se->v, j);
+      double c = wc * edge_time(st, se, su, sv) / SCALE;
+      if (!isfinite(c))
+        return not_finite(st, se->u, su, se->v, sv, "resharding cost",
+                          c * SCALE);
+      pe->cost[i * nv + j] = c;
+    }
+  return 0;
+}
+
 static int build_problem(const st__stage_t *st, problem_t *pr) {
   size_t total = 0;
-  int N = st->ctx.devices;
   memset(pr, 0, sizeof *pr);
   for (int i = 0; i < st->n_nodes; i++)
     total += 3 * (size_t)n_strat(st, i);
@@ -69,41 +127,35 @@ static int build_problem(const st__stage_t *st, problem_t *pr) {
   pr->p.edges = strata_calloc((size_t)st->n_edges + 1, sizeof *pr->p.edges);
   if (!pr->pool || !pr->p.nodes || !pr->p.edges)
     return strata_error(STRATA_ENOMEM, "out of memory building the ILP");
-  double *q = pr->pool, wr = weight_red(st), wc = weight_comm(st);
+  double *q = pr->pool, wr = weight_red(st);
+  int rc;
   pr->p.n_nodes = st->n_nodes;
   pr->p.n_edges = st->n_edges;
   for (int i = 0; i < st->n_nodes; i++) {
     st__ilp_node_t *n = &pr->p.nodes[i];
-    const st__opinfo_t *in = &st->info[st->nodes[i].info];
     n->n_strat = n_strat(st, i);
     n->cost = q;
     n->mem = q + n->n_strat;
     n->transient = q + 2 * n->n_strat;
     q += 3 * n->n_strat;
-    for (int k = 0; k < n->n_strat; k++) {
-      int s = strat_of(st, i, k);
-      double mem = st__node_mem(st, i, s);
-      n->mem[k] = mem / SCALE;
-      n->transient[k] = in->cost[s].transient / SCALE;
-      n->cost[k] = (wr * N * mem + wc * node_comm(st, i, s)) / SCALE;
-    }
+    if ((rc = node_coefs(st, i, n))) return rc;
     pr->p.obj_const -= wr * st__node_unique(st, i) / SCALE;
   }
   for (int e = 0; e < st->n_edges; e++) {
     const st__edge_t *se = &st->edges[e];
     st__ilp_edge_t *pe = &pr->p.edges[e];
-    int nu = n_strat(st, se->u), nv = n_strat(st, se->v);
     pe->u = se->u;
     pe->v = se->v;
     pe->cost = q;
-    q += (size_t)nu * nv;
-    for (int i = 0; i < nu; i++)
-      for (int j = 0; j < nv; j++)
-        pe->cost[i * nv + j] =
-            wc *
-            edge_time(st, se, strat_of(st, se->u, i), strat_of(st, se->v, j)) /
-            SCALE;
+    q += (size_t)n_strat(st, se->u) * n_strat(st, se->v);
+    if ((rc = edge_coefs(st, se, pe))) return rc;
   }
+  if (!isfinite(pr->p.obj_const))
+    return strata_error(STRATA_EINTERNAL,
+                        "internal error: the unique bytes of the stage are "
+                        "%g, not a finite number; please report it with the "
+                        "model and cluster",
+                        -pr->p.obj_const * SCALE);
   pr->p.mem_budget = st->o.memory_budget > 0 ? st->o.memory_budget / SCALE : 0;
   return 0;
 }

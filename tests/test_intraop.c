@@ -911,6 +911,22 @@ TEST(bad_options) {
   }
 }
 
+/* A cost that is not finite never reaches GLPK: it is Strata's bug (the
+ * readers refuse what would cause one), reported as an internal error
+ * with the op and strategy.  A link of 0 bytes/s stands in for the bug. */
+TEST(non_finite_cost_is_internal) {
+  strata_graph_t *g = small_gpt(1);
+  strata_stage_opts_t o;
+  opts_1d(&o, 2, STRATA_OBJ_MIN_MEM);
+  one_layer(&o);
+  o.mesh.axis[0].bandwidth = 0;
+  expect_error(g, &o, STRATA_EINTERNAL, "internal error: the ");
+  expect_error(g, &o, STRATA_EINTERNAL, "under strategy ");
+  expect_error(g, &o, STRATA_EINTERNAL, "of op '");
+  expect_error(g, &o, STRATA_EINTERNAL, ", not a finite number; please report");
+  strata_graph_destroy(g);
+}
+
 /* The infeasible hint names only what was tried and lowers the least
  * memory, and an option it says "fits" does fit. */
 TEST(hint_suggests_only_what_helps) {
@@ -966,6 +982,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(redundancy_identity),
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(bad_options),
+    TEST_ENTRY(non_finite_cost_is_internal),
 };
 
 TEST_MAIN(tests)
