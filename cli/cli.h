@@ -46,6 +46,14 @@ struct option;
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *opts, int help_code, void (*help)(void),
                int (*on_opt)(int c, void *ctx), void *ctx);
+/* The same for a command that takes operands: they are left in
+ * argv[*first..argc).  Both refuse an option with a value given twice
+ * ("--tp 2 --tp 4") and a flag with its "no-" opposite
+ * ("--flash-attention --no-flash-attention"); a flag may repeat. */
+int cli_getopt_operands(const char *cmd, int argc, char **argv,
+                        const char *shortopts, const struct option *opts,
+                        int help_code, void (*help)(void),
+                        int (*on_opt)(int c, void *ctx), void *ctx, int *first);
 /* Write text to path atomically, or to stdout when path is NULL or "-". */
 int cli_write_output(const char *cmd, const char *path, const char *text,
                      size_t len);

@@ -120,7 +120,12 @@ static int find_target(const char *name) {
   return -1;
 }
 
-static int parse_opt(int c, args_t *a, char **argv) {
+static void help(void) {
+  usage(stdout);
+}
+
+static int parse_opt(int c, void *ctx) {
+  args_t *a = ctx;
   switch (c) {
   case 'o':
     a->out = optarg;
@@ -136,34 +141,24 @@ static int parse_opt(int c, args_t *a, char **argv) {
   case OPT_NAME_MAP:
     a->name_map_path = optarg;
     return 0;
-  case ':':
-    return cli_usage_error("export", "option '%s' needs a value",
-                           argv[optind - 1]);
   default:
-    return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+    return cli_usage_error("export", "unknown option");
   }
 }
 
 static int parse(int argc, char **argv, args_t *a) {
-  int c, rc;
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", export_opts, NULL)) != -1) {
-    if (c == 'h') {
-      usage(stdout);
-      return -1;
-    }
-    if ((rc = parse_opt(c, a, argv))) return rc;
-  }
-  if (argc - optind != 2)
+  int first, rc = cli_getopt_operands("export", argc, argv, ":ho:", export_opts,
+                                      'h', help, parse_opt, a, &first);
+  if (rc) return rc;
+  if (argc - first != 2)
     return cli_usage_error("export", "wants a target (megatron, deepspeed, "
                                      "torch, torchtitan, timeline, html) and "
                                      "a plan file");
-  if ((a->target = find_target(argv[optind])) < 0)
+  if ((a->target = find_target(argv[first])) < 0)
     return cli_usage_error("export",
                            "unknown target '%s' (megatron, deepspeed, torch, "
                            "torchtitan, timeline, html)",
-                           argv[optind]);
+                           argv[first]);
   const char *t = targets[a->target].name;
   if (a->launch && strcmp(t, "megatron"))
     return cli_usage_error("export", "--launch is for the megatron target");
@@ -171,7 +166,7 @@ static int parse(int argc, char **argv, args_t *a) {
     return cli_usage_error("export", "--topology is for the deepspeed target");
   if (a->name_map_path && strcmp(t, "torch"))
     return cli_usage_error("export", "--name-map is for the torch target");
-  a->plan = argv[optind + 1];
+  a->plan = argv[first + 1];
   return 0;
 }
 

@@ -30,29 +30,28 @@ static void usage(FILE *f) {
              "4 internal error.\n");
 }
 
+static void help(void) {
+  usage(stdout);
+}
+
+static int on_opt(int c, void *json) {
+  *(int *)json = c == 'j';
+  return 0;
+}
+
 int cli_cmd_show(int argc, char **argv) {
   const char *cmd = "show";
-  int c, json = 0, rc;
+  int json = 0, rc, first;
   strata_plan_t *p = NULL;
   char *text = NULL;
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", show_opts, NULL)) != -1) {
-    if (c == 'h') {
-      usage(stdout);
-      return CLI_OK;
-    }
-    if (c == 'j') {
-      json = 1;
-      continue;
-    }
-    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-  }
-  if (optind >= argc) return cli_usage_error(cmd, "which plan file?");
-  if (optind + 1 < argc)
+  rc = cli_getopt_operands(cmd, argc, argv, ":h", show_opts, 'h', help, on_opt,
+                           &json, &first);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if (first >= argc) return cli_usage_error(cmd, "which plan file?");
+  if (first + 1 < argc)
     return cli_usage_error(cmd, "one plan file only, not '%s' too",
-                           argv[optind + 1]);
-  if ((rc = strata_plan_load(argv[optind], &p)) ||
+                           argv[first + 1]);
+  if ((rc = strata_plan_load(argv[first], &p)) ||
       (rc =
            json ? strata_plan_json(p, &text) : strata_plan_summary(p, &text))) {
     rc = cli_fail(cmd, rc);

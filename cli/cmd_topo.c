@@ -51,33 +51,29 @@ static void usage(FILE *f) {
              "Exit codes: 0 ok, 1 usage, 2 bad input.\n");
 }
 
+static void help(void) {
+  usage(stdout);
+}
+
+static int on_opt(int c, void *ctx) {
+  topo_args_t *a = ctx;
+  if (c == OPT_NODE_XML)
+    a->node_xml = optarg;
+  else if (c == OPT_CLUSTER)
+    a->cluster = optarg;
+  else
+    a->json = 1;
+  return 0;
+}
+
 /* Returns 0 to run, -1 when --help was printed, or CLI_USAGE. */
 static int parse_args(const char *cmd, int argc, char **argv, topo_args_t *a) {
-  int c;
+  int rc;
   memset(a, 0, sizeof *a);
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-    if (c == 'h') {
-      usage(stdout);
-      return -1;
-    } else if (c == OPT_NODE_XML) {
-      a->node_xml = optarg;
-    } else if (c == OPT_CLUSTER) {
-      a->cluster = optarg;
-    } else if (c == OPT_JSON) {
-      a->json = 1;
-    } else if (c == ':') {
-      return cli_usage_error(cmd, "option '%s' needs a value",
-                             argv[optind - 1]);
-    } else {
-      return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-    }
-  }
+  rc = cli_getopt(cmd, argc, argv, ":h", long_opts, 'h', help, on_opt, a);
+  if (rc) return rc;
   if (a->node_xml && a->cluster)
     return cli_usage_error(cmd, "give --node-xml or --cluster, not both");
-  if (optind < argc)
-    return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
   return 0;
 }
 

@@ -212,37 +212,52 @@ static int take_opt(const char *cmd, int c, const char *arg, trace_args_t *a) {
   }
 }
 
+static void help_gen(void) {
+  usage_gen(stdout);
+}
+
+static void help_info(void) {
+  usage_info(stdout);
+}
+
+typedef struct {
+  const char *cmd;
+  int gen;
+  trace_args_t *a;
+} trace_ctx_t;
+
+static int on_opt(int c, void *ctx) {
+  trace_ctx_t *x = ctx;
+  if (c == 'o' && x->gen) {
+    x->a->output = optarg;
+    return 0;
+  }
+  if (c == OPT_JSON && !x->gen) {
+    x->a->json = 1;
+    return 0;
+  }
+  if (c == 'o' || c == OPT_JSON)
+    return cli_usage_error(x->cmd, "%s is not an option of %s",
+                           c == 'o' ? "--output" : "--json", x->cmd);
+  return take_opt(x->cmd, c, optarg, x->a);
+}
+
 /* Parse argv (argv[0] is the subcommand).  Returns 0 to run, -1 when
  * --help was printed, or CLI_USAGE. */
 static int parse_args(const char *cmd, int gen, int argc, char **argv,
                       trace_args_t *a) {
-  int c, rc;
+  trace_ctx_t x = {cmd, gen, a};
+  int first, rc;
   memset(a, 0, sizeof *a);
   strata_gen_opts_keep(&a->ov);
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
-    if (c == 'h') {
-      (gen ? usage_gen : usage_info)(stdout);
-      return -1;
-    } else if (c == 'o' && gen) {
-      a->output = optarg;
-    } else if (c == OPT_JSON && !gen) {
-      a->json = 1;
-    } else if (c == ':') {
-      return cli_usage_error(cmd, "option '%s' needs a value",
-                             argv[optind - 1]);
-    } else if (c == '?' || c == 'o' || c == OPT_JSON) {
-      return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-    } else if ((rc = take_opt(cmd, c, optarg, a))) {
-      return rc;
-    }
-  }
-  if (optind >= argc) return cli_usage_error(cmd, "which model?");
-  if (optind + 1 < argc)
+  rc = cli_getopt_operands(cmd, argc, argv, ":ho:", long_opts, 'h',
+                           gen ? help_gen : help_info, on_opt, &x, &first);
+  if (rc) return rc;
+  if (first >= argc) return cli_usage_error(cmd, "which model?");
+  if (first + 1 < argc)
     return cli_usage_error(cmd, "one model only, not '%s' too",
-                           argv[optind + 1]);
-  a->spec = argv[optind];
+                           argv[first + 1]);
+  a->spec = argv[first];
   return 0;
 }
 
