@@ -1,6 +1,6 @@
 /*
- * cmd_show.c - `strata show PLAN [--json]`: print a plan file as the
- * summary table, or as JSON (the fields of docs/plan-format.md).  A file
+ * cmd_show.c - `strata show PLAN [--json [--timings]]`: print a plan file as
+ * the summary table, or as JSON (the fields of docs/plan-format.md).  A file
  * that is not a plan, newer, truncated or corrupt is bad input (exit 2).
  */
 #include <getopt.h>
@@ -11,19 +11,22 @@
 
 static const struct option show_opts[] = {
     {"json", no_argument, NULL, 'j'},
+    {"timings", no_argument, NULL, 't'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 static void usage(FILE *f) {
-  fprintf(f, "Usage: strata show PLAN [--json]\n"
+  fprintf(f, "Usage: strata show PLAN [--json [--timings]]\n"
              "\n"
              "Print a plan file (.splan): model, cluster, degrees, batch,\n"
              "options, step time, tokens/s, MFU and peak memory, one row per\n"
              "stage, and the operator strategies of the first stage's layer.\n"
              "\n"
              "Options:\n"
-             "  --json        print the plan as JSON instead\n"
+             "  --json        print the plan as JSON instead (the same plan\n"
+             "                always prints the same bytes)\n"
+             "  --timings     with --json: add search.plan_seconds\n"
              "  -h, --help    this help\n"
              "\n"
              "Exit codes: 0 ok, 1 usage, 2 unreadable or corrupt plan file,\n"
@@ -34,8 +37,9 @@ static void help(void) {
   usage(stdout);
 }
 
+/* json: bit 0 --json, bit 1 --timings */
 static int on_opt(int c, void *json) {
-  *(int *)json = c == 'j';
+  *(int *)json |= c == 'j' ? 1 : 2;
   return 0;
 }
 
@@ -47,13 +51,17 @@ int cli_cmd_show(int argc, char **argv) {
   rc = cli_getopt_operands(cmd, argc, argv, ":h", show_opts, 'h', help, on_opt,
                            &json, &first);
   if (rc) return rc < 0 ? CLI_OK : rc;
+  if (json == 2)
+    return cli_usage_error(cmd, "--timings adds the plan's time to --json; "
+                                "give --json too");
   if (first >= argc) return cli_usage_error(cmd, "which plan file?");
   if (first + 1 < argc)
     return cli_usage_error(cmd, "one plan file only, not '%s' too",
                            argv[first + 1]);
   if ((rc = strata_plan_load(argv[first], &p)) ||
-      (rc =
-           json ? strata_plan_json(p, &text) : strata_plan_summary(p, &text))) {
+      (rc = json ? strata_plan_json_flags(
+                       p, json & 2 ? STRATA_PLAN_JSON_TIMINGS : 0, &text)
+                 : strata_plan_summary(p, &text))) {
     rc = cli_fail(cmd, rc);
     goto out;
   }

@@ -8,6 +8,13 @@
  *
  * Changes are collected into one list first and then printed as text or
  * JSON, so both forms always say the same thing.
+ *
+ * Figures are predictions: a re-plan after an unrelated change can move
+ * them by a few parts in 10^4 (another order of floating-point sums, a
+ * time-limited solve), which is not a different plan.  A figure counts as
+ * changed only when it moves by more than the tolerance, relative to the
+ * larger of the two; everything else (degrees, stages, strategies)
+ * compares exactly.
  */
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +37,8 @@ typedef struct {
 typedef struct {
   change_t *v;
   int n, cap, oom;
+  double tol;    /* relative, on figures */
+  int tolerated; /* figures that moved within tol */
 } changes_t;
 
 static change_t *push(changes_t *c, int sec, const char *what) {
@@ -69,6 +78,17 @@ static void add_num(changes_t *c, int sec, const char *what, double a,
   x->numeric = 1;
   x->old_v = a;
   x->new_v = b;
+}
+
+/* A figure: a change only beyond the tolerance (NaN or infinity never
+ * compares within it). */
+static void add_fig(changes_t *c, const char *what, double a, double b) {
+  double big = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+  if (a != b && isfinite(big) && fabs(a - b) <= c->tol * big) {
+    c->tolerated++;
+    return;
+  }
+  add_num(c, SEC_FIGURES, what, a, b);
 }
 
 static void changes_free(changes_t *c) {
@@ -279,23 +299,21 @@ static void diff_outside(changes_t *c, const strata_plan_t *a,
 static void diff_figures(changes_t *c, const strata_plan_t *a,
                          const strata_plan_t *b) {
   char what[64];
-  add_num(c, SEC_FIGURES, "step_seconds", a->step_seconds, b->step_seconds);
-  add_num(c, SEC_FIGURES, "tokens_per_second", a->tokens_per_second,
-          b->tokens_per_second);
-  add_num(c, SEC_FIGURES, "mfu", a->mfu, b->mfu);
-  add_num(c, SEC_FIGURES, "peak_memory_bytes", a->peak_memory_bytes,
-          b->peak_memory_bytes);
+  add_fig(c, "step_seconds", a->step_seconds, b->step_seconds);
+  add_fig(c, "tokens_per_second", a->tokens_per_second, b->tokens_per_second);
+  add_fig(c, "mfu", a->mfu, b->mfu);
+  add_fig(c, "peak_memory_bytes", a->peak_memory_bytes, b->peak_memory_bytes);
   if (a->n_stages != b->n_stages) return;
   for (int s = 0; s < a->n_stages; s++) {
     const strata_plan_stage_t *x = &a->stages[s], *y = &b->stages[s];
     double ma = x->result ? x->result->mem.total : 0;
     double mb = y->result ? y->result->mem.total : 0;
     snprintf(what, sizeof what, "stage %d memory_bytes", s);
-    add_num(c, SEC_FIGURES, what, ma, mb);
+    add_fig(c, what, ma, mb);
     snprintf(what, sizeof what, "stage %d fwd_seconds", s);
-    add_num(c, SEC_FIGURES, what, x->fwd_seconds, y->fwd_seconds);
+    add_fig(c, what, x->fwd_seconds, y->fwd_seconds);
     snprintf(what, sizeof what, "stage %d bwd_seconds", s);
-    add_num(c, SEC_FIGURES, what, x->bwd_seconds, y->bwd_seconds);
+    add_fig(c, what, x->bwd_seconds, y->bwd_seconds);
   }
 }
 
@@ -309,8 +327,9 @@ static void text_one(strata_buf_t *o, const change_t *x) {
   } else if (x->sec == SEC_FIGURES) {
     strata_buf_printf(o, "  %s: %.6g -> %.6g (%+.6g", x->what, x->old_v,
                       x->new_v, x->new_v - x->old_v);
-    if (x->old_v != 0)
-      strata_buf_printf(o, ", %+.1f%%", 100 * (x->new_v - x->old_v) / x->old_v);
+    double pct = x->old_v != 0 ? 100 * (x->new_v - x->old_v) / x->old_v : 0;
+    if (x->old_v != 0) /* a drift of 0.03 % shows as such, not as 0.0 % */
+      strata_buf_printf(o, fabs(pct) < 0.1 ? ", %+.2g%%" : ", %+.1f%%", pct);
     strata_buf_puts(o, ")\n");
   } else {
     strata_buf_printf(o, "  %s: %.0f -> %.0f\n", x->what, x->old_v, x->new_v);
@@ -318,10 +337,14 @@ static void text_one(strata_buf_t *o, const change_t *x) {
 }
 
 static void to_text(const changes_t *c, strata_buf_t *o) {
-  if (!c->n) {
-    strata_buf_puts(o, "plans are identical\n");
-    return;
-  }
+  const char *s = c->tolerated == 1 ? "" : "s";
+  if (!c->n && !c->tolerated) strata_buf_puts(o, "plans are identical\n");
+  if (!c->n && c->tolerated)
+    strata_buf_printf(o,
+                      "plans are identical (%d figure%s moved by at most "
+                      "%g%%)\n",
+                      c->tolerated, s, 100 * c->tol);
+  if (!c->n) return;
   for (int sec = 0; sec < SEC_COUNT; sec++) {
     int head = 0;
     for (int i = 0; i < c->n; i++) {
@@ -330,6 +353,9 @@ static void to_text(const changes_t *c, strata_buf_t *o) {
       text_one(o, &c->v[i]);
     }
   }
+  if (c->tolerated)
+    strata_buf_printf(o, "(%d more figure%s moved by at most %g%%)\n",
+                      c->tolerated, s, 100 * c->tol);
 }
 
 static int json_one(cJSON *arr, const change_t *x) {
@@ -353,7 +379,9 @@ static int json_one(cJSON *arr, const change_t *x) {
 static char *to_json(const changes_t *c) {
   cJSON *root = cJSON_CreateObject(), *arr;
   char *s = NULL;
-  int bad = !root || st__json_add_bool(root, "identical", c->n == 0);
+  int bad = !root || st__json_add_bool(root, "identical", c->n == 0) ||
+            st__json_add_num(root, "tolerance", c->tol) ||
+            st__json_add_num(root, "figures_within_tolerance", c->tolerated);
   arr = bad ? NULL : cJSON_AddArrayToObject(root, "changes");
   bad |= !arr;
   for (int i = 0; !bad && i < c->n; i++)
@@ -363,25 +391,37 @@ static char *to_json(const changes_t *c) {
   return s;
 }
 
-int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
-                     char **text, int *differs) {
+void strata_diff_opts_init(strata_diff_opts_t *o) {
+  memset(o, 0, sizeof *o);
+  o->tolerance = STRATA_DIFF_TOLERANCE;
+}
+
+int strata_plan_diff_opts(const strata_plan_t *a, const strata_plan_t *b,
+                          const strata_diff_opts_t *o, char **text,
+                          int *differs) {
   changes_t c = {0};
-  strata_buf_t o;
+  strata_buf_t out;
   int rc = 0;
-  if (!a || !b || !text || a->n_stages < 1 || b->n_stages < 1)
+  if (!a || !b || !text || !o || a->n_stages < 1 || b->n_stages < 1)
     return strata_error(STRATA_EINVAL, "diff: a plan with no stage");
-  strata_buf_init(&o);
+  if (!(o->tolerance >= 0 && o->tolerance < 1))
+    return strata_error(STRATA_EINVAL,
+                        "diff: the tolerance is a fraction from 0 to 1, not "
+                        "%g",
+                        o->tolerance);
+  c.tol = o->tolerance;
+  strata_buf_init(&out);
   diff_degrees(&c, a, b);
   diff_stages(&c, a, b);
   diff_layers(&c, a, b);
   diff_outside(&c, a, b);
   diff_figures(&c, a, b);
   if (!c.oom) {
-    if (json) {
+    if (o->json) {
       *text = to_json(&c);
     } else {
-      to_text(&c, &o);
-      *text = o.oom ? NULL : strata_buf_steal(&o, NULL);
+      to_text(&c, &out);
+      *text = out.oom ? NULL : strata_buf_steal(&out, NULL);
     }
   }
   if (c.oom || !*text)
@@ -389,6 +429,15 @@ int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
   else if (differs)
     *differs = c.n > 0;
   changes_free(&c);
-  strata_buf_free(&o);
+  strata_buf_free(&out);
   return rc;
+}
+
+int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
+                     char **text, int *differs) {
+  strata_diff_opts_t o;
+  strata_diff_opts_init(&o);
+  o.json = json;
+  o.tolerance = 0; /* exact, as it always was */
+  return strata_plan_diff_opts(a, b, &o, text, differs);
 }

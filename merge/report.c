@@ -401,8 +401,6 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
                           p->model_flops_per_step);
 }
 
-/* How the plan was found.  Timings and cache figures are those of the run
- * that made it (a plan file keeps them as 0). */
 static int json_frameworks(cJSON *root, const strata_plan_t *p) {
   st__fw_verdict_t v[ST__N_FRAMEWORKS];
   cJSON *a = cJSON_AddArrayToObject(root, "frameworks");
@@ -422,7 +420,11 @@ static int json_frameworks(cJSON *root, const strata_plan_t *p) {
   return 0;
 }
 
-static int json_search(cJSON *root, const strata_plan_t *p) {
+/* How the plan was found.  Cache figures are those of the run that made
+ * it (a plan file keeps them as 0).  The time taken differs from run to
+ * run, so it is there only when asked for: the same plan then always
+ * prints the same JSON. */
+static int json_search(cJSON *root, const strata_plan_t *p, unsigned flags) {
   cJSON *o = cJSON_AddObjectToObject(root, "search");
   if (!o) return 1;
   return st__json_add_bool(o, "time_limited", p->time_limited > 0) |
@@ -430,10 +432,17 @@ static int json_search(cJSON *root, const strata_plan_t *p) {
          add_int(o, "subproblems_distinct", p->subproblems_distinct) |
          add_int(o, "ilps_solved", p->ilps_solved) |
          add_int(o, "cache_hits", p->cache_hits) |
-         st__json_add_num(o, "plan_seconds", p->plan_seconds);
+         (flags & STRATA_PLAN_JSON_TIMINGS
+              ? st__json_add_num(o, "plan_seconds", p->plan_seconds)
+              : 0);
 }
 
 int strata_plan_json(const strata_plan_t *p, char **text) {
+  return strata_plan_json_flags(p, 0, text);
+}
+
+int strata_plan_json_flags(const strata_plan_t *p, unsigned flags,
+                           char **text) {
   cJSON *root = NULL, *stages;
   int rc = 0;
   if (!p || !text || p->n_stages < 1)
@@ -448,7 +457,7 @@ int strata_plan_json(const strata_plan_t *p, char **text) {
   bad |= bad ? 1 : json_step(root, p);
   bad |= bad ? 1 : json_ranks(root, p);
   bad |= bad ? 1 : json_top(root, p);
-  bad |= bad ? 1 : json_search(root, p);
+  bad |= bad ? 1 : json_search(root, p, flags);
   bad |= bad ? 1 : json_frameworks(root, p);
   if (!bad) *text = st__json_print(root);
   if (bad || !*text) rc = strata_error(STRATA_ENOMEM, "out of memory");

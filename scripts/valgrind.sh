@@ -58,7 +58,7 @@ run 0 plan --model tiny.json --cluster dgx-h100:2 --quiet --threads 2 -o tiny.sp
 run 0 plan --model tiny.json --cluster dgx-h100:1 --quiet --free --memory-gb 0.649 --memory-reserve 0 -o free.splan
 run 0 show tiny.splan
 run 0 show tiny.splan --json
-run 0 diff tiny.splan free.splan
+run 1 diff tiny.splan free.splan
 run 0 export megatron tiny.splan -o args.txt
 run 0 export deepspeed tiny.splan
 run 0 export timeline tiny.splan -o timeline.json

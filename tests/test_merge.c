@@ -792,6 +792,54 @@ TEST(diff_identical_and_changes) {
   strata_plan_destroy(a);
 }
 
+static char *diff_tol(const strata_plan_t *a, const strata_plan_t *b,
+                      double tol, int json, int *differs) {
+  strata_diff_opts_t o;
+  char *t = NULL;
+  strata_diff_opts_init(&o);
+  ASSERT(o.tolerance == 0.005);
+  o.tolerance = tol;
+  o.json = json;
+  ASSERT_OK(strata_plan_diff_opts(a, b, &o, &t, differs));
+  return t;
+}
+
+/* Figures are predictions: a drift within the tolerance (0.5 % by
+ * default) is no change; beyond it, or with tolerance 0, it is. */
+TEST(diff_tolerance) {
+  strata_plan_t *a = hand_plan(2, 4, 2, 16, NULL), *b = roundtrip(a);
+  int differs = -1;
+  a->step_seconds = 2.0;
+  b->step_seconds = 2.0006; /* +0.03 % */
+  b->stages[1].fwd_seconds = a->stages[1].fwd_seconds * 1.004;
+  char *t = diff_tol(a, b, 0.005, 0, &differs);
+  ASSERT_EQ(differs, 0);
+  ASSERT_STR_EQ(t, "plans are identical (2 figures moved by at most 0.5%)\n");
+  strata_free(t);
+  t = diff_tol(a, b, 0, 0, &differs);
+  ASSERT_EQ(differs, 1);
+  ASSERT_CONTAINS(t, "step_seconds: 2 -> 2.0006");
+  strata_free(t);
+  t = diff_tol(a, b, 0.001, 1, &differs); /* the stage time moved 0.4 % */
+  ASSERT_EQ(differs, 1);
+  cJSON *j = cJSON_Parse(t);
+  ASSERT(j);
+  ASSERT_EQ(cJSON_GetObjectItem(j, "figures_within_tolerance")->valuedouble, 1);
+  ASSERT_EQ(cJSON_GetArraySize(cJSON_GetObjectItem(j, "changes")), 1);
+  cJSON_Delete(j);
+  strata_free(t);
+  b->step_seconds = NAN; /* never within a tolerance */
+  t = diff_tol(a, b, 0.5, 0, &differs);
+  ASSERT_EQ(differs, 1);
+  strata_free(t);
+  strata_diff_opts_t o;
+  strata_diff_opts_init(&o);
+  o.tolerance = 1.5;
+  ASSERT_EQ(strata_plan_diff_opts(a, b, &o, &t, &differs), STRATA_EINVAL);
+  strata_plan_destroy(b);
+  strata_plan_destroy(a);
+}
+
 /* ---- f. Megatron-LM
  * ------------------------------------------------------------ */
 
@@ -1196,6 +1244,19 @@ TEST(summary_and_json) {
   ASSERT(cJSON_GetObjectItem(cJSON_GetObjectItem(st, "memory"), "total_bytes"));
   ASSERT(cJSON_GetArraySize(cJSON_GetObjectItem(st, "ops")) > 5);
   ASSERT(cJSON_GetObjectItem(j, "step_seconds"));
+  /* deterministic: no timing unless asked for */
+  ASSERT(
+      !cJSON_GetObjectItem(cJSON_GetObjectItem(j, "search"), "plan_seconds"));
+  cJSON_Delete(j);
+  strata_free(t);
+  p->plan_seconds = 1.5;
+  ASSERT_OK(strata_plan_json_flags(p, STRATA_PLAN_JSON_TIMINGS, &t));
+  j = cJSON_Parse(t);
+  ASSERT_EQ(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "search"), "plan_seconds")
+              ->valuedouble *
+          2,
+      3);
   cJSON_Delete(j);
   strata_free(t);
   strata_plan_destroy(p);
@@ -1264,6 +1325,21 @@ TEST(golden_files) {
     ASSERT_OK(strata_file_write_atomic(path, db, lb));
     snprintf(path, sizeof path, "%s/diff_json/new.splan", dir);
     ASSERT_OK(strata_file_write_atomic(path, db, lb));
+    /* the same plan with its predicted figures 0.03 % higher */
+    strata_plan_t *d = roundtrip(a);
+    d->step_seconds *= 1.0003;
+    d->stages[0].fwd_seconds *= 1.0003;
+    size_t ld;
+    unsigned char *dd = encode(d, &ld);
+    const char *drift[] = {"diff_drift", "diff_drift_exact"};
+    for (int i = 0; i < 2; i++) {
+      snprintf(path, sizeof path, "%s/%s/plan.splan", dir, drift[i]);
+      ASSERT_OK(strata_file_write_atomic(path, da, la));
+      snprintf(path, sizeof path, "%s/%s/new.splan", dir, drift[i]);
+      ASSERT_OK(strata_file_write_atomic(path, dd, ld));
+    }
+    strata_free(dd);
+    strata_plan_destroy(d);
     a->zero_stage = 2; /* Megatron-LM cannot run it */
     strata_free(da);
     da = encode(a, &la);
@@ -1295,6 +1371,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(save_and_load),
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(diff_identical_and_changes),
+    TEST_ENTRY(diff_tolerance),
     TEST_ENTRY(megatron_gpt),
     TEST_ENTRY(megatron_llama_uneven),
     TEST_ENTRY(megatron_rules),

@@ -43,11 +43,28 @@ int strata_plan_summary(const strata_plan_t *p, char **text);
  * configuration in words (cp, ep, FP8 and ZeRO only where used). */
 void strata_plan_config_name(const strata_plan_config_t *c, char *buf,
                              size_t size);
+/* Deterministic: the same plan gives the same bytes.  The run's timing
+ * (search.plan_seconds) is added only with STRATA_PLAN_JSON_TIMINGS. */
 int strata_plan_json(const strata_plan_t *p, char **text);
+#define STRATA_PLAN_JSON_TIMINGS 1u
+int strata_plan_json_flags(const strata_plan_t *p, unsigned flags, char **text);
 /* *differs is 0 when nothing differs (degrees, stages, strategies,
- * figures); the text then says "plans are identical". */
+ * figures, exactly); the text then says "plans are identical". */
 int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,
                      char **text, int *differs);
+/* The same with a tolerance on the figures (step time, tokens/s, MFU,
+ * memory, stage times): one that moves by at most tolerance x the larger
+ * of its two values is not a difference (the text and JSON count such
+ * figures).  Degrees, stages and strategies compare exactly. */
+#define STRATA_DIFF_TOLERANCE 0.005 /* 0.5 % */
+typedef struct {
+  int json;
+  double tolerance; /* relative, 0 <= t < 1; default STRATA_DIFF_TOLERANCE */
+} strata_diff_opts_t;
+void strata_diff_opts_init(strata_diff_opts_t *o);
+int strata_plan_diff_opts(const strata_plan_t *a, const strata_plan_t *b,
+                          const strata_diff_opts_t *o, char **text,
+                          int *differs);
 
 /* Exporters (docs/exports.md).  A plan the target cannot run is refused
  * (STRATA_EUNSUPPORTED) with the reason; the output is a strata_free-able
