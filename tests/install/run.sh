@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# run.sh - install the build into a scratch prefix and use it as a user
+# would: a small C program (plan_small.c) compiled and run through
+# pkg-config (shared, and static with --static) and through CMake's
+# find_package(Strata) (Strata::strata and Strata::strata_static); then
+# the prefix is moved and pkg-config must still find it.
+#
+# Usage: run.sh BUILD_DIR SOURCE_DIR
+set -u
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+work=$(mktemp -d "$build/install-test-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix="$work/prefix"
+pass=0 fail=0
+check() {
+  if eval "$2"; then pass=$((pass + 1)); else
+    echo "FAIL: $1"
+    fail=$((fail + 1))
+  fi
+}
+cc=${CC:-cc}
+want="devices 8 tp "
+
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1
+check "cmake --install (see $work/install.log)" '[ $? -eq 0 ]'
+libdir=$(dirname "$(find "$prefix" -name 'libstrata.a' | head -1)")
+check "libstrata.a installed" '[ -f "$libdir/libstrata.a" ]'
+so=$(find "$libdir" -name 'libstrata.so.*.*.*' | head -1)
+check "a versioned libstrata.so installed" '[ -n "$so" ]'
+soname=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
+check "SONAME libstrata.so.N is a link to it (got '$soname')" \
+  '[ -n "$soname" ] && [ -L "$libdir/$soname" ] && [ -L "$libdir/libstrata.so" ]'
+check "only strata_* exported" \
+  '! nm -D --defined-only "$so" | awk "{print \$3}" | grep -v "^strata_" | grep -q .'
+
+# ---- pkg-config
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+pc_prefix=$(pkg-config --variable=prefix strata)
+check "strata.pc points into the prefix (got $pc_prefix)" \
+  '[ "$(cd "$pc_prefix" && pwd)" = "$(cd "$prefix" && pwd)" ]'
+check "pkg-config --static pulls no private library of a dependency" \
+  '! pkg-config --static --libs strata | grep -q -- -ludev'
+# shellcheck disable=SC2046
+$cc -o "$work/pc_shared" "$src/tests/install/plan_small.c" $(pkg-config --cflags --libs strata) \
+  -Wl,-rpath,"$libdir" 2>"$work/cc1.log"
+check "builds with pkg-config --libs (see $work/cc1.log)" '[ -x "$work/pc_shared" ]'
+check "links libstrata.so" 'ldd "$work/pc_shared" | grep -q "libstrata.so"'
+"$work/pc_shared" >"$work/out1" 2>&1
+check "runs: $(head -c 200 "$work/out1")" 'grep -q "$want.*round trip ok" "$work/out1"'
+# static: the archive and pkg-config's private libraries
+# shellcheck disable=SC2046
+$cc -o "$work/pc_static" "$src/tests/install/plan_small.c" $(pkg-config --cflags strata) \
+  "$libdir/libstrata.a" $(pkg-config --static --libs-only-l strata | sed 's/-lstrata / /') \
+  2>"$work/cc2.log"
+check "builds static with pkg-config --static (see $work/cc2.log)" '[ -x "$work/pc_static" ]'
+check "does not need libstrata.so" '! ldd "$work/pc_static" | grep -q "libstrata"'
+"$work/pc_static" >"$work/out2" 2>&1
+check "static runs: $(head -c 200 "$work/out2")" 'grep -q "$want.*round trip ok" "$work/out2"'
+
+# ---- CMake
+cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
+  -DCMAKE_C_COMPILER="$cc" >"$work/cmake.log" 2>&1 &&
+  cmake --build "$work/consumer" >>"$work/cmake.log" 2>&1
+check "find_package(Strata) project builds (see $work/cmake.log)" '[ $? -eq 0 ]'
+for t in plan_shared plan_static; do
+  "$work/consumer/$t" >"$work/$t.out" 2>&1
+  check "CMake $t runs: $(head -c 200 "$work/$t.out")" 'grep -q "$want.*round trip ok" "$work/$t.out"'
+done
+check "Strata::strata is the shared library" 'ldd "$work/consumer/plan_shared" | grep -q libstrata.so'
+
+# ---- the prefix moved: pkg-config still right
+mv "$prefix" "$work/moved"
+export PKG_CONFIG_PATH="${libdir/$prefix/$work/moved}/pkgconfig"
+check "after a move, pkg-config finds the headers" \
+  '[ -f "$(pkg-config --variable=includedir strata)/strata/strata.h" ]'
+
+echo "$pass passed, $fail failed"
+if [ "$fail" -ne 0 ]; then trap - EXIT; echo "kept $work"; exit 1; fi
