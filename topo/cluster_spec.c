@@ -351,12 +351,18 @@ static const range_t latency_us = {
     "us",
     "a latency must be positive and at least 0.01 us (typical: 1 to 10 us)",
     "more than 10 ms: latencies are in microseconds"};
+/* At least 4 GiB: less than any GPU that trains models has (the table's
+ * smallest, P100, has 16), and more than the planner's default reserve of
+ * 2 GiB, so a memory budget is always left (found by fuzz_pipeline: a
+ * 2 GiB GPU left none, and the planner's "does not fit" hint divided by
+ * it). */
 static const range_t memory_gib = {
-    0.001,
+    4,
     1024,
     1073741824.0,
     "GiB",
-    "a GPU needs memory: give that of one GPU in GiB, e.g. 80",
+    "less than 4 GiB, less than any GPU that trains models has: give the "
+    "memory of one GPU in GiB, e.g. 80",
     "more than 1 TiB: give the memory of one GPU in GiB, e.g. 80"};
 static const range_t bf16_tflops = {
     0.001,

@@ -124,6 +124,7 @@ static void gpu_absorb(found_t *d, hwloc_obj_t o) {
   uint64_t mem = info_kib(o, "CUDAGlobalMemorySize");
   if (!mem) mem = info_kib(o, "RSMIVRAMSize");
   if (!mem) mem = info_kib(o, "OpenCLGlobalMemorySize");
+  if (mem < (4ull << 30) || mem > (1ull << 40)) mem = 0; /* damaged */
   append_name(d->gpu.name, sizeof d->gpu.name, o->name);
   if (model && !d->gpu.model[0])
     snprintf(d->gpu.model, sizeof d->gpu.model, "%s", model);
