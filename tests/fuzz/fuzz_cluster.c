@@ -4,7 +4,9 @@
  * strata_cluster_load takes a path (or a PRESET:NODES string), so each
  * input is written to a scratch file first.  A spec that loads is then
  * asked what the planner asks: collective times over the whole cluster
- * and over one node, and the stage meshes, which must be finite.  The
+ * and over one node, and the stage meshes, which must be finite; every
+ * level must have a positive, finite bandwidth and the GPU memory and
+ * FLOP/s (a spec the planner cannot cost must be refused here).  The
  * scratch folder also holds node.xml (a small real hwloc export), so a
  * spec naming it reaches the XML path of a node group.
  */
@@ -34,8 +36,17 @@ static void probe(const strata_cluster_t *c) {
   }
   strata_cluster_stage_mesh(c, 1, g, &m);
   strata_cluster_stage_mesh(c, nodes, g, &m);
-  for (int i = 0; i < strata_cluster_level_count(c); i++)
-    check(strata_cluster_level(c, i) != NULL, "a missing level");
+  for (int i = 0; i < strata_cluster_level_count(c); i++) {
+    const strata_level_t *l = strata_cluster_level(c, i);
+    check(l != NULL, "a missing level");
+    check(isfinite(l->link.bandwidth) && l->link.bandwidth > 0 &&
+              isfinite(l->link.latency) && l->link.latency >= 0,
+          "a level's bandwidth or latency cannot be costed");
+  }
+  check(strata_cluster_gpu_memory(c) > 0 &&
+            strata_cluster_gpu_peak_flops(c) > 0 &&
+            isfinite(strata_cluster_gpu_peak_flops(c)),
+        "a GPU without memory or FLOP/s");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,6 +1,19 @@
 /*
  * fuzz_util.h - what the fuzz targets share: one-time set-up and a
  * scratch file for the loaders that only take a path.
+ *
+ * A new parser's target (a Hugging Face config.json, a calibration file,
+ * ...) is fuzz_NAME.c here, defining LLVMFuzzerTestOneInput, plus one
+ * line in targets.txt (its dictionary, input size, timeout and mode);
+ * CMake builds it and scripts/fuzz.sh runs it, in campaigns too.  Seeds
+ * go in corpus/NAME/.  The pattern of every target: call fuzz_setup(),
+ * strata_error_clear(), run the parser on the input (through
+ * fuzz_write_file when it takes a path); on failure check the return
+ * code is negative with a message; on success check the parser's own
+ * properties (a round trip, finite figures) and free everything, so
+ * LeakSanitizer sees Strata's leaks.  A finding aborts with the
+ * property's name.  The node export FUZZ_NODE_XML can be copied next to
+ * the input with fuzz_copy_file, for inputs that name a file.
  */
 #ifndef STRATA_FUZZ_UTIL_H
 #define STRATA_FUZZ_UTIL_H
