@@ -462,6 +462,8 @@ TEST(spec_implausible) {
   strata_cluster_destroy(c);
   ASSERT_EQ(strata_cluster_load("dgx-h100", &c), STRATA_EBADINPUT);
   ASSERT_CONTAINS(strata_last_error(), "e.g. dgx-h100:128");
+  ASSERT_EQ(strata_cluster_load("mi300", &c), STRATA_ENOTFOUND);
+  ASSERT_CONTAINS(strata_last_error(), "the nearest preset is mi300x");
 }
 
 TEST(spec_unknown_keys) {

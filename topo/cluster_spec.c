@@ -710,6 +710,19 @@ int st__spec_read(const char *arg, st__spec_t **out) {
                         "'%s' is a preset: give its node count after a colon, "
                         "e.g. %s:128",
                         arg, arg);
+  if (rc == STRATA_ENOTFOUND && !strchr(arg, ':') && !strchr(arg, '/')) {
+    const char *names[N_PRESETS + 1], *near;
+    for (int i = 0; i < N_PRESETS; i++)
+      names[i] = presets[i].name;
+    names[N_PRESETS] = NULL;
+    near = st__nearest(arg, names);
+    if (st__edit_distance(arg, near) <= 3)
+      return strata_error(STRATA_ENOTFOUND,
+                          "'%s' is neither a cluster spec file nor a preset; "
+                          "the nearest preset is %s (write %s:NODES, e.g. "
+                          "%s:128)",
+                          arg, near, near, near);
+  }
   if (rc == STRATA_ENOTFOUND && strchr(arg, ':')) {
     strata_buf_t b;
     strata_buf_init(&b);
