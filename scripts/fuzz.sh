@@ -33,6 +33,9 @@
 # then fix it and keep the input as a regression: in tests/bad-inputs (a
 # case of cases.txt) or the seed corpus (which every run replays first).
 # When clang or libFuzzer is missing it says so and exits 0 (nothing run).
+# The whole script is one block, read before it runs: a campaign takes
+# hours, and bash would otherwise read an edited script mid-run.
+{
 set -uo pipefail
 cd "$(dirname "$0")/.."
 campaign=0
@@ -99,11 +102,16 @@ fuzz_one() {
   # the run (libFuzzer's defaults would carry on past timeouts and OOMs)
   [ "$fork" -gt 0 ] && extra+=(-fork="$fork" -ignore_crashes=0 -ignore_timeouts=0 -ignore_ooms=0)
   mkdir -p "$build/corpus/$t" "$build/crashes"
+  # GNU time's %M is the peak RSS of the fuzzer or, in fork mode, of its
+  # largest child
+  local timer=()
+  rm -f "$build/fuzz_$t.maxrss"
+  [ -x /usr/bin/time ] && timer=(/usr/bin/time -f %M -o "$build/fuzz_$t.maxrss")
   # shellcheck disable=SC2086
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
   LSAN_OPTIONS=suppressions=$here/tests/fuzz/lsan.supp \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "tests/fuzz/corpus/$t" "${extra[@]}" \
+    "${timer[@]}" "$build/tests/fuzz/fuzz_$t" "$build/corpus/$t" "tests/fuzz/corpus/$t" "${extra[@]}" \
       -max_total_time="$s" -rss_limit_mb="$rss" -print_final_stats=1 \
       -artifact_prefix="$build/crashes/$t-" ${FUZZ_ARGS:-} >"$build/fuzz_$t.log" 2>&1
 }
@@ -120,8 +128,8 @@ stats() {
   cov=$(echo "$line" | grep -o 'cov: [0-9]*' | grep -o '[0-9]*')
   ft=$(echo "$line" | grep -o 'ft: [0-9]*' | grep -o '[0-9]*')
   corp=$(ls "$build/corpus/$1" 2>/dev/null | wc -l)
-  if [ -z "$rssmb" ]; then # fork mode: the children's "rss: NMb"
-    rssmb=$(grep -o 'rss: [0-9]*Mb' "$log" | grep -o '[0-9]*' | sort -n | tail -1)
+  if [ -s "$build/fuzz_$1.maxrss" ]; then
+    rssmb=$(($(tail -1 "$build/fuzz_$1.maxrss" | grep -o '^[0-9]*') / 1024))
   fi
   echo "${runs:-?} ${cov:-?} ${ft:-?} $corp ${rssmb:-?}"
 }
@@ -191,3 +199,4 @@ if [ $status -ne 0 ]; then
   echo "fuzz.sh: findings: see $build/crashes/ and $build/fuzz_<target>.log" >&2
 fi
 exit $status
+}
