@@ -158,6 +158,7 @@ each=$((secs / n))
 [ "$each" -lt 1 ] && each=1
 dir=$build/campaign
 mkdir -p "$dir"
+rm -f "$dir"/*.rc "$dir"/*.found "$dir"/report.md
 start=$(date -u +%Y-%m-%dT%H:%MZ)
 echo "fuzz.sh: campaign of ${secs}s: ${n} targets, ${each}s each, $parallel at a time"
 run_target() {
