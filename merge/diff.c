@@ -254,24 +254,40 @@ static void flush_run(changes_t *c, int l0, int l1, const strata_buf_t *sig) {
   if (x && !(x->new_s = strata_strdup(sig->p))) c->oom = 1;
 }
 
+/* The first stage boundary of p after layer l, or L. */
+static int next_boundary(const strata_plan_t *p, int l, int L) {
+  int nb = L;
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    if (st->layer_begin > l && st->layer_begin < nb) nb = st->layer_begin;
+    if (st->layer_end > l && st->layer_end < nb) nb = st->layer_end;
+  }
+  return nb;
+}
+
+/* A layer's strategies are its stage's, so they can differ only where a
+ * stage of either plan begins or ends: compare once per interval between
+ * boundaries, not once per layer (a damaged plan file may claim 10^9
+ * layers; found by fuzz_plan), and join intervals that say the same. */
 static void diff_layers(changes_t *c, const strata_plan_t *a,
                         const strata_plan_t *b) {
   int L = n_layers(a) > n_layers(b) ? n_layers(a) : n_layers(b), l0 = 0;
   strata_buf_t run, cur;
   strata_buf_init(&run);
   strata_buf_init(&cur);
-  for (int l = 0; l <= L; l++) {
+  for (int l = 0, e; l < L; l = e) {
+    e = next_boundary(a, l, L);
+    if (next_boundary(b, l, L) < e) e = next_boundary(b, l, L);
     cur.len = 0;
     if (cur.p) cur.p[0] = 0;
-    if (l < L)
-      op_changes(res(a, stage_of(a, l)), res(b, stage_of(b, l)), 1, &cur);
-    if (l < L && l > 0 && strcmp(cur.p ? cur.p : "", run.p ? run.p : "") == 0)
-      continue;
+    op_changes(res(a, stage_of(a, l)), res(b, stage_of(b, l)), 1, &cur);
+    if (l > 0 && strcmp(cur.p ? cur.p : "", run.p ? run.p : "") == 0) continue;
     if (l > 0) flush_run(c, l0, l - 1, &run);
     run.len = 0;
     strata_buf_append(&run, cur.p ? cur.p : "", cur.len);
     l0 = l;
   }
+  if (L > 0) flush_run(c, l0, L - 1, &run);
   if (run.oom || cur.oom) c->oom = 1;
   strata_buf_free(&run);
   strata_buf_free(&cur);

@@ -8,11 +8,18 @@
  * gradients sent back.  Times are microseconds from the start of
  * the step.  Written with printf rather than cJSON: a big plan has
  * hundreds of thousands of events and a DOM of them is wasted memory.
+ *
+ * A plan of real training has at most some 10^5 stage x micro-batch cells
+ * (128 stages x 2048 micro-batches is 262,144); a plan file claiming more
+ * is damaged or absurd, and its timeline (up to four events a cell, some
+ * 150 bytes each) would be gigabytes: it is refused with the figures.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "merge/merge_int.h"
+
+#define MAX_CELLS 262144 /* stages x micro-batches */
 
 static void jstr(strata_buf_t *b, const char *s) {
   strata_buf_puts(b, "\"");
@@ -139,6 +146,11 @@ int strata_export_timeline(const strata_plan_t *p, char **text) {
   if (!p || !text || p->n_stages < 1 || !p->ranks || p->pp < 1 ||
       p->n_stages != p->pp * (p->vpp > 1 ? p->vpp : 1))
     return strata_error(STRATA_EINVAL, "timeline: no plan");
+  if ((long long)p->n_stages * (p->n_micro > 0 ? p->n_micro : 1) > MAX_CELLS)
+    return strata_error(STRATA_EUNSUPPORTED,
+                        "timeline: %d stages x %d micro-batches is more than "
+                        "%d cells to draw; no viewer opens such a trace",
+                        p->n_stages, p->n_micro, MAX_CELLS);
   strata_buf_init(&b);
   memset(&S, 0, sizeof S);
   rc = st__plan_schedule(p, &S, &scratch);

@@ -792,6 +792,35 @@ TEST(diff_identical_and_changes) {
   strata_plan_destroy(a);
 }
 
+/* Strategies are compared once per interval between stage boundaries,
+ * not once per layer: a plan claiming 10^9 layers (a damaged file, found
+ * by fuzz_plan: 34 s for one diff) diffs at once, and the runs still say
+ * which layers changed. */
+TEST(diff_huge_layer_ranges) {
+  strata_plan_t *a = hand_plan(2, 4, 2, 16, NULL), *b;
+  const int big = 250000000;
+  int differs = -1;
+  for (int s = 0; s < a->n_stages; s++) {
+    a->stages[s].layer_begin = s * big;
+    a->stages[s].layer_end = (s + 1) * big;
+  }
+  a->layers = 4 * big;
+  b = roundtrip(a);
+  for (int s = 1; s <= 2; s++) {
+    strata_op_choice_t *o = &b->stages[s].result->ops[1]; /* qkv */
+    strata_free(o->strategy);
+    o->strategy = strata_strdup("dp");
+  }
+  b->stages[3].layer_begin = 3 * big + 1; /* a boundary moved by one */
+  b->stages[2].layer_end = 3 * big + 1;
+  char *t = diff_text(a, b, 0, &differs);
+  ASSERT_EQ(differs, 1);
+  ASSERT_CONTAINS(t, "layers 250000000-750000000: qkv: col -> dp\n");
+  strata_free(t);
+  strata_plan_destroy(b);
+  strata_plan_destroy(a);
+}
+
 static char *diff_tol(const strata_plan_t *a, const strata_plan_t *b,
                       double tol, int json, int *differs) {
   strata_diff_opts_t o;
@@ -1218,6 +1247,12 @@ TEST(timeline_trace) {
   ASSERT(names >= 1 + 3 + 4);
   cJSON_Delete(j);
   strata_free(t);
+  /* a damaged plan's absurd schedule is refused, not drawn */
+  p->n_micro = 100000000;
+  t = NULL;
+  ASSERT_EQ(strata_export_timeline(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "3 stages x 100000000 micro-batches");
+  ASSERT(t == NULL);
   strata_plan_destroy(p);
 }
 
@@ -1372,6 +1407,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(diff_identical_and_changes),
     TEST_ENTRY(diff_tolerance),
+    TEST_ENTRY(diff_huge_layer_ranges),
     TEST_ENTRY(megatron_gpt),
     TEST_ENTRY(megatron_llama_uneven),
     TEST_ENTRY(megatron_rules),
