@@ -160,6 +160,8 @@ dir=$build/campaign
 mkdir -p "$dir"
 rm -f "$dir"/*.rc "$dir"/*.found "$dir"/report.md
 start=$(date -u +%Y-%m-%dT%H:%MZ)
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
+[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ] && rev="$rev+changes"
 echo "fuzz.sh: campaign of ${secs}s: ${n} targets, ${each}s each, $parallel at a time"
 run_target() {
   local t=$1 before after
@@ -180,7 +182,6 @@ for t in "${targets[@]}"; do
   fi
 done
 wait
-rev=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
 {
   echo "Campaign of $start, commit $rev: ${each} s per target (${n} targets," \
     "$parallel at a time), clang $(clang -dumpversion), -rss_limit_mb=$rss."
