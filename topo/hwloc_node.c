@@ -508,6 +508,55 @@ static const char *bad_sets(const char *o, size_t n, int root) {
               "complete_cpuset or with no allowed CPU";
 }
 
+static int hex_word(const char *v, size_t n) {
+  if (n < 3 || n > 18 || v[0] != '0' || v[1] != 'x') return 0;
+  for (size_t i = 2; i < n; i++)
+    if (!isxdigit((unsigned char)v[i])) return 0;
+  return 1;
+}
+
+/* 1 if [v, v + n) is a bitmap as hwloc writes one: "0x00000003",
+ * "0x00000001,,0x0" (an empty word is zero), "0xf...f" or
+ * "0xf...f,,0x00000001".  hwloc 2.9 counts the words from the second
+ * character and asserts when a first word is empty (",0x00000001": found
+ * by fuzzing). */
+static int set_syntax_ok(const char *v, size_t n) {
+  size_t i = 0;
+  int first = 1;
+  if (n >= 7 && !strncmp(v, "0xf...f", 7)) {
+    if (n == 7) return 1;
+    if (v[7] != ',') return 0;
+    i = 8;
+    first = 0;
+  }
+  for (size_t k = i;; k++) {
+    if (k < n && v[k] != ',') continue;
+    if (k == i ? first : !hex_word(v + i, k - i)) return 0;
+    if (k == n) return 1;
+    first = 0;
+    i = k + 1;
+  }
+}
+
+/* Every cpuset and nodeset of the file (objects, cpu kinds, memory
+ * attributes), each in hwloc's own syntax. */
+static int check_set_syntax(const char *path, const char *xml) {
+  static const char *const keys[] = {"cpuset=\"", "nodeset=\""};
+  for (int j = 0; j < 2; j++)
+    for (const char *a = strstr(xml, keys[j]); a; a = strstr(a + 1, keys[j])) {
+      const char *v = a + strlen(keys[j]), *q = strchr(v, '"');
+      int line = 1;
+      if (q && set_syntax_ok(v, (size_t)(q - v))) continue;
+      for (const char *c = xml; c < a; c++)
+        line += *c == '\n';
+      return strata_error(STRATA_EBADINPUT,
+                          "%s:%d: a malformed cpuset or nodeset (damaged "
+                          "XML); export it again with lstopo --of xml",
+                          path, line);
+    }
+  return 0;
+}
+
 /* hwloc 2.9 crashes on some damaged XML (bad_sets): refuse it first. */
 static int check_sets(const char *path, const char *xml) {
   int root = 1;
@@ -584,8 +633,9 @@ static int check_xml(const char *path, const char *xml) {
                         "%s: truncated hwloc XML (no closing </topology>); "
                         "copy or export the file again",
                         path);
-  rc = check_sets(path, xml);
-  return rc ? rc : check_distances(path, xml);
+  if ((rc = check_sets(path, xml)) || (rc = check_set_syntax(path, xml)))
+    return rc;
+  return check_distances(path, xml);
 }
 
 int strata_node_load_xml(const char *path, strata_node_topo_t **out) {
