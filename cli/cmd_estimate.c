@@ -256,8 +256,9 @@ static void compare(strata_buf_t *b, const strata_plan_t *mine,
 static int json_out(strata_plan_t *p, int fits, const char *cmp, int timings) {
   char *text = NULL;
   cJSON *root = NULL;
-  if (!timings) p->plan_seconds = 0; /* deterministic */
-  int rc = strata_plan_json(p, &text);
+  /* the run's time only when asked for: the same plan, the same bytes */
+  int rc =
+      strata_plan_json_flags(p, timings ? STRATA_PLAN_JSON_TIMINGS : 0, &text);
   if (!rc) rc = st__json_parse(text, strlen(text), "estimate", &root);
   strata_free(text);
   text = NULL;

@@ -1348,9 +1348,11 @@ TEST(golden_files) {
   unsigned char *da = encode(a, &la), *db = encode(b, &lb);
   ASSERT(la < 2048);
   if (dir) {
-    const char *names[] = {
-        "show_plan",       "show_json", "export_megatron", "export_deepspeed",
-        "export_timeline", "diff_same", "diff_changed",    "diff_json"};
+    const char *names[] = {"show_plan",       "show_json",
+                           "export_megatron", "export_deepspeed",
+                           "export_timeline", "diff_same",
+                           "diff_changed",    "diff_json",
+                           "show_json_twice", "diff_tolerance_bad"};
     char path[1024];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
       snprintf(path, sizeof path, "%s/%s/plan.splan", dir, names[i]);

@@ -399,7 +399,7 @@ static double leaf_bw(const char *json) {
   strata_cluster_t *c;
   ASSERT_OK(load_text(json, &c));
   double bw = strata_cluster_level(c, strata_cluster_level_count(c) - 1)
-                  ->link.bandwidth;
+                  ->nominal_bandwidth; /* the line rate the spec gives */
   strata_cluster_destroy(c);
   return bw;
 }
