@@ -102,7 +102,9 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   if (keys[k].kind == K_NUM && !(v >= 0 && v < 1e15))
     return strata_error(STRATA_EBADINPUT, "%s: %s = %g: out of range", at, key,
                         v);
-  int iv = (int)v, rc = 0;
+  /* only whole-number keys are converted: a measured figure may exceed
+   * an int (found by fuzz_runs) */
+  int iv = keys[k].kind == K_INT || keys[k].kind == K_BOOL ? (int)v : 0, rc = 0;
   if (!strcmp(key, "label")) return set_str(&r->label, s);
   if (!strcmp(key, "model")) return set_str(&r->model, s);
   if (!strcmp(key, "cluster")) return set_str(&r->cluster, s);
@@ -368,10 +370,16 @@ int strata_measurements_parse(const char *text, size_t len, const char *where,
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
   const char *p = text;
+  char *csv = NULL;
   while (p < text + len && isspace((unsigned char)*p))
     p++;
+  /* the CSV reader walks to a NUL, and text has len bytes, not always a
+   * NUL after them (found by fuzz_runs) */
   int rc = p < text + len && *p == '{' ? parse_json(text, len, m)
-                                       : parse_csv(text, m);
+           : (csv = strata_strndup(text, len))
+               ? parse_csv(csv, m)
+               : strata_error(STRATA_ENOMEM, "out of memory");
+  strata_free(csv);
   if (rc) {
     strata_measurements_destroy(m);
     return rc;

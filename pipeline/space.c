@@ -539,7 +539,8 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
    * if the search gets past them, and then only those still below the
    * K-th best (the others cannot hold a better configuration). */
   int sorted = ng < 4096 ? ng : 4096;
-  if (!rc) least_first(g, ng, sorted);
+  if (!rc && ng) /* g is NULL when no family fits (found by fuzz_pipeline) */
+    least_first(g, ng, sorted);
   /* Splits that cannot fit are skipped; when nothing fits, the search runs
    * again without skipping, to name the configuration nearest to fitting. */
   T.mem_prune = !S->o->no_memory_check;

@@ -138,8 +138,13 @@ status=0
 if [ "$campaign" = 0 ]; then
   for t in "${targets[@]}"; do
     echo "fuzz.sh: $t for ${secs}s ($build/fuzz_$t.log)"
+    before=$(ls "$build/crashes" 2>/dev/null | grep -c "^$t-")
     fuzz_one "$t" "$secs"
     rc=$?
+    # fork mode's first pass over the seeds saves a crashing seed and
+    # goes on: an input left in crashes/ is a finding whatever the exit
+    after=$(ls "$build/crashes" 2>/dev/null | grep -c "^$t-")
+    [ "$rc" -eq 0 ] && [ "$after" -gt "$before" ] && rc=1
     read -r runs cov _ _ _ < <(stats "$t")
     if [ $rc -ne 0 ]; then
       echo "fuzz.sh: $t FAILED (exit $rc); the end of $build/fuzz_$t.log:" >&2
@@ -167,8 +172,10 @@ run_target() {
   local t=$1 before after
   before=$(ls "$build/crashes" 2>/dev/null | grep -c "^$t-")
   fuzz_one "$t" "$each"
-  echo $? >"$dir/$t.rc"
+  local rc=$?
   after=$(ls "$build/crashes" 2>/dev/null | grep -c "^$t-")
+  [ "$rc" -eq 0 ] && [ "$after" -gt "$before" ] && rc=1
+  echo "$rc" >"$dir/$t.rc"
   echo $((after - before)) >"$dir/$t.found"
 }
 running=0

@@ -191,6 +191,22 @@ TEST(runs_file_errors) {
   }
 }
 
+/* A CSV buffer is read to its length, not to a NUL that may not be
+ * there (found by fuzz_runs: the reader walked past the end). */
+TEST(runs_csv_read_to_length) {
+  strata_measurements_t *m = NULL;
+  const char *text = "model,cluster,tp,pp,step_seconds\n"
+                     "gpt-1.7b,dgx-a100:2,8,1,1.5\n"
+                     "not,a,run";
+  size_t len = strlen(text) - strlen("not,a,run");
+  ASSERT_OK(strata_measurements_parse(text, len, "r.csv", &m));
+  ASSERT_EQ(m->n, 1);
+  ASSERT_NEAR(m->v[0].step_seconds, 1.5, 1e-12, 0);
+  strata_measurements_destroy(m);
+  ASSERT(strata_measurements_parse(text, 0, "r.csv", &m) != 0);
+  ASSERT(m == NULL);
+}
+
 /* A run the model cannot cost is named with its number. */
 TEST(uncostable_run_named) {
   strata_measurements_t *m = NULL;
@@ -209,9 +225,8 @@ TEST(uncostable_run_named) {
 }
 
 static const test_entry_t tests[] = {
-    TEST_ENTRY(recovers_known_parameters),
-    TEST_ENTRY(table_runs_stay_at_table),
-    TEST_ENTRY(runs_file_errors),
+    TEST_ENTRY(recovers_known_parameters), TEST_ENTRY(table_runs_stay_at_table),
+    TEST_ENTRY(runs_file_errors),          TEST_ENTRY(runs_csv_read_to_length),
     TEST_ENTRY(uncostable_run_named),
 };
 

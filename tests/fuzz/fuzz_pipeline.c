@@ -18,8 +18,8 @@
  *
  * Properties: a failure has a message and is never STRATA_EINTERNAL (the
  * readers must refuse what the planner cannot cost); a plan has finite
- * figures, every stage within the memory budget, its devices within the
- * cluster and its stages covering the layers in order; it encodes,
+ * figures, every pipeline rank within the memory budget, its devices
+ * within the cluster and its chunks covering the layers in order; it encodes,
  * decodes and re-encodes to the same bytes and differs from its decoded
  * self in nothing; every exporter either writes or refuses with a
  * message.
@@ -83,6 +83,7 @@ static void plan_opts(const cJSON *o, strata_plan_opts_t *po) {
   if (strcmp(rc, "auto") && !strata_recompute_parse(rc, &po->recompute))
     po->recompute_auto = 0;
   po->threads = 1;
+  po->top = 1; /* the best configuration only: the others cost time */
   po->quiet = 1;
   po->time_limit = 5;
   po->stage_time_limit = 1;
@@ -92,20 +93,29 @@ static int finite_nonneg(double x) {
   return isfinite(x) && x >= 0;
 }
 
-/* The plan's figures, memory, devices and layers. */
+/* The plan's figures, memory, devices and layers.  The stages are the
+ * pp x vpp model chunks in model order; rank r holds chunks r, r + pp,
+ * ..., so the devices of a replica are those of the first pp chunks. */
 static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
                        const strata_plan_opts_t *po) {
-  double budget = po->memory_budget > 0 ? po->memory_budget
-                                        : (double)strata_cluster_gpu_memory(c) -
-                                              po->memory_reserve;
+  double budget =
+      (po->memory_budget > 0 ? po->memory_budget
+                             : (double)strata_cluster_gpu_memory(c)) -
+      po->memory_reserve;
   int gpn = strata_cluster_gpus_per_node(c), used = 0, layer = 0;
-  check(p->n_stages >= 1 && p->dp >= 1, "a plan without stages or replicas");
+  check(p->n_stages >= 1 && p->pp >= 1 && p->dp >= 1 &&
+            p->n_stages == p->pp * (p->vpp > 1 ? p->vpp : 1),
+        "a plan's stages are not pp x vpp chunks");
   check(finite_nonneg(p->step_seconds) && p->step_seconds > 0 &&
             finite_nonneg(p->tokens_per_second) && finite_nonneg(p->mfu) &&
             finite_nonneg(p->peak_memory_bytes),
         "a plan figure is not finite");
   check(p->peak_memory_bytes <= budget * (1 + 1e-9),
         "the plan's peak memory exceeds the budget");
+  for (int r = 0; p->ranks && r < p->pp; r++)
+    check(finite_nonneg(p->ranks[r].mem.total) &&
+              p->ranks[r].mem.total <= budget * (1 + 1e-9),
+          "a rank exceeds the memory budget");
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
     check(finite_nonneg(st->fwd_seconds) && finite_nonneg(st->bwd_seconds) &&
@@ -113,8 +123,7 @@ static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
           "a stage time is not finite");
     check(s + 1 == p->n_stages || finite_nonneg(p->p2p_seconds[s]),
           "a p2p time is not finite");
-    check(st->result && st->result->peak_memory_bytes <= budget * (1 + 1e-9),
-          "a stage exceeds the memory budget");
+    check(st->rank == s % p->pp, "a chunk is not on rank s mod pp");
     check(st->nodes >= 1 && st->gpus_per_node >= 1 &&
               st->nodes <= strata_cluster_nodes(c) && st->gpus_per_node <= gpn,
           "a stage's submesh is not in the cluster");
@@ -125,7 +134,7 @@ static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
     check(st->layer_begin == layer && st->layer_end >= st->layer_begin,
           "the stages do not cover the layers in order");
     layer = st->layer_end;
-    used += st->nodes * st->gpus_per_node;
+    if (s < p->pp) used += st->nodes * st->gpus_per_node;
   }
   check(layer == p->layers, "the stages do not cover every layer");
   check((long)used * p->dp <= strata_cluster_gpus(c) &&
@@ -133,15 +142,39 @@ static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
         "the plan uses more devices than the cluster has");
 }
 
+static void exported(int rc, char *t) {
+  check(rc == 0 || (rc < 0 && rc != STRATA_EINTERNAL && strata_last_error()[0]),
+        "an exporter failed without a message");
+  if (!rc) strata_free(t);
+  strata_error_clear();
+}
+
+/* Every export, for a plan on nodes of gpn GPUs. */
+static void export_all(const strata_plan_t *q, int gpn) {
+  int (*plain[])(const strata_plan_t *, char **) = {
+      strata_export_megatron, strata_export_deepspeed, strata_export_timeline,
+      strata_export_deepspeed_topology, strata_export_torchtitan};
+  int (*with_opts[])(const strata_plan_t *, const strata_export_opts_t *,
+                     char **) = {strata_export_megatron_launch,
+                                 strata_export_torch, strata_export_html};
+  strata_export_opts_t o;
+  char *t = NULL;
+  strata_export_opts_init(&o);
+  o.gpus_per_node = gpn;
+  strata_error_clear();
+  for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+    exported(plain[i](q, &t), t);
+  for (size_t i = 0; i < sizeof with_opts / sizeof with_opts[0]; i++)
+    exported(with_opts[i](q, &o, &t), t);
+}
+
 /* Encode, decode, re-encode; show, diff and export. */
-static void round_trip(const strata_plan_t *p) {
+static void round_trip(const strata_plan_t *p, int gpn) {
   unsigned char *a = NULL, *b = NULL;
   size_t la = 0, lb = 0;
   strata_plan_t *q = NULL;
   char *t = NULL;
   int differs = 1;
-  int (*exporters[])(const strata_plan_t *, char **) = {
-      strata_export_megatron, strata_export_deepspeed, strata_export_timeline};
   check(strata_plan_encode(p, &a, &la) == 0, "a plan does not encode");
   check(strata_plan_decode(a, la, "fuzz.splan", &q) == 0,
         "an encoded plan does not decode");
@@ -154,14 +187,7 @@ static void round_trip(const strata_plan_t *p) {
   strata_free(t);
   check(strata_plan_json(q, &t) == 0, "no JSON");
   strata_free(t);
-  for (size_t i = 0; i < sizeof exporters / sizeof exporters[0]; i++) {
-    strata_error_clear();
-    int rc = exporters[i](q, &t);
-    check(rc == 0 ||
-              (rc < 0 && rc != STRATA_EINTERNAL && strata_last_error()[0]),
-          "an exporter failed without a message");
-    if (!rc) strata_free(t);
-  }
+  export_all(q, gpn);
   strata_plan_destroy(q);
   strata_free(a);
   strata_free(b);
@@ -196,7 +222,7 @@ static void run(const cJSON *in) {
   check(!rc || strata_last_error()[0], "the planner failed without a message");
   if (!rc) {
     invariants(p, c, &po);
-    round_trip(p);
+    round_trip(p, strata_cluster_gpus_per_node(c));
   }
 out:
   strata_plan_destroy(p);

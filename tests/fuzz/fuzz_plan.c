@@ -1,6 +1,6 @@
 /*
  * fuzz_plan.c - the .splan decoder (strata_plan_decode) and everything
- * that reads a decoded plan (show, JSON, diff, the three exporters).
+ * that reads a decoded plan (show, JSON, diff, every exporter).
  *
  * A CRC guards the payload, so random bytes almost never get past the
  * header.  An input that starts with "SPLN" is decoded as it is (header,
@@ -44,7 +44,10 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len) {
   uLongf zlen = compressBound((uLong)n);
   unsigned char *f = malloc(HDR + zlen);
   if (!f || compress2(f + HDR, &zlen, raw, (uLong)n, 9) != Z_OK) abort();
-  memcpy(f, "SPLN\1\0\0\0", 8);
+  memcpy(f, "SPLN", 4);
+  f[4] = STRATA_PLAN_FORMAT_VERSION & 0xff; /* the version this strata reads */
+  f[5] = STRATA_PLAN_FORMAT_VERSION >> 8;
+  f[6] = f[7] = 0;
   put32(f + 8, (uint32_t)crc32(0, f + HDR, (uInt)zlen));
   put32(f + 12, (uint32_t)n);
   put32(f + 16, (uint32_t)zlen);
@@ -70,9 +73,17 @@ static void readers(const strata_plan_t *p) {
     check(!differs, "a plan differs from itself");
     strata_free(t);
   }
+  strata_export_opts_t o;
+  strata_export_opts_init(&o);
+  o.gpus_per_node = 8;
   if (strata_export_megatron(p, &t) == 0) strata_free(t);
   if (strata_export_deepspeed(p, &t) == 0) strata_free(t);
   if (strata_export_timeline(p, &t) == 0) strata_free(t);
+  if (strata_export_deepspeed_topology(p, &t) == 0) strata_free(t);
+  if (strata_export_torchtitan(p, &t) == 0) strata_free(t);
+  if (strata_export_megatron_launch(p, &o, &t) == 0) strata_free(t);
+  if (strata_export_torch(p, &o, &t) == 0) strata_free(t);
+  if (strata_export_html(p, &o, &t) == 0) strata_free(t);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
