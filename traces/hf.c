@@ -12,6 +12,7 @@
  * deepseek_v2/v3 with latent attention, gpt_oss) are read into the LLaMA
  * generator's options and built by it, as their presets are.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -235,13 +236,20 @@ static void rd_phi3(cfg_t *c, st__arch_t *a) {
 
 /* ---- GPT-2, GPT-NeoX, BERT ---- */
 
+/* The usual MLP width, 4 x hidden, saturated: a hidden size up to 10^9
+ * passes num() and four of it is no int (found by fuzz_hf); the size
+ * checks then refuse the model. */
+static int four_times(int hidden) {
+  return hidden > INT_MAX / 4 ? INT_MAX : 4 * hidden;
+}
+
 static void rd_gpt2(cfg_t *c, st__arch_t *a) {
   static const char *const drops[] = {"resid_pdrop", "embd_pdrop", "attn_pdrop",
                                       NULL};
   a->hidden = num(c, "n_embd", 1, 0);
   a->layers = num(c, "n_layer", 1, 0);
   a->heads = num(c, "n_head", 1, 0);
-  a->ffn = num(c, "n_inner", 0, 4 * a->hidden);
+  a->ffn = num(c, "n_inner", 0, four_times(a->hidden));
   a->vocab = num(c, "vocab_size", 1, 0);
   a->max_pos = num(c, "n_positions", 1, 0);
   num(c, "n_ctx", 0, 0);
@@ -261,7 +269,7 @@ static void rd_gpt_neox(cfg_t *c, st__arch_t *a) {
   a->hidden = num(c, "hidden_size", 1, 0);
   a->layers = num(c, "num_hidden_layers", 1, 0);
   a->heads = num(c, "num_attention_heads", 1, 0);
-  a->ffn = num(c, "intermediate_size", 0, 4 * a->hidden);
+  a->ffn = num(c, "intermediate_size", 0, four_times(a->hidden));
   a->vocab = num(c, "vocab_size", 1, 0);
   a->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
   a->tie = flag(c, "tie_word_embeddings", 0);
