@@ -382,6 +382,15 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
     r->bad = "plan statistics";
     r->why = "are not 0 (a plan file never stores them)";
   }
+  /* Every exporter divides by these (found by fuzz_plan: micro-batch x dp
+   * overflowed to 0); a plan's step is n_micro micro-batches per replica. */
+  if (!r->bad &&
+      (p->tp < 1 || p->dp < 1 || p->micro_batch < 1 || p->n_micro < 1 ||
+       (long long)p->micro_batch * p->dp * p->n_micro != p->global_batch)) {
+    r->bad = "batch";
+    r->why = "is not micro-batch x dp x micro-batches per step, each at "
+             "least 1";
+  }
 }
 
 static void get_mesh(st__rd_t *r, strata_mesh_t *m) {

@@ -562,6 +562,20 @@ TEST(decode_bad_payload) {
   strata_free(d);
   strata_buf_free(&raw);
   p->recipe = STRATA_RECIPE_MEGATRON;
+  /* micro-batch x dp overflows an int to 0 (the exporters divide by it) */
+  p->micro_batch = 65536, p->dp = 65536, p->n_micro = 1, p->global_batch = 0;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  d = wrap(raw.p, raw.len, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, "batch is not micro-batch x dp");
+  strata_free(d);
+  strata_buf_free(&raw);
+  p->micro_batch = 1, p->dp = 1, p->n_micro = 8, p->global_batch = 7;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  d = wrap(raw.p, raw.len, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, "batch is not micro-batch x dp");
+  strata_free(d);
+  strata_buf_free(&raw);
+  p->global_batch = 8;
   p->stages[0].mesh.ndim = 3;
   ASSERT_OK(st__payload_encode(p, &raw));
   d = wrap(raw.p, raw.len, &len);
