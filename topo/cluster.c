@@ -291,15 +291,17 @@ static int find_node(const strata_cluster_t *c, const named_t *ix,
   return -1;
 }
 
+/* bad[k]: 0 usable, -1 listed in unhealthy.nodes, g + 1 its GPU g listed
+ * in unhealthy.gpus (the first one listed). */
 static int mark_bad(const strata_cluster_t *c, const st__spec_t *s,
-                    const named_t *ix, char *bad) {
+                    const named_t *ix, int *bad) {
   for (int i = 0; i < s->nbad_nodes; i++) {
     int k = find_node(c, ix, s->bad_nodes[i], strlen(s->bad_nodes[i]));
     if (k < 0)
       return strata_error(STRATA_EBADINPUT,
                           "%s: unhealthy.nodes: no node named '%s'", s->where,
                           s->bad_nodes[i]);
-    bad[k] = 1;
+    bad[k] = -1;
   }
   for (int i = 0; i < s->nbad_gpus; i++) {
     const char *g = s->bad_gpus[i], *colon = strrchr(g, ':');
@@ -311,7 +313,26 @@ static int mark_bad(const strata_cluster_t *c, const st__spec_t *s,
                           "%s: unhealthy.gpus: '%s' is not NODE:INDEX with a "
                           "known node and an index below %d",
                           s->where, g, c->gpn);
-    bad[k] = 1;
+    if (!bad[k]) bad[k] = (int)idx + 1;
+  }
+  return 0;
+}
+
+/* Why each dropped node is left out, in the words `strata show` and the
+ * hostfile comments use. */
+static int name_dropped(strata_cluster_t *c, const int *bad) {
+  c->dropped = strata_calloc((size_t)c->total_nodes, sizeof *c->dropped);
+  if (!c->dropped) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < c->total_nodes; i++) {
+    char why[64];
+    if (!bad[i]) continue;
+    if (bad[i] < 0)
+      snprintf(why, sizeof why, "unhealthy (unhealthy.nodes)");
+    else
+      snprintf(why, sizeof why, "GPU %d unhealthy (unhealthy.gpus)",
+               bad[i] - 1);
+    if (!(c->dropped[i] = strata_strdup(why)))
+      return strata_error(STRATA_ENOMEM, "out of memory");
   }
   return 0;
 }
@@ -319,13 +340,14 @@ static int mark_bad(const strata_cluster_t *c, const st__spec_t *s,
 static int apply_health(strata_cluster_t *c, const st__spec_t *s) {
   named_t *ix = NULL;
   int rc;
-  char *bad = strata_calloc((size_t)c->total_nodes, 1);
+  int *bad = strata_calloc((size_t)c->total_nodes, sizeof *bad);
   c->usable = strata_malloc((size_t)c->total_nodes * sizeof *c->usable);
   if (!bad || !c->usable) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
     goto out;
   }
-  if ((rc = name_index(c, s->where, &ix)) || (rc = mark_bad(c, s, ix, bad)))
+  if ((rc = name_index(c, s->where, &ix)) || (rc = mark_bad(c, s, ix, bad)) ||
+      (rc = name_dropped(c, bad)))
     goto out;
   c->nodes = 0;
   for (int i = 0; i < c->total_nodes; i++)
@@ -513,6 +535,9 @@ void strata_cluster_destroy(strata_cluster_t *c) {
   for (int i = 0; c->all_names && i < c->total_nodes; i++)
     strata_free(c->all_names[i]);
   strata_free(c->all_names);
+  for (int i = 0; c->dropped && i < c->total_nodes; i++)
+    strata_free(c->dropped[i]);
+  strata_free(c->dropped);
   strata_free(c->usable);
   strata_free(c->domain);
   strata_node_destroy(c->topo);
@@ -540,6 +565,14 @@ int strata_cluster_gpus(const strata_cluster_t *c) {
 
 const char *strata_cluster_node_name(const strata_cluster_t *c, int i) {
   return i >= 0 && i < c->nodes ? c->all_names[c->usable[i]] : NULL;
+}
+
+const char *strata_cluster_spec_node_name(const strata_cluster_t *c, int i) {
+  return i >= 0 && i < c->total_nodes ? c->all_names[i] : NULL;
+}
+
+const char *strata_cluster_spec_node_dropped(const strata_cluster_t *c, int i) {
+  return i >= 0 && i < c->total_nodes && c->dropped ? c->dropped[i] : NULL;
 }
 
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c) {

@@ -68,6 +68,7 @@ struct strata_cluster {
   int total_nodes, nodes, gpn;
   char **all_names; /* total_nodes names */
   int *usable;      /* usable node -> physical node */
+  char **dropped;   /* total_nodes: why a node is left out, NULL: usable */
   strata_gpu_model_t model;
   char model_name[STRATA_TOPO_NAME_MAX];
   strata_node_topo_t *topo; /* first XML node, or NULL */

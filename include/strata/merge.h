@@ -107,6 +107,67 @@ int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
  * or "NAME: no -- reason" (the exporter's refusal), into *text. */
 int strata_plan_frameworks(const strata_plan_t *p, char **text);
 
+/* ---- Which GPUs a plan runs on (merge/devices.c, docs/exports.md) ----
+ * Computed from the plan and the cluster it runs on (nothing of it is in
+ * the plan file): the plan's N GPUs are the first N of the cluster's
+ * usable numbering (node-major, unhealthy nodes skipped), and each rank's
+ * coordinates follow Megatron-LM's order tp-cp-ep-dp-pp (tensor-parallel
+ * rank fastest, the pipeline rank slowest). */
+typedef enum {
+  STRATA_NODE_USED,    /* every GPU */
+  STRATA_NODE_PARTIAL, /* its first `gpus` GPUs */
+  STRATA_NODE_UNUSED,  /* healthy, but the plan's GPUs fill fewer nodes */
+  STRATA_NODE_DROPPED  /* left out by the spec (unhealthy) */
+} strata_node_use_t;
+const char *strata_node_use_name(strata_node_use_t u);
+
+typedef struct {
+  char *name;
+  strata_node_use_t use;
+  int gpus;       /* GPUs used: local 0 .. gpus - 1 */
+  int first_rank; /* global rank of its local GPU 0; -1 not used */
+  int node_rank;  /* the launcher's node rank; -1 not used */
+  char *why;      /* not used: why (NULL when used) */
+} strata_node_info_t;
+
+typedef struct {
+  int rank, node, local; /* node: index into the map's nodes */
+  int tp, cp, dp, pp;    /* the rank's coordinates */
+} strata_device_t;
+
+typedef struct {
+  char *cluster; /* as the plan names it */
+  int gpus_per_node, tp, cp, dp, pp;
+  int n_devices;
+  strata_device_t *devices; /* by rank */
+  int n_nodes, nodes_used;
+  strata_node_info_t *nodes; /* every node of the spec, in its order */
+} strata_device_map_t;
+
+/* The map of plan p on cluster c.  STRATA_EBADINPUT (with what changed)
+ * when the plan does not fit the cluster as it is now: more GPUs than
+ * are usable, or stages wider than its nodes. */
+int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
+                      strata_device_map_t **out);
+void strata_device_map_destroy(strata_device_map_t *m);
+/* "devices: 16 GPUs on 2 of 4 nodes ..." with the nodes left out and
+ * why; or the map as JSON (nodes and ranks). */
+int strata_device_map_summary(const strata_device_map_t *m, char **text);
+int strata_device_map_json(const strata_device_map_t *m, char **text);
+
+typedef enum {
+  STRATA_HOSTFILE_TORCHRUN, /* per host: its torchrun command line */
+  STRATA_HOSTFILE_MPI,      /* OpenMPI: "host slots=N" */
+  STRATA_HOSTFILE_DEEPSPEED /* DeepSpeed: "host slots=N" */
+} strata_hostfile_format_t;
+int strata_hostfile_format_parse(const char *s, strata_hostfile_format_t *out);
+const char *strata_hostfile_format_name(strata_hostfile_format_t f);
+/* The hosts of a map in a launcher's format; source names the plan in
+ * the header comment (NULL: none). */
+int strata_export_hostfile(const strata_device_map_t *m,
+                           strata_hostfile_format_t f, const char *source,
+                           char **text);
+
 #ifdef __cplusplus
 }
 #endif

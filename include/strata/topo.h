@@ -240,6 +240,11 @@ int strata_cluster_gpus_per_node(const strata_cluster_t *c);
 int strata_cluster_gpus(const strata_cluster_t *c); /* usable GPUs */
 /* Name of usable node i ("node017"). */
 const char *strata_cluster_node_name(const strata_cluster_t *c, int i);
+/* Every node of the spec, usable or not (0 <= i < total nodes, in spec
+ * order): its name, and why it is left out ("unhealthy (unhealthy.nodes)",
+ * "GPU 3 unhealthy (unhealthy.gpus)"; NULL: usable).  NULL out of range. */
+const char *strata_cluster_spec_node_name(const strata_cluster_t *c, int i);
+const char *strata_cluster_spec_node_dropped(const strata_cluster_t *c, int i);
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c);
 uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c);
 double strata_cluster_gpu_peak_flops(const strata_cluster_t *c);

@@ -1,0 +1,326 @@
+/*
+ * devices.c - which GPUs a plan runs on: every rank's host and local GPU,
+ * its coordinates in the parallel groups, the hosts left out and why, and
+ * a hostfile for torchrun, OpenMPI or DeepSpeed (docs/exports.md).
+ *
+ * Nothing of this is stored in a plan file: it follows from the plan's
+ * degrees and the cluster it names, as the planner itself laid it out.
+ * The planner costs its groups on the first usable nodes (topo/ numbers
+ * ranks node-major over the usable nodes, unhealthy ones skipped), so the
+ * plan's N GPUs are the first N of that numbering: whole nodes, and the
+ * first GPUs of one last node when N is not a multiple of the node's
+ * GPUs.  A launcher numbers the GPUs the same way (torchrun gives node k
+ * the global ranks after those of nodes 0 .. k-1, its local ranks 0, 1,
+ * ...), and Megatron-LM decomposes a global rank in the order
+ * tp-cp-ep-dp-pp (megatron/core/parallel_state.py, RankGenerator):
+ * tensor-parallel rank fastest, then context-parallel, then
+ * data-parallel, the pipeline rank slowest.
+ *
+ * The map is of the cluster as it is read now: a plan made on a spec
+ * that has changed since (a node drained) maps onto today's usable
+ * nodes.  A plan that no longer fits them, or whose stages do not fit
+ * its nodes, is refused with what changed.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "merge/merge_int.h"
+
+static const char *use_names[] = {"used", "partial", "unused", "unhealthy"};
+
+const char *strata_node_use_name(strata_node_use_t u) {
+  return u >= 0 && u <= STRATA_NODE_DROPPED ? use_names[u] : "?";
+}
+
+void strata_device_map_destroy(strata_device_map_t *m) {
+  if (!m) return;
+  for (int i = 0; m->nodes && i < m->n_nodes; i++) {
+    strata_free(m->nodes[i].name);
+    strata_free(m->nodes[i].why);
+  }
+  strata_free(m->nodes);
+  strata_free(m->devices);
+  strata_free(m->cluster);
+  strata_free(m);
+}
+
+/* The devices of pipeline rank r's stages (the same for each of its
+ * chunks; 0 when the plan has none on it). */
+static int rank_devices(const strata_plan_t *p, int r) {
+  for (int s = 0; s < p->n_stages; s++)
+    if (p->stages[s].rank == r) return st__stage_devices(&p->stages[s]);
+  return 0;
+}
+
+static int plan_cp(const strata_plan_t *p) {
+  (void)p;
+  return 1;
+}
+
+/* The plan's own consistency, and that it fits the cluster as it is. */
+static int check_fit(const strata_plan_t *p, const strata_cluster_t *c,
+                     int *total) {
+  int G = strata_cluster_gpus_per_node(c), n = 0, cp = plan_cp(p);
+  for (int r = 0; r < p->pp; r++) {
+    int t = rank_devices(p, r);
+    if (t < 1 || t % cp)
+      return strata_error(STRATA_ECORRUPT,
+                          "the plan's pipeline rank %d has %d devices per "
+                          "stage, not a multiple of its context-parallel "
+                          "size %d",
+                          r, t, cp);
+    n += t * p->dp;
+  }
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    if (st->gpus_per_node > G || (st->nodes > 1 && st->gpus_per_node != G))
+      return strata_error(STRATA_EBADINPUT,
+                          "stage %d of the plan spans %d node(s) x %d GPUs, "
+                          "but the nodes of cluster '%s' have %d GPUs: it "
+                          "was planned on another node shape; re-plan, or "
+                          "give --cluster the spec it was made on",
+                          s, st->nodes, st->gpus_per_node,
+                          strata_cluster_name(c), G);
+  }
+  if (n > strata_cluster_gpus(c))
+    return strata_error(STRATA_EBADINPUT,
+                        "the plan uses %d GPUs but cluster '%s' has %d usable "
+                        "now (%d of %d nodes of %d GPUs; nodes were left out "
+                        "since it was planned?): re-plan on the cluster as it "
+                        "is, or give --cluster the spec it was made on",
+                        n, strata_cluster_name(c), strata_cluster_gpus(c),
+                        strata_cluster_nodes(c), strata_cluster_total_nodes(c),
+                        G);
+  *total = n;
+  return 0;
+}
+
+/* Rank -> (node, local GPU) node-major; the coordinates of each rank in
+ * Megatron-LM's order, pipeline rank by pipeline rank (a free-mode plan
+ * may give its pipeline ranks stages of different sizes). */
+static void fill_devices(strata_device_map_t *m, const strata_plan_t *p,
+                         int G) {
+  int base = 0, cp = plan_cp(p);
+  for (int r = 0; r < p->pp; r++) {
+    int t = rank_devices(p, r), tp = t / cp;
+    for (int i = 0; i < t * p->dp; i++) {
+      strata_device_t *d = &m->devices[base + i];
+      d->rank = base + i;
+      d->node = d->rank / G;
+      d->local = d->rank % G;
+      d->tp = i % tp;
+      d->cp = i / tp % cp;
+      d->dp = i / t;
+      d->pp = r;
+    }
+    base += t * p->dp;
+  }
+}
+
+static int set_node(strata_node_info_t *n, const char *name,
+                    strata_node_use_t use, const char *why) {
+  n->use = use;
+  n->name = strata_strdup(name ? name : "?");
+  n->why = why ? strata_strdup(why) : NULL;
+  n->first_rank = n->node_rank = -1;
+  if (!n->name || (why && !n->why))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  return 0;
+}
+
+static int fill_nodes(strata_device_map_t *m, const strata_cluster_t *c) {
+  int G = m->gpus_per_node, used = (m->n_devices + G - 1) / G, rc = 0;
+  char why[160];
+  snprintf(why, sizeof why, "not needed: the plan's %d GPUs fit on %d node%s",
+           m->n_devices, used, used == 1 ? "" : "s");
+  for (int i = 0, u = 0; i < m->n_nodes && !rc; i++) {
+    const char *dropped = strata_cluster_spec_node_dropped(c, i);
+    const char *name = strata_cluster_spec_node_name(c, i);
+    strata_node_info_t *n = &m->nodes[i];
+    if (dropped) {
+      rc = set_node(n, name, STRATA_NODE_DROPPED, dropped);
+      continue;
+    }
+    if (u >= used) {
+      rc = set_node(n, name, STRATA_NODE_UNUSED, why);
+      u++;
+      continue;
+    }
+    int gpus = m->n_devices - u * G < G ? m->n_devices - u * G : G;
+    rc = set_node(n, name, gpus < G ? STRATA_NODE_PARTIAL : STRATA_NODE_USED,
+                  NULL);
+    n->gpus = gpus;
+    n->first_rank = u * G;
+    n->node_rank = u++;
+  }
+  m->nodes_used = used;
+  return rc;
+}
+
+/* Point every device at its node's index in m->nodes (the spec's order)
+ * rather than the usable node's. */
+static int link_devices(strata_device_map_t *m) {
+  int *spec_of = strata_calloc((size_t)m->nodes_used + 1, sizeof *spec_of);
+  if (!spec_of) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0, u = 0; i < m->n_nodes; i++)
+    if (m->nodes[i].node_rank >= 0) spec_of[u++] = i;
+  for (int i = 0; i < m->n_devices; i++)
+    m->devices[i].node = spec_of[m->devices[i].node];
+  strata_free(spec_of);
+  return 0;
+}
+
+static int map_alloc(strata_device_map_t *m, const strata_plan_t *p,
+                     const strata_cluster_t *c, int total) {
+  m->cluster = strata_strdup(p->cluster ? p->cluster : "?");
+  m->n_devices = total;
+  m->n_nodes = strata_cluster_total_nodes(c);
+  m->gpus_per_node = strata_cluster_gpus_per_node(c);
+  m->devices = strata_calloc((size_t)total, sizeof *m->devices);
+  m->nodes = strata_calloc((size_t)m->n_nodes, sizeof *m->nodes);
+  if (!m->cluster || !m->devices || !m->nodes)
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  return 0;
+}
+
+int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
+                      strata_device_map_t **out) {
+  strata_device_map_t *m = NULL;
+  int total = 0, rc;
+  *out = NULL;
+  if (!p || !c || p->pp < 1 || p->dp < 1 || p->n_stages < 1)
+    return strata_error(STRATA_EINVAL, "device map: a plan with no stage");
+  if ((rc = check_fit(p, c, &total))) return rc;
+  if (!(m = strata_calloc(1, sizeof *m)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  m->tp = p->tp;
+  m->cp = plan_cp(p);
+  m->dp = p->dp;
+  m->pp = p->pp;
+  if (!(rc = map_alloc(m, p, c, total))) {
+    fill_devices(m, p, m->gpus_per_node);
+    if (!(rc = fill_nodes(m, c))) rc = link_devices(m);
+  }
+  if (!rc) {
+    *out = m;
+    m = NULL;
+  }
+  strata_device_map_destroy(m);
+  return rc;
+}
+
+/* ---- reports -------------------------------------------------------- */
+
+/* "0,1,2,3": the local GPUs a partial node runs on. */
+static void visible(strata_buf_t *b, const strata_node_info_t *n) {
+  for (int g = 0; g < n->gpus; g++)
+    strata_buf_printf(b, "%s%d", g ? "," : "", g);
+}
+
+int strata_device_map_summary(const strata_device_map_t *m, char **text) {
+  strata_buf_t b;
+  int left = 0;
+  strata_buf_init(&b);
+  strata_buf_printf(&b, "devices: %d GPUs on %d of %d nodes of cluster %s\n",
+                    m->n_devices, m->nodes_used, m->n_nodes, m->cluster);
+  for (int i = 0; i < m->n_nodes; i++) {
+    const strata_node_info_t *n = &m->nodes[i];
+    if (n->use == STRATA_NODE_USED || n->use == STRATA_NODE_PARTIAL) {
+      strata_buf_printf(&b, "  %-20s ranks %d-%d", n->name, n->first_rank,
+                        n->first_rank + n->gpus - 1);
+      if (n->use == STRATA_NODE_PARTIAL) {
+        strata_buf_printf(&b, " (%d of %d GPUs: CUDA_VISIBLE_DEVICES=", n->gpus,
+                          m->gpus_per_node);
+        visible(&b, n);
+        strata_buf_puts(&b, ")");
+      }
+      strata_buf_puts(&b, "\n");
+    } else {
+      left++;
+    }
+  }
+  if (left) strata_buf_printf(&b, "  left out (%d):\n", left);
+  for (int i = 0; i < m->n_nodes; i++) {
+    const strata_node_info_t *n = &m->nodes[i];
+    if (n->why) strata_buf_printf(&b, "  %-20s %s\n", n->name, n->why);
+  }
+  strata_buf_printf(&b,
+                    "  rank order: Megatron-LM's tp-cp-ep-dp-pp (tp %d, cp "
+                    "%d, dp %d, pp %d; tp fastest)\n",
+                    m->tp, m->cp, m->dp, m->pp);
+  if (b.oom) {
+    strata_buf_free(&b);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *text = strata_buf_steal(&b, NULL);
+  return 0;
+}
+
+static int add_int(cJSON *o, const char *k, int v) {
+  return st__json_add_num(o, k, v);
+}
+
+static int json_node(cJSON *arr, const strata_device_map_t *m,
+                     const strata_node_info_t *n) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddItemToArray(arr, o)) {
+    cJSON_Delete(o);
+    return -1;
+  }
+  int bad = st__json_add_str(o, "name", n->name) |
+            st__json_add_str(o, "use", strata_node_use_name(n->use));
+  if (n->why) return bad | st__json_add_str(o, "why", n->why);
+  bad |= add_int(o, "node_rank", n->node_rank) | add_int(o, "gpus", n->gpus) |
+         add_int(o, "first_rank", n->first_rank);
+  if (n->use == STRATA_NODE_PARTIAL) {
+    strata_buf_t b;
+    strata_buf_init(&b);
+    visible(&b, n);
+    bad |= b.oom || st__json_add_str(o, "cuda_visible_devices", b.p);
+    strata_buf_free(&b);
+  }
+  (void)m;
+  return bad;
+}
+
+static int json_device(cJSON *arr, const strata_device_map_t *m,
+                       const strata_device_t *d) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddItemToArray(arr, o)) {
+    cJSON_Delete(o);
+    return -1;
+  }
+  return add_int(o, "rank", d->rank) |
+         st__json_add_str(o, "host", m->nodes[d->node].name) |
+         add_int(o, "local", d->local) | add_int(o, "tp", d->tp) |
+         add_int(o, "cp", d->cp) | add_int(o, "dp", d->dp) |
+         add_int(o, "pp", d->pp);
+}
+
+static int map_json(const strata_device_map_t *m, cJSON *o) {
+  cJSON *nodes, *devs;
+  int bad = st__json_add_str(o, "cluster", m->cluster) |
+            add_int(o, "gpus", m->n_devices) |
+            add_int(o, "gpus_per_node", m->gpus_per_node) |
+            add_int(o, "nodes_used", m->nodes_used) |
+            st__json_add_str(o, "order", "tp-cp-ep-dp-pp");
+  nodes = cJSON_AddArrayToObject(o, "nodes");
+  devs = cJSON_AddArrayToObject(o, "ranks");
+  bad |= !nodes || !devs;
+  for (int i = 0; !bad && i < m->n_nodes; i++)
+    bad |= json_node(nodes, m, &m->nodes[i]);
+  for (int i = 0; !bad && i < m->n_devices; i++)
+    bad |= json_device(devs, m, &m->devices[i]);
+  return bad ? strata_error(STRATA_ENOMEM, "out of memory") : 0;
+}
+
+int strata_device_map_json(const strata_device_map_t *m, char **text) {
+  cJSON *root = cJSON_CreateObject();
+  int rc =
+      root ? map_json(m, root) : strata_error(STRATA_ENOMEM, "out of memory");
+  if (!rc && !(*text = st__json_print(root)))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  cJSON_Delete(root);
+  return rc;
+}

@@ -1,0 +1,276 @@
+/*
+ * test_devices.c - which GPUs a plan runs on (merge/devices.c) and its
+ * hostfiles (merge/export_hostfile.c).
+ *
+ * The rank coordinates are checked against groups built the way
+ * Megatron-LM builds them (megatron/core/parallel_state.py,
+ * generate_masked_orthogonal_rank_groups: a group is the ranks that
+ * differ only in the masked coordinates, in the order tp-cp-dp-pp),
+ * re-derived here from that algorithm's description rather than from the
+ * map's own formula.
+ */
+#include <regex.h>
+#include <stdlib.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+#define SPEC(f) STRATA_SOURCE_DIR "/tests/data/topo/" f
+
+/* A plan with just what the map reads: degrees and stage submeshes. */
+static strata_plan_t *shape_plan(const char *cluster, int tp, int pp, int dp,
+                                 int nodes, int gpn) {
+  strata_plan_t *p = strata_calloc(1, sizeof *p);
+  ASSERT(p);
+  p->cluster = strata_strdup(cluster);
+  p->tp = tp, p->pp = pp, p->dp = dp, p->devices = tp * pp * dp;
+  p->n_stages = pp;
+  p->stages = strata_calloc((size_t)pp, sizeof *p->stages);
+  ASSERT(p->cluster && p->stages);
+  for (int s = 0; s < pp; s++) {
+    p->stages[s].rank = s;
+    p->stages[s].nodes = nodes;
+    p->stages[s].gpus_per_node = gpn;
+    p->stages[s].first_rank = s * tp * dp;
+  }
+  return p;
+}
+
+static void free_plan(strata_plan_t *p) {
+  if (!p) return;
+  strata_free(p->cluster);
+  strata_free(p->stages);
+  strata_free(p);
+}
+
+static strata_device_map_t *map_of(strata_plan_t *p, const char *spec) {
+  strata_cluster_t *c = NULL;
+  strata_device_map_t *m = NULL;
+  ASSERT_OK(strata_cluster_load(spec, &c));
+  ASSERT_OK(strata_device_map(p, c, &m));
+  strata_cluster_destroy(c);
+  return m;
+}
+
+/* Megatron-LM's groups for one mask over sizes (tp, dp, pp), as its
+ * algorithm describes them: for each index of the unmasked coordinates,
+ * the ranks sum(idx[i] * stride[i]) over the masked ones.  Returns the
+ * group of `rank` into out (sorted), its size in *n. */
+static void megatron_group(const int size[3], const int mask[3], int rank,
+                           int *out, int *n) {
+  int stride[3] = {1, size[0], size[0] * size[1]}, idx[3];
+  for (int i = 0; i < 3; i++)
+    idx[i] = rank / stride[i] % size[i];
+  *n = 0;
+  for (int c = 0; c < size[2]; c++)
+    for (int b = 0; b < size[1]; b++)
+      for (int a = 0; a < size[0]; a++) {
+        int v[3] = {a, b, c}, r = 0, same = 1;
+        for (int i = 0; i < 3; i++) {
+          if (!mask[i] && v[i] != idx[i]) same = 0;
+          r += v[i] * stride[i];
+        }
+        if (same) out[(*n)++] = r;
+      }
+}
+
+/* Every rank's group of each kind, from the map's coordinates, equals
+ * Megatron-LM's. */
+static void check_groups(const strata_device_map_t *m) {
+  const int size[3] = {m->tp, m->dp, m->pp};
+  int group[512], n;
+  for (int kind = 0; kind < 3; kind++) {
+    int mask[3] = {kind == 0, kind == 1, kind == 2};
+    for (int r = 0; r < m->n_devices; r++) {
+      const strata_device_t *d = &m->devices[r];
+      int k = 0;
+      megatron_group(size, mask, r, group, &n);
+      for (int q = 0; q < m->n_devices; q++) {
+        const strata_device_t *e = &m->devices[q];
+        int same = (kind == 0 || e->tp == d->tp) &&
+                   (kind == 1 || e->dp == d->dp) &&
+                   (kind == 2 || e->pp == d->pp);
+        if (!same) continue;
+        ASSERT(k < n);
+        ASSERT_EQ(q, group[k]);
+        k++;
+      }
+      ASSERT_EQ(k, n);
+    }
+  }
+}
+
+TEST(megatron_order_on_presets) {
+  static const int cfg[][3] = {{2, 2, 2}, {8, 4, 1}, {1, 1, 32}, {4, 2, 4},
+                               {2, 8, 2}, {8, 1, 4}, {1, 4, 8}};
+  for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+    int tp = cfg[i][0], pp = cfg[i][1], dp = cfg[i][2];
+    strata_plan_t *p = shape_plan("dgx-h100:4", tp, pp, dp, 1, tp);
+    strata_device_map_t *m = map_of(p, "dgx-h100:4");
+    ASSERT_EQ(m->n_devices, tp * pp * dp);
+    for (int r = 0; r < m->n_devices; r++) {
+      const strata_device_t *d = &m->devices[r];
+      ASSERT_EQ(d->rank, r);
+      /* torchrun: node k holds ranks 8k .. 8k + 7, local rank = GPU */
+      char host[16];
+      snprintf(host, sizeof host, "node%d", r / 8);
+      ASSERT_STR_EQ(m->nodes[d->node].name, host);
+      ASSERT_EQ(d->local, r % 8);
+    }
+    check_groups(m);
+    strata_device_map_destroy(m);
+    free_plan(p);
+  }
+}
+
+TEST(drained_nodes_and_a_partial_one) {
+  /* 5 nodes of 4 GPUs: node002 drained, node004 has a bad GPU */
+  strata_plan_t *p = shape_plan("a100x4-drained", 2, 3, 1, 1, 2);
+  strata_device_map_t *m = map_of(p, SPEC("cluster-drained.json"));
+  char *text = NULL;
+  ASSERT_EQ(m->n_nodes, 5);
+  ASSERT_EQ(m->nodes_used, 2);
+  ASSERT_STR_EQ(m->nodes[0].name, "node001");
+  ASSERT_EQ(m->nodes[0].use, STRATA_NODE_USED);
+  ASSERT_EQ(m->nodes[0].gpus, 4);
+  ASSERT_EQ(m->nodes[1].use, STRATA_NODE_DROPPED);
+  ASSERT_CONTAINS(m->nodes[1].why, "unhealthy.nodes");
+  ASSERT_STR_EQ(m->nodes[2].name, "node003");
+  ASSERT_EQ(m->nodes[2].use, STRATA_NODE_PARTIAL);
+  ASSERT_EQ(m->nodes[2].gpus, 2);
+  ASSERT_EQ(m->nodes[2].node_rank, 1);
+  ASSERT_EQ(m->nodes[2].first_rank, 4);
+  ASSERT_EQ(m->nodes[3].use, STRATA_NODE_DROPPED);
+  ASSERT_CONTAINS(m->nodes[3].why, "GPU 1 unhealthy");
+  ASSERT_EQ(m->nodes[4].use, STRATA_NODE_UNUSED);
+  ASSERT_CONTAINS(m->nodes[4].why, "fit on 2 nodes");
+  ASSERT_EQ(m->devices[5].node, 2); /* rank 5: node003, GPU 1 */
+  ASSERT_EQ(m->devices[5].local, 1);
+  ASSERT_EQ(m->devices[5].pp, 2);
+  check_groups(m);
+  ASSERT_OK(strata_device_map_summary(m, &text));
+  ASSERT_CONTAINS(text, "node003              ranks 4-5 (2 of 4 GPUs: "
+                        "CUDA_VISIBLE_DEVICES=0,1)");
+  ASSERT_CONTAINS(text, "node002              unhealthy (unhealthy.nodes)");
+  strata_free(text);
+  strata_device_map_destroy(m);
+  free_plan(p);
+}
+
+TEST(plan_that_no_longer_fits) {
+  strata_cluster_t *c = NULL;
+  strata_device_map_t *m = NULL;
+  /* 16 GPUs: the drained spec has only 3 usable nodes of 4 */
+  strata_plan_t *p = shape_plan("a100x4-drained", 4, 1, 4, 1, 4);
+  ASSERT_OK(strata_cluster_load(SPEC("cluster-drained.json"), &c));
+  ASSERT_EQ(strata_device_map(p, c, &m), STRATA_EBADINPUT);
+  ASSERT(!m);
+  ASSERT_CONTAINS(strata_last_error(), "uses 16 GPUs but cluster");
+  ASSERT_CONTAINS(strata_last_error(), "has 12 usable now");
+  free_plan(p);
+  /* a stage of 8 GPUs per node on nodes of 4 */
+  p = shape_plan("dgx-h100:2", 8, 1, 1, 1, 8);
+  ASSERT_EQ(strata_device_map(p, c, &m), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "spans 1 node(s) x 8 GPUs");
+  free_plan(p);
+  strata_cluster_destroy(c);
+}
+
+/* Lines that are not comments: each must match re (extended). */
+static int count_lines(const char *text, const char *re, int *slots) {
+  regex_t rx;
+  regmatch_t mt[3];
+  int n = 0;
+  char line[512];
+  ASSERT_EQ(regcomp(&rx, re, REG_EXTENDED), 0);
+  *slots = 0;
+  for (const char *s = text; *s;) {
+    const char *e = strchr(s, '\n');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    ASSERT(len < sizeof line);
+    memcpy(line, s, len);
+    line[len] = 0;
+    s += len + (e ? 1 : 0);
+    if (line[0] == '#' || !line[0]) continue;
+    if (regexec(&rx, line, 3, mt, 0))
+      test_fail(__FILE__, __LINE__, "line '%s' !~ %s", line, re);
+    *slots += atoi(line + mt[2].rm_so);
+    n++;
+  }
+  regfree(&rx);
+  return n;
+}
+
+TEST(hostfiles) {
+  strata_plan_t *p = shape_plan("a100x4-drained", 2, 3, 1, 1, 2);
+  strata_device_map_t *m = map_of(p, SPEC("cluster-drained.json"));
+  char *t = NULL;
+  int slots;
+  /* DeepSpeed's runner reads ^(\S+)\s+slots=(\d+), '#' comments */
+  ASSERT_OK(strata_export_hostfile(m, STRATA_HOSTFILE_DEEPSPEED, "x", &t));
+  ASSERT_EQ(count_lines(t, "^([^[:space:]]+) +slots=([0-9]+)$", &slots), 2);
+  ASSERT_EQ(slots, 6);
+  ASSERT_CONTAINS(t, "node001 slots=4\nnode003 slots=2\n");
+  ASSERT_CONTAINS(t, "# left out: node002: unhealthy (unhealthy.nodes)");
+  strata_free(t);
+  ASSERT_OK(strata_export_hostfile(m, STRATA_HOSTFILE_MPI, "x", &t));
+  ASSERT_EQ(count_lines(t, "^([^[:space:]]+) slots=([0-9]+)$", &slots), 2);
+  strata_free(t);
+  ASSERT_OK(strata_export_hostfile(m, STRATA_HOSTFILE_TORCHRUN, "x", &t));
+  ASSERT_EQ(count_lines(t,
+                        "^node00[13]\t(CUDA_VISIBLE_DEVICES=0,1 )?torchrun "
+                        "--nnodes=2 --node-rank=[01] --nproc-per-node=([24]) "
+                        "--master-addr=node001 --master-port=29500$",
+                        &slots),
+            2);
+  ASSERT_EQ(slots, 6);
+  ASSERT_CONTAINS(t, "node003\tCUDA_VISIBLE_DEVICES=0,1 torchrun --nnodes=2 "
+                     "--node-rank=1 --nproc-per-node=2");
+  strata_free(t);
+  strata_hostfile_format_t f;
+  ASSERT_EQ(strata_hostfile_format_parse("slurm", &f), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "torchrun, mpi or deepspeed");
+  strata_device_map_destroy(m);
+  free_plan(p);
+}
+
+/* Fail the Nth allocation for N = 1, 2, ... until the map and its
+ * outputs succeed: each failure is a clean ENOMEM (LeakSanitizer checks
+ * nothing is lost). */
+TEST(allocation_failures) {
+  strata_plan_t *p = shape_plan("a100x4-drained", 2, 3, 1, 1, 2);
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load(SPEC("cluster-drained.json"), &c));
+  for (long n = 1;; n++) {
+    strata_device_map_t *m = NULL;
+    char *a = NULL, *b = NULL, *h = NULL;
+    strata_alloc_fail_at(n);
+    int rc = strata_device_map(p, c, &m);
+    if (!rc) rc = strata_device_map_summary(m, &a);
+    if (!rc) rc = strata_device_map_json(m, &b);
+    if (!rc) rc = strata_export_hostfile(m, STRATA_HOSTFILE_TORCHRUN, "x", &h);
+    int failed = strata_alloc_failed();
+    strata_alloc_fail_at(0);
+    strata_free(a);
+    strata_free(b);
+    strata_free(h);
+    strata_device_map_destroy(m);
+    if (!failed) {
+      ASSERT_OK(rc);
+      break;
+    }
+    ASSERT_EQ(rc, STRATA_ENOMEM);
+    ASSERT(n < 10000);
+  }
+  strata_cluster_destroy(c);
+  free_plan(p);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(megatron_order_on_presets),
+    TEST_ENTRY(drained_nodes_and_a_partial_one),
+    TEST_ENTRY(plan_that_no_longer_fits),
+    TEST_ENTRY(hostfiles),
+    TEST_ENTRY(allocation_failures),
+};
+TEST_MAIN(tests)
