@@ -16,9 +16,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/devices.h"
 
-enum { OPT_GPN = 256, OPT_NAME_MAP, OPT_TOPOLOGY };
+enum { OPT_GPN = 256, OPT_NAME_MAP, OPT_TOPOLOGY, OPT_FORMAT, OPT_CLUSTER };
 
 static const struct option export_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -26,12 +26,14 @@ static const struct option export_opts[] = {
     {"topology", no_argument, NULL, OPT_TOPOLOGY},
     {"gpus-per-node", required_argument, NULL, OPT_GPN},
     {"name-map", required_argument, NULL, OPT_NAME_MAP},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 typedef struct {
-  const char *out, *plan, *name_map_path;
+  const char *out, *plan, *name_map_path, *format, *cluster;
   int target, launch, topology;
   long gpn;
 } args_t;
@@ -68,6 +70,19 @@ static int run_html(const strata_plan_t *p, const args_t *a,
   return strata_export_html(p, o, t);
 }
 
+/* The hosts of the plan on its cluster (--cluster, else the one it
+ * names), in a launcher's format. */
+static int run_hostfile(const strata_plan_t *p, const args_t *a,
+                        const strata_export_opts_t *o, char **t) {
+  strata_hostfile_format_t f = STRATA_HOSTFILE_TORCHRUN;
+  strata_device_map_t *m = NULL;
+  int rc = a->format ? strata_hostfile_format_parse(a->format, &f) : 0;
+  if (!rc) rc = cli_device_map(p, a->cluster, &m);
+  if (!rc) rc = strata_export_hostfile(m, f, o->source, t);
+  strata_device_map_destroy(m);
+  return rc;
+}
+
 static const struct {
   const char *name;
   int (*run)(const strata_plan_t *, const args_t *,
@@ -76,6 +91,7 @@ static const struct {
     {"megatron", run_megatron}, {"deepspeed", run_deepspeed},
     {"torch", run_torch},       {"torchtitan", run_torchtitan},
     {"timeline", run_timeline}, {"html", run_html},
+    {"hostfile", run_hostfile},
 };
 
 static void usage(FILE *f) {
@@ -97,6 +113,9 @@ static void usage(FILE *f) {
       "              chrome://tracing)\n"
       "  html        one self-contained page: schedule, memory, devices,\n"
       "              runners-up\n"
+      "  hostfile    the hosts it runs on, in rank order, for a launcher\n"
+      "              (--format torchrun: one torchrun line per host; mpi,\n"
+      "              deepspeed: 'HOST slots=N')\n"
       "\n"
       "Options:\n"
       "  -o, --output FILE     write FILE atomically (default: standard "
@@ -108,6 +127,11 @@ static void usage(FILE *f) {
       "                        cluster spec the plan names)\n"
       "  --name-map FILE       torch: module names of your model (JSON,\n"
       "                        docs/exports.md; default: the family's)\n"
+      "  --format F            hostfile: torchrun (default), mpi or "
+      "deepspeed\n"
+      "  --cluster SPEC        hostfile: the cluster it runs on (default: "
+      "the\n"
+      "                        one the plan names)\n"
       "  -h, --help            this help\n"
       "\n"
       "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
@@ -141,6 +165,12 @@ static int parse_opt(int c, void *ctx) {
   case OPT_NAME_MAP:
     a->name_map_path = optarg;
     return 0;
+  case OPT_FORMAT:
+    a->format = optarg;
+    return 0;
+  case OPT_CLUSTER:
+    a->cluster = optarg;
+    return 0;
   default:
     return cli_usage_error("export", "unknown option");
   }
@@ -152,12 +182,13 @@ static int parse(int argc, char **argv, args_t *a) {
   if (rc) return rc;
   if (argc - first != 2)
     return cli_usage_error("export", "wants a target (megatron, deepspeed, "
-                                     "torch, torchtitan, timeline, html) and "
+                                     "torch, torchtitan, timeline, html, "
+                                     "hostfile) and "
                                      "a plan file");
   if ((a->target = find_target(argv[first])) < 0)
     return cli_usage_error("export",
                            "unknown target '%s' (megatron, deepspeed, torch, "
-                           "torchtitan, timeline, html)",
+                           "torchtitan, timeline, html, hostfile)",
                            argv[first]);
   const char *t = targets[a->target].name;
   if (a->launch && strcmp(t, "megatron"))
@@ -166,6 +197,12 @@ static int parse(int argc, char **argv, args_t *a) {
     return cli_usage_error("export", "--topology is for the deepspeed target");
   if (a->name_map_path && strcmp(t, "torch"))
     return cli_usage_error("export", "--name-map is for the torch target");
+  if ((a->format || a->cluster) && strcmp(t, "hostfile"))
+    return cli_usage_error("export", "--%s is for the hostfile target",
+                           a->format ? "format" : "cluster");
+  strata_hostfile_format_t f;
+  if (a->format && strata_hostfile_format_parse(a->format, &f))
+    return cli_usage_error("export", "%s", strata_last_error());
   a->plan = argv[first + 1];
   return 0;
 }
