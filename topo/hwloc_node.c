@@ -681,3 +681,38 @@ out:
   hwloc_topology_destroy(t);
   return rc;
 }
+
+/* This machine's topology as hwloc XML (what `lstopo --of xml` writes),
+ * for `strata topo collect` without files: refused, like the reader
+ * above, when hwloc sees no GPU in it. */
+int strata_node_export_local(char **xml, size_t *len) {
+  hwloc_topology_t t = NULL;
+  strata_node_topo_t *n = NULL;
+  char *buf = NULL;
+  int rc, blen = 0;
+  *xml = NULL;
+  *len = 0;
+  if ((rc = open_topology(&t))) return rc;
+  hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                "pci");
+  if (hwloc_topology_load(t) != 0) {
+    rc = strata_error(STRATA_EIO, "hwloc cannot read this machine's topology");
+    goto out;
+  }
+  if ((rc = extract(t, "the local machine", &n))) goto out;
+  if (hwloc_topology_export_xmlbuffer(t, &buf, &blen, 0) != 0 || blen < 1) {
+    rc = strata_error(STRATA_EIO, "hwloc cannot export this machine's "
+                                  "topology as XML");
+    goto out;
+  }
+  if (!(*xml = strata_strndup(buf, (size_t)blen - 1))) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  *len = (size_t)blen - 1;
+out:
+  if (buf) hwloc_free_xmlbuffer(t, buf);
+  strata_node_destroy(n);
+  hwloc_topology_destroy(t);
+  return rc;
+}

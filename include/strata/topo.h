@@ -183,6 +183,9 @@ typedef struct strata_node_topo strata_node_topo_t;
 int strata_node_load_xml(const char *path, strata_node_topo_t **out);
 /* The machine this runs on; EBADINPUT if hwloc sees no GPU. */
 int strata_node_load_local(strata_node_topo_t **out);
+/* The machine this runs on as hwloc XML (strata_free-able, *len bytes);
+ * EBADINPUT if hwloc sees no GPU. */
+int strata_node_export_local(char **xml, size_t *len);
 void strata_node_destroy(strata_node_topo_t *n);
 
 const char *strata_node_source(const strata_node_topo_t *n);
@@ -306,6 +309,44 @@ int strata_cluster_coll_time_ranks(const strata_cluster_t *c,
  * intra-node link.  STRATA_EINVAL if it does not fit. */
 int strata_cluster_stage_mesh(const strata_cluster_t *c, int nodes,
                               int gpus_per_node, strata_mesh_t *m);
+
+/* ---------------------------------------------------------------------
+ * A cluster spec from the cluster's own tools (topo/collect.c,
+ * docs/cluster-format.md "Collecting a spec"): one hwloc XML export per
+ * host, identical nodes grouped under a Slurm-style host range, and the
+ * hosts a drain list names as unhealthy.
+ */
+typedef struct {
+  const char *name;             /* the spec's "name" (NULL: "collected") */
+  const char *spec_dir;         /* folder the spec is written to: XML paths are
+                                   made relative to it (NULL: the current one) */
+  double nic_gbits;             /* per NIC, Gb/s (0: not given; needed with > 1
+                                   host) */
+  int leaf_size;                /* hosts per leaf switch (0: the default) */
+  const char *gpu_model;        /* "gpu": {"model"} where hwloc cannot tell */
+  const char *const *unhealthy; /* host names to list as unhealthy */
+  int n_unhealthy;
+} strata_collect_opts_t;
+void strata_collect_opts_init(strata_collect_opts_t *o);
+
+/* A spec (JSON text, strata_free-able) from hwloc XML files, each named
+ * after its host (node001.xml -> node001).  Errors name the file:
+ * unreadable or GPU-less XML, a host given twice, a name a host range
+ * cannot hold.  *ignored counts unhealthy names that are not among the
+ * hosts (a drain list covers the whole scheduler). */
+int strata_topo_collect(const char *const *paths, int n,
+                        const strata_collect_opts_t *o, char **spec,
+                        int *ignored);
+
+/* The hosts a drain list names as unhealthy (docs/cluster-format.md):
+ * `sinfo -R` output (the last field is the host list), `sinfo -N -h -o
+ * "%N %T"` output (host and state: down, drained, draining, fail,
+ * failing, maint, unknown, ... or a '*' / '~' flag), or one host list a
+ * line; '#' comments.  Host lists use Slurm's syntax (node[001-004,009]).
+ * Errors name the file and line. */
+int strata_drain_list_parse(const char *text, size_t len, const char *where,
+                            char ***names, int *n);
+void strata_names_free(char **names, int n);
 
 #ifdef __cplusplus
 }
