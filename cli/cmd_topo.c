@@ -48,7 +48,11 @@ static void usage(FILE *f) {
              "  --json            machine-readable output\n"
              "  -h, --help        this help\n"
              "\n"
-             "Exit codes: 0 ok, 1 usage, 2 bad input.\n");
+             "Exit codes: 0 ok, 1 usage, 2 bad input.\n"
+             "\n"
+             "strata topo collect [DIR|FILE...] [-o SPEC] writes a cluster "
+             "spec from\nthe hosts' hwloc exports ('strata topo collect "
+             "--help').\n");
 }
 
 static void help(void) {
@@ -347,6 +351,7 @@ int cli_cmd_topo(int argc, char **argv) {
     return CLI_OK;
   }
   if (!strcmp(argv[1], "show")) return topo_show(argc - 1, argv + 1);
-  return cli_usage_error("topo", "unknown subcommand '%s' (try 'show')",
-                         argv[1]);
+  if (!strcmp(argv[1], "collect")) return cli_topo_collect(argc - 1, argv + 1);
+  return cli_usage_error(
+      "topo", "unknown subcommand '%s' (try 'show' or 'collect')", argv[1]);
 }

@@ -1,0 +1,278 @@
+/*
+ * cmd_topo_collect.c - `strata topo collect [DIR|FILE...] [-o SPEC]`: a
+ * cluster spec from one hwloc XML export per host (topo/collect.c), with
+ * the hosts of a scheduler's drain list as unhealthy (topo/drainlist.c).
+ * Without files: this machine, its topology exported next to the spec.
+ *
+ * The spec is read back with the planner's own reader before it is
+ * written, so a spec this command writes is one `strata plan --cluster`
+ * takes -- or the message says why not (an unknown GPU model: pass
+ * --gpu-model).  Node groups of different shapes are written as found
+ * (they describe the cluster truthfully) with a warning that the planner
+ * does not take them yet.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+enum { OPT_UNHEALTHY = 256, OPT_NIC, OPT_LEAF, OPT_NAME, OPT_MODEL };
+
+static const struct option collect_opts[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"unhealthy", required_argument, NULL, OPT_UNHEALTHY},
+    {"nic-gbits", required_argument, NULL, OPT_NIC},
+    {"leaf-size", required_argument, NULL, OPT_LEAF},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"gpu-model", required_argument, NULL, OPT_MODEL},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct {
+  const char *out, *unhealthy;
+  strata_collect_opts_t co;
+  char **files;
+  int nfiles, capfiles;
+  char *dir; /* the spec's folder */
+} args_t;
+
+static void usage(void) {
+  printf(
+      "Usage: strata topo collect [DIR|FILE...] [-o SPEC] [options]\n"
+      "\n"
+      "Write a cluster spec (docs/cluster-format.md) from one hwloc XML\n"
+      "export per host, named after the host (`lstopo --of xml HOST.xml`\n"
+      "on each host, or the HOST.xml hwloc-gather-topology writes): a\n"
+      "folder is read for its *.xml files.  Identical nodes form one node\n"
+      "group named by a host range (node[001-004]).  Without files: this\n"
+      "machine (when hwloc sees a GPU), its XML written beside the spec.\n"
+      "\n"
+      "Options:\n"
+      "  -o, --output SPEC   write the spec atomically (default: standard\n"
+      "                      output; XML paths are relative to its folder)\n"
+      "  --unhealthy FILE    hosts out of service, as `sinfo -R` or\n"
+      "                      `sinfo -N -h -o \"%%N %%T\"` print them, or one\n"
+      "                      host list a line ('-': standard input)\n"
+      "  --nic-gbits N       line rate of one NIC in Gb/s (needed with more\n"
+      "                      than one host: hwloc does not give it)\n"
+      "  --leaf-size N       hosts per leaf switch (default 32)\n"
+      "  --name NAME         the spec's name (default: collected)\n"
+      "  --gpu-model M       the GPUs' table model where hwloc cannot tell\n"
+      "  -h, --help          this help\n"
+      "\n"
+      "Exit codes: 0 ok, 1 usage, 2 bad input (an unreadable or GPU-less\n"
+      "file, a bad drain list, a spec the planner would refuse).\n");
+}
+
+static int add_file(args_t *a, const char *path) {
+  if (a->nfiles == a->capfiles) {
+    int cap = a->capfiles ? 2 * a->capfiles : 64;
+    char **v = strata_realloc(a->files, sizeof *v * (size_t)cap);
+    if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+    a->files = v;
+    a->capfiles = cap;
+  }
+  if (!(a->files[a->nfiles] = strata_strdup(path)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  a->nfiles++;
+  return 0;
+}
+
+static int cmp_str(const void *x, const void *y) {
+  return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* The *.xml files of a folder (hwloc-gather-topology's tarball and text
+ * output beside them are skipped). */
+static int add_dir(args_t *a, const char *dir, DIR *d) {
+  int before = a->nfiles, rc = 0;
+  for (struct dirent *e; !rc && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    char path[4096];
+    if (n < 5 || strcmp(e->d_name + n - 4, ".xml") || e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    rc = add_file(a, path);
+  }
+  if (!rc && a->nfiles == before)
+    rc = strata_error(STRATA_ENOTFOUND,
+                      "%s: no *.xml file in it (export each host with "
+                      "lstopo --of xml HOST.xml)",
+                      dir);
+  if (!rc)
+    qsort(a->files + before, (size_t)(a->nfiles - before), sizeof *a->files,
+          cmp_str);
+  return rc;
+}
+
+static int add_operand(args_t *a, const char *arg) {
+  DIR *d = opendir(arg);
+  int rc;
+  if (!d) return add_file(a, arg);
+  rc = add_dir(a, arg, d);
+  closedir(d);
+  return rc;
+}
+
+static int on_opt(int c, void *ctx) {
+  args_t *a = ctx;
+  long v;
+  switch (c) {
+  case 'o':
+    a->out = optarg;
+    return 0;
+  case OPT_UNHEALTHY:
+    a->unhealthy = optarg;
+    return 0;
+  case OPT_NIC:
+    return cli_parse_double("topo collect", "--nic-gbits", optarg, 0.1, 6400,
+                            &a->co.nic_gbits);
+  case OPT_LEAF:
+    if (cli_parse_int("topo collect", "--leaf-size", optarg, 1, 1000000, &v))
+      return CLI_USAGE;
+    a->co.leaf_size = (int)v;
+    return 0;
+  case OPT_NAME:
+    a->co.name = optarg;
+    return 0;
+  default:
+    a->co.gpu_model = optarg;
+    return 0;
+  }
+}
+
+/* Options, then the operands from argv[*first]. */
+static int parse(const char *cmd, int argc, char **argv, args_t *a,
+                 int *first) {
+  int c, rc;
+  optind = 0;
+  opterr = 0;
+  while ((c = getopt_long(argc, argv, ":ho:", collect_opts, NULL)) != -1) {
+    if (c == 'h') {
+      usage();
+      return -1;
+    }
+    if (c == '?' || c == ':')
+      return cli_usage_error(cmd, "unknown or incomplete option '%s'",
+                             argv[optind - 1]);
+    if ((rc = on_opt(c, a))) return rc;
+  }
+  *first = optind;
+  return 0;
+}
+
+/* This machine's topology, exported as HOST.xml in the spec's folder. */
+static int add_local(args_t *a) {
+  char host[256] = "localhost", path[4400], *xml = NULL;
+  size_t len;
+  int rc;
+  if (gethostname(host, sizeof host - 1) != 0 || !host[0])
+    snprintf(host, sizeof host, "localhost");
+  snprintf(path, sizeof path, "%s/%s.xml", a->dir, host);
+  if ((rc = strata_node_export_local(&xml, &len))) {
+    strata_error_prefix("no host files given, and this machine cannot be "
+                        "used");
+    return rc;
+  }
+  rc = strata_file_write_atomic(path, xml, len);
+  strata_free(xml);
+  return rc ? rc : add_file(a, path);
+}
+
+static char *dir_of(const char *path) {
+  const char *slash = path ? strrchr(path, '/') : NULL;
+  if (!path || !strcmp(path, "-") || !slash) return strata_strdup(".");
+  return slash == path ? strata_strdup("/")
+                       : strata_strndup(path, (size_t)(slash - path));
+}
+
+/* The reader's message names the file it read: name the spec instead. */
+static void rename_in_error(const char *tmp, const char *name) {
+  const char *msg = strata_last_error();
+  size_t n = strlen(tmp);
+  if (strncmp(msg, tmp, n)) return;
+  char *rest = strata_strdup(msg + n);
+  if (rest) strata_error(STRATA_OK, "%s%s", name, rest);
+  strata_free(rest);
+}
+
+/* Read the spec back as the planner will. */
+static int check_spec(const args_t *a, const char *spec) {
+  char tmp[4400];
+  const char *name = a->out && strcmp(a->out, "-") ? a->out : "the spec";
+  strata_cluster_t *c = NULL;
+  int rc, fd;
+  snprintf(tmp, sizeof tmp, "%s/.strata-collect-XXXXXX", a->dir);
+  if ((fd = mkstemp(tmp)) < 0)
+    return strata_error(STRATA_EIO, "cannot create a file in folder '%s': %s",
+                        a->dir, strerror(errno));
+  close(fd);
+  rc = strata_file_write_atomic(tmp, spec, strlen(spec));
+  if (!rc) rc = strata_cluster_load(tmp, &c);
+  unlink(tmp);
+  strata_cluster_destroy(c);
+  if (rc) rename_in_error(tmp, name);
+  if (rc == STRATA_EUNSUPPORTED) {
+    fprintf(stderr, "strata topo collect: warning: %s\n", strata_last_error());
+    strata_error_clear();
+    return 0;
+  }
+  return rc;
+}
+
+static int load_unhealthy(args_t *a, char ***names, int *n) {
+  char *text = NULL;
+  size_t len;
+  int rc = strata_file_read(a->unhealthy, 64u << 20, &text, &len);
+  if (!rc) rc = strata_drain_list_parse(text, len, a->unhealthy, names, n);
+  strata_free(text);
+  a->co.unhealthy = (const char *const *)*names;
+  a->co.n_unhealthy = *n;
+  return rc;
+}
+
+static int run(args_t *a, char **spec) {
+  char **bad = NULL;
+  int nbad = 0, ignored = 0, rc = 0;
+  if (!a->nfiles) rc = add_local(a);
+  if (!rc && a->unhealthy) rc = load_unhealthy(a, &bad, &nbad);
+  if (!rc)
+    rc = strata_topo_collect((const char *const *)a->files, a->nfiles, &a->co,
+                             spec, &ignored);
+  if (!rc) rc = check_spec(a, *spec);
+  if (!rc && ignored)
+    fprintf(stderr,
+            "strata topo collect: %d of the %d unhealthy hosts are not among "
+            "the %d collected (ignored)\n",
+            ignored, nbad, a->nfiles);
+  strata_names_free(bad, nbad);
+  return rc;
+}
+
+int cli_topo_collect(int argc, char **argv) {
+  const char *cmd = "topo collect";
+  args_t a;
+  char *spec = NULL;
+  int first = 0, rc;
+  memset(&a, 0, sizeof a);
+  strata_collect_opts_init(&a.co);
+  rc = parse(cmd, argc, argv, &a, &first);
+  if (rc) return rc < 0 ? CLI_OK : rc;
+  if (!(a.dir = dir_of(a.out))) rc = strata_error(STRATA_ENOMEM, "oom");
+  a.co.spec_dir = a.dir;
+  for (int i = first; i < argc && !rc; i++)
+    rc = add_operand(&a, argv[i]);
+  if (!rc) rc = run(&a, &spec);
+  rc =
+      rc ? cli_fail(cmd, rc) : cli_write_output(cmd, a.out, spec, strlen(spec));
+  strata_free(spec);
+  strata_names_free(a.files, a.nfiles);
+  strata_free(a.dir);
+  return rc;
+}
