@@ -1,21 +1,44 @@
 /*
  * cmd_plan.c - `strata plan`: plan a model on a cluster (the configuration
  * with the least step time that fits, every operator's strategy), print
- * its summary and optionally save it.  Options: planargs.c.
+ * its summary and optionally save it; with --baseline, yesterday's
+ * configuration instead while it pays (baseline.c).  Options: planargs.c.
  */
 #include <signal.h>
 #include <string.h>
 
-#include "cli/planargs.h"
+#include "cli/baseline.h"
+
+static int with_baseline(const cli_plan_args_t *a, const cli_baseline_t *v,
+                         char **text) {
+  strata_buf_t b;
+  if (!a->baseline) return 0;
+  if (a->json) return cli_baseline_json(v, text);
+  strata_buf_init(&b);
+  strata_buf_puts(&b, *text);
+  int rc = cli_baseline_text(v, &b);
+  if (rc) {
+    strata_buf_free(&b);
+    return rc;
+  }
+  strata_free(*text);
+  *text = strata_buf_steal(&b, NULL);
+  return 0;
+}
 
 /* The JSON has the run's time only with --timings: the same plan then
  * prints the same bytes. */
-static int report(const cli_plan_args_t *a, strata_plan_t *p) {
+static int report(const cli_plan_args_t *a, strata_plan_t *p,
+                  const cli_baseline_t *v) {
   char *text = NULL;
   unsigned flags = a->timings ? STRATA_PLAN_JSON_TIMINGS : 0;
   int rc = a->json ? strata_plan_json_flags(p, flags, &text)
                    : strata_plan_summary(p, &text);
-  if (rc) return cli_fail("plan", rc);
+  if (!rc) rc = with_baseline(a, v, &text);
+  if (rc) {
+    strata_free(text);
+    return cli_fail("plan", rc);
+  }
   rc = cli_write_output("plan", NULL, text, strlen(text));
   strata_free(text);
   return rc;
@@ -35,6 +58,7 @@ int cli_cmd_plan(int argc, char **argv) {
   strata_graph_t *g = NULL;
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
+  cli_baseline_t v;
   int rc = cli_plan_parse("plan", argc, argv, 0, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   struct sigaction sa, old;
@@ -45,7 +69,8 @@ int cli_cmd_plan(int argc, char **argv) {
   a.po.cancel = &interrupted;
   if ((rc = cli_plan_load("plan", &a, &g, &c))) goto out;
   if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
-      (e = strata_merge_stitch(p, g, c))) {
+      (e = strata_merge_stitch(p, g, c)) ||
+      (a.baseline && (e = cli_baseline_apply(&a, g, c, &p, &v)))) {
     rc = cli_fail("plan", e);
     goto out;
   }
@@ -58,7 +83,7 @@ int cli_cmd_plan(int argc, char **argv) {
     rc = cli_fail("plan", e);
     goto out;
   }
-  rc = report(&a, p);
+  rc = report(&a, p, &v);
   if (!a.po.quiet)
     fprintf(stderr,
             "strata plan: %d stage subproblems (%d distinct), %d ILPs solved, "

@@ -47,6 +47,8 @@ enum {
   P_TIMINGS,
   P_QUIET,
   P_NOCMP,
+  P_BASELINE,
+  P_REPLAN,
   P_HELP,
   P_LAYERS,
   P_HIDDEN,
@@ -112,6 +114,8 @@ static const struct option opts[] = {
     {"timings", no_argument, 0, P_TIMINGS},
     {"quiet", no_argument, 0, P_QUIET},
     {"no-compare", no_argument, 0, P_NOCMP},
+    {"baseline", required_argument, 0, P_BASELINE},
+    {"replan-threshold", required_argument, 0, P_REPLAN},
     {"help", no_argument, 0, P_HELP},
     {"layers", required_argument, 0, P_LAYERS},
     {"hidden", required_argument, 0, P_HIDDEN},
@@ -192,19 +196,25 @@ static const char *options_text =
     "  --quiet                no progress on stderr\n";
 
 static void help_plan(void) {
-  printf("Usage: strata plan --model M --cluster SPEC [options]\n"
-         "\n"
-         "Plan training of model M on a cluster: the configuration (tensor,\n"
-         "pipeline and data parallelism, interleaving, layer split, micro-\n"
-         "batch, recompute, sequence parallelism) with the least step time\n"
-         "that fits in memory, exactly the best of what strata estimate says\n"
-         "of each, and every operator's strategy.\n"
-         "\n%s"
-         "  -o, --output PLAN      save the plan (.splan)\n"
-         "\n"
-         "Exit codes: 0 planned, 1 usage, 2 bad input, 3 the model does not "
-         "fit\n(the message says what would), 4 internal error.\n",
-         options_text);
+  printf(
+      "Usage: strata plan --model M --cluster SPEC [options]\n"
+      "\n"
+      "Plan training of model M on a cluster: the configuration (tensor,\n"
+      "pipeline and data parallelism, interleaving, layer split, micro-\n"
+      "batch, recompute, sequence parallelism) with the least step time\n"
+      "that fits in memory, exactly the best of what strata estimate says\n"
+      "of each, and every operator's strategy.\n"
+      "\n%s"
+      "  -o, --output PLAN      save the plan (.splan)\n"
+      "  --baseline OLD.splan   keep OLD's configuration, costed on this\n"
+      "                         cluster, if it fits and its step is within\n"
+      "                         the threshold of the best plan's (a nightly\n"
+      "                         re-plan that changes only when it pays)\n"
+      "  --replan-threshold PCT the threshold (default 2)\n"
+      "\n"
+      "Exit codes: 0 planned, 1 usage, 2 bad input, 3 the model does not "
+      "fit\n(the message says what would), 4 internal error.\n",
+      options_text);
 }
 
 static void help_estimate(void) {
@@ -407,6 +417,13 @@ static int on_opt(int c, void *vx) {
   case P_NOCMP:
     a->no_compare = 1;
     return 0;
+  case P_BASELINE:
+    a->baseline = optarg;
+    return 0;
+  case P_REPLAN:
+    a->threshold_given = 1;
+    return cli_parse_double(x->cmd, "--replan-threshold", optarg, 0, 1000,
+                            &a->replan_threshold);
   default:
     return cli_usage_error(x->cmd, "unknown option");
   }
@@ -422,6 +439,13 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
   if (rc) return rc;
   if (!a->model) return cli_usage_error(cmd, "--model is required");
   if (!a->cluster) return cli_usage_error(cmd, "--cluster is required");
+  if (estimate && (a->baseline || a->threshold_given))
+    return cli_usage_error(cmd, "--baseline and --replan-threshold are for "
+                                "strata plan");
+  if (a->threshold_given && !a->baseline)
+    return cli_usage_error(cmd, "--replan-threshold needs --baseline "
+                                "OLD.splan");
+  if (!a->threshold_given) a->replan_threshold = 2;
   if (estimate && (!a->po.fix_tp || !a->po.fix_pp))
     return cli_usage_error(cmd, "--tp and --pp are required");
   if (a->po.fix_first && a->po.fix_last && a->po.vpp > 1)

@@ -15,6 +15,9 @@ typedef struct {
   const char *model, *cluster, *output, *calibration;
   int json, timings, no_compare;
   strata_plan_opts_t po;
+  const char *baseline;    /* plan: --baseline OLD.splan */
+  double replan_threshold; /* percent (default 2) */
+  int threshold_given;
 } cli_plan_args_t;
 
 /* Parse argv (estimate = 1 for `strata estimate`'s help and required
