@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# nightly-replan.sh - re-plan a training run on the cluster as it is
+# tonight, and rewrite the configs it runs from only when the plan changed
+# (docs/nightly.md explains each step).
+#
+#   1. the cluster: `strata topo collect` over the hosts' hwloc exports,
+#      with the hosts the scheduler has out of service as unhealthy;
+#   2. the plan: `strata plan --baseline` yesterday's plan, which keeps
+#      yesterday's configuration while it fits and is within the threshold
+#      of the best one;
+#   3. `strata diff` yesterday's plan against tonight's (exit 0 same, 1
+#      changed, 2 trouble -- diff(1)'s convention);
+#   4. only when it changed: the exports, then the plan, moved into place;
+#      the hostfile is rewritten whenever the hosts it lists change.
+#
+# Settings (environment):
+#   STATE       folder of the run's state and configs (required)
+#   TOPO_DIR    folder of the hosts' HOST.xml exports (required)
+#   PLAN_ARGS   the model and batch: "--model gpt3-175b --global-batch 1536"
+#               (required; word-split)
+#   NIC_GBITS   line rate of one NIC in Gb/s (required with > 1 host)
+#   DRAIN       a drain list file (sinfo -R or sinfo -N -h -o "%N %T"
+#               output); default: `sinfo -N -h -o "%N %T"` when sinfo exists
+#   THRESHOLD   percent slower than the best at which yesterday's
+#               configuration is replaced (default 2)
+#   TOLERANCE   percent a predicted figure may move and the plans still
+#               count as the same (default 0.5)
+#   EXPORTS     targets to write (default "megatron"; also deepspeed,
+#               torchtitan)
+#   LAUNCHER    hostfile format: torchrun (default), mpi or deepspeed
+#   STRATA      the strata binary (default: strata on PATH)
+#
+# Exit status: 0 done (changed or not), 2 trouble (nothing in STATE was
+# changed by the failing step: every file is written aside and moved in).
+set -euo pipefail
+
+: "${STATE:?set STATE, the folder of the state of the run}"
+: "${TOPO_DIR:?set TOPO_DIR, the folder of the hwloc exports of the hosts}"
+: "${PLAN_ARGS:?set PLAN_ARGS, e.g. --model gpt3-175b --global-batch 1536}"
+STRATA=${STRATA:-strata}
+THRESHOLD=${THRESHOLD:-2}
+TOLERANCE=${TOLERANCE:-0.5}
+EXPORTS=${EXPORTS:-megatron}
+LAUNCHER=${LAUNCHER:-torchrun}
+
+log() { printf 'nightly: %s\n' "$*"; }
+fail() { printf 'nightly: %s\n' "$*" >&2; exit 2; }
+
+mkdir -p "$STATE/configs"
+work=$(mktemp -d "$STATE/.nightly-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+# 1. The cluster as it is tonight.
+# (written in place, atomically: the XML paths in it are relative to it)
+collect=("$TOPO_DIR" --name "${CLUSTER_NAME:-cluster}" -o "$STATE/cluster.json")
+[ -n "${NIC_GBITS:-}" ] && collect+=(--nic-gbits "$NIC_GBITS")
+if [ -n "${DRAIN:-}" ]; then
+  collect+=(--unhealthy "$DRAIN")
+elif command -v sinfo >/dev/null 2>&1; then
+  sinfo -N -h -o "%N %T" >"$work/drain.txt" || fail "sinfo failed"
+  collect+=(--unhealthy "$work/drain.txt")
+fi
+"$STRATA" topo collect "${collect[@]}" || fail "strata topo collect failed"
+
+# 2. Tonight's plan, yesterday's configuration while it pays.
+plan=(--cluster "$STATE/cluster.json" --quiet -o "$work/plan.splan")
+if [ -f "$STATE/plan.splan" ]; then
+  plan+=(--baseline "$STATE/plan.splan" --replan-threshold "$THRESHOLD")
+fi
+# shellcheck disable=SC2086 # PLAN_ARGS is a list of words
+"$STRATA" plan $PLAN_ARGS "${plan[@]}" >"$work/summary.txt" ||
+  fail "strata plan failed"
+grep '^baseline:' "$work/summary.txt" | sed 's/^/nightly: /' || true
+
+# 3. Did the plan change?
+changed=1
+if [ -f "$STATE/plan.splan" ]; then
+  rc=0
+  "$STRATA" diff --tolerance "$TOLERANCE" "$STATE/plan.splan" \
+    "$work/plan.splan" >"$work/diff.txt" || rc=$?
+  case $rc in
+  0) changed=0 ;;
+  1) changed=1 ;;
+  *) fail "strata diff failed (exit $rc)" ;;
+  esac
+fi
+
+# 4. The configs, only when the plan changed.
+if [ $changed = 1 ]; then
+  outs=()
+  for t in $EXPORTS; do
+    case $t in
+    megatron) out=megatron.args ;;
+    deepspeed) out=deepspeed.json ;;
+    torchtitan) out=torchtitan.toml ;;
+    *) fail "EXPORTS: unknown target '$t'" ;;
+    esac
+    "$STRATA" export "$t" "$work/plan.splan" -o "$work/$out" ||
+      fail "strata export $t failed"
+    outs+=("$out")
+  done
+  for out in "${outs[@]}"; do
+    mv "$work/$out" "$STATE/configs/$out"
+    log "rewrote configs/$out"
+  done
+  mv "$work/plan.splan" "$STATE/plan.splan"
+  log "plan changed; configs rewritten"
+else
+  log "plan unchanged; configs left as they are"
+fi
+
+# The hosts of the plan in force, on the cluster as it is.
+"$STRATA" export hostfile "$STATE/plan.splan" --cluster "$STATE/cluster.json" \
+  --format "$LAUNCHER" -o "$work/hostfile" || fail "strata export hostfile failed"
+if ! cmp -s "$work/hostfile" "$STATE/configs/hostfile"; then
+  mv "$work/hostfile" "$STATE/configs/hostfile"
+  log "rewrote configs/hostfile"
+fi
