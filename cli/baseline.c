@@ -3,12 +3,12 @@
  * configuration when it still pays, so a nightly re-plan changes the
  * configs a cluster runs only for a real gain (docs/nightly.md).
  *
- * OLD's configuration -- degrees, micro-batch, interleaving, layer split,
- * recompute, sequence parallelism, ZeRO stage, recipe, framework,
- * overlaps -- is costed on today's cluster with the planner's own
- * evaluation, as `strata estimate` costs a fixed configuration (the
- * planner with every degree fixed, the memory check off so that a
- * configuration that no longer fits is still priced and said so).  It is
+ * OLD's configuration -- degrees (tp, cp, ep, etp, pp, dp), micro-batch,
+ * interleaving, layer split, recompute, sequence parallelism, precision,
+ * ZeRO stage, recipe, framework, overlaps -- is costed on today's cluster with
+ * the planner's own evaluation, as `strata estimate` costs a fixed
+ * configuration (the planner with every degree fixed, the memory check off so
+ * that a configuration that no longer fits is still priced and said so).  It is
  * kept when it fits and its step is at most the threshold above the
  * best plan's; the verdict carries both steps, so the summary and the
  * JSON say which plan was kept and by what numbers.  A baseline of
@@ -22,11 +22,14 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+/* A plan's configuration in words, as its list of best configurations
+ * names it (top[0] is its own). */
 static void config_name(const strata_plan_t *p, char *buf, size_t size) {
-  snprintf(buf, size, "tp %d, pp %d, dp %d, micro %d%s%s, recompute %s", p->tp,
-           p->pp, p->dp, p->micro_batch, p->vpp > 1 ? ", interleaved" : "",
-           p->sequence_parallel ? ", sp" : "",
-           strata_recompute_name(p->recompute));
+  if (p->n_top > 0 && p->top)
+    strata_plan_config_name(&p->top[0], buf, size);
+  else
+    snprintf(buf, size, "tp %d, pp %d, dp %d, micro %d", p->tp, p->pp, p->dp,
+             p->micro_batch);
 }
 
 /* The same training run: model, its sizes and the global batch. */
@@ -59,6 +62,13 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->fix_tp = old->tp;
   o->fix_pp = old->pp;
   o->fix_dp = old->dp;
+  o->fix_cp = old->cp > 0 ? old->cp : 1;
+  o->fix_ep = old->experts > 0 && old->ep > 0 ? old->ep : 0;
+  o->fix_etp = old->experts > 0 && old->etp > 0 ? old->etp : 0;
+  o->cp_comm = old->cp_comm;
+  o->precision = old->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
+  o->zero_auto = 0;
+  if (old->moe_imbalance > 0) o->moe_imbalance = old->moe_imbalance;
   o->micro_batch = o->gen.micro_batch = old->micro_batch;
   o->vpp = old->vpp > 1 ? old->vpp : 1;
   o->fix_first = o->fix_last = 0;

@@ -14,7 +14,9 @@
  * ...), and Megatron-LM decomposes a global rank in the order
  * tp-cp-ep-dp-pp (megatron/core/parallel_state.py, RankGenerator):
  * tensor-parallel rank fastest, then context-parallel, then
- * data-parallel, the pipeline rank slowest.
+ * data-parallel, the pipeline rank slowest; the expert layers of a
+ * mixture of experts by a second generator over (expert tp, ep, expert
+ * dp, pp) in the same order.
  *
  * The map is of the cluster as it is read now: a plan made on a spec
  * that has changed since (a node drained) maps onto today's usable
@@ -54,22 +56,30 @@ static int rank_devices(const strata_plan_t *p, int r) {
 }
 
 static int plan_cp(const strata_plan_t *p) {
-  (void)p;
-  return 1;
+  return p->cp > 1 ? p->cp : 1;
+}
+
+/* Expert layers: Megatron-LM's second rank generator, order tp-ep-dp-pp
+ * over (etp, ep, expert dp, pp) -- etp defaults to tp there too. */
+static void expert_sizes(const strata_plan_t *p, int *ep, int *etp) {
+  *ep = p->experts > 0 && p->ep > 1 ? p->ep : 1;
+  *etp = p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
 }
 
 /* The plan's own consistency, and that it fits the cluster as it is. */
 static int check_fit(const strata_plan_t *p, const strata_cluster_t *c,
                      int *total) {
-  int G = strata_cluster_gpus_per_node(c), n = 0, cp = plan_cp(p);
+  int G = strata_cluster_gpus_per_node(c), n = 0, cp = plan_cp(p), ep, etp;
+  expert_sizes(p, &ep, &etp);
   for (int r = 0; r < p->pp; r++) {
     int t = rank_devices(p, r);
-    if (t < 1 || t % cp)
+    if (t < 1 || t % cp || etp < 1 || (t * p->dp) % (etp * ep))
       return strata_error(STRATA_ECORRUPT,
                           "the plan's pipeline rank %d has %d devices per "
-                          "stage, not a multiple of its context-parallel "
-                          "size %d",
-                          r, t, cp);
+                          "stage x dp %d, not a multiple of its "
+                          "context-parallel size %d or of its expert tp %d x "
+                          "ep %d",
+                          r, t, p->dp, cp, etp, ep);
     n += t * p->dp;
   }
   for (int s = 0; s < p->n_stages; s++) {
@@ -101,7 +111,8 @@ static int check_fit(const strata_plan_t *p, const strata_cluster_t *c,
  * may give its pipeline ranks stages of different sizes). */
 static void fill_devices(strata_device_map_t *m, const strata_plan_t *p,
                          int G) {
-  int base = 0, cp = plan_cp(p);
+  int base = 0, cp = plan_cp(p), ep, etp;
+  expert_sizes(p, &ep, &etp);
   for (int r = 0; r < p->pp; r++) {
     int t = rank_devices(p, r), tp = t / cp;
     for (int i = 0; i < t * p->dp; i++) {
@@ -113,6 +124,9 @@ static void fill_devices(strata_device_map_t *m, const strata_plan_t *p,
       d->cp = i / tp % cp;
       d->dp = i / t;
       d->pp = r;
+      d->etp = i % etp;
+      d->ep = i / etp % ep;
+      d->edp = i / (etp * ep);
     }
     base += t * p->dp;
   }
@@ -196,6 +210,8 @@ int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
     return strata_error(STRATA_ENOMEM, "out of memory");
   m->tp = p->tp;
   m->cp = plan_cp(p);
+  m->experts = p->experts > 0;
+  expert_sizes(p, &m->ep, &m->etp);
   m->dp = p->dp;
   m->pp = p->pp;
   if (!(rc = map_alloc(m, p, c, total))) {
@@ -249,6 +265,11 @@ int strata_device_map_summary(const strata_device_map_t *m, char **text) {
                     "  rank order: Megatron-LM's tp-cp-ep-dp-pp (tp %d, cp "
                     "%d, dp %d, pp %d; tp fastest)\n",
                     m->tp, m->cp, m->dp, m->pp);
+  if (m->experts)
+    strata_buf_printf(&b,
+                      "  expert layers: tp-ep-dp-pp (etp %d, ep %d, expert "
+                      "dp %d)\n",
+                      m->etp, m->ep, m->n_devices / (m->etp * m->ep * m->pp));
   if (b.oom) {
     strata_buf_free(&b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -291,11 +312,14 @@ static int json_device(cJSON *arr, const strata_device_map_t *m,
     cJSON_Delete(o);
     return -1;
   }
-  return add_int(o, "rank", d->rank) |
-         st__json_add_str(o, "host", m->nodes[d->node].name) |
-         add_int(o, "local", d->local) | add_int(o, "tp", d->tp) |
-         add_int(o, "cp", d->cp) | add_int(o, "dp", d->dp) |
-         add_int(o, "pp", d->pp);
+  int bad = add_int(o, "rank", d->rank) |
+            st__json_add_str(o, "host", m->nodes[d->node].name) |
+            add_int(o, "local", d->local) | add_int(o, "tp", d->tp) |
+            add_int(o, "cp", d->cp) | add_int(o, "dp", d->dp) |
+            add_int(o, "pp", d->pp);
+  if (!m->experts) return bad;
+  return bad | add_int(o, "etp", d->etp) | add_int(o, "ep", d->ep) |
+         add_int(o, "edp", d->edp);
 }
 
 static int map_json(const strata_device_map_t *m, cJSON *o) {

@@ -5,7 +5,8 @@
  * The rank coordinates are checked against groups built the way
  * Megatron-LM builds them (megatron/core/parallel_state.py,
  * generate_masked_orthogonal_rank_groups: a group is the ranks that
- * differ only in the masked coordinates, in the order tp-cp-dp-pp),
+ * differ only in the masked coordinates, in the order tp-cp-dp-pp, and
+ * tp-ep-dp-pp for the expert layers),
  * re-derived here from that algorithm's description rather than from the
  * map's own formula.
  */
@@ -52,44 +53,56 @@ static strata_device_map_t *map_of(strata_plan_t *p, const char *spec) {
   return m;
 }
 
-/* Megatron-LM's groups for one mask over sizes (tp, dp, pp), as its
- * algorithm describes them: for each index of the unmasked coordinates,
- * the ranks sum(idx[i] * stride[i]) over the masked ones.  Returns the
- * group of `rank` into out (sorted), its size in *n. */
-static void megatron_group(const int size[3], const int mask[3], int rank,
+/* Megatron-LM's groups for one mask over sizes in its order (tp first),
+ * as its algorithm describes them: for each index of the unmasked
+ * coordinates, the ranks sum(idx[i] * stride[i]) over the masked ones.
+ * Returns the group of `rank` into out (ascending), its size in *n. */
+static void megatron_group(int nd, const int *size, const int *mask, int rank,
                            int *out, int *n) {
-  int stride[3] = {1, size[0], size[0] * size[1]}, idx[3];
-  for (int i = 0; i < 3; i++)
+  int stride[4], idx[4], world = 1;
+  for (int i = 0; i < nd; i++) {
+    stride[i] = world;
+    world *= size[i];
     idx[i] = rank / stride[i] % size[i];
+  }
   *n = 0;
-  for (int c = 0; c < size[2]; c++)
-    for (int b = 0; b < size[1]; b++)
-      for (int a = 0; a < size[0]; a++) {
-        int v[3] = {a, b, c}, r = 0, same = 1;
-        for (int i = 0; i < 3; i++) {
-          if (!mask[i] && v[i] != idx[i]) same = 0;
-          r += v[i] * stride[i];
-        }
-        if (same) out[(*n)++] = r;
-      }
+  for (int r = 0; r < world; r++) {
+    int same = 1;
+    for (int i = 0; i < nd; i++)
+      if (!mask[i] && r / stride[i] % size[i] != idx[i]) same = 0;
+    if (same) out[(*n)++] = r;
+  }
+}
+
+/* A rank's coordinates in the dense order (tp, cp, dp, pp) or the
+ * expert one (etp, ep, edp, pp). */
+static void coords(const strata_device_t *d, int expert, int *c) {
+  c[0] = expert ? d->etp : d->tp;
+  c[1] = expert ? d->ep : d->cp;
+  c[2] = expert ? d->edp : d->dp;
+  c[3] = d->pp;
 }
 
 /* Every rank's group of each kind, from the map's coordinates, equals
  * Megatron-LM's. */
-static void check_groups(const strata_device_map_t *m) {
-  const int size[3] = {m->tp, m->dp, m->pp};
-  int group[512], n;
-  for (int kind = 0; kind < 3; kind++) {
-    int mask[3] = {kind == 0, kind == 1, kind == 2};
+static void check_groups(const strata_device_map_t *m, int expert) {
+  int edp = m->n_devices / (m->etp * m->ep * m->pp);
+  const int dense[4] = {m->tp, m->cp, m->dp, m->pp};
+  const int exp[4] = {m->etp, m->ep, edp, m->pp};
+  const int *size = expert ? exp : dense;
+  static int group[4096];
+  int n;
+  for (int kind = 0; kind < 4; kind++) {
+    int mask[4] = {kind == 0, kind == 1, kind == 2, kind == 3};
     for (int r = 0; r < m->n_devices; r++) {
-      const strata_device_t *d = &m->devices[r];
-      int k = 0;
-      megatron_group(size, mask, r, group, &n);
+      int cd[4], k = 0;
+      coords(&m->devices[r], expert, cd);
+      megatron_group(4, size, mask, r, group, &n);
       for (int q = 0; q < m->n_devices; q++) {
-        const strata_device_t *e = &m->devices[q];
-        int same = (kind == 0 || e->tp == d->tp) &&
-                   (kind == 1 || e->dp == d->dp) &&
-                   (kind == 2 || e->pp == d->pp);
+        int ce[4], same = 1;
+        coords(&m->devices[q], expert, ce);
+        for (int i = 0; i < 4; i++)
+          if (i != kind && ce[i] != cd[i]) same = 0;
         if (!same) continue;
         ASSERT(k < n);
         ASSERT_EQ(q, group[k]);
@@ -117,7 +130,40 @@ TEST(megatron_order_on_presets) {
       ASSERT_STR_EQ(m->nodes[d->node].name, host);
       ASSERT_EQ(d->local, r % 8);
     }
-    check_groups(m);
+    check_groups(m, 0);
+    strata_device_map_destroy(m);
+    free_plan(p);
+  }
+}
+
+/* Context parallelism (tp x cp devices per stage) and a mixture of
+ * experts (expert tp 1 or tp): both orders against Megatron-LM's. */
+TEST(context_and_expert_parallelism) {
+  static const int cfg[][6] = {/* tp cp pp dp ep etp */
+                               {2, 2, 2, 4, 4, 2},
+                               {4, 2, 1, 4, 8, 1},
+                               {1, 4, 2, 2, 2, 1},
+                               {2, 1, 4, 4, 4, 2}};
+  for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++) {
+    int tp = cfg[i][0], cp = cfg[i][1], pp = cfg[i][2], dp = cfg[i][3];
+    strata_plan_t *p = shape_plan("dgx-h100:8", tp * cp, pp, dp, 1, tp * cp);
+    p->tp = tp;
+    p->cp = cp;
+    p->experts = 64;
+    p->ep = cfg[i][4];
+    p->etp = cfg[i][5];
+    strata_device_map_t *m = map_of(p, "dgx-h100:8");
+    ASSERT_EQ(m->n_devices, tp * cp * pp * dp);
+    ASSERT_EQ(m->cp, cp);
+    check_groups(m, 0);
+    check_groups(m, 1);
+    /* a tensor-parallel group is consecutive GPUs of one node */
+    ASSERT_EQ(m->devices[1].tp, tp > 1 ? 1 : 0);
+    ASSERT_EQ(m->devices[tp].cp, cp > 1 ? 1 : 0);
+    char *json = NULL;
+    ASSERT_OK(strata_device_map_json(m, &json));
+    ASSERT_CONTAINS(json, "\"edp\":");
+    strata_free(json);
     strata_device_map_destroy(m);
     free_plan(p);
   }
@@ -147,7 +193,7 @@ TEST(drained_nodes_and_a_partial_one) {
   ASSERT_EQ(m->devices[5].node, 2); /* rank 5: node003, GPU 1 */
   ASSERT_EQ(m->devices[5].local, 1);
   ASSERT_EQ(m->devices[5].pp, 2);
-  check_groups(m);
+  check_groups(m, 0);
   ASSERT_OK(strata_device_map_summary(m, &text));
   ASSERT_CONTAINS(text, "node003              ranks 4-5 (2 of 4 GPUs: "
                         "CUDA_VISIBLE_DEVICES=0,1)");
@@ -268,6 +314,7 @@ TEST(allocation_failures) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_order_on_presets),
+    TEST_ENTRY(context_and_expert_parallelism),
     TEST_ENTRY(drained_nodes_and_a_partial_one),
     TEST_ENTRY(plan_that_no_longer_fits),
     TEST_ENTRY(hostfiles),

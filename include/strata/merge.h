@@ -133,11 +133,13 @@ typedef struct {
 typedef struct {
   int rank, node, local; /* node: index into the map's nodes */
   int tp, cp, dp, pp;    /* the rank's coordinates */
+  int etp, ep, edp;      /* in the expert layers (tp-ep-dp-pp) */
 } strata_device_t;
 
 typedef struct {
   char *cluster; /* as the plan names it */
   int gpus_per_node, tp, cp, dp, pp;
+  int experts, etp, ep; /* experts: 1 for a mixture of experts */
   int n_devices;
   strata_device_t *devices; /* by rank */
   int n_nodes, nodes_used;
