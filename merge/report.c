@@ -136,7 +136,7 @@ static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
                           : "",
                       c->step_seconds * 1e3);
     if (i > 0 && p->top[0].step_seconds > 0)
-      strata_buf_printf(b, " (+%.2f %%)",
+      strata_buf_printf(b, " (%+.2f %%)",
                         100 * (c->step_seconds / p->top[0].step_seconds - 1));
     strata_buf_printf(b, ", %s\n",
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
