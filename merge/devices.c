@@ -234,32 +234,65 @@ static void visible(strata_buf_t *b, const strata_node_info_t *n) {
     strata_buf_printf(b, "%s%d", g ? "," : "", g);
 }
 
+/* The end of the run of nodes from i that read alike in a summary:
+ * used whole, or left out for the same reason (a thousand-node cluster
+ * prints a few lines). */
+static int run_end(const strata_device_map_t *m, int i) {
+  const strata_node_info_t *a = &m->nodes[i];
+  int j = i;
+  while (j + 1 < m->n_nodes) {
+    const strata_node_info_t *b = &m->nodes[j + 1];
+    int same = a->use == b->use && a->use != STRATA_NODE_PARTIAL &&
+               (a->why ? b->why && !strcmp(a->why, b->why) : !b->why);
+    if (!same) break;
+    j++;
+  }
+  return j;
+}
+
+/* "node3" or "node3 .. node9 (7 nodes)", padded to a column. */
+static void run_name(strata_buf_t *b, const strata_device_map_t *m, int i,
+                     int j) {
+  char name[160];
+  if (i == j)
+    snprintf(name, sizeof name, "%s", m->nodes[i].name);
+  else
+    snprintf(name, sizeof name, "%s .. %s (%d nodes)", m->nodes[i].name,
+             m->nodes[j].name, j - i + 1);
+  strata_buf_printf(b, "  %-28s ", name);
+}
+
+static void used_run(strata_buf_t *b, const strata_device_map_t *m, int i,
+                     int j) {
+  const strata_node_info_t *n = &m->nodes[i];
+  run_name(b, m, i, j);
+  strata_buf_printf(b, "ranks %d-%d", n->first_rank,
+                    m->nodes[j].first_rank + m->nodes[j].gpus - 1);
+  if (n->use == STRATA_NODE_PARTIAL) {
+    strata_buf_printf(b, " (%d of %d GPUs: CUDA_VISIBLE_DEVICES=", n->gpus,
+                      m->gpus_per_node);
+    visible(b, n);
+    strata_buf_puts(b, ")");
+  }
+  strata_buf_puts(b, "\n");
+}
+
 int strata_device_map_summary(const strata_device_map_t *m, char **text) {
   strata_buf_t b;
-  int left = 0;
+  int left = m->n_nodes - m->nodes_used;
   strata_buf_init(&b);
   strata_buf_printf(&b, "devices: %d GPUs on %d of %d nodes of cluster %s\n",
                     m->n_devices, m->nodes_used, m->n_nodes, m->cluster);
-  for (int i = 0; i < m->n_nodes; i++) {
-    const strata_node_info_t *n = &m->nodes[i];
-    if (n->use == STRATA_NODE_USED || n->use == STRATA_NODE_PARTIAL) {
-      strata_buf_printf(&b, "  %-20s ranks %d-%d", n->name, n->first_rank,
-                        n->first_rank + n->gpus - 1);
-      if (n->use == STRATA_NODE_PARTIAL) {
-        strata_buf_printf(&b, " (%d of %d GPUs: CUDA_VISIBLE_DEVICES=", n->gpus,
-                          m->gpus_per_node);
-        visible(&b, n);
-        strata_buf_puts(&b, ")");
-      }
-      strata_buf_puts(&b, "\n");
-    } else {
-      left++;
-    }
+  for (int i = 0, j; i < m->n_nodes; i = j + 1) {
+    j = run_end(m, i);
+    if (!m->nodes[i].why) used_run(&b, m, i, j);
   }
   if (left) strata_buf_printf(&b, "  left out (%d):\n", left);
-  for (int i = 0; i < m->n_nodes; i++) {
-    const strata_node_info_t *n = &m->nodes[i];
-    if (n->why) strata_buf_printf(&b, "  %-20s %s\n", n->name, n->why);
+  for (int i = 0, j; i < m->n_nodes; i = j + 1) {
+    j = run_end(m, i);
+    if (!m->nodes[i].why) continue;
+    run_name(&b, m, i, j);
+    strata_buf_printf(&b, "%s\n", m->nodes[i].why);
   }
   strata_buf_printf(&b,
                     "  rank order: Megatron-LM's tp-cp-ep-dp-pp (tp %d, cp "

@@ -195,9 +195,29 @@ TEST(drained_nodes_and_a_partial_one) {
   ASSERT_EQ(m->devices[5].pp, 2);
   check_groups(m, 0);
   ASSERT_OK(strata_device_map_summary(m, &text));
-  ASSERT_CONTAINS(text, "node003              ranks 4-5 (2 of 4 GPUs: "
-                        "CUDA_VISIBLE_DEVICES=0,1)");
-  ASSERT_CONTAINS(text, "node002              unhealthy (unhealthy.nodes)");
+  ASSERT_CONTAINS(text, "  node003                      ranks 4-5 (2 of 4 "
+                        "GPUs: CUDA_VISIBLE_DEVICES=0,1)\n");
+  ASSERT_CONTAINS(text, "  node002                      unhealthy "
+                        "(unhealthy.nodes)\n");
+  strata_free(text);
+  strata_device_map_destroy(m);
+  free_plan(p);
+}
+
+/* A large cluster's summary: runs of nodes alike on one line each. */
+TEST(summary_is_compact) {
+  strata_plan_t *p = shape_plan("dgx-h100:20", 8, 1, 16, 1, 8);
+  strata_device_map_t *m = map_of(p, "dgx-h100:20");
+  char *text = NULL;
+  ASSERT_OK(strata_device_map_summary(m, &text));
+  ASSERT_STR_EQ(text, "devices: 128 GPUs on 16 of 20 nodes of cluster "
+                      "dgx-h100:20\n"
+                      "  node0 .. node15 (16 nodes)   ranks 0-127\n"
+                      "  left out (4):\n"
+                      "  node16 .. node19 (4 nodes)   not needed: the plan's "
+                      "128 GPUs fit on 16 nodes\n"
+                      "  rank order: Megatron-LM's tp-cp-ep-dp-pp (tp 8, cp "
+                      "1, dp 16, pp 1; tp fastest)\n");
   strata_free(text);
   strata_device_map_destroy(m);
   free_plan(p);
@@ -316,6 +336,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_order_on_presets),
     TEST_ENTRY(context_and_expert_parallelism),
     TEST_ENTRY(drained_nodes_and_a_partial_one),
+    TEST_ENTRY(summary_is_compact),
     TEST_ENTRY(plan_that_no_longer_fits),
     TEST_ENTRY(hostfiles),
     TEST_ENTRY(allocation_failures),
