@@ -120,6 +120,35 @@ TEST(different_shapes_are_different_groups) {
   teardown();
 }
 
+/* A spec's range holds at most 64 runs: 70 hosts with gaps take two
+ * groups, in order. */
+TEST(many_runs_split) {
+  char names[70][16], p[70][256];
+  const char *hosts[70], *v[70];
+  char *spec = NULL;
+  strata_collect_opts_t o;
+  setup();
+  for (int i = 0; i < 70; i++) {
+    snprintf(names[i], sizeof names[i], "n%d", 2 * i + 1);
+    hosts[i] = names[i];
+  }
+  make_hosts(P100, hosts, 70);
+  paths_of(hosts, 70, p, v);
+  strata_collect_opts_init(&o);
+  o.spec_dir = scratch;
+  o.nic_gbits = 100;
+  ASSERT_OK(strata_topo_collect(v, 70, &o, &spec, NULL));
+  ASSERT_CONTAINS(spec, ",127]\"");
+  ASSERT_CONTAINS(spec, "\"names\":\t\"n[129,131,133,135,137,139]\"");
+  strata_cluster_t *c = load_spec(spec);
+  ASSERT_EQ(strata_cluster_nodes(c), 70);
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 63), "n127");
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 64), "n129");
+  strata_cluster_destroy(c);
+  strata_free(spec);
+  teardown();
+}
+
 TEST(unhealthy_hosts_and_refusals) {
   const char *hosts[] = {"node001", "node002", "node003"};
   const char *bad[] = {"node002", "node099", "node002"};
@@ -260,6 +289,7 @@ TEST(allocation_failures) {
 static const test_entry_t tests[] = {
     TEST_ENTRY(groups_and_ranges),
     TEST_ENTRY(different_shapes_are_different_groups),
+    TEST_ENTRY(many_runs_split),
     TEST_ENTRY(unhealthy_hosts_and_refusals),
     TEST_ENTRY(drain_lists),
     TEST_ENTRY(local_machine),

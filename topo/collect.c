@@ -215,14 +215,6 @@ static int check_range(const char *range, host_t **v, int n) {
   return rc;
 }
 
-/* Count the runs of consecutive numbers in v[0..n). */
-static int runs(host_t **v, int n) {
-  int r = n ? 1 : 0;
-  for (int i = 1; i < n; i++)
-    r += v[i]->num != v[i - 1]->num + 1;
-  return r;
-}
-
 /* The path of file as seen from folder dir (NULL: the current one), so
  * that the spec finds it wherever the two move together; the path as
  * given when either cannot be resolved. */
@@ -274,17 +266,18 @@ static int add_group(cJSON *arr, host_t **v, int n,
 }
 
 /* The hosts of one group from h[first..]: those of its kind not taken
- * yet, up to MAX_RANGES runs. */
+ * yet, up to MAX_RANGES runs of consecutive numbers. */
 static int gather(host_t *h, int nh, int first, char *taken, host_t **v) {
-  int n = 0;
+  int n = 0, runs = 1;
   v[n++] = &h[first];
   taken[first] = 1;
   for (int i = first + 1; i < nh && h[first].num >= 0; i++) {
     if (taken[i] || !same_group(&h[first], &h[i])) continue;
-    v[n] = &h[i];
-    if (runs(v, n + 1) > MAX_RANGES) break;
+    int gap = h[i].num != v[n - 1]->num + 1;
+    if (runs + gap > MAX_RANGES) break;
+    runs += gap;
     taken[i] = 1;
-    n++;
+    v[n++] = &h[i];
   }
   return n;
 }
