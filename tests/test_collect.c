@@ -224,6 +224,12 @@ TEST(drain_lists) {
   ASSERT_CONTAINS(strata_last_error(), "d.txt:1");
   ASSERT_CONTAINS(strata_last_error(), "goes backwards");
   ASSERT(!v);
+  /* no more hosts than a spec may hold, however many lines */
+  const char *huge = "n[000000-999999]\nm[0-1]\n";
+  ASSERT_EQ(strata_drain_list_parse(huge, strlen(huge), "d.txt", &v, &n),
+            STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "d.txt:2: the drain list names more "
+                                       "than 1000000 hosts");
 }
 
 /* This machine: its XML when hwloc sees a GPU (read back, it has one),

@@ -28,13 +28,20 @@
 #include "topo/cluster.h"
 
 #define MAX_FIELDS 64
+#define MAX_HOSTS 1000000 /* as many as a spec may have */
 
 typedef struct {
   char **v;
   int n, cap;
 } names_t;
 
-static int push(names_t *nm, char *s) {
+static int push(names_t *nm, char *s, const char *where) {
+  if (nm->n == MAX_HOSTS) {
+    strata_free(s);
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: the drain list names more than %d hosts", where,
+                        MAX_HOSTS);
+  }
   if (nm->n == nm->cap) {
     int cap = nm->cap ? 2 * nm->cap : 16;
     char **v = strata_realloc(nm->v, sizeof *v * (size_t)cap);
@@ -63,7 +70,7 @@ static int add_hostlist(names_t *nm, const char *list, const char *where) {
     rc = st__range_expand(part, where, &names, &n);
     for (int i = 0; i < n; i++)
       if (!rc)
-        rc = push(nm, names[i]);
+        rc = push(nm, names[i], where);
       else
         strata_free(names[i]);
     strata_free(names);
