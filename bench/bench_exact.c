@@ -79,7 +79,7 @@ static int enumerate(st__search_t *S, best_t *b) {
 static const char *template21 =
     "{\"name\": \"h100x4-21\", \"node_groups\": [{\"count\": 21, "
     "\"template\": {\"gpus\": 4, \"gpu_model\": \"H100-SXM\", "
-    "\"nvlink_gbps\": 450, \"nics\": 4, \"nic_gbps\": 50}}], "
+    "\"nvlink_gbytes_per_s\": 450, \"nics\": 4, \"nic_gbytes_per_s\": 50}}], "
     "\"network\": {\"latency_us\": 5, \"leaf_size\": 8}}";
 
 int main(void) {

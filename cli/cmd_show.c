@@ -20,25 +20,24 @@ static const struct option show_opts[] = {
 
 static void usage(FILE *f) {
   fprintf(
-      f,
-      "Usage: strata show PLAN [--json [--timings]] [--cluster SPEC]\n"
-      "\n"
-      "Print a plan file (.splan): model, cluster, degrees, batch,\n"
-      "options, step time, tokens/s, MFU and peak memory, one row per\n"
-      "stage, the operator strategies of the first stage's layer, and\n"
-      "the devices: the nodes it runs on and the nodes left out, why.\n"
-      "\n"
-      "Options:\n"
-      "  --json        print the plan as JSON instead (the same plan\n"
-      "                always prints the same bytes; \"device_map\": every\n"
-      "                rank's host, local GPU and coordinates)\n"
-      "  --timings     with --json: add search.plan_seconds\n"
-      "  --cluster SPEC  the cluster it runs on (default: the one the\n"
-      "                plan names, when it can be read here)\n"
-      "  -h, --help    this help\n"
-      "\n"
-      "Exit codes: 0 ok, 1 usage, 2 unreadable or corrupt plan file\n"
-      "or a --cluster it does not fit, 4 internal error.\n");
+      f, "Usage: strata show PLAN [--json [--timings]] [--cluster SPEC]\n"
+         "\n"
+         "Print a plan file (.splan): model, cluster, degrees, batch,\n"
+         "options, step time, tokens/s, MFU and peak memory, one row per\n"
+         "stage, the operator strategies of the first stage's layer, and\n"
+         "the devices: the nodes it runs on and the nodes left out, why.\n"
+         "\n"
+         "Options:\n"
+         "  --json        print the plan as JSON instead (the same plan\n"
+         "                always prints the same bytes; \"device_map\": every\n"
+         "                rank's host, local GPU and coordinates)\n"
+         "  --timings     with --json: add search.plan_seconds\n"
+         "  --cluster SPEC  the cluster it runs on (default: the one the\n"
+         "                plan names, when it can be read here)\n"
+         "  -h, --help    this help\n"
+         "\n"
+         "Exit codes: 0 ok, 1 usage, 2 unreadable or corrupt plan file\n"
+         "or a --cluster it does not fit, 4 internal error.\n");
 }
 
 static void help(void) {

@@ -342,7 +342,8 @@ static int add_network(cJSON *root, int nh, const strata_collect_opts_t *o) {
                         nh);
   if (!(o->nic_gbits > 0) && !o->leaf_size) return 0;
   if (!(net = cJSON_AddObjectToObject(root, "network"))) return STRATA_ENOMEM;
-  if (o->nic_gbits > 0 && st__json_add_num(net, "nic_gbps", o->nic_gbits / 8))
+  if (o->nic_gbits > 0 &&
+      st__json_add_num(net, "nic_gbits_per_s", o->nic_gbits))
     return STRATA_ENOMEM;
   if (o->leaf_size && st__json_add_num(net, "leaf_size", o->leaf_size))
     return STRATA_ENOMEM;
