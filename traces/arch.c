@@ -469,8 +469,11 @@ static int check_arch(const st__arch_t *a) {
                         a->seq, a->max_pos);
   double big = (double)a->micro_batch * a->seq *
                ((double)a->seq * a->heads + a->vocab + 8.0 * a->hidden);
+  /* the attention width heads x head size, bounded like hidden (found by
+   * fuzz_hf: 351,643 heads of 1,280,512 overflowed an int) */
+  double width = (double)a->heads * (a->head_dim ? a->head_dim : 1);
   if (big > 1e17 || a->layers > 100000 || a->hidden > (1 << 24) ||
-      a->ffn > (1 << 26))
+      a->ffn > (1 << 26) || a->head_dim < 0 || width > (1 << 24))
     return strata_error(STRATA_EBADINPUT, "model sizes are out of range");
   return 0;
 }
@@ -487,7 +490,8 @@ static void set_hp(strata_graph_t *g, const st__arch_t *a, int64_t kv) {
   g->hp.flash_attention = !!a->flash_attention;
   g->hp.dropout = !!a->dropout;
   /* the variants an exporter states (merge/export_megatron_par.c) */
-  if (a->head_dim > 0 && a->heads > 0 && a->head_dim * a->heads != a->hidden)
+  if (a->head_dim > 0 && a->heads > 0 &&
+      (int64_t)a->head_dim * a->heads != a->hidden)
     g->hp.head_dim = a->head_dim;
   g->hp.qkv_bias = !!a->qkv_bias;
   g->hp.out_bias = !!a->out_bias;
