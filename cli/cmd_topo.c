@@ -154,12 +154,11 @@ static void print_node(const strata_node_topo_t *n) {
   }
 }
 
-static void print_text(const strata_cluster_t *c) {
+static void print_one(const strata_cluster_t *c) {
   const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
   const strata_node_topo_t *n = strata_cluster_node_topo(c);
   char mem[32];
-  printf("cluster %s: %d usable nodes", strata_cluster_name(c),
-         strata_cluster_nodes(c));
+  printf("%d usable nodes", strata_cluster_nodes(c));
   if (strata_cluster_total_nodes(c) != strata_cluster_nodes(c))
     printf(" (of %d; %d dropped as unhealthy)", strata_cluster_total_nodes(c),
            strata_cluster_total_nodes(c) - strata_cluster_nodes(c));
@@ -177,6 +176,30 @@ static void print_text(const strata_cluster_t *c) {
          100 * pf->stream_eff, 100 * pf->attn_fwd, 100 * pf->attn_bwd);
   print_levels(c);
   if (n) print_node(n);
+}
+
+/* A mixed cluster: the whole, then each group as the planner sees it
+ * (its nodes by name, its GPU and levels), then the link between them. */
+static void print_text(const strata_cluster_t *c) {
+  int K = strata_cluster_group_count(c);
+  printf("cluster %s: ", strata_cluster_name(c));
+  if (K == 1) {
+    print_one(c);
+    return;
+  }
+  printf("%d node groups of different shapes, %d usable nodes, %d GPUs\n", K,
+         strata_cluster_nodes(c), strata_cluster_gpus(c));
+  for (int k = 0; k < K; k++) {
+    const strata_cluster_t *g = strata_cluster_group(c, k);
+    int last = strata_cluster_total_nodes(g) - 1;
+    printf("\ngroup %d (%s .. %s): ", k, strata_cluster_spec_node_name(g, 0),
+           strata_cluster_spec_node_name(g, last));
+    print_one(g);
+  }
+  strata_link_t x = strata_cluster_group_link(c);
+  printf("\nbetween groups: %.1f GB/s per GPU achieved, %.1f us (the slower "
+         "group's NIC)\n",
+         x.bandwidth / 1e9, x.latency * 1e6);
 }
 
 /* ---- JSON ---------------------------------------------------------- */
@@ -287,9 +310,8 @@ static int json_model(cJSON *root, const strata_cluster_t *c) {
   return 0;
 }
 
-static char *json_text(const strata_cluster_t *c) {
+static cJSON *json_cluster(const strata_cluster_t *c) {
   cJSON *root = cJSON_CreateObject(), *levels = NULL;
-  char *text = NULL;
   if (!root || st__json_add_str(root, "name", strata_cluster_name(c)) ||
       st__json_add_num(root, "nodes", strata_cluster_nodes(c)) ||
       st__json_add_num(root, "total_nodes", strata_cluster_total_nodes(c)) ||
@@ -309,8 +331,38 @@ static char *json_text(const strata_cluster_t *c) {
     goto out;
   }
   if (json_gpus(root, c)) goto out;
-  text = st__json_print(root);
+  return root;
 out:
+  cJSON_Delete(root);
+  return NULL;
+}
+
+/* A mixed cluster adds "groups" (each as a cluster of its own) and
+ * "group_link". */
+static int json_groups(cJSON *root, const strata_cluster_t *c) {
+  int K = strata_cluster_group_count(c);
+  cJSON *arr = NULL;
+  strata_link_t x = strata_cluster_group_link(c);
+  if (K == 1) return 0;
+  if (!(arr = cJSON_AddArrayToObject(root, "groups"))) return -1;
+  for (int k = 0; k < K; k++) {
+    cJSON *g = json_cluster(strata_cluster_group(c, k));
+    if (!g || !cJSON_AddItemToArray(arr, g)) {
+      cJSON_Delete(g);
+      return -1;
+    }
+  }
+  cJSON *l = cJSON_AddObjectToObject(root, "group_link");
+  if (!l || st__json_add_num(l, "gbps", x.bandwidth / 1e9) ||
+      st__json_add_num(l, "latency_us", x.latency * 1e6))
+    return -1;
+  return 0;
+}
+
+static char *json_text(const strata_cluster_t *c) {
+  cJSON *root = json_cluster(c);
+  char *text = NULL;
+  if (root && !json_groups(root, c)) text = st__json_print(root);
   cJSON_Delete(root);
   if (!text) strata_error(STRATA_ENOMEM, "out of memory writing JSON");
   return text;

@@ -377,7 +377,9 @@ TEST(spec_errors) {
   expect_spec_error("bad-range.json", STRATA_EBADINPUT,
                     "bad node range 'node[128-001]'");
   expect_spec_error("all-unhealthy.json", STRATA_EBADINPUT, "no healthy GPUs");
-  expect_spec_error("mixed.json", STRATA_EUNSUPPORTED, "not supported yet");
+  expect_spec_error("mixed-bad-gpu.json", STRATA_EBADINPUT,
+                    "'a02:6' is not NODE:INDEX with a known node and an "
+                    "index below 4");
   expect_spec_error("garbage.xml", STRATA_EBADINPUT, "not valid JSON");
 }
 
@@ -727,6 +729,52 @@ TEST(alloc_failures) {
   fail_each_alloc(topo_file("flux-core_ipa20_4xH100_NVLink.xml"), 1);
 }
 
+/* Groups of different GPU models and counts: each a cluster of its own
+ * nodes, health and links; the whole numbers usable nodes group by group
+ * and links groups by the slower NIC. */
+TEST(mixed_groups) {
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load(data_file("mixed.json"), &c));
+  ASSERT_EQ(strata_cluster_group_count(c), 2);
+  ASSERT_EQ(strata_cluster_gpus(c), 32);
+  const strata_cluster_t *h = strata_cluster_group(c, 0);
+  const strata_cluster_t *a = strata_cluster_group(c, 1);
+  ASSERT_STR_EQ(strata_cluster_gpu_model(h)->name, "H100-SXM");
+  ASSERT_STR_EQ(strata_cluster_gpu_model(a)->name, "A100-80GB");
+  ASSERT(strata_cluster_gpu_peak_flops(h) >
+         2 * strata_cluster_gpu_peak_flops(a));
+  ASSERT_EQ(strata_cluster_group_first_node(c, 1), 2);
+  ASSERT_STR_EQ(strata_cluster_node_name(a, 0), "node2");
+  ASSERT(strata_cluster_group(c, 2) == NULL);
+  strata_cluster_destroy(c);
+
+  ASSERT_OK(strata_cluster_load(data_file("mixed-gpn.json"), &c));
+  h = strata_cluster_group(c, 0);
+  a = strata_cluster_group(c, 1);
+  ASSERT_EQ(strata_cluster_total_nodes(c), 7);
+  ASSERT_EQ(strata_cluster_nodes(c), 5); /* h02 and a03 dropped */
+  ASSERT_EQ(strata_cluster_nodes(h), 2);
+  ASSERT_EQ(strata_cluster_nodes(a), 3);
+  ASSERT_EQ(strata_cluster_gpus_per_node(a), 4);
+  ASSERT_EQ(strata_cluster_gpus(c), 2 * 8 + 3 * 4);
+  ASSERT_STR_EQ(strata_cluster_node_name(a, 2), "a04");
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 2), "a01");
+  ASSERT_EQ(strata_cluster_group_first_node(c, 1), 2);
+  ASSERT_EQ(strata_cluster_spec_node_group(c, 3), 1);
+  ASSERT_CONTAINS(strata_cluster_spec_node_dropped(c, 5), "GPU 3 unhealthy");
+  /* 7 nodes over leaves of 4: across the spine, oversubscribed 2:1; the
+   * A100 nodes' 2 NICs of 200 Gb/s for 4 GPUs are the slower side */
+  strata_link_t x = strata_cluster_group_link(c);
+  const strata_level_t *leaf_a = NULL;
+  for (int i = 0; i < strata_cluster_level_count(a); i++)
+    if (strata_cluster_level(a, i)->kind == STRATA_LEVEL_LEAF)
+      leaf_a = strata_cluster_level(a, i);
+  ASSERT(leaf_a != NULL);
+  ASSERT_NEAR(leaf_a->nominal_bandwidth, 2 * 25e9 / 4, 1e-9, 0);
+  ASSERT_NEAR(x.bandwidth, leaf_a->link.bandwidth / 2, 1e-9, 0);
+  strata_cluster_destroy(c);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(h100_nvlink_and_nics),
     TEST_ENTRY(dgx2_nvswitch_closure),
@@ -753,5 +801,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(links_achieved),
     TEST_ENTRY(stage_meshes),
     TEST_ENTRY(alloc_failures),
+    TEST_ENTRY(mixed_groups),
 };
 TEST_MAIN(tests)

@@ -83,6 +83,11 @@ int strata_cluster_calibrate(strata_cluster_t *c,
   if (rc) return rc;
   c->cal = *cal;
   st__apply_perf(c);
+  for (int i = 0; i < c->ngroups; i++) { /* a mixed cluster's views */
+    c->group[i]->cal = *cal;
+    st__apply_perf(c->group[i]);
+  }
+  if (c->ngroups) st__cross_link(c);
   return 0;
 }
 

@@ -7,9 +7,18 @@
  * like a node drained by the scheduler.  Every usable node then has the
  * same GPUs, so ranks stay node-major (rank = node * gpus_per_node +
  * local) as torchrun and Megatron-LM number them, and every data-parallel
- * replica sees the same mesh.  Node groups must share GPU count and GPU
- * model (else STRATA_EUNSUPPORTED: heterogeneous clusters are not
- * supported yet); where their links differ, the slowest is used.
+ * replica sees the same mesh.  Node groups of one GPU count and GPU model
+ * are one shape: where their links differ, the slowest is used.
+ *
+ * Node groups of different shapes (an H100 group and an A100 group, or 8
+ * and 4 GPUs per node) make a mixed cluster: each group is built as a
+ * cluster of its own (a view with its own GPU, levels and health), which
+ * the planner costs stages on as it costs any homogeneous cluster, and the
+ * whole keeps the names and health of every node in spec order (usable
+ * nodes of group 0 first, then group 1's, ...).  Groups talk over their
+ * NICs: the link between two groups is the slower group's NIC share per
+ * GPU, across the spine when the cluster spans leaves.  A one-shape spec
+ * takes exactly the path it always did.
  *
  * Levels, inner to outer: the NVLink/XGMI domain, PCIe inside a node (only
  * when a node has GPUs outside one domain), the leaf switch, the spine
@@ -178,15 +187,12 @@ static double min_pos(double a, double b) {
   return a > 0 && (b <= 0 || a < b) ? a : b;
 }
 
-/* Fold group i's shape into the first one. */
+/* Fold group i's shape (of group 0's GPU model and count: others make a
+ * mixed cluster) into the first one. */
 static int merge_shape(const st__spec_t *s, int i, shape_t *all,
                        const shape_t *sh) {
-  if (sh->gpn != all->gpn || strcmp(sh->model, all->model) != 0)
-    return strata_error(STRATA_EUNSUPPORTED,
-                        "%s: node_groups[%d] has %d x %s but node_groups[0] "
-                        "%d x %s: node groups of different shapes are not "
-                        "supported yet",
-                        s->where, i, sh->gpn, sh->model, all->gpn, all->model);
+  (void)s;
+  (void)i;
   all->nvlink = sh->nvlink < all->nvlink ? sh->nvlink : all->nvlink;
   all->pcie = min_pos(all->pcie, sh->pcie);
   if (sh->domain_size < all->domain_size) all->domain_size = sh->domain_size;
@@ -482,6 +488,155 @@ static int build_shape(strata_cluster_t *c, const st__spec_t *s) {
   return rc;
 }
 
+/* ---- mixed clusters: a view per node group ---------------------------- */
+
+/* 1 in *mixed when some group's GPU model or count differs from group
+ * 0's (the shapes are read again by the builders; templates cost nothing
+ * and an XML group is loaded once more). */
+static int shapes_differ(const st__spec_t *s, int total, int *mixed) {
+  shape_t first = {0}, sh;
+  int rc = 0;
+  *mixed = 0;
+  for (int i = 0; i < s->ngroups && !rc; i++) {
+    memset(&sh, 0, sizeof sh);
+    rc = group_shape(s, i, total, &sh);
+    if (!rc && i > 0 &&
+        (sh.gpn != first.gpn || strcmp(sh.model, first.model) != 0))
+      *mixed = 1;
+    if (i == 0)
+      first = sh;
+    else
+      strata_node_destroy(sh.topo);
+  }
+  strata_node_destroy(first.topo);
+  return rc;
+}
+
+/* Is `name` (up to len characters) one of names[0 .. n)? */
+static int in_names(char *const *names, int n, const char *name, size_t len) {
+  for (int i = 0; i < n; i++)
+    if (!strncmp(names[i], name, len) && !names[i][len]) return 1;
+  return 0;
+}
+
+/* The unhealthy entries that name a node of group i (names[0 .. n)):
+ * pointers into s, for a spec of that group alone. */
+static int group_health(const st__spec_t *s, char *const *names, int n,
+                        st__spec_t *si) {
+  si->nbad_nodes = si->nbad_gpus = 0;
+  si->bad_nodes = strata_calloc((size_t)s->nbad_nodes + 1, sizeof(char *));
+  si->bad_gpus = strata_calloc((size_t)s->nbad_gpus + 1, sizeof(char *));
+  if (!si->bad_nodes || !si->bad_gpus)
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int j = 0; j < s->nbad_nodes; j++)
+    if (in_names(names, n, s->bad_nodes[j], strlen(s->bad_nodes[j])))
+      si->bad_nodes[si->nbad_nodes++] = s->bad_nodes[j];
+  for (int j = 0; j < s->nbad_gpus; j++) {
+    const char *colon = strrchr(s->bad_gpus[j], ':');
+    if (colon &&
+        in_names(names, n, s->bad_gpus[j], (size_t)(colon - s->bad_gpus[j])))
+      si->bad_gpus[si->nbad_gpus++] = s->bad_gpus[j];
+  }
+  return 0;
+}
+
+/* Group i as a cluster of its own: its nodes (physical k0 ..), named as
+ * in the whole spec, its share of the unhealthy list. */
+static int build_group(const strata_cluster_t *c, const st__spec_t *s, int i,
+                       int k0, strata_cluster_t **out) {
+  st__spec_t si = *s;
+  int n = s->groups[i].count, rc = 0;
+  strata_cluster_t *g = strata_calloc(1, sizeof *g);
+  si.ngroups = 1;
+  si.groups = &s->groups[i];
+  si.bad_nodes = si.bad_gpus = NULL;
+  if (!g || !(g->name = strata_strdup(c->name)) ||
+      !(g->all_names = strata_calloc((size_t)n + 1, sizeof *g->all_names))) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  g->leaf_size = c->leaf_size;
+  g->oversub = c->oversub;
+  g->total_nodes = n;
+  for (int j = 0; j < n && !rc; j++)
+    if (!(g->all_names[j] = strata_strdup(c->all_names[k0 + j])))
+      rc = strata_error(STRATA_ENOMEM, "out of memory");
+  if (!rc) rc = group_health(s, g->all_names, n, &si);
+  if (!rc) rc = build_shape(g, &si);
+  if (!rc && c->total_nodes > 1 && !(g->leaf.bandwidth > 0))
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: node_groups[%d]: the NIC bandwidth is missing: "
+                      "set network.nic_gbits_per_s (e.g. 400 for NDR "
+                      "InfiniBand) or the group's template nic_gbits_per_s",
+                      s->where, i);
+out:
+  strata_free(si.bad_nodes);
+  strata_free(si.bad_gpus);
+  if (rc) {
+    strata_cluster_destroy(g);
+    g = NULL;
+  }
+  *out = g;
+  return rc;
+}
+
+void st__cross_link(strata_cluster_t *c) {
+  double bw = 0, lat = 0;
+  int spine = c->total_nodes > c->leaf_size;
+  for (int i = 0; i < c->ngroups; i++) {
+    const strata_cluster_t *g = c->group[i];
+    bw = i == 0 || g->leaf.bandwidth < bw ? g->leaf.bandwidth : bw;
+    lat = spine ? g->spine.latency : g->leaf.latency;
+  }
+  c->cross = (strata_link_t){spine ? bw / c->oversub : bw, lat};
+}
+
+/* The whole: group 0's GPU and links as its own (for what asks one
+ * figure of a cluster), the nodes and health of every group. */
+static int build_mixed(strata_cluster_t *c, const st__spec_t *s) {
+  int rc = 0, k0 = 0, u0 = 0;
+  c->ngroups = s->ngroups;
+  c->group = strata_calloc((size_t)s->ngroups, sizeof *c->group);
+  c->group_node0 = strata_calloc((size_t)s->ngroups, sizeof *c->group_node0);
+  if (!c->group || !c->group_node0)
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < s->ngroups && !rc; i++) {
+    rc = build_group(c, s, i, k0, &c->group[i]);
+    c->group_node0[i] = u0;
+    k0 += s->groups[i].count;
+    if (!rc) u0 += c->group[i]->nodes;
+  }
+  if (rc) return rc;
+  c->gpn = ST__MAX_GPUS; /* each group checks its own GPU indices */
+  if ((rc = apply_health(c, s))) return rc;
+  if (c->nodes != u0)
+    return strata_error(STRATA_EINTERNAL,
+                        "%s: groups hold %d usable nodes "
+                        "but the cluster %d",
+                        s->where, u0, c->nodes);
+  const strata_cluster_t *g0 = c->group[0];
+  c->gpn = g0->gpn;
+  c->model = g0->model;
+  snprintf(c->model_name, sizeof c->model_name, "%s", g0->model_name);
+  c->model.name = c->model_name;
+  c->has_nvlink = g0->has_nvlink;
+  snprintf(c->link_name, sizeof c->link_name, "%s", g0->link_name);
+  c->nvlink = g0->nvlink;
+  c->pcie = g0->pcie;
+  c->leaf = g0->leaf;
+  c->spine = g0->spine;
+  memcpy(c->nominal, g0->nominal, sizeof c->nominal);
+  c->perf = g0->perf;
+  c->cal = g0->cal;
+  c->nlevels = g0->nlevels;
+  memcpy(c->levels, g0->levels, sizeof c->levels);
+  c->domain = strata_calloc((size_t)c->gpn, sizeof *c->domain);
+  if (!c->domain) return strata_error(STRATA_ENOMEM, "out of memory");
+  memcpy(c->domain, g0->domain, sizeof *c->domain * (size_t)c->gpn);
+  st__cross_link(c);
+  return 0;
+}
+
 static int build(st__spec_t *s, strata_cluster_t **out) {
   strata_cluster_t *c = strata_calloc(1, sizeof *c);
   int rc, k = 0;
@@ -500,7 +655,9 @@ static int build(st__spec_t *s, strata_cluster_t **out) {
   }
   for (int i = 0; i < s->ngroups && !rc; i++)
     rc = add_group_names(c, s, i, &k);
-  if (!rc) rc = build_shape(c, s);
+  int mixed = 0;
+  if (!rc && s->ngroups > 1) rc = shapes_differ(s, c->total_nodes, &mixed);
+  if (!rc) rc = mixed ? build_mixed(c, s) : build_shape(c, s);
   if (!rc) {
     *out = c;
     c = NULL;
@@ -541,6 +698,10 @@ void strata_cluster_destroy(strata_cluster_t *c) {
   strata_free(c->usable);
   strata_free(c->domain);
   strata_node_destroy(c->topo);
+  for (int i = 0; c->group && i < c->ngroups; i++)
+    strata_cluster_destroy(c->group[i]);
+  strata_free(c->group);
+  strata_free(c->group_node0);
   strata_free(c->name);
   strata_free(c);
 }
@@ -560,7 +721,37 @@ int strata_cluster_gpus_per_node(const strata_cluster_t *c) {
   return c->gpn;
 }
 int strata_cluster_gpus(const strata_cluster_t *c) {
-  return c->nodes * c->gpn;
+  int n = c->ngroups ? 0 : c->nodes * c->gpn;
+  for (int i = 0; i < c->ngroups; i++)
+    n += strata_cluster_gpus(c->group[i]);
+  return n;
+}
+
+int strata_cluster_group_count(const strata_cluster_t *c) {
+  return c->ngroups ? c->ngroups : 1;
+}
+
+const strata_cluster_t *strata_cluster_group(const strata_cluster_t *c, int k) {
+  if (!c->ngroups) return k == 0 ? c : NULL;
+  return k >= 0 && k < c->ngroups ? c->group[k] : NULL;
+}
+
+int strata_cluster_group_first_node(const strata_cluster_t *c, int k) {
+  if (!c->ngroups) return k == 0 ? 0 : -1;
+  return k >= 0 && k < c->ngroups ? c->group_node0[k] : -1;
+}
+
+int strata_cluster_spec_node_group(const strata_cluster_t *c, int i) {
+  if (i < 0 || i >= c->total_nodes) return -1;
+  for (int k = 0, n = 0; k < c->ngroups; k++) {
+    n += c->group[k]->total_nodes;
+    if (i < n) return k;
+  }
+  return 0;
+}
+
+strata_link_t strata_cluster_group_link(const strata_cluster_t *c) {
+  return c->ngroups ? c->cross : c->leaf;
 }
 
 const char *strata_cluster_node_name(const strata_cluster_t *c, int i) {

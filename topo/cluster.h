@@ -83,11 +83,21 @@ struct strata_cluster {
   double oversub;
   int nlevels;
   strata_level_t levels[4];
+  /* Node groups of different shapes (GPU model or GPUs per node): each a
+   * homogeneous cluster of its own nodes (its names, health, levels); the
+   * fields above are then group 0's, with the nodes, names and health of
+   * the whole spec.  ngroups 0: one shape, no views. */
+  int ngroups;
+  struct strata_cluster **group;
+  int *group_node0;    /* [ngroups]: usable index of each group's first */
+  strata_link_t cross; /* between groups: the slower NIC, over the spine */
 };
 
 /* Set the achieved links and performance figures from the nominal ones,
  * the GPU's NCCL efficiencies and the calibration (cluster.c calls it
  * once built, strata_cluster_calibrate again). */
 void st__apply_perf(strata_cluster_t *c);
+/* The link between the groups of a mixed cluster, from theirs. */
+void st__cross_link(strata_cluster_t *c);
 
 #endif

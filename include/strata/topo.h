@@ -229,8 +229,8 @@ typedef struct strata_cluster strata_cluster_t;
 
 /* spec: "PRESET:NODES" ("dgx-h100:128") or the path of a JSON cluster spec
  * (docs/cluster-format.md).  Errors carry a message naming the spec and
- * what is wrong: STRATA_EBADINPUT, ENOTFOUND, EVERSION, EUNSUPPORTED
- * (node groups of different shapes); no healthy GPU left is EBADINPUT. */
+ * what is wrong: STRATA_EBADINPUT, ENOTFOUND, EVERSION, EUNSUPPORTED;
+ * no healthy GPU left is EBADINPUT. */
 int strata_cluster_load(const char *spec, strata_cluster_t **out);
 /* A one-node cluster from an hwloc XML file, or this machine (path NULL). */
 int strata_cluster_load_node(const char *xml_path, strata_cluster_t **out);
@@ -241,6 +241,21 @@ int strata_cluster_nodes(const strata_cluster_t *c);       /* usable nodes */
 int strata_cluster_total_nodes(const strata_cluster_t *c); /* incl. dropped */
 int strata_cluster_gpus_per_node(const strata_cluster_t *c);
 int strata_cluster_gpus(const strata_cluster_t *c); /* usable GPUs */
+/* Node groups of different shapes (GPU model or GPUs per node) plan
+ * together (docs/cluster-format.md, "Mixed node groups").  A cluster of
+ * one shape has 1 group, itself.  Group k is a homogeneous cluster of its
+ * own nodes (what every function above answers for it); the whole answers
+ * group 0's GPU, GPUs per node and levels, its nodes and GPUs are every
+ * group's.  Usable nodes are numbered group by group in spec order: group
+ * k's first is usable node strata_cluster_group_first_node(c, k). */
+int strata_cluster_group_count(const strata_cluster_t *c);
+const strata_cluster_t *strata_cluster_group(const strata_cluster_t *c, int k);
+int strata_cluster_group_first_node(const strata_cluster_t *c, int k);
+/* The group of spec node i (0 .. total nodes), -1 out of range. */
+int strata_cluster_spec_node_group(const strata_cluster_t *c, int i);
+/* Between two groups: the slower NIC share per GPU (over the spine when
+ * the cluster spans leaves). */
+strata_link_t strata_cluster_group_link(const strata_cluster_t *c);
 /* Name of usable node i ("node017"). */
 const char *strata_cluster_node_name(const strata_cluster_t *c, int i);
 /* Every node of the spec, usable or not (0 <= i < total nodes, in spec
