@@ -131,8 +131,31 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
   return p;
 }
 
+static double p2p_between(const st__search_t *S, double bytes, int a, int b,
+                          int width);
+
 static const st__family_t *fam_of(const st__cfg_t *cf, int s) {
   return cf->fs && cf->fs[s] ? cf->fs[s] : cf->f;
+}
+
+/* The search whose cluster runs stage (and pipeline rank) k: its node
+ * group's on a mixed cluster, else S. */
+static st__search_t *search_of(st__search_t *S, const st__cfg_t *cf, int k) {
+  return cf->ss && cf->ss[k] ? cf->ss[k] : S;
+}
+
+/* Chunk k's p2p to the next: over the link between two node groups when
+ * they differ, else within its group (ranks counted from the group's
+ * first stage). */
+static double p2p_after(st__search_t *S, const st__cfg_t *cf, int k,
+                        double bytes, int w) {
+  st__search_t *A = search_of(S, cf, k), *B = search_of(S, cf, k + 1);
+  int k0 = 0;
+  if (A != B) return bytes > 0 ? S->xp2p[0] + S->xp2p[1] * bytes : 0;
+  while (cf->ss && k0 < k && search_of(S, cf, k0) != A)
+    k0++;
+  int a = (k % cf->p - k0) * w, b = ((k + 1) % cf->p - k0) * w;
+  return p2p_between(A, bytes, a, b, w);
 }
 
 /* The p2p time of `bytes` between the stages whose ranks start at a and
@@ -272,7 +295,7 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     }
     if (k == 0) c->part = f->pro;
     if (k == K - 1) c->part = f->epi;
-    st__layers_add(S, f, l, n[k], &c->part);
+    st__layers_add(search_of(S, cf, k), f, l, n[k], &c->part);
   }
   if (cf->f->zero >= 2) {
     int rc = zero_collectives(S, cf, ch, K);
@@ -281,9 +304,8 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
-    int w = f->t * cf->dp, a = (k % cf->p) * w, b = ((k + 1) % cf->p) * w;
     double bytes = boundary_bytes(S, f, ch[k].k0 + ch[k].n - 1);
-    ch[k].p2p = p2p_between(S, bytes, a, b, w);
+    ch[k].p2p = p2p_after(S, cf, k, bytes, f->t * cf->dp);
   }
   for (int k = 1; k < K; k++) {
     ch[k].fill = ch[k - 1].fill + ch[k - 1].part.fwd + ch[k - 1].p2p;
@@ -621,7 +643,7 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
     goto done;
   }
   for (int r = 0; r < cf->p && !rc; r++)
-    rc = rank_time(S, cf, ch, K, r, &rt[r]);
+    rc = rank_time(search_of(S, cf, r), cf, ch, K, r, &rt[r]);
   if (rc) goto done;
   out->step = step_of(S, cf, rt, end, 0, &out->items);
   if (!exact && out->step >= cutoff) { /* its memory is not needed */
@@ -630,12 +652,14 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
     goto done;
   }
   out->peak = 0;
+  out->fits = 1;
   for (int r = 0; r < cf->p; r++) {
     strata_mem_items_t m;
-    rank_memory(S, cf, ch, r, &m);
+    st__search_t *R = search_of(S, cf, r); /* each rank on its own GPU */
+    rank_memory(R, cf, ch, r, &m);
     if (m.total > out->peak) out->peak = m.total, out->worst_rank = r;
+    if (!(m.total <= R->budget)) out->fits = 0;
   }
-  out->fits = out->peak <= S->budget;
   if (exact) {
     rc = simulate(cf, ch, K, blocking_p2p(S, cf), end);
     if (rc) goto done;
@@ -716,9 +740,9 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p) {
   for (int r = 0; r < cf->p && !rc; r++) {
     strata_plan_rank_t *pr = &p->ranks[r];
     int count[64];
-    rc = rank_time(S, cf, ch, K, r, &rt);
+    rc = rank_time(search_of(S, cf, r), cf, ch, K, r, &rt);
     if (rc) break;
-    rank_memory(S, cf, ch, r, &pr->mem);
+    rank_memory(search_of(S, cf, r), cf, ch, r, &pr->mem);
     in_flight(cf, r, count);
     pr->busy_seconds = rt.busy;
     pr->end_seconds = end[r];

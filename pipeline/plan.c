@@ -106,21 +106,22 @@ static int final_subs(st__search_t *S, const st__cfg_t *cf,
     const strata_plan_stage_t *ps = &p->stages[k];
     const st__family_t *f = cf->fs ? cf->fs[k] : cf->f;
     const strata_plan_rank_t *rk = &p->ranks[ps->rank];
+    st__search_t *R = cf->ss ? cf->ss[k] : S; /* its node group's */
     strata_stage_opts_t so;
-    base_stage_opts(S, f, &so);
+    base_stage_opts(R, f, &so);
     so.layer_begin = ps->layer_begin;
     so.layer_end = ps->layer_end;
     so.with_prologue = ps->with_prologue;
     so.with_epilogue = ps->with_epilogue;
     so.in_flight = ps->in_flight > 0 ? ps->in_flight : 1;
     so.outer_dp = cf->dp;
-    so.outer_link = dp_link(S, f->t, cf->dp);
+    so.outer_link = dp_link(R, f->t, cf->dp);
     /* the ILP's budget: what the rank's other items leave */
     double tensors = rk->mem.weights + rk->mem.gradients + rk->mem.optimizer +
                      rk->mem.activations + rk->mem.transient;
     double other = rk->mem.total - tensors;
     if (!S->o->megatron && !S->o->no_memory_check)
-      so.memory_budget = S->budget - other;
+      so.memory_budget = R->budget - other;
     int rc = st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph],
                             &so, &out[k]);
     if (rc) return rc;
@@ -133,8 +134,8 @@ static int set_str(char **dst, const char *src) {
   return *dst ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
-static void plan_config(const st__cfg_t *cf, const st__cost_t *c,
-                        const st__search_t *S, strata_plan_config_t *pc) {
+void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
+                     const st__search_t *S, strata_plan_config_t *pc) {
   int n[ST__MAX_PP];
   int K = st__split_of(S, cf, n);
   memset(pc, 0, sizeof *pc);
@@ -300,8 +301,8 @@ static int attach_results(st__search_t *S, strata_plan_t *p, st__sub_t **subs) {
   return 0;
 }
 
-static int build_plan(st__search_t *S, const st__cfg_t *cf, const st__cost_t *c,
-                      strata_plan_t **out) {
+int st__build_plan(st__search_t *S, const st__cfg_t *cf, const st__cost_t *c,
+                   strata_plan_t **out) {
   st__sub_t **subs = NULL;
   strata_plan_t *p = strata_calloc(1, sizeof *p);
   int rc = p ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
@@ -612,7 +613,7 @@ static int fit_families(st__search_t *S) {
 
 /* The best configuration whose stages fit when solved exactly; its
  * runners-up go into the plan. */
-static int choose(st__search_t *S, strata_plan_t **out) {
+int st__choose(st__search_t *S, strata_plan_t **out) {
   int K = S->o->top > 0 ? S->o->top : 1, n = 0, rc;
   if (!S->o->megatron && K < 4) K = 4; /* fallbacks for the exact solves */
   st__cfg_t *best = strata_calloc((size_t)K, sizeof *best), lowest;
@@ -623,7 +624,7 @@ static int choose(st__search_t *S, strata_plan_t **out) {
   if (!rc && n == 0) rc = no_fit_error(S, &lowest, &lc);
   int chosen = -1;
   for (int i = 0; i < n && !rc && chosen < 0; i++) {
-    rc = build_plan(S, &best[i], &cost[i], out);
+    rc = st__build_plan(S, &best[i], &cost[i], out);
     if (rc == 1) { /* a stage does not fit when solved exactly */
       rc = 0;
       continue;
@@ -640,7 +641,7 @@ static int choose(st__search_t *S, strata_plan_t **out) {
     p->top = strata_calloc((size_t)keep, sizeof *p->top);
     if (!p->top) rc = strata_error(STRATA_ENOMEM, "out of memory");
     for (int i = chosen; i < n && !rc && p->n_top < keep; i++)
-      plan_config(&best[i], &cost[i], S, &p->top[p->n_top++]);
+      st__plan_config(&best[i], &cost[i], S, &p->top[p->n_top++]);
     if (rc) {
       strata_plan_destroy(p);
       *out = NULL;
@@ -676,9 +677,10 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   st__search_t S;
   double t0 = strata_now();
   *out = NULL;
+  if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
   int rc = st__search_prepare(&S, g, c, o);
   double deadline = S.deadline;
-  if (!rc) rc = choose(&S, out);
+  if (!rc) rc = st__choose(&S, out);
   if (!rc) {
     (*out)->subproblems_distinct = S.subs.n;
     (*out)->subproblems_total = S.subs.requests;

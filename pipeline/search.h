@@ -92,6 +92,9 @@ typedef struct {
   struct sync_model *sync;
   int n_sync, cap_sync;
   struct st__scratch *scratch; /* eval.c's, reused across configurations */
+  /* a mixed cluster (hetero.c): p2p between two node groups, latency and
+   * seconds per byte */
+  double xp2p[2];
 } st__search_t;
 
 /* A configuration of one family. */
@@ -101,6 +104,10 @@ typedef struct {
   int first, last;         /* layers of the first / last stage (p >= 2) */
   int *split;              /* free mode: layers of each stage, or NULL */
   const st__family_t **fs; /* stages of different shapes, or NULL */
+  /* stages on the node groups of a mixed cluster (hetero.c): the search of
+   * each stage's group (its cluster, budget, families' parts), or NULL:
+   * every stage on the search's own cluster */
+  st__search_t *const *ss;
 } st__cfg_t;
 
 /* What a configuration costs. */
@@ -184,5 +191,25 @@ double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
                               const int *units, st__hstage_cost_fn cost,
                               void *ctx, int *p_out, int *n_out, int *z_out);
 int st__split_megatron(int L, int p, int *n_out);
+/* Stages of cost a[s] n + e[s] for n layers, at most u[s] layers each:
+ * the split of L layers into P stages of least sum + (B - 1) x the
+ * largest, exactly (INFINITY: none fits). */
+double st__split_linear(int L, int P, int B, const double *a, const double *e,
+                        const int *u, int *n_out);
+
+/* ---- plan.c: the chosen configuration ---- */
+/* The best configurations of S, the first whose stages fit when solved
+ * exactly made into the plan (its runners-up in p->top). */
+int st__choose(st__search_t *S, strata_plan_t **out);
+/* Configuration cf made into a plan, its stages solved exactly (1: a
+ * stage does not fit so). */
+int st__build_plan(st__search_t *S, const st__cfg_t *cf, const st__cost_t *c,
+                   strata_plan_t **out);
+void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
+                     const st__search_t *S, strata_plan_config_t *pc);
+
+/* ---- hetero.c: a cluster of node groups of different shapes ---- */
+int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
+                   const strata_plan_opts_t *o, strata_plan_t **out);
 
 #endif

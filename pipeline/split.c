@@ -337,3 +337,99 @@ double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
            p_out, n_out, z_out);
   return best;
 }
+
+/* ---- stages of linear cost: node groups of different speeds ----
+ *
+ * Stage s of n layers costs a[s] n + e[s] and holds at most u[s] layers
+ * (its memory).  For a cap T on the bottleneck, each stage takes at most
+ * cap_s(T) layers; the least sum under the cap puts every layer beyond
+ * the first of each stage on the stages of least a[s] first (a box-
+ * constrained linear program with one equality: the greedy fill is
+ * optimal and integral).  The optimum's bottleneck M* is one of the
+ * values a[s] n + e[s]; at T = M* the optimum is feasible, so the greedy
+ * split at T has a sum no larger and a bottleneck no larger than M*:
+ * enumerating T over those values finds the optimum of
+ * sum + (B - 1) x bottleneck exactly. */
+
+typedef struct {
+  int P;
+  const double *a, *e;
+  const int *u;
+  int *order; /* stages by a, ascending */
+} lin_t;
+
+static const double *lin_a;
+static int cmp_by_a(const void *x, const void *y) {
+  double p = lin_a[*(const int *)x], q = lin_a[*(const int *)y];
+  return (p > q) - (p < q);
+}
+
+/* The most layers stage s takes under cap T (0: not even one). */
+static int lin_cap(const lin_t *l, int s, double T, int most) {
+  double q = l->a[s] > 0 ? floor((T - l->e[s]) / l->a[s]) + 1 : most;
+  int c = q < most ? (q > 0 ? (int)q : 0) : most; /* q may be infinite */
+  if (c > l->u[s]) c = l->u[s];
+  while (c > 0 && l->a[s] * c + l->e[s] > T)
+    c--;
+  while (c < most && c < l->u[s] && l->a[s] * (c + 1) + l->e[s] <= T)
+    c++;
+  return c < 0 ? 0 : c;
+}
+
+/* Greedy split under cap T: its value, or INFINITY when none fits. */
+static double lin_fill(const lin_t *l, int L, int B, double T, int *n) {
+  int left = L - l->P, most = L - l->P + 1;
+  double sum = 0, mx = 0;
+  for (int s = 0; s < l->P; s++) {
+    n[s] = lin_cap(l, s, T, most);
+    if (n[s] < 1) return INFINITY;
+  }
+  for (int i = 0; i < l->P; i++) {
+    int s = l->order[i], extra = n[s] - 1 < left ? n[s] - 1 : left;
+    n[s] = 1 + extra;
+    left -= extra;
+  }
+  if (left > 0) return INFINITY;
+  for (int s = 0; s < l->P; s++) {
+    double t = l->a[s] * n[s] + l->e[s];
+    sum += t;
+    mx = t > mx ? t : mx;
+  }
+  return sum + (B - 1) * mx;
+}
+
+double st__split_linear(int L, int P, int B, const double *a, const double *e,
+                        const int *u, int *n_out) {
+  lin_t l = {P, a, e, u, NULL};
+  double best = INFINITY, *cand = NULL;
+  int *n = NULL, nc = 0, most = L - P + 1;
+  if (P < 1 || P > L) return INFINITY;
+  l.order = strata_malloc(sizeof(int) * (size_t)P);
+  n = strata_malloc(sizeof(int) * (size_t)P);
+  cand = strata_malloc(sizeof(double) * (size_t)P * (size_t)most);
+  if (!l.order || !n || !cand) goto out;
+  for (int s = 0; s < P; s++) {
+    l.order[s] = s;
+    for (int k = 1; k <= most && k <= u[s]; k++)
+      cand[nc++] = a[s] * k + e[s];
+  }
+  lin_a = a;
+  qsort(l.order, (size_t)P, sizeof(int), cmp_by_a);
+  qsort(cand, (size_t)nc, sizeof(double), cmp_double);
+  /* the least sum with no cap bounds every value from below */
+  double floor_sum = lin_fill(&l, L, 1, INFINITY, n);
+  for (int i = 0; i < nc && isfinite(floor_sum); i++) {
+    if (i > 0 && cand[i] == cand[i - 1]) continue;
+    if (floor_sum + (B - 1) * cand[i] >= best) break;
+    double v = lin_fill(&l, L, B, cand[i], n);
+    if (v < best) {
+      best = v;
+      memcpy(n_out, n, sizeof(int) * (size_t)P);
+    }
+  }
+out:
+  strata_free(l.order);
+  strata_free(n);
+  strata_free(cand);
+  return best;
+}

@@ -150,6 +150,10 @@ typedef struct {
   double fwd_seconds, bwd_seconds; /* one micro-batch, compute + comm */
   double sync_seconds;             /* gradient sync per step (outer DP incl.) */
   strata_stage_result_t *result;   /* strategies, memory breakdown */
+  /* On a cluster of node groups of different shapes: the group whose
+   * nodes run it and their GPU model (0 and "" on one shape). */
+  int group;
+  char gpu_model[STRATA_TOPO_NAME_MAX];
 } strata_plan_stage_t;
 
 /* One pipeline rank's device: what it holds and when it ends. */
@@ -209,6 +213,9 @@ typedef struct strata_plan {
   int q_lora, kv_lora, qk_nope, qk_rope, v_head;
   int head_dim, qkv_bias, out_bias, qk_norm, window, window_every, expert_bias;
   double rope_theta;
+  /* node groups of the cluster it was planned on (0: one shape); a group
+   * that runs no stage was left out as the plan is faster without it */
+  int n_groups;
 } strata_plan_t;
 
 /* The 1F1B pipeline schedule, with or without interleaving (Narayanan et

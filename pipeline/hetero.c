@@ -1,0 +1,370 @@
+/*
+ * hetero.c - planning on a cluster of node groups of different shapes
+ * (an H100 group and an A100 group; 8 and 4 GPUs per node).
+ *
+ * The plan keeps Megatron-LM's shape: every stage has the same tensor
+ * and context parallelism, every data-parallel replica is the same
+ * pipeline, and that pipeline is cut into contiguous segments, segment j
+ * on one group: a group holds dp x tp x cp x pp_j GPUs of its own, so no
+ * data-parallel group spans GPU types.  Only the layers per stage differ
+ * by group, balanced to each group's speed and memory as heterogeneous
+ * planners do (Metis: Um et al., USENIX ATC 2024).
+ *
+ * Each group is searched as a homogeneous cluster of its own
+ * (st__search_prepare on its view): its families, probes and parts are
+ * the ones `strata plan` uses on it alone.  A mixed configuration takes
+ * one family per group with the same degrees (tp, cp, ep, etp, sequence
+ * parallelism, recompute, ZeRO, precision, micro-batch), a dp and a pp_j
+ * per group; its layer split is the exact optimum of the 1F1B model
+ * (sum of stages + (m - 1) x the bottleneck) for stages of linear cost
+ * under each stage's memory on its own GPU (split.c, st__split_linear),
+ * and it is then costed by eval.c like any configuration, every rank on
+ * its own group's search (memory budget, links, GPU), the p2p between
+ * two groups over the link between them.  The linear stage cost holds
+ * for a model of one repeated layer; a model whose layers differ (blocks
+ * of their own) plans on one group.
+ *
+ * The best plan on each group alone is a candidate too: when the slower
+ * group does not help, the plan leaves it out (n_groups says so, the
+ * device map names its nodes).  Group orders are tried in every
+ * permutation up to three groups (the first stage holds the most
+ * micro-batches in flight, so which GPU leads matters), spec order beyond.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeline/search.h"
+
+#define MAX_GROUPS 8
+
+typedef struct {
+  int K;
+  st__search_t S[MAX_GROUPS];
+  int prepared[MAX_GROUPS];
+  /* the best mixed configuration */
+  st__cfg_t best;
+  st__cost_t cost;
+  int split[ST__MAX_PP];
+  const st__family_t *fs[ST__MAX_PP];
+  st__search_t *ss[ST__MAX_PP];
+  int have;
+  long tried;
+} mixed_t;
+
+/* Family of group z with f's degrees, or NULL. */
+static const st__family_t *match(const mixed_t *M, int z,
+                                 const st__family_t *f) {
+  const st__search_t *A = &M->S[0], *B = &M->S[z];
+  int b = A->graphs[f->graph]->micro_batch;
+  for (int i = 0; i < B->n_fam; i++) {
+    const st__family_t *x = &B->fam[i];
+    if (x->ok && x->tp == f->tp && x->cp == f->cp && x->ep == f->ep &&
+        x->etp == f->etp && x->sp == f->sp && x->rc == f->rc &&
+        x->zero == f->zero && x->fp8 == f->fp8 && x->t == f->t &&
+        x->ep_outer == f->ep_outer && B->graphs[x->graph]->micro_batch == b)
+      return x;
+  }
+  return NULL;
+}
+
+/* One layer's forward and backward on family f (all layers alike). */
+static double layer_time(const st__search_t *S, const st__family_t *f) {
+  st__part_t x;
+  memset(&x, 0, sizeof x);
+  st__layers_add(S, f, 0, 1, &x);
+  return x.fwd + x.bwd;
+}
+
+/* The most layers stage s (pipeline rank s of P) can hold on its group:
+ * the largest n whose peak fits the group's budget (it grows with n). */
+static int most_layers(st__search_t *S, const st__cfg_t *cf, int s, int most) {
+  int lo = 0, hi = most;
+  while (lo < hi) {
+    int mid = lo + (hi - lo + 1) / 2;
+    if (st__rank_peak(S, cf, s, 0, mid) <= S->budget)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+}
+
+typedef struct {
+  const st__family_t *f[MAX_GROUPS]; /* per group z, NULL: not usable */
+  int order[MAX_GROUPS];             /* groups in pipeline order */
+  int pp[MAX_GROUPS];                /* per position in order */
+  int dp, b, m;
+} trial_t;
+
+/* Split and cost one mixed configuration; keep it when best. */
+static int try_config(mixed_t *M, const trial_t *t) {
+  const st__search_t *S0 = &M->S[0];
+  int L = S0->L, P = 0, u[ST__MAX_PP], n[ST__MAX_PP];
+  double a[ST__MAX_PP], e[ST__MAX_PP];
+  const st__family_t *fs[ST__MAX_PP];
+  st__search_t *ss[ST__MAX_PP];
+  for (int j = 0; j < M->K; j++)
+    for (int q = 0; q < t->pp[j]; q++, P++) {
+      fs[P] = t->f[t->order[j]];
+      ss[P] = &M->S[t->order[j]];
+    }
+  if (P < 2 || P > L || P > ST__MAX_PP) return 0;
+  for (int s = 0; s < P; s++) {
+    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
+    st__part_t x;
+    memset(&x, 0, sizeof x);
+    if (s == 0) st__part_add(&x, &fs[s]->pro);
+    if (s == P - 1) st__part_add(&x, &fs[s]->epi);
+    a[s] = layer_time(ss[s], fs[s]);
+    e[s] = x.fwd + x.bwd;
+    u[s] = most_layers(ss[s], &one, s, L - P + 1);
+    if (u[s] < 1) return 0; /* this rank cannot hold a layer */
+  }
+  if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) return 0;
+  st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss};
+  st__cost_t c;
+  /* the bound first (no schedule run): most splits end there */
+  int rc = st__cfg_cost_cut(&M->S[0], &cf, 0,
+                            M->have ? M->cost.step : INFINITY, &c);
+  if (rc || c.fits != 1) return rc;
+  rc = st__cfg_cost(&M->S[0], &cf, 1, &c);
+  M->tried++;
+  if (rc || !c.fits || (M->have && !(c.step < M->cost.step))) return rc;
+  M->have = 1;
+  M->cost = c;
+  M->best = cf;
+  memcpy(M->split, n, sizeof(int) * (size_t)P);
+  memcpy(M->fs, fs, sizeof fs[0] * (size_t)P);
+  memcpy(M->ss, ss, sizeof ss[0] * (size_t)P);
+  M->best.split = M->split;
+  M->best.fs = M->fs;
+  M->best.ss = M->ss;
+  return 0;
+}
+
+/* A lower bound on any split's step: m x the bottleneck of a perfectly
+ * balanced continuous split (L layers over stages of speeds 1/a). */
+static double bound(const mixed_t *M, const trial_t *t) {
+  double rate = 0;
+  for (int j = 0; j < M->K; j++) {
+    int z = t->order[j];
+    if (t->pp[j]) rate += t->pp[j] / layer_time(&M->S[z], t->f[z]);
+  }
+  return rate > 0 ? t->m * M->S[0].L / rate : INFINITY;
+}
+
+/* Every pp_j (0 .. what group order[j] holds), at least two groups used. */
+static int each_pp(mixed_t *M, trial_t *t, int j, int used) {
+  if (j == M->K) {
+    if (used < 2) return 0;
+    if (M->have && bound(M, t) >= M->cost.step) return 0;
+    return try_config(M, t);
+  }
+  int z = t->order[j], rc = 0;
+  const st__search_t *S = &M->S[z];
+  int most = t->f[z] ? S->total / (t->f[z]->t * t->dp) : 0;
+  if (most > S->L) most = S->L;
+  if (S->o->max_pp > 0 && most > S->o->max_pp) most = S->o->max_pp;
+  for (int p = 0; p <= most && !rc; p++) {
+    t->pp[j] = p;
+    rc = each_pp(M, t, j + 1, used + (p > 0));
+  }
+  return rc;
+}
+
+static int each_dp(mixed_t *M, trial_t *t) {
+  const strata_plan_opts_t *o = M->S[0].o;
+  int micro = o->global_batch / t->b, rc = 0;
+  if (o->global_batch % t->b) return 0;
+  for (int dp = 1; dp <= micro && !rc; dp++) {
+    if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
+    t->dp = dp;
+    t->m = micro / dp;
+    rc = each_pp(M, t, 0, 0);
+  }
+  return rc;
+}
+
+static int next_perm(int *v, int n) {
+  int i = n - 2, j = n - 1;
+  while (i >= 0 && v[i] >= v[i + 1])
+    i--;
+  if (i < 0) return 0;
+  while (v[j] <= v[i])
+    j--;
+  int x = v[i];
+  v[i] = v[j];
+  v[j] = x;
+  for (int a = i + 1, b = n - 1; a < b; a++, b--)
+    x = v[a], v[a] = v[b], v[b] = x;
+  return 1;
+}
+
+static int search_mixed(mixed_t *M) {
+  const st__search_t *S0 = &M->S[0];
+  int rc = 0;
+  if (S0->graphs[0]->n_blocks != 1) return 0; /* layers differ: one group */
+  for (int k = 0; k < M->K && !rc; k++)
+    rc = st__eval_scratch(&M->S[k]);
+  for (int i = 0; i < S0->n_fam && !rc; i++) {
+    trial_t t;
+    memset(&t, 0, sizeof t);
+    t.f[0] = &S0->fam[i];
+    if (!t.f[0]->ok) continue;
+    for (int z = 1; z < M->K; z++)
+      t.f[z] = match(M, z, t.f[0]);
+    t.b = S0->graphs[t.f[0]->graph]->micro_batch;
+    for (int j = 0; j < M->K; j++)
+      t.order[j] = j;
+    do {
+      rc = each_dp(M, &t);
+    } while (!rc && M->K <= 3 && next_perm(t.order, M->K));
+  }
+  return rc;
+}
+
+/* Each stage's group and GPU model; the groups the plan counts. */
+static void mark_groups(strata_plan_t *p, const strata_cluster_t *c,
+                        const mixed_t *M, const st__cfg_t *cf, int alone) {
+  p->n_groups = M->K;
+  for (int k = 0; k < p->n_stages; k++) {
+    int z = alone;
+    if (cf)
+      for (z = 0; z < M->K && cf->ss[k] != &M->S[z]; z++)
+        ;
+    p->stages[k].group = z;
+    snprintf(p->stages[k].gpu_model, sizeof p->stages[k].gpu_model, "%s",
+             strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
+  }
+}
+
+/* The runners-up: the mixed best and each group's best, by step. */
+static int merge_top(strata_plan_t *p, const strata_plan_config_t *x, int n,
+                     int keep) {
+  strata_plan_config_t *v =
+      strata_calloc((size_t)(p->n_top + n) + 1, sizeof *v);
+  int m = 0;
+  if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < p->n_top; i++)
+    v[m++] = p->top[i];
+  for (int i = 0; i < n; i++)
+    v[m++] = x[i];
+  for (int i = 1; i < m; i++) /* insertion sort: a handful */
+    for (int j = i; j > 0 && v[j].step_seconds < v[j - 1].step_seconds; j--) {
+      strata_plan_config_t y = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = y;
+    }
+  strata_free(p->top);
+  p->top = v;
+  p->n_top = m < keep ? m : keep;
+  return 0;
+}
+
+static int plan_groups(mixed_t *M, const strata_cluster_t *c,
+                       strata_plan_t **out) {
+  const strata_plan_opts_t *o = M->S[0].o;
+  strata_plan_t *alone[MAX_GROUPS] = {0}, *mixed = NULL, *best = NULL;
+  strata_plan_config_t extra[MAX_GROUPS + 1];
+  int rc = 0, nx = 0, keep = o->top > 0 ? o->top : 1;
+  char why[512] = "";
+  for (int z = 0; z < M->K && !rc; z++) {
+    rc = st__choose(&M->S[z], &alone[z]);
+    if (rc == STRATA_EINFEASIBLE) { /* the others may still run it */
+      snprintf(why, sizeof why, "%s", strata_last_error());
+      strata_error_clear();
+      rc = 0;
+      continue;
+    }
+    if (!rc) mark_groups(alone[z], c, M, NULL, z);
+  }
+  if (!rc) rc = search_mixed(M);
+  if (!rc && M->have) {
+    rc = st__build_plan(&M->S[0], &M->best, &M->cost, &mixed);
+    if (rc == 1) { /* a stage does not fit once solved: not this one */
+      rc = 0;
+      mixed = NULL;
+    }
+    if (mixed) mark_groups(mixed, c, M, &M->best, 0);
+  }
+  for (int z = 0; z < M->K; z++)
+    if (alone[z] && (!best || alone[z]->step_seconds < best->step_seconds))
+      best = alone[z];
+  if (mixed && (!best || mixed->step_seconds < best->step_seconds))
+    best = mixed;
+  if (!rc && !best)
+    rc = strata_error(STRATA_EINFEASIBLE,
+                      "no configuration fits on any node group of cluster "
+                      "'%s' or across them: %s",
+                      strata_cluster_name(c), why);
+  if (!rc) { /* an alone plan's own list holds its row already */
+    if (mixed) st__plan_config(&M->best, &M->cost, &M->S[0], &extra[nx++]);
+    for (int z = 0; z < M->K; z++)
+      if (alone[z] && alone[z] != best && alone[z]->n_top > 0)
+        extra[nx++] = alone[z]->top[0];
+    rc = merge_top(best, extra, nx, keep);
+  }
+  for (int z = 0; z < M->K; z++)
+    if (alone[z] != best) strata_plan_destroy(alone[z]);
+  if (mixed != best) strata_plan_destroy(mixed);
+  if (rc) {
+    if (best) strata_plan_destroy(best);
+    best = NULL;
+  }
+  *out = best;
+  return rc;
+}
+
+/* The mixed plan's statistics: every group's search together. */
+static void stats(const mixed_t *M, strata_plan_t *p, double t0) {
+  p->subproblems_distinct = p->subproblems_total = 0;
+  p->ilps_solved = p->cache_hits = 0;
+  p->configs_bounded = p->configs_evaluated = 0;
+  for (int z = 0; z < M->K; z++) {
+    const st__search_t *S = &M->S[z];
+    p->subproblems_distinct += S->subs.n;
+    p->subproblems_total += S->subs.requests;
+    p->ilps_solved += S->ilps;
+    p->cache_hits += S->hits;
+    p->configs_bounded += (int)S->bounded;
+    p->configs_evaluated += (int)S->evaluated;
+  }
+  p->configs_evaluated += (int)M->tried;
+  p->plan_seconds = strata_now() - t0;
+}
+
+int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
+                   const strata_plan_opts_t *o, strata_plan_t **out) {
+  mixed_t *M = strata_calloc(1, sizeof *M);
+  double t0 = strata_now();
+  int rc = 0;
+  *out = NULL;
+  if (!M) return strata_error(STRATA_ENOMEM, "out of memory");
+  M->K = strata_cluster_group_count(c);
+  if (M->K > MAX_GROUPS)
+    rc = strata_error(STRATA_EUNSUPPORTED,
+                      "cluster '%s' has %d node groups of different shapes; "
+                      "the planner takes up to %d: give groups of one shape "
+                      "one entry",
+                      strata_cluster_name(c), M->K, MAX_GROUPS);
+  for (int z = 0; z < M->K && !rc; z++) {
+    rc = st__search_prepare(&M->S[z], g, strata_cluster_group(c, z), o);
+    M->prepared[z] = 1;
+    if (rc)
+      strata_error_prefix(
+          "node group %d (%s)", z,
+          strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
+  }
+  if (!rc) { /* p2p between groups, as eval.c's affine model */
+    strata_link_t x = strata_cluster_group_link(c);
+    M->S[0].xp2p[0] = x.latency;
+    M->S[0].xp2p[1] = 1.0 / x.bandwidth;
+  }
+  if (!rc) rc = plan_groups(M, c, out);
+  if (!rc) stats(M, *out, t0);
+  for (int z = 0; z < M->K; z++)
+    if (M->prepared[z]) st__search_release(&M->S[z]);
+  strata_free(M);
+  return rc;
+}
