@@ -198,6 +198,134 @@ static int map_alloc(strata_device_map_t *m, const strata_plan_t *p,
   return 0;
 }
 
+/* ---- a mixed cluster: each pipeline rank on its stage's node group ----
+ *
+ * Pipeline rank r's t x dp ranks (Megatron-LM's order: pp slowest) run on
+ * the node group of its stage, node-major from that group's next free
+ * GPU.  Launchers number ranks by node rank, so the nodes get their node
+ * ranks in the order the pipeline first uses them: the leading group's
+ * nodes first, whatever the spec's order. */
+
+static int mixed_check(const strata_plan_t *p, const strata_cluster_t *c,
+                       int *total) {
+  int K = strata_cluster_group_count(c), n = 0, need[64] = {0};
+  if (p->n_groups != K)
+    return strata_error(STRATA_EBADINPUT,
+                        "the plan was made for %d node group%s but cluster "
+                        "'%s' has %d: re-plan on it, or give --cluster the "
+                        "spec it was made on",
+                        p->n_groups > 1 ? p->n_groups : 1,
+                        p->n_groups > 1 ? "s" : "", strata_cluster_name(c), K);
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    const strata_cluster_t *g = strata_cluster_group(c, st->group);
+    int G = g ? strata_cluster_gpus_per_node(g) : 0;
+    if (!g || st->gpus_per_node > G ||
+        (st->nodes > 1 && st->gpus_per_node != G))
+      return strata_error(STRATA_EBADINPUT,
+                          "stage %d of the plan (%d node(s) x %d GPUs) does "
+                          "not fit node group %d of cluster '%s': re-plan, "
+                          "or give --cluster the spec it was made on",
+                          s, st->nodes, st->gpus_per_node, st->group,
+                          strata_cluster_name(c));
+    if (st->rank == s % p->pp && s < p->pp) /* each rank once */
+      need[st->group] += st__stage_devices(st) * p->dp;
+  }
+  for (int z = 0; z < K; z++) {
+    const strata_cluster_t *g = strata_cluster_group(c, z);
+    if (need[z] > strata_cluster_gpus(g))
+      return strata_error(STRATA_EBADINPUT,
+                          "the plan puts %d GPUs on node group %d (%s) of "
+                          "cluster '%s', which has %d usable now: re-plan on "
+                          "the cluster as it is",
+                          need[z], z, strata_cluster_gpu_model(g)->name,
+                          strata_cluster_name(c), strata_cluster_gpus(g));
+    n += need[z];
+  }
+  *total = n;
+  return 0;
+}
+
+/* Spec index of every usable node (usable nodes in spec order). */
+static int *usable_spec(const strata_cluster_t *c) {
+  int *v = strata_calloc((size_t)strata_cluster_nodes(c) + 1, sizeof *v);
+  if (!v) return NULL;
+  for (int i = 0, u = 0; i < strata_cluster_total_nodes(c); i++)
+    if (!strata_cluster_spec_node_dropped(c, i)) v[u++] = i;
+  return v;
+}
+
+/* Give pipeline rank r's ranks [base, base + n) GPUs of group z from its
+ * cursor (usable node u, local GPU l). */
+static int mixed_place(strata_device_map_t *m, const strata_cluster_t *c,
+                       const int *spec, int z, int base, int n, int *u, int *l,
+                       int *next_rank) {
+  const strata_cluster_t *g = strata_cluster_group(c, z);
+  int G = strata_cluster_gpus_per_node(g);
+  int u0 = strata_cluster_group_first_node(c, z);
+  for (int i = 0; i < n; i++) {
+    if (*l == G) *l = 0, (*u)++;
+    strata_node_info_t *nd = &m->nodes[spec[u0 + *u]];
+    if (nd->node_rank < 0) {
+      int rc =
+          set_node(nd, strata_cluster_node_name(g, *u), STRATA_NODE_USED, NULL);
+      if (rc) return rc;
+      nd->node_rank = (*next_rank)++;
+      nd->first_rank = base + i;
+    }
+    nd->gpus = *l + 1;
+    nd->use = nd->gpus < G ? STRATA_NODE_PARTIAL : STRATA_NODE_USED;
+    m->devices[base + i].node = spec[u0 + *u];
+    m->devices[base + i].local = (*l)++;
+  }
+  return 0;
+}
+
+static int mixed_nodes(strata_device_map_t *m, const strata_plan_t *p,
+                       const strata_cluster_t *c) {
+  int K = strata_cluster_group_count(c), cur_u[64] = {0}, cur_l[64] = {0};
+  int used[64] = {0}, base = 0, next = 0, rc = 0;
+  int *spec = usable_spec(c);
+  if (!spec) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < m->n_nodes; i++)
+    m->nodes[i].node_rank = -1;
+  for (int r = 0; r < p->pp && !rc; r++) {
+    int s = 0, n = rank_devices(p, r) * p->dp;
+    while (p->stages[s].rank != r)
+      s++;
+    used[p->stages[s].group] = 1;
+    rc = mixed_place(m, c, spec, p->stages[s].group, base, n,
+                     &cur_u[p->stages[s].group], &cur_l[p->stages[s].group],
+                     &next);
+    base += n;
+  }
+  m->nodes_used = next;
+  for (int i = 0; i < m->n_nodes && !rc; i++) {
+    strata_node_info_t *nd = &m->nodes[i];
+    int z = strata_cluster_spec_node_group(c, i);
+    const char *dropped = strata_cluster_spec_node_dropped(c, i);
+    const strata_cluster_t *g = strata_cluster_group(c, z);
+    char why[200];
+    if (nd->name) continue; /* used */
+    if (dropped)
+      snprintf(why, sizeof why, "%s", dropped);
+    else if (!used[z])
+      snprintf(why, sizeof why,
+               "node group %d (%s) left out: the plan is faster without it", z,
+               strata_cluster_gpu_model(g)->name);
+    else
+      snprintf(why, sizeof why,
+               "not needed: the plan's stages on node group %d fit on fewer "
+               "of its nodes",
+               z);
+    rc = set_node(nd, strata_cluster_spec_node_name(c, i),
+                  dropped ? STRATA_NODE_DROPPED : STRATA_NODE_UNUSED, why);
+  }
+  (void)K;
+  strata_free(spec);
+  return rc;
+}
+
 int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
                       strata_device_map_t **out) {
   strata_device_map_t *m = NULL;
@@ -205,7 +333,9 @@ int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
   *out = NULL;
   if (!p || !c || p->pp < 1 || p->dp < 1 || p->n_stages < 1)
     return strata_error(STRATA_EINVAL, "device map: a plan with no stage");
-  if ((rc = check_fit(p, c, &total))) return rc;
+  int mixed = strata_cluster_group_count(c) > 1 || p->n_groups > 1;
+  if ((rc = mixed ? mixed_check(p, c, &total) : check_fit(p, c, &total)))
+    return rc;
   if (!(m = strata_calloc(1, sizeof *m)))
     return strata_error(STRATA_ENOMEM, "out of memory");
   m->tp = p->tp;
@@ -216,7 +346,10 @@ int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
   m->pp = p->pp;
   if (!(rc = map_alloc(m, p, c, total))) {
     fill_devices(m, p, m->gpus_per_node);
-    if (!(rc = fill_nodes(m, c))) rc = link_devices(m);
+    if (mixed)
+      rc = mixed_nodes(m, p, c);
+    else if (!(rc = fill_nodes(m, c)))
+      rc = link_devices(m);
   }
   if (!rc) {
     *out = m;
@@ -242,8 +375,13 @@ static int run_end(const strata_device_map_t *m, int i) {
   int j = i;
   while (j + 1 < m->n_nodes) {
     const strata_node_info_t *b = &m->nodes[j + 1];
-    int same = a->use == b->use && a->use != STRATA_NODE_PARTIAL &&
-               (a->why ? b->why && !strcmp(a->why, b->why) : !b->why);
+    const strata_node_info_t *prev = &m->nodes[j];
+    /* used nodes: ranks that follow on (a mixed plan may use a later
+     * group's nodes first) */
+    int same =
+        a->use == b->use && a->use != STRATA_NODE_PARTIAL &&
+        (a->why ? b->why && !strcmp(a->why, b->why)
+                : !b->why && b->first_rank == prev->first_rank + prev->gpus);
     if (!same) break;
     j++;
   }

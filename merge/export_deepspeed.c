@@ -74,6 +74,18 @@ static int check(const strata_plan_t *p, int *gas) {
                   p->cp > 1   ? "context parallelism"
                   : p->ep > 1 ? "expert parallelism"
                               : "FP8");
+  if (p->n_groups > 1 && p->pp > 1) {
+    for (int s = 1; s < p->n_stages; s++)
+      if (p->stages[s].group != p->stages[0].group)
+        return REFUSE(
+            "the plan puts stages on node groups of different GPUs (%s, "
+            "%s) with layer counts balanced to their speed; DeepSpeed's "
+            "PipelineModule partitions by partition_method 'uniform', "
+            "'parameters' or 'type:REGEX', none of which gives each stage "
+            "a count of its own: export it for Megatron-LM "
+            "(--pipeline-model-parallel-layout)",
+            p->stages[0].gpu_model, p->stages[s].gpu_model);
+  }
   if (p->micro_batch < 1 || p->dp < 1 || p->tp < 1)
     return REFUSE("micro-batch %d, tp %d, dp %d", p->micro_batch, p->tp, p->dp);
   if ((rc = check_shape(p))) return rc;

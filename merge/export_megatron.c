@@ -5,8 +5,10 @@
  * flags).  Only flag names from reference/megatron_flags.txt are used.
  *
  * Megatron-LM runs one layout: the same tensor-parallel size in every
- * stage, layers split evenly (with optional first/last stage counts), the
- * distributed optimizer for ZeRO-1.  Before writing anything the plan is
+ * stage, layers split evenly (with optional first/last stage counts, or
+ * any count per stage through --pipeline-model-parallel-layout, which a
+ * plan over node groups of different GPUs needs), the distributed
+ * optimizer for ZeRO-1.  Before writing anything the plan is
  * checked against Megatron's own argument rules (world size, heads and
  * query groups divisible by tp, batch divisibility, sequence parallelism
  * only with tp > 1); a plan that breaks one is refused with the reason, so
@@ -163,10 +165,17 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
                   p->layers);
   for (int s = 1; s + 1 < pp; s++) {
     int n = p->stages[s].layer_end - p->stages[s].layer_begin;
-    if (mid >= 0 && n != mid)
-      return REFUSE("middle stages hold different layer counts (%d and %d); "
-                    "Megatron-LM splits them evenly",
-                    mid, n);
+    if (mid >= 0 && n != mid) {
+      /* stages of their own sizes (a mixed cluster's groups): Megatron-
+       * LM's explicit layout, which it takes without virtual stages here */
+      if (p->vpp > 1)
+        return REFUSE("middle stages hold different layer counts (%d and "
+                      "%d) with virtual pipeline stages; Megatron-LM's "
+                      "layout would need every chunk: re-plan with --vpp 1",
+                      mid, n);
+      *first = *last = -1;
+      return 0;
+    }
     mid = n;
   }
   int f = p->stages[0].layer_end, l = p->layers - p->stages[pp - 1].layer_begin;
@@ -200,7 +209,7 @@ static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...) {
   strata_buf_printf(&a->b, "%s%s", a->n++ ? a->sep : "", name);
   if (fmt) {
     va_list ap;
-    char v[64];
+    char v[2048]; /* a pipeline layout of many stages */
     va_start(ap, fmt);
     vsnprintf(v, sizeof v, fmt, ap);
     va_end(ap);
@@ -250,12 +259,30 @@ static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
     flag(a, "--no-overlap-p2p-communication", NULL);
 }
 
+/* Megatron-LM's --pipeline-model-parallel-layout (megatron/core/
+ * transformer/pipeline_parallel_layer_layout.py): stages split by '|',
+ * 't' a transformer layer ("t*N" N of them), 'E' the embedding on the
+ * first stage, 'L' the loss on the last: "Et*10|t*26L". */
+static void layout_flag(st__mg_args_t *a, const strata_plan_t *p) {
+  char v[2048];
+  size_t n = 0;
+  for (int s = 0; s < p->n_stages && n < sizeof v; s++)
+    n += (size_t)snprintf(v + n, sizeof v - n, "%s%st*%d%s", s ? "|" : "",
+                          s == 0 ? "E" : "",
+                          p->stages[s].layer_end - p->stages[s].layer_begin,
+                          s == p->n_stages - 1 ? "L" : "");
+  flag(a, "--pipeline-model-parallel-layout", "%s", v);
+}
+
 static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
                            int last) {
   flag(a, "--tensor-model-parallel-size", "%d", p->tp);
   flag(a, "--pipeline-model-parallel-size", "%d", p->pp);
-  if (first) flag(a, "--decoder-first-pipeline-num-layers", "%d", first);
-  if (last) flag(a, "--decoder-last-pipeline-num-layers", "%d", last);
+  if (first < 0)
+    layout_flag(a, p);
+  else if (first)
+    flag(a, "--decoder-first-pipeline-num-layers", "%d", first);
+  if (last > 0) flag(a, "--decoder-last-pipeline-num-layers", "%d", last);
   if (p->vpp > 1)
     flag(a, "--num-layers-per-virtual-pipeline-stage", "%d",
          p->layers / (p->pp * p->vpp));

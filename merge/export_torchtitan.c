@@ -76,6 +76,11 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
     snprintf(why, sizeof why, "%s", c ? c + 8 : m);
     return strata_error(rc, "torchtitan export: %s", why);
   }
+  if (first < 0)
+    return REFUSE("the plan's stages hold layer counts of their own (a "
+                  "mixed cluster's groups); this export writes torchtitan's "
+                  "even split with its first and last stages only: export "
+                  "it for Megatron-LM (--pipeline-model-parallel-layout)");
   if (!(*flavor = flavor_of(p)))
     return REFUSE("no llama3 flavor of torchtitan has %d layers, hidden %d, "
                   "%d heads, %d query groups, FFN %d; add one to "

@@ -15,7 +15,7 @@
  * data into a new plan; `where` prefixes messages. */
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
-                       strata_plan_t **out);
+                       unsigned version, strata_plan_t **out);
 
 /* Devices of one stage (nodes x GPUs per node). */
 int st__stage_devices(const strata_plan_stage_t *st);

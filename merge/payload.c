@@ -269,6 +269,15 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_u(&w, (uint64_t)p->n_top);
   for (int i = 0; i < p->n_top; i++)
     put_config(&w, &p->top[i]);
+  if (p->n_groups > 1) /* format 4: the node group of each stage */
+    for (int s = -1; s < p->n_stages; s++) {
+      if (s < 0) {
+        st__wr_u(&w, (uint64_t)p->n_groups);
+        continue;
+      }
+      st__wr_i(&w, p->stages[s].group);
+      st__wr_s(&w, p->stages[s].gpu_model);
+    }
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -592,14 +601,31 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
   return 0;
 }
 
+/* Format 4: the node groups of a mixed cluster and each stage's. */
+static void get_groups(st__rd_t *r, strata_plan_t *p) {
+  uint64_t n = st__rd_u(r, "node group count");
+  if (!r->bad && (n < 2 || n > 64)) {
+    r->bad = "node group count";
+    r->why = "is not 2 to 64";
+    return;
+  }
+  p->n_groups = (int)n;
+  for (int s = 0; s < p->n_stages && !r->bad; s++) {
+    p->stages[s].group = st__rd_int(r, "stage group", 0, p->n_groups - 1);
+    st__rd_sbuf(r, "stage GPU model", p->stages[s].gpu_model,
+                sizeof p->stages[s].gpu_model);
+  }
+}
+
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
-                       strata_plan_t **out) {
+                       unsigned version, strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
   int oom = 0, rc;
   strata_plan_t *p = strata_calloc(1, sizeof *p);
   if (!p) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = get_body(&r, p, &oom);
   if (!rc) rc = get_tail(&r, p);
+  if (!rc && !r.bad && version >= 4) get_groups(&r, p);
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

@@ -37,8 +37,8 @@ static uint32_t get32(const unsigned char *p) {
          (uint32_t)p[3] << 24;
 }
 
-static int deflate_into(const strata_buf_t *raw, unsigned char **data,
-                        size_t *len) {
+static int deflate_into(const strata_buf_t *raw, unsigned version,
+                        unsigned char **data, size_t *len) {
   uLongf zlen = compressBound((uLong)raw->len);
   unsigned char *out = strata_malloc(HDR + (size_t)zlen);
   if (!out) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -50,7 +50,7 @@ static int deflate_into(const strata_buf_t *raw, unsigned char **data,
                         "plan: zlib compress2 failed (%d)", z);
   }
   memcpy(out, "SPLN", 4);
-  put16(out + 4, STRATA_PLAN_FORMAT_VERSION);
+  put16(out + 4, version);
   put16(out + 6, 0);
   put32(out + 8, strata_crc32(out + HDR, (size_t)zlen));
   put32(out + 12, (uint32_t)raw->len);
@@ -73,7 +73,9 @@ int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
                       "plan: %zu bytes of payload exceed the "
                       "format's limit",
                       raw.len);
-  if (!rc) rc = deflate_into(&raw, data, len);
+  /* format 3 unless a mixed cluster's groups must be stored, so plans of
+   * one shape read in any strata that reads format 3 */
+  if (!rc) rc = deflate_into(&raw, p->n_groups > 1 ? 4 : 3, data, len);
   strata_buf_free(&raw);
   return rc;
 }
@@ -162,7 +164,7 @@ int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
   if (!data || !out) return strata_error(STRATA_EINVAL, "plan decode: no data");
   rc = check_header(data, len, w, &raw_len, &z_len);
   if (!rc) rc = inflate_payload(data + HDR, z_len, raw_len, w, &raw);
-  if (!rc) rc = st__payload_decode(raw, raw_len, w, out);
+  if (!rc) rc = st__payload_decode(raw, raw_len, w, get16(data + 4), out);
   strata_free(raw);
   return rc;
 }

@@ -16,6 +16,8 @@ const char *st__onoff(int v) {
   return v > 0 ? "yes" : "no";
 }
 
+static void sum_groups(strata_buf_t *b, const strata_plan_t *p);
+
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
@@ -51,6 +53,7 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       p->stages[p->n_stages - 1].layer_end -
                           p->stages[p->n_stages - 1].layer_begin,
                       p->n_stages > 2 ? ", equal between" : "");
+  sum_groups(b, p);
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);
   strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
@@ -116,9 +119,43 @@ static void sum_stage(strata_buf_t *b, const strata_plan_t *p, int s) {
   snprintf(lay, sizeof lay, "%d-%d", st->layer_begin, st->layer_end - 1);
   snprintf(dev, sizeof dev, "%dx%d", st->nodes, st->gpus_per_node);
   strata_buf_printf(
-      b, "  %5d %5d  %-9s %-8s %9d  %9.3f %9.3f %9.3f\n", s, st->rank, lay, dev,
+      b, "  %5d %5d  %-9s %-8s %9d  %9.3f %9.3f %9.3f", s, st->rank, lay, dev,
       st->in_flight, st->fwd_seconds * 1e3, st->bwd_seconds * 1e3,
       p->p2p_seconds && s + 1 < p->n_stages ? p->p2p_seconds[s] * 1e3 : 0.0);
+  if (p->n_groups > 1) /* a mixed cluster: whose GPUs run it */
+    strata_buf_printf(b, "  %d %s", st->group, st->gpu_model);
+  strata_buf_puts(b, "\n");
+}
+
+/* A mixed cluster: each node group's stages and layers, or why it runs
+ * none. */
+static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
+  for (int z = 0; z < p->n_groups; z++) {
+    int n = 0, lo = 0, hi = 0;
+    const char *gpu = "";
+    for (int s = 0; s < p->n_stages; s++) {
+      const strata_plan_stage_t *st = &p->stages[s];
+      int l = st->layer_end - st->layer_begin;
+      if (st->group != z) continue;
+      lo = !n || l < lo ? l : lo;
+      hi = !n || l > hi ? l : hi;
+      gpu = st->gpu_model;
+      n++;
+    }
+    if (!n)
+      strata_buf_printf(b,
+                        "  %-20s left out: the plan is faster on the "
+                        "other groups without it\n",
+                        z ? "" : "node groups");
+    else if (lo == hi)
+      strata_buf_printf(b, "  %-20s group %d, %s: %d stages of %d layers\n",
+                        z ? "" : "node groups", z, gpu, n, lo);
+    else
+      strata_buf_printf(b,
+                        "  %-20s group %d, %s: %d stages of %d to %d "
+                        "layers\n",
+                        z ? "" : "node groups", z, gpu, n, lo, hi);
+  }
 }
 
 /* The runners-up: near-ties a user may prefer. */
@@ -178,9 +215,9 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
   strata_buf_init(&b);
   sum_head(&b, p);
   sum_ranks(&b, p);
-  strata_buf_printf(&b, "\n  %5s %5s  %-9s %-8s %9s  %9s %9s %9s\n", "stage",
+  strata_buf_printf(&b, "\n  %5s %5s  %-9s %-8s %9s  %9s %9s %9s%s\n", "stage",
                     "rank", "layers", "devices", "in-flight", "fwd ms",
-                    "bwd ms", "p2p ms");
+                    "bwd ms", "p2p ms", p->n_groups > 1 ? "  group gpu" : "");
   for (int s = 0; s < p->n_stages; s++)
     sum_stage(&b, p, s);
   sum_top(&b, p);
@@ -234,7 +271,7 @@ static int json_ops(cJSON *st, const strata_stage_result_t *r) {
   return bad ? -1 : 0;
 }
 
-static int json_stage(cJSON *arr, const strata_plan_stage_t *st) {
+static int json_stage(cJSON *arr, const strata_plan_stage_t *st, int mixed) {
   cJSON *o = cJSON_CreateObject();
   const strata_stage_result_t *r = st->result;
   if (!o || !cJSON_AddItemToArray(arr, o)) {
@@ -254,6 +291,9 @@ static int json_stage(cJSON *arr, const strata_plan_stage_t *st) {
       json_mem(o, r) | st__json_add_num(o, "fwd_seconds", st->fwd_seconds) |
       st__json_add_num(o, "bwd_seconds", st->bwd_seconds) |
       st__json_add_num(o, "sync_seconds", st->sync_seconds) | json_ops(o, r);
+  if (!bad && mixed)
+    bad = add_int(o, "group", st->group) |
+          st__json_add_str(o, "gpu_model", st->gpu_model);
   return bad ? -1 : 0;
 }
 
@@ -452,7 +492,8 @@ int strata_plan_json_flags(const strata_plan_t *p, unsigned flags,
   stages = bad ? NULL : cJSON_AddArrayToObject(root, "stages");
   bad |= !stages;
   for (int s = 0; !bad && s < p->n_stages; s++)
-    bad |= json_stage(stages, &p->stages[s]);
+    bad |= json_stage(stages, &p->stages[s], p->n_groups > 1);
+  if (!bad && p->n_groups > 1) bad |= add_int(root, "node_groups", p->n_groups);
   bad |= bad ? 1 : json_figures(root, p);
   bad |= bad ? 1 : json_step(root, p);
   bad |= bad ? 1 : json_ranks(root, p);

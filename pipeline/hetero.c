@@ -125,8 +125,8 @@ static int try_config(mixed_t *M, const trial_t *t) {
   st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
-  int rc = st__cfg_cost_cut(&M->S[0], &cf, 0,
-                            M->have ? M->cost.step : INFINITY, &c);
+  int rc =
+      st__cfg_cost_cut(&M->S[0], &cf, 0, M->have ? M->cost.step : INFINITY, &c);
   if (rc || c.fits != 1) return rc;
   rc = st__cfg_cost(&M->S[0], &cf, 1, &c);
   M->tried++;

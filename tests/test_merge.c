@@ -487,10 +487,10 @@ TEST(decode_errors) {
   expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
                       "not a Strata plan file");
   RESET();
-  c[4] = 4;
+  c[4] = 5;
   expect_decode_error(
       c, len, STRATA_EVERSION,
-      "plan format version 4 is newer than this strata reads (3)");
+      "plan format version 5 is newer than this strata reads (4)");
   RESET();
   c[4] = 2; /* the format before context and expert parallelism */
   expect_decode_error(c, len, STRATA_EVERSION,
@@ -1002,9 +1002,17 @@ TEST(megatron_rules) {
   p = hand_plan(2, 2, 1, 8, NULL);
   p->zero_stage = 2;
   expect_refusal(p, "Megatron-FSDP, without pipeline parallelism (pp 2)");
+  /* stages of their own sizes: Megatron-LM's explicit layout, and no
+   * first/last counts beside it (Megatron takes one or the other) */
   int odd[4] = {3, 5, 4, 4};
+  char *t = NULL;
   p = hand_plan(2, 4, 1, 16, odd);
-  expect_refusal(p, "middle stages hold different layer counts");
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout Et*3|t*5|t*4|t*4L \\");
+  ASSERT(!strstr(t, "--decoder-first-pipeline-num-layers"));
+  ASSERT(!strstr(t, "--decoder-last-pipeline-num-layers"));
+  strata_free(t);
+  strata_plan_destroy(p);
   p = hand_plan(2, 2, 1, 8, NULL);
   p->stages[1].layer_begin = 5;
   expect_refusal(p, "not a split of the model in order");
