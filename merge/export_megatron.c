@@ -271,7 +271,7 @@ static void layout_flag(st__mg_args_t *a, const strata_plan_t *p) {
                           s == 0 ? "E" : "",
                           p->stages[s].layer_end - p->stages[s].layer_begin,
                           s == p->n_stages - 1 ? "L" : "");
-  flag(a, "--pipeline-model-parallel-layout", "%s", v);
+  flag(a, "--pipeline-model-parallel-layout", "'%s'", v); /* '|' and '*' */
 }
 
 static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,

@@ -18,6 +18,15 @@ const char *st__onoff(int v) {
 
 static void sum_groups(strata_buf_t *b, const strata_plan_t *p);
 
+/* The stages between the first and the last hold one layer count. */
+static int even_middle(const strata_plan_t *p) {
+  for (int s = 2; s + 1 < p->n_stages; s++)
+    if (p->stages[s].layer_end - p->stages[s].layer_begin !=
+        p->stages[1].layer_end - p->stages[1].layer_begin)
+      return 0;
+  return 1;
+}
+
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
@@ -46,7 +55,13 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "rank (%d layers each)\n",
                       "schedule", p->vpp,
                       p->stages[0].layer_end - p->stages[0].layer_begin);
-  else if (p->n_stages > 1)
+  else if (p->n_stages > 1 && !even_middle(p)) { /* stages of own sizes */
+    strata_buf_printf(b, "  %-20s 1F1B, layers per stage", "schedule");
+    for (int s = 0; s < p->n_stages; s++)
+      strata_buf_printf(b, "%s%d", s ? ", " : " ",
+                        p->stages[s].layer_end - p->stages[s].layer_begin);
+    strata_buf_puts(b, "\n");
+  } else if (p->n_stages > 1)
     strata_buf_printf(b, "  %-20s 1F1B, layers %d first, %d last%s\n",
                       "schedule",
                       p->stages[0].layer_end - p->stages[0].layer_begin,
@@ -148,8 +163,9 @@ static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
                         "other groups without it\n",
                         z ? "" : "node groups");
     else if (lo == hi)
-      strata_buf_printf(b, "  %-20s group %d, %s: %d stages of %d layers\n",
-                        z ? "" : "node groups", z, gpu, n, lo);
+      strata_buf_printf(b, "  %-20s group %d, %s: %d stage%s of %d layers\n",
+                        z ? "" : "node groups", z, gpu, n, n > 1 ? "s" : "",
+                        lo);
     else
       strata_buf_printf(b,
                         "  %-20s group %d, %s: %d stages of %d to %d "

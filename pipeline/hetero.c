@@ -272,7 +272,10 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
   for (int z = 0; z < M->K && !rc; z++) {
     rc = st__choose(&M->S[z], &alone[z]);
     if (rc == STRATA_EINFEASIBLE) { /* the others may still run it */
-      snprintf(why, sizeof why, "%s", strata_last_error());
+      if (!why[0])
+        snprintf(why, sizeof why, "on node group %d (%s) alone, %s", z,
+                 strata_cluster_gpu_model(strata_cluster_group(c, z))->name,
+                 strata_last_error());
       strata_error_clear();
       rc = 0;
       continue;
@@ -296,7 +299,7 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
   if (!rc && !best)
     rc = strata_error(STRATA_EINFEASIBLE,
                       "no configuration fits on any node group of cluster "
-                      "'%s' or across them: %s",
+                      "'%s' or across them; %s",
                       strata_cluster_name(c), why);
   if (!rc) { /* an alone plan's own list holds its row already */
     if (mixed) st__plan_config(&M->best, &M->cost, &M->S[0], &extra[nx++]);
