@@ -332,6 +332,117 @@ TEST(allocation_failures) {
   free_plan(p);
 }
 
+/* Plan model on a mixed spec, check its device map: every rank once, on
+ * a node of its stage's group, that node's GPUs in rank order; the plan
+ * file keeps each stage's group and GPU.  Returns the plan. */
+static strata_plan_t *mixed_plan(const char *model, const char *spec,
+                                 strata_cluster_t **cp) {
+  strata_cluster_t *c = NULL;
+  strata_graph_t *g = NULL;
+  strata_plan_t *p = NULL, *q = NULL;
+  strata_device_map_t *m = NULL;
+  strata_plan_opts_t o;
+  strata_gen_opts_t gen;
+  strata_gen_opts_keep(&gen);
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.model_spec = model;
+  ASSERT_OK(strata_cluster_load(spec, &c));
+  ASSERT_OK(strata_model_load(model, &gen, &g));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_device_map(p, c, &m));
+  ASSERT_EQ(m->n_devices, p->devices);
+  int *seen = strata_calloc((size_t)m->n_devices, sizeof *seen);
+  ASSERT(seen);
+  for (int i = 0; i < m->n_devices; i++) {
+    const strata_device_t *d = &m->devices[i];
+    const strata_node_info_t *n = &m->nodes[d->node];
+    int z = p->stages[d->pp].group;
+    const strata_cluster_t *gz = strata_cluster_group(c, z);
+    ASSERT_EQ(d->rank, i);
+    ASSERT_EQ(strata_cluster_spec_node_group(c, d->node), z);
+    ASSERT(d->local >= 0 && d->local < strata_cluster_gpus_per_node(gz));
+    ASSERT_EQ(n->first_rank + d->local, d->rank); /* node-major */
+    ASSERT_EQ(seen[i]++, 0);
+  }
+  strata_free(seen);
+  /* the plan file keeps the groups (format 4), show gets the same map */
+  unsigned char *data = NULL;
+  size_t len = 0;
+  ASSERT_OK(strata_plan_encode(p, &data, &len));
+  ASSERT_EQ(data[4], 4);
+  ASSERT_OK(strata_plan_decode(data, len, "mixed", &q));
+  ASSERT_EQ(q->n_groups, p->n_groups);
+  for (int s = 0; s < p->n_stages; s++) {
+    ASSERT_EQ(q->stages[s].group, p->stages[s].group);
+    ASSERT_STR_EQ(q->stages[s].gpu_model, p->stages[s].gpu_model);
+  }
+  strata_free(data);
+  strata_plan_destroy(q);
+  strata_device_map_destroy(m);
+  strata_graph_destroy(g);
+  *cp = c;
+  return p;
+}
+
+/* An H100 group and an A100 group: stages on both, more layers on each
+ * H100 stage than on any A100 stage, a step no worse than the H100 group's
+ * best alone, exported for Megatron-LM and refused by DeepSpeed. */
+TEST(mixed_h100_a100) {
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = mixed_plan("gpt-7.5b", SPEC("mixed.json"), &c);
+  int h_min = 1 << 30, a_max = 0, on[2] = {0, 0};
+  ASSERT_EQ(p->n_groups, 2);
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    int n = st->layer_end - st->layer_begin, z = st->group;
+    on[z]++;
+    if (z == 0 && n < h_min) h_min = n;
+    if (z == 1 && n > a_max) a_max = n;
+    ASSERT_STR_EQ(st->gpu_model, z == 0 ? "H100-SXM" : "A100-80GB");
+  }
+  printf("  gpt-7.5b: pp %d (%d on H100, %d on A100), step %.3f s\n", p->pp,
+         on[0], on[1], p->step_seconds);
+  ASSERT(on[0] > 0 && on[1] > 0);
+  ASSERT(h_min > a_max);
+  strata_graph_t *g = NULL;
+  strata_gen_opts_t gen;
+  strata_plan_opts_t o;
+  strata_plan_t *h = NULL;
+  strata_gen_opts_keep(&gen);
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.model_spec = "gpt-7.5b";
+  ASSERT_OK(strata_model_load("gpt-7.5b", &gen, &g));
+  ASSERT_OK(strata_pipeline_plan(g, strata_cluster_group(c, 0), &o, &h));
+  printf("  H100 group alone: %.3f s\n", h->step_seconds);
+  ASSERT(p->step_seconds <= h->step_seconds);
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-size");
+  strata_free(t);
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "node groups of different GPUs");
+  strata_plan_destroy(h);
+  strata_graph_destroy(g);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+}
+
+/* Groups of 8 and of 4 GPUs per node, with an unhealthy node in each:
+ * the map still puts every rank on a healthy node of its group. */
+TEST(mixed_gpus_per_node) {
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = mixed_plan("gpt-1.7b", SPEC("mixed-gpn.json"), &c);
+  ASSERT_EQ(p->n_groups, 2);
+  for (int s = 0; s < p->n_stages; s++)
+    ASSERT(p->stages[s].gpus_per_node <=
+           strata_cluster_gpus_per_node(
+               strata_cluster_group(c, p->stages[s].group)));
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_order_on_presets),
     TEST_ENTRY(context_and_expert_parallelism),
@@ -340,5 +451,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_that_no_longer_fits),
     TEST_ENTRY(hostfiles),
     TEST_ENTRY(allocation_failures),
+    TEST_ENTRY(mixed_h100_a100),
+    TEST_ENTRY(mixed_gpus_per_node),
 };
 TEST_MAIN(tests)

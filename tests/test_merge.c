@@ -1008,7 +1008,7 @@ TEST(megatron_rules) {
   char *t = NULL;
   p = hand_plan(2, 4, 1, 16, odd);
   ASSERT_OK(strata_export_megatron(p, &t));
-  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout Et*3|t*5|t*4|t*4L \\");
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'Et*3|t*5|t*4|t*4L' \\");
   ASSERT(!strstr(t, "--decoder-first-pipeline-num-layers"));
   ASSERT(!strstr(t, "--decoder-last-pipeline-num-layers"));
   strata_free(t);

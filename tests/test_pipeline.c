@@ -80,6 +80,62 @@ TEST(split_dp_equals_brute_force) {
   ASSERT(infeasible > 0);
 }
 
+/* Stages of linear cost (node groups of different speeds, the first and
+ * last holding the embedding and head, each with a memory cap): the
+ * greedy split under each bottleneck against every split. */
+typedef struct {
+  double a[8], e[8];
+  int u[8];
+} lin_case_t;
+
+static double lin_cost(void *ctx, int s, int n) {
+  const lin_case_t *c = ctx;
+  return n <= c->u[s] ? c->a[s] * n + c->e[s] : INFINITY;
+}
+
+TEST(split_linear_equals_brute_force) {
+  static lin_case_t c;
+  int cases = 0, infeasible = 0, uneven = 0;
+  for (int it = 0; it < 400; it++) {
+    int L = 2 + (int)(urand() * 10), P = 1 + (int)(urand() * 5);
+    int B = 1 + (int)(urand() * 12);
+    if (P > L) P = L;
+    double fast = 0.5 + urand(), slow = fast * (1.5 + 2 * urand());
+    int cut = (int)(urand() * (P + 1)); /* stages before it on the slow group */
+    for (int s = 0; s < P; s++) {
+      c.a[s] = s < cut ? slow : fast;
+      c.e[s] = (s == 0 ? urand() : 0) + (s == P - 1 ? 2 * urand() : 0);
+      c.u[s] = urand() < 0.3 ? 1 + (int)(urand() * L) : L;
+    }
+    int n1[8] = {0}, n2[8] = {0};
+    double lin = st__split_linear(L, P, B, c.a, c.e, c.u, n1);
+    double bf = st__split_brute(L, P, B, lin_cost, &c, n2);
+    if (!isfinite(bf)) {
+      ASSERT(!isfinite(lin));
+      infeasible++;
+      continue;
+    }
+    ASSERT_NEAR(lin, bf, 1e-12, 1e-12);
+    /* the split it returns covers the layers, keeps the caps, attains it */
+    int k = 0;
+    double sum = 0, mx = 0;
+    for (int s = 0; s < P; s++) {
+      ASSERT(n1[s] >= 1 && n1[s] <= c.u[s]);
+      double t = c.a[s] * n1[s] + c.e[s];
+      sum += t;
+      mx = t > mx ? t : mx;
+      k += n1[s];
+      if (s && n1[s] != n1[0]) uneven++;
+    }
+    ASSERT_EQ(k, L);
+    ASSERT_NEAR(sum + (B - 1) * mx, lin, 1e-12, 1e-12);
+    cases++;
+  }
+  printf("  %d cases equal to brute force, %d infeasible, %d uneven stages\n",
+         cases, infeasible, uneven);
+  ASSERT(cases > 200 && infeasible > 0 && uneven > 0);
+}
+
 /* Stages of different sizes: the DP against every sequence of stages. */
 typedef struct {
   double t[3][7][7][7]; /* [shape][f][k][n] */
@@ -868,6 +924,7 @@ TEST(heterogeneous_layers_exact) {
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
     TEST_ENTRY(split_hetero_equals_brute_force),
+    TEST_ENTRY(split_linear_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(plan_identical_across_threads),
     TEST_ENTRY(cache_cold_warm_corrupt),

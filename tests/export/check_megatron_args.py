@@ -10,6 +10,7 @@ Megatron-LM checkout; tools that run the real code are described in
 docs/exports.md.
 """
 import json
+import re
 import sys
 
 
@@ -97,6 +98,25 @@ def main():
         mid, rest = pp - bool(first) - bool(last), L - (first or 0) - (last or 0)
         if mid < 0 or (mid and rest % mid) or (not mid and rest):
             bad.append(f"uneven split {first}/{last} of {L} layers over {pp} stages")
+    # --pipeline-model-parallel-layout (megatron/core/transformer/
+    # pipeline_parallel_layer_layout.py): stages split by '|', "x*n" n of x,
+    # E the embedding, t a layer, L the loss; a multiple of pp stages
+    lay = val("--pipeline-model-parallel-layout", str)
+    if lay is not None:
+        s = lay.replace(",", "")
+        s = re.sub(r"\(([^)]+)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+        s = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), s)
+        stages = s.split("|")
+        if len(stages) % pp or set(s) - set("EtLm|"):
+            bad.append(f"layout {lay!r}: {len(stages)} stages for pp {pp}")
+        if s.count("t") != L or not stages[0].startswith("E") or not stages[-1].endswith("L"):
+            bad.append(f"layout {lay!r} is not E, {L} layers, L")
+        if first or last or lpv:
+            bad.append("a layout beside first/last or virtual stage flags")
+        sizes = [st.count("t") for st in stages]
+        want = [x["layer_end"] - x["layer_begin"] for x in plan["stages"]]
+        if sizes != want:
+            bad.append(f"layout stages {sizes}, the plan's {want}")
     if has("--overlap-param-gather") and not (has("--use-distributed-optimizer") and has("--overlap-grad-reduce")):
         bad.append("--overlap-param-gather without the distributed optimizer and --overlap-grad-reduce")
     # what a run needs: the LR schedule (get_optimizer_param_scheduler),

@@ -47,6 +47,7 @@ PLANS=(
     smallllama "--model llama --layers 4 --cluster dgx-h100:2 --global-batch 16"
     interleaved "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --vpp 2 --global-batch 16"
     free "--model gpt --layers 4 --hidden 512 --heads 8 --cluster dgx-h100:2 --free --global-batch 16"
+    mixed "--model gpt-18.4b --cluster $here/../data/topo/mixed.json"
 )
 
 plan_all() {
@@ -75,7 +76,7 @@ printf '%s\n' "${CUDA_DEVICE_MAX_CONNECTIONS-unset}" >"$LAUNCH_OUT.env"
 EOF
     chmod +x "$tmp/bin/torchrun"
     local name fam vars
-    for name in gpt llama llama3 bert interleaved moe; do
+    for name in gpt llama llama3 bert interleaved moe mixed; do
         "$strata" export megatron --launch "$tmp/$name.splan" -o "$tmp/$name.sh" ||
             { fail "$name: export --launch"; continue; }
         bash -n "$tmp/$name.sh" || fail "$name: the script is not valid bash"
