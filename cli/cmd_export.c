@@ -217,6 +217,11 @@ static void node_shape(const strata_plan_t *p, const args_t *a,
   if (p->cluster && p->cluster[0] && !strata_cluster_load(p->cluster, &c)) {
     if (!o->gpus_per_node) o->gpus_per_node = strata_cluster_gpus_per_node(c);
     o->nodes_per_leaf = strata_cluster_leaf_size(c);
+    /* node groups of different GPU counts: no one count per node */
+    for (int k = 1; k < strata_cluster_group_count(c) && !a->gpn; k++)
+      if (strata_cluster_gpus_per_node(strata_cluster_group(c, k)) !=
+          strata_cluster_gpus_per_node(c))
+        o->gpus_per_node = -1;
   }
   strata_cluster_destroy(c);
 }

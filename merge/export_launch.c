@@ -52,6 +52,13 @@ void strata_export_opts_init(strata_export_opts_t *o) {
 }
 
 static int check_layout(const strata_plan_t *p, int G, int *nodes, int *gpn) {
+  if (G < 0)
+    return REFUSE("the node groups of cluster '%s' have different GPUs per "
+                  "node, and torchrun starts the same number of processes "
+                  "on every node: export the flags (strata export megatron) "
+                  "and the hosts (strata export hostfile) and start each "
+                  "node with its own --nproc-per-node",
+                  p->cluster ? p->cluster : "?");
   if (G < 1)
     return REFUSE("the GPUs per node of cluster '%s' are unknown (the "
                   "cluster spec cannot be read here); pass --gpus-per-node",

@@ -110,6 +110,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
       ss[P] = &M->S[t->order[j]];
     }
   if (P < 2 || P > L || P > ST__MAX_PP) return 0;
+  if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
   for (int s = 0; s < P; s++) {
     st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
     st__part_t x;
@@ -204,7 +205,11 @@ static int next_perm(int *v, int n) {
 static int search_mixed(mixed_t *M) {
   const st__search_t *S0 = &M->S[0];
   int rc = 0;
+  const strata_plan_opts_t *o = S0->o;
   if (S0->graphs[0]->n_blocks != 1) return 0; /* layers differ: one group */
+  /* fixed first/last stages or virtual stages: a Megatron split of its own,
+   * not one balanced to the groups */
+  if (o->fix_first || o->fix_last || o->vpp > 1) return 0;
   for (int k = 0; k < M->K && !rc; k++)
     rc = st__eval_scratch(&M->S[k]);
   for (int i = 0; i < S0->n_fam && !rc; i++) {
