@@ -97,6 +97,23 @@ typedef struct {
   int dp, b, m;
 } trial_t;
 
+/* A split fixed by the options (first/last stage layers, the middle ones
+ * equal, as Megatron-LM's flags give it): 1 and n filled, else 0. */
+static int fixed_split(const strata_plan_opts_t *o, int L, int P, int *n) {
+  int first = o->fix_first, last = o->fix_last, sum = 0;
+  if (!first && !last) return 0;
+  if (P == 2 && !first) first = L - last;
+  if (P == 2 && !last) last = L - first;
+  int given = !!first + !!last,
+      mid = P > given ? (L - first - last) / (P - given) : 0;
+  for (int s = 0; s < P; s++) {
+    n[s] = s == 0 && first ? first : s == P - 1 && last ? last : mid;
+    sum += n[s];
+  }
+  if (sum != L) n[0] = 0; /* not a split Megatron-LM takes */
+  return 1;
+}
+
 /* Split and cost one mixed configuration; keep it when best. */
 static int try_config(mixed_t *M, const trial_t *t) {
   const st__search_t *S0 = &M->S[0];
@@ -122,7 +139,12 @@ static int try_config(mixed_t *M, const trial_t *t) {
     u[s] = most_layers(ss[s], &one, s, L - P + 1);
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
-  if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) return 0;
+  if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
+    for (int s = 0; s < P; s++)
+      if (n[s] < 1 || n[s] > u[s]) return 0;
+  } else if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) {
+    return 0;
+  }
   st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
@@ -207,9 +229,8 @@ static int search_mixed(mixed_t *M) {
   int rc = 0;
   const strata_plan_opts_t *o = S0->o;
   if (S0->graphs[0]->n_blocks != 1) return 0; /* layers differ: one group */
-  /* fixed first/last stages or virtual stages: a Megatron split of its own,
-   * not one balanced to the groups */
-  if (o->fix_first || o->fix_last || o->vpp > 1) return 0;
+  /* virtual stages: equal chunks, not a split balanced to the groups */
+  if (o->vpp > 1) return 0;
   for (int k = 0; k < M->K && !rc; k++)
     rc = st__eval_scratch(&M->S[k]);
   for (int i = 0; i < S0->n_fam && !rc; i++) {
