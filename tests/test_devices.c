@@ -417,6 +417,16 @@ TEST(mixed_h100_a100) {
   ASSERT_OK(strata_pipeline_plan(g, strata_cluster_group(c, 0), &o, &h));
   printf("  H100 group alone: %.3f s\n", h->step_seconds);
   ASSERT(p->step_seconds <= h->step_seconds);
+  /* the plan's configuration, fixed as strata estimate fixes it, costs
+   * what the plan says */
+  strata_plan_t *e = NULL;
+  o.fix_tp = p->tp, o.fix_pp = p->pp, o.fix_dp = p->dp;
+  o.micro_batch = p->micro_batch;
+  o.fix_first = p->stages[0].layer_end;
+  o.fix_last = p->layers - p->stages[p->n_stages - 1].layer_begin;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
+  ASSERT_NEAR(e->step_seconds, p->step_seconds, 1e-12, 0);
+  strata_plan_destroy(e);
   char *t = NULL;
   ASSERT_OK(strata_export_megatron(p, &t));
   ASSERT_CONTAINS(t, "--pipeline-model-parallel-size");
