@@ -45,8 +45,10 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len) {
   unsigned char *f = malloc(HDR + zlen);
   if (!f || compress2(f + HDR, &zlen, raw, (uLong)n, 9) != Z_OK) abort();
   memcpy(f, "SPLN", 4);
-  f[4] = STRATA_PLAN_FORMAT_VERSION & 0xff; /* the version this strata reads */
-  f[5] = STRATA_PLAN_FORMAT_VERSION >> 8;
+  /* format 3, a plan of one shape (the corpus's payloads); format 4's
+   * node groups come in through whole files (corpus/plan/mixed.splan) */
+  f[4] = 3;
+  f[5] = 0;
   f[6] = f[7] = 0;
   put32(f + 8, (uint32_t)crc32(0, f + HDR, (uInt)zlen));
   put32(f + 12, (uint32_t)n);
