@@ -96,13 +96,23 @@ static int finite_nonneg(double x) {
 /* The plan's figures, memory, devices and layers.  The stages are the
  * pp x vpp model chunks in model order; rank r holds chunks r, r + pp,
  * ..., so the devices of a replica are those of the first pp chunks. */
+/* The budget of a device of node group z (the whole cluster's GPU when
+ * it has one shape). */
+static double budget_of(const strata_cluster_t *c, int z,
+                        const strata_plan_opts_t *po) {
+  const strata_cluster_t *g = strata_cluster_group(c, z);
+  check(g != NULL, "a stage names a node group the cluster lacks");
+  return (po->memory_budget > 0 ? po->memory_budget
+                                : (double)strata_cluster_gpu_memory(g)) -
+         po->memory_reserve;
+}
+
 static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
                        const strata_plan_opts_t *po) {
-  double budget =
-      (po->memory_budget > 0 ? po->memory_budget
-                             : (double)strata_cluster_gpu_memory(c)) -
-      po->memory_reserve;
-  int gpn = strata_cluster_gpus_per_node(c), used = 0, layer = 0;
+  double budget = 0;
+  int used = 0, layer = 0;
+  for (int z = 0; z < strata_cluster_group_count(c); z++)
+    if (budget_of(c, z, po) > budget) budget = budget_of(c, z, po);
   check(p->n_stages >= 1 && p->pp >= 1 && p->dp >= 1 &&
             p->n_stages == p->pp * (p->vpp > 1 ? p->vpp : 1),
         "a plan's stages are not pp x vpp chunks");
@@ -112,9 +122,10 @@ static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
         "a plan figure is not finite");
   check(p->peak_memory_bytes <= budget * (1 + 1e-9),
         "the plan's peak memory exceeds the budget");
-  for (int r = 0; p->ranks && r < p->pp; r++)
+  for (int r = 0; p->ranks && r < p->pp; r++) /* stage r is on rank r */
     check(finite_nonneg(p->ranks[r].mem.total) &&
-              p->ranks[r].mem.total <= budget * (1 + 1e-9),
+              p->ranks[r].mem.total <=
+                  budget_of(c, p->stages[r].group, po) * (1 + 1e-9),
           "a rank exceeds the memory budget");
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
@@ -124,8 +135,10 @@ static void invariants(const strata_plan_t *p, const strata_cluster_t *c,
     check(s + 1 == p->n_stages || finite_nonneg(p->p2p_seconds[s]),
           "a p2p time is not finite");
     check(st->rank == s % p->pp, "a chunk is not on rank s mod pp");
-    check(st->nodes >= 1 && st->gpus_per_node >= 1 &&
-              st->nodes <= strata_cluster_nodes(c) && st->gpus_per_node <= gpn,
+    const strata_cluster_t *g = strata_cluster_group(c, st->group);
+    int gpn = g ? strata_cluster_gpus_per_node(g) : 0;
+    check(st->nodes >= 1 && st->gpus_per_node >= 1 && g &&
+              st->nodes <= strata_cluster_nodes(g) && st->gpus_per_node <= gpn,
           "a stage's submesh is not in the cluster");
     check(st->first_rank >= 0 &&
               st->first_rank + (st->nodes - 1) * gpn + st->gpus_per_node <=
