@@ -310,9 +310,10 @@ static int mixed_nodes(strata_device_map_t *m, const strata_plan_t *p,
     if (dropped)
       snprintf(why, sizeof why, "%s", dropped);
     else if (!used[z])
-      snprintf(why, sizeof why,
-               "node group %d (%s) left out: the plan is faster without it", z,
-               strata_cluster_gpu_model(g)->name);
+      snprintf(
+          why, sizeof why,
+          "node group %d (%s) left out: the best plan found does not use it", z,
+          strata_cluster_gpu_model(g)->name);
     else
       snprintf(why, sizeof why,
                "not needed: the plan's stages on node group %d fit on fewer "

@@ -159,9 +159,9 @@ static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
     }
     if (!n)
       strata_buf_printf(b,
-                        "  %-20s left out: the plan is faster on the "
-                        "other groups without it\n",
-                        z ? "" : "node groups");
+                        "  %-20s group %d: left out, the best plan found "
+                        "does not use it\n",
+                        z ? "" : "node groups", z);
     else if (lo == hi)
       strata_buf_printf(b, "  %-20s group %d, %s: %d stage%s of %d layers\n",
                         z ? "" : "node groups", z, gpu, n, n > 1 ? "s" : "",

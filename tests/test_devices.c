@@ -336,6 +336,7 @@ TEST(allocation_failures) {
  * a node of its stage's group, that node's GPUs in rank order; the plan
  * file keeps each stage's group and GPU.  Returns the plan. */
 static strata_plan_t *mixed_plan(const char *model, const char *spec,
+                                 const strata_gen_opts_t *sizes, int batch,
                                  strata_cluster_t **cp) {
   strata_cluster_t *c = NULL;
   strata_graph_t *g = NULL;
@@ -344,9 +345,12 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
   strata_plan_opts_t o;
   strata_gen_opts_t gen;
   strata_gen_opts_keep(&gen);
+  if (sizes) gen = *sizes;
   strata_plan_opts_init(&o);
   o.quiet = 1;
   o.model_spec = model;
+  o.gen = gen;
+  if (batch) o.global_batch = batch;
   ASSERT_OK(strata_cluster_load(spec, &c));
   ASSERT_OK(strata_model_load(model, &gen, &g));
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
@@ -390,7 +394,7 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
  * best alone, exported for Megatron-LM and refused by DeepSpeed. */
 TEST(mixed_h100_a100) {
   strata_cluster_t *c = NULL;
-  strata_plan_t *p = mixed_plan("gpt-7.5b", SPEC("mixed.json"), &c);
+  strata_plan_t *p = mixed_plan("gpt-7.5b", SPEC("mixed.json"), NULL, 0, &c);
   int h_min = 1 << 30, a_max = 0, on[2] = {0, 0};
   ASSERT_EQ(p->n_groups, 2);
   for (int s = 0; s < p->n_stages; s++) {
@@ -443,12 +447,39 @@ TEST(mixed_h100_a100) {
  * the map still puts every rank on a healthy node of its group. */
 TEST(mixed_gpus_per_node) {
   strata_cluster_t *c = NULL;
-  strata_plan_t *p = mixed_plan("gpt-1.7b", SPEC("mixed-gpn.json"), &c);
+  strata_plan_t *p =
+      mixed_plan("gpt-1.7b", SPEC("mixed-gpn.json"), NULL, 0, &c);
   ASSERT_EQ(p->n_groups, 2);
   for (int s = 0; s < p->n_stages; s++)
     ASSERT(p->stages[s].gpus_per_node <=
            strata_cluster_gpus_per_node(
                strata_cluster_group(c, p->stages[s].group)));
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+}
+
+/* A model too small to gain from the slower group: the plan runs on the
+ * H100 node alone and the map names the A100 nodes left out and why. */
+TEST(mixed_group_left_out) {
+  strata_cluster_t *c = NULL;
+  strata_gen_opts_t gen;
+  strata_gen_opts_keep(&gen);
+  gen.layers = 4, gen.hidden = 128, gen.heads = 4, gen.seq = 64;
+  gen.vocab = 512;
+  strata_plan_t *p = mixed_plan("gpt", SPEC("mixed-small.json"), &gen, 32, &c);
+  strata_device_map_t *m = NULL;
+  char *t = NULL;
+  ASSERT_EQ(p->n_groups, 2);
+  for (int s = 0; s < p->n_stages; s++)
+    ASSERT_EQ(p->stages[s].group, 0);
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "group 1: left out, the best plan found does not use it");
+  strata_free(t);
+  ASSERT_OK(strata_device_map(p, c, &m));
+  ASSERT_EQ(m->nodes_used, 1);
+  ASSERT_EQ(m->nodes[1].use, STRATA_NODE_UNUSED);
+  ASSERT_CONTAINS(m->nodes[2].why, "node group 1 (A100-40GB) left out");
+  strata_device_map_destroy(m);
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
 }
@@ -463,5 +494,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(allocation_failures),
     TEST_ENTRY(mixed_h100_a100),
     TEST_ENTRY(mixed_gpus_per_node),
+    TEST_ENTRY(mixed_group_left_out),
 };
 TEST_MAIN(tests)

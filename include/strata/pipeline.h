@@ -214,7 +214,7 @@ typedef struct strata_plan {
   int head_dim, qkv_bias, out_bias, qk_norm, window, window_every, expert_bias;
   double rope_theta;
   /* node groups of the cluster it was planned on (0: one shape); a group
-   * that runs no stage was left out as the plan is faster without it */
+   * that runs no stage was left out: no plan using it was faster */
   int n_groups;
 } strata_plan_t;
 
