@@ -265,6 +265,27 @@ static void mark_groups(strata_plan_t *p, const strata_cluster_t *c,
   }
 }
 
+/* A mixed plan's GPU figures: the peak FLOP/s its MFU divides by is the
+ * mean of its devices' (each stage's t x dp on its group's GPU); the
+ * memory it reports against is that of the GPU of its fullest rank. */
+static void mixed_rates(strata_plan_t *p, const strata_cluster_t *c,
+                        const strata_plan_opts_t *o) {
+  double flops = 0, peak = -1;
+  int n = 0;
+  for (int r = 0; r < p->pp; r++) {
+    const strata_plan_stage_t *st = &p->stages[r]; /* stage r on rank r */
+    const strata_cluster_t *g = strata_cluster_group(c, st->group);
+    int d = st->nodes * st->gpus_per_node * p->dp;
+    flops += d * strata_cluster_gpu_peak_flops(g);
+    n += d;
+    if (p->ranks[r].mem.total > peak && !(o->memory_budget > 0)) {
+      peak = p->ranks[r].mem.total;
+      p->gpu_memory_bytes = (double)strata_cluster_gpu_memory(g);
+    }
+  }
+  if (n > 0) p->gpu_peak_flops = flops / n;
+}
+
 /* The runners-up: the mixed best and each group's best, by step. */
 static int merge_top(strata_plan_t *p, const strata_plan_config_t *x, int n,
                      int keep) {
@@ -315,7 +336,10 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
       rc = 0;
       mixed = NULL;
     }
-    if (mixed) mark_groups(mixed, c, M, &M->best, 0);
+    if (mixed) {
+      mark_groups(mixed, c, M, &M->best, 0);
+      mixed_rates(mixed, c, M->S[0].o);
+    }
   }
   for (int z = 0; z < M->K; z++)
     if (alone[z] && (!best || alone[z]->step_seconds < best->step_seconds))
