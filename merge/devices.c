@@ -306,6 +306,7 @@ static int mixed_nodes(strata_device_map_t *m, const strata_plan_t *p,
     const char *dropped = strata_cluster_spec_node_dropped(c, i);
     const strata_cluster_t *g = strata_cluster_group(c, z);
     char why[200];
+    nd->group = z;
     if (nd->name) continue; /* used */
     if (dropped)
       snprintf(why, sizeof why, "%s", dropped);
@@ -377,6 +378,7 @@ static int run_end(const strata_device_map_t *m, int i) {
   while (j + 1 < m->n_nodes) {
     const strata_node_info_t *b = &m->nodes[j + 1];
     const strata_node_info_t *prev = &m->nodes[j];
+    if (b->group != a->group) break; /* a mixed cluster's groups apart */
     /* used nodes: ranks that follow on (a mixed plan may use a later
      * group's nodes first) */
     int same =

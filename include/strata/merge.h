@@ -128,6 +128,7 @@ typedef struct {
   int first_rank; /* global rank of its local GPU 0; -1 not used */
   int node_rank;  /* the launcher's node rank; -1 not used */
   char *why;      /* not used: why (NULL when used) */
+  int group;      /* its node group on a mixed cluster (else 0) */
 } strata_node_info_t;
 
 typedef struct {
