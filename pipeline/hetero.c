@@ -50,6 +50,8 @@ typedef struct {
   st__search_t *ss[ST__MAX_PP];
   int have;
   long tried;
+  double deadline; /* of the whole plan (0: none) */
+  int stopped;     /* the time limit was reached */
 } mixed_t;
 
 /* Family of group z with f's degrees, or NULL. */
@@ -180,7 +182,12 @@ static double bound(const mixed_t *M, const trial_t *t) {
 /* Every pp_j (0 .. what group order[j] holds), at least two groups used. */
 static int each_pp(mixed_t *M, trial_t *t, int j, int used) {
   if (j == M->K) {
-    if (used < 2) return 0;
+    const strata_plan_opts_t *o = M->S[0].o;
+    if (o->cancel && *o->cancel)
+      return strata_error(STRATA_ECANCELED, "interrupted");
+    if (M->deadline > 0 && M->have && strata_now() > M->deadline)
+      M->stopped = 1; /* the best so far stands */
+    if (used < 2 || M->stopped) return 0;
     if (M->have && bound(M, t) >= M->cost.step) return 0;
     return try_config(M, t);
   }
@@ -189,7 +196,7 @@ static int each_pp(mixed_t *M, trial_t *t, int j, int used) {
   int most = t->f[z] ? S->total / (t->f[z]->t * t->dp) : 0;
   if (most > S->L) most = S->L;
   if (S->o->max_pp > 0 && most > S->o->max_pp) most = S->o->max_pp;
-  for (int p = 0; p <= most && !rc; p++) {
+  for (int p = 0; p <= most && !rc && !M->stopped; p++) {
     t->pp[j] = p;
     rc = each_pp(M, t, j + 1, used + (p > 0));
   }
@@ -200,7 +207,7 @@ static int each_dp(mixed_t *M, trial_t *t) {
   const strata_plan_opts_t *o = M->S[0].o;
   int micro = o->global_batch / t->b, rc = 0;
   if (o->global_batch % t->b) return 0;
-  for (int dp = 1; dp <= micro && !rc; dp++) {
+  for (int dp = 1; dp <= micro && !rc && !M->stopped; dp++) {
     if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
     t->dp = dp;
     t->m = micro / dp;
@@ -233,7 +240,7 @@ static int search_mixed(mixed_t *M) {
   if (o->vpp > 1) return 0;
   for (int k = 0; k < M->K && !rc; k++)
     rc = st__eval_scratch(&M->S[k]);
-  for (int i = 0; i < S0->n_fam && !rc; i++) {
+  for (int i = 0; i < S0->n_fam && !rc && !M->stopped; i++) {
     trial_t t;
     memset(&t, 0, sizeof t);
     t.f[0] = &S0->fam[i];
@@ -385,6 +392,9 @@ static void stats(const mixed_t *M, strata_plan_t *p, double t0) {
   }
   p->configs_evaluated += (int)M->tried;
   p->plan_seconds = strata_now() - t0;
+  p->time_limited = M->stopped;
+  for (int z = 0; z < M->K; z++)
+    p->time_limited |= M->S[z].deadline < 0; /* a group's search stopped */
 }
 
 int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
@@ -409,6 +419,7 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
           "node group %d (%s)", z,
           strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
   }
+  M->deadline = rc ? 0 : M->S[0].deadline;
   if (!rc) { /* p2p between groups, as eval.c's affine model */
     strata_link_t x = strata_cluster_group_link(c);
     M->S[0].xp2p[0] = x.latency;
