@@ -6,7 +6,8 @@
  * empty cache filled as it goes), warm (every subproblem from the cache)
  * and with no cache at all, with 1 and 2 solver threads, and the free
  * mode; then the re-plan after a node is drained.  Prints medians and
- * ratios; never fails on a time.
+ * ratios; never fails on a time.  Last, a mixed cluster: llama2-70b on 64
+ * H100 and 64 A100 nodes (bench/data), against the 64 H100 nodes alone.
  *
  * Usage: bench_plan [runs]   (default 5)
  */
@@ -145,6 +146,34 @@ static void bench_drain(const char *dir) {
   strata_plan_destroy(p);
 }
 
+/* Node groups of different GPUs planning together, and the faster group
+ * alone on the same network. */
+static void bench_mixed(int runs) {
+  case_t mixed = {"llama2-70b",
+                  STRATA_SOURCE_DIR "/bench/data/h100x64-a100x64.json", 1024,
+                  1};
+  case_t alone = {"llama2-70b", STRATA_SOURCE_DIR "/bench/data/h100x64.json",
+                  1024, 1};
+  double v[32], w[32];
+  strata_plan_t *p = NULL, *q = NULL;
+  for (int r = 0; r < runs; r++) {
+    v[r] = run(&mixed, 2, NULL, r ? NULL : &p);
+    w[r] = run(&alone, 2, NULL, r ? NULL : &q);
+  }
+  if (!p || !q) return;
+  printf("mixed cluster llama2-70b on 64 H100 + 64 A100 nodes: %.3f s to "
+         "plan; tp %d pp %d dp %d, layers per stage",
+         median(v, runs), p->tp, p->pp, p->dp);
+  for (int s = 0; s < p->n_stages; s++)
+    printf(" %d%s", p->stages[s].layer_end - p->stages[s].layer_begin,
+           p->n_groups > 1 ? (p->stages[s].group ? "(A100)" : "(H100)") : "");
+  printf("; step %.3f s against %.3f s on the H100 nodes alone (%.3f s to "
+         "plan)\n",
+         p->step_seconds, q->step_seconds, median(w, runs));
+  strata_plan_destroy(p);
+  strata_plan_destroy(q);
+}
+
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 5;
   if (runs < 1 || runs > 32) runs = 5;
@@ -162,6 +191,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     bench_case(&cases[i], (i == 2 || i == 3) && runs > 3 ? 3 : runs, dir);
   bench_drain(dir);
+  bench_mixed(runs);
   clear_dir(dir);
   return 0;
 }
