@@ -203,7 +203,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   if (!rc) rc = set_str(&p->cluster, strata_cluster_name(S->c));
   if (rc) return rc;
   p->tp = cf->f->tp;
-  if (cf->fs)
+  if (cf->fs && !cf->ss) /* free mode's stages of their own sizes */
     for (int s = 0; s < cf->p; s++)
       p->tp = cf->fs[s]->t > p->tp ? cf->fs[s]->t : p->tp;
   p->cp = cf->f->cp;

@@ -337,7 +337,7 @@ TEST(allocation_failures) {
  * file keeps each stage's group and GPU.  Returns the plan. */
 static strata_plan_t *mixed_plan(const char *model, const char *spec,
                                  const strata_gen_opts_t *sizes, int batch,
-                                 strata_cluster_t **cp) {
+                                 int cp, strata_cluster_t **cp_out) {
   strata_cluster_t *c = NULL;
   strata_graph_t *g = NULL;
   strata_plan_t *p = NULL, *q = NULL;
@@ -351,9 +351,11 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
   o.model_spec = model;
   o.gen = gen;
   if (batch) o.global_batch = batch;
+  o.fix_cp = cp;
   ASSERT_OK(strata_cluster_load(spec, &c));
   ASSERT_OK(strata_model_load(model, &gen, &g));
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_EQ(p->tp * (p->cp > 1 ? p->cp : 1) * p->pp * p->dp, p->devices);
   ASSERT_OK(strata_device_map(p, c, &m));
   ASSERT_EQ(m->n_devices, p->devices);
   int *seen = strata_calloc((size_t)m->n_devices, sizeof *seen);
@@ -385,7 +387,7 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
   strata_plan_destroy(q);
   strata_device_map_destroy(m);
   strata_graph_destroy(g);
-  *cp = c;
+  *cp_out = c;
   return p;
 }
 
@@ -394,7 +396,7 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
  * best alone, exported for Megatron-LM and refused by DeepSpeed. */
 TEST(mixed_h100_a100) {
   strata_cluster_t *c = NULL;
-  strata_plan_t *p = mixed_plan("gpt-7.5b", SPEC("mixed.json"), NULL, 0, &c);
+  strata_plan_t *p = mixed_plan("gpt-7.5b", SPEC("mixed.json"), NULL, 0, 0, &c);
   int h_min = 1 << 30, a_max = 0, on[2] = {0, 0};
   ASSERT_EQ(p->n_groups, 2);
   for (int s = 0; s < p->n_stages; s++) {
@@ -448,7 +450,7 @@ TEST(mixed_h100_a100) {
 TEST(mixed_gpus_per_node) {
   strata_cluster_t *c = NULL;
   strata_plan_t *p =
-      mixed_plan("gpt-1.7b", SPEC("mixed-gpn.json"), NULL, 0, &c);
+      mixed_plan("gpt-1.7b", SPEC("mixed-gpn.json"), NULL, 0, 0, &c);
   ASSERT_EQ(p->n_groups, 2);
   for (int s = 0; s < p->n_stages; s++)
     ASSERT(p->stages[s].gpus_per_node <=
@@ -466,7 +468,8 @@ TEST(mixed_group_left_out) {
   strata_gen_opts_keep(&gen);
   gen.layers = 4, gen.hidden = 128, gen.heads = 4, gen.seq = 64;
   gen.vocab = 512;
-  strata_plan_t *p = mixed_plan("gpt", SPEC("mixed-small.json"), &gen, 32, &c);
+  strata_plan_t *p =
+      mixed_plan("gpt", SPEC("mixed-small.json"), &gen, 32, 0, &c);
   strata_device_map_t *m = NULL;
   char *t = NULL;
   ASSERT_EQ(p->n_groups, 2);
@@ -484,6 +487,30 @@ TEST(mixed_group_left_out) {
   strata_cluster_destroy(c);
 }
 
+/* Context parallelism across the groups: the plan's tp is the tensor-
+ * parallel size, not tp x cp, and each rank's coordinates say so. */
+TEST(mixed_context_parallel) {
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p =
+      mixed_plan("llama2-70b", SPEC("mixed.json"), NULL, 64, 2, &c);
+  int on[2] = {0, 0};
+  ASSERT_EQ(p->cp, 2);
+  for (int s = 0; s < p->n_stages; s++) {
+    on[p->stages[s].group]++;
+    ASSERT_EQ(p->stages[s].nodes * p->stages[s].gpus_per_node, p->tp * p->cp);
+  }
+  ASSERT(on[0] > 0 && on[1] > 0);
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  char want[64];
+  snprintf(want, sizeof want, "--tensor-model-parallel-size %d \\", p->tp);
+  ASSERT_CONTAINS(t, want);
+  ASSERT_CONTAINS(t, "--context-parallel-size 2");
+  strata_free(t);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_order_on_presets),
     TEST_ENTRY(context_and_expert_parallelism),
@@ -495,5 +522,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(mixed_h100_a100),
     TEST_ENTRY(mixed_gpus_per_node),
     TEST_ENTRY(mixed_group_left_out),
+    TEST_ENTRY(mixed_context_parallel),
 };
 TEST_MAIN(tests)
