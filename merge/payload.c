@@ -278,6 +278,9 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
       st__wr_i(&w, p->stages[s].group);
       st__wr_s(&w, p->stages[s].gpu_model);
     }
+  if (p->n_groups > 1) /* and where each runner-up runs */
+    for (int i = 0; i < p->n_top; i++)
+      st__wr_i(&w, p->top[i].group);
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -615,6 +618,8 @@ static void get_groups(st__rd_t *r, strata_plan_t *p) {
     st__rd_sbuf(r, "stage GPU model", p->stages[s].gpu_model,
                 sizeof p->stages[s].gpu_model);
   }
+  for (int i = 0; i < p->n_top && !r->bad; i++)
+    p->top[i].group = st__rd_int(r, "configuration group", 0, p->n_groups);
 }
 
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,

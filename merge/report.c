@@ -181,12 +181,15 @@ static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
   for (int i = 0; i < p->n_top; i++) {
     const strata_plan_config_t *c = &p->top[i];
     char mem[32], name[200];
+    char where[96] = "";
     strata_plan_config_name(c, name, sizeof name);
-    strata_buf_printf(b, "  %d. %s%s: %.3f ms", i + 1, name,
-                      c->pp > 1 && c->vpp <= 1 &&
-                              (c->first_layers != c->last_layers)
-                          ? ", uneven first/last"
-                          : "",
+    if (p->n_groups > 1 && c->group > 0)
+      snprintf(where, sizeof where, ", node group %d alone", c->group - 1);
+    else if (p->n_groups > 1)
+      snprintf(where, sizeof where, ", stages over the node groups");
+    else if (c->pp > 1 && c->vpp <= 1 && c->first_layers != c->last_layers)
+      snprintf(where, sizeof where, ", uneven first/last");
+    strata_buf_printf(b, "  %d. %s%s: %.3f ms", i + 1, name, where,
                       c->step_seconds * 1e3);
     if (i > 0 && p->top[0].step_seconds > 0)
       strata_buf_printf(b, " (%+.2f %%)",
@@ -421,6 +424,11 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
                              ? c->step_seconds / p->top[0].step_seconds - 1
                              : 0) |
         st__json_par_config(o, c))
+      return -1;
+    /* on node groups: null over the groups, else the one group it runs on */
+    if (p->n_groups > 1 &&
+        !(c->group > 0 ? cJSON_AddNumberToObject(o, "node_group", c->group - 1)
+                       : cJSON_AddNullToObject(o, "node_group")))
       return -1;
   }
   return 0;

@@ -334,7 +334,11 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
       rc = 0;
       continue;
     }
-    if (!rc) mark_groups(alone[z], c, M, NULL, z);
+    if (!rc) {
+      mark_groups(alone[z], c, M, NULL, z);
+      for (int i = 0; i < alone[z]->n_top; i++)
+        alone[z]->top[i].group = z + 1;
+    }
   }
   if (!rc) rc = search_mixed(M);
   if (!rc && M->have) {

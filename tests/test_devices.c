@@ -383,6 +383,9 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
     ASSERT_EQ(q->stages[s].group, p->stages[s].group);
     ASSERT_STR_EQ(q->stages[s].gpu_model, p->stages[s].gpu_model);
   }
+  ASSERT_EQ(q->n_top, p->n_top);
+  for (int i = 0; i < p->n_top; i++) /* where each runner-up runs */
+    ASSERT_EQ(q->top[i].group, p->top[i].group);
   strata_free(data);
   strata_plan_destroy(q);
   strata_device_map_destroy(m);
@@ -411,6 +414,17 @@ TEST(mixed_h100_a100) {
          on[0], on[1], p->step_seconds);
   ASSERT(on[0] > 0 && on[1] > 0);
   ASSERT(h_min > a_max);
+  /* the runners-up say where they run: the best over the groups, then
+   * each group's best alone (the H100 one before the A100 one) */
+  ASSERT(p->n_top >= 3);
+  ASSERT_EQ(p->top[0].group, 0);
+  ASSERT_EQ(p->top[1].group, 1);
+  ASSERT_EQ(p->top[2].group, 2);
+  char *sum = NULL;
+  ASSERT_OK(strata_plan_summary(p, &sum));
+  ASSERT_CONTAINS(sum, "stages over the node groups: ");
+  ASSERT_CONTAINS(sum, "node group 1 alone: ");
+  strata_free(sum);
   strata_graph_t *g = NULL;
   strata_gen_opts_t gen;
   strata_plan_opts_t o;
@@ -475,6 +489,8 @@ TEST(mixed_group_left_out) {
   ASSERT_EQ(p->n_groups, 2);
   for (int s = 0; s < p->n_stages; s++)
     ASSERT_EQ(p->stages[s].group, 0);
+  ASSERT(p->n_top >= 1);
+  ASSERT_EQ(p->top[0].group, 1); /* the best is group 0's, alone */
   ASSERT_OK(strata_plan_summary(p, &t));
   ASSERT_CONTAINS(t, "group 1: left out, the best plan found does not use it");
   strata_free(t);

@@ -135,6 +135,9 @@ typedef struct {
   double step_seconds, peak_memory_bytes;
   int fits;
   int cp, ep, etp, fp8;
+  /* On a cluster of node groups: 0 the stages spread over the groups,
+   * k + 1 node group k alone.  0 on a cluster of one shape. */
+  int group;
 } strata_plan_config_t;
 
 /* One pipeline stage (a model chunk: with interleaving, rank r holds
