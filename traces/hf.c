@@ -390,10 +390,9 @@ static void rd_mixtral(cfg_t *c, strata_gen_opts_t *o) {
   o->window = num(c, "sliding_window", 0, 0); /* every layer */
 }
 
-static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
+/* The experts of Qwen2-MoE and Qwen3-MoE: in every layer, no window. */
+static void qwen_experts(cfg_t *c, strata_gen_opts_t *o) {
   moe_common(c, o);
-  o->qk_norm = 1;
-  o->qkv_bias = o->out_bias = flag(c, "attention_bias", 0);
   o->experts = num(c, "num_experts", 1, 0);
   o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
   o->ffn = num(c, "intermediate_size", 0, o->moe_ffn);
@@ -410,28 +409,20 @@ static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
   use(c, "max_window_layers");
 }
 
+static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
+  qwen_experts(c, o);
+  o->qk_norm = 1;
+  o->qkv_bias = o->out_bias = flag(c, "attention_bias", 0);
+}
+
 /* Qwen2-MoE (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention (q, k, v
  * biases) with experts in every layer and a shared expert scaled by a
  * sigmoid gate (shared_expert_gate, a linear to one value per token). */
 static void rd_qwen2_moe(cfg_t *c, strata_gen_opts_t *o) {
-  moe_common(c, o);
+  qwen_experts(c, o);
   o->qkv_bias = 1;
-  o->experts = num(c, "num_experts", 1, 0);
-  o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
-  o->ffn = num(c, "intermediate_size", 0, o->moe_ffn);
   o->shared_ffn = num(c, "shared_expert_intermediate_size", 0, 0);
   o->shared_gate = o->shared_ffn > 0;
-  if (num(c, "decoder_sparse_step", 0, 1) != 1)
-    bad_field(c, "decoder_sparse_step", "1 (experts in every layer)");
-  const cJSON *only = item(c, "mlp_only_layers");
-  if (only && (!cJSON_IsArray(only) || cJSON_GetArraySize(only) > 0))
-    bad_field(c, "mlp_only_layers", "empty (experts in every layer)");
-  if (flag(c, "use_sliding_window", 0))
-    bad_field(c, "use_sliding_window",
-              "false (a window from max_window_layers on is not built with "
-              "experts)");
-  use(c, "sliding_window");
-  use(c, "max_window_layers");
 }
 
 /* DeepSeek-V2 and V3: latent attention, first_k_dense_replace dense
