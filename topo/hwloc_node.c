@@ -663,22 +663,26 @@ out:
   return rc;
 }
 
+/* This machine's topology, loaded (*t is set, to destroy, even on error). */
+static int load_local(hwloc_topology_t *t) {
+  int rc;
+  if ((rc = open_topology(t))) return rc;
+  /* The libpciaccess component leaks on every load (LSan sees it); the
+   * Linux component finds the same PCI devices in sysfs. */
+  hwloc_topology_set_components(*t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                "pci");
+  if (hwloc_topology_load(*t) != 0)
+    return strata_error(STRATA_EIO,
+                        "hwloc cannot read this machine's topology");
+  return 0;
+}
+
 int strata_node_load_local(strata_node_topo_t **out) {
   hwloc_topology_t t = NULL;
   int rc;
   *out = NULL;
-  if ((rc = open_topology(&t))) return rc;
-  /* The libpciaccess component leaks on every load (LSan sees it); the
-   * Linux component finds the same PCI devices in sysfs. */
-  hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
-                                "pci");
-  if (hwloc_topology_load(t) != 0) {
-    rc = strata_error(STRATA_EIO, "hwloc cannot read this machine's topology");
-    goto out;
-  }
-  rc = extract(t, "the local machine", out);
-out:
-  hwloc_topology_destroy(t);
+  if (!(rc = load_local(&t))) rc = extract(t, "the local machine", out);
+  if (t) hwloc_topology_destroy(t);
   return rc;
 }
 
@@ -692,14 +696,8 @@ int strata_node_export_local(char **xml, size_t *len) {
   int rc, blen = 0;
   *xml = NULL;
   *len = 0;
-  if ((rc = open_topology(&t))) return rc;
-  hwloc_topology_set_components(t, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
-                                "pci");
-  if (hwloc_topology_load(t) != 0) {
-    rc = strata_error(STRATA_EIO, "hwloc cannot read this machine's topology");
+  if ((rc = load_local(&t)) || (rc = extract(t, "the local machine", &n)))
     goto out;
-  }
-  if ((rc = extract(t, "the local machine", &n))) goto out;
   if (hwloc_topology_export_xmlbuffer(t, &buf, &blen, 0) != 0 || blen < 1) {
     rc = strata_error(STRATA_EIO, "hwloc cannot export this machine's "
                                   "topology as XML");
@@ -713,6 +711,6 @@ int strata_node_export_local(char **xml, size_t *len) {
 out:
   if (buf) hwloc_free_xmlbuffer(t, buf);
   strata_node_destroy(n);
-  hwloc_topology_destroy(t);
+  if (t) hwloc_topology_destroy(t);
   return rc;
 }
