@@ -390,6 +390,20 @@ static int cmp_group(const void *a, const void *b) {
   return 0;
 }
 
+/* Restore the max-heap g[0..k) below r. */
+static void sift_down(group_t *g, int k, int r) {
+  for (;;) {
+    int c = 2 * r + 1;
+    if (c >= k) return;
+    if (c + 1 < k && cmp_group(&g[c + 1], &g[c]) > 0) c++;
+    if (cmp_group(&g[c], &g[r]) <= 0) return;
+    group_t t = g[r];
+    g[r] = g[c];
+    g[c] = t;
+    r = c;
+  }
+}
+
 /* Move the k least groups (in cmp_group's order) to the front, sorted, by
  * a max-heap of k over one pass: sorting every group of a large cluster
  * costs more than the search, which usually ends within the first few. */
@@ -400,31 +414,13 @@ static void least_first(group_t *g, int n, int k) {
   }
   /* g[0..k) becomes a max-heap */
   for (int i = k / 2 - 1; i >= 0; i--)
-    for (int r = i;;) {
-      int c = 2 * r + 1;
-      if (c >= k) break;
-      if (c + 1 < k && cmp_group(&g[c + 1], &g[c]) > 0) c++;
-      if (cmp_group(&g[c], &g[r]) <= 0) break;
-      group_t t = g[r];
-      g[r] = g[c];
-      g[c] = t;
-      r = c;
-    }
+    sift_down(g, k, i);
   for (int i = k; i < n; i++) {
     if (cmp_group(&g[i], &g[0]) >= 0) continue;
     group_t t = g[0];
     g[0] = g[i];
     g[i] = t;
-    for (int r = 0;;) {
-      int c = 2 * r + 1;
-      if (c >= k) break;
-      if (c + 1 < k && cmp_group(&g[c + 1], &g[c]) > 0) c++;
-      if (cmp_group(&g[c], &g[r]) <= 0) break;
-      group_t u = g[r];
-      g[r] = g[c];
-      g[c] = u;
-      r = c;
-    }
+    sift_down(g, k, 0);
   }
   qsort(g, (size_t)k, sizeof *g, cmp_group);
 }

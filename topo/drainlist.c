@@ -80,15 +80,20 @@ static int add_hostlist(names_t *nm, const char *list, const char *where) {
   return rc;
 }
 
+/* Whether w[0..n) is one of list[0..k), whatever its case. */
+static int word_in(const char *const *list, size_t k, const char *w, size_t n) {
+  for (size_t i = 0; i < k; i++)
+    if (strlen(list[i]) == n && !strncasecmp(w, list[i], n)) return 1;
+  return 0;
+}
+
 static int bad_word(const char *w, size_t n) {
   static const char *bad[] = {
       "down",         "drain",         "drained",       "draining",
       "fail",         "failing",       "maint",         "unknown",
       "inval",        "future",        "reboot_issued", "power_down",
       "powered_down", "powering_down", "not_responding"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-    if (strlen(bad[i]) == n && !strncasecmp(w, bad[i], n)) return 1;
-  return 0;
+  return word_in(bad, sizeof bad / sizeof bad[0], w, n);
 }
 
 static int good_word(const char *w, size_t n) {
@@ -96,9 +101,7 @@ static int good_word(const char *w, size_t n) {
       "idle", "mixed",       "allocated",       "alloc",
       "mix",  "completing",  "reserved",        "planned",
       "resv", "powering_up", "reboot_requested"};
-  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
-    if (strlen(good[i]) == n && !strncasecmp(w, good[i], n)) return 1;
-  return 0;
+  return word_in(good, sizeof good / sizeof good[0], w, n);
 }
 
 /* 1 unhealthy, 0 healthy, -1 not a state this reader knows. */
