@@ -39,20 +39,19 @@ static int is_attention_matrix(const strata_graph_t *g, int t) {
          x->shape[x->ndim - 2] == g->seq_len && g->seq_len > 1;
 }
 
-/* Hierarchical collective over a list of groups (inner first): a
- * reduce-scatter / all-gather moves at level i the data left after the
- * levels inside it; an all-reduce is a reduce-scatter plus an all-gather. */
+/* Collective over a list of groups (inner first): an all-reduce, all-
+ * gather or reduce-scatter as NCCL runs it across the levels (one flat
+ * ring, or an all-reduce's tree: strata_coll_time_levels); an all-to-all
+ * level by level, each moving the data left after the levels inside it. */
 static double hier(strata_coll_t coll, double bytes, int n_levels,
                    const int *size, const strata_link_t *link) {
   double t = 0, s = bytes;
+  if (coll == STRATA_COLL_ALLREDUCE || coll == STRATA_COLL_ALLGATHER ||
+      coll == STRATA_COLL_REDUCESCATTER)
+    return strata_coll_time_levels(coll, bytes, n_levels, size, link);
   for (int i = 0; i < n_levels; i++) {
     if (size[i] <= 1) continue;
-    if (coll == STRATA_COLL_ALLREDUCE) {
-      t += strata_coll_time(STRATA_COLL_REDUCESCATTER, s, size[i], &link[i]) +
-           strata_coll_time(STRATA_COLL_ALLGATHER, s, size[i], &link[i]);
-    } else {
-      t += strata_coll_time(coll, s, size[i], &link[i]);
-    }
+    t += strata_coll_time(coll, s, size[i], &link[i]);
     s /= size[i];
   }
   return t;

@@ -698,6 +698,7 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
   it->compute = rt[rl].compute;
   it->tp_comm = rt[rl].tpc;
   it->bubble = end[rl] - rt[rl].compute - rt[rl].tpc - rt[rl].zdp;
+  if (it->bubble < 0 && it->bubble > -1e-9) it->bubble = 0; /* rounding */
   it->dp_sync = rt[rl].exposed + rt[rl].zdp;
   it->param_gather = gather;
   it->optimizer = opt;

@@ -18,18 +18,25 @@
 
 typedef struct {
   int tp, pp, dp, mb, gb, seq, overlap; /* seq 0: the model's 2048 */
+  int sp;                               /* sequence parallelism */
+  int unfused; /* attention without flash: its s x s scores streamed */
 } cfg_t;
 
 /* The short jobs a user would run to tell the parameters apart (2 DGX
  * A100 nodes): gradient all-reduces across nodes left exposed (the
- * network), long sequences (attention), tensor parallelism in a node
- * (NVLink, streaming kernels) and compute-bound ones (GEMMs). */
+ * network), long sequences (attention), tensor parallelism in a node with
+ * and without sequence parallelism (NVLink against the streaming kernels
+ * it shards), attention without flash (its s x s scores streamed) and
+ * compute-bound ones (GEMMs).  Columns: tp, pp, dp, micro-batch, global
+ * batch, sequence, overlap, sequence parallel, unfused attention. */
 static const cfg_t runs[] = {
-    {8, 1, 2, 1, 2, 0, 0},     {4, 1, 4, 1, 4, 512, 0},
-    {1, 1, 16, 1, 16, 512, 0}, {2, 1, 8, 1, 8, 0, 0},
-    {8, 2, 1, 1, 16, 0, 1},    {1, 1, 16, 1, 16, 8192, 1},
-    {2, 2, 4, 4, 64, 8192, 0}, {4, 2, 2, 2, 64, 0, 1},
-    {1, 2, 8, 2, 64, 0, 1},    {8, 1, 2, 4, 64, 0, 1},
+    {8, 1, 2, 1, 2, 0, 0, 0, 0},     {4, 1, 4, 1, 4, 512, 0, 0, 0},
+    {1, 1, 16, 1, 16, 512, 0, 0, 0}, {2, 1, 8, 1, 8, 0, 0, 0, 0},
+    {8, 2, 1, 1, 16, 0, 1, 0, 0},    {1, 1, 16, 1, 16, 8192, 1, 0, 0},
+    {2, 2, 4, 4, 64, 8192, 0, 0, 0}, {4, 2, 2, 2, 64, 0, 1, 0, 0},
+    {1, 2, 8, 2, 64, 0, 1, 0, 0},    {8, 1, 2, 4, 64, 0, 1, 0, 0},
+    {8, 1, 2, 1, 2, 0, 0, 1, 0},     {2, 1, 8, 1, 8, 0, 0, 1, 0},
+    {1, 1, 16, 1, 16, 0, 1, 0, 1},
 };
 #define N_RUNS ((int)(sizeof runs / sizeof runs[0]))
 
@@ -40,7 +47,7 @@ static void predict(const cfg_t *r, const strata_calibration_t *cal,
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
   strata_plan_opts_init(&po);
-  po.gen.flash_attention = 1;
+  po.gen.flash_attention = !r->unfused;
   po.gen.micro_batch = r->mb;
   if (r->seq) po.gen.seq = r->seq;
   ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));
@@ -48,7 +55,7 @@ static void predict(const cfg_t *r, const strata_calibration_t *cal,
   ASSERT_OK(strata_cluster_calibrate(c, cal));
   po.recompute = STRATA_RECOMPUTE_NONE;
   po.recompute_auto = 0;
-  po.sequence_parallel = 0;
+  po.sequence_parallel = r->sp;
   po.vpp = 1;
   po.micro_batch = r->mb;
   po.global_batch = r->gb;
@@ -71,18 +78,20 @@ static void runs_csv(const strata_calibration_t *cal, char *buf, size_t n) {
   size_t k = (size_t)snprintf(buf, n,
                               "model,cluster,flash_attention,tp,pp,dp,"
                               "micro_batch,global_batch,seq,"
-                              "overlap_grad_reduce,step_seconds,"
+                              "overlap_grad_reduce,sequence_parallel,"
+                              "step_seconds,"
                               "peak_memory_bytes\n");
   for (int i = 0; i < N_RUNS; i++) {
     double step, peak;
     predict(&runs[i], cal, &step, &peak);
     const cfg_t *r = &runs[i];
     k += (size_t)snprintf(buf + k, n - k,
-                          "gpt-1.7b,dgx-a100:2,true,%d,%d,%d,%d,%d,%d,%s,"
+                          "gpt-1.7b,dgx-a100:2,%s,%d,%d,%d,%d,%d,%d,%s,%s,"
                           "%.9g,%.0f\n",
-                          r->tp, r->pp, r->dp, r->mb, r->gb,
-                          r->seq ? r->seq : 2048, r->overlap ? "true" : "false",
-                          step, peak);
+                          r->unfused ? "false" : "true", r->tp, r->pp, r->dp,
+                          r->mb, r->gb, r->seq ? r->seq : 2048,
+                          r->overlap ? "true" : "false",
+                          r->sp ? "true" : "false", step, peak);
     ASSERT(k < n);
   }
 }

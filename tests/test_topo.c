@@ -8,6 +8,7 @@
  * Nothing here depends on the machine it runs on: the local topology is
  * only required to load or fail cleanly.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -512,6 +513,31 @@ static double ag(double s, int n, double bw, double a) {
 static double p2p(double s, double bw, double a) {
   return s / bw + step_lat(s, bw, a);
 }
+/* Across n nodes x g GPUs (docs/cost-model.md, "Collectives across
+ * nodes"): one flat ring of n g ranks at min(B_in, g B_out), each step's
+ * latency at the level it crosses (k (g - 1) n steps inside nodes, k (n -
+ * 1) across them); an all-reduce's tree moves 2 S at 0.92 min(B_in,
+ * g B_out, twice that on 2 nodes) with 2 ((g - 1) + log2 n) hops whose chunk
+ * crosses at that bandwidth. */
+static double ring2(double s, int k, int g, double bi, double ai, int n,
+                    double bo, double ao) {
+  double N = (double)n * g, bw = bi < g * bo ? bi : g * bo;
+  return k * (N - 1) / N * s / bw + k * (g - 1) * n * step_lat(s / N, bi, ai) +
+         k * (n - 1) * step_lat(s / N, bo, ao);
+}
+static double tree2(double s, int g, double bi, double ai, int n, double bo,
+                    double ao) {
+  double net = g * bo * (n > 2 ? 1 : 2), bw = 0.92 * (bi < net ? bi : net);
+  double depth = ceil(log2(n));
+  return 2 * s / bw +
+         2 * ((g - 1) * step_lat(s, bw, ai) + depth * step_lat(s, bw, ao));
+}
+static double ar2(double s, int g, double bi, double ai, int n, double bo,
+                  double ao) {
+  double r = ring2(s, 2, g, bi, ai, n, bo, ao),
+         t = tree2(s, g, bi, ai, n, bo, ao);
+  return r < t ? r : t;
+}
 
 TEST(costs_flat) {
   strata_cluster_t *c;
@@ -534,10 +560,13 @@ TEST(costs_flat) {
   ASSERT_NEAR(t, p2p(s, 50e9, 5e-6), 1e-12, 0);
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 1, &t));
   ASSERT_EQ(t, 0);
-  /* The worked example of docs/cluster-format.md: 4 nodes x 8, 1 GB. */
+  /* The worked example of docs/cluster-format.md: 4 nodes x 8, 1 GB:
+   * both held to the NICs' 400 GB/s, the tree (16 hops) is faster than
+   * the ring (62 steps). */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 4, 8, &t));
-  ASSERT_NEAR(t, 2 * ag(s, 8, 450e9, 3e-6) + ar(s / 8, 4, 50e9, 5e-6), 1e-12,
-              0);
+  ASSERT_NEAR(t, tree2(s, 8, 450e9, 3e-6, 4, 50e9, 5e-6), 1e-12, 0);
+  ASSERT(t < ring2(s, 2, 8, 450e9, 3e-6, 4, 50e9, 5e-6));
+  printf("  all-reduce of 1 GB over 4 x 8 H100: %.4f ms\n", 1e3 * t);
   ASSERT_EQ(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 129, 8, &t),
             STRATA_EINVAL);
   ASSERT_EQ(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 1, 9, &t),
@@ -571,20 +600,22 @@ TEST(costs_hierarchical) {
   /* 4 nodes x 8 H100, leaf of 2 nodes, spine 4:1: 50 / 12.5 GB/s. */
   ASSERT_OK(strata_cluster_load(data_file("cluster-template.json"), &c));
   nominal_links(c);
-  /* 2 nodes (one leaf): RS(8) + AR(2, S/8, leaf) + AG(8). */
+  /* 2 nodes (one leaf): the tree, whose bus bandwidth on two nodes is
+   * NVLink's (the NICs' 2 x 8 x 50 GB/s are more), beats the ring held to
+   * the NICs' 400 GB/s. */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 2, 8, &t));
-  double rs8 = ag(s, 8, nv, a_nv);
-  ASSERT_NEAR(t, rs8 + ar(s / 8, 2, 50e9, 5e-6) + rs8, 1e-12, 0);
-  /* 4 nodes span both leaves: the spine's 12.5 GB/s and 5 + 2 us. */
+  ASSERT_NEAR(t, tree2(s, 8, nv, a_nv, 2, 50e9, 5e-6), 1e-12, 0);
+  ASSERT(t < ring2(s, 2, 8, nv, a_nv, 2, 50e9, 5e-6));
+  /* 4 nodes span both leaves: the spine's 12.5 GB/s and 5 + 2 us; the
+   * faster of ring and tree, both held to 8 x 12.5 GB/s. */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, s, 4, 8, &t));
-  ASSERT_NEAR(t, rs8 + ar(s / 8, 4, 12.5e9, 7e-6) + rs8, 1e-12, 0);
-  /* all-gather: AG(4, S/8, spine) + AG(8, S, nvlink). */
+  ASSERT_NEAR(t, ar2(s, 8, nv, a_nv, 4, 12.5e9, 7e-6), 1e-12, 0);
+  /* all-gather and reduce-scatter: the ring of 32, N - 1 steps. */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLGATHER, s, 4, 8, &t));
-  ASSERT_NEAR(t, ag(s / 8, 4, 12.5e9, 7e-6) + rs8, 1e-12, 0);
-  /* reduce-scatter mirrors it. */
+  ASSERT_NEAR(t, ring2(s, 1, 8, nv, a_nv, 4, 12.5e9, 7e-6), 1e-12, 0);
   ASSERT_OK(
       strata_cluster_coll_time(c, STRATA_COLL_REDUCESCATTER, s, 4, 8, &t));
-  ASSERT_NEAR(t, rs8 + ag(s / 8, 4, 12.5e9, 7e-6), 1e-12, 0);
+  ASSERT_NEAR(t, ring2(s, 1, 8, nv, a_nv, 4, 12.5e9, 7e-6), 1e-12, 0);
   /* all-to-all: A2A(8, S/4, nvlink) + A2A(4, S, spine). */
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, s, 4, 8, &t));
   ASSERT_NEAR(t, ag(s / 4, 8, nv, a_nv) + ag(s, 4, 12.5e9, 7e-6), 1e-12, 0);

@@ -7,16 +7,17 @@
  * domain's when all its GPUs are in one domain, else PCIe.  Across nodes
  * each GPU uses its own share of the NICs; when the nodes sit under
  * different leaf switches the spine link (NIC / oversubscription, one more
- * switch latency) applies.  Hierarchical algorithms (as NCCL's tree/ring
- * mixes and Megatron's two-level all-reduce) over n x g:
+ * switch latency) applies.  Over n x g, as NCCL runs them
+ * (strata_coll_time_levels, docs/cost-model.md "Collectives across
+ * nodes"):
  *
- *   all-reduce     RS(g, S, intra) + AR(n, S/g, inter) + AG(g, S, intra)
- *   all-gather     AG(n, S/g, inter) + AG(g, S, intra)
- *   reduce-scatter RS(g, S, intra) + RS(n, S/g, inter)
+ *   all-reduce     one flat ring of n g ranks, or NCCL's tree, the faster
+ *   all-gather,
+ *   reduce-scatter one flat ring
  *   all-to-all     A2A(g, S/n, intra) + A2A(n, S, inter)   (sequential)
  *   p2p            S/B + a over the inter link if it leaves the node
  *
- * each term the flat ring cost of strata_coll_time().
+ * and over one level the ring of strata_coll_time().
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,20 +36,11 @@ static double hier(strata_coll_t c, double s, const group_t *gr) {
   if (c == STRATA_COLL_P2P) return strata_coll_time(c, s, 2, n > 1 ? out : in);
   if (n <= 1) return strata_coll_time(c, s, g, in);
   if (g <= 1) return strata_coll_time(c, s, n, out);
-  switch (c) {
-  case STRATA_COLL_ALLREDUCE:
-    return strata_coll_time(STRATA_COLL_REDUCESCATTER, s, g, in) +
-           strata_coll_time(STRATA_COLL_ALLREDUCE, s / g, n, out) +
-           strata_coll_time(STRATA_COLL_ALLGATHER, s, g, in);
-  case STRATA_COLL_ALLGATHER:
-    return strata_coll_time(c, s / g, n, out) + strata_coll_time(c, s, g, in);
-  case STRATA_COLL_REDUCESCATTER:
-    return strata_coll_time(c, s, g, in) + strata_coll_time(c, s / g, n, out);
-  case STRATA_COLL_ALLTOALL:
+  if (c == STRATA_COLL_ALLTOALL)
     return strata_coll_time(c, s / n, g, in) + strata_coll_time(c, s, n, out);
-  default:
-    return 0.0;
-  }
+  int size[2] = {g, n};
+  strata_link_t link[2] = {*in, *out};
+  return strata_coll_time_levels(c, s, 2, size, link);
 }
 
 static int leaf_of(const strata_cluster_t *c, int node) {

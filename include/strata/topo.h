@@ -40,6 +40,15 @@ const char *strata_coll_name(strata_coll_t c);
 double strata_coll_time(strata_coll_t c, double bytes, int n,
                         const strata_link_t *link);
 
+/* All-reduce, all-gather or reduce-scatter over nlev levels (inner first;
+ * size[i] ranks per group at level i over link[i]) as NCCL runs it: one
+ * flat ring, k (N-1)/N S / min_i(B_i x the ranks inside level i) plus each
+ * step's latency at the level it crosses (k = 2 for all-reduce, else 1),
+ * or for an all-reduce its tree when faster (docs/cost-model.md).  One
+ * level is strata_coll_time(); other collectives cost 0 here. */
+double strata_coll_time_levels(strata_coll_t c, double bytes, int nlev,
+                               const int *size, const strata_link_t *link);
+
 /*
  * A logical device mesh of one pipeline stage: 1-D or 2-D, each axis bound
  * to the link its groups communicate over.  Axis 0 is the outer (slower)
@@ -307,9 +316,9 @@ const strata_node_topo_t *strata_cluster_node_topo(const strata_cluster_t *c);
 
 /* Time (s) of a collective of `bytes` (as in strata_coll_time) over the
  * first `nodes` usable nodes x the first `gpus_per_node` GPUs of each:
- * flat over one level, hierarchical when it spans nodes (all-reduce =
- * reduce-scatter in node + all-reduce across nodes on 1/g of the data +
- * all-gather in node).  STRATA_EINVAL if the group does not fit. */
+ * a ring over one level; across nodes as strata_coll_time_levels (one
+ * flat ring, or an all-reduce's tree) and an all-to-all in node then
+ * across nodes.  STRATA_EINVAL if the group does not fit. */
 int strata_cluster_coll_time(const strata_cluster_t *c, strata_coll_t coll,
                              double bytes, int nodes, int gpus_per_node,
                              double *seconds);

@@ -39,7 +39,9 @@ for h in node001 node002 node003 node004 node005; do
 done
 
 export STRATA=$bin STATE=$scratch/state TOPO_DIR=$scratch/hosts NIC_GBITS=100
-export PLAN_ARGS="--model gpt --layers 8 --hidden 1024 --heads 16 --seq 1024 --vocab 32000 --global-batch 64"
+# a global batch that 16 and 12 GPUs both divide: night 3's plan spreads
+# over the three hosts left
+export PLAN_ARGS="--model gpt --layers 8 --hidden 1024 --heads 16 --seq 1024 --vocab 32000 --global-batch 48"
 export LAUNCHER=deepspeed
 
 check() { # check WHAT CONDITION...
