@@ -422,6 +422,16 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
       strata_error_prefix(
           "node group %d (%s)", z,
           strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
+    if (rc && o->precision == STRATA_PRECISION_FP8 &&
+        !(strata_cluster_perf(strata_cluster_group(c, z))->peak_fp8_flops >
+          0)) { /* what a mixed cluster can do instead */
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", strata_last_error());
+      rc = strata_error(rc,
+                        "%s; --precision auto weighs FP8 on the node groups "
+                        "that have it against BF16 on all of them",
+                        msg);
+    }
   }
   M->deadline = rc ? 0 : M->S[0].deadline;
   if (!rc) { /* p2p between groups, as eval.c's affine model */

@@ -459,6 +459,34 @@ TEST(mixed_h100_a100) {
   strata_cluster_destroy(c);
 }
 
+/* FP8 on an H100 + A100 cluster: refused with the group that lacks it and
+ * what to ask instead; auto plans FP8 where the GPUs have it. */
+TEST(mixed_fp8) {
+  strata_cluster_t *c = NULL;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_t gen;
+  strata_plan_opts_t o;
+  strata_plan_t *p = NULL;
+  strata_gen_opts_keep(&gen);
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.precision = STRATA_PRECISION_FP8;
+  ASSERT_OK(strata_model_load("gpt-7.5b", &gen, &g));
+  ASSERT_OK(strata_cluster_load(SPEC("mixed.json"), &c));
+  ASSERT_EQ(strata_pipeline_plan(g, c, &o, &p), STRATA_EINVAL);
+  ASSERT(p == NULL);
+  ASSERT_CONTAINS(strata_last_error(), "node group 1 (A100-80GB): FP8 needs");
+  ASSERT_CONTAINS(strata_last_error(), "--precision auto weighs FP8");
+  o.precision = STRATA_PRECISION_AUTO;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT(p->fp8); /* FP8 pays here, so on the H100s only */
+  for (int s = 0; s < p->n_stages; s++)
+    ASSERT_EQ(p->stages[s].group, 0);
+  strata_plan_destroy(p);
+  strata_graph_destroy(g);
+  strata_cluster_destroy(c);
+}
+
 /* Groups of 8 and of 4 GPUs per node, with an unhealthy node in each:
  * the map still puts every rank on a healthy node of its group. */
 TEST(mixed_gpus_per_node) {
@@ -536,6 +564,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(hostfiles),
     TEST_ENTRY(allocation_failures),
     TEST_ENTRY(mixed_h100_a100),
+    TEST_ENTRY(mixed_fp8),
     TEST_ENTRY(mixed_gpus_per_node),
     TEST_ENTRY(mixed_group_left_out),
     TEST_ENTRY(mixed_context_parallel),
