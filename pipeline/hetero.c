@@ -52,6 +52,13 @@ typedef struct {
   long tried;
   double deadline; /* of the whole plan (0: none) */
   int stopped;     /* the time limit was reached */
+  /* the layers a rank can hold, by (group, pp, position) for the family
+   * and dp they were found for: pipelines of one length over the groups
+   * share most of their ranks */
+  struct most_memo {
+    int fam, dp, u;
+  } * memo;
+  int fam; /* the family of group 0 being searched */
 } mixed_t;
 
 /* Family of group z with f's degrees, or NULL. */
@@ -138,7 +145,18 @@ static int try_config(mixed_t *M, const trial_t *t) {
     if (s == P - 1) st__part_add(&x, &fs[s]->epi);
     a[s] = layer_time(ss[s], fs[s]);
     e[s] = x.fwd + x.bwd;
-    u[s] = most_layers(ss[s], &one, s, L - P + 1);
+    struct most_memo *w =
+        M->memo
+            ? &M->memo[((size_t)(ss[s] - M->S) * (size_t)(L + 1) + (size_t)P) *
+                           (size_t)L +
+                       (size_t)s]
+            : NULL;
+    if (w && w->fam == M->fam && w->dp == t->dp) {
+      u[s] = w->u;
+    } else {
+      u[s] = most_layers(ss[s], &one, s, L - P + 1);
+      if (w) w->fam = M->fam, w->dp = t->dp, w->u = u[s];
+    }
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
   if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
@@ -240,8 +258,16 @@ static int search_mixed(mixed_t *M) {
   if (o->vpp > 1) return 0;
   for (int k = 0; k < M->K && !rc; k++)
     rc = st__eval_scratch(&M->S[k]);
+  /* the memo of most_layers, where it takes little memory (else none) */
+  size_t L = (size_t)S0->L, cells = (size_t)M->K * (L + 1) * L;
+  if (!rc && cells <= ((size_t)1 << 22)) {
+    M->memo = strata_malloc(cells * sizeof *M->memo);
+    for (size_t k = 0; M->memo && k < cells; k++)
+      M->memo[k].fam = -1;
+  }
   for (int i = 0; i < S0->n_fam && !rc && !M->stopped; i++) {
     trial_t t;
+    M->fam = i;
     memset(&t, 0, sizeof t);
     t.f[0] = &S0->fam[i];
     if (!t.f[0]->ok) continue;
@@ -254,6 +280,8 @@ static int search_mixed(mixed_t *M) {
       rc = each_dp(M, &t);
     } while (!rc && M->K <= 3 && next_perm(t.order, M->K));
   }
+  strata_free(M->memo);
+  M->memo = NULL;
   return rc;
 }
 

@@ -408,8 +408,16 @@ double st__split_linear(int L, int P, int B, const double *a, const double *e,
   n = strata_malloc(sizeof(int) * (size_t)P);
   cand = strata_malloc(sizeof(double) * (size_t)P * (size_t)most);
   if (!l.order || !n || !cand) goto out;
+  /* the candidates of ranks alike (same a, e and cap: the middle ranks
+   * of one group) are the same values: each set once */
+  int seen[64], ns = 0;
   for (int s = 0; s < P; s++) {
+    int dup = 0;
     l.order[s] = s;
+    for (int j = 0; j < ns && !dup; j++)
+      dup = a[seen[j]] == a[s] && e[seen[j]] == e[s] && u[seen[j]] == u[s];
+    if (dup) continue;
+    if (ns < 64) seen[ns++] = s;
     for (int k = 1; k <= most && k <= u[s]; k++)
       cand[nc++] = a[s] * k + e[s];
   }
