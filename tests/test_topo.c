@@ -649,6 +649,44 @@ TEST(costs_hierarchical) {
 }
 
 /* P100 pairs: GPUs 0,1 share NVLink; 0 and 2 only PCIe. */
+/* strata_coll_time_levels over three levels (a stage's two mesh axes and
+ * the data parallelism beyond it): the ring's bandwidth is the slowest
+ * level's link times the ranks inside it, each level's steps pay its own
+ * latency; one level is strata_coll_time; all-gather never takes the
+ * tree; levels of one rank drop out. */
+TEST(costs_levels) {
+  int size[3] = {4, 2, 8};
+  strata_link_t link[3] = {{400e9, 2e-6}, {100e9, 4e-6}, {20e9, 8e-6}};
+  double s = 3e8, N = 64, m = s / N;
+  /* ring: min(400, 4 x 100, 8 x 20) = 160 GB/s */
+  double ring = 2 * (N - 1) / N * s / 160e9 +
+                2 * 3 * 16 * step_lat(m, 400e9, 2e-6) +
+                2 * 1 * 8 * step_lat(m, 100e9, 4e-6) +
+                2 * 7 * 1 * step_lat(m, 20e9, 8e-6);
+  double ag = (N - 1) / N * s / 160e9 + 3 * 16 * step_lat(m, 400e9, 2e-6) +
+              1 * 8 * step_lat(m, 100e9, 4e-6) +
+              7 * 1 * step_lat(m, 20e9, 8e-6);
+  /* tree: the 8 inner ranks at min(400, 4 x 100) = 400, the NICs 8 x 20
+   * = 160 on more than two nodes, x 0.92; 3 + 1 inner hops, 3 outer */
+  double bw = 0.92 * 160e9;
+  double tree =
+      2 * s / bw + 2 * (3 * step_lat(s, bw, 2e-6) + 1 * step_lat(s, bw, 4e-6) +
+                        3 * step_lat(s, bw, 8e-6));
+  double t = strata_coll_time_levels(STRATA_COLL_ALLREDUCE, s, 3, size, link);
+  ASSERT_NEAR(t, ring < tree ? ring : tree, 1e-12, 0);
+  printf("  3 levels, 300 MB: ring %.4f ms, tree %.4f ms\n", 1e3 * ring,
+         1e3 * tree);
+  ASSERT_NEAR(strata_coll_time_levels(STRATA_COLL_ALLGATHER, s, 3, size, link),
+              ag, 1e-12, 0);
+  /* one level, and levels of one rank */
+  int one[3] = {1, 8, 1};
+  ASSERT_NEAR(strata_coll_time_levels(STRATA_COLL_ALLREDUCE, s, 3, one, link),
+              ar(s, 8, 100e9, 4e-6), 1e-12, 0);
+  ASSERT_EQ(strata_coll_time_levels(STRATA_COLL_ALLTOALL, s, 3, size, link), 0);
+  ASSERT_EQ(strata_coll_time_levels(STRATA_COLL_ALLREDUCE, 0, 3, size, link),
+            0);
+}
+
 TEST(costs_across_domains) {
   strata_cluster_t *c;
   double t, s = 1e8, pcie = 15.753846e9;
@@ -828,6 +866,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(costs_flat),
     TEST_ENTRY(costs_nccl_tests_a100),
     TEST_ENTRY(costs_hierarchical),
+    TEST_ENTRY(costs_levels),
     TEST_ENTRY(costs_across_domains),
     TEST_ENTRY(links_achieved),
     TEST_ENTRY(stage_meshes),
