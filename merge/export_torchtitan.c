@@ -76,11 +76,8 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
     snprintf(why, sizeof why, "%s", c ? c + 8 : m);
     return strata_error(rc, "torchtitan export: %s", why);
   }
-  if (first < 0)
-    return REFUSE("the plan's stages hold layer counts of their own (a "
-                  "mixed cluster's groups); this export writes torchtitan's "
-                  "even split with its first and last stages only: export "
-                  "it for Megatron-LM (--pipeline-model-parallel-layout)");
+  /* first < 0: stages of their own layer counts (a mixed cluster's
+   * groups), which module_fqns_per_model_part lists as they are */
   if (!(*flavor = flavor_of(p)))
     return REFUSE("no llama3 flavor of torchtitan has %d layers, hidden %d, "
                   "%d heads, %d query groups, FFN %d; add one to "
@@ -188,6 +185,13 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
       p->tp, p->pp, p->dp, p->model ? p->model : "?", p->tp, p->pp, p->dp,
       flavor, p->model ? p->model : "model", p->global_batch / p->dp,
       p->global_batch, p->seq_len);
+  if (p->n_groups > 1) /* whose GPUs run which stage: the node order */
+    strata_buf_puts(&b, "# The stages run on node groups of different GPUs: "
+                        "start the nodes in the order\n"
+                        "# of `strata export hostfile` (node rank 0 first); "
+                        "torchtitan's mesh, like\n"
+                        "# Megatron-LM's, puts pp outermost and tp innermost, "
+                        "so each stage lands on its group.\n");
   parallelism(&b, p);
   checkpointing(&b, p);
   strata_buf_puts(&b, "\n[compile]\n"

@@ -64,6 +64,10 @@ def main():
     parts = par.get("module_fqns_per_model_part")
     if plan["pp"] > 1 and (not parts or len(parts) != len(plan["stages"])):
         bad.append("model parts do not match the plan's stages")
+    for i, (part, st) in enumerate(zip(parts or [], plan["stages"])):
+        want = [f"layers.{l}" for l in range(st["layer_begin"], st["layer_end"])]
+        if [m for m in part if m.startswith("layers.")] != want:
+            bad.append(f"model part {i} does not hold the layers of stage {i}")
     for b in bad:
         print(f"check_toml: {b}")
     if bad:

@@ -48,6 +48,7 @@ PLANS=(
     interleaved "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --vpp 2 --global-batch 16"
     free "--model gpt --layers 4 --hidden 512 --heads 8 --cluster dgx-h100:2 --free --global-batch 16"
     mixed "--model gpt-18.4b --cluster $here/../data/topo/mixed.json"
+    mixedllama3 "--model llama --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 8192 --cluster $here/../data/topo/mixed.json --global-batch 256 --pp 4"
 )
 
 plan_all() {
@@ -130,7 +131,9 @@ torchtitan() {
     need_python
     "$PY" -c 'import tomllib' 2>/dev/null || skip "$PY has no tomllib (Python >= 3.11)"
     local name
-    for name in llama llama3; do
+    # mixedllama3: torchtitan's 8B on an H100 and an A100 group, stages of
+    # their own layer counts
+    for name in llama llama3 mixedllama3; do
         "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.toml" || { fail "$name: export"; continue; }
         "$PY" "$here/check_toml.py" "$tmp/$name.toml" "$tmp/$name.json" "$data/export/torchtitan_keys.txt" ||
             fail "$name: the job config"
