@@ -7,11 +7,12 @@
  * Parameter states follow the precision recipe and ZeRO stage, sharded
  * over the axes that replicate the parameter while splitting the work (its
  * data-parallel axes) times the outer data parallelism.  Communication
- * uses topo/'s alpha-beta collectives per mesh axis, hierarchical (inner
- * axis first) when several axes are involved.  Time is a roofline per
- * kernel on the device's share of the op (topo/perf.c): matrix
- * multiplications by their (m, n, k), fused attention by its FLOPs,
- * everything else by the bytes it reads and writes.
+ * uses topo/'s alpha-beta collectives per mesh axis, and as NCCL runs
+ * them across several axes (one flat ring, or an all-reduce's tree).
+ * Time is a roofline per kernel on the device's share of the op
+ * (topo/perf.c): matrix multiplications by their (m, n, k), fused
+ * attention by its FLOPs, everything else by the bytes it reads and
+ * writes.
  *
  * Beyond the mesh: expert parameters are split over ep_outer data-parallel
  * replicas too (each rank holding its share of the experts and receiving
@@ -612,8 +613,8 @@ static void grad_expected(const strata_mesh_t *m, const st__place_t *out,
 
 /* Resharding, per mesh axis the collective its placements need (table in
  * docs/cost-model.md); several axes that need the same collective run it
- * hierarchically, inner (faster) axis first, so a tensor-parallel group
- * that spans nodes all-reduces across them only 1/g of the data. */
+ * as one collective across them (hier(): NCCL's ring or tree over the
+ * axes, inner (faster) first). */
 double st__reshard_time(const strata_mesh_t *m, double bytes,
                         const st__place_t *from, const st__place_t *to) {
   int size[4][STRATA_MESH_MAX_DIMS], n[4] = {0, 0, 0, 0};

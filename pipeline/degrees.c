@@ -46,8 +46,9 @@ int st__family_mesh(const st__search_t *S, const st__family_t *f,
 }
 
 /* The link of a collective over n ranks whose group spans `nodes` x
- * `gpn` GPUs, as one flat ring link: the cluster's hierarchical cost at 1
- * byte and 1 GB fitted to strata_coll_time's (n - 1)/n S/B + (n - 1) a. */
+ * `gpn` GPUs, as one flat ring link: the cluster's cost across its levels
+ * at 1 byte and 1 GB fitted to strata_coll_time's (n - 1)/n S/B +
+ * (n - 1) a. */
 strata_link_t st__group_link(const st__search_t *S, strata_coll_t coll, int n,
                              int nodes, int gpn) {
   strata_link_t l = {25e9, 10e-6};

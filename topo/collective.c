@@ -4,8 +4,9 @@
  * Ring algorithms (Thakur, Rabenseifner and Gropp 2005; NCCL's documented
  * bus-bandwidth factors): an all-reduce moves 2(n-1)/n of the data through
  * each device in 2(n-1) steps; all-gather, reduce-scatter and all-to-all
- * (n-1)/n in n-1 steps.  Hierarchical costs over several levels are built
- * from these (topo/hierarchy.c).
+ * (n-1)/n in n-1 steps.  Over several levels (nodes x GPUs, a stage's
+ * mesh axes and the data parallelism beyond) as NCCL runs them: one flat
+ * ring, or an all-reduce's tree (strata_coll_time_levels).
  */
 #include <math.h>
 

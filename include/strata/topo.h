@@ -4,7 +4,7 @@
  *
  * Bandwidths are bytes per second, unidirectional, per device; latencies
  * are seconds.  Costs follow the alpha-beta model per level (docs/
- * cost-model.md), hierarchical where a group spans levels.
+ * cost-model.md), and NCCL's ring or tree where a group spans levels.
  */
 #ifndef STRATA_TOPO_H
 #define STRATA_TOPO_H
