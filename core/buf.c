@@ -68,3 +68,12 @@ char *strata_buf_steal(strata_buf_t *b, size_t *len) {
   strata_buf_init(b);
   return p;
 }
+
+int strata_buf_finish(strata_buf_t *b, char **text) {
+  if (b->oom) {
+    strata_buf_free(b);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *text = strata_buf_steal(b, NULL);
+  return 0;
+}

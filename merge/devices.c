@@ -444,16 +444,7 @@ int strata_device_map_summary(const strata_device_map_t *m, char **text) {
                       "  expert layers: tp-ep-dp-pp (etp %d, ep %d, expert "
                       "dp %d)\n",
                       m->etp, m->ep, m->n_devices / (m->etp * m->ep * m->pp));
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
-}
-
-static int add_int(cJSON *o, const char *k, int v) {
-  return st__json_add_num(o, k, v);
+  return strata_buf_finish(&b, text);
 }
 
 static int json_node(cJSON *arr, const strata_device_map_t *m,
@@ -466,8 +457,9 @@ static int json_node(cJSON *arr, const strata_device_map_t *m,
   int bad = st__json_add_str(o, "name", n->name) |
             st__json_add_str(o, "use", strata_node_use_name(n->use));
   if (n->why) return bad | st__json_add_str(o, "why", n->why);
-  bad |= add_int(o, "node_rank", n->node_rank) | add_int(o, "gpus", n->gpus) |
-         add_int(o, "first_rank", n->first_rank);
+  bad |= st__json_add_num(o, "node_rank", n->node_rank) |
+         st__json_add_num(o, "gpus", n->gpus) |
+         st__json_add_num(o, "first_rank", n->first_rank);
   if (n->use == STRATA_NODE_PARTIAL) {
     strata_buf_t b;
     strata_buf_init(&b);
@@ -486,22 +478,23 @@ static int json_device(cJSON *arr, const strata_device_map_t *m,
     cJSON_Delete(o);
     return -1;
   }
-  int bad = add_int(o, "rank", d->rank) |
+  int bad = st__json_add_num(o, "rank", d->rank) |
             st__json_add_str(o, "host", m->nodes[d->node].name) |
-            add_int(o, "local", d->local) | add_int(o, "tp", d->tp) |
-            add_int(o, "cp", d->cp) | add_int(o, "dp", d->dp) |
-            add_int(o, "pp", d->pp);
+            st__json_add_num(o, "local", d->local) |
+            st__json_add_num(o, "tp", d->tp) |
+            st__json_add_num(o, "cp", d->cp) |
+            st__json_add_num(o, "dp", d->dp) | st__json_add_num(o, "pp", d->pp);
   if (!m->experts) return bad;
-  return bad | add_int(o, "etp", d->etp) | add_int(o, "ep", d->ep) |
-         add_int(o, "edp", d->edp);
+  return bad | st__json_add_num(o, "etp", d->etp) |
+         st__json_add_num(o, "ep", d->ep) | st__json_add_num(o, "edp", d->edp);
 }
 
 static int map_json(const strata_device_map_t *m, cJSON *o) {
   cJSON *nodes, *devs;
   int bad = st__json_add_str(o, "cluster", m->cluster) |
-            add_int(o, "gpus", m->n_devices) |
-            add_int(o, "gpus_per_node", m->gpus_per_node) |
-            add_int(o, "nodes_used", m->nodes_used) |
+            st__json_add_num(o, "gpus", m->n_devices) |
+            st__json_add_num(o, "gpus_per_node", m->gpus_per_node) |
+            st__json_add_num(o, "nodes_used", m->nodes_used) |
             st__json_add_str(o, "order", "tp-cp-ep-dp-pp");
   nodes = cJSON_AddArrayToObject(o, "nodes");
   devs = cJSON_AddArrayToObject(o, "ranks");

@@ -255,10 +255,5 @@ int strata_export_deepspeed_topology(const strata_plan_t *p, char **text) {
                       "'parameters' balances by weights as the plan did",
       even_split(p) ? "uniform" : "parameters",
       p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, text);
 }

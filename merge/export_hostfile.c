@@ -102,10 +102,5 @@ int strata_export_hostfile(const strata_device_map_t *m,
       else
         strata_buf_printf(&b, "%s slots=%d\n", n->name, n->gpus);
     }
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, text);
 }

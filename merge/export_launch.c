@@ -323,10 +323,5 @@ int strata_export_megatron_launch(const strata_plan_t *p,
   strata_buf_puts(&b, run_args);
   launch_line(&b, f);
   strata_buf_free(&a.b);
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, text);
 }

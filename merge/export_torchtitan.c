@@ -197,10 +197,5 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
   strata_buf_puts(&b, "\n[compile]\n"
                       "enable = false  # the plan's kernel times are "
                       "uncompiled ones\n");
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, text);
 }

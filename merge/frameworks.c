@@ -53,10 +53,5 @@ int strata_plan_frameworks(const strata_plan_t *p, char **text) {
   for (int i = 0; i < ST__N_FRAMEWORKS; i++)
     strata_buf_printf(&b, "%s: %s%s%s\n", v[i].name, v[i].ok ? "yes" : "no",
                       v[i].ok ? "" : " -- ", v[i].why);
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, text);
 }

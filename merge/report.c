@@ -245,19 +245,10 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
   if (p->time_limited)
     strata_buf_puts(&b, "\nthe search's time limit was reached: this is the "
                         "best plan found so far\n");
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *text = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, text);
 }
 
 /* ---- JSON ---- */
-
-static int add_int(cJSON *o, const char *k, int v) {
-  return st__json_add_num(o, k, v);
-}
 
 static int json_mem(cJSON *st, const strata_stage_result_t *r) {
   cJSON *m = cJSON_AddObjectToObject(st, "memory");
@@ -281,7 +272,8 @@ static int json_ops(cJSON *st, const strata_stage_result_t *r) {
       return -1;
     }
     bad |= st__json_add_str(x, "name", o->name ? o->name : "") |
-           add_int(x, "layer", o->layer) | add_int(x, "repeat", o->repeat) |
+           st__json_add_num(x, "layer", o->layer) |
+           st__json_add_num(x, "repeat", o->repeat) |
            st__json_add_str(x, "strategy", o->strategy ? o->strategy : "") |
            st__json_add_str(x, "placement", o->placement ? o->placement : "") |
            st__json_add_num(x, "mem_bytes", o->mem_bytes) |
@@ -298,20 +290,21 @@ static int json_stage(cJSON *arr, const strata_plan_stage_t *st, int mixed) {
     return -1;
   }
   int bad =
-      add_int(o, "layer_begin", st->layer_begin) |
-      add_int(o, "layer_end", st->layer_end) |
-      add_int(o, "devices", st__stage_devices(st)) |
-      add_int(o, "nodes", st->nodes) |
-      add_int(o, "gpus_per_node", st->gpus_per_node) |
-      add_int(o, "first_rank", st->first_rank) | add_int(o, "rank", st->rank) |
-      add_int(o, "in_flight", st->in_flight) |
+      st__json_add_num(o, "layer_begin", st->layer_begin) |
+      st__json_add_num(o, "layer_end", st->layer_end) |
+      st__json_add_num(o, "devices", st__stage_devices(st)) |
+      st__json_add_num(o, "nodes", st->nodes) |
+      st__json_add_num(o, "gpus_per_node", st->gpus_per_node) |
+      st__json_add_num(o, "first_rank", st->first_rank) |
+      st__json_add_num(o, "rank", st->rank) |
+      st__json_add_num(o, "in_flight", st->in_flight) |
       st__json_add_str(o, "status",
                        r ? strata_stage_status_name(r->status) : "none") |
       json_mem(o, r) | st__json_add_num(o, "fwd_seconds", st->fwd_seconds) |
       st__json_add_num(o, "bwd_seconds", st->bwd_seconds) |
       st__json_add_num(o, "sync_seconds", st->sync_seconds) | json_ops(o, r);
   if (!bad && mixed)
-    bad = add_int(o, "group", st->group) |
+    bad = st__json_add_num(o, "group", st->group) |
           st__json_add_str(o, "gpu_model", st->gpu_model);
   return bad ? -1 : 0;
 }
@@ -320,11 +313,14 @@ static int json_arch(cJSON *root, const strata_plan_t *p) {
   cJSON *m = cJSON_AddObjectToObject(root, "architecture");
   if (!m) return -1;
   return st__json_add_str(m, "family", p->family) |
-         add_int(m, "layers", p->layers) | add_int(m, "hidden", p->hidden) |
-         add_int(m, "heads", p->heads) | add_int(m, "kv_heads", p->kv_heads) |
-         add_int(m, "ffn", p->ffn) | add_int(m, "vocab", p->vocab) |
-         add_int(m, "seq_len", p->seq_len) |
-         add_int(m, "max_position", p->max_position) |
+         st__json_add_num(m, "layers", p->layers) |
+         st__json_add_num(m, "hidden", p->hidden) |
+         st__json_add_num(m, "heads", p->heads) |
+         st__json_add_num(m, "kv_heads", p->kv_heads) |
+         st__json_add_num(m, "ffn", p->ffn) |
+         st__json_add_num(m, "vocab", p->vocab) |
+         st__json_add_num(m, "seq_len", p->seq_len) |
+         st__json_add_num(m, "max_position", p->max_position) |
          st__json_add_bool(m, "flash_attention", p->flash_attention > 0) |
          st__json_add_bool(m, "dropout", p->dropout > 0) |
          st__json_add_bool(m, "untie_embeddings", p->untie_embeddings > 0) |
@@ -334,12 +330,13 @@ static int json_arch(cJSON *root, const strata_plan_t *p) {
 static int json_options(cJSON *root, const strata_plan_t *p) {
   cJSON *o = cJSON_AddObjectToObject(root, "options");
   if (!o) return -1;
-  return add_int(o, "zero_stage", p->zero_stage) |
+  return st__json_add_num(o, "zero_stage", p->zero_stage) |
          st__json_add_str(o, "recipe", strata_recipe_name(p->recipe)) |
          st__json_add_str(o, "recompute", strata_recompute_name(p->recompute)) |
          st__json_add_bool(o, "sequence_parallel", p->sequence_parallel > 0) |
          st__json_add_bool(o, "megatron", p->megatron > 0) |
-         add_int(o, "vpp", p->vpp) | st__json_add_num(o, "alpha", p->alpha) |
+         st__json_add_num(o, "vpp", p->vpp) |
+         st__json_add_num(o, "alpha", p->alpha) |
          st__json_add_str(o, "framework", strata_framework_name(p->framework)) |
          st__json_add_bool(o, "overlap_grad_reduce", p->overlap_grad_reduce) |
          st__json_add_bool(o, "overlap_param_gather", p->overlap_param_gather) |
@@ -409,14 +406,15 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
       cJSON_Delete(o);
       return -1;
     }
-    if (add_int(o, "tp", c->tp) | add_int(o, "pp", c->pp) |
-        add_int(o, "dp", c->dp) | add_int(o, "micro_batch", c->micro_batch) |
-        add_int(o, "vpp", c->vpp) |
+    if (st__json_add_num(o, "tp", c->tp) | st__json_add_num(o, "pp", c->pp) |
+        st__json_add_num(o, "dp", c->dp) |
+        st__json_add_num(o, "micro_batch", c->micro_batch) |
+        st__json_add_num(o, "vpp", c->vpp) |
         st__json_add_bool(o, "sequence_parallel", c->sequence_parallel) |
-        add_int(o, "zero_stage", c->zero_stage) |
+        st__json_add_num(o, "zero_stage", c->zero_stage) |
         st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
-        add_int(o, "first_layers", c->first_layers) |
-        add_int(o, "last_layers", c->last_layers) |
+        st__json_add_num(o, "first_layers", c->first_layers) |
+        st__json_add_num(o, "last_layers", c->last_layers) |
         st__json_add_num(o, "step_seconds", c->step_seconds) |
         st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |
         st__json_add_num(o, "vs_best",
@@ -437,11 +435,13 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
 static int json_scalars(cJSON *root, const strata_plan_t *p) {
   return st__json_add_str(root, "model", p->model ? p->model : "") |
          st__json_add_str(root, "cluster", p->cluster ? p->cluster : "") |
-         add_int(root, "devices", p->devices) | add_int(root, "tp", p->tp) |
-         add_int(root, "pp", p->pp) | add_int(root, "dp", p->dp) |
-         add_int(root, "micro_batch", p->micro_batch) |
-         add_int(root, "global_batch", p->global_batch) |
-         add_int(root, "n_micro", p->n_micro) | json_arch(root, p) |
+         st__json_add_num(root, "devices", p->devices) |
+         st__json_add_num(root, "tp", p->tp) |
+         st__json_add_num(root, "pp", p->pp) |
+         st__json_add_num(root, "dp", p->dp) |
+         st__json_add_num(root, "micro_batch", p->micro_batch) |
+         st__json_add_num(root, "global_batch", p->global_batch) |
+         st__json_add_num(root, "n_micro", p->n_micro) | json_arch(root, p) |
          json_options(root, p);
 }
 
@@ -492,10 +492,10 @@ static int json_search(cJSON *root, const strata_plan_t *p, unsigned flags) {
   cJSON *o = cJSON_AddObjectToObject(root, "search");
   if (!o) return 1;
   return st__json_add_bool(o, "time_limited", p->time_limited > 0) |
-         add_int(o, "subproblems_total", p->subproblems_total) |
-         add_int(o, "subproblems_distinct", p->subproblems_distinct) |
-         add_int(o, "ilps_solved", p->ilps_solved) |
-         add_int(o, "cache_hits", p->cache_hits) |
+         st__json_add_num(o, "subproblems_total", p->subproblems_total) |
+         st__json_add_num(o, "subproblems_distinct", p->subproblems_distinct) |
+         st__json_add_num(o, "ilps_solved", p->ilps_solved) |
+         st__json_add_num(o, "cache_hits", p->cache_hits) |
          (flags & STRATA_PLAN_JSON_TIMINGS
               ? st__json_add_num(o, "plan_seconds", p->plan_seconds)
               : 0);
@@ -517,7 +517,8 @@ int strata_plan_json_flags(const strata_plan_t *p, unsigned flags,
   bad |= !stages;
   for (int s = 0; !bad && s < p->n_stages; s++)
     bad |= json_stage(stages, &p->stages[s], p->n_groups > 1);
-  if (!bad && p->n_groups > 1) bad |= add_int(root, "node_groups", p->n_groups);
+  if (!bad && p->n_groups > 1)
+    bad |= st__json_add_num(root, "node_groups", p->n_groups);
   bad |= bad ? 1 : json_figures(root, p);
   bad |= bad ? 1 : json_step(root, p);
   bad |= bad ? 1 : json_ranks(root, p);

@@ -102,19 +102,16 @@ void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
 
 /* ---- JSON: keys present where used ---- */
 
-static int add_int(cJSON *o, const char *k, int v) {
-  return st__json_add_num(o, k, v);
-}
-
 int st__json_par_options(cJSON *o, const strata_plan_t *p) {
   int bad = 0;
   if (p->cp > 1)
-    bad |= add_int(o, "cp", p->cp) |
+    bad |= st__json_add_num(o, "cp", p->cp) |
            st__json_add_str(o, "cp_comm",
                             p->cp_comm == STRATA_CP_ALLGATHER ? "all_gather"
                                                               : "p2p");
   if (p->experts > 0)
-    bad |= add_int(o, "ep", p->ep) | add_int(o, "etp", p->etp) |
+    bad |= st__json_add_num(o, "ep", p->ep) |
+           st__json_add_num(o, "etp", p->etp) |
            st__json_add_num(o, "moe_imbalance", p->moe_imbalance);
   if (p->fp8) bad |= st__json_add_str(o, "precision", "fp8");
   return bad;
@@ -123,22 +120,25 @@ int st__json_par_options(cJSON *o, const strata_plan_t *p) {
 int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
   int bad = 0;
   if (p->experts > 0)
-    bad |= add_int(m, "experts", p->experts) | add_int(m, "topk", p->topk) |
-           add_int(m, "moe_ffn", p->moe_ffn) |
-           add_int(m, "shared_ffn", p->shared_ffn) |
-           add_int(m, "moe_layers", p->moe_layers) |
-           add_int(m, "first_moe_layer", p->first_dense) |
+    bad |= st__json_add_num(m, "experts", p->experts) |
+           st__json_add_num(m, "topk", p->topk) |
+           st__json_add_num(m, "moe_ffn", p->moe_ffn) |
+           st__json_add_num(m, "shared_ffn", p->shared_ffn) |
+           st__json_add_num(m, "moe_layers", p->moe_layers) |
+           st__json_add_num(m, "first_moe_layer", p->first_dense) |
            st__json_add_num(m, "capacity", p->capacity);
   if (p->kv_lora > 0)
-    bad |= add_int(m, "q_lora", p->q_lora) | add_int(m, "kv_lora", p->kv_lora) |
-           add_int(m, "qk_nope", p->qk_nope) |
-           add_int(m, "qk_rope", p->qk_rope) | add_int(m, "v_head", p->v_head);
-  if (p->head_dim > 0) bad |= add_int(m, "head_dim", p->head_dim);
+    bad |= st__json_add_num(m, "q_lora", p->q_lora) |
+           st__json_add_num(m, "kv_lora", p->kv_lora) |
+           st__json_add_num(m, "qk_nope", p->qk_nope) |
+           st__json_add_num(m, "qk_rope", p->qk_rope) |
+           st__json_add_num(m, "v_head", p->v_head);
+  if (p->head_dim > 0) bad |= st__json_add_num(m, "head_dim", p->head_dim);
   if (p->rope_theta > 0)
     bad |= st__json_add_num(m, "rope_theta", p->rope_theta);
   if (p->window > 0)
-    bad |= add_int(m, "window", p->window) |
-           add_int(m, "window_every", p->window_every);
+    bad |= st__json_add_num(m, "window", p->window) |
+           st__json_add_num(m, "window_every", p->window_every);
   return bad;
 }
 
@@ -154,8 +154,10 @@ int st__json_par_items(cJSON *o, const strata_mem_items_t *m) {
 
 int st__json_par_config(cJSON *o, const strata_plan_config_t *c) {
   int bad = 0;
-  if (c->cp > 1) bad |= add_int(o, "cp", c->cp);
-  if (c->ep > 1) bad |= add_int(o, "ep", c->ep) | add_int(o, "etp", c->etp);
+  if (c->cp > 1) bad |= st__json_add_num(o, "cp", c->cp);
+  if (c->ep > 1)
+    bad |=
+        st__json_add_num(o, "ep", c->ep) | st__json_add_num(o, "etp", c->etp);
   if (c->fp8) bad |= st__json_add_str(o, "precision", "fp8");
   return bad;
 }

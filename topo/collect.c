@@ -107,12 +107,7 @@ static int shape_of(const strata_node_topo_t *n, char **out) {
   strata_buf_printf(&b, "%d nics", k);
   for (int i = 0; i < k; i++)
     strata_buf_printf(&b, " %d", strata_node_nic(n, i)->rdma);
-  if (b.oom) {
-    strata_buf_free(&b);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  *out = strata_buf_steal(&b, NULL);
-  return 0;
+  return strata_buf_finish(&b, out);
 }
 
 static int read_host(const char *path, host_t *h) {

@@ -105,6 +105,9 @@ int strata_buf_printf(strata_buf_t *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Give up the memory to the caller (free with strata_free); b is reset. */
 char *strata_buf_steal(strata_buf_t *b, size_t *len);
+/* The text of a finished buffer into *text (free with strata_free), or
+ * STRATA_ENOMEM (and b freed) when an append failed. */
+int strata_buf_finish(strata_buf_t *b, char **text);
 
 /* Files.  strata_file_read reads at most max_bytes (0: 1 GiB) and adds a
  * NUL.  strata_file_write_atomic writes to a temporary file in the same
