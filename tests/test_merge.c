@@ -537,6 +537,17 @@ static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
   return d;
 }
 
+/* p's payload as written, refused on reading with code and msg. */
+static void expect_payload_error(const strata_plan_t *p, const char *msg) {
+  strata_buf_t raw;
+  size_t len;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  unsigned char *d = wrap(raw.p, raw.len, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT, msg);
+  strata_free(d);
+  strata_buf_free(&raw);
+}
+
 TEST(decode_bad_payload) {
   strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
   strata_buf_t raw;
@@ -556,33 +567,16 @@ TEST(decode_bad_payload) {
   strata_free(d);
   strata_buf_free(&raw);
   p->recipe = (strata_recipe_t)7; /* ill-typed: not a recipe */
-  ASSERT_OK(st__payload_encode(p, &raw));
-  d = wrap(raw.p, raw.len, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT, "recipe is out of range");
-  strata_free(d);
-  strata_buf_free(&raw);
+  expect_payload_error(p, "recipe is out of range");
   p->recipe = STRATA_RECIPE_MEGATRON;
   /* micro-batch x dp overflows an int to 0 (the exporters divide by it) */
   p->micro_batch = 65536, p->dp = 65536, p->n_micro = 1, p->global_batch = 0;
-  ASSERT_OK(st__payload_encode(p, &raw));
-  d = wrap(raw.p, raw.len, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT, "batch is not micro-batch x dp");
-  strata_free(d);
-  strata_buf_free(&raw);
+  expect_payload_error(p, "batch is not micro-batch x dp");
   p->micro_batch = 1, p->dp = 1, p->n_micro = 8, p->global_batch = 7;
-  ASSERT_OK(st__payload_encode(p, &raw));
-  d = wrap(raw.p, raw.len, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT, "batch is not micro-batch x dp");
-  strata_free(d);
-  strata_buf_free(&raw);
+  expect_payload_error(p, "batch is not micro-batch x dp");
   p->global_batch = 8;
   p->stages[0].mesh.ndim = 3;
-  ASSERT_OK(st__payload_encode(p, &raw));
-  d = wrap(raw.p, raw.len, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT,
-                      "mesh dimensions is out of range");
-  strata_free(d);
-  strata_buf_free(&raw);
+  expect_payload_error(p, "mesh dimensions is out of range");
   strata_plan_destroy(p);
 }
 
