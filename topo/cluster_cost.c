@@ -34,9 +34,7 @@ static double hier(strata_coll_t c, double s, const group_t *gr) {
   const strata_link_t *in = gr->intra, *out = gr->inter;
   if (n * g <= 1) return 0.0;
   if (c == STRATA_COLL_P2P) return strata_coll_time(c, s, 2, n > 1 ? out : in);
-  if (n <= 1) return strata_coll_time(c, s, g, in);
-  if (g <= 1) return strata_coll_time(c, s, n, out);
-  if (c == STRATA_COLL_ALLTOALL)
+  if (c == STRATA_COLL_ALLTOALL) /* a level of one rank costs 0 */
     return strata_coll_time(c, s / n, g, in) + strata_coll_time(c, s, n, out);
   int size[2] = {g, n};
   strata_link_t link[2] = {*in, *out};

@@ -25,8 +25,12 @@ const char *strata_coll_name(strata_coll_t c) {
  * all-reduce on 8 A100 (docs/cost-model.md): 5 % RMS from 1 KB to 8 GB. */
 #define NCCL_CHUNK (4.0 * 1048576.0)
 
+static double fill_step(double m, double lat, double bw) {
+  return lat + NCCL_CHUNK / bw * (m / (m + NCCL_CHUNK));
+}
+
 static double step_latency(double m, const strata_link_t *link) {
-  return link->latency + NCCL_CHUNK / link->bandwidth * (m / (m + NCCL_CHUNK));
+  return fill_step(m, link->latency, link->bandwidth);
 }
 
 double strata_coll_time(strata_coll_t c, double bytes, int n,
@@ -58,12 +62,6 @@ static int used_levels(int nlev, const int *size, const strata_link_t *link,
   return n;
 }
 
-/* A tree hop's latency: the link's, plus the first chunk of the message
- * (each hop forwards all of it) crossing at the tree's bandwidth bw. */
-static double fill_step(double m, double lat, double bw) {
-  return lat + NCCL_CHUNK / bw * (m / (m + NCCL_CHUNK));
-}
-
 /* A ring over several levels, as NCCL runs one across nodes
  * (src/graph/tuning.cc): one pipelined flat ring of N = prod(size) ranks
  * whose channels enter and leave each group of a level through the links
@@ -74,14 +72,13 @@ static double fill_step(double m, double lat, double bw) {
  * group outside it). */
 static double ring_levels(strata_coll_t c, double bytes, int nlev,
                           const int *size, const strata_link_t *link) {
-  double N = 1, inner = 1, bw = 0, lat = 0;
+  double N = 1, bw = 0, lat = 0;
   double k = c == STRATA_COLL_ALLREDUCE ? 2.0 : 1.0;
-  for (int i = 0; i < nlev; i++) {
-    double b = link[i].bandwidth * inner;
+  for (int i = 0; i < nlev; i++) { /* N: the ranks inside level i */
+    double b = link[i].bandwidth * N;
     if (i == 0 || b < bw) bw = b;
-    inner *= size[i];
+    N *= size[i];
   }
-  N = inner;
   double m = bytes / N, outer = N;
   for (int i = 0; i < nlev; i++) {
     outer /= size[i];
@@ -114,6 +111,7 @@ static double tree_levels(double bytes, int nlev, const int *size,
   double net = link[nlev - 1].bandwidth * g * (n > 2 ? 1 : 2);
   if (net < bw) bw = net;
   bw *= TREE_EFF;
+  /* each hop forwards the whole message: its first chunk at bw */
   double depth = ceil(log2((double)n));
   for (int i = 0; i < nlev - 1; i++)
     lat += (size[i] - 1) * fill_step(bytes, link[i].latency, bw);
