@@ -103,6 +103,7 @@ typedef struct {
   const st__family_t *f[MAX_GROUPS]; /* per group z, NULL: not usable */
   int order[MAX_GROUPS];             /* groups in pipeline order */
   int pp[MAX_GROUPS];                /* per position in order */
+  double a[MAX_GROUPS];              /* per group z, one layer's time */
   int dp, b, m;
 } trial_t;
 
@@ -131,11 +132,15 @@ static int try_config(mixed_t *M, const trial_t *t) {
   const st__family_t *fs[ST__MAX_PP];
   st__search_t *ss[ST__MAX_PP];
   for (int j = 0; j < M->K; j++)
+    P += t->pp[j];
+  if (P < 2 || P > L || P > ST__MAX_PP) return 0;
+  P = 0;
+  for (int j = 0; j < M->K; j++)
     for (int q = 0; q < t->pp[j]; q++, P++) {
       fs[P] = t->f[t->order[j]];
       ss[P] = &M->S[t->order[j]];
+      a[P] = t->a[t->order[j]];
     }
-  if (P < 2 || P > L || P > ST__MAX_PP) return 0;
   if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
   for (int s = 0; s < P; s++) {
     st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
@@ -143,7 +148,6 @@ static int try_config(mixed_t *M, const trial_t *t) {
     memset(&x, 0, sizeof x);
     if (s == 0) st__part_add(&x, &fs[s]->pro);
     if (s == P - 1) st__part_add(&x, &fs[s]->epi);
-    a[s] = layer_time(ss[s], fs[s]);
     e[s] = x.fwd + x.bwd;
     struct most_memo *w =
         M->memo
@@ -192,7 +196,7 @@ static double bound(const mixed_t *M, const trial_t *t) {
   double rate = 0;
   for (int j = 0; j < M->K; j++) {
     int z = t->order[j];
-    if (t->pp[j]) rate += t->pp[j] / layer_time(&M->S[z], t->f[z]);
+    if (t->pp[j]) rate += t->pp[j] / t->a[z];
   }
   return rate > 0 ? t->m * M->S[0].L / rate : INFINITY;
 }
@@ -273,6 +277,8 @@ static int search_mixed(mixed_t *M) {
     if (!t.f[0]->ok) continue;
     for (int z = 1; z < M->K; z++)
       t.f[z] = match(M, z, t.f[0]);
+    for (int z = 0; z < M->K; z++)
+      if (t.f[z]) t.a[z] = layer_time(&M->S[z], t.f[z]);
     t.b = S0->graphs[t.f[0]->graph]->micro_batch;
     for (int j = 0; j < M->K; j++)
       t.order[j] = j;
