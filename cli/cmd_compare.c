@@ -84,11 +84,8 @@ static void human(const cli_stage_args_t *a, const runs_t *runs) {
 }
 
 static int add_run(cJSON *arr, int k, const runs_t *runs) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o || !cJSON_AddItemToArray(arr, o)) {
-    cJSON_Delete(o);
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  }
+  cJSON *o = st__json_push_object(arr);
+  if (!o) return strata_error(STRATA_ENOMEM, "out of memory");
   const strata_stage_result_t *r = runs->r[k];
   int rc = st__json_add_str(o, "objective",
                             strata_objective_name((strata_objective_t)k));

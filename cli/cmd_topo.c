@@ -255,11 +255,8 @@ static int json_nics(cJSON *root, const strata_node_topo_t *n) {
   cJSON *arr = cJSON_AddArrayToObject(root, "nics");
   for (int i = 0; arr && i < strata_node_nic_count(n); i++) {
     const strata_nic_info_t *nic = strata_node_nic(n, i);
-    cJSON *o = cJSON_CreateObject();
-    if (!o || !cJSON_AddItemToArray(arr, o)) {
-      cJSON_Delete(o);
-      return -1;
-    }
+    cJSON *o = st__json_push_object(arr);
+    if (!o) return -1;
     if (st__json_add_str(o, "name", nic->name) ||
         st__json_add_str(o, "netdev", nic->netdev) ||
         st__json_add_str(o, "pci_busid", nic->pci_busid) ||
@@ -278,12 +275,9 @@ static int json_gpus(cJSON *root, const strata_cluster_t *c) {
   cJSON *arr = cJSON_AddArrayToObject(root, "node_gpus");
   int gpn = strata_cluster_gpus_per_node(c);
   for (int i = 0; arr && i < gpn; i++) {
-    cJSON *o = cJSON_CreateObject();
+    cJSON *o = st__json_push_object(arr);
     char nic[32];
-    if (!o || !cJSON_AddItemToArray(arr, o)) {
-      cJSON_Delete(o);
-      return -1;
-    }
+    if (!o) return -1;
     if (n) {
       if (json_gpu_fields(o, n, i)) return -1;
       continue;

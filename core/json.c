@@ -158,6 +158,15 @@ static int added(const cJSON *it) {
   return it ? 0 : strata_error(STRATA_ENOMEM, "out of memory building JSON");
 }
 
+cJSON *st__json_push_object(cJSON *arr) {
+  cJSON *o = cJSON_CreateObject();
+  if (!o || !cJSON_AddItemToArray(arr, o)) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
 int st__json_add_num(cJSON *obj, const char *key, double v) {
   return added(cJSON_AddNumberToObject(obj, key, v));
 }

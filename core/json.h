@@ -48,6 +48,9 @@ const char *st__nearest(const char *s, const char *const *names);
 
 /* Builders that record ENOMEM and return NULL/-1 on failure. */
 int st__json_add_num(cJSON *obj, const char *key, double v);
+/* A new object appended to arr, or NULL (nothing appended) when out of
+ * memory. */
+cJSON *st__json_push_object(cJSON *arr);
 int st__json_add_str(cJSON *obj, const char *key, const char *v);
 int st__json_add_bool(cJSON *obj, const char *key, int v);
 /* Print (formatted) into a strata_free-able string, with a final newline. */

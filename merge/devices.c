@@ -447,13 +447,9 @@ int strata_device_map_summary(const strata_device_map_t *m, char **text) {
   return strata_buf_finish(&b, text);
 }
 
-static int json_node(cJSON *arr, const strata_device_map_t *m,
-                     const strata_node_info_t *n) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o || !cJSON_AddItemToArray(arr, o)) {
-    cJSON_Delete(o);
-    return -1;
-  }
+static int json_node(cJSON *arr, const strata_node_info_t *n) {
+  cJSON *o = st__json_push_object(arr);
+  if (!o) return -1;
   int bad = st__json_add_str(o, "name", n->name) |
             st__json_add_str(o, "use", strata_node_use_name(n->use));
   if (n->why) return bad | st__json_add_str(o, "why", n->why);
@@ -467,17 +463,13 @@ static int json_node(cJSON *arr, const strata_device_map_t *m,
     bad |= b.oom || st__json_add_str(o, "cuda_visible_devices", b.p);
     strata_buf_free(&b);
   }
-  (void)m;
   return bad;
 }
 
 static int json_device(cJSON *arr, const strata_device_map_t *m,
                        const strata_device_t *d) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o || !cJSON_AddItemToArray(arr, o)) {
-    cJSON_Delete(o);
-    return -1;
-  }
+  cJSON *o = st__json_push_object(arr);
+  if (!o) return -1;
   int bad = st__json_add_num(o, "rank", d->rank) |
             st__json_add_str(o, "host", m->nodes[d->node].name) |
             st__json_add_num(o, "local", d->local) |
@@ -500,7 +492,7 @@ static int map_json(const strata_device_map_t *m, cJSON *o) {
   devs = cJSON_AddArrayToObject(o, "ranks");
   bad |= !nodes || !devs;
   for (int i = 0; !bad && i < m->n_nodes; i++)
-    bad |= json_node(nodes, m, &m->nodes[i]);
+    bad |= json_node(nodes, &m->nodes[i]);
   for (int i = 0; !bad && i < m->n_devices; i++)
     bad |= json_device(devs, m, &m->devices[i]);
   return bad ? strata_error(STRATA_ENOMEM, "out of memory") : 0;

@@ -375,11 +375,8 @@ static void to_text(const changes_t *c, strata_buf_t *o) {
 }
 
 static int json_one(cJSON *arr, const change_t *x) {
-  cJSON *o = cJSON_CreateObject();
-  if (!o || !cJSON_AddItemToArray(arr, o)) {
-    cJSON_Delete(o);
-    return -1;
-  }
+  cJSON *o = st__json_push_object(arr);
+  if (!o) return -1;
   int bad = st__json_add_str(o, "section", sec_name[x->sec]) |
             st__json_add_str(o, "what", x->what);
   if (x->sec == SEC_STRATEGIES)

@@ -283,12 +283,9 @@ static int json_ops(cJSON *st, const strata_stage_result_t *r) {
 }
 
 static int json_stage(cJSON *arr, const strata_plan_stage_t *st, int mixed) {
-  cJSON *o = cJSON_CreateObject();
+  cJSON *o = st__json_push_object(arr);
   const strata_stage_result_t *r = st->result;
-  if (!o || !cJSON_AddItemToArray(arr, o)) {
-    cJSON_Delete(o);
-    return -1;
-  }
+  if (!o) return -1;
   int bad =
       st__json_add_num(o, "layer_begin", st->layer_begin) |
       st__json_add_num(o, "layer_end", st->layer_end) |
