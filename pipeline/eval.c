@@ -102,16 +102,13 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
     memcpy(n, cf->split, sizeof *n * (size_t)p);
     return p;
   }
-  if (v > 1) { /* interleaving: equal chunks */
-    if (L % (p * v)) return -1;
-    for (int k = 0; k < p * v; k++)
-      n[k] = L / (p * v);
-    return p * v;
-  }
   if (p == 1) {
+    if (v > 1) return -1;
     n[0] = L;
     return 1;
   }
+  /* layers of the first and last ranks (Megatron-LM: a rank not given
+   * shares the rest with the middle ranks), each a multiple of v */
   int first = cf->first, last = cf->last;
   if (!first && !last) {
     if (L % p) return -1;
@@ -124,11 +121,15 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
   } else if (rest < p - 2 || rest % (p - 2)) {
     return -1;
   }
-  n[0] = first;
-  n[p - 1] = last;
-  for (int s = 1; s < p - 1; s++)
-    n[s] = rest / (p - 2);
-  return p;
+  int mid = p > 2 ? rest / (p - 2) : v;
+  if (first % v || last % v || mid % v) return -1;
+  /* chunk k of rank k mod p holds that rank's layers / v (megatron/core/
+   * transformer/transformer_block.py, get_num_layers_to_build) */
+  for (int k = 0; k < p * v; k++) {
+    int r = k % p;
+    n[k] = (r == 0 ? first : r == p - 1 ? last : mid) / v;
+  }
+  return p * v;
 }
 
 static double p2p_between(const st__search_t *S, double bytes, int a, int b,
@@ -587,26 +588,31 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
                       const rank_time_t *rt, double *end, int exact,
                       strata_step_items_t *it);
 
-/* Peak memory of rank r of a pipeline without interleaving that holds
- * layers [k, k + n) (with the prologue on rank 0 and the epilogue on the
- * last rank), counted as st__cfg_cost_cut counts it: the search drops the
- * splits whose first, last or middle rank cannot fit before costing them
- * (space.c).  It grows with n at a fixed start (every item adds). */
+/* Peak memory of rank r that holds n layers (with the prologue on rank 0
+ * and the epilogue on the last rank), its first chunk from layer k: with
+ * v virtual stages, n / v layers from k + c L / v for each chunk c.
+ * Counted as st__cfg_cost_cut counts it: the search drops the splits whose
+ * first, last or middle rank cannot fit before costing them (space.c).  It
+ * grows with n at a fixed start (every item adds). */
 double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
                      int n) {
   chunk_t *ch = S->scratch->ch;
   const st__family_t *f = cf->f;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
   strata_mem_items_t m;
-  memset(&ch[r], 0, sizeof ch[r]);
-  ch[r].k0 = k;
-  ch[r].n = n;
-  ch[r].t = f->t;
-  if (cf->p == 1) {
-    ch[r].part = f->only_part;
-  } else {
-    if (r == 0) ch[r].part = f->pro;
-    if (r == cf->p - 1) ch[r].part = f->epi;
-    st__layers_add(S, f, k, n, &ch[r].part);
+  for (int c = 0; c < v; c++) {
+    chunk_t *x = &ch[c * p + r];
+    memset(x, 0, sizeof *x);
+    x->k0 = k + c * (S->L / v);
+    x->n = n / v;
+    x->t = f->t;
+    if (p == 1) {
+      x->part = f->only_part;
+      continue;
+    }
+    if (r == 0 && c == 0) x->part = f->pro;
+    if (r == p - 1 && c == v - 1) x->part = f->epi;
+    st__layers_add(S, f, x->k0, x->n, &x->part);
   }
   rank_memory(S, cf, ch, r, &m);
   return m.total;

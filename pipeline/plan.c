@@ -147,8 +147,9 @@ void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
   pc->sequence_parallel = cf->f->sp;
   pc->zero_stage = cf->f->zero;
   pc->recompute = cf->f->rc;
-  pc->first_layers = K > 0 ? n[0] : 0;
-  pc->last_layers = K > 0 ? n[K - 1] : 0;
+  /* layers of the first / last pipeline rank, all its chunks */
+  pc->first_layers = K > 0 ? n[0] * pc->vpp : 0;
+  pc->last_layers = K > 0 ? n[K - 1] * pc->vpp : 0;
   pc->step_seconds = c->step;
   pc->peak_memory_bytes = c->peak;
   pc->fits = c->fits;

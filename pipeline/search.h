@@ -101,8 +101,9 @@ typedef struct {
 typedef struct {
   const st__family_t *f;
   int p, dp, v, b, m;
-  int first, last;         /* layers of the first / last stage (p >= 2) */
-  int *split;              /* free mode: layers of each stage, or NULL */
+  int first, last; /* layers of the first / last pipeline rank (p >= 2), all
+                      its v chunks together; 0 0: equal ranks */
+  int *split;      /* free mode: layers of each stage, or NULL */
   const st__family_t **fs; /* stages of different shapes, or NULL */
   /* stages on the node groups of a mixed cluster (hetero.c): the search of
    * each stage's group (its cluster, budget, families' parts), or NULL:
@@ -153,8 +154,9 @@ void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
 void st__part_add(st__part_t *acc, const st__part_t *x);
 
 /* ---- eval.c: one configuration ---- */
-/* Layers of each stage (p entries) for the split; -1 if it is not one
- * Megatron-LM allows (first/last given, middle stages equal). */
+/* Layers of each model chunk in model order (p x v entries) for the
+ * split; -1 if it is not one Megatron-LM allows (first/last given, middle
+ * ranks equal, each rank's layers a multiple of v). */
 int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n);
 /* Cost it: memory of every rank and the step, exactly (simulating the
  * schedule) when exact, else a lower bound no schedule beats. */
@@ -163,7 +165,8 @@ int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
 /* The bound only when it reaches cutoff (out->fits = -1: not costed). */
 /* Scratch space of the evaluation (allocated once per search). */
 int st__eval_scratch(st__search_t *S);
-/* Peak memory of rank r without interleaving holding layers [k, k + n). */
+/* Peak memory of rank r holding n layers whose first chunk starts at
+ * layer k (with v virtual stages, n / v layers from k + c L / v each). */
 double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k, int n);
 int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
                      double cutoff, st__cost_t *out);

@@ -8,8 +8,9 @@
  * cluster and divides the global batch into micro-batches, interleaving
  * (virtual stages) where Megatron-LM allows it, and every layer split
  * Megatron-LM accepts: equal stages, or a first and a last stage of their
- * own sizes with equal middle stages.  Free mode splits the layers to
- * balance the stages instead.
+ * own sizes with equal middle stages (with interleaving, every rank's
+ * layers a multiple of its virtual stages).  Free mode splits the layers
+ * to balance the stages instead.
  *
  * Every configuration's step is at least its lower bound (eval.c): the
  * busiest rank's work plus the fill and drain before and after it, plus
@@ -69,9 +70,9 @@ static int before(const st__cost_t *ca, const st__cfg_t *a,
                   const st__cost_t *cb, const st__cfg_t *b) {
   if (ca->step != cb->step) return ca->step < cb->step;
   if (ca->peak != cb->peak) return ca->peak < cb->peak;
-  const int x[] = {a->p, a->dp, a->v, a->first, a->f->t, a->b};
-  const int y[] = {b->p, b->dp, b->v, b->first, b->f->t, b->b};
-  for (int i = 0; i < 6; i++)
+  const int x[] = {a->p, a->dp, a->v, a->first, a->last, a->f->t, a->b};
+  const int y[] = {b->p, b->dp, b->v, b->first, b->last, b->f->t, b->b};
+  for (int i = 0; i < 7; i++)
     if (x[i] != y[i]) return x[i] < y[i];
   return 0;
 }
@@ -162,55 +163,76 @@ static double part_work(const st__part_t *x) {
   return x->fwd + x->bwd;
 }
 
-/* m x the work of the first stage of `first` layers / the last of
- * `last`: lower bounds of the step, monotone in their sizes. */
+/* The layer where chunk c of the first (last) rank holding n layers
+ * starts: with v virtual stages each rank holds n / v layers of each of
+ * the v rounds of L / v layers, the first rank at a round's start, the
+ * last at its end (without interleaving, one round). */
+static int end_chunk_start(const st__search_t *S, const st__cfg_t *cf,
+                           int last_rank, int c, int n) {
+  int v = cf->v > 1 ? cf->v : 1, round = S->L / v;
+  return last_rank ? (c + 1) * round - n / v : c * round;
+}
+
+/* m x the work of the first rank of `first` layers / the last of `last`:
+ * lower bounds of the step, monotone in their sizes. */
+static double end_lb(const st__search_t *S, const st__cfg_t *cf, int last_rank,
+                     int n) {
+  int v = cf->v > 1 ? cf->v : 1;
+  double w = part_work(last_rank ? &cf->f->epi : &cf->f->pro);
+  for (int c = 0; c < v; c++)
+    w += work_range(S, cf->f, end_chunk_start(S, cf, last_rank, c, n), n / v);
+  return cf->m * w;
+}
+
 static double first_lb(const st__search_t *S, const st__cfg_t *cf, int first) {
-  return cf->m * (part_work(&cf->f->pro) + work_range(S, cf->f, 0, first));
+  return end_lb(S, cf, 0, first);
 }
 
 static double last_lb(const st__search_t *S, const st__cfg_t *cf, int last) {
-  return cf->m *
-         (part_work(&cf->f->epi) + work_range(S, cf->f, S->L - last, last));
+  return end_lb(S, cf, 1, last);
 }
 
-/* The most layers rank r (0 or the last) can hold from its end of the
- * model and fit: its memory grows with them (0 when one does not fit). */
+/* The most layers (a multiple of v, at most `most`) rank r (0 or the
+ * last) can hold and fit: its memory grows with them (0 when v do not
+ * fit). */
 static int most_that_fit(top_t *T, const st__cfg_t *cf, int r, int most) {
   st__search_t *S = T->S;
-  int lo = 0, hi = most;
+  int v = cf->v > 1 ? cf->v : 1, lo = 0, hi = most / v;
   while (lo < hi) {
-    int n = lo + (hi - lo + 1) / 2;
-    int k = r == 0 ? 0 : S->L - n;
+    int u = lo + (hi - lo + 1) / 2, n = u * v;
+    int k = end_chunk_start(S, cf, r != 0, 0, n);
     if (st__rank_peak(S, cf, r, k, n) <= S->budget)
-      lo = n;
+      lo = u;
     else
-      hi = n - 1;
+      hi = u - 1;
   }
-  return lo;
+  return lo * v;
 }
 
-/* Scan `first` outward from where the first and last stages balance
- * (rest = first + last), while the busier of them is below the K-th, and
- * within the sizes whose first and last ranks fit. */
+/* Scan `first` (in steps of v) outward from where the first and last
+ * ranks balance (rest = first + last), while the busier of them is below
+ * the K-th, and within the sizes whose first and last ranks fit. */
 static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
   const st__search_t *S = T->S;
-  int lo = 1, hi = rest - 1, rc = 0, fa = 1, fb = rest - 1;
+  int v = cf->v > 1 ? cf->v : 1, U = rest / v; /* first = u v, u in [1, U) */
+  int lo = 1, hi = U - 1, rc = 0, fa = 1, fb = U - 1;
   if (T->mem_prune) {
-    fb = most_that_fit(T, cf, 0, rest - 1);
-    int lmax = most_that_fit(T, cf, cf->p - 1, rest - 1);
-    if (rest - lmax > fa) fa = rest - lmax;
+    fb = most_that_fit(T, cf, 0, rest - v) / v;
+    int lmax = most_that_fit(T, cf, cf->p - 1, rest - v) / v;
+    if (U - lmax > fa) fa = U - lmax;
     if (fa > fb) return 0;
   }
-  while (lo < hi) { /* least first where the first stage is the busier */
+  while (lo < hi) { /* least first where the first rank is the busier */
     int mid = lo + (hi - lo) / 2;
-    if (first_lb(S, cf, mid) >= last_lb(S, cf, rest - mid))
+    if (first_lb(S, cf, mid * v) >= last_lb(S, cf, rest - mid * v))
       hi = mid;
     else
       lo = mid + 1;
   }
   for (int dir = 0; dir < 2 && !rc; dir++)
-    for (int first = dir ? (lo - 1 < fb ? lo - 1 : fb) : (lo > fa ? lo : fa);
-         first >= fa && first <= fb && !rc; first += dir ? -1 : 1) {
+    for (int u = dir ? (lo - 1 < fb ? lo - 1 : fb) : (lo > fa ? lo : fa);
+         u >= fa && u <= fb && !rc; u += dir ? -1 : 1) {
+      int first = u * v;
       double a = first_lb(S, cf, first), b = last_lb(S, cf, rest - first);
       if ((a > b ? a : b) >= kth(T)) break;
       cf->first = first;
@@ -221,16 +243,19 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
   return rc;
 }
 
-/* Every split of a group Megatron-LM allows, pruned as above. */
+/* Every split of a group Megatron-LM allows, pruned as above: a first
+ * and a last rank of their own sizes and equal middle ranks, each a
+ * multiple of the virtual stages (megatron/core/transformer/
+ * transformer_config.py). */
 static int visit_group(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
-  int L = S->L, p = cf.p;
-  if (p == 1 || cf.v > 1) {
+  int L = S->L, p = cf.p, v = cf.v > 1 ? cf.v : 1;
+  if (p == 1) {
     cf.first = cf.last = 0;
     return visit(T, &cf);
   }
   if (S->o->fix_first || S->o->fix_last) {
-    /* Megatron-LM: a stage not given shares the rest with the middle */
+    /* Megatron-LM: a rank not given shares the rest with the middle */
     int first = S->o->fix_first, last = S->o->fix_last;
     if (!first) {
       if ((L - last) % (p - 1)) return 0;
@@ -244,8 +269,8 @@ static int visit_group(top_t *T, st__cfg_t cf) {
     return visit(T, &cf);
   }
   if (p == 2) return scan_firsts(T, &cf, L);
-  /* middle stages of `mid` layers each: from the largest down; the middle
-   * stage alone bounds the step from below as mid grows, the first and
+  /* middle ranks of `mid` layers each: from the largest down; the middle
+   * rank alone bounds the step from below as mid grows, the first and
    * last (at least half their sum) as it shrinks */
   double lmin = INFINITY;
   const strata_graph_t *g = S->graphs[cf.f->graph];
@@ -255,7 +280,7 @@ static int visit_group(top_t *T, st__cfg_t cf) {
   /* with one kind of layer the middle ranks' memory depends on mid
    * alone, the most on rank 1 (the most micro-batches in flight) */
   int uniform = T->mem_prune && g->n_blocks == 1;
-  for (int mid = (L - 2) / (p - 2); mid >= 1 && !rc; mid--) {
+  for (int mid = (L - 2 * v) / (p - 2) / v * v; mid >= v && !rc; mid -= v) {
     int rest = L - mid * (p - 2);
     double ends =
         cf.m * (part_work(&cf.f->pro) + part_work(&cf.f->epi) + rest * lmin) /
@@ -301,9 +326,13 @@ static double group_lb(const st__search_t *S, const st__cfg_t *cf) {
   return (cf->m - phi) * work / cf->p + phi * work;
 }
 
+/* Interleaving as Megatron-LM allows it: every rank's layers a multiple
+ * of v (so the model's too, at least v per rank), the micro-batches a
+ * multiple of pp (megatron/core/pipeline_parallel/schedules.py). */
 static int vpp_ok(const st__search_t *S, int p, int v, int m) {
   if (v == 1) return 1;
-  if (p < 2 || S->L % (p * v) || m % p || m < p || v > 64) return 0;
+  if (p < 2 || S->L % v || S->L < p * v || m % p || m < p || v > 64) return 0;
+  if (p * v > ST__MAX_PP) return 0;
   if (S->o->overlap_p2p == 0 && p < 3) return 0; /* Megatron-LM's rule */
   return 1;
 }
@@ -354,10 +383,9 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
       if (dp > per) continue;
       if (o->fix_dp && dp != o->fix_dp) continue;
       int m = micro / dp;
-      /* v > 1 needs the layers per rank divisible by v */
-      int vmax = p >= 2 && S->L % p == 0 ? S->L / p : 1;
+      /* v > 1 needs at least v layers per rank */
+      int vmax = p >= 2 ? S->L / p : 1;
       for (int v = 1; v <= vmax && v <= 64 && !rc; v++) {
-        if (v > 1 && (S->L / p) % v) continue;
         if (o->vpp > 0 && v != o->vpp) continue;
         if (!vpp_ok(S, p, v, m)) continue;
         if (v > 1 && o->vpp == 0 && !o->megatron) continue;

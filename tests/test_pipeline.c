@@ -195,6 +195,36 @@ TEST(split_hetero_equals_brute_force) {
   ASSERT(multi_shape > 0); /* stages of different sizes were chosen */
 }
 
+/* Interleaved: rank r's v chunks each hold its layers / v; chunk k runs
+ * on rank k mod pp (126 layers, pp 16, 2 virtual stages, 6 on the first
+ * rank and 8 on the last: chunks 3, 4 x 14, 4 | 3, 4 x 14, 4). */
+TEST(split_interleaved_uneven) {
+  st__search_t S;
+  st__cfg_t cf;
+  int n[ST__MAX_PP];
+  memset(&S, 0, sizeof S);
+  memset(&cf, 0, sizeof cf);
+  S.L = 126;
+  cf.p = 16, cf.v = 2, cf.first = 6, cf.last = 8;
+  ASSERT_EQ(st__split_of(&S, &cf, n), 32);
+  for (int k = 0; k < 32; k++)
+    ASSERT_EQ(n[k], k % 16 == 0 ? 3 : 4);
+  cf.first = 8, cf.last = 6; /* middle 112 / 14 = 8 */
+  ASSERT_EQ(st__split_of(&S, &cf, n), 32);
+  ASSERT_EQ(n[15], 3);
+  ASSERT_EQ(n[31], 3);
+  cf.first = 7, cf.last = 7; /* 7 is not a multiple of 2 */
+  ASSERT_EQ(st__split_of(&S, &cf, n), -1);
+  cf.v = 7; /* 7 + 7 and 8 per middle rank: 8 is not a multiple of 7 */
+  ASSERT_EQ(st__split_of(&S, &cf, n), -1);
+  cf.v = 2, cf.first = cf.last = 0; /* equal ranks: 126 / 16 is not whole */
+  ASSERT_EQ(st__split_of(&S, &cf, n), -1);
+  S.L = 128; /* equal: 4 per chunk */
+  ASSERT_EQ(st__split_of(&S, &cf, n), 32);
+  for (int k = 0; k < 32; k++)
+    ASSERT_EQ(n[k], 4);
+}
+
 TEST(split_megatron_rule) {
   int n[128];
   ASSERT_OK(st__split_megatron(96, 16, n));
@@ -651,7 +681,8 @@ static void consider(st__search_t *S, st__cfg_t *cf, enum_best_t *b) {
   }
 }
 
-/* Every configuration: family, pp, dp, virtual stages, layer split. */
+/* Every configuration: family, pp, dp, virtual stages, layer split (the
+ * pp and the virtual stages the options fix, if they do). */
 static void enumerate_all(st__search_t *S, enum_best_t *b) {
   int L = S->L;
   for (int i = 0; i < S->n_fam; i++) {
@@ -660,27 +691,30 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
     int mb = S->graphs[f->graph]->micro_batch;
     for (int p = 1; p <= L; p++)
       for (int dp = 1; f->t * p * dp <= S->total; dp++) {
+        if (S->o->fix_pp && p != S->o->fix_pp) continue;
         if (S->o->global_batch % (mb * dp)) continue;
         st__cfg_t cf;
         memset(&cf, 0, sizeof cf);
         cf.f = f, cf.p = p, cf.dp = dp, cf.b = mb;
         cf.m = S->o->global_batch / (mb * dp);
-        for (int v = 2; p >= 2 && p * v <= L; v++) {
-          if (L % (p * v) || cf.m % p || cf.m < p) continue;
-          cf.v = v;
-          consider(S, &cf, b);
-        }
-        cf.v = 1;
         if (p == 1) {
+          if (S->o->vpp > 1) continue;
+          cf.v = 1;
           consider(S, &cf, b);
           continue;
         }
-        for (int first = 1; first < L; first++)
-          for (int last = 1; first + last <= L; last++) {
-            cf.first = first, cf.last = last;
-            int n[ST__MAX_PP];
-            if (st__split_of(S, &cf, n) == p) consider(S, &cf, b);
-          }
+        /* every first and last rank, with and without virtual stages */
+        for (int v = 1; p * v <= L; v++) {
+          if (v > 1 && (cf.m % p || cf.m < p)) continue;
+          if (S->o->vpp > 0 && v != S->o->vpp) continue;
+          cf.v = v;
+          for (int first = 1; first < L; first++)
+            for (int last = 1; first + last <= L; last++) {
+              cf.first = first, cf.last = last;
+              int n[ST__MAX_PP];
+              if (st__split_of(S, &cf, n) == p * v) consider(S, &cf, b);
+            }
+        }
       }
   }
 }
@@ -688,12 +722,12 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
 /* Models from the families, and LLaMA-family mixtures of experts (some
  * with a dense first layer) and long sequences, where the search has
  * expert, expert tensor and context parallelism to choose. */
-static strata_graph_t *random_model(strata_gen_opts_t *o) {
+static strata_graph_t *random_model(strata_gen_opts_t *o, int more_layers) {
   static const char *fam[] = {"gpt", "llama", "bert", "llama", "llama"};
   strata_graph_t *g = NULL;
   strata_gen_opts_keep(o);
   int f = (int)(urand() * 5);
-  o->layers = 2 + (int)(urand() * 5);
+  o->layers = more_layers ? 4 + (int)(urand() * 9) : 2 + (int)(urand() * 5);
   o->hidden = urand() < 0.5 ? 256 : 512;
   o->heads = urand() < 0.5 ? 4 : 8;
   if (f == 1 || f == 3) o->kv_heads = o->heads / 2, o->ffn = 2 * o->hidden;
@@ -722,17 +756,20 @@ static char *data_path(const char *name) {
   return path;
 }
 
-TEST(plan_is_best_of_enumeration) {
+/* iters random cases; with interleave, models of 4 to 12 layers and
+ * every other case with 2 to 4 virtual stages asked for. */
+static void best_of_enumeration(int iters, int interleave) {
   /* presets, an odd node count, a spec of P100 nodes, and one of five
    * nodes of which one is drained and one has a failed GPU (both dropped) */
   static const char *clusters[] = {"dgx-a100:1", "dgx-h100:2", "h100-pcie:1",
                                    "mi300x:1",   "dgx-a100:3", NULL,
                                    "drained"};
   static const int batches[] = {8, 12, 16, 24, 32};
-  int cases = 0, bound = 0;
-  for (int it = 0; it < 40; it++) {
+  int cases = 0, bound = 0, uneven_vpp = 0;
+  if (interleave) rng = 0x9E3779B97F4A7C15ULL; /* the same cases alone */
+  for (int it = 0; it < iters; it++) {
     strata_gen_opts_t gen;
-    strata_graph_t *g = random_model(&gen);
+    strata_graph_t *g = random_model(&gen, interleave);
     strata_cluster_t *c = NULL;
     const char *spec = clusters[it % 7];
     ASSERT_OK(strata_cluster_load(!spec ? data_path("cluster-p100.json")
@@ -749,6 +786,7 @@ TEST(plan_is_best_of_enumeration) {
     /* sometimes the ZeRO stage and the precision are chosen too */
     if (it % 4 == 1) o.zero_auto = 1;
     if (it % 4 == 3) o.precision = STRATA_PRECISION_AUTO;
+    if (interleave && it % 2 == 0) o.vpp = 2 + it % 3;
     /* sometimes a budget that binds: a little above the least memory */
     if (it % 3 == 2) o.memory_budget = 2.5e9 + urand() * 1e9;
     st__search_t S;
@@ -784,8 +822,8 @@ TEST(plan_is_best_of_enumeration) {
       e.fix_tp = bt, e.fix_pp = b.cf.p, e.fix_dp = b.cf.dp;
       e.micro_batch = b.cf.b, e.gen.micro_batch = b.cf.b;
       e.vpp = b.cf.v > 1 ? b.cf.v : 1;
-      e.fix_first = b.cf.v > 1 ? 0 : b.cf.first;
-      e.fix_last = b.cf.v > 1 ? 0 : b.cf.last;
+      e.fix_first = b.cf.first;
+      e.fix_last = b.cf.last;
       e.recompute = brc, e.recompute_auto = 0;
       e.sequence_parallel = bsp;
       e.fix_cp = bf.cp, e.fix_ep = bf.ep, e.fix_etp = bf.etp;
@@ -802,6 +840,11 @@ TEST(plan_is_best_of_enumeration) {
            it, spec ? spec : "cluster-p100.json", g->hp.family,
            gen.experts ? " MoE" : "", strata_graph_layers(g), g->seq_len,
            o.global_batch, b.n, b.fit, b.fit ? "" : " (none: infeasible)");
+    if (b.fit && b.cf.v > 1)
+      printf("           best interleaves %d virtual stages, first rank %d "
+             "layers, last %d\n",
+             b.cf.v, b.cf.first, b.cf.last);
+    uneven_vpp += b.fit && b.cf.v > 1 && b.cf.first != b.cf.last;
     if (b.fit && (bf.cp > 1 || bf.ep > 1 || bf.zero >= 2 || bf.fp8))
       printf("           best has cp %d, ep %d, etp %d, ZeRO %d, fp8 %d\n",
              bf.cp, bf.ep, bf.etp, bf.zero, bf.fp8);
@@ -809,9 +852,21 @@ TEST(plan_is_best_of_enumeration) {
     strata_cluster_destroy(c);
     strata_graph_destroy(g);
   }
-  printf("  %d cases planned, all at the enumerated optimum (%d bounds)\n",
-         cases, bound);
-  ASSERT(cases >= 30);
+  printf("  %d cases planned, all at the enumerated optimum (%d bounds); "
+         "%d interleaved with uneven first and last ranks\n",
+         cases, bound, uneven_vpp);
+  ASSERT(cases >= iters * 3 / 5);
+  if (interleave) ASSERT(uneven_vpp >= 2);
+}
+
+TEST(plan_is_best_of_enumeration) {
+  best_of_enumeration(40, 0);
+}
+
+/* The same with interleaving asked for: the first and last ranks' chunks
+ * sit at every round of the model, their bounds with them. */
+TEST(plan_is_best_of_enumeration_interleaved) {
+  best_of_enumeration(40, 1);
 }
 
 /* A trace file plans at any micro-batch: re-shaped along its batch, it is
@@ -921,11 +976,80 @@ TEST(heterogeneous_layers_exact) {
   strata_graph_destroy(g);
 }
 
+/* Interleaving with a first and a last rank of their own sizes (each a
+ * multiple of the virtual stages, as Megatron-LM takes them): the plan is
+ * the enumerated optimum where the chunks of the ends sit at different
+ * places in the model (layers that differ), with the memory unbound and
+ * binding, and where only an uneven split exists (10 layers, pp 4, 2
+ * virtual stages: 4 + 2 + 2 + 2 or 2 + 2 + 2 + 4). */
+TEST(interleaved_uneven_exact) {
+  char trace[1024];
+  snprintf(trace, sizeof trace, "%s/tests/data/het-layers-trace.json",
+           test_source_dir());
+  for (int k = 0; k < 3; k++) {
+    strata_graph_t *g = NULL;
+    strata_cluster_t *c = NULL;
+    strata_plan_opts_t o;
+    strata_plan_opts_init(&o);
+    o.quiet = 1;
+    o.global_batch = 16;
+    o.vpp = 2;
+    if (k < 2) {
+      ASSERT_OK(strata_trace_load(trace, &g));
+      o.model_spec = trace;
+    } else {
+      strata_gen_opts_keep(&o.gen);
+      o.gen.layers = 10, o.gen.hidden = 512, o.gen.heads = 8;
+      o.gen.seq = 256, o.gen.vocab = 4096;
+      o.model_spec = "gpt";
+      o.fix_pp = 4;
+      ASSERT_OK(strata_model_load("gpt", &o.gen, &g));
+    }
+    ASSERT_OK(strata_cluster_load("dgx-a100:1", &c));
+    static double unbound;
+    if (k == 1) o.memory_budget = unbound * 0.999 + o.memory_reserve;
+    st__search_t S;
+    enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
+    ASSERT_OK(st__search_prepare(&S, g, c, &o));
+    enumerate_all(&S, &b);
+    st__search_release(&S);
+    if (k == 0) unbound = b.peak;
+    strata_plan_t *p = NULL;
+    ASSERT(b.fit > 0);
+    ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+    int first = strata_plan_rank_layers(p, 0);
+    int last = strata_plan_rank_layers(p, p->pp - 1);
+    printf("  case %d: %ld configurations, %ld fit, best %.9g s (pp %d, "
+           "first %d, last %d); plan %.9g s (pp %d vpp %d, first %d, last "
+           "%d)\n",
+           k, b.n, b.fit, b.step, b.cf.p, b.cf.first, b.cf.last,
+           p->step_seconds, p->pp, p->vpp, first, last);
+    ASSERT_NEAR(p->step_seconds, b.step, 1e-9, 0);
+    ASSERT_EQ(p->vpp, 2);
+    ASSERT_EQ(p->n_stages, 2 * p->pp);
+    ASSERT_EQ(first % 2, 0);
+    ASSERT_EQ(last % 2, 0);
+    if (k == 1) ASSERT(p->peak_memory_bytes <= unbound * 0.999);
+    if (k == 2) { /* the model chunk of each rank, as Megatron-LM lays it */
+      ASSERT(first != last);
+      for (int s = 0; s < p->n_stages; s++) {
+        int r = s % 4, n = p->stages[s].layer_end - p->stages[s].layer_begin;
+        ASSERT_EQ(p->stages[s].rank, r);
+        ASSERT_EQ(n, (r == 0 ? first : r == 3 ? last : 2) / 2);
+      }
+    }
+    strata_plan_destroy(p);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
     TEST_ENTRY(split_hetero_equals_brute_force),
     TEST_ENTRY(split_linear_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),
+    TEST_ENTRY(split_interleaved_uneven),
     TEST_ENTRY(plan_identical_across_threads),
     TEST_ENTRY(cache_cold_warm_corrupt),
     TEST_ENTRY(cache_merge_and_round_trip),
@@ -935,6 +1059,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_megatron_constraints),
     TEST_ENTRY(plan_free_stages_tile),
     TEST_ENTRY(plan_is_best_of_enumeration),
+    TEST_ENTRY(plan_is_best_of_enumeration_interleaved),
+    TEST_ENTRY(interleaved_uneven_exact),
     TEST_ENTRY(trace_file_any_micro_batch),
     TEST_ENTRY(heterogeneous_layers_exact),
 };
