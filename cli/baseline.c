@@ -72,11 +72,9 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->micro_batch = o->gen.micro_batch = old->micro_batch;
   o->vpp = old->vpp > 1 ? old->vpp : 1;
   o->fix_first = o->fix_last = 0;
-  if (old->pp > 1 && o->vpp == 1 && old->n_stages >= 2) {
-    const strata_plan_stage_t *f = &old->stages[0];
-    const strata_plan_stage_t *l = &old->stages[old->n_stages - 1];
-    o->fix_first = f->layer_end - f->layer_begin;
-    o->fix_last = l->layer_end - l->layer_begin;
+  if (old->pp > 1 && old->n_stages >= 2) {
+    o->fix_first = strata_plan_rank_layers(old, 0);
+    o->fix_last = strata_plan_rank_layers(old, old->pp - 1);
   }
   o->recompute = old->recompute;
   o->recompute_auto = 0;

@@ -5,9 +5,10 @@
  * flags).  Only flag names from reference/megatron_flags.txt are used.
  *
  * Megatron-LM runs one layout: the same tensor-parallel size in every
- * stage, layers split evenly (with optional first/last stage counts, or
- * any count per stage through --pipeline-model-parallel-layout, which a
- * plan over node groups of different GPUs needs), the distributed
+ * stage, layers split evenly (with optional first/last stage counts, also
+ * with virtual stages, or any count per model chunk through
+ * --pipeline-model-parallel-layout, which a plan over node groups of
+ * different GPUs needs), the distributed
  * optimizer for ZeRO-1.  Before writing anything the plan is
  * checked against Megatron's own argument rules (world size, heads and
  * query groups divisible by tp, batch divisibility, sequence parallelism
@@ -148,11 +149,19 @@ static int check_sizes(const strata_plan_t *p) {
   return 0;
 }
 
-/* Layer counts per stage; *first / *last are 0 when they equal the rest. */
+/* Layers of stage (model chunk) s. */
+static int chunk_layers(const strata_plan_t *p, int s) {
+  return p->stages[s].layer_end - p->stages[s].layer_begin;
+}
+
+/* The split as Megatron-LM takes it: *first / *last are the first and
+ * last ranks' layers (all their virtual stages), 0 when they equal the
+ * middle ranks'; both -1 when only an explicit layout says it (ranks or
+ * a rank's chunks of different sizes). */
 static int check_split(const strata_plan_t *p, int *first, int *last) {
-  int pp = p->n_stages, next = 0, mid = -1; /* model chunks, in order */
+  int n = p->n_stages, next = 0, pp = p->pp, v = p->vpp > 1 ? p->vpp : 1;
   *first = *last = 0;
-  for (int s = 0; s < pp; s++) {
+  for (int s = 0; s < n; s++) { /* model chunks, in order */
     const strata_plan_stage_t *st = &p->stages[s];
     if (st->layer_begin != next || st->layer_end <= st->layer_begin)
       return REFUSE("stage %d holds layers [%d, %d), not a split of the model "
@@ -163,31 +172,22 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
   if (next != p->layers)
     return REFUSE("the stages hold %d layers, the model has %d", next,
                   p->layers);
-  for (int s = 1; s + 1 < pp; s++) {
-    int n = p->stages[s].layer_end - p->stages[s].layer_begin;
-    if (mid >= 0 && n != mid) {
-      /* stages of their own sizes (a mixed cluster's groups): Megatron-
-       * LM's explicit layout, which it takes without virtual stages here */
-      if (p->vpp > 1)
-        return REFUSE("middle stages hold different layer counts (%d and "
-                      "%d) with virtual pipeline stages; Megatron-LM's "
-                      "layout would need every chunk: re-plan with --vpp 1",
-                      mid, n);
-      *first = *last = -1;
-      return 0;
-    }
-    mid = n;
-  }
-  int f = p->stages[0].layer_end, l = p->layers - p->stages[pp - 1].layer_begin;
   if (pp == 1) return 0;
-  if (mid < 0) mid = f == l ? f : -1; /* pp 2: both explicit if unequal */
+  /* Megatron-LM's first/last form: each rank's chunks alike (rank r holds
+   * chunks r, r + pp, ...), the middle ranks alike */
+  int form = 1;
+  for (int s = pp; s < n; s++)
+    form &= chunk_layers(p, s) == chunk_layers(p, s % pp);
+  for (int r = 2; r + 1 < pp; r++)
+    form &= chunk_layers(p, r) == chunk_layers(p, 1);
+  if (!form) { /* a mixed cluster's groups: the explicit layout */
+    *first = *last = -1;
+    return 0;
+  }
+  int f = chunk_layers(p, 0) * v, l = chunk_layers(p, pp - 1) * v;
+  int mid = pp > 2 ? chunk_layers(p, 1) * v : f == l ? f : -1;
   if (f != mid) *first = f;
   if (l != mid) *last = l;
-  if ((*first || *last) && p->vpp > 1)
-    return REFUSE("uneven first/last stages with virtual pipeline stages");
-  if (p->vpp > 1 && p->layers % (p->pp * p->vpp) != 0)
-    return REFUSE("%d layers do not split into pp %d x vpp %d chunks",
-                  p->layers, p->pp, p->vpp);
   return 0;
 }
 
@@ -278,12 +278,15 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
                            int last) {
   flag(a, "--tensor-model-parallel-size", "%d", p->tp);
   flag(a, "--pipeline-model-parallel-size", "%d", p->pp);
-  if (first < 0)
+  if (first < 0) /* the layout's stages count pp x vpp: no vpp flag */
     layout_flag(a, p);
   else if (first)
     flag(a, "--decoder-first-pipeline-num-layers", "%d", first);
   if (last > 0) flag(a, "--decoder-last-pipeline-num-layers", "%d", last);
-  if (p->vpp > 1)
+  /* uneven ranks take the virtual stages per rank (arguments.py) */
+  if (p->vpp > 1 && (first > 0 || last > 0))
+    flag(a, "--num-virtual-stages-per-pipeline-rank", "%d", p->vpp);
+  else if (p->vpp > 1 && first == 0)
     flag(a, "--num-layers-per-virtual-pipeline-stage", "%d",
          p->layers / (p->pp * p->vpp));
   if (p->sequence_parallel > 0) flag(a, "--sequence-parallel", NULL);

@@ -27,6 +27,14 @@ static int even_middle(const strata_plan_t *p) {
   return 1;
 }
 
+static int all_equal(const strata_plan_t *p) {
+  for (int s = 1; s < p->n_stages; s++)
+    if (p->stages[s].layer_end - p->stages[s].layer_begin !=
+        p->stages[0].layer_end - p->stages[0].layer_begin)
+      return 0;
+  return 1;
+}
+
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
@@ -49,12 +57,19 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "(%s mode)\n",
                       "parallelism", lo, hi, p->pp, p->dp,
                       p->megatron ? "Megatron" : "free");
-  if (p->vpp > 1)
+  if (p->vpp > 1 && all_equal(p))
     strata_buf_printf(b,
                       "  %-20s interleaved 1F1B, %d virtual stages per "
                       "rank (%d layers each)\n",
                       "schedule", p->vpp,
                       p->stages[0].layer_end - p->stages[0].layer_begin);
+  else if (p->vpp > 1) /* each rank's layers split into vpp chunks */
+    strata_buf_printf(b,
+                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "rank, layers %d first, %d last%s (per rank)\n",
+                      "schedule", p->vpp, strata_plan_rank_layers(p, 0),
+                      strata_plan_rank_layers(p, p->pp - 1),
+                      p->pp > 2 ? ", equal between" : "");
   else if (p->n_stages > 1 && !even_middle(p)) { /* stages of own sizes */
     strata_buf_printf(b, "  %-20s 1F1B, layers per stage", "schedule");
     for (int s = 0; s < p->n_stages; s++)
@@ -187,7 +202,7 @@ static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
       snprintf(where, sizeof where, ", node group %d alone", c->group - 1);
     else if (p->n_groups > 1)
       snprintf(where, sizeof where, ", stages over the node groups");
-    else if (c->pp > 1 && c->vpp <= 1 && c->first_layers != c->last_layers)
+    else if (c->pp > 1 && c->first_layers != c->last_layers)
       snprintf(where, sizeof where, ", uneven first/last");
     strata_buf_printf(b, "  %d. %s%s: %.3f ms", i + 1, name, where,
                       c->step_seconds * 1e3);

@@ -16,6 +16,14 @@ int st__stage_devices(const strata_plan_stage_t *st) {
   return st->nodes * st->gpus_per_node;
 }
 
+int strata_plan_rank_layers(const strata_plan_t *p, int rank) {
+  int n = 0;
+  for (int s = 0; p && s < p->n_stages; s++)
+    if (p->stages[s].rank == rank)
+      n += p->stages[s].layer_end - p->stages[s].layer_begin;
+  return n;
+}
+
 int st__placement_shards(const char *pl, const strata_mesh_t *m) {
   int shards = 1, axis = 0;
   if (!pl) return 1;

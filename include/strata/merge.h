@@ -37,6 +37,10 @@ int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
 int strata_plan_save(const strata_plan_t *p, const char *path); /* atomic */
 int strata_plan_load(const char *path, strata_plan_t **out);
 
+/* Layers of pipeline rank r: the sum of its stages (its virtual stages'
+ * model chunks when the plan interleaves). */
+int strata_plan_rank_layers(const strata_plan_t *p, int rank);
+
 /* Reports, into strata_free-able strings. */
 int strata_plan_summary(const strata_plan_t *p, char **text);
 /* "tp 2, ep 8, etp 1, pp 8, dp 4, micro 2, sp, recompute none": a
