@@ -107,6 +107,54 @@ static int moe_rules(strata_plan_opts_t *o, const strata_graph_t *g) {
   return 0;
 }
 
+/* The layers of each pipeline rank as Megatron-LM takes them (megatron/
+ * core/transformer/transformer_config.py): a first and a last rank of
+ * the sizes given, the rest split evenly over the middle ranks, each
+ * rank's layers a multiple of the virtual stages; with neither given,
+ * equal ranks. */
+static int split_rules(strata_plan_opts_t *o, int L, int pp) {
+  int v = o->vpp > 1 ? o->vpp : 1, first = o->fix_first, last = o->fix_last;
+  if (pp < 2) return 0;
+  if (!first && !last) {
+    if (L % (pp * v))
+      return cli_usage_error(
+          "estimate",
+          "%d layers do not split evenly over %d pipeline stages%s: give "
+          "--first-stage-layers and/or --last-stage-layers (Megatron-LM's "
+          "--decoder-first/last-pipeline-num-layers)",
+          L, pp, v > 1 ? " of equal virtual stages" : "");
+    o->fix_first = o->fix_last = L / pp; /* Megatron-LM's default */
+    return 0;
+  }
+  int rest = L - first - last, middle = pp - (first > 0) - (last > 0);
+  const char *which[2] = {"first", "last"};
+  for (int i = 0; i < 2; i++) {
+    int n = i ? last : first;
+    if (n && n % v)
+      return cli_usage_error("estimate",
+                             "%d layers on the %s pipeline stage are not "
+                             "divisible by --vpp %d (each virtual stage "
+                             "holds a rank's layers / vpp)",
+                             n, which[i], v);
+  }
+  if (rest < 0 || (rest > 0) != (middle > 0))
+    return cli_usage_error("estimate",
+                           "%d layers left for %d middle pipeline stages "
+                           "(of %d layers, %d stages)",
+                           rest, middle, L, pp);
+  if (middle && rest % middle)
+    return cli_usage_error("estimate",
+                           "%d layers do not split evenly over the %d middle "
+                           "pipeline stages",
+                           rest, middle);
+  if (middle && (rest / middle) % v)
+    return cli_usage_error("estimate",
+                           "%d layers on each middle pipeline stage are not "
+                           "divisible by --vpp %d",
+                           rest / middle, v);
+  return 0;
+}
+
 static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
                           int world, int gpn) {
   int L = strata_graph_layers(g), tp = o->fix_tp, pp = o->fix_pp;
@@ -148,28 +196,13 @@ static int megatron_rules(strata_plan_opts_t *o, const strata_graph_t *g,
                              "interleaving (--vpp %d) needs a "
                              "pipeline of 2 stages or more",
                              o->vpp);
-    if (L % (pp * o->vpp))
-      return cli_usage_error("estimate",
-                             "%d layers do not split into %d stages of %d "
-                             "virtual stages: the layers per pipeline stage "
-                             "must be divisible by --vpp",
-                             L, pp, o->vpp);
     if (m < pp || m % pp)
       return cli_usage_error("estimate",
                              "interleaving needs the micro-batches per step "
                              "(%d) to be a multiple of the pipeline size %d",
                              m, pp);
   }
-  if (!o->fix_first && !o->fix_last && o->vpp <= 1 && pp > 1 && !(L % pp))
-    o->fix_first = o->fix_last = L / pp; /* Megatron-LM's default */
-  if (!o->fix_first && !o->fix_last && o->vpp <= 1 && pp > 1 && L % pp)
-    return cli_usage_error("estimate",
-                           "%d layers do not split evenly over %d pipeline "
-                           "stages: give --first-stage-layers and/or "
-                           "--last-stage-layers (Megatron-LM's "
-                           "--decoder-first/last-pipeline-num-layers)",
-                           L, pp);
-  return 0;
+  return split_rules(o, L, pp);
 }
 
 /* The item of b that exceeds a's most: its name and the difference. */

@@ -171,6 +171,8 @@ static const char *options_text =
     "                         1: none)\n"
     "  --first-stage-layers N, --last-stage-layers N\n"
     "                         layers of the first / last pipeline stage\n"
+    "                         (with --vpp: of all its virtual stages, a\n"
+    "                         multiple of V)\n"
     "  --recompute R          none, selective or full\n"
     "  --sequence-parallel, --no-sequence-parallel\n"
     "  --zero Z               ZeRO stage 0-3 or auto (default 1: distributed\n"
@@ -448,9 +450,6 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
   if (!a->threshold_given) a->replan_threshold = 2;
   if (estimate && (!a->po.fix_tp || !a->po.fix_pp))
     return cli_usage_error(cmd, "--tp and --pp are required");
-  if (a->po.fix_first && a->po.fix_last && a->po.vpp > 1)
-    return cli_usage_error(cmd, "interleaving (--vpp) needs equal stages: "
-                                "drop --first/--last-stage-layers");
   if (a->po.tp_comm_overlap && a->po.sequence_parallel == 0)
     return cli_usage_error(cmd, "--tp-comm-overlap needs sequence "
                                 "parallelism (Megatron-LM's rule)");

@@ -103,14 +103,15 @@ static int load_runs(fit_t *F) {
     int rc = strata_model_load(r->model, &r->po.gen, &F->g[i]);
     if (!rc) rc = strata_cluster_load(r->cluster, &F->c[i]);
     int L = rc ? 0 : strata_graph_layers(F->g[i]), pp = r->po.fix_pp;
-    /* Megatron-LM's default split is even; an uneven one must be given */
-    if (!rc && pp > 1 && r->po.vpp <= 1 && !r->po.fix_first &&
-        !r->po.fix_last) {
-      if (L % pp)
+    /* Megatron-LM's default split is even (into pp x vpp chunks); an
+     * uneven one must be given */
+    int v = r->po.vpp > 1 ? r->po.vpp : 1;
+    if (!rc && pp > 1 && !r->po.fix_first && !r->po.fix_last) {
+      if (L % (pp * v))
         rc = strata_error(STRATA_EBADINPUT,
-                          "%d layers do not split evenly over %d stages: "
+                          "%d layers do not split evenly over %d stages%s: "
                           "give first_stage_layers and/or last_stage_layers",
-                          L, pp);
+                          L, pp, v > 1 ? " of equal virtual stages" : "");
       else
         w->po.fix_first = w->po.fix_last = L / pp;
     }
