@@ -261,6 +261,56 @@ TEST(gpu_table) {
   ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H200")->name, "H200");
   ASSERT_STR_EQ(strata_gpu_model_match("AMD Instinct MI300X")->name, "MI300X");
   ASSERT(strata_gpu_model_match("GeForce GTX 1080") == NULL);
+  /* the names their drivers report: H800 and A800 (fewer NVLink links),
+   * H20 (not the H200 it is a prefix of), GB200 (before B200), MI325X */
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H800 80GB HBM3")->name, "H800");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H20")->name, "H20");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA H200 NVL")->name, "H200");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA A800-SXM4-80GB")->name,
+                "A800-80GB");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA GB200")->name, "GB200");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA B200")->name, "B200");
+  ASSERT_STR_EQ(strata_gpu_model_match("AMD Instinct MI325X")->name, "MI325X");
+  ASSERT_NEAR(strata_gpu_model_find("H800")->nvlink_bandwidth, 200e9, 1e-12, 0);
+  ASSERT_NEAR(strata_gpu_model_find("A800-80GB")->nvlink_bandwidth, 200e9,
+              1e-12, 0);
+  ASSERT_NEAR(strata_gpu_model_find("GB200")->peak_flops, 2.5e15, 1e-12, 0);
+  /* the kernels of the dies they share */
+  strata_perf_t a, b;
+  strata_perf_of(strata_gpu_model_find("H800"), &a, NULL);
+  strata_perf_of(strata_gpu_model_find("H100-SXM"), &b, NULL);
+  ASSERT_NEAR(a.gemm_max, b.gemm_max, 1e-12, 0);
+  ASSERT_NEAR(a.hbm_bandwidth, b.hbm_bandwidth, 1e-12, 0);
+  strata_perf_of(strata_gpu_model_find("A800-80GB"), &a, NULL);
+  ASSERT_EQ(a.peak_fp8_flops, 0); /* Ampere: no FP8 */
+  strata_perf_of(strata_gpu_model_find("MI325X"), &a, NULL);
+  ASSERT_NEAR(a.hbm_bandwidth, 6e12, 1e-12, 0);
+}
+
+/* A GB200 NVL72 rack is one node of 72 GPUs on NVLink: an all-reduce over
+ * the 72 GPUs of one rack runs at NVLink's rate, faster than over 72
+ * across 9 DGX H100 nodes. */
+TEST(gb200_rack_is_one_nvlink_domain) {
+  strata_cluster_t *c = NULL, *h = NULL;
+  ASSERT_OK(strata_cluster_load("gb200-nvl72:2", &c));
+  ASSERT_EQ(strata_cluster_gpus_per_node(c), 72);
+  ASSERT_EQ(strata_cluster_gpus(c), 144);
+  ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, "nvlink");
+  ASSERT_EQ(strata_cluster_level(c, 0)->span, 72);
+  ASSERT_OK(strata_cluster_load("dgx-h100:9", &h));
+  double t_gb = 0, t_h = 0;
+  ASSERT_OK(
+      strata_cluster_coll_time(c, STRATA_COLL_ALLREDUCE, 1e9, 1, 72, &t_gb));
+  ASSERT_OK(
+      strata_cluster_coll_time(h, STRATA_COLL_ALLREDUCE, 1e9, 9, 8, &t_h));
+  printf("  1 GB all-reduce over 72 GPUs: GB200 NVL72 %.3f ms, 9 DGX H100 "
+         "%.3f ms\n",
+         t_gb * 1e3, t_h * 1e3);
+  /* the ring's bandwidth term alone: 2 (71/72) S over 900 GB/s x 0.76 */
+  ASSERT(t_gb > 2 * 71.0 / 72 * 1e9 / (900e9 * 0.76));
+  ASSERT(t_gb < t_h);
+  strata_cluster_destroy(c);
+  strata_cluster_destroy(h);
 }
 
 static void expect_range(const char *pat, int n, const char *first,
@@ -320,8 +370,9 @@ TEST(preset_dgx_h100) {
   ASSERT_STR_EQ(strata_cluster_level(c, 2)->name, "spine");
   ASSERT(strata_cluster_node_topo(c) == NULL);
   strata_cluster_destroy(c);
-  static const char *presets[] = {"dgx-a100:1", "dgx-h200:2", "hgx-b200:3",
-                                  "h100-pcie:4", "mi300x:5"};
+  static const char *presets[] = {"dgx-a100:1",  "dgx-h200:2",    "hgx-b200:3",
+                                  "h100-pcie:4", "mi300x:5",      "hgx-h800:6",
+                                  "hgx-a800:7",  "gb200-nvl72:8", "mi325x:9"};
   for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++) {
     ASSERT_OK(strata_cluster_load(presets[i], &c));
     ASSERT_EQ(strata_cluster_nodes(c), (int)i + 1);
@@ -368,7 +419,7 @@ static void expect_spec_error(const char *file, int code, const char *msg) {
 
 TEST(spec_errors) {
   expect_spec_error("unknown-model.json", STRATA_EBADINPUT,
-                    "unknown GPU model 'H800-SXM'");
+                    "unknown GPU model 'H900-SXM'");
   expect_spec_error("unknown-model.json", STRATA_EBADINPUT,
                     "H100-SXM, H100-PCIe");
   expect_spec_error("missing-xml.json", STRATA_ENOTFOUND,
@@ -855,6 +906,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(local_machine),
     TEST_ENTRY(bad_xml_files),
     TEST_ENTRY(gpu_table),
+    TEST_ENTRY(gb200_rack_is_one_nvlink_domain),
     TEST_ENTRY(node_ranges),
     TEST_ENTRY(preset_dgx_h100),
     TEST_ENTRY(spec_with_unhealthy_nodes),

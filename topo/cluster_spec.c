@@ -35,9 +35,16 @@ static const preset_t presets[] = {
     {"dgx-a100", "A100-80GB", 8, 8, 25, 20, "NVIDIA DGX A100 (8x A100 80GB)"},
     {"dgx-h100", "H100-SXM", 8, 8, 50, 32, "NVIDIA DGX H100 (8x H100 SXM)"},
     {"dgx-h200", "H200", 8, 8, 50, 32, "NVIDIA DGX H200 (8x H200)"},
+    {"hgx-h800", "H800", 8, 8, 50, 32, "NVIDIA HGX H800 (8x H800)"},
+    {"hgx-a800", "A800-80GB", 8, 8, 25, 20, "NVIDIA HGX A800 (8x A800 80GB)"},
     {"hgx-b200", "B200", 8, 8, 50, 32, "NVIDIA HGX B200 (8x B200)"},
+    /* one rack is one NVLink domain of 72 GPUs, a ConnectX-7 per GPU;
+     * a DGX SuperPOD GB200 scalable unit is 8 racks */
+    {"gb200-nvl72", "GB200", 72, 72, 50, 8,
+     "NVIDIA GB200 NVL72 rack (72x GB200 GPUs, one NVLink domain)"},
     {"h100-pcie", "H100-PCIe", 8, 4, 50, 32, "8x H100 PCIe, 4 NICs"},
     {"mi300x", "MI300X", 8, 8, 50, 32, "AMD Instinct MI300X platform (8x)"},
+    {"mi325x", "MI325X", 8, 8, 50, 32, "AMD Instinct MI325X platform (8x)"},
 };
 #define N_PRESETS ((int)(sizeof presets / sizeof presets[0]))
 

@@ -24,12 +24,17 @@ static const strata_gpu_model_t models[] = {
     {"H100-SXM", "NVIDIA", (uint64_t)(80 * GIB), 989.4e12, 450e9, 64e9},
     {"H100-PCIe", "NVIDIA", (uint64_t)(80 * GIB), 756e12, 0.0, 64e9},
     {"H200", "NVIDIA", (uint64_t)(141 * GIB), 989.4e12, 450e9, 64e9},
+    {"H800", "NVIDIA", (uint64_t)(80 * GIB), 989.4e12, 200e9, 64e9},
+    {"H20", "NVIDIA", (uint64_t)(96 * GIB), 148e12, 450e9, 64e9},
+    {"A800-80GB", "NVIDIA", (uint64_t)(80 * GIB), 312e12, 200e9, 32e9},
     {"B200", "NVIDIA", (uint64_t)(180 * GIB), 2.25e15, 900e9, 64e9},
+    {"GB200", "NVIDIA", (uint64_t)(186 * GIB), 2.5e15, 900e9, 64e9},
     {"V100", "NVIDIA", (uint64_t)(32 * GIB), 125e12, 150e9, 16e9},
     {"P100", "NVIDIA", (uint64_t)(16 * GIB), 21.2e12, 80e9, 16e9},
     {"MI250X", "AMD", (uint64_t)(64 * GIB), 191.5e12, 200e9, 32e9},
     {"MI300A", "AMD", (uint64_t)(128 * GIB), 980.6e12, 256e9, 64e9},
     {"MI300X", "AMD", (uint64_t)(192 * GIB), 1307.4e12, 448e9, 64e9},
+    {"MI325X", "AMD", (uint64_t)(256 * GIB), 1307.4e12, 448e9, 64e9},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 
@@ -41,11 +46,13 @@ static const struct {
 } name_rules[] = {
     {{"H100", "PCIE"}, "H100-PCIe"}, {{"H100", "NVL"}, "H100-PCIe"},
     {{"H100", NULL}, "H100-SXM"},    {{"H200", NULL}, "H200"},
-    {{"B200", NULL}, "B200"},        {{"A100", "80GB"}, "A100-80GB"},
-    {{"A100", NULL}, "A100-40GB"},   {{"V100", NULL}, "V100"},
+    {{"H800", NULL}, "H800"},        {{"H20", NULL}, "H20"},
+    {{"GB200", NULL}, "GB200"},      {{"B200", NULL}, "B200"},
+    {{"A100", "80GB"}, "A100-80GB"}, {{"A100", NULL}, "A100-40GB"},
+    {{"A800", NULL}, "A800-80GB"},   {{"V100", NULL}, "V100"},
     {{"P100", NULL}, "P100"},        {{"MI300X", NULL}, "MI300X"},
-    {{"MI300A", NULL}, "MI300A"},    {{"MI250", NULL}, "MI250X"},
-    {{"MI200", NULL}, "MI250X"},
+    {{"MI325X", NULL}, "MI325X"},    {{"MI300A", NULL}, "MI300A"},
+    {{"MI250", NULL}, "MI250X"},     {{"MI200", NULL}, "MI250X"},
 };
 
 /* PCI ids, for GPUs hwloc sees only as PCI devices (pci.ids). */
@@ -57,6 +64,8 @@ static const struct {
     {0x10de, 0x20f1, "A100-40GB"}, {0x10de, 0x20b2, "A100-80GB"},
     {0x10de, 0x20b5, "A100-80GB"}, {0x10de, 0x2330, "H100-SXM"},
     {0x10de, 0x2331, "H100-PCIe"}, {0x10de, 0x2335, "H200"},
+    {0x10de, 0x2324, "H800"},      {0x10de, 0x2329, "H20"},
+    {0x10de, 0x2901, "B200"},      {0x10de, 0x2941, "GB200"},
     {0x10de, 0x1db1, "V100"},      {0x10de, 0x1db4, "V100"},
     {0x10de, 0x1db5, "V100"},      {0x10de, 0x1db8, "V100"},
     {0x10de, 0x15f8, "P100"},      {0x10de, 0x15f9, "P100"},
