@@ -39,7 +39,8 @@ enum {
   OPT_EXPERTS,
   OPT_TOPK,
   OPT_MOE_FFN,
-  OPT_CAPACITY
+  OPT_CAPACITY,
+  OPT_MTP
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +66,7 @@ static const struct option long_opts[] = {
     {"topk", required_argument, NULL, OPT_TOPK},
     {"moe-ffn", required_argument, NULL, OPT_MOE_FFN},
     {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
+    {"mtp-layers", required_argument, NULL, OPT_MTP},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -98,7 +100,9 @@ static const char model_help[] =
     "  --tie-embeddings, --no-tie-embeddings\n"
     "  --head-dim N  --window N    llama: head size, sliding window\n"
     "  --experts N  --topk N  --moe-ffn N  --capacity-factor F\n"
-    "                              llama: a mixture of experts\n";
+    "                              llama: a mixture of experts\n"
+    "  --mtp-layers N              llama: N multi-token prediction modules\n"
+    "                              (DeepSeek-V3's; 0: none)\n";
 
 static void usage_trace(FILE *f) {
   fprintf(f, "Usage: strata trace <gen|info> MODEL [options]\n"
@@ -207,6 +211,12 @@ static int take_opt(const char *cmd, int c, const char *arg, trace_args_t *a) {
   case OPT_CAPACITY:
     return cli_parse_double(cmd, "--capacity-factor", arg, 0.01, 1000,
                             &o->capacity);
+  case OPT_MTP: {
+    long v;
+    int rc = cli_parse_int(cmd, "--mtp-layers", arg, 0, 16, &v);
+    if (!rc) o->mtp_layers = (int)v;
+    return rc;
+  }
   default:
     return cli_usage_error(cmd, "internal: option %d", c);
   }
@@ -405,6 +415,9 @@ static void print_info(const strata_graph_t *g,
         (double)st->active_parameters / 1e9,
         (double)(st->active_parameters + st->embedding_parameters) / 1e9);
   }
+  if (g->hp.mtp_layers > 0)
+    row("multi-token pred.", "%d module%s after the head, each one layer",
+        g->hp.mtp_layers, g->hp.mtp_layers > 1 ? "s" : "");
   row("operators", "%s (%d stored)", grouped(st->ops, a, sizeof a), g->n_ops);
   row("tensors", "%s (%d stored)", grouped(st->tensors, a, sizeof a),
       g->n_tensors);
@@ -439,6 +452,7 @@ static int json_info(const char *cmd, const strata_graph_t *g,
   if (!rc) rc = st__json_add_bool(o, "flash_attention", g->hp.flash_attention);
   if (!rc) rc = st__json_add_bool(o, "dropout", g->hp.dropout);
   NUM_("parameters", st->parameters);
+  if (g->hp.mtp_layers > 0) NUM_("mtp_layers", g->hp.mtp_layers);
   if (g->hp.experts > 0 ||
       st->active_parameters + st->embedding_parameters < st->parameters) {
     NUM_("active_parameters", st->active_parameters);

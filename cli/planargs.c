@@ -70,7 +70,8 @@ enum {
   P_MOEFFN,
   P_CAPF,
   P_HEADDIM,
-  P_WINDOW
+  P_WINDOW,
+  P_MTP
 };
 
 static const struct option opts[] = {
@@ -138,6 +139,7 @@ static const struct option opts[] = {
     {"capacity-factor", required_argument, 0, P_CAPF},
     {"head-dim", required_argument, 0, P_HEADDIM},
     {"window", required_argument, 0, P_WINDOW},
+    {"mtp-layers", required_argument, 0, P_MTP},
     {0, 0, 0, 0}};
 
 static const char *options_text =
@@ -145,8 +147,8 @@ static const char *options_text =
     "  --model M              preset, family (gpt, bert, llama) or trace file\n"
     "  --layers, --hidden, --heads, --kv-heads, --ffn, --seq, --vocab N,\n"
     "  --head-dim, --window, --experts, --topk, --moe-ffn N,\n"
-    "  --capacity-factor F, --flash-attention, --no-flash-attention\n"
-    "                         change the preset or family (as trace gen)\n"
+    "  --capacity-factor F, --mtp-layers N, --flash-attention,\n"
+    "  --no-flash-attention   change the preset or family (as trace gen)\n"
     "Cluster:\n"
     "  --cluster SPEC         PRESET:NODES (e.g. dgx-h100:128) or a cluster\n"
     "                         spec file (docs/cluster-format.md)\n"
@@ -260,6 +262,11 @@ static int model_opt(const char *cmd, int c, strata_gen_opts_t *g) {
   if (c == P_CAPF)
     return cli_parse_double(cmd, "--capacity-factor", optarg, 0.01, 1000,
                             &g->capacity);
+  if (c == P_MTP) {
+    int rc = cli_parse_int(cmd, "--mtp-layers", optarg, 0, 16, &v);
+    if (!rc) g->mtp_layers = (int)v;
+    return rc;
+  }
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
     if (sizes[i].code == c) {
       int rc = cli_parse_int(cmd, sizes[i].name, optarg, 1, 1 << 24, &v);

@@ -16,14 +16,20 @@ static const char *path_of(const char *file) {
   return p;
 }
 
-static strata_graph_t *import(const char *file, int layers, int seq) {
+static strata_graph_t *import_mtp(const char *file, int layers, int seq,
+                                  int mtp) {
   strata_gen_opts_t ov;
   strata_graph_t *g = NULL;
   strata_gen_opts_keep(&ov);
   ov.layers = layers;
   ov.seq = seq;
+  ov.mtp_layers = mtp;
   ASSERT_OK(strata_hf_load(path_of(file), &ov, &g));
   return g;
+}
+
+static strata_graph_t *import(const char *file, int layers, int seq) {
+  return import_mtp(file, layers, seq, -1);
 }
 
 static int64_t params(const strata_graph_t *g) {
@@ -32,7 +38,9 @@ static int64_t params(const strata_graph_t *g) {
   return st.parameters;
 }
 
-/* Published totals; "exact" ones are given to the parameter. */
+/* Published totals; "exact" ones are given to the parameter.  DeepSeek-V3's
+ * 671B is the model without its multi-token prediction module, which the
+ * count leaves out (--mtp-layers 0; mtp_module_from_config checks it). */
 static const struct {
   const char *file;
   double published;
@@ -66,7 +74,7 @@ static const struct {
 
 TEST(published_parameter_counts) {
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-    strata_graph_t *g = import(counts[i].file, 0, 64);
+    strata_graph_t *g = import_mtp(counts[i].file, 0, 64, 0);
     double p = (double)params(g), want = counts[i].published;
     printf("  %-24s %-9s %16.0f  published %16.0f  %+.3f %%\n", counts[i].file,
            g->hp.family, p, want, 100 * (p - want) / want);
@@ -76,6 +84,33 @@ TEST(published_parameter_counts) {
       ASSERT_NEAR(p, want, 0.005, 0);
     strata_graph_destroy(g);
   }
+}
+
+/* DeepSeek-V3's num_nextn_predict_layers (1) builds one multi-token
+ * prediction module, as the preset: its parameters are what the 685B
+ * checkpoint adds to the 671B model less the two tables it stores again
+ * (its embedding and head share the model's: 2 x 129280 x 7168), within
+ * the rounding of "685B"; an override drops it. */
+TEST(mtp_module_from_config) {
+  strata_graph_t *g = import("deepseek-v3.json", 0, 64);
+  strata_graph_t *n = import_mtp("deepseek-v3.json", 0, 64, 0);
+  ASSERT_EQ(g->hp.mtp_layers, 1);
+  ASSERT_EQ(n->hp.mtp_layers, 0);
+  double mtp = (double)(params(g) - params(n)), tables = 2.0 * 129280 * 7168;
+  printf("  MTP module %.3f B; with its stored tables %.2f B over the model "
+         "(685B - 671B = 14B published)\n",
+         mtp / 1e9, (mtp + tables) / 1e9);
+  ASSERT_NEAR(params(g) + tables, 685e9, 0.005, 0);
+  ASSERT(strata_graph_find_op(g, "mtp0.eh_proj") >= 0);
+  ASSERT(strata_graph_find_op(n, "mtp0.eh_proj") < 0);
+  strata_graph_destroy(g);
+  strata_graph_destroy(n);
+  /* a dense config's builder has no multi-token prediction */
+  strata_gen_opts_t ov;
+  strata_gen_opts_keep(&ov);
+  ov.mtp_layers = 1;
+  ASSERT_EQ(strata_hf_load(path_of("llama-3-8b.json"), &ov, &g), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "multi-token prediction");
 }
 
 /* The Gemma papers count the embedding with 256128 rows; the released
@@ -387,6 +422,7 @@ TEST(llama_like_configs_export_to_megatron) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(published_parameter_counts),
+    TEST_ENTRY(mtp_module_from_config),
     TEST_ENTRY(llama_like_configs_export_to_megatron),
     TEST_ENTRY(gemma_non_embedding_exact),
     TEST_ENTRY(sliding_window_flops),

@@ -427,6 +427,8 @@ static int llama_layer(gen_t *G, int x, layer_kind_t k) {
   return add(G, "residual2", r1, dropout(G, "mlp_dropout", y));
 }
 
+static void mtp(gen_t *G, int x, int tokens, int labels, int wte, int head);
+
 static void llama(gen_t *G) {
   const strata_gen_opts_t *o = G->o;
   int tokens, labels;
@@ -456,6 +458,35 @@ static void llama(gen_t *G) {
   int w =
       G->o->tie_embeddings ? wte : param(G, "head", "weight", S2(G->V, G->h));
   loss(G, linear_w(G, "head", y, w, -1), labels);
+  mtp(G, x, tokens, labels, wte, w);
+}
+
+/* DeepSeek-V3's multi-token prediction (arXiv:2412.19437, section 2.2;
+ * Megatron-LM's multi_token_prediction.py): module k normalises the
+ * previous depth's hidden state (the model's last layer output for the
+ * first) and the embedding of the tokens one further ahead (the shared
+ * table), concatenates them, projects 2h to h and runs one layer like the
+ * model's last, then its own final norm, the shared head and a loss.  The
+ * targets shift with k; their shapes do not, so the tokens and labels
+ * stand for the shifted ones.  After the model's head: the last pipeline
+ * stage holds them, as Megatron-LM places them. */
+static void mtp(gen_t *G, int x, int tokens, int labels, int wte, int head) {
+  const strata_gen_opts_t *o = G->o;
+  for (int k = 0; k < o->mtp_layers && !G->rc; k++) {
+    snprintf(G->pre, sizeof G->pre, "mtp%d.", k);
+    int e = op1(G, "embed", STRATA_OP_EMBEDDING, 2, (int[]){tokens, wte},
+                S3(G->b, G->s, G->h));
+    int en = norm(G, "enorm", STRATA_OP_RMSNORM, e);
+    int hn = norm(G, "hnorm", STRATA_OP_RMSNORM, x);
+    int cat = op1(G, "concat", STRATA_OP_CONCAT, 2, (int[]){en, hn},
+                  S3(G->b, G->s, 2 * G->h));
+    if (!G->rc) last_op(G)->axis = 2;
+    int y = linear(G, "eh_proj", cat, G->h, 0);
+    x = llama_layer(G, y, kind_of(o, o->layers - 1));
+    y = norm(G, "final_norm", STRATA_OP_RMSNORM, x);
+    loss(G, linear_w(G, "head", y, head, -1), labels);
+  }
+  G->pre[0] = '\0';
 }
 
 /* ---- options ---- */
@@ -468,7 +499,8 @@ static int default_ffn(strata_family_t f, int hidden) {
 
 static int any_variant(const strata_gen_opts_t *o) {
   return o->head_dim > 0 || o->qkv_bias > 0 || o->out_bias > 0 ||
-         o->qk_norm > 0 || o->window > 0 || o->experts > 0 || o->kv_lora > 0;
+         o->qk_norm > 0 || o->window > 0 || o->experts > 0 || o->kv_lora > 0 ||
+         o->mtp_layers > 0;
 }
 
 static int check_moe(const strata_gen_opts_t *o) {
@@ -510,12 +542,16 @@ static int check_variants(const strata_gen_opts_t *o, int kv) {
   if (!any_variant(o)) return 0;
   if (o->family != STRATA_FAMILY_LLAMA)
     return strata_error(STRATA_EBADINPUT,
-                        "head size, biases, q/k norms, windows, experts and "
-                        "latent attention are available for the llama family "
-                        "only");
+                        "head size, biases, q/k norms, windows, experts, "
+                        "latent attention and multi-token prediction are "
+                        "available for the llama family only");
   if (o->head_dim < 0 || o->window < 0 || o->window_every < 0)
     return strata_error(STRATA_EBADINPUT,
                         "head_dim, window and window_every must be >= 0");
+  if (o->mtp_layers > 16)
+    return strata_error(STRATA_EBADINPUT,
+                        "%d multi-token prediction modules: at most 16",
+                        o->mtp_layers);
   int rc = check_moe(o);
   return rc ? rc : check_mla(o, kv);
 }
@@ -593,6 +629,7 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
     g->hp.expert_bias = o->expert_bias > 0;
     g->hp.capacity = o->capacity;
   }
+  g->hp.mtp_layers = o->mtp_layers > 0 ? o->mtp_layers : 0;
   if (o->kv_lora > 0) {
     g->hp.q_lora = o->q_lora;
     g->hp.kv_lora = o->kv_lora;

@@ -325,7 +325,7 @@ void strata_graph_moe(const strata_graph_t *g, strata_moe_info_t *m) {
         m->topk = op->topk;
         m->first_moe = op->layer;
       }
-      m->moe_layers += (int)c;
+      if (op->layer >= 0) m->moe_layers += (int)c; /* not an MTP module's */
     } else if (op->kind == STRATA_OP_MOE_DISPATCH && !m->capacity) {
       m->capacity = op->capacity;
     } else if (op->kind == STRATA_OP_GROUPED_LINEAR) {

@@ -427,8 +427,9 @@ static void rd_qwen2_moe(cfg_t *c, strata_gen_opts_t *o) {
 
 /* DeepSeek-V2 and V3: latent attention, first_k_dense_replace dense
  * layers, then n_shared_experts always-used experts and n_routed_experts
- * routed ones.  The multi-token prediction module
- * (num_nextn_predict_layers) is not built: DeepSeek's 671B excludes it. */
+ * routed ones, and num_nextn_predict_layers multi-token prediction
+ * modules (V3: 1, trained with; DeepSeek's 671B counts the model without
+ * it, the 685B checkpoint with it). */
 static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
   moe_common(c, o);
   o->experts = num(c, "n_routed_experts", 1, 0);
@@ -448,7 +449,7 @@ static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
   o->kv_heads = 0;
   if (flag(c, "attention_bias", 0))
     bad_field(c, "attention_bias", "false (latent attention without biases)");
-  use(c, "num_nextn_predict_layers");
+  o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
 }
 
 /* gpt-oss: biases everywhere (attention, router, experts), a sliding
@@ -655,6 +656,12 @@ static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
                         "layers, seq, micro-batch, dtype, flash attention "
                         "and dropout may be changed",
                         where);
+  if (v->mtp_layers > 0)
+    return strata_error(STRATA_EINVAL,
+                        "%s: multi-token prediction modules are built for "
+                        "the mixture-of-experts model types only (DeepSeek's "
+                        "num_nextn_predict_layers)",
+                        where);
   if (v->layers > 0) {
     a->layers = v->layers;
     if (a->dec_layers) a->dec_layers = v->layers;
@@ -717,6 +724,7 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   if (v && v->dtype != STRATA_DTYPE_COUNT) o.dtype = v->dtype;
   if (v && v->flash_attention >= 0) o.flash_attention = v->flash_attention;
   if (v && v->dropout >= 0) o.dropout = v->dropout;
+  if (v && v->mtp_layers >= 0) o.mtp_layers = v->mtp_layers;
   char name[256];
   model_name(root, where, name, sizeof name);
   if ((rc = strata_generate(&o, name, out)) && rc != STRATA_ENOMEM)

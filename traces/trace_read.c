@@ -80,14 +80,14 @@ static int get_nonneg(const cJSON *o, const char *key, const char *where,
 /* The variants and mixture of experts, all optional. */
 static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   static const char *ints[] = {
-      "head_dim", "window",     "window_every", "experts", "topk",
-      "moe_ffn",  "shared_ffn", "first_dense",  "q_lora",  "kv_lora",
-      "qk_nope",  "qk_rope",    "v_head"};
+      "head_dim", "window",     "window_every", "experts",   "topk",
+      "moe_ffn",  "shared_ffn", "first_dense",  "q_lora",    "kv_lora",
+      "qk_nope",  "qk_rope",    "v_head",       "mtp_layers"};
   int *f[] = {&g->hp.head_dim,   &g->hp.window,      &g->hp.window_every,
               &g->hp.experts,    &g->hp.topk,        &g->hp.moe_ffn,
               &g->hp.shared_ffn, &g->hp.first_dense, &g->hp.q_lora,
               &g->hp.kv_lora,    &g->hp.qk_nope,     &g->hp.qk_rope,
-              &g->hp.v_head};
+              &g->hp.v_head,     &g->hp.mtp_layers};
   static const char *flags[] = {"qkv_bias", "out_bias", "qk_norm",
                                 "expert_bias"};
   int *b[] = {&g->hp.qkv_bias, &g->hp.out_bias, &g->hp.qk_norm,

@@ -215,6 +215,7 @@ typedef struct strata_graph {
     int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
     double capacity;
     int q_lora, kv_lora, qk_nope, qk_rope, v_head;
+    int mtp_layers; /* multi-token prediction modules after the head */
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -394,6 +395,13 @@ typedef struct {
    * query/key dims (the rotary part shared by the heads) and v_head
    * value dims. */
   int q_lora, kv_lora, qk_nope, qk_rope, v_head;
+  /* Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 section 2.2;
+   * Megatron-LM's --mtp-num-layers): this many modules after the model,
+   * module k predicting token i + k + 2 from the previous depth's hidden
+   * state and token i + k + 1's embedding through one layer like the
+   * model's last, to the shared head (0: none; -1 in
+   * strata_gen_opts_keep: keep). */
+  int mtp_layers;
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
