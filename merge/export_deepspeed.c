@@ -67,13 +67,14 @@ static int check(const strata_plan_t *p, int *gas) {
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL,
                         "deepspeed export: a plan with no stage");
-  if (p->cp > 1 || p->ep > 1 || p->fp8)
+  if (p->cp > 1 || p->ep > 1 || p->fp8 || p->mtp_layers > 0)
     return REFUSE("the plan uses %s, which this config does not set up "
                   "(Megatron-DeepSpeed's model code would); export it for "
                   "Megatron-LM instead",
                   p->cp > 1   ? "context parallelism"
                   : p->ep > 1 ? "expert parallelism"
-                              : "FP8");
+                  : p->fp8    ? "FP8"
+                              : "multi-token prediction modules");
   if (p->n_groups > 1 && p->pp > 1) {
     for (int s = 1; s < p->n_stages; s++)
       if (p->stages[s].group != p->stages[0].group)

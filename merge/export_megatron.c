@@ -262,14 +262,18 @@ static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
 /* Megatron-LM's --pipeline-model-parallel-layout (megatron/core/
  * transformer/pipeline_parallel_layer_layout.py): stages split by '|',
  * 't' a transformer layer ("t*N" N of them), 'E' the embedding on the
- * first stage, 'L' the loss on the last: "Et*10|t*26L". */
+ * first stage, 'L' the loss on the last, 'm' a multi-token prediction
+ * module before it: "Et*10|t*26L", "Et*10|t*26m*1L". */
 static void layout_flag(st__mg_args_t *a, const strata_plan_t *p) {
-  char v[2048];
+  char v[2048], mtp[16];
   size_t n = 0;
+  /* the multi-token prediction modules ('m') on the last stage */
+  snprintf(mtp, sizeof mtp, "m*%d", p->mtp_layers);
   for (int s = 0; s < p->n_stages && n < sizeof v; s++)
-    n += (size_t)snprintf(v + n, sizeof v - n, "%s%st*%d%s", s ? "|" : "",
+    n += (size_t)snprintf(v + n, sizeof v - n, "%s%st*%d%s%s", s ? "|" : "",
                           s == 0 ? "E" : "",
                           p->stages[s].layer_end - p->stages[s].layer_begin,
+                          s == p->n_stages - 1 && p->mtp_layers > 0 ? mtp : "",
                           s == p->n_stages - 1 ? "L" : "");
   flag(a, "--pipeline-model-parallel-layout", "'%s'", v); /* '|' and '*' */
 }

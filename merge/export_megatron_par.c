@@ -158,4 +158,6 @@ void st__megatron_par_flags(st__mg_args_t *b, const strata_plan_t *p) {
   parallel_flags(b, p);
   moe_flags(b, p);
   attention_flags(b, p);
+  /* Megatron-LM builds them on the last pipeline stage, as planned */
+  if (p->mtp_layers > 0) flag(b, "--mtp-num-layers", "%d", p->mtp_layers);
 }

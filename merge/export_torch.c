@@ -147,12 +147,13 @@ int st__torch_check(const strata_plan_t *p) {
                     s, st->nodes);
     if (!st->result) return REFUSE("stage %d has no operator layouts", s);
   }
-  if (p->cp > 1 || p->experts > 0 || p->fp8)
+  if (p->cp > 1 || p->experts > 0 || p->fp8 || p->mtp_layers > 0)
     return REFUSE("the plan uses %s, which DTensor's parallel styles do not "
                   "express; export it for Megatron-LM",
                   p->cp > 1        ? "context parallelism (ring attention)"
                   : p->experts > 0 ? "experts (token dispatch)"
-                                   : "FP8 GEMMs");
+                  : p->fp8         ? "FP8 GEMMs"
+                                   : "multi-token prediction modules");
   if (p->devices != d0 * p->pp * p->dp)
     return REFUSE("world size %d is not %d x pp %d x dp %d", p->devices, d0,
                   p->pp, p->dp);

@@ -61,10 +61,12 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
     return REFUSE("torchtitan has no %s model (its llama3 is the one Strata "
                   "family it trains)",
                   p->family);
-  if (p->experts > 0 || p->kv_lora > 0)
+  if (p->experts > 0 || p->kv_lora > 0 || p->mtp_layers > 0)
     return REFUSE("the plan's model has %s, which torchtitan's llama3 does "
                   "not; export it for Megatron-LM",
-                  p->experts > 0 ? "experts" : "latent attention");
+                  p->experts > 0   ? "experts"
+                  : p->kv_lora > 0 ? "latent attention"
+                                   : "multi-token prediction modules");
   if (p->fp8)
     return REFUSE("the plan runs its GEMMs in FP8 with Transformer Engine's "
                   "recipe; re-plan with --precision bf16 or export it for "

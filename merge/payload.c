@@ -281,6 +281,10 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   if (p->n_groups > 1) /* and where each runner-up runs */
     for (int i = 0; i < p->n_top; i++)
       st__wr_i(&w, p->top[i].group);
+  if (p->mtp_layers > 0) { /* format 5: the groups' count even when 1 */
+    if (p->n_groups <= 1) st__wr_u(&w, 1);
+    st__wr_i(&w, p->mtp_layers);
+  }
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -604,12 +608,14 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
   return 0;
 }
 
-/* Format 4: the node groups of a mixed cluster and each stage's. */
-static void get_groups(st__rd_t *r, strata_plan_t *p) {
+/* Format 4: the node groups of a mixed cluster and each stage's (format 5
+ * writes the count even when it is 1, with nothing after it). */
+static void get_groups(st__rd_t *r, strata_plan_t *p, int one_ok) {
   uint64_t n = st__rd_u(r, "node group count");
+  if (!r->bad && one_ok && n == 1) return;
   if (!r->bad && (n < 2 || n > 64)) {
     r->bad = "node group count";
-    r->why = "is not 2 to 64";
+    r->why = one_ok ? "is not 1 to 64" : "is not 2 to 64";
     return;
   }
   p->n_groups = (int)n;
@@ -630,7 +636,10 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   if (!p) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = get_body(&r, p, &oom);
   if (!rc) rc = get_tail(&r, p);
-  if (!rc && !r.bad && version >= 4) get_groups(&r, p);
+  if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
+  /* format 5: the model's multi-token prediction modules */
+  if (!rc && !r.bad && version >= 5)
+    p->mtp_layers = st__rd_int(&r, "multi-token prediction modules", 1, 16);
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

@@ -68,6 +68,12 @@ void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
             ? p->tp * (p->cp > 1 ? p->cp : 1) * p->dp / (p->ep * p->etp)
             : p->dp);
   }
+  if (p->mtp_layers > 0)
+    strata_buf_printf(b,
+                      "  %-20s %d module%s on the last stage (a layer, the "
+                      "head and a loss each)\n",
+                      "multi-token pred.", p->mtp_layers,
+                      p->mtp_layers > 1 ? "s" : "");
   if (p->fp8)
     strata_buf_printf(b,
                       "  %-20s FP8 GEMMs (Transformer Engine), BF16 "
@@ -133,6 +139,8 @@ int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
            st__json_add_num(m, "qk_nope", p->qk_nope) |
            st__json_add_num(m, "qk_rope", p->qk_rope) |
            st__json_add_num(m, "v_head", p->v_head);
+  if (p->mtp_layers > 0)
+    bad |= st__json_add_num(m, "mtp_layers", p->mtp_layers);
   if (p->head_dim > 0) bad |= st__json_add_num(m, "head_dim", p->head_dim);
   if (p->rope_theta > 0)
     bad |= st__json_add_num(m, "rope_theta", p->rope_theta);

@@ -186,6 +186,7 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->window_every = g->hp.window_every;
   p->expert_bias = g->hp.expert_bias;
   p->rope_theta = g->hp.rope_theta;
+  p->mtp_layers = g->hp.mtp_layers;
 }
 
 /* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier
@@ -428,6 +429,20 @@ static int graph_at(st__search_t *S, int regen, int b, strata_graph_t **out) {
   return strata_graph_rebatch(S->g, b, out);
 }
 
+/* The embedding table is read after the last layer too (a tied head, a
+ * multi-token prediction module's embedding): the first and last stage
+ * each hold it, and their gradients are summed (Megatron-LM's embedding
+ * group). */
+static int embedding_on_last_stage(const strata_graph_t *g) {
+  int t = strata_graph_find_tensor(g, "embed.weight");
+  if (!g->hp.family[0] || t < 0 || g->n_blocks < 1) return 0;
+  const strata_block_t *b = &g->blocks[g->n_blocks - 1];
+  for (int i = b->first_op + b->n_ops; i < g->n_ops; i++)
+    for (int k = 0; k < g->ops[i].n_in; k++)
+      if (g->ops[i].in[k] == t) return 1;
+  return 0;
+}
+
 static int load_graphs(st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
   static const int bs[] = {1, 2, 4, 8};
@@ -490,8 +505,7 @@ static int load_graphs(st__search_t *S) {
         if (b > S->kv_bytes[i]) S->kv_bytes[i] = b;
       }
     if (!S->param_bytes[i]) S->param_bytes[i] = 2;
-    S->tied[i] =
-        g->hp.family[0] && strata_graph_find_tensor(g, "head.weight") < 0;
+    S->tied[i] = embedding_on_last_stage(g);
   }
   return 0;
 }

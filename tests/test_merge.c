@@ -487,10 +487,10 @@ TEST(decode_errors) {
   expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
                       "not a Strata plan file");
   RESET();
-  c[4] = 5;
+  c[4] = 6;
   expect_decode_error(
       c, len, STRATA_EVERSION,
-      "plan format version 5 is newer than this strata reads (4)");
+      "plan format version 6 is newer than this strata reads (5)");
   RESET();
   c[4] = 2; /* the format before context and expert parallelism */
   expect_decode_error(c, len, STRATA_EVERSION,
@@ -577,6 +577,37 @@ TEST(decode_bad_payload) {
   p->global_batch = 8;
   p->stages[0].mesh.ndim = 3;
   expect_payload_error(p, "mesh dimensions is out of range");
+  strata_plan_destroy(p);
+}
+
+/* A plan with multi-token prediction is format 5: the modules after the
+ * groups' count (1 here); it reads back, re-encodes to the same bytes, and
+ * a count out of 1..16 is refused. */
+TEST(format5_multi_token_prediction) {
+  strata_plan_t *p = hand_plan(2, 4, 1, 16, NULL);
+  size_t len;
+  p->mtp_layers = 2;
+  unsigned char *d = encode(p, &len);
+  ASSERT_EQ(d[4], 5);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_EQ(q->mtp_layers, 2);
+  assert_same_plan(p, q);
+  assert_stable(p);
+  strata_plan_destroy(q);
+  p->mtp_layers = 0; /* without: format 3, as before */
+  d = encode(p, &len);
+  ASSERT_EQ(d[4], 3);
+  strata_free(d);
+  p->mtp_layers = 17;
+  strata_buf_t raw;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  d = wrap(raw.p, raw.len, &len);
+  d[4] = 5; /* the header's version (the CRC covers the payload only) */
+  expect_decode_error(d, len, STRATA_ECORRUPT,
+                      "multi-token prediction modules is out of range");
+  strata_free(d);
+  strata_buf_free(&raw);
   strata_plan_destroy(p);
 }
 
@@ -1007,6 +1038,20 @@ TEST(megatron_rules) {
   ASSERT(!strstr(t, "--decoder-last-pipeline-num-layers"));
   strata_free(t);
   strata_plan_destroy(p);
+  /* multi-token prediction: Megatron-LM's flag, and its 'm' on the last
+   * stage of an explicit layout */
+  p = hand_plan(2, 4, 1, 16, odd);
+  p->mtp_layers = 1;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'Et*3|t*5|t*4|t*4m*1L'");
+  ASSERT_CONTAINS(t, "--mtp-num-layers 1");
+  strata_free(t);
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "multi-token prediction");
+  snprintf(p->family, sizeof p->family, "llama"); /* torchtitan's */
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "multi-token prediction");
+  strata_plan_destroy(p);
   p = hand_plan(2, 2, 1, 8, NULL);
   p->stages[1].layer_begin = 5;
   expect_refusal(p, "not a split of the model in order");
@@ -1420,6 +1465,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(roundtrip_random_plans),
     TEST_ENTRY(decode_errors),
     TEST_ENTRY(decode_bad_payload),
+    TEST_ENTRY(format5_multi_token_prediction),
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),
     TEST_ENTRY(alloc_failures),

@@ -52,8 +52,11 @@ static const published_t pub[] = {
 };
 
 TEST(parameters_match_published) {
+  strata_gen_opts_t o; /* the published counts leave out DeepSeek-V3's MTP */
+  strata_gen_opts_keep(&o);
+  o.mtp_layers = 0;
   for (size_t i = 0; i < sizeof pub / sizeof pub[0]; i++) {
-    strata_graph_t *g = model(pub[i].name, NULL);
+    strata_graph_t *g = model(pub[i].name, &o);
     strata_graph_stats_t st;
     strata_graph_stats(g, &st);
     double act = (double)st.active_parameters +
@@ -95,6 +98,7 @@ TEST(mla_parameters_megatron_formula) {
   strata_gen_opts_t o;
   strata_gen_opts_keep(&o);
   o.layers = 4; /* 3 dense layers and 1 MoE layer */
+  o.mtp_layers = 0;
   strata_graph_t *g = model("deepseek-v3", &o);
   double h = 7168, a = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128;
   double q_term = ql * (h + a * (dn + dr) + 1);
@@ -107,6 +111,54 @@ TEST(mla_parameters_megatron_formula) {
       3 * (attn + mlp + norms) + (attn + moe + norms) + h + 2 * 129280 * h;
   printf("  MLA %.0f parameters per layer (Megatron-LM's formula)\n", attn);
   ASSERT_EQ(st.parameters, want);
+  strata_graph_destroy(g);
+}
+
+/* One multi-token prediction module (DeepSeek-V3, arXiv:2412.19437 section
+ * 2.2): the two RMSNorms of its inputs, the 2h -> h projection, one layer
+ * like the model's last (MoE here), its final norm; the embedding table
+ * and the head are the model's. */
+TEST(mtp_module_parameters_and_flops) {
+  strata_gen_opts_t o;
+  strata_gen_opts_keep(&o);
+  o.layers = 4;
+  o.mtp_layers = 0;
+  strata_graph_t *n = model("deepseek-v3", &o);
+  o.mtp_layers = 1;
+  strata_graph_t *g = model("deepseek-v3", &o);
+  double h = 7168, a = 128, ql = 1536, kvl = 512, dn = 128, dr = 64, dv = 128;
+  double attn = ql * (h + a * (dn + dr) + 1) + kvl * (h + a * (dn + dv) + 1) +
+                h * dr + a * dv * h;
+  double moe = 256 * h + 256 * 3 * h * 2048 + 3 * h * 2048;
+  double layer = attn + moe + 2 * h;
+  strata_graph_stats_t sn, sg;
+  strata_graph_stats(n, &sn);
+  strata_graph_stats(g, &sg);
+  ASSERT_EQ(sg.parameters - sn.parameters, layer + 2 * h * h + 3 * h);
+  ASSERT_EQ(g->hp.mtp_layers, 1);
+  /* the main model's MoE layers only */
+  strata_moe_info_t m;
+  strata_graph_moe(g, &m);
+  ASSERT_EQ(m.moe_layers, 1);
+  /* FLOPs: one MoE layer (a fifth layer adds as much), the projection and
+   * the head again (forward and backward: 3 x 2 x s x ...), within 1 % for
+   * its norms, embedding lookup and loss */
+  o.layers = 5;
+  o.mtp_layers = 0;
+  strata_graph_t *n5 = model("deepseek-v3", &o);
+  strata_graph_stats_t s5;
+  strata_graph_stats(n5, &s5);
+  double s = 4096, V = 129280;
+  double extra = sg.flops_per_microbatch - sn.flops_per_microbatch;
+  double moe_layer = s5.flops_per_microbatch - sn.flops_per_microbatch;
+  double proj_head = 3 * 2 * s * (2 * h * h + h * V);
+  printf("  MTP: %.3f B parameters, %.2f TFLOP per micro-batch (a MoE layer "
+         "%.2f, projection and head %.2f)\n",
+         (sg.parameters - sn.parameters) / 1e9, extra / 1e12, moe_layer / 1e12,
+         proj_head / 1e12);
+  ASSERT_NEAR(extra, moe_layer + proj_head, 0.01, 0);
+  strata_graph_destroy(n5);
+  strata_graph_destroy(n);
   strata_graph_destroy(g);
 }
 
@@ -821,6 +873,55 @@ TEST(qwen2_moe_shared_expert_gate) {
   strata_graph_destroy(g);
 }
 
+/* A 16-layer DeepSeek-V3 on 64 H100s (tp 2, ep 8, pp 4, dp 8): with one
+ * multi-token prediction module the last rank holds it (the embedding
+ * table's copy and eh_proj at least, split over tp), the middle ranks are
+ * unchanged, the step is longer, and the planner's own split gives the
+ * last stage no more layers than without it. */
+static strata_plan_t *plan_mtp(int mtp, int fixed) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *cl = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.gen.layers = 16, po.gen.mtp_layers = mtp;
+  po.model_spec = "deepseek-v3";
+  po.quiet = 1;
+  g = model("deepseek-v3", &po.gen);
+  ASSERT_OK(strata_cluster_load("dgx-h100:8", &cl));
+  po.fix_tp = 2, po.fix_pp = 4, po.fix_dp = 8, po.fix_cp = 1;
+  po.fix_ep = 8, po.fix_etp = 1, po.sequence_parallel = 1;
+  if (fixed) po.fix_first = po.fix_last = 4;
+  po.micro_batch = 1, po.gen.micro_batch = 1, po.global_batch = 64;
+  po.recompute = STRATA_RECOMPUTE_NONE, po.recompute_auto = 0;
+  po.zero_stage = 1, po.vpp = 1, po.no_memory_check = 1;
+  ASSERT_OK(strata_pipeline_plan(g, cl, &po, &p));
+  strata_cluster_destroy(cl);
+  strata_graph_destroy(g);
+  return p;
+}
+
+TEST(mtp_on_the_last_stage) {
+  strata_plan_t *a = plan_mtp(0, 1), *b = plan_mtp(1, 1);
+  double h = 7168, V = 129280;
+  double grew = b->ranks[3].mem.weights - a->ranks[3].mem.weights;
+  printf("  last rank's weights +%.2f GiB, step %.1f -> %.1f ms\n",
+         grew / 1073741824.0, a->step_seconds * 1e3, b->step_seconds * 1e3);
+  ASSERT(grew >= 2.0 * (V * h + 2 * h * h) / 2);
+  for (int r = 1; r <= 2; r++)
+    ASSERT_EQ(b->ranks[r].mem.total, a->ranks[r].mem.total);
+  ASSERT(b->step_seconds > a->step_seconds);
+  ASSERT_EQ(b->mtp_layers, 1);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  a = plan_mtp(0, 0), b = plan_mtp(1, 0);
+  int la = strata_plan_rank_layers(a, 3), lb = strata_plan_rank_layers(b, 3);
+  printf("  the planner's last stage: %d layers without, %d with\n", la, lb);
+  ASSERT(lb <= la);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+}
+
 TEST(megatron_flags_of_the_new_degrees) {
   moe_cfg_t c = {"deepseek-v3", "dgx-h100:256", 2, 32, 1, 16, 64, 4, 1, 5, 1};
   strata_gen_opts_t o;
@@ -872,6 +973,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(parameters_match_published),
     TEST_ENTRY(active_parameters_by_hand),
     TEST_ENTRY(mla_parameters_megatron_formula),
+    TEST_ENTRY(mtp_module_parameters_and_flops),
     TEST_ENTRY(moe_kinds_flops_and_saves),
     TEST_ENTRY(moe_bad_capacity_refused),
     TEST_ENTRY(variants_change_counts_flops_memory),
@@ -885,6 +987,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(zero23_without_pipeline),
     TEST_ENTRY(presets_plan_on_their_clusters),
     TEST_ENTRY(moe_trace_plans_and_exports_as_moe),
+    TEST_ENTRY(mtp_on_the_last_stage),
     TEST_ENTRY(megatron_flags_of_the_new_degrees),
     TEST_ENTRY(qwen2_moe_shared_expert_gate),
 };

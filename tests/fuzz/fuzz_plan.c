@@ -46,7 +46,8 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len) {
   if (!f || compress2(f + HDR, &zlen, raw, (uLong)n, 9) != Z_OK) abort();
   memcpy(f, "SPLN", 4);
   /* format 3, a plan of one shape (the corpus's payloads); format 4's
-   * node groups come in through whole files (corpus/plan/mixed.splan) */
+   * node groups and format 5's multi-token prediction come in through
+   * whole files (corpus/plan/mixed.splan, mtp.splan) */
   f[4] = 3;
   f[5] = 0;
   f[6] = f[7] = 0;
