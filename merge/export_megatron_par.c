@@ -119,6 +119,8 @@ static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
     flag(b, "--v-head-dim", "%d", p->v_head);
   }
   if (p->head_dim > 0) flag(b, "--kv-channels", "%d", p->head_dim);
+  if (p->rotary_percent > 0 && p->rotary_percent < 1)
+    flag(b, "--rotary-percent", "%g", p->rotary_percent);
   if (p->qkv_bias && !p->out_bias) flag(b, "--add-qkv-bias", NULL);
   if (p->qk_norm) flag(b, "--qk-layernorm", NULL);
   if (p->window > 0) {

@@ -14,6 +14,8 @@
 /* The payload (payload.c): encode into out (init'd here), or decode
  * data into a new plan; `where` prefixes messages. */
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
+/* The plan needs format 5 (multi-token prediction, a partial rotary). */
+int st__format5(const strata_plan_t *p);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out);
 

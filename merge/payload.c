@@ -255,6 +255,10 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
   st__wr_f(w, c->peak_memory_bytes);
 }
 
+int st__format5(const strata_plan_t *p) {
+  return p->mtp_layers > 0 || p->rotary_percent > 0;
+}
+
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
   strata_buf_init(&w.b);
@@ -281,9 +285,10 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   if (p->n_groups > 1) /* and where each runner-up runs */
     for (int i = 0; i < p->n_top; i++)
       st__wr_i(&w, p->top[i].group);
-  if (p->mtp_layers > 0) { /* format 5: the groups' count even when 1 */
+  if (st__format5(p)) { /* format 5: the groups' count even when 1 */
     if (p->n_groups <= 1) st__wr_u(&w, 1);
     st__wr_i(&w, p->mtp_layers);
+    st__wr_f(&w, p->rotary_percent);
   }
   if (w.b.oom) {
     strata_buf_free(&w.b);
@@ -637,9 +642,15 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   rc = get_body(&r, p, &oom);
   if (!rc) rc = get_tail(&r, p);
   if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
-  /* format 5: the model's multi-token prediction modules */
-  if (!rc && !r.bad && version >= 5)
-    p->mtp_layers = st__rd_int(&r, "multi-token prediction modules", 1, 16);
+  /* format 5: the model's multi-token prediction modules and rotary share */
+  if (!rc && !r.bad && version >= 5) {
+    p->mtp_layers = st__rd_int(&r, "multi-token prediction modules", 0, 16);
+    p->rotary_percent = st__rd_f(&r, "rotary share");
+    if (!r.bad && !(p->rotary_percent >= 0 && p->rotary_percent < 1)) {
+      r.bad = "rotary share";
+      r.why = "is not in [0, 1)";
+    }
+  }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

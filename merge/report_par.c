@@ -141,6 +141,8 @@ int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
            st__json_add_num(m, "v_head", p->v_head);
   if (p->mtp_layers > 0)
     bad |= st__json_add_num(m, "mtp_layers", p->mtp_layers);
+  if (p->rotary_percent > 0)
+    bad |= st__json_add_num(m, "rotary_percent", p->rotary_percent);
   if (p->head_dim > 0) bad |= st__json_add_num(m, "head_dim", p->head_dim);
   if (p->rope_theta > 0)
     bad |= st__json_add_num(m, "rope_theta", p->rope_theta);

@@ -187,6 +187,7 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->expert_bias = g->hp.expert_bias;
   p->rope_theta = g->hp.rope_theta;
   p->mtp_layers = g->hp.mtp_layers;
+  p->rotary_percent = g->hp.rotary_percent;
 }
 
 /* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier

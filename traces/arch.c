@@ -497,6 +497,11 @@ static void set_hp(strata_graph_t *g, const st__arch_t *a, int64_t kv) {
   g->hp.out_bias = !!a->out_bias;
   g->hp.qk_norm = !!a->qk_norm;
   g->hp.rope_theta = a->rope_theta > 0 ? a->rope_theta : 0;
+  int64_t d = a->head_dim > 0 ? a->head_dim
+              : a->heads      ? a->hidden / a->heads
+                              : 0;
+  if (a->rotary_dim > 0 && a->rotary_dim < d)
+    g->hp.rotary_percent = (double)a->rotary_dim / (double)d;
   if (a->window > 0 && a->window < a->seq && a->window_from == 0) {
     g->hp.window = a->window;
     g->hp.window_every = a->window_every > 1 ? a->window_every : 0;

@@ -287,6 +287,30 @@ static void bert(gen_t *G) {
 /* Grouped-query attention from the normed input to the output projection:
  * q, k, v in one linear (biased for qkv_bias), per-head q/k norms, RoPE,
  * the core (windowed when asked). */
+/* Rotary positions on x [b,n,s,d]: all of each head, or the first
+ * rotary_percent of its dims (split, rotate, concatenate back, as GLM-4.5's
+ * partial rotary is computed). */
+static int rope(gen_t *G, const char *name, int x) {
+  double rp = G->o->rotary_percent;
+  int64_t rd = rp > 0 && rp < 1 ? (int64_t)(G->d * rp) : 0;
+  if (rd <= 0 || rd >= G->d) return ew(G, name, STRATA_OP_ROPE, x);
+  char n1[64], n2[64];
+  shape_t sh = shape_of(G, x), r = sh, p = sh;
+  r.d[3] = rd, p.d[3] = G->d - rd;
+  snprintf(n1, sizeof n1, "%s_split.rot", name);
+  snprintf(n2, sizeof n2, "%s_split.pass", name);
+  int rot = tensor(G, n1, STRATA_TENSOR_ACTIVATION, G->dt, r);
+  int pass = tensor(G, n2, STRATA_TENSOR_ACTIVATION, G->dt, p);
+  snprintf(n1, sizeof n1, "%s_split", name);
+  op(G, n1, STRATA_OP_SPLIT, 1, &x, 2, (int[]){rot, pass});
+  if (!G->rc) last_op(G)->axis = 3;
+  int y = ew(G, name, STRATA_OP_ROPE, rot);
+  snprintf(n1, sizeof n1, "%s_cat", name);
+  int c = op1(G, n1, STRATA_OP_CONCAT, 2, (int[]){y, pass}, sh);
+  if (!G->rc) last_op(G)->axis = 3;
+  return c;
+}
+
 static int gqa(gen_t *G, int y, int window) {
   const strata_gen_opts_t *o = G->o;
   int q, k, v;
@@ -296,8 +320,8 @@ static int gqa(gen_t *G, int y, int window) {
     q = norm(G, "q_norm", STRATA_OP_RMSNORM, q);
     k = norm(G, "k_norm", STRATA_OP_RMSNORM, k);
   }
-  q = ew(G, "rope_q", STRATA_OP_ROPE, q);
-  k = ew(G, "rope_k", STRATA_OP_ROPE, k);
+  q = rope(G, "rope_q", q);
+  k = rope(G, "rope_k", k);
   return linear(G, "proj", attention_w(G, q, k, v, 1, window), G->h,
                 o->out_bias > 0);
 }
@@ -500,7 +524,7 @@ static int default_ffn(strata_family_t f, int hidden) {
 static int any_variant(const strata_gen_opts_t *o) {
   return o->head_dim > 0 || o->qkv_bias > 0 || o->out_bias > 0 ||
          o->qk_norm > 0 || o->window > 0 || o->experts > 0 || o->kv_lora > 0 ||
-         o->mtp_layers > 0;
+         o->mtp_layers > 0 || (o->rotary_percent > 0 && o->rotary_percent < 1);
 }
 
 static int check_moe(const strata_gen_opts_t *o) {
@@ -548,6 +572,10 @@ static int check_variants(const strata_gen_opts_t *o, int kv) {
   if (o->head_dim < 0 || o->window < 0 || o->window_every < 0)
     return strata_error(STRATA_EBADINPUT,
                         "head_dim, window and window_every must be >= 0");
+  if (o->rotary_percent < 0 || o->rotary_percent > 1)
+    return strata_error(STRATA_EBADINPUT,
+                        "rotary share %g: must be in (0, 1] (0: all dims)",
+                        o->rotary_percent);
   if (o->mtp_layers > 16)
     return strata_error(STRATA_EBADINPUT,
                         "%d multi-token prediction modules: at most 16",
@@ -630,6 +658,8 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
     g->hp.capacity = o->capacity;
   }
   g->hp.mtp_layers = o->mtp_layers > 0 ? o->mtp_layers : 0;
+  if (o->rotary_percent > 0 && o->rotary_percent < 1 && o->kv_lora <= 0)
+    g->hp.rotary_percent = o->rotary_percent;
   if (o->kv_lora > 0) {
     g->hp.q_lora = o->q_lora;
     g->hp.kv_lora = o->kv_lora;

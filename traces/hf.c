@@ -489,6 +489,31 @@ static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
   use(c, "initial_context_length"); /* before rope scaling */
 }
 
+/* GLM-4.5 and GLM-4.5-Air (Zhipu AI, zai-org; Megatron-LM runs them as
+ * GPT with --add-qkv-bias, --rotary-percent and DeepSeek-style experts):
+ * first_k_dense_replace dense layers, then n_routed_experts routed and
+ * n_shared_experts always-used experts of moe_intermediate_size; grouped-
+ * query attention of head_dim with q, k and v biases (attention_bias; the
+ * output projection has none), q/k RMSNorms when use_qk_norm, RoPE on
+ * partial_rotary_factor of each head, and num_nextn_predict_layers
+ * multi-token prediction modules. */
+static void rd_glm4_moe(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->experts = num(c, "n_routed_experts", 1, 0);
+  o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
+  o->shared_ffn = num(c, "n_shared_experts", 0, 0) * o->moe_ffn;
+  o->ffn = num(c, "intermediate_size", 1, 0);
+  o->first_dense = num(c, "first_k_dense_replace", 0, 0);
+  o->qkv_bias = flag(c, "attention_bias", 0);
+  o->qk_norm = flag(c, "use_qk_norm", 0);
+  double prf = real(c, "partial_rotary_factor", 1.0);
+  if (prf <= 0 || prf > 1)
+    bad_field(c, "partial_rotary_factor", "in (0, 1]");
+  else if (prf < 1)
+    o->rotary_percent = prf;
+  o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
+}
+
 typedef void (*moe_reader_fn)(cfg_t *, strata_gen_opts_t *);
 static const struct {
   const char *type;
@@ -497,6 +522,7 @@ static const struct {
     {"mixtral", rd_mixtral},      {"qwen3_moe", rd_qwen3_moe},
     {"qwen2_moe", rd_qwen2_moe},  {"deepseek_v2", rd_deepseek},
     {"deepseek_v3", rd_deepseek}, {"gpt_oss", rd_gpt_oss},
+    {"glm4_moe", rd_glm4_moe},
 };
 #define N_MOE_READERS (int)(sizeof moe_readers / sizeof moe_readers[0])
 

@@ -260,7 +260,8 @@ static int any_variant_override(const strata_gen_opts_t *v) {
          v->rope_theta > 0 || v->experts > 0 || v->topk > 0 || v->moe_ffn > 0 ||
          v->shared_ffn > 0 || v->first_dense > 0 || v->expert_bias >= 0 ||
          v->capacity > 0 || v->q_lora > 0 || v->kv_lora > 0 || v->qk_nope > 0 ||
-         v->qk_rope > 0 || v->v_head > 0 || v->mtp_layers >= 0;
+         v->qk_rope > 0 || v->v_head > 0 || v->mtp_layers >= 0 ||
+         v->rotary_percent > 0;
 }
 
 static int any_override(const strata_gen_opts_t *v) {
@@ -290,6 +291,7 @@ static void apply_variants(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
   TAKE_(qk_nope);
   TAKE_(qk_rope);
   TAKE_(v_head);
+  TAKE_(rotary_percent);
   FLAG_(qkv_bias);
   FLAG_(out_bias);
   FLAG_(qk_norm);

@@ -99,6 +99,12 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
     rc = get_flag(m, flags[i], w, b[i]);
   if (!rc) rc = get_nonneg(m, "rope_theta", w, &g->hp.rope_theta);
   if (!rc) rc = get_nonneg(m, "capacity", w, &g->hp.capacity);
+  if (!rc) rc = get_nonneg(m, "rotary_percent", w, &g->hp.rotary_percent);
+  if (!rc && g->hp.rotary_percent > 1)
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: 'rotary_percent' is %g (a share of the head, at "
+                      "most 1)",
+                      w, g->hp.rotary_percent);
   return rc;
 }
 

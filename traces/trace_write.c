@@ -65,6 +65,10 @@ static void put_variants(strata_buf_t *b, const strata_graph_t *g) {
     strata_buf_puts(b, ", \"capacity\": ");
     put_num(b, g->hp.capacity);
   }
+  if (g->hp.rotary_percent > 0) {
+    strata_buf_puts(b, ", \"rotary_percent\": ");
+    put_num(b, g->hp.rotary_percent);
+  }
 }
 
 static void put_model(strata_buf_t *b, const strata_graph_t *g) {

@@ -216,7 +216,8 @@ typedef struct strata_plan {
   int q_lora, kv_lora, qk_nope, qk_rope, v_head;
   int head_dim, qkv_bias, out_bias, qk_norm, window, window_every, expert_bias;
   double rope_theta;
-  int mtp_layers; /* multi-token prediction modules, on the last stage */
+  int mtp_layers;        /* multi-token prediction modules, on the last stage */
+  double rotary_percent; /* RoPE on this share of each head (0: all) */
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;

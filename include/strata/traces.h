@@ -215,7 +215,8 @@ typedef struct strata_graph {
     int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
     double capacity;
     int q_lora, kv_lora, qk_nope, qk_rope, v_head;
-    int mtp_layers; /* multi-token prediction modules after the head */
+    int mtp_layers;        /* multi-token prediction modules after the head */
+    double rotary_percent; /* of each head's dims rotated (0: all) */
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -402,6 +403,8 @@ typedef struct {
    * model's last, to the shared head (0: none; -1 in
    * strata_gen_opts_keep: keep). */
   int mtp_layers;
+  /* RoPE on this share of each head's dims (GLM-4.5: 0.5; 0: all) */
+  double rotary_percent;
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
@@ -423,7 +426,9 @@ int strata_preset_opts(const char *preset, strata_gen_opts_t *o);
 const char *const *strata_preset_names(void);
 /* ---- Hugging Face configs (docs/import.md) ---- */
 /* A config.json as its model_type describes it (llama, mistral, qwen2,
- * qwen3, gemma, gemma2, phi3, gpt2, gpt_neox, bert, t5), validated.
+ * qwen3, gemma, gemma2, phi3, gpt2, gpt_neox, bert, t5; the mixtures of
+ * experts mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, gpt_oss,
+ * glm4_moe), validated.
  * overrides (NULL: none; start from strata_gen_opts_keep) may change
  * layers, seq, micro_batch, dtype, flash_attention and dropout; anything
  * else is STRATA_EINVAL.  An unknown model_type, or one whose op kinds do
