@@ -21,8 +21,11 @@
  * and it is then costed by eval.c like any configuration, every rank on
  * its own group's search (memory budget, links, GPU), the p2p between
  * two groups over the link between them.  The linear stage cost holds
- * for a model of one repeated layer; a model whose layers differ (blocks
- * of their own) plans on one group.
+ * for a model of one repeated layer; for a model whose layers differ
+ * (dense layers before MoE ones) a stage costs the prefix sums of its
+ * layers' times on its group and holds what fits from where it starts,
+ * and the split is the same optimum by a DP over (stage, first layer)
+ * (st__split_prefix).
  *
  * The best plan on each group alone is a candidate too: when the slower
  * group does not help, the plan leaves it out (n_groups says so, the
@@ -58,6 +61,10 @@ typedef struct {
   struct most_memo {
     int fam, dp, u;
   } * memo;
+  /* layers that differ: each rank's caps from every first layer, by
+   * (group, pp, position) for the family and dp they were found for */
+  struct most_memo *cap_tag;
+  int *caps;
   int fam; /* the family of group 0 being searched */
 } mixed_t;
 
@@ -85,6 +92,22 @@ static double layer_time(const st__search_t *S, const st__family_t *f) {
   return x.fwd + x.bwd;
 }
 
+/* The prefix sums of the layers' forward and backward on family f (pre[l]:
+ * layers [0, l)); the least layer's time. */
+static double prefix_times(const st__search_t *S, const st__family_t *f,
+                           double *pre) {
+  double least = INFINITY;
+  pre[0] = 0;
+  for (int l = 0; l < S->L; l++) {
+    st__part_t x;
+    memset(&x, 0, sizeof x);
+    st__layers_add(S, f, l, 1, &x);
+    pre[l + 1] = pre[l] + x.fwd + x.bwd;
+    if (x.fwd + x.bwd < least) least = x.fwd + x.bwd;
+  }
+  return least;
+}
+
 /* The most layers stage s (pipeline rank s of P) can hold on its group:
  * the largest n whose peak fits the group's budget (it grows with n). */
 static int most_layers(st__search_t *S, const st__cfg_t *cf, int s, int most) {
@@ -103,9 +126,30 @@ typedef struct {
   const st__family_t *f[MAX_GROUPS]; /* per group z, NULL: not usable */
   int order[MAX_GROUPS];             /* groups in pipeline order */
   int pp[MAX_GROUPS];                /* per position in order */
-  double a[MAX_GROUPS];              /* per group z, one layer's time */
+  double a[MAX_GROUPS];              /* per group z, one layer's time
+                                        (the least, when layers differ) */
+  const double *pre[MAX_GROUPS];     /* per group z, prefix sums of the layers'
+                                        times (layers that differ), or NULL */
+  double kappa[MAX_GROUPS]; /* the least ratio of a layer's time on group
+                               z to its time on group 0 */
   int dp, b, m;
 } trial_t;
+
+/* The layers from k that rank s can hold on its group, for every k: the
+ * window's end only moves forward as k does (a range's memory grows with
+ * each layer it takes), so two pointers walk it. */
+static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int P,
+                      int *cap) {
+  int L = S->L, end = 0;
+  for (int k = 0; k < L; k++) {
+    int most = L - k - (P - s - 1);
+    if (end < k) end = k;
+    while (end - k < most &&
+           st__rank_peak(S, cf, s, k, end - k + 1) <= S->budget)
+      end++;
+    cap[k] = end - k;
+  }
+}
 
 /* A split fixed by the options (first/last stage layers, the middle ones
  * equal, as Megatron-LM's flags give it): 1 and n filled, else 0. */
@@ -122,6 +166,51 @@ static int fixed_split(const strata_plan_opts_t *o, int L, int P, int *n) {
   }
   if (sum != L) n[0] = 0; /* not a split Megatron-LM takes */
   return 1;
+}
+
+/* The split of a model whose layers differ: each rank's caps from every
+ * first layer, then the prefix-sum DP, or the options' split checked
+ * against the caps.  1 with n filled, 0 when none fits, < 0 an error. */
+static int prefix_split(mixed_t *M, const trial_t *t, int P,
+                        const st__family_t *const *fs, st__search_t *const *ss,
+                        const double *e, int *n) {
+  int L = M->S[0].L, rc = 1;
+  int *cap = strata_malloc(sizeof(int) * (size_t)P * (size_t)L);
+  const double **pre = strata_malloc(sizeof(double *) * (size_t)P);
+  if (!cap || !pre) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int s = 0; s < P; s++) {
+    /* a rank's memory depends on its place (first, middle, last), its
+     * micro-batches in flight and whether pp > 2 (its p2p communicators),
+     * not on pp and its position otherwise */
+    int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
+    if (fly > t->m) fly = t->m;
+    size_t z = (size_t)(ss[s] - M->S),
+           at = ((z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) + (size_t)fly;
+    pre[s] = t->pre[z];
+    if (M->caps && M->cap_tag[at].fam == M->fam && M->cap_tag[at].dp == t->dp) {
+      memcpy(cap + (size_t)s * L, M->caps + at * L, sizeof(int) * L);
+      continue;
+    }
+    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
+    caps_from(ss[s], &one, s, P, cap + (size_t)s * L);
+    if (M->caps) {
+      memcpy(M->caps + at * L, cap + (size_t)s * L, sizeof(int) * L);
+      M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
+    }
+  }
+  if (fixed_split(M->S[0].o, L, P, n)) {
+    for (int s = 0, k = 0; s < P && rc > 0; k += n[s], s++)
+      if (n[s] < 1 || k >= L || n[s] > cap[(size_t)s * L + k]) rc = 0;
+  } else if (!isfinite(st__split_prefix(L, P, t->m, pre, e, cap, n))) {
+    rc = 0;
+  }
+out:
+  strata_free(cap);
+  strata_free(pre);
+  return rc;
 }
 
 /* Split and cost one mixed configuration; keep it when best. */
@@ -149,6 +238,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
     if (s == 0) st__part_add(&x, &fs[s]->pro);
     if (s == P - 1) st__part_add(&x, &fs[s]->epi);
     e[s] = x.fwd + x.bwd;
+    if (t->pre[0]) continue; /* layers that differ: caps by first layer */
     struct most_memo *w =
         M->memo
             ? &M->memo[((size_t)(ss[s] - M->S) * (size_t)(L + 1) + (size_t)P) *
@@ -163,7 +253,10 @@ static int try_config(mixed_t *M, const trial_t *t) {
     }
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
-  if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
+  if (t->pre[0]) { /* layers that differ */
+    int rc = prefix_split(M, t, P, fs, ss, e, n);
+    if (rc <= 0) return rc;
+  } else if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
     for (int s = 0; s < P; s++)
       if (n[s] < 1 || n[s] > u[s]) return 0;
   } else if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) {
@@ -196,9 +289,14 @@ static double bound(const mixed_t *M, const trial_t *t) {
   double rate = 0;
   for (int j = 0; j < M->K; j++) {
     int z = t->order[j];
-    if (t->pp[j]) rate += t->pp[j] / t->a[z];
+    if (t->pp[j]) rate += t->pp[j] / (t->pre[0] ? t->kappa[z] : t->a[z]);
   }
-  return rate > 0 ? t->m * M->S[0].L / rate : INFINITY;
+  if (!(rate > 0)) return INFINITY;
+  /* layers that differ: a layer takes at least kappa_z its group-0 time
+   * on group z, so the stages hold the group-0 work W in time T only if
+   * W <= T x the sum of 1 / kappa over them */
+  return t->pre[0] ? t->m * t->pre[0][M->S[0].L] / rate
+                   : t->m * M->S[0].L / rate;
 }
 
 /* Every pp_j (0 .. what group order[j] holds), at least two groups used. */
@@ -257,7 +355,8 @@ static int search_mixed(mixed_t *M) {
   const st__search_t *S0 = &M->S[0];
   int rc = 0;
   const strata_plan_opts_t *o = S0->o;
-  if (S0->graphs[0]->n_blocks != 1) return 0; /* layers differ: one group */
+  int differ = S0->graphs[0]->n_blocks != 1;
+  double *pre = NULL;
   /* virtual stages: equal chunks, not a split balanced to the groups */
   if (o->vpp > 1) return 0;
   for (int k = 0; k < M->K && !rc; k++)
@@ -269,6 +368,20 @@ static int search_mixed(mixed_t *M) {
     for (size_t k = 0; M->memo && k < cells; k++)
       M->memo[k].fam = -1;
   }
+  if (!rc && differ &&
+      !(pre = strata_malloc(sizeof(double) * (size_t)M->K * (L + 1))))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  size_t slots = (size_t)M->K * 3 * 2 * (L + 1);
+  if (!rc && differ && slots * L <= ((size_t)1 << 24)) {
+    M->caps = strata_malloc(slots * L * sizeof *M->caps);
+    M->cap_tag = strata_malloc(slots * sizeof *M->cap_tag);
+    for (size_t k = 0; M->caps && M->cap_tag && k < slots; k++)
+      M->cap_tag[k].fam = -1;
+    if (!M->caps || !M->cap_tag) {
+      strata_free(M->caps), strata_free(M->cap_tag);
+      M->caps = NULL, M->cap_tag = NULL;
+    }
+  }
   for (int i = 0; i < S0->n_fam && !rc && !M->stopped; i++) {
     trial_t t;
     M->fam = i;
@@ -278,7 +391,19 @@ static int search_mixed(mixed_t *M) {
     for (int z = 1; z < M->K; z++)
       t.f[z] = match(M, z, t.f[0]);
     for (int z = 0; z < M->K; z++)
-      if (t.f[z]) t.a[z] = layer_time(&M->S[z], t.f[z]);
+      if (t.f[z] && differ) /* prefix sums; the cheapest layer bounds */
+        t.a[z] = prefix_times(&M->S[z], t.f[z], pre + (size_t)z * (L + 1)),
+        t.pre[z] = pre + (size_t)z * (L + 1);
+      else if (t.f[z])
+        t.a[z] = layer_time(&M->S[z], t.f[z]);
+    for (int z = 0; z < M->K && differ; z++) {
+      t.kappa[z] = INFINITY;
+      for (int l = 0; t.f[z] && l < (int)L; l++) {
+        double r =
+            (t.pre[z][l + 1] - t.pre[z][l]) / (t.pre[0][l + 1] - t.pre[0][l]);
+        if (r < t.kappa[z]) t.kappa[z] = r;
+      }
+    }
     t.b = S0->graphs[t.f[0]->graph]->micro_batch;
     for (int j = 0; j < M->K; j++)
       t.order[j] = j;
@@ -288,6 +413,10 @@ static int search_mixed(mixed_t *M) {
   }
   strata_free(M->memo);
   M->memo = NULL;
+  strata_free(M->caps);
+  strata_free(M->cap_tag);
+  M->caps = NULL, M->cap_tag = NULL;
+  strata_free(pre);
   return rc;
 }
 

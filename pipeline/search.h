@@ -199,6 +199,12 @@ int st__split_megatron(int L, int p, int *n_out);
  * largest, exactly (INFINITY: none fits). */
 double st__split_linear(int L, int P, int B, const double *a, const double *e,
                         const int *u, int *n_out);
+/* Stages of layers that differ: stage s on layers [k, k + n) costs e[s] +
+ * pre[s][k + n] - pre[s][k] and holds at most cap[s * L + k] layers from
+ * k: the split of least sum + (B - 1) x the largest, exactly (INFINITY:
+ * none fits). */
+double st__split_prefix(int L, int P, int B, const double *const *pre,
+                        const double *e, const int *cap, int *n_out);
 
 /* ---- plan.c: the chosen configuration ---- */
 /* The best configurations of S, the first whose stages fit when solved

@@ -441,3 +441,128 @@ out:
   strata_free(cand);
   return best;
 }
+
+/* ---- stages of layers that differ: prefix sums ----
+ *
+ * Stage s on layers [k, k + n) costs e[s] + pre[s][k + n] - pre[s][k]
+ * (pre: the prefix sums of the layers' times on the stage's GPUs) and may
+ * hold at most cap[s * L + k] layers from k.  For a bound T on every
+ * stage, the least sum is a DP over (stage, first layer); the optimum of
+ * sum + (B - 1) x the largest is the least, over the stage costs T at or
+ * above the least feasible bound, of that sum + (B - 1) T (the optimal
+ * split is feasible at T = its own largest stage), and no T whose
+ * floor + (B - 1) T reaches the best can improve it. */
+
+typedef struct {
+  int L, P;
+  const double *const *pre;
+  const double *e;
+  const int *cap;
+  double *g; /* [(P + 1) * (L + 1)] */
+  int *par;  /* the layers of the stage that ends there */
+} pdp_t;
+
+static double pdp_cost(const pdp_t *d, int s, int k, int n) {
+  return d->e[s] + d->pre[s][k + n] - d->pre[s][k];
+}
+
+static int pdp_most(const pdp_t *d, int s, int k) {
+  int most = d->L - k - (d->P - s - 1), c = d->cap[(size_t)s * d->L + k];
+  return c < most ? c : most;
+}
+
+/* The least sum with every stage at most T (INFINITY: none), its split in
+ * n (when n is not NULL); with bottleneck set, the least largest stage
+ * instead (T unused). */
+static double pdp_run(pdp_t *d, double T, int bottleneck, int *n) {
+  int L = d->L, P = d->P;
+  size_t W = (size_t)L + 1;
+  for (size_t i = 0; i < (size_t)(P + 1) * W; i++)
+    d->g[i] = INFINITY;
+  d->g[0] = 0;
+  for (int s = 0; s < P; s++)
+    for (int k = s; k <= L - (P - s); k++) {
+      double base = d->g[(size_t)s * W + k];
+      if (!isfinite(base)) continue;
+      for (int m = 1, most = pdp_most(d, s, k); m <= most; m++) {
+        double c = pdp_cost(d, s, k, m), v;
+        if (bottleneck) {
+          v = c > base ? c : base;
+        } else {
+          if (c > T) break; /* costs grow with the layers */
+          v = base + c;
+        }
+        size_t at = (size_t)(s + 1) * W + (size_t)(k + m);
+        if (v < d->g[at]) d->g[at] = v, d->par[at] = m;
+      }
+    }
+  double r = d->g[(size_t)P * W + L];
+  if (isfinite(r) && n)
+    for (int s = P, k = L; s > 0; s--) {
+      n[s - 1] = d->par[(size_t)s * W + k];
+      k -= n[s - 1];
+    }
+  return r;
+}
+
+static int cmp_dbl(const void *x, const void *y) {
+  double p = *(const double *)x, q = *(const double *)y;
+  return (p > q) - (p < q);
+}
+
+double st__split_prefix(int L, int P, int B, const double *const *pre,
+                        const double *e, const int *cap, int *n_out) {
+  pdp_t d = {L, P, pre, e, cap, NULL, NULL};
+  double best = INFINITY, *cand = NULL;
+  int *n = NULL;
+  size_t nc = 0, W = (size_t)L + 1;
+  if (P < 1 || P > L) return INFINITY;
+  d.g = strata_malloc(sizeof(double) * (size_t)(P + 1) * W);
+  d.par = strata_malloc(sizeof(int) * (size_t)(P + 1) * W);
+  n = strata_malloc(sizeof(int) * (size_t)P);
+  if (!d.g || !d.par || !n) goto out;
+  double floor_sum = pdp_run(&d, INFINITY, 0, NULL);
+  double tmin = pdp_run(&d, 0, 1, NULL);
+  if (!isfinite(floor_sum) || !isfinite(tmin)) goto out;
+  best = pdp_run(&d, tmin, 0, n_out) + (B - 1) * tmin;
+  if (B <= 1) { /* the sum alone */
+    best = pdp_run(&d, INFINITY, 0, n_out);
+    goto out;
+  }
+  /* the stage costs in (tmin, hi): the only bounds that can do better */
+  double hi = (best - floor_sum) / (B - 1);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int s = 0; s < P; s++)
+      for (int k = s; k <= L - (P - s); k++)
+        for (int m = 1, most = pdp_most(&d, s, k); m <= most; m++) {
+          double c = pdp_cost(&d, s, k, m);
+          if (c >= hi) break;
+          if (c <= tmin) continue;
+          if (pass) cand[nc] = c;
+          nc++;
+        }
+    if (pass) break;
+    cand = strata_malloc(sizeof(double) * (nc ? nc : 1));
+    if (!cand) {
+      best = INFINITY;
+      goto out;
+    }
+    nc = 0;
+  }
+  qsort(cand, nc, sizeof(double), cmp_dbl);
+  for (size_t i = 0; i < nc; i++) {
+    if (i > 0 && cand[i] == cand[i - 1]) continue;
+    if (floor_sum + (B - 1) * cand[i] >= best) break;
+    double v = pdp_run(&d, cand[i], 0, n) + (B - 1) * cand[i];
+    if (v < best) {
+      best = v;
+      memcpy(n_out, n, sizeof(int) * (size_t)P);
+    }
+  }
+out:
+  strata_free(d.g);
+  strata_free(d.par);
+  strata_free(n);
+  strata_free(cand);
+  return best;
+}

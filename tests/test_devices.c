@@ -372,11 +372,12 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
     ASSERT_EQ(seen[i]++, 0);
   }
   strata_free(seen);
-  /* the plan file keeps the groups (format 4), show gets the same map */
+  /* the plan file keeps the groups (format 4; 5 with a model's multi-token
+   * prediction), show gets the same map */
   unsigned char *data = NULL;
   size_t len = 0;
   ASSERT_OK(strata_plan_encode(p, &data, &len));
-  ASSERT_EQ(data[4], 4);
+  ASSERT_EQ(data[4], p->mtp_layers > 0 ? 5 : 4);
   ASSERT_OK(strata_plan_decode(data, len, "mixed", &q));
   ASSERT_EQ(q->n_groups, p->n_groups);
   for (int s = 0; s < p->n_stages; s++) {
@@ -453,6 +454,56 @@ TEST(mixed_h100_a100) {
   strata_free(t);
   ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "node groups of different GPUs");
+  strata_plan_destroy(h);
+  strata_graph_destroy(g);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+}
+
+/* A model whose layers differ (DeepSeek-V3's dense layers, then MoE ones,
+ * and its MTP module on the last stage) plans over both groups too, split
+ * by the prefix-sum DP: 8 of its layers fit neither group alone; the
+ * plan's split fixed as strata estimate fixes it costs what it says. */
+TEST(mixed_layers_that_differ) {
+  strata_cluster_t *c = NULL;
+  strata_gen_opts_t sizes;
+  strata_gen_opts_keep(&sizes);
+  sizes.layers = 8;
+  strata_plan_t *p =
+      mixed_plan("deepseek-v3", SPEC("mixed.json"), &sizes, 64, 0, &c);
+  int on[2] = {0, 0};
+  for (int s = 0; s < p->n_stages; s++)
+    on[p->stages[s].group]++;
+  printf("  deepseek-v3, 8 layers: pp %d (%d on H100, %d on A100), step "
+         "%.3f s\n",
+         p->pp, on[0], on[1], p->step_seconds);
+  ASSERT_EQ(p->n_groups, 2);
+  ASSERT(on[0] > 0 && on[1] > 0);
+  strata_graph_t *g = NULL;
+  strata_plan_opts_t o;
+  strata_plan_t *h = NULL, *e = NULL;
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.model_spec = "deepseek-v3";
+  o.gen = sizes;
+  o.global_batch = 64;
+  ASSERT_OK(strata_model_load("deepseek-v3", &sizes, &g));
+  /* neither group alone holds it: only a plan over both does */
+  for (int z = 0; z < 2; z++)
+    ASSERT_EQ(strata_pipeline_plan(g, strata_cluster_group(c, z), &o, &h),
+              STRATA_EINFEASIBLE);
+  o.fix_tp = p->tp, o.fix_pp = p->pp, o.fix_dp = p->dp, o.fix_ep = p->ep;
+  o.fix_etp = p->etp, o.fix_cp = p->cp > 0 ? p->cp : 1;
+  o.micro_batch = p->micro_batch, o.gen.micro_batch = p->micro_batch;
+  o.fix_first = strata_plan_rank_layers(p, 0);
+  o.fix_last = strata_plan_rank_layers(p, p->pp - 1);
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
+  ASSERT_NEAR(e->step_seconds, p->step_seconds, 1e-12, 0);
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--mtp-num-layers 1");
+  strata_free(t);
+  strata_plan_destroy(e);
   strata_plan_destroy(h);
   strata_graph_destroy(g);
   strata_plan_destroy(p);
@@ -564,6 +615,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(hostfiles),
     TEST_ENTRY(allocation_failures),
     TEST_ENTRY(mixed_h100_a100),
+    TEST_ENTRY(mixed_layers_that_differ),
     TEST_ENTRY(mixed_fp8),
     TEST_ENTRY(mixed_gpus_per_node),
     TEST_ENTRY(mixed_group_left_out),

@@ -136,6 +136,78 @@ TEST(split_linear_equals_brute_force) {
   ASSERT(cases > 200 && infeasible > 0 && uneven > 0);
 }
 
+/* Stages of layers that differ (a model's dense layers, then MoE ones, on
+ * two groups of GPUs): the prefix-sum DP against every composition of the
+ * layers, with caps that depend on where a stage starts. */
+typedef struct {
+  int L, P, B;
+  double pre[8][14], e[8];
+  int cap[8 * 13];
+  double best;
+} pcase_t;
+
+static void prefix_brute(pcase_t *c, int s, int k, double sum, double mx) {
+  if (s == c->P) {
+    if (k == c->L && sum + (c->B - 1) * mx < c->best)
+      c->best = sum + (c->B - 1) * mx;
+    return;
+  }
+  for (int n = 1; k + n <= c->L - (c->P - s - 1); n++) {
+    if (n > c->cap[s * c->L + k]) break;
+    double t = c->e[s] + c->pre[s][k + n] - c->pre[s][k];
+    prefix_brute(c, s + 1, k + n, sum + t, t > mx ? t : mx);
+  }
+}
+
+TEST(split_prefix_equals_brute_force) {
+  static pcase_t c;
+  int cases = 0, infeasible = 0;
+  for (int it = 0; it < 400; it++) {
+    c.L = 2 + (int)(urand() * 11), c.P = 1 + (int)(urand() * 6);
+    c.B = 1 + (int)(urand() * 12);
+    if (c.P > c.L) c.P = c.L;
+    int dense = (int)(urand() * 4); /* cheaper layers first */
+    double fast = 0.5 + urand(), slow = fast * (1.5 + 2 * urand());
+    int cut = (int)(urand() * (c.P + 1));
+    for (int s = 0; s < c.P; s++) {
+      double a = s < cut ? slow : fast;
+      c.pre[s][0] = 0;
+      for (int l = 0; l < c.L; l++)
+        c.pre[s][l + 1] = c.pre[s][l] + a * (l < dense ? 0.4 : 1.0);
+      c.e[s] = (s == 0 ? urand() : 0) + (s == c.P - 1 ? 2 * urand() : 0);
+      for (int k = 0; k < c.L; k++) /* memory: fewer heavy layers fit */
+        c.cap[s * c.L + k] = urand() < 0.3 ? 1 + (int)(urand() * c.L) : c.L - k;
+    }
+    const double *pre[8];
+    for (int s = 0; s < c.P; s++)
+      pre[s] = c.pre[s];
+    int n[8] = {0};
+    double dp = st__split_prefix(c.L, c.P, c.B, pre, c.e, c.cap, n);
+    c.best = INFINITY;
+    prefix_brute(&c, 0, 0, 0, 0);
+    if (!isfinite(c.best)) {
+      ASSERT(!isfinite(dp));
+      infeasible++;
+      continue;
+    }
+    ASSERT_NEAR(dp, c.best, 1e-12, 1e-12);
+    int k = 0;
+    double sum = 0, mx = 0;
+    for (int s = 0; s < c.P; s++) {
+      ASSERT(n[s] >= 1 && n[s] <= c.cap[s * c.L + k]);
+      double t = c.e[s] + c.pre[s][k + n[s]] - c.pre[s][k];
+      sum += t;
+      mx = t > mx ? t : mx;
+      k += n[s];
+    }
+    ASSERT_EQ(k, c.L);
+    ASSERT_NEAR(sum + (c.B - 1) * mx, dp, 1e-12, 1e-12);
+    cases++;
+  }
+  printf("  %d cases equal to brute force, %d infeasible\n", cases, infeasible);
+  ASSERT(cases > 200 && infeasible > 0);
+}
+
 /* Stages of different sizes: the DP against every sequence of stages. */
 typedef struct {
   double t[3][7][7][7]; /* [shape][f][k][n] */
@@ -1048,6 +1120,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
     TEST_ENTRY(split_hetero_equals_brute_force),
     TEST_ENTRY(split_linear_equals_brute_force),
+    TEST_ENTRY(split_prefix_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(split_interleaved_uneven),
     TEST_ENTRY(plan_identical_across_threads),
