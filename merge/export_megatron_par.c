@@ -89,15 +89,23 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (!p->experts) return;
   flag(b, "--num-experts", "%d", p->experts);
   flag(b, "--moe-router-topk", "%d", p->topk);
-  if (p->topk == 1) flag(b, "--moe-router-pre-softmax", NULL);
+  if (p->topk == 1 && !p->router_sigmoid)
+    flag(b, "--moe-router-pre-softmax", NULL);
   flag(b, "--moe-ffn-hidden-size", "%d", p->moe_ffn);
   if (p->shared_ffn > 0)
     flag(b, "--moe-shared-expert-intermediate-size", "%d", p->shared_ffn);
   if (p->shared_ffn > 0 && shared_gate(p))
     flag(b, "--moe-shared-expert-gate", NULL);
-  if (p->first_dense > 0)
+  if (p->moe_every > 1) { /* Llama 4: experts on layers l >= the first
+                              MoE one with (l + 1) % k == 0 */
+    int k = p->moe_every, a = p->first_dense - (k - 1);
+    if (a < 0) a = 0;
+    flag(b, "--moe-layer-freq", "\"([0]*%d+([0]*%d+[1])*%d+[0]*%d)\"", a, k - 1,
+         (p->layers - a) / k, (p->layers - a) % k);
+  } else if (p->first_dense > 0)
     flag(b, "--moe-layer-freq", "\"([0]*%d+[1]*%d)\"", p->first_dense,
          p->layers - p->first_dense);
+  if (p->router_sigmoid) flag(b, "--moe-router-score-function", "sigmoid");
   flag(b, "--moe-grouped-gemm", NULL);
   flag(b, "--moe-token-dispatcher-type", "alltoall");
   flag(b, "--moe-router-dtype", "fp32");
@@ -122,7 +130,9 @@ static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (p->rotary_percent > 0 && p->rotary_percent < 1)
     flag(b, "--rotary-percent", "%g", p->rotary_percent);
   if (p->qkv_bias && !p->out_bias) flag(b, "--add-qkv-bias", NULL);
-  if (p->qk_norm) flag(b, "--qk-layernorm", NULL);
+  if (p->qk_norm == 1) flag(b, "--qk-layernorm", NULL);
+  if (p->qk_norm == 2) flag(b, "--qk-l2-norm", NULL);
+  if (p->nope_every > 0) flag(b, "--no-rope-freq", "%d", p->nope_every);
   if (p->window > 0) {
     flag(b, "--window-size", "\"(%d,0)\"", p->window);
     /* windowed layers l % every == 0, full ones between, as Megatron's

@@ -256,7 +256,8 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
 }
 
 int st__format5(const strata_plan_t *p) {
-  return p->mtp_layers > 0 || p->rotary_percent > 0;
+  return p->mtp_layers > 0 || p->rotary_percent > 0 || p->moe_every > 1 ||
+         p->nope_every > 0 || p->router_sigmoid;
 }
 
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
@@ -289,6 +290,9 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     if (p->n_groups <= 1) st__wr_u(&w, 1);
     st__wr_i(&w, p->mtp_layers);
     st__wr_f(&w, p->rotary_percent);
+    st__wr_i(&w, p->moe_every);
+    st__wr_i(&w, p->nope_every);
+    st__wr_i(&w, p->router_sigmoid);
   }
   if (w.b.oom) {
     strata_buf_free(&w.b);
@@ -646,6 +650,9 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   if (!rc && !r.bad && version >= 5) {
     p->mtp_layers = st__rd_int(&r, "multi-token prediction modules", 0, 16);
     p->rotary_percent = st__rd_f(&r, "rotary share");
+    p->moe_every = st__rd_int(&r, "MoE layer interval", 0, BIG);
+    p->nope_every = st__rd_int(&r, "no-RoPE layer interval", 0, BIG);
+    p->router_sigmoid = st__rd_int(&r, "router score function", 0, 1);
     if (!r.bad && !(p->rotary_percent >= 0 && p->rotary_percent < 1)) {
       r.bad = "rotary share";
       r.why = "is not in [0, 1)";

@@ -143,6 +143,10 @@ int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
     bad |= st__json_add_num(m, "mtp_layers", p->mtp_layers);
   if (p->rotary_percent > 0)
     bad |= st__json_add_num(m, "rotary_percent", p->rotary_percent);
+  if (p->moe_every > 1) bad |= st__json_add_num(m, "moe_every", p->moe_every);
+  if (p->nope_every > 0)
+    bad |= st__json_add_num(m, "nope_every", p->nope_every);
+  if (p->router_sigmoid) bad |= st__json_add_str(m, "router_scores", "sigmoid");
   if (p->head_dim > 0) bad |= st__json_add_num(m, "head_dim", p->head_dim);
   if (p->rope_theta > 0)
     bad |= st__json_add_num(m, "rope_theta", p->rope_theta);

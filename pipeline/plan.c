@@ -188,6 +188,9 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->rope_theta = g->hp.rope_theta;
   p->mtp_layers = g->hp.mtp_layers;
   p->rotary_percent = g->hp.rotary_percent;
+  p->moe_every = g->hp.moe_every;
+  p->nope_every = g->hp.nope_every;
+  p->router_sigmoid = g->hp.router_sigmoid;
 }
 
 /* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier

@@ -39,7 +39,7 @@ static int64_t params(const strata_graph_t *g) {
 }
 
 /* Published totals; "exact" ones (1) are given to the parameter, the
- * others within 0.5 % (0) or 1 % (2).  DeepSeek-V3's
+ * others within 0.5 % (0), 1 % (2) or 1.5 % (3).  DeepSeek-V3's
  * 671B is the model without its multi-token prediction module, which the
  * count leaves out (--mtp-layers 0; mtp_module_from_config checks it). */
 static const struct {
@@ -77,6 +77,10 @@ static const struct {
      * so 1 % */
     {"glm-4.5.json", 355e9, 2},
     {"glm-4.5-air.json", 106e9, 2},
+    /* Meta's Llama 4 announcement: 109B and 400B with the vision encoder
+     * (about 0.8B: 34 layers of 1408), which the text model leaves out */
+    {"llama-4-scout.json", 109e9, 3},
+    {"llama-4-maverick.json", 400e9, 2},
 };
 
 TEST(published_parameter_counts) {
@@ -88,7 +92,11 @@ TEST(published_parameter_counts) {
     if (counts[i].exact == 1)
       ASSERT_EQ(params(g), (int64_t)want);
     else
-      ASSERT_NEAR(p, want, counts[i].exact == 2 ? 0.01 : 0.005, 0);
+      ASSERT_NEAR(p, want,
+                  counts[i].exact == 3   ? 0.015
+                  : counts[i].exact == 2 ? 0.01
+                                         : 0.005,
+                  0);
     strata_graph_destroy(g);
   }
 }
@@ -411,6 +419,10 @@ TEST(llama_like_configs_export_to_megatron) {
       {"phi-3-mini.json", {"--swiglu", "--normalization RMSNorm", NULL}},
       {"glm-4.5-air.json",
        {"--rotary-percent 0.5", "--add-qkv-bias", "--mtp-num-layers 1"}},
+      {"llama-4-maverick.json",
+       {"--moe-layer-freq \"([0]*0+([0]*1+[1])*2+[0]*0)\"",
+        "--moe-router-score-function sigmoid", "--no-rope-freq 4"}},
+      {"llama-4-scout.json", {"--qk-l2-norm", "--moe-router-topk 1", NULL}},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int rc;
@@ -454,6 +466,64 @@ TEST(glm4_moe_config) {
   strata_graph_destroy(g);
 }
 
+/* Llama 4: Maverick's experts on every other layer (the first at layer
+ * 1), Scout's on every layer with q/k L2 norms; both without RoPE every
+ * fourth layer, sigmoid router scores, the vision encoder not built; a
+ * moe_layers or no_rope_layers list that disagrees with its interval, a
+ * missing text_config, a tied head are refused. */
+TEST(llama4_configs) {
+  strata_graph_t *g = import("llama-4-maverick.json", 0, 256);
+  strata_moe_info_t m;
+  strata_graph_moe(g, &m);
+  ASSERT_EQ(m.moe_layers, 24);
+  ASSERT_EQ(m.first_moe, 1);
+  ASSERT_EQ(m.experts, 128);
+  ASSERT_EQ(m.topk, 1);
+  ASSERT_EQ(g->hp.moe_every, 2);
+  ASSERT_EQ(g->hp.nope_every, 4);
+  ASSERT_EQ(g->hp.router_sigmoid, 1);
+  ASSERT_EQ(g->hp.qk_norm, 0);
+  ASSERT_EQ(g->hp.ffn, 16384); /* the dense layers' MLP */
+  ASSERT_EQ(g->hp.moe_ffn, 8192);
+  ASSERT_EQ(g->hp.shared_ffn, 8192);
+  strata_graph_destroy(g);
+  g = import("llama-4-scout.json", 0, 256);
+  strata_graph_moe(g, &m);
+  ASSERT_EQ(m.moe_layers, 48);
+  ASSERT_EQ(g->hp.qk_norm, 2);
+  ASSERT_EQ(g->n_blocks, 1);
+  strata_graph_destroy(g);
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+      {"{\"model_type\": \"llama4\"}", "needs its text_config"},
+      {"{\"model_type\": \"llama4\", \"tie_word_embeddings\": true, "
+       "\"text_config\": {}}",
+       "tie_word_embeddings"},
+      {"{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": "
+       "\"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+       "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+       "\"vocab_size\": 100, \"num_local_experts\": 4, "
+       "\"num_experts_per_tok\": 1, \"intermediate_size\": 32, "
+       "\"interleave_moe_layer_step\": 2, \"moe_layers\": [0, 2]}}",
+       "moe_layers"},
+      {"{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": "
+       "\"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+       "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+       "\"vocab_size\": 100, \"num_local_experts\": 4, "
+       "\"num_experts_per_tok\": 1, \"intermediate_size\": 32, "
+       "\"no_rope_layers\": [1, 0, 1, 0]}}",
+       "no_rope_layers"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    strata_graph_t *x = NULL;
+    ASSERT_EQ(
+        strata_hf_parse(bad[i].text, strlen(bad[i].text), "l4.json", NULL, &x),
+        STRATA_EBADINPUT);
+    ASSERT_CONTAINS(strata_last_error(), bad[i].why);
+  }
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(published_parameter_counts),
     TEST_ENTRY(mtp_module_from_config),
@@ -466,6 +536,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(refused_configs),
     TEST_ENTRY(moe_configs_are_their_presets),
     TEST_ENTRY(glm4_moe_config),
+    TEST_ENTRY(llama4_configs),
     TEST_ENTRY(config_variants_in_the_model_facts),
     TEST_ENTRY(every_config_rebatches_and_solves),
 };

@@ -580,9 +580,10 @@ TEST(decode_bad_payload) {
   strata_plan_destroy(p);
 }
 
-/* A plan with multi-token prediction is format 5: the modules after the
+/* A plan with multi-token prediction (or a partial rotary, interleaved MoE
+ * layers, NoPE layers, a sigmoid router) is format 5: those after the
  * groups' count (1 here); it reads back, re-encodes to the same bytes, and
- * a count out of 1..16 is refused. */
+ * a module count out of 0..16 is refused. */
 TEST(format5_multi_token_prediction) {
   strata_plan_t *p = hand_plan(2, 4, 1, 16, NULL);
   size_t len;
@@ -590,12 +591,19 @@ TEST(format5_multi_token_prediction) {
   unsigned char *d = encode(p, &len);
   ASSERT_EQ(d[4], 5);
   strata_free(d);
+  p->rotary_percent = 0.5, p->moe_every = 2, p->nope_every = 4;
+  p->router_sigmoid = 1;
   strata_plan_t *q = roundtrip(p);
   ASSERT_EQ(q->mtp_layers, 2);
+  ASSERT_NEAR(q->rotary_percent, 0.5, 0, 0);
+  ASSERT_EQ(q->moe_every, 2);
+  ASSERT_EQ(q->nope_every, 4);
+  ASSERT_EQ(q->router_sigmoid, 1);
   assert_same_plan(p, q);
   assert_stable(p);
   strata_plan_destroy(q);
-  p->mtp_layers = 0; /* without: format 3, as before */
+  p->mtp_layers = 0, p->rotary_percent = 0, p->moe_every = 0;
+  p->nope_every = 0, p->router_sigmoid = 0; /* without: format 3 */
   d = encode(p, &len);
   ASSERT_EQ(d[4], 3);
   strata_free(d);

@@ -425,7 +425,9 @@ typedef struct {
 } layer_kind_t;
 
 static layer_kind_t kind_of(const strata_gen_opts_t *o, int l) {
-  layer_kind_t k = {o->experts > 0 && l >= o->first_dense, 0};
+  layer_kind_t k = {o->experts > 0 && l >= o->first_dense &&
+                        (o->moe_every <= 1 || (l + 1) % o->moe_every == 0),
+                    0};
   if (o->window > 0 && (o->window_every <= 1 || l % o->window_every == 0))
     k.window = o->window;
   return k;
@@ -572,6 +574,10 @@ static int check_variants(const strata_gen_opts_t *o, int kv) {
   if (o->head_dim < 0 || o->window < 0 || o->window_every < 0)
     return strata_error(STRATA_EBADINPUT,
                         "head_dim, window and window_every must be >= 0");
+  if (o->moe_every < 0 || o->nope_every < 0 || o->qk_norm > 2)
+    return strata_error(STRATA_EBADINPUT,
+                        "moe_every and nope_every must be >= 0, qk_norm 0 to "
+                        "2");
   if (o->rotary_percent < 0 || o->rotary_percent > 1)
     return strata_error(STRATA_EBADINPUT,
                         "rotary share %g: must be in (0, 1] (0: all dims)",
@@ -644,7 +650,6 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
   g->hp.head_dim = o->head_dim > 0 ? o->head_dim : 0;
   g->hp.qkv_bias = o->qkv_bias > 0;
   g->hp.out_bias = o->out_bias > 0;
-  g->hp.qk_norm = o->qk_norm > 0;
   g->hp.window = o->window > 0 ? o->window : 0;
   g->hp.window_every = o->window > 0 ? o->window_every : 0;
   g->hp.rope_theta = o->rope_theta > 0 ? o->rope_theta : 0;
@@ -658,6 +663,12 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
     g->hp.capacity = o->capacity;
   }
   g->hp.mtp_layers = o->mtp_layers > 0 ? o->mtp_layers : 0;
+  g->hp.qk_norm = o->qk_norm > 0 ? o->qk_norm : 0; /* 2: L2 */
+  g->hp.nope_every = o->nope_every > 0 ? o->nope_every : 0;
+  if (o->experts > 0) {
+    g->hp.moe_every = o->moe_every > 1 ? o->moe_every : 0;
+    g->hp.router_sigmoid = o->router_sigmoid > 0;
+  }
   if (o->rotary_percent > 0 && o->rotary_percent < 1 && o->kv_lora <= 0)
     g->hp.rotary_percent = o->rotary_percent;
   if (o->kv_lora > 0) {

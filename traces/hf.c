@@ -450,6 +450,7 @@ static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
   if (flag(c, "attention_bias", 0))
     bad_field(c, "attention_bias", "false (latent attention without biases)");
   o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
+  o->router_sigmoid = !strcmp(str(c, "scoring_func", "softmax"), "sigmoid");
 }
 
 /* gpt-oss: biases everywhere (attention, router, experts), a sliding
@@ -512,6 +513,65 @@ static void rd_glm4_moe(cfg_t *c, strata_gen_opts_t *o) {
   else if (prf < 1)
     o->rotary_percent = prf;
   o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
+  o->router_sigmoid = 1; /* Glm4MoeTopkRouter: sigmoid scores */
+}
+
+/* Llama 4's text model (llama4_text; a llama4 config's text_config):
+ * experts on every interleave_moe_layer_step-th layer (moe_layers must
+ * say the same), each of intermediate_size with a shared expert as wide,
+ * top num_experts_per_tok by sigmoid scores; the dense layers' MLPs of
+ * intermediate_size_mlp; grouped-query attention of head_dim with q/k L2
+ * norms (use_qk_norm; built as RMSNorms: their 2 x head_dim weights per
+ * layer are the only difference) and no RoPE every no_rope_layer_interval-
+ * th layer (no_rope_layers must say the same; the RoPE is still counted).
+ * Chunked attention (attention_chunk_size) is counted as full causal
+ * attention: the same below the chunk, more above it. */
+static int every_kth(cfg_t *c, const char *key, int n, int k, int one) {
+  const cJSON *list = item(c, key), *it;
+  int l = 0;
+  if (!list) return 1;
+  if (!cJSON_IsArray(list)) return bad_field(c, key, "a list");
+  cJSON_ArrayForEach(it, list) {
+    int v = cJSON_IsNumber(it) ? it->valueint : -1;
+    if (v != (((l + 1) % k == 0) == one)) return 0;
+    l++;
+  }
+  return l == n;
+}
+
+static void rd_llama4(cfg_t *c, strata_gen_opts_t *o) {
+  moe_common(c, o);
+  o->experts = num(c, "num_local_experts", 1, 0);
+  o->shared_ffn = o->moe_ffn = num(c, "intermediate_size", 1, 0);
+  o->ffn = num(c, "intermediate_size_mlp", 0, o->moe_ffn);
+  o->router_sigmoid = 1;
+  int step = num(c, "interleave_moe_layer_step", 0, 1);
+  o->moe_every = step > 1 ? step : 0;
+  /* moe_layers: the layer numbers; as flags they are every step-th */
+  const cJSON *ml = item(c, "moe_layers"), *it;
+  int l = 0, ok = 1;
+  if (ml && !cJSON_IsArray(ml)) bad_field(c, "moe_layers", "a list");
+  cJSON_ArrayForEach(it, ml) {
+    ok &= cJSON_IsNumber(it) &&
+          it->valueint == (l + 1) * (step > 1 ? step : 1) - 1;
+    l++;
+  }
+  if (ml && (!ok || l != o->layers / (step > 1 ? step : 1)))
+    bad_field(c, "moe_layers", "every interleave_moe_layer_step-th layer");
+  int k = num(c, "no_rope_layer_interval", 0, 4);
+  const cJSON *nr = item(c, "no_rope_layers");
+  if (nr && cJSON_IsArray(nr) && cJSON_GetArraySize(nr) == 0) nr = NULL;
+  if (nr && !every_kth(c, "no_rope_layers", o->layers, k, 0))
+    bad_field(c, "no_rope_layers",
+              "0 on every no_rope_layer_interval-th layer, 1 elsewhere");
+  o->nope_every = k;
+  o->qk_norm = flag(c, "use_qk_norm", 0) ? 2 : 0;
+  if (flag(c, "attention_bias", 0)) bad_field(c, "attention_bias", "false");
+  static const char *const scaling[] = {
+      "attention_chunk_size", "attn_scale",         "attn_temperature_tuning",
+      "floor_scale",          "for_llm_compressor", "cache_implementation"};
+  for (size_t i = 0; i < sizeof scaling / sizeof scaling[0]; i++)
+    use(c, scaling[i]);
 }
 
 typedef void (*moe_reader_fn)(cfg_t *, strata_gen_opts_t *);
@@ -522,7 +582,7 @@ static const struct {
     {"mixtral", rd_mixtral},      {"qwen3_moe", rd_qwen3_moe},
     {"qwen2_moe", rd_qwen2_moe},  {"deepseek_v2", rd_deepseek},
     {"deepseek_v3", rd_deepseek}, {"gpt_oss", rd_gpt_oss},
-    {"glm4_moe", rd_glm4_moe},
+    {"glm4_moe", rd_glm4_moe},    {"llama4_text", rd_llama4},
 };
 #define N_MOE_READERS (int)(sizeof moe_readers / sizeof moe_readers[0])
 
@@ -758,6 +818,43 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   return rc;
 }
 
+/* A llama4 config (Llama4ForConditionalGeneration): its text_config is
+ * the model planned; the vision encoder (vision_config) and the image
+ * tokens are not built: the language model is what pretraining at scale
+ * trains, and the encoder is about 1 % of it. */
+static int llama4_outer(cfg_t *c, const cJSON *root,
+                        const strata_gen_opts_t *overrides,
+                        strata_graph_t **out) {
+  static const char *const vision[] = {"vision_config", "boi_token_index",
+                                       "eoi_token_index", "image_token_index",
+                                       "torch_dtype"}; /* text_config's */
+  const cJSON *text = item(c, "text_config");
+  char where[512];
+  cfg_t t;
+  if (!text || !cJSON_IsObject(text))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: a llama4 config needs its text_config object",
+                        c->where);
+  for (size_t i = 0; i < sizeof vision / sizeof vision[0]; i++)
+    use(c, vision[i]);
+  if (flag(c, "tie_word_embeddings", 0))
+    bad_field(c, "tie_word_embeddings", "false (Llama 4's head is its own)");
+  int rc = c->rc ? c->rc : check_leftovers(c);
+  if (rc) return rc;
+  memset(&t, 0, sizeof t);
+  snprintf(where, sizeof where, "%s: text_config", c->where);
+  t.root = text;
+  t.where = where;
+  t.type = "llama4_text";
+  const char *inner = NULL;
+  if (!st__json_str(text, "model_type", where, 0, &inner) && inner &&
+      strcmp(inner, "llama4_text"))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: model_type '%s', not llama4_text", where, inner);
+  use(&t, "model_type");
+  return moe_from_json(&t, rd_llama4, root, c->where, overrides, out);
+}
+
 int st__hf_from_json(const struct cJSON *root, const char *where,
                      const strata_gen_opts_t *overrides, strata_graph_t **out) {
   cfg_t c;
@@ -769,6 +866,7 @@ int st__hf_from_json(const struct cJSON *root, const char *where,
   c.where = where;
   if ((rc = st__json_str(root, "model_type", where, 1, &c.type))) return rc;
   use(&c, "model_type");
+  if (!strcmp(c.type, "llama4")) return llama4_outer(&c, root, overrides, out);
   for (int i = 0; i < N_MOE_READERS; i++)
     if (!strcmp(c.type, moe_readers[i].type))
       return moe_from_json(&c, moe_readers[i].fn, root, where, overrides, out);

@@ -59,12 +59,13 @@ typedef struct {
   int experts, topk, moe_ffn, shared_ffn, first_dense, expert_bias;
   int q_lora, kv_lora, qk_nope, qk_rope, v_head;
   int mtp_layers;
+  int router_sigmoid; /* the router's scores through a sigmoid */
 } moe_preset_t;
 
 static const moe_preset_t moe_presets[] = {
     /* Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts") */
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 0, 0, 0, 0, 0, 0, 1e6, 8, 2,
-     14336,          0,  0,    0,  0, 0,     0,     0, 0, 0},
+     14336,          0,  0,    0,  0, 0,     0,     0, 0, 0, 0},
     /* Mixtral 8x22B (Mistral AI, Mixtral-8x22B-v0.1 config.json) */
     {"mixtral-8x22b",
      56,
@@ -91,10 +92,12 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
+     0,
      0},
     /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2): MLA,
-     * 3 dense layers, then 1 shared + 256 routed experts, top-8; trained
-     * with one multi-token prediction module (section 4.2, D = 1) */
+     * 3 dense layers, then 1 shared + 256 routed experts, top-8 by sigmoid
+     * scores (section 2.1.2); trained with one multi-token prediction
+     * module (section 4.2, D = 1) */
     {"deepseek-v3",
      61,
      7168,
@@ -120,6 +123,7 @@ static const moe_preset_t moe_presets[] = {
      128,
      64,
      128,
+     1,
      1},
     /* Qwen3-235B-A22B (Qwen Team 2025, Qwen3 technical report, Table 2) */
     {"qwen3-235b-a22b",
@@ -147,11 +151,37 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
+     0,
      0},
     /* gpt-oss-120b (OpenAI 2025, model card): biases, 128-token windows on
      * every other layer, 128 experts top-4 */
-    {"gpt-oss-120b", 36,  2880, 64,   8, 2880, 201088, 64, 1, 1, 0, 128, 2,
-     150000,         128, 4,    2880, 0, 0,    1,      0,  0, 0, 0, 0,   0},
+    {"gpt-oss-120b",
+     36,
+     2880,
+     64,
+     8,
+     2880,
+     201088,
+     64,
+     1,
+     1,
+     0,
+     128,
+     2,
+     150000,
+     128,
+     4,
+     2880,
+     0,
+     0,
+     1,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0},
 };
 #define N_MOE (int)(sizeof moe_presets / sizeof moe_presets[0])
 #define N_ALL (N_PRESETS + N_MOE)
@@ -201,6 +231,7 @@ void strata_gen_opts_keep(strata_gen_opts_t *o) {
   o->flash_attention = o->dropout = o->tie_embeddings = -1;
   o->qkv_bias = o->out_bias = o->qk_norm = o->expert_bias = -1;
   o->mtp_layers = -1;
+  o->router_sigmoid = -1;
 }
 
 const char *const *strata_preset_names(void) {
@@ -228,6 +259,7 @@ static void moe_preset_opts(const moe_preset_t *p, strata_gen_opts_t *o) {
   o->q_lora = p->q_lora, o->kv_lora = p->kv_lora, o->qk_nope = p->qk_nope;
   o->qk_rope = p->qk_rope, o->v_head = p->v_head;
   o->mtp_layers = p->mtp_layers;
+  o->router_sigmoid = p->router_sigmoid;
 }
 
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {
@@ -261,7 +293,8 @@ static int any_variant_override(const strata_gen_opts_t *v) {
          v->shared_ffn > 0 || v->first_dense > 0 || v->expert_bias >= 0 ||
          v->capacity > 0 || v->q_lora > 0 || v->kv_lora > 0 || v->qk_nope > 0 ||
          v->qk_rope > 0 || v->v_head > 0 || v->mtp_layers >= 0 ||
-         v->rotary_percent > 0;
+         v->rotary_percent > 0 || v->moe_every > 0 || v->nope_every > 0 ||
+         v->router_sigmoid >= 0;
 }
 
 static int any_override(const strata_gen_opts_t *v) {
@@ -292,6 +325,9 @@ static void apply_variants(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
   TAKE_(qk_rope);
   TAKE_(v_head);
   TAKE_(rotary_percent);
+  TAKE_(moe_every);
+  TAKE_(nope_every);
+  FLAG_(router_sigmoid);
   FLAG_(qkv_bias);
   FLAG_(out_bias);
   FLAG_(qk_norm);

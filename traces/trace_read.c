@@ -80,18 +80,25 @@ static int get_nonneg(const cJSON *o, const char *key, const char *where,
 /* The variants and mixture of experts, all optional. */
 static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   static const char *ints[] = {
-      "head_dim", "window",     "window_every", "experts",   "topk",
-      "moe_ffn",  "shared_ffn", "first_dense",  "q_lora",    "kv_lora",
-      "qk_nope",  "qk_rope",    "v_head",       "mtp_layers"};
+      "head_dim", "window",     "window_every", "experts",
+      "topk",     "moe_ffn",    "shared_ffn",   "first_dense",
+      "q_lora",   "kv_lora",    "qk_nope",      "qk_rope",
+      "v_head",   "mtp_layers", "moe_every",    "nope_every"};
   int *f[] = {&g->hp.head_dim,   &g->hp.window,      &g->hp.window_every,
               &g->hp.experts,    &g->hp.topk,        &g->hp.moe_ffn,
               &g->hp.shared_ffn, &g->hp.first_dense, &g->hp.q_lora,
               &g->hp.kv_lora,    &g->hp.qk_nope,     &g->hp.qk_rope,
-              &g->hp.v_head,     &g->hp.mtp_layers};
-  static const char *flags[] = {"qkv_bias", "out_bias", "qk_norm",
-                                "expert_bias"};
-  int *b[] = {&g->hp.qkv_bias, &g->hp.out_bias, &g->hp.qk_norm,
-              &g->hp.expert_bias};
+              &g->hp.v_head,     &g->hp.mtp_layers,  &g->hp.moe_every,
+              &g->hp.nope_every};
+  static const char *flags[] = {"qkv_bias",    "out_bias",   "qk_norm",
+                                "expert_bias", "qk_l2_norm", "router_sigmoid"};
+  int l2 = 0;
+  int *b[] = {&g->hp.qkv_bias,
+              &g->hp.out_bias,
+              &g->hp.qk_norm,
+              &g->hp.expert_bias,
+              &l2,
+              &g->hp.router_sigmoid};
   int rc = 0;
   for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++)
     rc = get_int(m, ints[i], w, 0, 0, f[i]);
@@ -99,6 +106,7 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
     rc = get_flag(m, flags[i], w, b[i]);
   if (!rc) rc = get_nonneg(m, "rope_theta", w, &g->hp.rope_theta);
   if (!rc) rc = get_nonneg(m, "capacity", w, &g->hp.capacity);
+  if (!rc && l2) g->hp.qk_norm = 2;
   if (!rc) rc = get_nonneg(m, "rotary_percent", w, &g->hp.rotary_percent);
   if (!rc && g->hp.rotary_percent > 1)
     rc = strata_error(STRATA_EBADINPUT,

@@ -218,6 +218,10 @@ typedef struct strata_plan {
   double rope_theta;
   int mtp_layers;        /* multi-token prediction modules, on the last stage */
   double rotary_percent; /* RoPE on this share of each head (0: all) */
+  /* experts every moe_every-th layer (0: all from first_dense), no RoPE
+   * every nope_every-th layer (0: none), sigmoid router scores
+   * (strata_graph_t.hp) */
+  int moe_every, nope_every, router_sigmoid;
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;

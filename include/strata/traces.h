@@ -217,6 +217,10 @@ typedef struct strata_graph {
     int q_lora, kv_lora, qk_nope, qk_rope, v_head;
     int mtp_layers;        /* multi-token prediction modules after the head */
     double rotary_percent; /* of each head's dims rotated (0: all) */
+    /* experts on layers l >= first_dense with (l + 1) % moe_every == 0
+     * (0, 1: all); no RoPE on layers with (l + 1) % nope_every == 0 (0:
+     * none; exported, costs nothing); the router's scores a sigmoid */
+    int moe_every, nope_every, router_sigmoid;
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -405,6 +409,13 @@ typedef struct {
   int mtp_layers;
   /* RoPE on this share of each head's dims (GLM-4.5: 0.5; 0: all) */
   double rotary_percent;
+  /* Llama 4: experts every moe_every-th layer ((l + 1) % moe_every == 0;
+   * 0, 1: every layer from first_dense on), no RoPE every nope_every-th
+   * layer (0: none; the RoPE is still counted: it costs a few bytes);
+   * qk_norm 2: q/k L2 norms (built as RMSNorms); router_sigmoid: the
+   * router's scores through a sigmoid (DeepSeek-V3, GLM-4.5, Llama 4;
+   * exported, costs nothing more; -1 in strata_gen_opts_keep: keep). */
+  int moe_every, nope_every, router_sigmoid;
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
@@ -428,7 +439,7 @@ const char *const *strata_preset_names(void);
 /* A config.json as its model_type describes it (llama, mistral, qwen2,
  * qwen3, gemma, gemma2, phi3, gpt2, gpt_neox, bert, t5; the mixtures of
  * experts mixtral, qwen2_moe, qwen3_moe, deepseek_v2/v3, gpt_oss,
- * glm4_moe), validated.
+ * glm4_moe, llama4 and llama4_text), validated.
  * overrides (NULL: none; start from strata_gen_opts_keep) may change
  * layers, seq, micro_batch, dtype, flash_attention and dropout; anything
  * else is STRATA_EINVAL.  An unknown model_type, or one whose op kinds do
