@@ -135,17 +135,16 @@ typedef struct {
   int dp, b, m;
 } trial_t;
 
-/* The layers from k that rank s can hold on its group, for every k: the
+/* The layers from k that rank s can hold on its group, for every k (up to
+ * the model's end: the pipeline's length limits them in the DP, so the
+ * caps depend on the rank's place only, as their memo assumes): the
  * window's end only moves forward as k does (a range's memory grows with
  * each layer it takes), so two pointers walk it. */
-static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int P,
-                      int *cap) {
+static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int *cap) {
   int L = S->L, end = 0;
   for (int k = 0; k < L; k++) {
-    int most = L - k - (P - s - 1);
     if (end < k) end = k;
-    while (end - k < most &&
-           st__rank_peak(S, cf, s, k, end - k + 1) <= S->budget)
+    while (end < L && st__rank_peak(S, cf, s, k, end - k + 1) <= S->budget)
       end++;
     cap[k] = end - k;
   }
@@ -195,7 +194,7 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
       continue;
     }
     st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
-    caps_from(ss[s], &one, s, P, cap + (size_t)s * L);
+    caps_from(ss[s], &one, s, cap + (size_t)s * L);
     if (M->caps) {
       memcpy(M->caps + at * L, cap + (size_t)s * L, sizeof(int) * L);
       M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
