@@ -457,6 +457,16 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
   if (!a->threshold_given) a->replan_threshold = 2;
   if (estimate && (!a->po.fix_tp || !a->po.fix_pp))
     return cli_usage_error(cmd, "--tp and --pp are required");
+  /* interleaved: every rank's layers a multiple of V (Megatron-LM) */
+  int v = a->po.vpp > 1 ? a->po.vpp : 1;
+  if (a->po.fix_first % v || a->po.fix_last % v)
+    return cli_usage_error(cmd,
+                           "%d layers on the %s pipeline stage are not "
+                           "divisible by --vpp %d (each virtual stage holds a "
+                           "rank's layers / vpp)",
+                           a->po.fix_first % v ? a->po.fix_first
+                                               : a->po.fix_last,
+                           a->po.fix_first % v ? "first" : "last", v);
   if (a->po.tp_comm_overlap && a->po.sequence_parallel == 0)
     return cli_usage_error(cmd, "--tp-comm-overlap needs sequence "
                                 "parallelism (Megatron-LM's rule)");

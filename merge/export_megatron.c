@@ -188,6 +188,14 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
   int mid = pp > 2 ? chunk_layers(p, 1) * v : f == l ? f : -1;
   if (f != mid) *first = f;
   if (l != mid) *last = l;
+  if (v > 1 && (*first || *last)) {
+    /* interleaved: Megatron-LM's chunk offsets divide by the middle ranks
+     * (transformer_layer.py), so pp 2 names the first rank only and the
+     * last becomes the one middle rank; and older releases count a middle
+     * rank from the first even when it is not given: name it always */
+    *first = f;
+    if (pp == 2) *last = 0;
+  }
   return 0;
 }
 

@@ -257,7 +257,7 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
 
 int st__format5(const strata_plan_t *p) {
   return p->mtp_layers > 0 || p->rotary_percent > 0 || p->moe_every > 1 ||
-         p->nope_every > 0 || p->router_sigmoid;
+         p->nope_every > 0 || p->router_sigmoid || p->qk_norm > 1;
 }
 
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {

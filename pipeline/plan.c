@@ -187,7 +187,7 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->expert_bias = g->hp.expert_bias;
   p->rope_theta = g->hp.rope_theta;
   p->mtp_layers = g->hp.mtp_layers;
-  p->rotary_percent = g->hp.rotary_percent;
+  p->rotary_percent = g->hp.rotary_percent < 1 ? g->hp.rotary_percent : 0;
   p->moe_every = g->hp.moe_every;
   p->nope_every = g->hp.nope_every;
   p->router_sigmoid = g->hp.router_sigmoid;

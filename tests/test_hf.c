@@ -522,6 +522,18 @@ TEST(llama4_configs) {
         STRATA_EBADINPUT);
     ASSERT_CONTAINS(strata_last_error(), bad[i].why);
   }
+  /* an interval of 0 (no NoPE layer) with its list: read, not divided by */
+  const char *none =
+      "{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": "
+      "\"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 4, "
+      "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+      "\"vocab_size\": 100, \"num_local_experts\": 4, "
+      "\"num_experts_per_tok\": 1, \"intermediate_size\": 32, "
+      "\"no_rope_layer_interval\": 0, \"no_rope_layers\": [1, 1, 1, 1]}}";
+  strata_graph_t *x = NULL;
+  ASSERT_OK(strata_hf_parse(none, strlen(none), "l4.json", NULL, &x));
+  ASSERT_EQ(x->hp.nope_every, 0);
+  strata_graph_destroy(x);
 }
 
 static const test_entry_t tests[] = {

@@ -1046,6 +1046,29 @@ TEST(megatron_rules) {
   ASSERT(!strstr(t, "--decoder-last-pipeline-num-layers"));
   strata_free(t);
   strata_plan_destroy(p);
+  /* interleaved with uneven ranks: pp 2 names the first rank only (the
+   * last is Megatron-LM's one middle rank: with none it divides by 0),
+   * and beyond 2 the first is named even when it equals the middle */
+  int two[4] = {2, 1, 2, 1}, four[8] = {1, 1, 1, 2, 1, 1, 1, 2};
+  for (int k = 0; k < 2; k++) {
+    int pp = k ? 4 : 2;
+    p = hand_plan(2, 2 * pp, 1, k ? 10 : 6, k ? four : two);
+    p->pp = pp, p->vpp = 2, p->devices = 2 * pp, p->n_micro = 2 * pp;
+    p->global_batch = 2 * pp;
+    for (int s = 0; s < p->n_stages; s++)
+      p->stages[s].rank = s % pp;
+    ASSERT_OK(strata_export_megatron(p, &t));
+    ASSERT_CONTAINS(t, k ? "--decoder-first-pipeline-num-layers 2"
+                         : "--decoder-first-pipeline-num-layers 4");
+    if (k)
+      ASSERT_CONTAINS(t, "--decoder-last-pipeline-num-layers 4");
+    else
+      ASSERT(!strstr(t, "--decoder-last-pipeline-num-layers"));
+    ASSERT_CONTAINS(t, "--num-virtual-stages-per-pipeline-rank 2");
+    ASSERT(!strstr(t, "--num-layers-per-virtual-pipeline-stage"));
+    strata_free(t);
+    strata_plan_destroy(p);
+  }
   /* multi-token prediction: Megatron-LM's flag, and its 'm' on the last
    * stage of an explicit layout */
   p = hand_plan(2, 4, 1, 16, odd);

@@ -277,6 +277,25 @@ static void expect_bad(const char *from, const char *to, int err,
   ASSERT_CONTAINS(strata_last_error(), msg2);
 }
 
+/* The model facts a plan file carries must be ones it can store: at most
+ * 16 multi-token prediction modules; a rotary share of 1 is all dims. */
+TEST(bad_model_facts) {
+  expect_bad("\"dropout\": true}", "\"dropout\": true, \"mtp_layers\": 20}",
+             STRATA_EBADINPUT, "mtp_layers", "at most 16");
+  expect_bad("\"dropout\": true}",
+             "\"dropout\": true, \"rotary_percent\": 1.5}", STRATA_EBADINPUT,
+             "rotary_percent", "at most 1");
+  char *base = tiny_text();
+  char *t = mutate(base, "\"dropout\": true}",
+                   "\"dropout\": true, \"rotary_percent\": 1}");
+  strata_free(base);
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_trace_parse(t, strlen(t), "t.json", &g));
+  ASSERT_EQ(g->hp.rotary_percent, 0);
+  free(t);
+  strata_graph_destroy(g);
+}
+
 TEST(bad_unknown_kind) {
   expect_bad("\"kind\": \"gelu\"", "\"kind\": \"gelu2\"", STRATA_EBADINPUT,
              "op 'gelu': unknown kind 'gelu2'", "valid kinds: embedding, ");
@@ -850,6 +869,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(gpt_block_structure),
     TEST_ENTRY(llama_block_structure),
     TEST_ENTRY(roundtrip_every_preset),
+    TEST_ENTRY(bad_model_facts),
     TEST_ENTRY(bad_unknown_kind),
     TEST_ENTRY(bad_dangling_tensor),
     TEST_ENTRY(bad_produced_by_nobody),

@@ -669,7 +669,9 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
     g->hp.moe_every = o->moe_every > 1 ? o->moe_every : 0;
     g->hp.router_sigmoid = o->router_sigmoid > 0;
   }
-  if (o->rotary_percent > 0 && o->rotary_percent < 1 && o->kv_lora <= 0)
+  /* the share the graph rotates: none recorded when it rounds to all */
+  int64_t rd = (int64_t)(G->d * o->rotary_percent);
+  if (o->rotary_percent > 0 && rd > 0 && rd < G->d && o->kv_lora <= 0)
     g->hp.rotary_percent = o->rotary_percent;
   if (o->kv_lora > 0) {
     g->hp.q_lora = o->q_lora;

@@ -533,7 +533,8 @@ static int every_kth(cfg_t *c, const char *key, int n, int k, int one) {
   if (!cJSON_IsArray(list)) return bad_field(c, key, "a list");
   cJSON_ArrayForEach(it, list) {
     int v = cJSON_IsNumber(it) ? it->valueint : -1;
-    if (v != (((l + 1) % k == 0) == one)) return 0;
+    int kth = k > 0 && (l + 1) % k == 0; /* k 0: none */
+    if (v != (kth == one)) return 0;
     l++;
   }
   return l == n;
@@ -564,7 +565,7 @@ static void rd_llama4(cfg_t *c, strata_gen_opts_t *o) {
   if (nr && !every_kth(c, "no_rope_layers", o->layers, k, 0))
     bad_field(c, "no_rope_layers",
               "0 on every no_rope_layer_interval-th layer, 1 elsewhere");
-  o->nope_every = k;
+  o->nope_every = k > 0 ? k : 0;
   o->qk_norm = flag(c, "use_qk_norm", 0) ? 2 : 0;
   if (flag(c, "attention_bias", 0)) bad_field(c, "attention_bias", "false");
   static const char *const scaling[] = {

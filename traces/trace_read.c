@@ -113,6 +113,12 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
                       "%s: 'rotary_percent' is %g (a share of the head, at "
                       "most 1)",
                       w, g->hp.rotary_percent);
+  if (!rc && g->hp.rotary_percent == 1) g->hp.rotary_percent = 0; /* all */
+  if (!rc && g->hp.mtp_layers > 16)
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: 'mtp_layers' is %d (at most 16 multi-token "
+                      "prediction modules)",
+                      w, g->hp.mtp_layers);
   return rc;
 }
 
