@@ -186,13 +186,6 @@ double st__split_dp(int L, int p, int B, int nmax, st__stage_cost_fn cost,
                     void *ctx, int *n_out);
 double st__split_brute(int L, int p, int B, st__stage_cost_fn cost, void *ctx,
                        int *n_out);
-typedef double (*st__hstage_cost_fn)(void *ctx, int z, int f, int k, int n);
-double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
-                        const int *units, st__hstage_cost_fn cost, void *ctx,
-                        int *p_out, int *n_out, int *z_out);
-double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
-                              const int *units, st__hstage_cost_fn cost,
-                              void *ctx, int *p_out, int *n_out, int *z_out);
 int st__split_megatron(int L, int p, int *n_out);
 /* Stages of cost a[s] n + e[s] for n layers, at most u[s] layers each:
  * the split of L layers into P stages of least sum + (B - 1) x the

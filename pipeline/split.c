@@ -6,7 +6,9 @@
  * distinct stage costs, ascending), G(s, k) is the least sum of stage
  * costs that puts layers k.. into stages s.. with every stage at most
  * t_max; the pipeline latency is G(0, 0) + (B - 1) * t_max.  Candidates
- * stop once (B - 1) * t_max alone reaches the best latency found.
+ * stop once (B - 1) * t_max alone reaches the best latency found.  Below
+ * it: Megatron-LM's split, and the exact splits of a mixed cluster's
+ * stages (linear costs for one kind of layer, prefix sums for several).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -146,196 +148,6 @@ int st__split_megatron(int L, int p, int *n_out) {
   for (int s = 1; s < p - 1; s++)
     n_out[s] = mid;
   return 0;
-}
-
-/* ---- stages of different sizes (Alpa's F(s, k, d)) ----
- *
- * F[s][k][d]: the least sum of stage costs that puts layers [k, L) into
- * exactly s stages using exactly d device units, every stage at most
- * t_max; a stage's in-flight micro-batches are its position from the end
- * (1F1B), so the callback gets s.  The pipeline latency of s stages is
- * F[s][0][D] + (B - 1) * t_max, minimised over s and t_max. */
-
-typedef struct {
-  int L, D, S, Z;
-  const int *units;
-  st__hstage_cost_fn cost;
-  void *ctx;
-  double *c; /* cost[((z * (S+1) + s) * (L+1) + k) * (L+1) + n] */
-  double *F; /* [(S+1) * (L+1) * (D+1)] */
-  int *arg_n, *arg_z;
-} hdp_t;
-
-#define HC(h, z, s, k, n)                                                      \
-  (h)->c[((((size_t)(z) * ((h)->S + 1) + (s)) * ((h)->L + 1) + (k)) *          \
-          ((h)->L + 1)) +                                                      \
-         (n)]
-#define HF(h, s, k, d)                                                         \
-  (h)->F[(((size_t)(s) * ((h)->L + 1) + (k)) * ((h)->D + 1)) + (d)]
-
-static void hdp_fill(hdp_t *h, double tmax) {
-  size_t cells = (size_t)(h->S + 1) * (h->L + 1) * (h->D + 1);
-  for (size_t i = 0; i < cells; i++)
-    h->F[i] = INFINITY;
-  HF(h, 0, h->L, 0) = 0;
-  for (int s = 1; s <= h->S; s++)
-    for (int k = h->L - 1; k >= 0; k--)
-      for (int d = 1; d <= h->D; d++) {
-        double best = INFINITY;
-        int bn = -1, bz = -1;
-        for (int z = 0; z < h->Z; z++) {
-          int u = h->units[z];
-          if (u > d) continue;
-          for (int n = 1; k + n <= h->L; n++) {
-            double t = HC(h, z, s, k, n);
-            if (!(t <= tmax)) continue;
-            double v = t + HF(h, s - 1, k + n, d - u);
-            if (v < best) best = v, bn = n, bz = z;
-          }
-        }
-        size_t i = ((size_t)s * (h->L + 1) + k) * (h->D + 1) + d;
-        h->F[i] = best;
-        h->arg_n[i] = bn;
-        h->arg_z[i] = bz;
-      }
-}
-
-/* Best over stage counts for the current table; *s_out the count. */
-static double hdp_best(const hdp_t *h, double tmax, int B, int *s_out) {
-  double best = INFINITY;
-  for (int s = 1; s <= h->S; s++) {
-    double v = HF(h, s, 0, h->D) + (B - 1) * tmax;
-    if (v < best) best = v, *s_out = s;
-  }
-  return best;
-}
-
-static void hdp_trace(const hdp_t *h, int s, int *n_out, int *z_out) {
-  int k = 0, d = h->D;
-  for (int i = 0; s > 0; i++, s--) {
-    size_t c = ((size_t)s * (h->L + 1) + k) * (h->D + 1) + d;
-    n_out[i] = h->arg_n[c];
-    z_out[i] = h->arg_z[c];
-    k += n_out[i];
-    d -= h->units[z_out[i]];
-  }
-}
-
-static int hdp_alloc(hdp_t *h) {
-  size_t nc = (size_t)h->Z * (h->S + 1) * (h->L + 1) * (h->L + 1);
-  size_t nf = (size_t)(h->S + 1) * (h->L + 1) * (h->D + 1);
-  h->c = strata_malloc(sizeof(double) * nc);
-  h->F = strata_malloc(sizeof(double) * nf);
-  h->arg_n = strata_malloc(sizeof(int) * nf);
-  h->arg_z = strata_malloc(sizeof(int) * nf);
-  return h->c && h->F && h->arg_n && h->arg_z;
-}
-
-static void hdp_free(hdp_t *h) {
-  strata_free(h->c);
-  strata_free(h->F);
-  strata_free(h->arg_n);
-  strata_free(h->arg_z);
-}
-
-/* Costs into the table; the sorted distinct finite ones into *cand. */
-static int hdp_costs(hdp_t *h, double **cand, int *nc) {
-  size_t total = (size_t)h->Z * (h->S + 1) * (h->L + 1) * (h->L + 1), m = 0;
-  *cand = strata_malloc(sizeof(double) * (total + 1));
-  if (!*cand) return 0;
-  for (int z = 0; z < h->Z; z++)
-    for (int s = 0; s <= h->S; s++)
-      for (int k = 0; k <= h->L; k++)
-        for (int n = 0; n <= h->L; n++) {
-          double t = s >= 1 && n >= 1 && k + n <= h->L
-                         ? h->cost(h->ctx, z, s, k, n)
-                         : INFINITY;
-          HC(h, z, s, k, n) = t;
-          if (isfinite(t)) (*cand)[m++] = t;
-        }
-  qsort(*cand, m, sizeof **cand, cmp_double);
-  *nc = (int)m;
-  return 1;
-}
-
-double st__split_hetero(int L, int D, int B, int max_stages, int n_shapes,
-                        const int *units, st__hstage_cost_fn cost, void *ctx,
-                        int *p_out, int *n_out, int *z_out) {
-  hdp_t h = {L,        D,     max_stages < L ? max_stages : L,
-             n_shapes, units, cost,
-             ctx,      NULL,  NULL,
-             NULL,     NULL};
-  double *cand = NULL, best = INFINITY;
-  int nc = 0, s_best = 0;
-  if (D < 1 || L < 1 || h.S < 1 || !hdp_alloc(&h) || !hdp_costs(&h, &cand, &nc))
-    goto out;
-  hdp_fill(&h, INFINITY);
-  int s0 = 0;
-  double floor_sum = hdp_best(&h, 0, 1, &s0); /* least sum, no cap */
-  for (int i = 0; i < nc && isfinite(floor_sum); i++) {
-    if (i > 0 && cand[i] == cand[i - 1]) continue;
-    if (floor_sum + (B - 1) * cand[i] >= best) break;
-    int s = 0;
-    hdp_fill(&h, cand[i]);
-    double v = hdp_best(&h, cand[i], B, &s);
-    if (v < best) {
-      best = v;
-      s_best = s;
-      hdp_trace(&h, s, n_out, z_out);
-    }
-  }
-  *p_out = s_best;
-out:
-  strata_free(cand);
-  hdp_free(&h);
-  return best;
-}
-
-/* Every sequence of (layers, shape) per stage, for the tests. */
-static void hbrute(int L, int D, int B, int S, int Z, const int *units,
-                   st__hstage_cost_fn cost, void *ctx, int p, int i, int k,
-                   int d, int *n, int *z, double *best, int *p_out, int *n_out,
-                   int *z_out) {
-  if (i == p) {
-    if (k != L || d != 0) return;
-    double sum = 0, mx = 0;
-    int kk = 0;
-    for (int j = 0; j < p; j++) {
-      double t = cost(ctx, z[j], p - j, kk, n[j]);
-      if (!isfinite(t)) return;
-      sum += t;
-      mx = t > mx ? t : mx;
-      kk += n[j];
-    }
-    if (sum + (B - 1) * mx < *best) {
-      *best = sum + (B - 1) * mx;
-      *p_out = p;
-      memcpy(n_out, n, sizeof(int) * (size_t)p);
-      memcpy(z_out, z, sizeof(int) * (size_t)p);
-    }
-    return;
-  }
-  for (int nn = 1; k + nn <= L; nn++)
-    for (int zz = 0; zz < Z; zz++) {
-      if (units[zz] > d) continue;
-      n[i] = nn;
-      z[i] = zz;
-      hbrute(L, D, B, S, Z, units, cost, ctx, p, i + 1, k + nn, d - units[zz],
-             n, z, best, p_out, n_out, z_out);
-    }
-}
-
-double st__split_hetero_brute(int L, int D, int B, int max_stages, int n_shapes,
-                              const int *units, st__hstage_cost_fn cost,
-                              void *ctx, int *p_out, int *n_out, int *z_out) {
-  double best = INFINITY;
-  int n[64], z[64];
-  int S = max_stages < L ? max_stages : L;
-  if (S > 64) S = 64;
-  for (int p = 1; p <= S; p++)
-    hbrute(L, D, B, S, n_shapes, units, cost, ctx, p, 0, 0, D, n, z, &best,
-           p_out, n_out, z_out);
-  return best;
 }
 
 /* ---- stages of linear cost: node groups of different speeds ----
@@ -505,11 +317,6 @@ static double pdp_run(pdp_t *d, double T, int bottleneck, int *n) {
   return r;
 }
 
-static int cmp_dbl(const void *x, const void *y) {
-  double p = *(const double *)x, q = *(const double *)y;
-  return (p > q) - (p < q);
-}
-
 double st__split_prefix(int L, int P, int B, const double *const *pre,
                         const double *e, const int *cap, int *n_out) {
   pdp_t d = {L, P, pre, e, cap, NULL, NULL};
@@ -549,7 +356,7 @@ double st__split_prefix(int L, int P, int B, const double *const *pre,
     }
     nc = 0;
   }
-  qsort(cand, nc, sizeof(double), cmp_dbl);
+  qsort(cand, nc, sizeof(double), cmp_double);
   for (size_t i = 0; i < nc; i++) {
     if (i > 0 && cand[i] == cand[i - 1]) continue;
     if (floor_sum + (B - 1) * cand[i] >= best) break;

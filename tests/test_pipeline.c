@@ -208,65 +208,6 @@ TEST(split_prefix_equals_brute_force) {
   ASSERT(cases > 200 && infeasible > 0);
 }
 
-/* Stages of different sizes: the DP against every sequence of stages. */
-typedef struct {
-  double t[3][7][7][7]; /* [shape][f][k][n] */
-} htable_t;
-
-static double htable_cost(void *ctx, int z, int f, int k, int n) {
-  htable_t *h = ctx;
-  return h->t[z][f][k][n];
-}
-
-TEST(split_hetero_equals_brute_force) {
-  static htable_t h;
-  static const int unit_sets[3][3] = {{1, 2, 4}, {1, 2, 2}, {2, 4, 4}};
-  int cases = 0, infeasible = 0, multi_shape = 0;
-  for (int it = 0; it < 250; it++) {
-    int L = 1 + (int)(urand() * 5), D = 1 + (int)(urand() * 5);
-    int Z = 1 + (int)(urand() * 3), B = 1 + (int)(urand() * 8);
-    const int *units = unit_sets[it % 3];
-    for (int z = 0; z < 3; z++)
-      for (int f = 0; f < 7; f++)
-        for (int k = 0; k < 7; k++)
-          for (int n = 0; n < 7; n++) {
-            /* bigger shapes are faster; holes where it "does not fit" */
-            double v = (n + urand()) / units[z] + 0.1 * f;
-            h.t[z][f][k][n] = urand() < 0.15 ? INFINITY : v;
-          }
-    int p1 = 0, p2 = 0, n1[8], n2[8], z1[8], z2[8];
-    double dp =
-        st__split_hetero(L, D, B, 6, Z, units, htable_cost, &h, &p1, n1, z1);
-    double bf = st__split_hetero_brute(L, D, B, 6, Z, units, htable_cost, &h,
-                                       &p2, n2, z2);
-    if (!isfinite(bf)) {
-      ASSERT(!isfinite(dp));
-      infeasible++;
-      continue;
-    }
-    ASSERT_NEAR(dp, bf, 1e-12, 1e-12);
-    /* the returned stages cover the layers and devices and attain it */
-    int k = 0, d = 0, shapes = 0;
-    double sum = 0, mx = 0;
-    for (int i = 0; i < p1; i++) {
-      double t = h.t[z1[i]][p1 - i][k][n1[i]];
-      sum += t;
-      mx = t > mx ? t : mx;
-      k += n1[i];
-      d += units[z1[i]];
-      shapes |= 1 << z1[i];
-    }
-    ASSERT_EQ(k, L);
-    ASSERT_EQ(d, D);
-    ASSERT_NEAR(sum + (B - 1) * mx, bf, 1e-12, 1e-12);
-    multi_shape += (shapes & (shapes - 1)) != 0;
-    cases++;
-  }
-  ASSERT(cases >= 100);
-  ASSERT(infeasible > 0);
-  ASSERT(multi_shape > 0); /* stages of different sizes were chosen */
-}
-
 /* Interleaved: rank r's v chunks each hold its layers / v; chunk k runs
  * on rank k mod pp (126 layers, pp 16, 2 virtual stages, 6 on the first
  * rank and 8 on the last: chunks 3, 4 x 14, 4 | 3, 4 x 14, 4). */
@@ -1118,7 +1059,6 @@ TEST(interleaved_uneven_exact) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
-    TEST_ENTRY(split_hetero_equals_brute_force),
     TEST_ENTRY(split_linear_equals_brute_force),
     TEST_ENTRY(split_prefix_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),
