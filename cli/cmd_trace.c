@@ -395,6 +395,17 @@ static const char *flops_str(double f, char *buf, size_t size) {
   return buf;
 }
 
+/* Parameters of the multi-token prediction modules' own ops ("mtp<k>."
+ * tensors; the embedding table and head they share are the model's). */
+static int64_t mtp_params(const strata_graph_t *g) {
+  int64_t n = 0;
+  for (int i = 0; i < g->n_tensors; i++)
+    if (g->tensors[i].kind == STRATA_TENSOR_PARAM &&
+        !strncmp(g->tensors[i].name, "mtp", 3))
+      n += strata_tensor_numel(&g->tensors[i]);
+  return n;
+}
+
 static void print_info(const strata_graph_t *g,
                        const strata_graph_stats_t *st) {
   char a[48], b[48];
@@ -405,11 +416,15 @@ static void print_info(const strata_graph_t *g,
   row("layers", "%d", st->layers);
   row("parameters", "%s (%.2f B)", grouped(st->parameters, a, sizeof a),
       (double)st->parameters / 1e9);
+  if (g->hp.mtp_layers > 0) /* publishers count the model without it */
+    row("without MTP", "%s (%.2f B)",
+        grouped(st->parameters - mtp_params(g), a, sizeof a),
+        (double)(st->parameters - mtp_params(g)) / 1e9);
   strata_moe_info_t m;
   strata_graph_moe(g, &m);
   if (m.experts > 0) {
-    row("experts", "%d routed, top-%d, hidden %d, in %d layers", m.experts,
-        m.topk, m.moe_ffn, m.moe_layers);
+    row("experts", "%d routed, top-%d, hidden %d, in %d layer%s", m.experts,
+        m.topk, m.moe_ffn, m.moe_layers, m.moe_layers == 1 ? "" : "s");
     row("active parameters", "%s (%.2f B; %.2f B with the embedding)",
         grouped(st->active_parameters, a, sizeof a),
         (double)st->active_parameters / 1e9,
@@ -453,6 +468,8 @@ static int json_info(const char *cmd, const strata_graph_t *g,
   if (!rc) rc = st__json_add_bool(o, "dropout", g->hp.dropout);
   NUM_("parameters", st->parameters);
   if (g->hp.mtp_layers > 0) NUM_("mtp_layers", g->hp.mtp_layers);
+  if (g->hp.mtp_layers > 0)
+    NUM_("parameters_without_mtp", st->parameters - mtp_params(g));
   if (g->hp.experts > 0 ||
       st->active_parameters + st->embedding_parameters < st->parameters) {
     NUM_("active_parameters", st->active_parameters);
