@@ -126,17 +126,8 @@ static int split_rules(strata_plan_opts_t *o, int L, int pp) {
     o->fix_first = o->fix_last = L / pp; /* Megatron-LM's default */
     return 0;
   }
+  /* first and last are multiples of v (cli_plan_parse) */
   int rest = L - first - last, middle = pp - (first > 0) - (last > 0);
-  const char *which[2] = {"first", "last"};
-  for (int i = 0; i < 2; i++) {
-    int n = i ? last : first;
-    if (n && n % v)
-      return cli_usage_error("estimate",
-                             "%d layers on the %s pipeline stage are not "
-                             "divisible by --vpp %d (each virtual stage "
-                             "holds a rank's layers / vpp)",
-                             n, which[i], v);
-  }
   if (rest < 0 || (rest > 0) != (middle > 0))
     return cli_usage_error("estimate",
                            "%d layers left for %d middle pipeline stages "

@@ -646,7 +646,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   rc = get_body(&r, p, &oom);
   if (!rc) rc = get_tail(&r, p);
   if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
-  /* format 5: the model's multi-token prediction modules and rotary share */
+  /* format 5: the model facts after the groups (st__format5) */
   if (!rc && !r.bad && version >= 5) {
     p->mtp_layers = st__rd_int(&r, "multi-token prediction modules", 0, 16);
     p->rotary_percent = st__rd_f(&r, "rotary share");

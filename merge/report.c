@@ -57,13 +57,12 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "(%s mode)\n",
                       "parallelism", lo, hi, p->pp, p->dp,
                       p->megatron ? "Megatron" : "free");
+  int n0 = p->stages[0].layer_end - p->stages[0].layer_begin;
   if (p->vpp > 1 && all_equal(p))
-    strata_buf_printf(
-        b,
-        "  %-20s interleaved 1F1B, %d virtual stages per "
-        "rank (%d layer%s each)\n",
-        "schedule", p->vpp, p->stages[0].layer_end - p->stages[0].layer_begin,
-        p->stages[0].layer_end - p->stages[0].layer_begin == 1 ? "" : "s");
+    strata_buf_printf(b,
+                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "rank (%d layer%s each)\n",
+                      "schedule", p->vpp, n0, n0 == 1 ? "" : "s");
   else if (p->vpp > 1) /* each rank's layers split into vpp chunks */
     strata_buf_printf(b,
                       "  %-20s interleaved 1F1B, %d virtual stages per "

@@ -62,7 +62,8 @@ typedef struct {
     int fam, dp, u;
   } * memo;
   /* layers that differ: each rank's caps from every first layer, by
-   * (group, pp, position) for the family and dp they were found for */
+   * (group, first/middle/last, pp > 2, micro-batches in flight) for the
+   * family and dp they were found for */
   struct most_memo *cap_tag;
   int *caps;
   int fam; /* the family of group 0 being searched */
@@ -93,19 +94,16 @@ static double layer_time(const st__search_t *S, const st__family_t *f) {
 }
 
 /* The prefix sums of the layers' forward and backward on family f (pre[l]:
- * layers [0, l)); the least layer's time. */
-static double prefix_times(const st__search_t *S, const st__family_t *f,
-                           double *pre) {
-  double least = INFINITY;
+ * layers [0, l)). */
+static void prefix_times(const st__search_t *S, const st__family_t *f,
+                         double *pre) {
   pre[0] = 0;
   for (int l = 0; l < S->L; l++) {
     st__part_t x;
     memset(&x, 0, sizeof x);
     st__layers_add(S, f, l, 1, &x);
     pre[l + 1] = pre[l] + x.fwd + x.bwd;
-    if (x.fwd + x.bwd < least) least = x.fwd + x.bwd;
   }
-  return least;
 }
 
 /* The most layers stage s (pipeline rank s of P) can hold on its group:
@@ -126,8 +124,7 @@ typedef struct {
   const st__family_t *f[MAX_GROUPS]; /* per group z, NULL: not usable */
   int order[MAX_GROUPS];             /* groups in pipeline order */
   int pp[MAX_GROUPS];                /* per position in order */
-  double a[MAX_GROUPS];              /* per group z, one layer's time
-                                        (the least, when layers differ) */
+  double a[MAX_GROUPS];              /* per group z, one layer's time */
   const double *pre[MAX_GROUPS];     /* per group z, prefix sums of the layers'
                                         times (layers that differ), or NULL */
   double kappa[MAX_GROUPS]; /* the least ratio of a layer's time on group
@@ -362,7 +359,7 @@ static int search_mixed(mixed_t *M) {
     rc = st__eval_scratch(&M->S[k]);
   /* the memo of most_layers, where it takes little memory (else none) */
   size_t L = (size_t)S0->L, cells = (size_t)M->K * (L + 1) * L;
-  if (!rc && cells <= ((size_t)1 << 22)) {
+  if (!rc && !differ && cells <= ((size_t)1 << 22)) {
     M->memo = strata_malloc(cells * sizeof *M->memo);
     for (size_t k = 0; M->memo && k < cells; k++)
       M->memo[k].fam = -1;
@@ -390,9 +387,9 @@ static int search_mixed(mixed_t *M) {
     for (int z = 1; z < M->K; z++)
       t.f[z] = match(M, z, t.f[0]);
     for (int z = 0; z < M->K; z++)
-      if (t.f[z] && differ) /* prefix sums; the cheapest layer bounds */
-        t.a[z] = prefix_times(&M->S[z], t.f[z], pre + (size_t)z * (L + 1)),
-        t.pre[z] = pre + (size_t)z * (L + 1);
+      if (t.f[z] && differ) /* prefix sums, and kappa bounds below */
+        prefix_times(&M->S[z], t.f[z], pre + (size_t)z * (L + 1)),
+            t.pre[z] = pre + (size_t)z * (L + 1);
       else if (t.f[z])
         t.a[z] = layer_time(&M->S[z], t.f[z]);
     for (int z = 0; z < M->K && differ; z++) {

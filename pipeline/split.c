@@ -328,14 +328,15 @@ double st__split_prefix(int L, int P, int B, const double *const *pre,
   d.par = strata_malloc(sizeof(int) * (size_t)(P + 1) * W);
   n = strata_malloc(sizeof(int) * (size_t)P);
   if (!d.g || !d.par || !n) goto out;
-  double floor_sum = pdp_run(&d, INFINITY, 0, NULL);
+  /* the least sum with no bound: the answer alone when B is 1 */
+  double floor_sum = pdp_run(&d, INFINITY, 0, n_out);
   double tmin = pdp_run(&d, 0, 1, NULL);
   if (!isfinite(floor_sum) || !isfinite(tmin)) goto out;
-  best = pdp_run(&d, tmin, 0, n_out) + (B - 1) * tmin;
-  if (B <= 1) { /* the sum alone */
-    best = pdp_run(&d, INFINITY, 0, n_out);
+  if (B <= 1) {
+    best = floor_sum;
     goto out;
   }
+  best = pdp_run(&d, tmin, 0, n_out) + (B - 1) * tmin;
   /* the stage costs in (tmin, hi): the only bounds that can do better */
   double hi = (best - floor_sum) / (B - 1);
   for (int pass = 0; pass < 2; pass++) {

@@ -290,10 +290,16 @@ static void bert(gen_t *G) {
 /* Rotary positions on x [b,n,s,d]: all of each head, or the first
  * rotary_percent of its dims (split, rotate, concatenate back, as GLM-4.5's
  * partial rotary is computed). */
-static int rope(gen_t *G, const char *name, int x) {
+static int64_t rotary_dims(const gen_t *G) { /* 0: all of them */
   double rp = G->o->rotary_percent;
-  int64_t rd = rp > 0 && rp < 1 ? (int64_t)(G->d * rp) : 0;
-  if (rd <= 0 || rd >= G->d) return ew(G, name, STRATA_OP_ROPE, x);
+  int64_t rd =
+      rp > 0 && rp < 1 && G->o->kv_lora <= 0 ? (int64_t)(G->d * rp) : 0;
+  return rd > 0 && rd < G->d ? rd : 0;
+}
+
+static int rope(gen_t *G, const char *name, int x) {
+  int64_t rd = rotary_dims(G);
+  if (!rd) return ew(G, name, STRATA_OP_ROPE, x);
   char n1[64], n2[64];
   shape_t sh = shape_of(G, x), r = sh, p = sh;
   r.d[3] = rd, p.d[3] = G->d - rd;
@@ -670,9 +676,7 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
     g->hp.router_sigmoid = o->router_sigmoid > 0;
   }
   /* the share the graph rotates: none recorded when it rounds to all */
-  int64_t rd = (int64_t)(G->d * o->rotary_percent);
-  if (o->rotary_percent > 0 && rd > 0 && rd < G->d && o->kv_lora <= 0)
-    g->hp.rotary_percent = o->rotary_percent;
+  if (rotary_dims(G)) g->hp.rotary_percent = o->rotary_percent;
   if (o->kv_lora > 0) {
     g->hp.q_lora = o->q_lora;
     g->hp.kv_lora = o->kv_lora;

@@ -98,6 +98,15 @@ static const char *str(cfg_t *c, const char *key, const char *def) {
   return it->valuestring;
 }
 
+/* partial_rotary_factor: the share of each head RoPE rotates, in (0, 1]
+ * (1 when absent or refused). */
+static double rotary_factor(cfg_t *c) {
+  double prf = real(c, "partial_rotary_factor", 1.0);
+  if (prf > 0 && prf <= 1) return prf;
+  bad_field(c, "partial_rotary_factor", "in (0, 1]");
+  return 1;
+}
+
 /* hidden_act and friends: the MLP's activation (gated set apart). */
 static st__act_t activation(cfg_t *c, const char *key, const char *name) {
   static const struct {
@@ -157,12 +166,9 @@ static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   a->qkv_bias = a->out_bias = flag(c, "attention_bias", 0);
   a->mlp_bias = flag(c, "mlp_bias", 0);
   a->act = activation(c, "hidden_act", str(c, "hidden_act", "silu"));
-  double prf = real(c, "partial_rotary_factor", 1.0);
+  double prf = rotary_factor(c);
   int d = a->head_dim ? a->head_dim : a->heads ? a->hidden / a->heads : 0;
-  if (prf <= 0 || prf > 1)
-    bad_field(c, "partial_rotary_factor", "in (0, 1]");
-  else if (prf < 1)
-    a->rotary_dim = (int)(d * prf);
+  if (prf < 1) a->rotary_dim = (int)(d * prf);
   a->rms = a->rope = a->gated = 1;
   a->rope_theta = rope_base(c);
   dropouts(c, a, drops);
@@ -430,13 +436,22 @@ static void rd_qwen2_moe(cfg_t *c, strata_gen_opts_t *o) {
  * routed ones, and num_nextn_predict_layers multi-token prediction
  * modules (V3: 1, trained with; DeepSeek's 671B counts the model without
  * it, the 685B checkpoint with it). */
-static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
+/* DeepSeek's layout of experts, which GLM-4.5 shares: first_k_dense_replace
+ * dense layers of intermediate_size, then n_routed_experts routed and
+ * n_shared_experts always-used experts of moe_intermediate_size, and
+ * num_nextn_predict_layers multi-token prediction modules. */
+static void deepseek_experts(cfg_t *c, strata_gen_opts_t *o) {
   moe_common(c, o);
   o->experts = num(c, "n_routed_experts", 1, 0);
   o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
   o->shared_ffn = num(c, "n_shared_experts", 0, 0) * o->moe_ffn;
   o->ffn = num(c, "intermediate_size", 1, 0);
   o->first_dense = num(c, "first_k_dense_replace", 0, 0);
+  o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
+}
+
+static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
+  deepseek_experts(c, o);
   if (num(c, "moe_layer_freq", 0, 1) != 1)
     bad_field(c, "moe_layer_freq",
               "1 (experts in every layer after the "
@@ -449,7 +464,6 @@ static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
   o->kv_heads = 0;
   if (flag(c, "attention_bias", 0))
     bad_field(c, "attention_bias", "false (latent attention without biases)");
-  o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
   o->router_sigmoid = !strcmp(str(c, "scoring_func", "softmax"), "sigmoid");
 }
 
@@ -499,20 +513,11 @@ static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
  * partial_rotary_factor of each head, and num_nextn_predict_layers
  * multi-token prediction modules. */
 static void rd_glm4_moe(cfg_t *c, strata_gen_opts_t *o) {
-  moe_common(c, o);
-  o->experts = num(c, "n_routed_experts", 1, 0);
-  o->moe_ffn = num(c, "moe_intermediate_size", 1, 0);
-  o->shared_ffn = num(c, "n_shared_experts", 0, 0) * o->moe_ffn;
-  o->ffn = num(c, "intermediate_size", 1, 0);
-  o->first_dense = num(c, "first_k_dense_replace", 0, 0);
+  deepseek_experts(c, o);
   o->qkv_bias = flag(c, "attention_bias", 0);
   o->qk_norm = flag(c, "use_qk_norm", 0);
-  double prf = real(c, "partial_rotary_factor", 1.0);
-  if (prf <= 0 || prf > 1)
-    bad_field(c, "partial_rotary_factor", "in (0, 1]");
-  else if (prf < 1)
-    o->rotary_percent = prf;
-  o->mtp_layers = num(c, "num_nextn_predict_layers", 0, 0);
+  double prf = rotary_factor(c);
+  if (prf < 1) o->rotary_percent = prf;
   o->router_sigmoid = 1; /* Glm4MoeTopkRouter: sigmoid scores */
 }
 
