@@ -135,15 +135,11 @@ static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (p->nope_every > 0) flag(b, "--no-rope-freq", "%d", p->nope_every);
   if (p->window > 0) {
     flag(b, "--window-size", "\"(%d,0)\"", p->window);
-    /* windowed layers l % every == 0, full ones between, as Megatron's
-     * pattern (1: windowed) */
-    if (p->window_every > 1 && p->layers % p->window_every == 0)
-      flag(b, "--window-attn-skip-freq", "\"([1]+[0]*%d)*%d\"",
-           p->window_every - 1, p->layers / p->window_every);
-    else if (p->window_every > 1)
-      flag(b, "--window-attn-skip-freq", "\"([1]+[0]*%d)*%d+[1]+[0]*%d\"",
-           p->window_every - 1, p->layers / p->window_every,
-           p->layers % p->window_every - 1);
+    /* full attention on every k-th layer (1-based), the window between:
+     * Megatron-LM's integer form means the same (is_layer_window_attention
+     * in megatron/core/transformer/utils.py) */
+    if (p->window_every > 1)
+      flag(b, "--window-attn-skip-freq", "%d", p->window_every);
   }
 }
 

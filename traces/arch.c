@@ -321,7 +321,8 @@ static int layer(ab_t *A, int x, int bias, int window, int enc) {
 /* The window layer l attends over (0: all keys). */
 static int window_of(const st__arch_t *a, int l) {
   if (a->window <= 0 || a->window >= a->seq || l < a->window_from) return 0;
-  if (a->window_every > 1 && (l - a->window_from) % a->window_every) return 0;
+  if (a->window_every > 1 && (l - a->window_from + 1) % a->window_every == 0)
+    return 0; /* every window_every-th layer attends to all keys */
   return a->window;
 }
 

@@ -434,7 +434,7 @@ static layer_kind_t kind_of(const strata_gen_opts_t *o, int l) {
   layer_kind_t k = {o->experts > 0 && l >= o->first_dense &&
                         (o->moe_every <= 1 || (l + 1) % o->moe_every == 0),
                     0};
-  if (o->window > 0 && (o->window_every <= 1 || l % o->window_every == 0))
+  if (o->window > 0 && (o->window_every <= 1 || (l + 1) % o->window_every))
     k.window = o->window;
   return k;
 }

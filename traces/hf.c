@@ -25,6 +25,7 @@
 
 typedef struct {
   const cJSON *root;
+  const cJSON *defaults; /* the config class's defaults, or NULL */
   const char *where;
   const char *type;
   const char *used[MAX_USED];
@@ -36,9 +37,13 @@ static void use(cfg_t *c, const char *key) {
   if (c->n_used < MAX_USED) c->used[c->n_used++] = key;
 }
 
+/* A key's value: the config's, else its class's default (a config
+ * written by transformers leaves out what equals the default). */
 static const cJSON *item(cfg_t *c, const char *key) {
   use(c, key);
   const cJSON *it = cJSON_GetObjectItemCaseSensitive(c->root, key);
+  if (!it && c->defaults)
+    it = cJSON_GetObjectItemCaseSensitive(c->defaults, key);
   return it && !cJSON_IsNull(it) ? it : NULL;
 }
 
@@ -75,8 +80,21 @@ static double real(cfg_t *c, const char *key, double def) {
 }
 
 /* The RoPE base: positive and at most what a trace file holds (1e12). */
+/* rope_theta; transformers 5 writes it inside rope_parameters, per layer
+ * type where they differ (the full-attention layers' is the model's). */
 static double rope_base(cfg_t *c) {
   double v = real(c, "rope_theta", 0);
+  const cJSON *rp = item(c, "rope_parameters");
+  if (rp && !cJSON_IsObject(rp)) bad_field(c, "rope_parameters", "an object");
+  if (!item(c, "rope_theta") && cJSON_IsObject(rp)) {
+    const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(
+        cJSON_IsObject(full) ? full : rp, "rope_theta");
+    if (t && !cJSON_IsNumber(t))
+      bad_field(c, "rope_parameters", "an object with a numeric rope_theta");
+    else if (t)
+      v = t->valuedouble;
+  }
   if (v < 0 || v > 1e12) {
     bad_field(c, "rope_theta", "between 0 and 1e12");
     return 0;
@@ -187,6 +205,41 @@ static void window(cfg_t *c, st__arch_t *a, int gated_by_flag) {
   a->window = w;
 }
 
+/* Which layers attend through the sliding window, as transformers
+ * derives layer_types (one "sliding_attention" or "full_attention" per
+ * layer; 4.53 on) from the older sliding_window_pattern k: full attention
+ * on every k-th layer, (l + 1) % k == 0, the window elsewhere (Megatron-
+ * LM's --window-attn-skip-freq k).  Returns k: 1 the window everywhere,
+ * 0 nowhere. */
+static int window_pattern(cfg_t *c, int layers, int k) {
+  const cJSON *types = item(c, "layer_types"), *t;
+  int n = 0, first_full = 0;
+  k = num(c, "sliding_window_pattern", 0, k);
+  if (!types) return k;
+  if (!cJSON_IsArray(types)) return bad_field(c, "layer_types", "a list");
+  cJSON_ArrayForEach(t, types) {
+    const char *v = cJSON_IsString(t) ? t->valuestring : "";
+    if (strcmp(v, "sliding_attention") && strcmp(v, "full_attention"))
+      return bad_field(c, "layer_types",
+                       "a list of sliding_attention and full_attention");
+    if (!first_full && !strcmp(v, "full_attention")) first_full = n + 1;
+    n++;
+  }
+  if (n != layers) return bad_field(c, "layer_types", "one per layer");
+  if (!first_full) return 1;
+  n = 0;
+  cJSON_ArrayForEach(t, types) {
+    if (!strcmp(t->valuestring, "sliding_attention") !=
+        ((n + 1) % first_full != 0))
+      return bad_field(c, "layer_types",
+                       "sliding_attention with full_attention on every k-th "
+                       "layer (as sliding_window_pattern k gives), or all "
+                       "alike");
+    n++;
+  }
+  return first_full == 1 ? 0 : first_full;
+}
+
 static void rd_llama(cfg_t *c, st__arch_t *a) {
   llama_like(c, a, 0);
 }
@@ -228,10 +281,25 @@ static void rd_gemma2(cfg_t *c, st__arch_t *a) {
   a->sandwich = 1;
   a->window = num(c, "sliding_window", 0, 4096);
   num(c, "sliding_window_size", 0, 0); /* an older name of the same */
-  a->window_every = 2;
+  int k = window_pattern(c, a->layers, 2);
+  if (!k) a->window = 0;
+  a->window_every = k > 1 ? k : 1;
   a->logit_softcap = real(c, "final_logit_softcapping", 0) > 0;
   real(c, "attn_logit_softcapping", 0);
   real(c, "query_pre_attn_scalar", 0);
+}
+
+/* Gemma 3's text model (gemma3_text; a gemma3 config's text_config): Gemma
+ * 2's layer with RMSNorms of each head's q and k, five sliding-window
+ * layers to one global (sliding_window_pattern 6), no logit capping by
+ * default.  The local layers' own rotary base costs nothing. */
+static void rd_gemma3(cfg_t *c, st__arch_t *a) {
+  rd_gemma2(c, a);
+  a->qk_norm = 1;
+  real(c, "rope_local_base_freq", 0);
+  if (flag(c, "use_bidirectional_attention", 0))
+    bad_field(c, "use_bidirectional_attention",
+              "false (an encoder's bidirectional attention is not built)");
 }
 
 static void rd_phi3(cfg_t *c, st__arch_t *a) {
@@ -479,27 +547,9 @@ static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
   o->qkv_bias = o->out_bias = flag(c, "attention_bias", 1);
   o->expert_bias = 1;
   int w = num(c, "sliding_window", 0, 0);
-  const cJSON *types = item(c, "layer_types"), *t;
-  int n = 0, slid = 0, alternate = 1;
-  if (types && !cJSON_IsArray(types)) bad_field(c, "layer_types", "a list");
-  cJSON_ArrayForEach(t, types) {
-    int s = cJSON_IsString(t) && !strcmp(t->valuestring, "sliding_attention");
-    if (!s && !(cJSON_IsString(t) && !strcmp(t->valuestring, "full_attention")))
-      bad_field(c, "layer_types", "sliding_attention or full_attention");
-    slid += s;
-    if (s != (n % 2 == 0)) alternate = 0;
-    n++;
-  }
-  if (types && n != o->layers) bad_field(c, "layer_types", "one per layer");
-  if (!types || slid == n) {
-    o->window = w; /* every layer */
-  } else if (slid > 0 && alternate) {
-    o->window = w, o->window_every = 2; /* the even layers */
-  } else if (slid > 0) {
-    bad_field(c, "layer_types",
-              "alternating sliding and full attention "
-              "from a sliding layer, or all alike");
-  }
+  int k = window_pattern(c, o->layers, 1); /* gpt-oss: 2, the even layers */
+  o->window = k ? w : 0;
+  o->window_every = k > 1 ? k : 0;
   use(c, "swiglu_limit");           /* a clamp inside the SwiGLU */
   use(c, "initial_context_length"); /* before rope scaling */
 }
@@ -600,7 +650,7 @@ static const struct {
     {"llama", rd_llama}, {"mistral", rd_mistral}, {"qwen2", rd_qwen2},
     {"qwen3", rd_qwen3}, {"gemma", rd_gemma},     {"gemma2", rd_gemma2},
     {"phi3", rd_phi3},   {"gpt2", rd_gpt2},       {"gpt_neox", rd_gpt_neox},
-    {"bert", rd_bert},   {"t5", rd_t5},
+    {"bert", rd_bert},   {"t5", rd_t5},           {"gemma3_text", rd_gemma3},
 };
 #define N_READERS (int)(sizeof readers / sizeof readers[0])
 
@@ -717,6 +767,9 @@ static int unknown_type(const char *where, const char *type) {
     n += (size_t)snprintf(
         list + n, sizeof list - n, "%s%s",
         i ? ", " : "; mixtures of experts: ", moe_readers[i].type);
+  if (n < sizeof list)
+    snprintf(list + n, sizeof list - n,
+             "; multimodal, their text model: gemma3, llama4");
   return strata_error(STRATA_EUNSUPPORTED,
                       "%s: model_type '%s' is not one this importer reads "
                       "(dense types: %s)",
@@ -824,47 +877,122 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   return rc;
 }
 
-/* A llama4 config (Llama4ForConditionalGeneration): its text_config is
- * the model planned; the vision encoder (vision_config) and the image
- * tokens are not built: the language model is what pretraining at scale
- * trains, and the encoder is about 1 % of it. */
+/* What transformers' config classes default to, for the model types
+ * whose published configs rely on them (a config it writes leaves out
+ * what equals the default): Gemma3TextConfig's. */
+static const struct {
+  const char *type, *json;
+} class_defaults[] = {
+    {"gemma3_text",
+     "{\"vocab_size\": 262208, \"hidden_size\": 2304, "
+     "\"intermediate_size\": 9216, \"num_hidden_layers\": 26, "
+     "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, "
+     "\"head_dim\": 256, \"hidden_activation\": \"gelu_pytorch_tanh\", "
+     "\"max_position_embeddings\": 131072, \"tie_word_embeddings\": true, "
+     "\"rope_theta\": 1000000.0, \"sliding_window\": 4096, "
+     "\"sliding_window_pattern\": 6, \"query_pre_attn_scalar\": 256}"},
+};
+
+/* c's class defaults (NULL when it has none), owned by the caller; a
+ * multimodal config's torch_dtype joins its text_config's. */
+static cJSON *class_defaults_of(cfg_t *c, const char *outer_dtype) {
+  cJSON *d = NULL;
+  for (size_t i = 0; i < sizeof class_defaults / sizeof class_defaults[0]; i++)
+    if (!strcmp(c->type, class_defaults[i].type))
+      d = cJSON_Parse(class_defaults[i].json);
+  if (outer_dtype && !d) d = cJSON_CreateObject();
+  if (outer_dtype && d) cJSON_AddStringToObject(d, "torch_dtype", outer_dtype);
+  c->defaults = d;
+  return d;
+}
+
+/* A dense model: read, overrides, the architecture's builder. */
+static int dense_from_json(cfg_t *c, const cJSON *root, const char *where,
+                           const strata_gen_opts_t *overrides,
+                           strata_graph_t **out) {
+  st__arch_t a;
+  int rc;
+  st__arch_init(&a);
+  if ((rc = read_arch(c, &a)) || (rc = apply_overrides(overrides, &a, where)))
+    return rc;
+  char name[256];
+  model_name(root, where, name, sizeof name);
+  if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
+    strata_error_prefix("%s (model_type %s)", where, c->type);
+  return rc;
+}
+
+/* A multimodal config (llama4, gemma3) whose text_config of model_type
+ * `inner` is the model planned: its vision encoder and image tokens (the
+ * keys `vision`) are not built, the language model being what pretraining
+ * at scale trains (the encoders are 0.2 to 1.5 % of these models). */
+static int text_config_of(cfg_t *c, const char *inner,
+                          const char *const *vision, cfg_t *t, char *where,
+                          size_t size) {
+  const cJSON *text = item(c, "text_config");
+  if (!text || !cJSON_IsObject(text))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: a %s config needs its text_config object",
+                        c->where, c->type);
+  for (; *vision; vision++)
+    use(c, *vision);
+  int rc = c->rc ? c->rc : check_leftovers(c);
+  if (rc) return rc;
+  memset(t, 0, sizeof *t);
+  snprintf(where, size, "%s: text_config", c->where);
+  t->root = text;
+  t->where = where;
+  t->type = inner;
+  const char *type = NULL;
+  if (!st__json_str(text, "model_type", where, 0, &type) && type &&
+      strcmp(type, inner))
+    return strata_error(STRATA_EBADINPUT, "%s: model_type '%s', not %s", where,
+                        type, inner);
+  use(t, "model_type");
+  return 0;
+}
+
+/* Llama4ForConditionalGeneration: the text model is a mixture of experts
+ * whose head is its own. */
 static int llama4_outer(cfg_t *c, const cJSON *root,
                         const strata_gen_opts_t *overrides,
                         strata_graph_t **out) {
-  static const char *const vision[] = {"vision_config", "boi_token_index",
+  static const char *const vision[] = {"vision_config",   "boi_token_index",
                                        "eoi_token_index", "image_token_index",
-                                       "torch_dtype"}; /* text_config's */
-  const cJSON *text = item(c, "text_config");
+                                       "torch_dtype",     NULL}; /* text's */
   char where[512];
   cfg_t t;
-  if (!text || !cJSON_IsObject(text))
-    return strata_error(STRATA_EBADINPUT,
-                        "%s: a llama4 config needs its text_config object",
-                        c->where);
-  for (size_t i = 0; i < sizeof vision / sizeof vision[0]; i++)
-    use(c, vision[i]);
   if (flag(c, "tie_word_embeddings", 0))
     bad_field(c, "tie_word_embeddings", "false (Llama 4's head is its own)");
-  int rc = c->rc ? c->rc : check_leftovers(c);
+  int rc = text_config_of(c, "llama4_text", vision, &t, where, sizeof where);
+  return rc ? rc : moe_from_json(&t, rd_llama4, root, c->where, overrides, out);
+}
+
+/* Gemma3ForConditionalGeneration: the SigLIP encoder (417M parameters in
+ * every size, Gemma 3 report, Table 1) is not built; the text model takes
+ * the config's torch_dtype. */
+static int gemma3_outer(cfg_t *c, const cJSON *root,
+                        const strata_gen_opts_t *overrides,
+                        strata_graph_t **out) {
+  static const char *const vision[] = {
+      "vision_config",     "mm_tokens_per_image",
+      "boi_token_index",   "eoi_token_index",
+      "image_token_index", "torch_dtype",
+      "initializer_range", NULL};
+  char where[512];
+  cfg_t t;
+  const char *dtype_name = str(c, "torch_dtype", NULL);
+  int rc = text_config_of(c, "gemma3_text", vision, &t, where, sizeof where);
   if (rc) return rc;
-  memset(&t, 0, sizeof t);
-  snprintf(where, sizeof where, "%s: text_config", c->where);
-  t.root = text;
-  t.where = where;
-  t.type = "llama4_text";
-  const char *inner = NULL;
-  if (!st__json_str(text, "model_type", where, 0, &inner) && inner &&
-      strcmp(inner, "llama4_text"))
-    return strata_error(STRATA_EBADINPUT,
-                        "%s: model_type '%s', not llama4_text", where, inner);
-  use(&t, "model_type");
-  return moe_from_json(&t, rd_llama4, root, c->where, overrides, out);
+  cJSON *d = class_defaults_of(&t, dtype_name);
+  rc = dense_from_json(&t, root, c->where, overrides, out);
+  cJSON_Delete(d);
+  return rc;
 }
 
 int st__hf_from_json(const struct cJSON *root, const char *where,
                      const strata_gen_opts_t *overrides, strata_graph_t **out) {
   cfg_t c;
-  st__arch_t a;
   int rc;
   *out = NULL;
   memset(&c, 0, sizeof c);
@@ -873,16 +1001,13 @@ int st__hf_from_json(const struct cJSON *root, const char *where,
   if ((rc = st__json_str(root, "model_type", where, 1, &c.type))) return rc;
   use(&c, "model_type");
   if (!strcmp(c.type, "llama4")) return llama4_outer(&c, root, overrides, out);
+  if (!strcmp(c.type, "gemma3")) return gemma3_outer(&c, root, overrides, out);
   for (int i = 0; i < N_MOE_READERS; i++)
     if (!strcmp(c.type, moe_readers[i].type))
       return moe_from_json(&c, moe_readers[i].fn, root, where, overrides, out);
-  st__arch_init(&a);
-  if ((rc = read_arch(&c, &a)) || (rc = apply_overrides(overrides, &a, where)))
-    return rc;
-  char name[256];
-  model_name(root, where, name, sizeof name);
-  if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
-    strata_error_prefix("%s (model_type %s)", where, c.type);
+  cJSON *d = class_defaults_of(&c, NULL);
+  rc = dense_from_json(&c, root, where, overrides, out);
+  cJSON_Delete(d);
   return rc;
 }
 

@@ -64,7 +64,9 @@ typedef struct {
   int causal;
   int window;        /* sliding-window attention (0: none) */
   int window_from;   /* first layer with the window */
-  int window_every;  /* 2: every other layer from window_from (Gemma 2) */
+  int window_every;  /* k: full attention on every k-th layer from
+                        window_from, the window between (Gemma 2: 2,
+                        Gemma 3: 6) */
   int dec_layers;    /* > 0: encoder-decoder (T5) with this many decoders */
   int rel_buckets;   /* T5: relative position bias, [buckets, heads] */
   double rope_theta; /* the rotary base (0: not given); costs nothing */

@@ -382,8 +382,10 @@ typedef struct {
   int out_bias;      /* ... on the attention output projection */
   int qk_norm;       /* RMSNorm of each head's q and k (Qwen3) */
   int window;        /* sliding-window attention over this many keys */
-  int window_every;  /* ... on layers l with l % window_every == 0 (0, 1:
-                        all of them; gpt-oss alternates: 2) */
+  int window_every;  /* ... except on every window_every-th layer, l with
+                        (l + 1) % window_every == 0, which attend to all
+                        keys (0, 1: on all of them; gpt-oss and Gemma 2
+                        alternate: 2; Gemma 3: 6) */
   double rope_theta; /* rotary base (exported; costs nothing) */
   /* Mixture of experts: experts 0 is a dense MLP.  Layers from
    * first_dense on route each token to topk of `experts` SwiGLU experts
