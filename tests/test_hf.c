@@ -61,6 +61,8 @@ static const struct {
     {"qwen3-8b.json", 8.2e9, 0},
     {"gemma-7b.json", 8538074112.0, 0},
     {"gemma-2-9b.json", 9242164736.0, 0},
+    /* Gemma 3 report, Table 1: 302M + 698M (27B: gemma3_configs) */
+    {"gemma-3-1b.json", 1000e6, 0},
     {"phi-3-mini.json", 3.82e9, 0},
     {"bert-base-uncased.json", 110e6, 0},
     {"t5-base.json", 223e6, 0},
@@ -184,6 +186,105 @@ TEST(gemma2_alternating_layers) {
   ASSERT_EQ(g->blocks[0].repeat, 42);
   ASSERT_EQ(strata_graph_find_tensor(g, "q_norm.weight"), -1);
   strata_graph_destroy(g);
+}
+
+/* Gemma 3 (google/gemma-3-1b-pt, a gemma3_text config, and -27b-pt, a
+ * gemma3 config whose text_config leaves most keys to transformers'
+ * defaults): the report's non-embedding counts (Gemma 3 Technical Report,
+ * Table 1: 698M and 25,600M), q/k norms and sandwich norms, five windowed
+ * layers to one global. */
+TEST(gemma3_configs) {
+  strata_graph_t *g = import("gemma-3-1b.json", 0, 4096);
+  int64_t one = params(g) - 262144LL * 1152;
+  ASSERT_EQ(g->hp.qk_norm, 1);
+  ASSERT_EQ(g->hp.window, 512);
+  ASSERT_EQ(g->hp.window_every, 6);
+  ASSERT_EQ(op_named(g, "L0.attn")->window, 512);
+  /* runs of five windowed layers and one global: 9 blocks for 26 */
+  ASSERT_EQ(g->n_blocks, 9);
+  ASSERT_EQ(g->blocks[0].repeat, 5);
+  ASSERT_EQ(strata_graph_layers(g), 26);
+  ASSERT_EQ(op_named(g, "L5.attn")->window, 0);
+  ASSERT_EQ(op_named(g, "L6.attn")->window, 512);
+  ASSERT_EQ(op_named(g, "L11.attn")->window, 0);
+  ASSERT(strata_graph_find_op(g, "L0.post_attn_norm") >= 0);
+  ASSERT(strata_graph_find_tensor(g, "L0.q_norm.weight") >= 0);
+  ASSERT_EQ(strata_graph_find_op(g, "softcap"), -1);
+  strata_graph_destroy(g);
+  g = import("gemma-3-27b.json", 0, 4096);
+  int64_t big = params(g) - 262208LL * 5376; /* the default vocab */
+  printf("  non-embedding: 1B %.2f M (698M), 27B %.2f M (25,600M)\n", one / 1e6,
+         big / 1e6);
+  ASSERT_NEAR((double)one, 698e6, 0.0005, 0);
+  ASSERT_NEAR((double)big, 25600e6, 0.0005, 0);
+  ASSERT_EQ(g->hp.layers, 62);
+  ASSERT_EQ(g->hp.kv_heads, 16);
+  ASSERT_EQ(g->hp.head_dim, 128);
+  ASSERT_EQ(g->hp.window, 1024);
+  ASSERT_EQ(g->hp.window_every, 6);
+  ASSERT_NEAR(g->hp.rope_theta, 1e6, 0, 0); /* the class default */
+  ASSERT_EQ(tensor_named(g, "embed.weight")->dtype, STRATA_DTYPE_BF16);
+  strata_graph_destroy(g);
+  /* layer_types (transformers 4.53 on) and rope_parameters (5) */
+#define G3(extra)                                                              \
+  "{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, "                    \
+  "\"num_hidden_layers\": 4, \"num_attention_heads\": 2, "                     \
+  "\"num_key_value_heads\": 1, \"head_dim\": 32, \"intermediate_size\": "      \
+  "128, \"vocab_size\": 100, \"sliding_window\": 16" extra "}"
+  static const char both[] =
+      G3(", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+         "\"sliding_attention\", \"full_attention\"], \"rope_parameters\": "
+         "{\"sliding_attention\": {\"rope_type\": \"default\", "
+         "\"rope_theta\": 10000}, \"full_attention\": {\"rope_type\": "
+         "\"default\", \"rope_theta\": 500000}}");
+  strata_gen_opts_t ov;
+  strata_gen_opts_keep(&ov);
+  ov.seq = 64;
+  ASSERT_OK(strata_hf_parse(both, strlen(both), "g3.json", &ov, &g));
+  ASSERT_EQ(g->hp.window_every, 2);
+  ASSERT_EQ(op_named(g, "L0.attn")->window, 16);
+  ASSERT_EQ(op_named(g, "L1.attn")->window, 0);
+  ASSERT_NEAR(g->hp.rope_theta, 500000, 0, 0);
+  strata_graph_destroy(g);
+  static const char all_full[] =
+      G3(", \"layer_types\": [\"full_attention\", \"full_attention\", "
+         "\"full_attention\", \"full_attention\"]");
+  ASSERT_OK(strata_hf_parse(all_full, strlen(all_full), "g3.json", &ov, &g));
+  ASSERT_EQ(g->hp.window, 0);
+  strata_graph_destroy(g);
+  /* the text model takes the multimodal config's torch_dtype */
+  static const char outer[] =
+      "{\"model_type\": \"gemma3\", \"torch_dtype\": \"float32\", "
+      "\"text_config\": " G3("") "}";
+  ASSERT_OK(strata_hf_parse(outer, strlen(outer), "g3.json", &ov, &g));
+  ASSERT_EQ(tensor_named(g, "embed.weight")->dtype, STRATA_DTYPE_F32);
+  ASSERT_EQ(g->hp.window_every, 6);
+  strata_graph_destroy(g);
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+      {G3(", \"layer_types\": [\"sliding_attention\", \"full_attention\", "
+          "\"full_attention\", \"sliding_attention\"]"),
+       "full_attention on every k-th layer"},
+      {G3(", \"layer_types\": [\"sliding_attention\"]"), "one per layer"},
+      {G3(", \"layer_types\": [\"local\", \"global\", \"local\", "
+          "\"global\"]"),
+       "sliding_attention and full_attention"},
+      {G3(", \"use_bidirectional_attention\": true"), "bidirectional"},
+      {"{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": "
+       "\"gemma2\"}}",
+       "not gemma3_text"},
+      {"{\"model_type\": \"gemma3\"}", "needs its text_config"},
+  };
+#undef G3
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    strata_graph_t *x = NULL;
+    ASSERT_EQ(
+        strata_hf_parse(bad[i].text, strlen(bad[i].text), "g3.json", &ov, &x),
+        STRATA_EBADINPUT);
+    ASSERT_CONTAINS(strata_last_error(), bad[i].why);
+    ASSERT(x == NULL);
+  }
 }
 
 TEST(family_variants) {
@@ -543,6 +644,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(gemma_non_embedding_exact),
     TEST_ENTRY(sliding_window_flops),
     TEST_ENTRY(gemma2_alternating_layers),
+    TEST_ENTRY(gemma3_configs),
     TEST_ENTRY(family_variants),
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),

@@ -86,7 +86,8 @@ static double rope_base(cfg_t *c) {
   double v = real(c, "rope_theta", 0);
   const cJSON *rp = item(c, "rope_parameters");
   if (rp && !cJSON_IsObject(rp)) bad_field(c, "rope_parameters", "an object");
-  if (!item(c, "rope_theta") && cJSON_IsObject(rp)) {
+  if (!cJSON_GetObjectItemCaseSensitive(c->root, "rope_theta") &&
+      cJSON_IsObject(rp)) { /* the config's own, before a class default */
     const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(
         cJSON_IsObject(full) ? full : rp, "rope_theta");
