@@ -567,12 +567,39 @@ static void p2p_models(st__search_t *S) {
   if (S->N <= 1) memcpy(S->p2p[1], S->p2p[0], sizeof S->p2p[0]);
 }
 
+/* What the DeepSpeed export can state (merge/export_deepspeed.c): no
+ * context or expert parallelism, interleaving, FP8, multi-token prediction
+ * or free-mode layouts.  Planning for DeepSpeed searches only that; asking
+ * for more is refused with the reason, so that the plan always exports. */
+static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
+  if (o->framework != STRATA_FRAMEWORK_DEEPSPEED) return 0;
+  const char *what = !o->megatron    ? "free-mode layouts (--free)"
+                     : o->fix_cp > 1 ? "context parallelism (--cp)"
+                     : o->fix_ep > 1 ? "expert parallelism (--ep)"
+                     : o->vpp > 1    ? "interleaving (--vpp)"
+                     : o->precision == STRATA_PRECISION_FP8
+                         ? "FP8 (--precision)"
+                     : g->hp.mtp_layers > 0 ? "multi-token prediction "
+                                              "(--mtp-layers 0 drops it)"
+                                            : NULL;
+  if (what)
+    return strata_error(STRATA_EINVAL,
+                        "--framework deepspeed: the DeepSpeed config sets up "
+                        "no %s; plan for Megatron-LM (--framework megatron) "
+                        "to use it",
+                        what);
+  o->fix_cp = o->fix_ep = o->vpp = 1;
+  o->precision = STRATA_PRECISION_BF16;
+  return 0;
+}
+
 static int setup(st__search_t *S, const strata_graph_t *g,
                  const strata_cluster_t *c, const strata_plan_opts_t *o) {
   memset(S, 0, sizeof *S);
   S->g = g;
   S->c = c;
-  S->o = o;
+  S->opts = *o;
+  S->o = o = &S->opts;
   S->L = strata_graph_layers(g);
   S->G = strata_cluster_gpus_per_node(c);
   S->N = strata_cluster_nodes(c);
@@ -592,7 +619,8 @@ static int setup(st__search_t *S, const strata_graph_t *g,
                         o->memory_reserve / 1073741824.0,
                         (S->budget + o->memory_reserve) / 1073741824.0);
   p2p_models(S);
-  int rc = check_opts(S);
+  int rc = framework_limits(&S->opts, g);
+  if (!rc) rc = check_opts(S);
   if (!rc) rc = load_graphs(S);
   if (!rc) {
     S->fam = strata_calloc(MAX_FAMILIES, sizeof *S->fam);

@@ -67,7 +67,9 @@ typedef struct {
 typedef struct {
   const strata_graph_t *g; /* the model as given */
   const strata_cluster_t *c;
-  const strata_plan_opts_t *o;
+  const strata_plan_opts_t *o; /* &opts */
+  strata_plan_opts_t opts;     /* the caller's, within the framework's
+                                  reach (plan.c, framework_limits) */
   strata_graph_t *own[ST__MAX_GRAPHS];
   const strata_graph_t *graphs[ST__MAX_GRAPHS];
   uint64_t ghash[ST__MAX_GRAPHS];

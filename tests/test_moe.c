@@ -739,6 +739,75 @@ TEST(presets_plan_on_their_clusters) {
   }
 }
 
+/* Planning for DeepSpeed searches only what its config can state: the
+ * same Mixtral run that Megatron-LM would give context, expert and
+ * interleaved pipeline parallelism plans without them, and exports;
+ * asking for one of them is refused with the reason. */
+static int plan_for(const char *name, strata_framework_t fw,
+                    strata_plan_opts_t *po, strata_plan_t **p) {
+  strata_cluster_t *c = NULL;
+  po->quiet = 1;
+  po->model_spec = name;
+  po->framework = fw;
+  strata_graph_t *g = model(name, &po->gen);
+  ASSERT_OK(strata_cluster_load("dgx-h100:8", &c));
+  int rc = strata_pipeline_plan(g, c, po, p);
+  if (!rc) ASSERT_OK(strata_merge_stitch(*p, g, c));
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return rc;
+}
+
+TEST(deepspeed_plans_export) {
+  strata_plan_opts_t po;
+  strata_plan_t *m = NULL, *d = NULL;
+  char *t = NULL;
+  strata_plan_opts_init(&po);
+  po.gen.seq = 32768;
+  po.global_batch = 64;
+  po.precision = STRATA_PRECISION_AUTO;
+  ASSERT_OK(plan_for("mixtral-8x7b", STRATA_FRAMEWORK_MEGATRON, &po, &m));
+  ASSERT_OK(plan_for("mixtral-8x7b", STRATA_FRAMEWORK_DEEPSPEED, &po, &d));
+  printf("  megatron: tp %d cp %d ep %d pp %d vpp %d dp %d fp8 %d, %.0f ms; "
+         "deepspeed: tp %d pp %d dp %d, %.0f ms\n",
+         m->tp, m->cp, m->ep, m->pp, m->vpp, m->dp, m->fp8,
+         m->step_seconds * 1e3, d->tp, d->pp, d->dp, d->step_seconds * 1e3);
+  ASSERT(m->cp > 1 || m->ep > 1 || m->vpp > 1 || m->fp8);
+  ASSERT_EQ(strata_export_deepspeed(m, &t), STRATA_EUNSUPPORTED);
+  ASSERT_EQ(d->cp, 1);
+  ASSERT_EQ(d->ep, 1);
+  ASSERT_EQ(d->vpp, 1);
+  ASSERT_EQ(d->fp8, 0);
+  ASSERT(d->step_seconds >= m->step_seconds);
+  ASSERT_OK(strata_export_deepspeed(d, &t));
+  strata_free(t);
+  strata_plan_destroy(m);
+  strata_plan_destroy(d);
+  static const struct {
+    int cp, ep, vpp, fp8, free;
+    const char *model, *why;
+  } bad[] = {
+      {2, 0, 0, 0, 0, "mixtral-8x7b", "context parallelism"},
+      {0, 2, 0, 0, 0, "mixtral-8x7b", "expert parallelism"},
+      {0, 0, 2, 0, 0, "mixtral-8x7b", "interleaving"},
+      {0, 0, 0, 1, 0, "mixtral-8x7b", "FP8"},
+      {0, 0, 0, 0, 1, "gpt-1.7b", "free-mode"},
+      {0, 0, 0, 0, 0, "deepseek-v3", "multi-token prediction"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    strata_plan_opts_init(&po);
+    po.fix_cp = bad[i].cp, po.fix_ep = bad[i].ep, po.vpp = bad[i].vpp;
+    if (bad[i].fp8) po.precision = STRATA_PRECISION_FP8;
+    if (bad[i].free) po.megatron = 0;
+    strata_plan_t *x = NULL;
+    ASSERT_EQ(plan_for(bad[i].model, STRATA_FRAMEWORK_DEEPSPEED, &po, &x),
+              STRATA_EINVAL);
+    ASSERT_CONTAINS(strata_last_error(), "--framework deepspeed");
+    ASSERT_CONTAINS(strata_last_error(), bad[i].why);
+    ASSERT(x == NULL);
+  }
+}
+
 /* ---- a hand-written trace ------------------------------------------------ */
 
 /* A Mixtral trace whose "model" section says nothing of experts (as a
@@ -987,6 +1056,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_gemms_saved_inputs_and_weights),
     TEST_ENTRY(zero23_without_pipeline),
     TEST_ENTRY(presets_plan_on_their_clusters),
+    TEST_ENTRY(deepspeed_plans_export),
     TEST_ENTRY(moe_trace_plans_and_exports_as_moe),
     TEST_ENTRY(mtp_on_the_last_stage),
     TEST_ENTRY(megatron_flags_of_the_new_degrees),
