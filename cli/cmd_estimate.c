@@ -47,9 +47,13 @@ static int sizes_rules(strata_plan_opts_t *o, const strata_graph_t *g,
                            "context-parallel-size (%d)",
                            g->seq_len, cp);
   if (cp > 1 && !g->hp.flash_attention)
-    return cli_usage_error("estimate",
-                           "context parallelism runs in Transformer Engine's "
-                           "fused attention: drop --no-flash-attention");
+    return cli_usage_error(
+        "estimate",
+        "context parallelism runs in Transformer Engine's "
+        "fused attention, which model '%s' does not use (the "
+        "gpt presets follow the 2021 runs): give "
+        "--flash-attention",
+        g->name);
   return 0;
 }
 

@@ -8,12 +8,14 @@
  * accumulation x data-parallel size), bf16, the ZeRO stage with the
  * buckets the memory model assumed (DeepSpeed's defaults, written out so
  * a changed default cannot change the plan's memory), gradient reduction
- * overlapped or not as planned, and activation checkpointing -- which the
+ * overlapped or not as planned, activation checkpointing -- which the
  * pipeline engine applies only through pipeline.activation_checkpoint_
- * interval.  The pipeline's stage count and partition are arguments of
- * PipelineModule, not config keys DeepSpeed reads, so they go to the
- * Python lines instead, with the tensor-parallel size (Megatron-DeepSpeed's
- * model code splits the layers; the topology places the ranks).
+ * interval -- and the pipeline's partitioned boundary.  The pipeline's
+ * stage count and partition are arguments of PipelineModule, which reads
+ * no config key for them (pipeline.stages records the count), so they go
+ * to the Python lines too, with the tensor-parallel size (Megatron-
+ * DeepSpeed's model code splits the layers; the topology places the
+ * ranks).
  *
  * Refused, with the reason: stages of different sizes and a stage count
  * that does not divide the world (PipelineModule's grid has one shape),
@@ -140,10 +142,24 @@ static int add_checkpointing(cJSON *root, const strata_plan_t *p) {
   int bad = !a || st__json_add_bool(a, "partition_activations", p->tp > 1) ||
             st__json_add_bool(a, "contiguous_memory_optimization", 0) ||
             st__json_add_bool(a, "cpu_checkpointing", 0);
-  if (!bad && p->pp > 1 && p->recompute == STRATA_RECOMPUTE_FULL) {
-    cJSON *pl = cJSON_AddObjectToObject(root, "pipeline");
-    bad = !pl || st__json_add_num(pl, "activation_checkpoint_interval", 1);
-  }
+  return bad ? -1 : 0;
+}
+
+/* The pipeline section, with pipelining: the stage count (a key DeepSpeed
+ * defines, default "auto", and does not read: PipelineModule takes it, so
+ * it records what the topology lines give); whether the boundary and its
+ * gradient go split over the tensor-parallel ranks, as the plan costed
+ * them (scatter_gather; the engine's pipe_partitioned and grad_partitioned,
+ * on by default); whole layers checkpointed under full recompute. */
+static int add_pipeline(cJSON *root, const strata_plan_t *p) {
+  if (p->pp <= 1) return 0;
+  cJSON *pl = cJSON_AddObjectToObject(root, "pipeline");
+  int sg = p->scatter_gather > 0;
+  int bad = !pl || st__json_add_num(pl, "stages", p->pp) ||
+            st__json_add_bool(pl, "pipe_partitioned", sg) ||
+            st__json_add_bool(pl, "grad_partitioned", sg);
+  if (!bad && p->recompute == STRATA_RECOMPUTE_FULL)
+    bad = st__json_add_num(pl, "activation_checkpoint_interval", 1);
   return bad ? -1 : 0;
 }
 
@@ -162,7 +178,8 @@ int strata_export_deepspeed(const strata_plan_t *p, char **text) {
             st__json_add_num(root, "gradient_accumulation_steps", gas);
   cJSON *bf = bad ? NULL : cJSON_AddObjectToObject(root, "bf16");
   bad = bad || !bf || st__json_add_bool(bf, "enabled", 1) ||
-        add_zero(root, p) || add_checkpointing(root, p);
+        add_zero(root, p) || add_checkpointing(root, p) ||
+        add_pipeline(root, p);
   *text = bad ? NULL : st__json_print(root);
   cJSON_Delete(root);
   if (!*text) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -251,10 +268,13 @@ int strata_export_deepspeed_topology(const strata_plan_t *p, char **text) {
       "topology=topology,\n"
       "                          partition_method=\"%s\",\n"
       "                          activation_checkpoint_interval=%d)\n",
-      even_split(p) ? "the plan splits the layers evenly"
-                    : "uneven split: DeepSpeed has no explicit partition; "
-                      "'parameters' balances by weights as the plan did",
-      even_split(p) ? "uniform" : "parameters",
-      p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
+      even_split(p)
+          ? "the plan splits the transformer layers evenly, as 'type:' "
+            "balances the count of the layers whose class matches it "
+            "(Megatron-DeepSpeed's ParallelTransformerLayerPipe)"
+          : "uneven split, which no partition_method pins: 'type:' balances "
+            "the count of layers; re-plan with --framework deepspeed for a "
+            "split it gives",
+      "type:transformer", p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
   return strata_buf_finish(&b, text);
 }

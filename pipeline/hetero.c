@@ -499,7 +499,9 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
         alone[z]->top[i].group = z + 1;
     }
   }
-  if (!rc) rc = search_mixed(M);
+  /* DeepSpeed's PipelineModule gives no stage a layer count of its own
+   * (export_deepspeed.c): for it, each group alone */
+  if (!rc && o->framework != STRATA_FRAMEWORK_DEEPSPEED) rc = search_mixed(M);
   if (!rc && M->have) {
     rc = st__build_plan(&M->S[0], &M->best, &M->cost, &mixed);
     if (rc == 1) { /* a stage does not fit once solved: not this one */

@@ -411,6 +411,7 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->overlap_grad_reduce = 1;
   o->overlap_param_gather = 1;
   o->overlap_p2p = -1;
+  o->scatter_gather = -1;
   o->top = 3;
   strata_gen_opts_keep(&o->gen);
   o->cp_comm = STRATA_CP_P2P;
@@ -567,12 +568,20 @@ static void p2p_models(st__search_t *S) {
   if (S->N <= 1) memcpy(S->p2p[1], S->p2p[0], sizeof S->p2p[0]);
 }
 
-/* What the DeepSpeed export can state (merge/export_deepspeed.c): no
- * context or expert parallelism, interleaving, FP8, multi-token prediction
- * or free-mode layouts.  Planning for DeepSpeed searches only that; asking
- * for more is refused with the reason, so that the plan always exports. */
+/* The framework's defaults and reach.  DeepSpeed's pipeline engine sends
+ * the boundary split over the tensor-parallel ranks (pipeline.
+ * pipe_partitioned, on by default with model parallelism:
+ * deepspeed/runtime/pipe/engine.py); Megatron-LM sends it whole without
+ * sequence parallelism.  The DeepSpeed export can state no context or
+ * expert parallelism, interleaving, FP8, multi-token prediction or
+ * free-mode layouts (merge/export_deepspeed.c), and its partition no
+ * split but the even one (space.c): planning for DeepSpeed searches only
+ * what it can state, and asking for more is refused with the reason, so
+ * that the plan always exports. */
 static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
-  if (o->framework != STRATA_FRAMEWORK_DEEPSPEED) return 0;
+  int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
+  if (o->scatter_gather < 0) o->scatter_gather = ds;
+  if (!ds) return 0;
   const char *what = !o->megatron    ? "free-mode layouts (--free)"
                      : o->fix_cp > 1 ? "context parallelism (--cp)"
                      : o->fix_ep > 1 ? "expert parallelism (--ep)"

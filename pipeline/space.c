@@ -254,6 +254,15 @@ static int visit_group(top_t *T, st__cfg_t cf) {
     cf.first = cf.last = 0;
     return visit(T, &cf);
   }
+  if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED && !S->o->fix_first &&
+      !S->o->fix_last) {
+    /* DeepSpeed's PipelineModule balances the count of transformer layers
+     * (Megatron-DeepSpeed's partition_method 'type:transformer'): the
+     * plan's split is the one it gives for certain, the even one */
+    if (L % p) return 0;
+    cf.first = cf.last = L / p;
+    return visit(T, &cf);
+  }
   if (S->o->fix_first || S->o->fix_last) {
     /* Megatron-LM: a rank not given shares the rest with the middle */
     int first = S->o->fix_first, last = S->o->fix_last;

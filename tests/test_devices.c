@@ -448,6 +448,19 @@ TEST(mixed_h100_a100) {
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
   ASSERT_NEAR(e->step_seconds, p->step_seconds, 1e-12, 0);
   strata_plan_destroy(e);
+  /* planned for DeepSpeed, whose PipelineModule gives no stage a count of
+   * its own: on one group, and it exports */
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.model_spec = "gpt-7.5b";
+  o.framework = STRATA_FRAMEWORK_DEEPSPEED;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
+  for (int s = 1; s < e->n_stages; s++)
+    ASSERT_EQ(e->stages[s].group, e->stages[0].group);
+  char *ds = NULL;
+  ASSERT_OK(strata_export_deepspeed(e, &ds));
+  strata_free(ds);
+  strata_plan_destroy(e);
   char *t = NULL;
   ASSERT_OK(strata_export_megatron(p, &t));
   ASSERT_CONTAINS(t, "--pipeline-model-parallel-size");

@@ -449,7 +449,7 @@ TEST(memory_framework_buckets) {
   p = plan_items(&x, &pf, &tied);
   ASSERT_EQ(p->ranks[0].mem.buckets, 2 * 5e8);
   strata_plan_destroy(p);
-  x.zero = 3, x.megatron = 0;
+  x.zero = 3;
   p = plan_items(&x, &pf, &tied);
   ASSERT_EQ(p->ranks[0].mem.buckets, 2 * 5e8 + 2 * 5e7);
   strata_plan_destroy(p);

@@ -1144,9 +1144,20 @@ TEST(deepspeed_config) {
   ASSERT(cJSON_IsTrue(
       cJSON_GetObjectItem(cJSON_GetObjectItem(j, "bf16"), "enabled")));
   ASSERT(cJSON_GetObjectItem(j, "activation_checkpointing"));
-  /* the stage count is PipelineModule's argument, not a key DeepSpeed
-   * reads; selective recompute checkpoints no whole layer */
-  ASSERT(!cJSON_GetObjectItem(j, "pipeline"));
+  /* the stage count (recorded: PipelineModule takes it as an argument)
+   * and the boundary as costed: whole (no scatter/gather); selective
+   * recompute checkpoints no whole layer */
+  const cJSON *pl = cJSON_GetObjectItem(j, "pipeline");
+  ASSERT_EQ(num(pl, "stages"), p->pp);
+  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(pl, "pipe_partitioned")));
+  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(pl, "grad_partitioned")));
+  ASSERT(!cJSON_GetObjectItem(pl, "activation_checkpoint_interval"));
+  cJSON_Delete(j);
+  p->scatter_gather = 1; /* DeepSpeed's default: split over the tp ranks */
+  j = deepspeed(p);
+  pl = cJSON_GetObjectItem(j, "pipeline");
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(pl, "pipe_partitioned")));
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(pl, "grad_partitioned")));
   cJSON_Delete(j);
   p->recompute = STRATA_RECOMPUTE_FULL; /* the engine's interval: 1 layer */
   j = deepspeed(p);
@@ -1161,6 +1172,7 @@ TEST(deepspeed_config) {
   j = deepspeed(p);
   ASSERT_EQ(num(cJSON_GetObjectItem(j, "zero_optimization"), "stage"), 3);
   ASSERT(!cJSON_GetObjectItem(j, "activation_checkpointing"));
+  ASSERT(!cJSON_GetObjectItem(j, "pipeline")); /* pp 1 */
   cJSON_Delete(j);
   strata_plan_destroy(p);
   p = hand_plan(2, 2, 2, 8, NULL);

@@ -743,14 +743,15 @@ TEST(presets_plan_on_their_clusters) {
  * same Mixtral run that Megatron-LM would give context, expert and
  * interleaved pipeline parallelism plans without them, and exports;
  * asking for one of them is refused with the reason. */
-static int plan_for(const char *name, strata_framework_t fw,
-                    strata_plan_opts_t *po, strata_plan_t **p) {
+static int plan_for(const char *name, const char *cluster,
+                    strata_framework_t fw, strata_plan_opts_t *po,
+                    strata_plan_t **p) {
   strata_cluster_t *c = NULL;
   po->quiet = 1;
   po->model_spec = name;
   po->framework = fw;
   strata_graph_t *g = model(name, &po->gen);
-  ASSERT_OK(strata_cluster_load("dgx-h100:8", &c));
+  ASSERT_OK(strata_cluster_load(cluster, &c));
   int rc = strata_pipeline_plan(g, c, po, p);
   if (!rc) ASSERT_OK(strata_merge_stitch(*p, g, c));
   strata_cluster_destroy(c);
@@ -766,8 +767,10 @@ TEST(deepspeed_plans_export) {
   po.gen.seq = 32768;
   po.global_batch = 64;
   po.precision = STRATA_PRECISION_AUTO;
-  ASSERT_OK(plan_for("mixtral-8x7b", STRATA_FRAMEWORK_MEGATRON, &po, &m));
-  ASSERT_OK(plan_for("mixtral-8x7b", STRATA_FRAMEWORK_DEEPSPEED, &po, &d));
+  ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &m));
+  ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_DEEPSPEED,
+                     &po, &d));
   printf("  megatron: tp %d cp %d ep %d pp %d vpp %d dp %d fp8 %d, %.0f ms; "
          "deepspeed: tp %d pp %d dp %d, %.0f ms\n",
          m->tp, m->cp, m->ep, m->pp, m->vpp, m->dp, m->fp8,
@@ -779,8 +782,30 @@ TEST(deepspeed_plans_export) {
   ASSERT_EQ(d->vpp, 1);
   ASSERT_EQ(d->fp8, 0);
   ASSERT(d->step_seconds >= m->step_seconds);
+  ASSERT_EQ(m->scatter_gather, 0); /* Megatron-LM sends the boundary whole */
+  ASSERT_EQ(d->scatter_gather, 1); /* DeepSpeed's pipe_partitioned */
   ASSERT_OK(strata_export_deepspeed(d, &t));
   strata_free(t);
+  strata_plan_destroy(m);
+  strata_plan_destroy(d);
+  /* 126 layers: Megatron-LM's plan has ranks of their own sizes; DeepSpeed's
+   * partition gives the even split only */
+  strata_plan_opts_init(&po);
+  ASSERT_OK(plan_for("llama3-405b", "dgx-h100:64", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &m));
+  strata_plan_opts_init(&po);
+  ASSERT_OK(plan_for("llama3-405b", "dgx-h100:64", STRATA_FRAMEWORK_DEEPSPEED,
+                     &po, &d));
+  int uneven = 0;
+  for (int s = 1; s < m->n_stages; s++)
+    uneven |= m->stages[s].layer_end - m->stages[s].layer_begin !=
+              m->stages[0].layer_end - m->stages[0].layer_begin;
+  printf("  llama3-405b: megatron pp %d vpp %d%s, deepspeed pp %d\n", m->pp,
+         m->vpp, uneven ? " uneven" : "", d->pp);
+  ASSERT(uneven);
+  ASSERT_EQ(126 % d->pp, 0);
+  for (int s = 0; s < d->n_stages; s++)
+    ASSERT_EQ(d->stages[s].layer_end - d->stages[s].layer_begin, 126 / d->pp);
   strata_plan_destroy(m);
   strata_plan_destroy(d);
   static const struct {
@@ -800,7 +825,8 @@ TEST(deepspeed_plans_export) {
     if (bad[i].fp8) po.precision = STRATA_PRECISION_FP8;
     if (bad[i].free) po.megatron = 0;
     strata_plan_t *x = NULL;
-    ASSERT_EQ(plan_for(bad[i].model, STRATA_FRAMEWORK_DEEPSPEED, &po, &x),
+    ASSERT_EQ(plan_for(bad[i].model, "dgx-h100:8", STRATA_FRAMEWORK_DEEPSPEED,
+                       &po, &x),
               STRATA_EINVAL);
     ASSERT_CONTAINS(strata_last_error(), "--framework deepspeed");
     ASSERT_CONTAINS(strata_last_error(), bad[i].why);

@@ -62,7 +62,9 @@ typedef struct {
   int overlap_p2p;          /* -1: Megatron's default (overlapped with
                                interleaving, blocking otherwise) */
   int scatter_gather;       /* p2p sends 1/t of the boundary tensor without
-                               sequence parallelism (2021 Megatron-LM) */
+                               sequence parallelism (2021 Megatron-LM;
+                               DeepSpeed's pipe_partitioned); -1: the
+                               framework's (DeepSpeed 1, Megatron-LM 0) */
   int vpp;                  /* virtual stages per rank: 0 choose, 1 none */
   strata_framework_t framework;
   /* To try several micro-batch sizes the planner regenerates the model:
