@@ -150,7 +150,7 @@ int st__torch_check(const strata_plan_t *p) {
   if (p->cp > 1 || p->experts > 0 || p->fp8 || p->mtp_layers > 0)
     return REFUSE("the plan uses %s, which DTensor's parallel styles do not "
                   "express; export it for Megatron-LM",
-                  p->cp > 1        ? "context parallelism (ring attention)"
+                  p->cp > 1        ? "context parallelism"
                   : p->experts > 0 ? "experts (token dispatch)"
                   : p->fp8         ? "FP8 GEMMs"
                                    : "multi-token prediction modules");

@@ -503,6 +503,7 @@ TEST(cp_llama3_405b_long_context) {
          p->tp, p->cp, p->pp, p->dp, p->peak_memory_bytes / 1073741824.0,
          p->step_seconds * 1e3);
   ASSERT(p->cp > 1);
+  ASSERT_EQ(p->cp_comm, STRATA_CP_P2P); /* full attention: the ring */
   ASSERT(p->peak_memory_bytes <= 80 * 1073741824.0);
   strata_plan_destroy(p);
   strata_plan_t *a = plan_405b(8, "dgx-h100:2048", 1);
@@ -527,6 +528,48 @@ TEST(cp_llama3_405b_long_context) {
   strata_plan_destroy(a);
   strata_plan_destroy(b);
   strata_plan_destroy(c);
+}
+
+/* Sliding windows: Transformer Engine's context parallelism all-gathers
+ * the keys and values for them (context_parallel.py asserts it), so a
+ * windowed model at 32,768 tokens splits its sequence that way, and a
+ * ring it asks for is refused. */
+TEST(cp_sliding_window_all_gathers) {
+  strata_plan_opts_t po;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.quiet = 1;
+  po.gen.layers = 8, po.gen.hidden = 1024, po.gen.heads = 8;
+  po.gen.window = 1024;
+  po.gen.seq = 32768;
+  po.global_batch = 1;
+  po.model_spec = "llama";
+  strata_graph_t *g = model("llama", &po.gen);
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  printf("  windowed llama at 32768: tp %d cp %d pp %d dp %d\n", p->tp, p->cp,
+         p->pp, p->dp);
+  ASSERT(p->cp > 1);
+  ASSERT_EQ(p->cp_comm, STRATA_CP_ALLGATHER);
+  strata_plan_destroy(p);
+  po.fix_cp = 2, po.cp_comm = STRATA_CP_P2P;
+  ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "--cp-comm allgather");
+  po.fix_cp = 1; /* no context parallelism: nothing to exchange */
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  strata_plan_destroy(p);
+  strata_graph_destroy(g);
+  /* without the window: the ring */
+  po.gen.window = 0;
+  po.fix_cp = 0, po.cp_comm = -1;
+  g = model("llama", &po.gen);
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  ASSERT(p->cp > 1);
+  ASSERT_EQ(p->cp_comm, STRATA_CP_P2P);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
 }
 
 /* The ring on one axis of a stage: the keys and values stay split like
@@ -1076,6 +1119,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(moe_memory_closed_form),
     TEST_ENTRY(ep_all_to_all_cost),
     TEST_ENTRY(cp_llama3_405b_long_context),
+    TEST_ENTRY(cp_sliding_window_all_gathers),
     TEST_ENTRY(cp_ring_and_allgather_layouts),
     TEST_ENTRY(sliding_window_kernel_time),
     TEST_ENTRY(swiglu_keeps_fc2_row_parallel),

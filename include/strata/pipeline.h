@@ -86,7 +86,9 @@ typedef struct {
    * STRATA_CP_MIN_TOKENS of the sequence; ep over the divisors of the
    * experts; etp over 1 and tp. */
   int fix_cp, fix_ep, fix_etp;
-  int cp_comm;                  /* STRATA_CP_P2P (default) or ALLGATHER */
+  int cp_comm;                  /* STRATA_CP_P2P or ALLGATHER; -1: the
+                                   model's (ALLGATHER with sliding windows,
+                                   else P2P) */
   strata_precision_t precision; /* default BF16 */
   int zero_auto;                /* search the ZeRO stages the mode allows */
   double moe_imbalance;         /* dropless MoE: the most loaded rank's
