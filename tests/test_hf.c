@@ -63,6 +63,11 @@ static const struct {
     {"gemma-2-9b.json", 9242164736.0, 0},
     /* Gemma 3 report, Table 1: 302M + 698M (27B: gemma3_configs) */
     {"gemma-3-1b.json", 1000e6, 0},
+    /* the checkpoints' counts on the Hugging Face hub; OLMo 2's and Command
+     * R+'s q/k norms are built per head (docs/import.md) */
+    {"olmo-2-7b.json", 7.30e9, 0},
+    {"command-r.json", 35e9, 0},
+    {"command-r-plus.json", 104e9, 0},
     {"phi-3-mini.json", 3.82e9, 0},
     {"bert-base-uncased.json", 110e6, 0},
     {"t5-base.json", 223e6, 0},
@@ -287,6 +292,53 @@ TEST(gemma3_configs) {
   }
 }
 
+/* The window patterns transformers reads: sliding_window_pattern 1 is
+ * full attention everywhere, 0 is refused; gpt-oss without layer_types
+ * alternates (GptOssConfig's default); dtype is torch_dtype's newer name. */
+TEST(window_patterns_and_dtype) {
+  strata_gen_opts_t ov;
+  strata_graph_t *g = NULL;
+  strata_gen_opts_keep(&ov);
+  ov.seq = 64;
+#define G3(extra)                                                              \
+  "{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, "                    \
+  "\"num_hidden_layers\": 4, \"num_attention_heads\": 2, "                     \
+  "\"num_key_value_heads\": 1, \"head_dim\": 32, \"intermediate_size\": "      \
+  "128, \"vocab_size\": 100, \"sliding_window\": 16" extra "}"
+  static const char one[] = G3(", \"sliding_window_pattern\": 1");
+  ASSERT_OK(strata_hf_parse(one, strlen(one), "g3.json", &ov, &g));
+  ASSERT_EQ(g->hp.window, 0);
+  ASSERT_EQ(g->n_blocks, 1); /* four alike layers */
+  ASSERT_EQ(op_named(g, "attn")->window, 0);
+  strata_graph_destroy(g);
+  static const char zero[] = G3(", \"sliding_window_pattern\": 0");
+  ASSERT_EQ(strata_hf_parse(zero, strlen(zero), "g3.json", &ov, &g),
+            STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "at least 1");
+  static const char f32[] = G3(", \"dtype\": \"float32\"");
+  ASSERT_OK(strata_hf_parse(f32, strlen(f32), "g3.json", &ov, &g));
+  ASSERT_EQ(tensor_named(g, "embed.weight")->dtype, STRATA_DTYPE_F32);
+  strata_graph_destroy(g);
+  static const char both[] =
+      G3(", \"dtype\": \"float32\", \"torch_dtype\": \"bfloat16\"");
+  ASSERT_EQ(strata_hf_parse(both, strlen(both), "g3.json", &ov, &g),
+            STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "'dtype'");
+#undef G3
+  static const char oss[] =
+      "{\"model_type\": \"gpt_oss\", \"hidden_size\": 64, "
+      "\"num_hidden_layers\": 4, \"num_attention_heads\": 2, "
+      "\"num_key_value_heads\": 1, \"head_dim\": 32, \"intermediate_size\": "
+      "64, \"vocab_size\": 100, \"num_local_experts\": 4, "
+      "\"num_experts_per_tok\": 2, \"sliding_window\": 8}";
+  ASSERT_OK(strata_hf_parse(oss, strlen(oss), "oss.json", &ov, &g));
+  ASSERT_EQ(g->hp.window, 8);
+  ASSERT_EQ(g->hp.window_every, 2);
+  ASSERT_EQ(op_named(g, "L0.attn")->window, 8);
+  ASSERT_EQ(op_named(g, "L1.attn")->window, 0);
+  strata_graph_destroy(g);
+}
+
 TEST(family_variants) {
   strata_graph_t *g = import("qwen2.5-7b.json", 1, 64);
   ASSERT_EQ(tensor_named(g, "qkv.bias")->shape[0], (28 + 2 * 4) * 128);
@@ -318,6 +370,30 @@ TEST(family_variants) {
   ASSERT(strata_graph_find_op(g, "mlm_dense") >= 0);
   ASSERT_EQ(g->tensors[g->blocks[0].output].producer,
             strata_graph_find_op(g, "ln2"));
+  strata_graph_destroy(g);
+  /* OLMo 2: norms on the outputs only, q/k RMSNorms */
+  g = import("olmo-2-7b.json", 1, 64);
+  ASSERT_EQ(strata_graph_find_op(g, "ln1"), -1);
+  ASSERT_EQ(strata_graph_find_op(g, "ln2"), -1);
+  ASSERT_EQ(op_named(g, "post_attn_norm")->kind, STRATA_OP_RMSNORM);
+  ASSERT_EQ(op_named(g, "post_mlp_norm")->kind, STRATA_OP_RMSNORM);
+  ASSERT_EQ(op_named(g, "qkv")->in[0], g->blocks[0].input);
+  ASSERT_EQ(op_named(g, "q_norm")->kind, STRATA_OP_RMSNORM);
+  ASSERT(strata_graph_find_tensor(g, "head.weight") >= 0); /* untied */
+  strata_graph_destroy(g);
+  /* Cohere: attention and MLP from one bias-free LayerNorm, a tied head;
+   * Command R+ with q/k LayerNorms */
+  g = import("command-r.json", 1, 64);
+  ASSERT_EQ(op_named(g, "ln1")->kind, STRATA_OP_LAYERNORM);
+  ASSERT_EQ(strata_graph_find_op(g, "ln2"), -1);
+  ASSERT_EQ(strata_graph_find_tensor(g, "ln1.bias"), -1);
+  ASSERT_EQ(op_named(g, "fc1")->in[0], op_named(g, "qkv")->in[0]);
+  ASSERT_EQ(strata_graph_find_tensor(g, "head.weight"), -1);
+  ASSERT_EQ(strata_graph_find_op(g, "q_norm"), -1);
+  strata_graph_destroy(g);
+  g = import("command-r-plus.json", 1, 64);
+  ASSERT_EQ(op_named(g, "q_norm")->kind, STRATA_OP_LAYERNORM);
+  ASSERT_EQ(tensor_named(g, "qkv.weight")->shape[0], (96 + 2 * 8) * 128);
   strata_graph_destroy(g);
 }
 
@@ -645,6 +721,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(sliding_window_flops),
     TEST_ENTRY(gemma2_alternating_layers),
     TEST_ENTRY(gemma3_configs),
+    TEST_ENTRY(window_patterns_and_dtype),
     TEST_ENTRY(family_variants),
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),

@@ -306,14 +306,15 @@ static int layer(ab_t *A, int x, int bias, int window, int enc) {
     int m = dropout(A, "mlp_dropout", mlp(A, n2));
     return add(A, "residual2", add(A, "residual1", x, y), m);
   }
-  int y = attention(A, norm(A, "ln1", x, A->h), bias, window, -1);
+  int pre = !a->post_only;
+  int y = attention(A, pre ? norm(A, "ln1", x, A->h) : x, bias, window, -1);
   if (a->sandwich) y = norm(A, "post_attn_norm", y, A->h);
   x = add(A, "residual1", x, dropout(A, "proj_dropout", y));
   if (enc >= 0) {
     y = attention(A, norm(A, "xln", x, A->h), -1, 0, enc);
     x = add(A, "xresidual", x, dropout(A, "xproj_dropout", y));
   }
-  y = mlp(A, norm(A, "ln2", x, A->h));
+  y = mlp(A, pre ? norm(A, "ln2", x, A->h) : x);
   if (a->sandwich) y = norm(A, "post_mlp_norm", y, A->h);
   return add(A, "residual2", x, dropout(A, "mlp_dropout", y));
 }

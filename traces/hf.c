@@ -150,8 +150,17 @@ static void dropouts(cfg_t *c, st__arch_t *a, const char *const *keys) {
     if (real(c, *keys, 0) > 0) a->dropout = 1;
 }
 
+/* The weights' dtype: torch_dtype, or dtype as transformers 4.56 and later
+ * write it. */
+static const char *dtype_name(cfg_t *c) {
+  const char *t = str(c, "torch_dtype", NULL), *d = str(c, "dtype", NULL);
+  if (t && d && strcmp(t, d)) bad_field(c, "dtype", "torch_dtype's value");
+  return t ? t : d;
+}
+
 static void dtype(cfg_t *c, st__arch_t *a) {
-  const char *t = str(c, "torch_dtype", "bfloat16");
+  const char *t = dtype_name(c);
+  if (!t) t = "bfloat16";
   if (!strcmp(t, "bfloat16"))
     a->dtype = STRATA_DTYPE_BF16;
   else if (!strcmp(t, "float16"))
@@ -168,7 +177,7 @@ static int seq_default(int max_pos) {
 
 /* ---- the LLaMA-like families ---- */
 
-/* llama, mistral, qwen2, qwen3, gemma, gemma2, phi3: RMSNorm, rotary
+/* llama, mistral, qwen2, qwen3, gemma*, phi3, olmo2, cohere: rotary
  * positions, grouped-query attention, a gated MLP. */
 static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   static const char *const drops[] = {"attention_dropout", "resid_pdrop",
@@ -215,7 +224,11 @@ static void window(cfg_t *c, st__arch_t *a, int gated_by_flag) {
 static int window_pattern(cfg_t *c, int layers, int k) {
   const cJSON *types = item(c, "layer_types"), *t;
   int n = 0, first_full = 0;
-  k = num(c, "sliding_window_pattern", 0, k);
+  if (item(c, "sliding_window_pattern")) { /* 1: every layer full */
+    int given = num(c, "sliding_window_pattern", 0, k);
+    if (given < 1) return bad_field(c, "sliding_window_pattern", "at least 1");
+    k = given == 1 ? 0 : given;
+  }
   if (!types) return k;
   if (!cJSON_IsArray(types)) return bad_field(c, "layer_types", "a list");
   cJSON_ArrayForEach(t, types) {
@@ -301,6 +314,30 @@ static void rd_gemma3(cfg_t *c, st__arch_t *a) {
   if (flag(c, "use_bidirectional_attention", 0))
     bad_field(c, "use_bidirectional_attention",
               "false (an encoder's bidirectional attention is not built)");
+}
+
+/* OLMo 2 (allenai): norms on the attention's and the MLP's outputs only,
+ * RMSNorms of q and k.  Its q/k norms span the whole projection (weights
+ * of heads x head_dim); built per head, as Qwen 3's: the same FLOPs and
+ * bytes, (heads + kv_heads - 2) x head_dim fewer weights a layer. */
+static void rd_olmo2(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 0);
+  a->sandwich = a->post_only = 1;
+  a->qk_norm = 1;
+}
+
+/* Cohere (Command R, R+): attention and MLP side by side from one
+ * LayerNorm without a bias, a tied head scaled by logit_scale (one
+ * multiply of the logits, not built), LayerNorms of q and k with
+ * use_qk_norm (their weights per head in the checkpoint: built shared by
+ * the heads, as Qwen 3's, (heads + kv_heads - 2) x head_dim fewer weights
+ * a layer). */
+static void rd_cohere(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 1);
+  a->rms = 0;
+  a->parallel = 1;
+  a->qk_norm = flag(c, "use_qk_norm", 0);
+  real(c, "logit_scale", 0);
 }
 
 static void rd_phi3(cfg_t *c, st__arch_t *a) {
@@ -548,7 +585,8 @@ static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
   o->qkv_bias = o->out_bias = flag(c, "attention_bias", 1);
   o->expert_bias = 1;
   int w = num(c, "sliding_window", 0, 0);
-  int k = window_pattern(c, o->layers, 1); /* gpt-oss: 2, the even layers */
+  /* without layer_types, GptOssConfig alternates (the even layers) */
+  int k = window_pattern(c, o->layers, 2);
   o->window = k ? w : 0;
   o->window_every = k > 1 ? k : 0;
   use(c, "swiglu_limit");           /* a clamp inside the SwiGLU */
@@ -652,6 +690,7 @@ static const struct {
     {"qwen3", rd_qwen3}, {"gemma", rd_gemma},     {"gemma2", rd_gemma2},
     {"phi3", rd_phi3},   {"gpt2", rd_gpt2},       {"gpt_neox", rd_gpt_neox},
     {"bert", rd_bert},   {"t5", rd_t5},           {"gemma3_text", rd_gemma3},
+    {"olmo2", rd_olmo2}, {"cohere", rd_cohere},
 };
 #define N_READERS (int)(sizeof readers / sizeof readers[0])
 
@@ -958,9 +997,13 @@ static int text_config_of(cfg_t *c, const char *inner,
 static int llama4_outer(cfg_t *c, const cJSON *root,
                         const strata_gen_opts_t *overrides,
                         strata_graph_t **out) {
-  static const char *const vision[] = {"vision_config",   "boi_token_index",
-                                       "eoi_token_index", "image_token_index",
-                                       "torch_dtype",     NULL}; /* text's */
+  static const char *const vision[] = {"vision_config",
+                                       "boi_token_index",
+                                       "eoi_token_index",
+                                       "image_token_index",
+                                       "torch_dtype",
+                                       "dtype",
+                                       NULL}; /* text's */
   char where[512];
   cfg_t t;
   if (flag(c, "tie_word_embeddings", 0))
@@ -976,16 +1019,15 @@ static int gemma3_outer(cfg_t *c, const cJSON *root,
                         const strata_gen_opts_t *overrides,
                         strata_graph_t **out) {
   static const char *const vision[] = {
-      "vision_config",     "mm_tokens_per_image",
-      "boi_token_index",   "eoi_token_index",
-      "image_token_index", "torch_dtype",
-      "initializer_range", NULL};
+      "vision_config",   "mm_tokens_per_image", "boi_token_index",
+      "eoi_token_index", "image_token_index",   "torch_dtype",
+      "dtype",           "initializer_range",   NULL};
   char where[512];
   cfg_t t;
-  const char *dtype_name = str(c, "torch_dtype", NULL);
+  const char *outer_dtype = dtype_name(c);
   int rc = text_config_of(c, "gemma3_text", vision, &t, where, sizeof where);
   if (rc) return rc;
-  cJSON *d = class_defaults_of(&t, dtype_name);
+  cJSON *d = class_defaults_of(&t, outer_dtype);
   rc = dense_from_json(&t, root, c->where, overrides, out);
   cJSON_Delete(d);
   return rc;

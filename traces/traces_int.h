@@ -56,6 +56,7 @@ typedef struct {
   int parallel;      /* attention and MLP side by side: 1 one norm, 2 two */
   int post_norm;     /* BERT: a norm after each residual add */
   int sandwich;      /* Gemma 2: norms on the attention and MLP outputs */
+  int post_only;     /* OLMo 2: those norms and none on their inputs */
   int qk_norm;       /* Qwen 3: rmsnorm of q and k over the head dim */
   int embed_norm;    /* BERT: a norm after the embeddings */
   int tie;           /* the head uses the embedding table */
