@@ -272,9 +272,14 @@ int strata_export_deepspeed_topology(const strata_plan_t *p, char **text) {
           ? "the plan splits the transformer layers evenly, as 'type:' "
             "balances the count of the layers whose class matches it "
             "(Megatron-DeepSpeed's ParallelTransformerLayerPipe)"
-          : "uneven split, which no partition_method pins: 'type:' balances "
-            "the count of layers; re-plan with --framework deepspeed for a "
-            "split it gives",
+      : p->framework == STRATA_FRAMEWORK_DEEPSPEED
+          ? "uneven split, as given to the plan: 'type:transformer' balances "
+            "the transformer layers evenly; a regex that also counts the "
+            "embedding (BLOOM's 'type:transformer|embedding') gives the end "
+            "stages fewer"
+          : "uneven split, which 'type:transformer' does not keep (it "
+            "balances the count of layers); re-plan with --framework "
+            "deepspeed for the split it gives",
       "type:transformer", p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
   return strata_buf_finish(&b, text);
 }

@@ -99,9 +99,14 @@ static int check_mode(const strata_plan_t *p) {
                   "stages; re-plan without --overlap-p2p");
   if (p->scatter_gather && p->sequence_parallel <= 0 && p->pp > 1 && p->tp > 1)
     return REFUSE("the plan sends 1/%d of each boundary tensor between stages "
-                  "(2021 Megatron-LM's scatter/gather), which Megatron-LM no "
-                  "longer does; re-plan without --scatter-gather",
-                  p->tp);
+                  "(%s), which Megatron-LM no longer does; re-plan %s",
+                  p->tp,
+                  p->framework == STRATA_FRAMEWORK_DEEPSPEED
+                      ? "as DeepSpeed's pipeline engine does"
+                      : "2021 Megatron-LM's scatter/gather",
+                  p->framework == STRATA_FRAMEWORK_DEEPSPEED
+                      ? "with --framework megatron"
+                      : "without --scatter-gather");
   if (p->overlap_param_gather && !p->overlap_grad_reduce)
     return REFUSE("--overlap-param-gather needs --overlap-grad-reduce");
   return 0;

@@ -597,6 +597,16 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
                         "no %s; plan for Megatron-LM (--framework megatron) "
                         "to use it",
                         what);
+  int L = strata_graph_layers(g);
+  if (o->fix_pp > 1 && L % o->fix_pp && !o->fix_first && !o->fix_last)
+    return strata_error(STRATA_EINVAL,
+                        "--framework deepspeed: %d layers do not split "
+                        "evenly over %d pipeline stages, and DeepSpeed's "
+                        "partition (type:transformer) gives the even split "
+                        "only; give a --pp that divides them, or the split "
+                        "your partition_method gives (--first-stage-layers, "
+                        "--last-stage-layers)",
+                        L, o->fix_pp);
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;
   return 0;

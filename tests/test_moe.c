@@ -875,6 +875,27 @@ TEST(deepspeed_plans_export) {
     ASSERT_CONTAINS(strata_last_error(), bad[i].why);
     ASSERT(x == NULL);
   }
+  /* a pipeline its partition cannot split evenly: 24 layers over 5 */
+  strata_plan_opts_init(&po);
+  po.fix_pp = 5;
+  strata_plan_t *x = NULL;
+  ASSERT_EQ(
+      plan_for("gpt-1.7b", "dgx-h100:5", STRATA_FRAMEWORK_DEEPSPEED, &po, &x),
+      STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "do not split evenly over 5");
+  /* a DeepSpeed plan with tp and pp, without sequence parallelism, sends
+   * the boundary partitioned: Megatron-LM does not, and says to re-plan */
+  strata_plan_opts_init(&po);
+  po.fix_tp = 2, po.fix_pp = 2, po.sequence_parallel = 0;
+  ASSERT_OK(
+      plan_for("gpt-1.7b", "dgx-h100:1", STRATA_FRAMEWORK_DEEPSPEED, &po, &x));
+  ASSERT_EQ(x->scatter_gather, 1);
+  ASSERT_EQ(strata_export_megatron(x, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "re-plan with --framework megatron");
+  ASSERT_OK(strata_export_deepspeed(x, &t));
+  ASSERT_CONTAINS(t, "\"pipe_partitioned\":\ttrue");
+  strata_free(t);
+  strata_plan_destroy(x);
 }
 
 /* ---- a hand-written trace ------------------------------------------------ */
