@@ -645,6 +645,12 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   if (!p) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = get_body(&r, p, &oom);
   if (!rc) rc = get_tail(&r, p);
+  /* q/k norms: 1 a norm, 2 an L2 norm (format 5's, as its other facts) */
+  if (!rc && !r.bad &&
+      (p->qk_norm < 0 || p->qk_norm > (version >= 5 ? 2 : 1))) {
+    r.bad = "q/k norm";
+    r.why = version >= 5 ? "is not 0, 1 or 2" : "is not 0 or 1";
+  }
   if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
   /* format 5: the model facts after the groups (st__format5) */
   if (!rc && !r.bad && version >= 5) {
