@@ -86,6 +86,7 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->overlap_grad_reduce = old->overlap_grad_reduce;
   o->overlap_param_gather = old->overlap_param_gather;
   o->tp_comm_overlap = old->tp_comm_overlap;
+  o->overlap_ep_comm = old->overlap_ep_comm;
   o->overlap_p2p = old->overlap_p2p;
   o->scatter_gather = old->scatter_gather;
   o->no_memory_check = 1;

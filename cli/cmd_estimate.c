@@ -68,6 +68,14 @@ static int moe_rules(strata_plan_opts_t *o, const strata_graph_t *g) {
     return cli_usage_error("estimate",
                            "num_experts must be non None to use expert "
                            "parallelism: the model has no experts");
+  if (o->overlap_ep_comm &&
+      (!m.experts || ep <= 1 || (o->fix_pp > 1 && o->vpp <= 1) ||
+       (!o->recompute_auto && o->recompute == STRATA_RECOMPUTE_FULL)))
+    return cli_usage_error("estimate",
+                           "--overlap-moe-expert-parallel-comm needs expert "
+                           "parallelism (--ep > 1), --vpp > 1 with pipeline "
+                           "parallelism and no full recompute (Megatron-LM's "
+                           "rules)");
   if (!m.experts || !ep) return 0;
   if (m.experts % ep)
     return cli_usage_error("estimate",

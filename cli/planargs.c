@@ -34,6 +34,8 @@ enum {
   P_NOPG,
   P_TPO,
   P_NOTPO,
+  P_EPO,
+  P_NOEPO,
   P_OP2P,
   P_NOP2P,
   P_SG,
@@ -101,6 +103,8 @@ static const struct option opts[] = {
     {"no-overlap-param-gather", no_argument, 0, P_NOPG},
     {"tp-comm-overlap", no_argument, 0, P_TPO},
     {"no-tp-comm-overlap", no_argument, 0, P_NOTPO},
+    {"overlap-moe-expert-parallel-comm", no_argument, 0, P_EPO},
+    {"no-overlap-moe-expert-parallel-comm", no_argument, 0, P_NOEPO},
     {"overlap-p2p", no_argument, 0, P_OP2P},
     {"no-overlap-p2p", no_argument, 0, P_NOP2P},
     {"scatter-gather", no_argument, 0, P_SG},
@@ -190,6 +194,11 @@ static const char *options_text =
     "  --[no-]overlap-grad-reduce   (default on)\n"
     "  --[no-]overlap-param-gather  (default on, with ZeRO 1)\n"
     "  --[no-]tp-comm-overlap       (default off; needs sequence parallel)\n"
+    "  --[no-]overlap-moe-expert-parallel-comm\n"
+    "                               the experts' all-to-all under another\n"
+    "                               micro-batch's compute (default off; ep >\n"
+    "                               1, pp 1 or interleaved, no full "
+    "recompute)\n"
     "  --[no-]overlap-p2p           (default: Megatron-LM's, on with vpp)\n"
     "  --[no-]scatter-gather        p2p of 1/t of the boundary without\n"
     "                               sequence parallelism (default: off\n"
@@ -295,11 +304,13 @@ static int int_opt(const char *cmd, const char *name, long lo, long hi,
 
 /* On/off pairs: the option's code, its "no-" code, the field. */
 static int toggle(int c, strata_plan_opts_t *po) {
-  static const int on[] = {P_OGR, P_OPG, P_TPO, P_OP2P, P_SG, P_SP};
-  static const int off[] = {P_NOGR, P_NOPG, P_NOTPO, P_NOP2P, P_NOSG, P_NOSP};
+  static const int on[] = {P_OGR, P_OPG, P_TPO, P_OP2P, P_SG, P_SP, P_EPO};
+  static const int off[] = {P_NOGR, P_NOPG, P_NOTPO, P_NOP2P,
+                            P_NOSG, P_NOSP, P_NOEPO};
   int *f[] = {&po->overlap_grad_reduce, &po->overlap_param_gather,
               &po->tp_comm_overlap,     &po->overlap_p2p,
-              &po->scatter_gather,      &po->sequence_parallel};
+              &po->scatter_gather,      &po->sequence_parallel,
+              &po->overlap_ep_comm};
   for (size_t i = 0; i < sizeof on / sizeof on[0]; i++) {
     if (c == on[i]) *f[i] = 1;
     if (c == off[i]) *f[i] = 0;

@@ -278,18 +278,33 @@ static int fill_ops(const st__stage_t *st, const int *choice,
 
 /* One micro-batch through the stage: compute, and the collectives that
  * the GEMMs next to them do not hide (all of them unless tensor-parallel
- * communication overlap is on: then max(0, comm - GEMM) per direction). */
+ * communication overlap is on: then max(0, comm - GEMM) per direction).
+ * With the experts' all-to-all overlapped (Megatron-LM's batch-level EP
+ * overlap: the forward of one micro-batch runs with the backward of
+ * another, each one's all-to-all under the other's compute; DeepSeek-V3's
+ * DualPipe pairs them the same way), a pair's all-to-all A = a_f + a_b
+ * hides under its compute C = c_f + c_b: max(0, A - C) stays exposed,
+ * shared by the directions as A is.  Every micro-batch is counted as
+ * paired, the steady state's case: the warmup's and cooldown's unpaired
+ * passes make it a bound from below. */
 static void fill_times(const st__stage_t *st, const int *choice,
                        strata_stage_result_t *r) {
-  double cf = 0, cb = 0, mf = 0, mb = 0, gf = 0, gb = 0;
+  double cf = 0, cb = 0, mf = 0, mb = 0, gf = 0, gb = 0, af = 0, ab = 0;
   for (int i = 0; i < st->n_nodes; i++) {
     const st__node_t *n = &st->nodes[i];
     const st__op_cost_t *c =
         &st->info[n->info].cost[strat_of(st, i, choice[i])];
+    strata_op_kind_t k = st->g->ops[st->info[n->info].op].kind;
     cf += n->mult * c->fwd;
     cb += n->mult * c->bwd;
-    mf += n->mult * c->comm_fwd;
-    mb += n->mult * c->comm_bwd;
+    if (st->o.ep_comm_overlap &&
+        (k == STRATA_OP_MOE_DISPATCH || k == STRATA_OP_MOE_COMBINE)) {
+      af += n->mult * c->comm_fwd;
+      ab += n->mult * c->comm_bwd;
+    } else {
+      mf += n->mult * c->comm_fwd;
+      mb += n->mult * c->comm_bwd;
+    }
     gf += n->mult * c->gemm_fwd;
     gb += n->mult * c->gemm_bwd;
   }
@@ -309,6 +324,11 @@ static void fill_times(const st__stage_t *st, const int *choice,
   if (st->o.tp_comm_overlap) {
     mf = mf > gf ? mf - gf : 0;
     mb = mb > gb ? mb - gb : 0;
+  }
+  if (af + ab > 0) {
+    double a = af + ab, c = cf + cb, left = a > c ? (a - c) / a : 0;
+    mf += af * left;
+    mb += ab * left;
   }
   r->fwd_comm_seconds = mf;
   r->bwd_comm_seconds = mb;

@@ -151,7 +151,12 @@ static void cluster_vars(strata_buf_t *b, const strata_plan_t *p, int nodes,
                          int gpn) {
   strata_buf_puts(b, "set -euo pipefail\n\n"
                      "# -- what Megatron-LM requires of the environment\n");
-  if (p->tp > 1)
+  if (p->overlap_ep_comm) /* the MoE README: more than 1 for the overlap */
+    strata_buf_puts(b, "# the experts' all-to-all overlap runs on streams of "
+                       "its own (Megatron-LM's MoE\n"
+                       "# README: more than one connection)\n"
+                       "export CUDA_DEVICE_MAX_CONNECTIONS=32\n");
+  else if (p->tp > 1)
     strata_buf_puts(b, "# validate_args asserts it with tensor parallelism "
                        "(GPUs before Blackwell)\n"
                        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");

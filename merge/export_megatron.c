@@ -97,6 +97,15 @@ static int check_mode(const strata_plan_t *p) {
   if (p->overlap_p2p && p->vpp <= 1)
     return REFUSE("Megatron-LM overlaps p2p only with virtual pipeline "
                   "stages; re-plan without --overlap-p2p");
+  /* megatron/core/transformer/transformer_config.py's rules */
+  if (p->overlap_ep_comm &&
+      (p->ep <= 1 || (p->pp > 1 && p->vpp <= 1) ||
+       p->recompute == STRATA_RECOMPUTE_FULL || p->mtp_layers > 1))
+    return REFUSE("the plan overlaps the experts' all-to-all, which "
+                  "Megatron-LM runs with expert parallelism, with pipelining "
+                  "only interleaved, without full recompute and with one "
+                  "MTP module at most (ep %d, pp %d, vpp %d); re-plan",
+                  p->ep, p->pp, p->vpp);
   if (p->scatter_gather && p->sequence_parallel <= 0 && p->pp > 1 && p->tp > 1)
     return REFUSE("the plan sends 1/%d of each boundary tensor between stages "
                   "(%s), which Megatron-LM no longer does; re-plan %s",
@@ -268,6 +277,10 @@ static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
   if (p->overlap_grad_reduce) flag(a, "--overlap-grad-reduce", NULL);
   if (p->overlap_param_gather) flag(a, "--overlap-param-gather", NULL);
   if (p->tp_comm_overlap) flag(a, "--tp-comm-overlap", NULL);
+  if (p->overlap_ep_comm) { /* the MoE README's pair */
+    flag(a, "--overlap-moe-expert-parallel-comm", NULL);
+    flag(a, "--delay-wgrad-compute", NULL);
+  }
   if (p->vpp > 1 && !p->overlap_p2p)
     flag(a, "--no-overlap-p2p-communication", NULL);
 }

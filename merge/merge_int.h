@@ -16,6 +16,9 @@
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
 /* The plan needs format 5 (multi-token prediction, a partial rotary). */
 int st__format5(const strata_plan_t *p);
+/* The oldest format that holds p: 6 with the experts' all-to-all
+ * overlapped, 5 with model facts of format 5, 4 with node groups, else 3. */
+int st__format_of(const strata_plan_t *p);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out);
 

@@ -260,6 +260,10 @@ int st__format5(const strata_plan_t *p) {
          p->nope_every > 0 || p->router_sigmoid || p->qk_norm > 1;
 }
 
+int st__format_of(const strata_plan_t *p) {
+  return p->overlap_ep_comm ? 6 : st__format5(p) ? 5 : p->n_groups > 1 ? 4 : 3;
+}
+
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
   strata_buf_init(&w.b);
@@ -286,7 +290,8 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   if (p->n_groups > 1) /* and where each runner-up runs */
     for (int i = 0; i < p->n_top; i++)
       st__wr_i(&w, p->top[i].group);
-  if (st__format5(p)) { /* format 5: the groups' count even when 1 */
+  int v = st__format_of(p);
+  if (v >= 5) { /* format 5: the groups' count even when 1 */
     if (p->n_groups <= 1) st__wr_u(&w, 1);
     st__wr_i(&w, p->mtp_layers);
     st__wr_f(&w, p->rotary_percent);
@@ -294,6 +299,8 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     st__wr_i(&w, p->nope_every);
     st__wr_i(&w, p->router_sigmoid);
   }
+  if (v >= 6) /* format 6: the overlaps format 5 lacks */
+    st__wr_i(&w, p->overlap_ep_comm);
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -664,6 +671,9 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
       r.why = "is not in [0, 1)";
     }
   }
+  if (!rc && !r.bad && version >= 6)
+    /* the one fact of format 6 so far: set, or the plan is format 5's */
+    p->overlap_ep_comm = st__rd_int(&r, "expert all-to-all overlap", 1, 1);
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

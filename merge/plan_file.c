@@ -76,7 +76,7 @@ int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
   /* format 3 unless a mixed cluster's groups (4) or multi-token
    * prediction or a partial rotary (5) must be stored, so plans of one
    * shape read in any strata that reads format 3 */
-  unsigned v = st__format5(p) ? 5 : p->n_groups > 1 ? 4 : 3;
+  unsigned v = (unsigned)st__format_of(p);
   if (!rc) rc = deflate_into(&raw, v, data, len);
   strata_buf_free(&raw);
   return rc;

@@ -96,11 +96,13 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   st__summary_par(b, p);
   strata_buf_printf(b,
                     "  %-20s grad reduce %s, param gather %s, tp comm %s, "
-                    "p2p %s\n",
+                    "p2p %s%s%s\n",
                     "overlap", st__onoff(p->overlap_grad_reduce),
                     st__onoff(p->overlap_param_gather),
                     st__onoff(p->tp_comm_overlap),
-                    p->overlap_p2p ? "overlapped" : "blocking");
+                    p->overlap_p2p ? "overlapped" : "blocking",
+                    p->experts > 0 ? ", expert all-to-all " : "",
+                    p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
   const strata_step_items_t *it = &p->step_items;
   strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
   strata_buf_printf(b,
@@ -353,6 +355,8 @@ static int json_options(cJSON *root, const strata_plan_t *p) {
          st__json_add_bool(o, "overlap_grad_reduce", p->overlap_grad_reduce) |
          st__json_add_bool(o, "overlap_param_gather", p->overlap_param_gather) |
          st__json_add_bool(o, "tp_comm_overlap", p->tp_comm_overlap) |
+         st__json_add_bool(o, "overlap_moe_expert_parallel_comm",
+                           p->overlap_ep_comm) |
          st__json_add_bool(o, "overlap_p2p", p->overlap_p2p) |
          st__json_add_bool(o, "scatter_gather", p->scatter_gather) |
          st__json_par_options(o, p);

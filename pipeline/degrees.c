@@ -108,6 +108,7 @@ void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
   if (f->ep_outer > 1) so->ep_link = ep_link(S, f);
   so->moe_imbalance = S->o->moe_imbalance > 1 ? S->o->moe_imbalance : 1;
   so->fp8 = f->fp8;
+  so->ep_comm_overlap = f->epo;
   if (f->cp > 1) so->megatron_tp_axes = 1;
 }
 
@@ -189,6 +190,7 @@ static int ep_candidate(const st__search_t *S, const strata_moe_info_t *m,
 typedef struct {
   int zero[4], n_zero;
   int fp8[2], n_fp8;
+  int epo[2], n_epo;
 } choices_t;
 
 /* ZeRO stages and precisions to try: the ones given, or when asked to
@@ -204,6 +206,12 @@ static void choices(const st__search_t *S, choices_t *c) {
   int has_fp8 = strata_cluster_perf(S->c)->peak_fp8_flops > 0;
   if (o->precision != STRATA_PRECISION_FP8) c->fp8[c->n_fp8++] = 0;
   if (o->precision != STRATA_PRECISION_BF16 && has_fp8) c->fp8[c->n_fp8++] = 1;
+  /* the experts' all-to-all overlapped where asked: both, the search
+   * keeping it where Megatron-LM runs it (eval.c, cfg_valid); one MTP
+   * module at most (transformer_config.py) */
+  c->epo[c->n_epo++] = 0;
+  if (o->overlap_ep_comm && o->megatron && S->g->hp.mtp_layers <= 1)
+    c->epo[c->n_epo++] = 1;
 }
 
 /* The options that do not change the mesh: recompute, sequence
@@ -224,14 +232,18 @@ static int add_variants(st__search_t *S, st__family_t *base) {
           base->tp > 1 && o->megatron)
         continue;
       for (int z = 0; z < ch.n_zero && !rc; z++)
-        for (int p = 0; p < ch.n_fp8 && !rc; p++) {
-          st__family_t f = *base;
-          f.sp = sp;
-          f.rc = (strata_recompute_t)r;
-          f.zero = ch.zero[z];
-          f.fp8 = ch.fp8[p];
-          rc = st__family_add(S, &f);
-        }
+        for (int p = 0; p < ch.n_fp8 && !rc; p++)
+          for (int e = 0; e < ch.n_epo && !rc; e++) {
+            if (ch.epo[e] && (base->ep <= 1 || r == STRATA_RECOMPUTE_FULL))
+              continue;
+            st__family_t f = *base;
+            f.sp = sp;
+            f.rc = (strata_recompute_t)r;
+            f.zero = ch.zero[z];
+            f.fp8 = ch.fp8[p];
+            f.epo = ch.epo[e];
+            rc = st__family_add(S, &f);
+          }
     }
   }
   return rc;

@@ -214,6 +214,9 @@ static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
     if (f->zero >= 2 && cf->p > 1 &&
         (S->o->megatron || S->o->framework == STRATA_FRAMEWORK_DEEPSPEED))
       return 0;
+    /* Megatron-LM runs the experts' all-to-all overlap with pipelining
+     * only interleaved (transformer_config.py) */
+    if (f->epo && cf->p > 1 && cf->v <= 1) return 0;
   }
   return 1;
 }

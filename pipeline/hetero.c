@@ -78,8 +78,9 @@ static const st__family_t *match(const mixed_t *M, int z,
     const st__family_t *x = &B->fam[i];
     if (x->ok && x->tp == f->tp && x->cp == f->cp && x->ep == f->ep &&
         x->etp == f->etp && x->sp == f->sp && x->rc == f->rc &&
-        x->zero == f->zero && x->fp8 == f->fp8 && x->t == f->t &&
-        x->ep_outer == f->ep_outer && B->graphs[x->graph]->micro_batch == b)
+        x->zero == f->zero && x->fp8 == f->fp8 && x->epo == f->epo &&
+        x->t == f->t && x->ep_outer == f->ep_outer &&
+        B->graphs[x->graph]->micro_batch == b)
       return x;
   }
   return NULL;

@@ -50,6 +50,7 @@ static const key_t_ keys[] = {
     {"overlap_grad_reduce", K_BOOL},
     {"overlap_param_gather", K_BOOL},
     {"tp_comm_overlap", K_BOOL},
+    {"overlap_moe_expert_parallel_comm", K_BOOL},
     {"overlap_p2p", K_BOOL},
     {"scatter_gather", K_BOOL},
     {"flash_attention", K_BOOL},
@@ -142,11 +143,12 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   int *bools[] = {&o->sequence_parallel,    &o->overlap_grad_reduce,
                   &o->overlap_param_gather, &o->tp_comm_overlap,
                   &o->overlap_p2p,          &o->scatter_gather,
-                  &o->gen.flash_attention};
+                  &o->gen.flash_attention,  &o->overlap_ep_comm};
   static const char *bool_keys[] = {
-      "sequence_parallel", "overlap_grad_reduce", "overlap_param_gather",
-      "tp_comm_overlap",   "overlap_p2p",         "scatter_gather",
-      "flash_attention"};
+      "sequence_parallel",    "overlap_grad_reduce",
+      "overlap_param_gather", "tp_comm_overlap",
+      "overlap_p2p",          "scatter_gather",
+      "flash_attention",      "overlap_moe_expert_parallel_comm"};
   for (size_t i = 0; i < sizeof bool_keys / sizeof bool_keys[0]; i++)
     if (!strcmp(key, bool_keys[i])) *bools[i] = iv != 0;
   if (!strcmp(key, "step_seconds")) r->step_seconds = v;

@@ -238,6 +238,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->overlap_param_gather =
       o->overlap_param_gather && cf->dp > 1 && cf->f->zero >= 1;
   p->tp_comm_overlap = o->tp_comm_overlap && cf->f->sp;
+  p->overlap_ep_comm = cf->f->epo;
   p->overlap_p2p = cf->v <= 1 && o->megatron ? 0
                    : o->overlap_p2p >= 0     ? o->overlap_p2p
                                              : cf->v > 1;
@@ -582,15 +583,17 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
   int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
   if (!ds) return 0;
-  const char *what = !o->megatron    ? "free-mode layouts (--free)"
-                     : o->fix_cp > 1 ? "context parallelism (--cp)"
-                     : o->fix_ep > 1 ? "expert parallelism (--ep)"
-                     : o->vpp > 1    ? "interleaving (--vpp)"
-                     : o->precision == STRATA_PRECISION_FP8
-                         ? "FP8 (--precision)"
-                     : g->hp.mtp_layers > 0 ? "multi-token prediction "
-                                              "(--mtp-layers 0 drops it)"
-                                            : NULL;
+  const char *what =
+      !o->megatron                           ? "free-mode layouts (--free)"
+      : o->fix_cp > 1                        ? "context parallelism (--cp)"
+      : o->fix_ep > 1                        ? "expert parallelism (--ep)"
+      : o->vpp > 1                           ? "interleaving (--vpp)"
+      : o->precision == STRATA_PRECISION_FP8 ? "FP8 (--precision)"
+      : o->overlap_ep_comm                   ? "expert parallelism to overlap "
+                                               "(--overlap-moe-expert-parallel-comm)"
+      : g->hp.mtp_layers > 0                 ? "multi-token prediction "
+                                               "(--mtp-layers 0 drops it)"
+                                             : NULL;
   if (what)
     return strata_error(STRATA_EINVAL,
                         "--framework deepspeed: the DeepSpeed config sets up "

@@ -52,6 +52,7 @@ typedef struct {
   unsigned ep_axes;  /* mesh axes inside the expert-parallel group */
   int graph;         /* micro-batch variant */
   int sp, zero, fp8;
+  int epo; /* the experts' all-to-all overlapped (ep > 1) */
   strata_recompute_t rc;
   /* probes */
   st__sub_t **mid; /* [n_blocks][2] */

@@ -66,6 +66,7 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
              so->reduce,
              so->fp8,
              so->tp_comm_overlap,
+             so->ep_comm_overlap,
              so->perf.sms,
              so->cp,
              so->cp_comm,

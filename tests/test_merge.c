@@ -487,10 +487,10 @@ TEST(decode_errors) {
   expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
                       "not a Strata plan file");
   RESET();
-  c[4] = 6;
+  c[4] = 7;
   expect_decode_error(
       c, len, STRATA_EVERSION,
-      "plan format version 6 is newer than this strata reads (5)");
+      "plan format version 7 is newer than this strata reads (6)");
   RESET();
   c[4] = 2; /* the format before context and expert parallelism */
   expect_decode_error(c, len, STRATA_EVERSION,

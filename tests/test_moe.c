@@ -457,6 +457,42 @@ TEST(ep_all_to_all_cost) {
   /* the experts' states: a sixteenth of each expert GEMM per device */
   double per = 16.0 * 3 * 1024 * 1024 / 16;
   ASSERT_NEAR(r->mem.expert_weights, 2 * per, 1e-12, 0);
+  /* overlapped with another micro-batch's compute (Megatron-LM's
+   * --overlap-moe-expert-parallel-comm): of the all-to-all A, what the
+   * pair's compute C does not cover stays, max(0, A - C) */
+  strata_stage_result_t *o2 = NULL;
+  so.ep_comm_overlap = 1;
+  ASSERT_OK(strata_stage_solve(g, &so, &o2));
+  double a = 4 * (mesh + outer); /* dispatch and combine, both ways */
+  double c = r->fwd_seconds - r->fwd_comm_seconds + r->bwd_seconds -
+             r->bwd_comm_seconds;
+  double hidden = a < c ? a : c;
+  printf("  all-to-all %.3f ms, compute %.3f ms: %.3f ms hidden\n", a * 1e3,
+         c * 1e3, hidden * 1e3);
+  ASSERT(hidden > 0);
+  ASSERT_NEAR(o2->fwd_seconds + o2->bwd_seconds,
+              r->fwd_seconds + r->bwd_seconds - hidden, 1e-9, 0);
+  ASSERT(o2->fwd_comm_seconds < r->fwd_comm_seconds);
+  ASSERT(o2->bwd_comm_seconds < r->bwd_comm_seconds);
+  strata_stage_result_destroy(o2);
+  strata_stage_result_destroy(r);
+  /* a slow link: the all-to-all outlasts the compute, A - C stays */
+  so.ep_link.bandwidth = 1e9;
+  so.ep_comm_overlap = 0;
+  ASSERT_OK(strata_stage_solve(g, &so, &r));
+  so.ep_comm_overlap = 1;
+  ASSERT_OK(strata_stage_solve(g, &so, &o2));
+  a = 0;
+  for (int i = 0; i < r->n_ops; i++)
+    if (!strcmp(r->ops[i].name, "dispatch") ||
+        !strcmp(r->ops[i].name, "combine"))
+      a += r->ops[i].comm_seconds;
+  c = r->fwd_seconds - r->fwd_comm_seconds + r->bwd_seconds -
+      r->bwd_comm_seconds;
+  ASSERT(a > c);
+  ASSERT_NEAR(o2->fwd_seconds + o2->bwd_seconds,
+              r->fwd_seconds + r->bwd_seconds - c, 1e-9, 0);
+  strata_stage_result_destroy(o2);
   strata_stage_result_destroy(r);
   strata_graph_destroy(g);
 }
@@ -898,6 +934,70 @@ TEST(deepspeed_plans_export) {
   strata_plan_destroy(x);
 }
 
+/* The experts' all-to-all overlapped where asked: the plan keeps it where
+ * Megatron-LM runs it (ep > 1; pp 1 or interleaved; no full recompute),
+ * is no slower than without, records it (format 6) and exports the flags
+ * and the environment the MoE README names. */
+static void check_flags(const char *args);
+
+TEST(ep_overlap_plans_and_exports) {
+  strata_plan_opts_t po;
+  strata_plan_t *a = NULL, *b = NULL, *q = NULL;
+  strata_plan_opts_init(&po);
+  ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &a));
+  ASSERT_EQ(a->overlap_ep_comm, 0);
+  strata_plan_opts_init(&po);
+  po.overlap_ep_comm = 1;
+  ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &b));
+  printf("  mixtral-8x7b on 64 H100s: %.1f ms; with the overlap asked: tp %d "
+         "ep %d pp %d vpp %d, overlap %d, %.1f ms\n",
+         a->step_seconds * 1e3, b->tp, b->ep, b->pp, b->vpp, b->overlap_ep_comm,
+         b->step_seconds * 1e3);
+  ASSERT(b->step_seconds <= a->step_seconds);
+  ASSERT_EQ(b->overlap_ep_comm, 1);
+  ASSERT(b->ep > 1);
+  ASSERT(b->pp == 1 || b->vpp > 1);
+  ASSERT(b->recompute != STRATA_RECOMPUTE_FULL);
+  unsigned char *data = NULL;
+  size_t len = 0;
+  ASSERT_OK(strata_plan_encode(b, &data, &len));
+  ASSERT_EQ(data[4], 6);
+  ASSERT_OK(strata_plan_decode(data, len, "b", &q));
+  ASSERT_EQ(q->overlap_ep_comm, 1);
+  strata_free(data);
+  ASSERT_OK(strata_plan_encode(a, &data, &len));
+  ASSERT(data[4] < 6);
+  strata_free(data);
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(q, &t));
+  ASSERT_CONTAINS(t, "--overlap-moe-expert-parallel-comm");
+  ASSERT_CONTAINS(t, "--delay-wgrad-compute");
+  check_flags(t);
+  strata_free(t);
+  strata_export_opts_t eo;
+  strata_export_opts_init(&eo);
+  eo.gpus_per_node = 8;
+  ASSERT_OK(strata_export_megatron_launch(q, &eo, &t));
+  ASSERT_CONTAINS(t, "CUDA_DEVICE_MAX_CONNECTIONS=32");
+  strata_free(t);
+  /* a plan that cannot run it is refused by the export */
+  q->vpp = 1, q->pp = 2, q->overlap_p2p = 0;
+  ASSERT_EQ(strata_export_megatron(q, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "only interleaved");
+  strata_plan_destroy(q);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  /* DeepSpeed runs no expert parallelism: asking is refused */
+  strata_plan_opts_init(&po);
+  po.overlap_ep_comm = 1;
+  ASSERT_EQ(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_DEEPSPEED,
+                     &po, &a),
+            STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "--overlap-moe-expert-parallel-comm");
+}
+
 /* ---- a hand-written trace ------------------------------------------------ */
 
 /* A Mixtral trace whose "model" section says nothing of experts (as a
@@ -1148,6 +1248,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(zero23_without_pipeline),
     TEST_ENTRY(presets_plan_on_their_clusters),
     TEST_ENTRY(deepspeed_plans_export),
+    TEST_ENTRY(ep_overlap_plans_and_exports),
     TEST_ENTRY(moe_trace_plans_and_exports_as_moe),
     TEST_ENTRY(mtp_on_the_last_stage),
     TEST_ENTRY(megatron_flags_of_the_new_degrees),

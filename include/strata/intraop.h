@@ -72,6 +72,9 @@ typedef struct {
   int tp_comm_overlap;      /* tensor-parallel collectives overlap the
                                GEMMs next to them (Megatron-LM's
                                --tp-comm-overlap) */
+  int ep_comm_overlap;      /* the experts' all-to-all overlaps another
+                               micro-batch's compute (Megatron-LM's
+                               --overlap-moe-expert-parallel-comm) */
   double fastest_bandwidth; /* bytes/s; 0: the fastest mesh axis */
   int homogeneous;          /* 1: solve one layer per block (default) */
   int reduce;               /* presolve reductions (default 1) */

@@ -61,6 +61,11 @@ typedef struct {
                                (default 0; needs sequence parallelism) */
   int overlap_p2p;          /* -1: Megatron's default (overlapped with
                                interleaving, blocking otherwise) */
+  int overlap_ep_comm;      /* the experts' all-to-all with another micro-
+                               batch's compute where Megatron-LM runs it
+                               (ep > 1; pp 1 or interleaved; no full
+                               recompute) -- --overlap-moe-expert-
+                               parallel-comm (default 0) */
   int scatter_gather;       /* p2p sends 1/t of the boundary tensor without
                                sequence parallelism (2021 Megatron-LM;
                                DeepSpeed's pipe_partitioned); -1: the
@@ -185,6 +190,7 @@ typedef struct strata_plan {
   strata_framework_t framework;
   int overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, overlap_p2p,
       scatter_gather;
+  int overlap_ep_comm; /* the experts' all-to-all overlapped (format 6) */
   double alpha;
   int seq_len, layers, hidden, heads, kv_heads, ffn, vocab;
   char family[16];

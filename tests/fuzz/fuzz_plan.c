@@ -47,7 +47,8 @@ static unsigned char *wrap(const uint8_t *raw, size_t n, size_t *len) {
   memcpy(f, "SPLN", 4);
   /* format 3, a plan of one shape (the corpus's payloads); format 4's
    * node groups and format 5's multi-token prediction come in through
-   * whole files (corpus/plan/mixed.splan, mtp.splan) */
+   * whole files (corpus/plan/mixed.splan, mtp.splan, ep-overlap.splan:
+   * format 6) */
   f[4] = 3;
   f[5] = 0;
   f[6] = f[7] = 0;
