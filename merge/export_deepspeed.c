@@ -52,7 +52,8 @@ static int check_shape(const strata_plan_t *p) {
     return REFUSE("%d pipeline stages do not divide the world of %d GPUs "
                   "(PipelineModule: num_stages must divide the world size)",
                   p->pp, p->devices);
-  if (p->devices != p->tp * p->pp * p->dp)
+  if ((long long)p->tp * p->pp > p->devices ||
+      p->devices != (long long)p->tp * p->pp * p->dp)
     return REFUSE("world size %d is not tp %d x pp %d x dp %d", p->devices,
                   p->tp, p->pp, p->dp);
   if (!p->megatron && p->tp > 1)

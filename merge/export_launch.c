@@ -79,7 +79,8 @@ static int check_layout(const strata_plan_t *p, int G, int *nodes, int *gpn) {
    * dp ranks (the expert groups are carved from cp x dp) */
   int cp = p->cp > 1 ? p->cp : 1;
   for (int s = 0; s < p->n_stages; s++)
-    if (p->stages[s].first_rank != p->stages[s].rank * p->tp * cp * p->dp)
+    if (p->stages[s].first_rank !=
+        (long long)p->stages[s].rank * p->tp * cp * p->dp)
       return cp > 1 ? REFUSE("stage %d starts at rank %d, not at pipeline "
                              "rank %d x tp %d x cp %d x dp %d as in "
                              "Megatron-LM's rank order",

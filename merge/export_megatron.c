@@ -126,13 +126,13 @@ static int check_stages(const strata_plan_t *p) {
   if (p->n_stages != p->pp * vpp)
     return REFUSE("the plan has %d stages but pp %d x vpp %d", p->n_stages,
                   p->pp, vpp);
-  int width = p->tp * (p->cp > 1 ? p->cp : 1);
+  long long width = (long long)p->tp * (p->cp > 1 ? p->cp : 1);
   for (int s = 0; s < p->n_stages; s++)
     if (st__stage_devices(&p->stages[s]) != width)
       return REFUSE("stage %d runs on %d devices, not tp x cp = %d: "
                     "Megatron-LM needs the same tensor- and context-parallel "
                     "sizes in every stage",
-                    s, st__stage_devices(&p->stages[s]), width);
+                    s, st__stage_devices(&p->stages[s]), (int)width);
   return 0;
 }
 
@@ -141,7 +141,8 @@ static int check_sizes(const strata_plan_t *p) {
   if (tp < 1 || pp < 1 || p->dp < 1)
     return REFUSE("tp %d, pp %d, dp %d", tp, pp, p->dp);
   int cp = p->cp > 1 ? p->cp : 1;
-  if (p->devices % (tp * cp * pp) != 0 || p->devices != tp * cp * pp * p->dp) {
+  long long grid = (long long)tp * cp * pp; /* a damaged file's may be huge */
+  if (grid > p->devices || p->devices % grid || p->devices / grid != p->dp) {
     if (cp > 1)
       return REFUSE("world size %d is not tp %d x cp %d x pp %d x dp %d",
                     p->devices, tp, cp, pp, p->dp);

@@ -154,7 +154,8 @@ int st__torch_check(const strata_plan_t *p) {
                   : p->experts > 0 ? "experts (token dispatch)"
                   : p->fp8         ? "FP8 GEMMs"
                                    : "multi-token prediction modules");
-  if (p->devices != d0 * p->pp * p->dp)
+  if ((long long)d0 * p->pp > p->devices ||
+      p->devices != (long long)d0 * p->pp * p->dp)
     return REFUSE("world size %d is not %d x pp %d x dp %d", p->devices, d0,
                   p->pp, p->dp);
   if (p->global_batch % (p->micro_batch * p->dp) != 0)

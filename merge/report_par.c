@@ -61,12 +61,13 @@ void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
     else
       strata_buf_printf(b, ", dropless (imbalance %g)\n",
                         p->moe_imbalance > 1 ? p->moe_imbalance : 1.0);
-    strata_buf_printf(
-        b, "  %-20s ep %d, etp %d, expert data parallel %d\n",
-        "expert parallel", p->ep > 0 ? p->ep : 1, p->etp > 0 ? p->etp : 1,
-        p->ep > 0 && p->etp > 0
-            ? p->tp * (p->cp > 1 ? p->cp : 1) * p->dp / (p->ep * p->etp)
-            : p->dp);
+    strata_buf_printf(b, "  %-20s ep %d, etp %d, expert data parallel %d\n",
+                      "expert parallel", p->ep > 0 ? p->ep : 1,
+                      p->etp > 0 ? p->etp : 1,
+                      p->ep > 0 && p->etp > 0
+                          ? (int)((long long)p->tp * (p->cp > 1 ? p->cp : 1) *
+                                  p->dp / ((long long)p->ep * p->etp))
+                          : p->dp);
   }
   if (p->mtp_layers > 0)
     strata_buf_printf(b,
