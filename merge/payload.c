@@ -542,6 +542,14 @@ static int get_stage(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
                  &st->first_rank,    &st->in_flight, &st->rank};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
     *ints[i] = st__rd_int(r, "stage scalars", -1, BIG);
+  /* its replicas run on the plan's devices: every product of a stage's
+   * width and dp that readers form then fits (found by fuzz_plan) */
+  if (!r->bad &&
+      (st->nodes < 1 || st->gpus_per_node < 1 ||
+       (long long)st->nodes * st->gpus_per_node * p->dp > p->devices)) {
+    r->bad = "stage devices";
+    r->why = "times dp are not within the plan's devices";
+  }
   get_mesh(r, &st->mesh);
   st->fwd_seconds = st__rd_f(r, "stage forward time");
   st->bwd_seconds = st__rd_f(r, "stage backward time");
@@ -563,6 +571,10 @@ static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
   if (!r->bad && (n < 1 || n > r->len - r->pos)) {
     r->bad = "stage count";
     r->why = "is out of range";
+  }
+  if (!r->bad && (p->pp < 1 || (uint64_t)p->pp > n)) { /* n = pp x vpp */
+    r->bad = "pipeline size";
+    r->why = "is not between 1 and the stage count";
   }
   if (r->bad) return 0;
   p->stages = strata_calloc((size_t)n, sizeof *p->stages);
