@@ -70,12 +70,16 @@ static int moe_rules(strata_plan_opts_t *o, const strata_graph_t *g) {
                            "parallelism: the model has no experts");
   if (o->overlap_ep_comm &&
       (!m.experts || ep <= 1 || (o->fix_pp > 1 && o->vpp <= 1) ||
-       (!o->recompute_auto && o->recompute == STRATA_RECOMPUTE_FULL)))
+       (!o->recompute_auto && o->recompute == STRATA_RECOMPUTE_FULL) ||
+       g->hp.mtp_layers > 1 || !o->megatron ||
+       o->global_batch < 2 * (o->micro_batch > 0 ? o->micro_batch : 1) *
+                             (o->fix_dp > 0 ? o->fix_dp : 1)))
     return cli_usage_error("estimate",
                            "--overlap-moe-expert-parallel-comm needs expert "
                            "parallelism (--ep > 1), --vpp > 1 with pipeline "
-                           "parallelism and no full recompute (Megatron-LM's "
-                           "rules)");
+                           "parallelism, no full recompute, one MTP module at "
+                           "most, Megatron mode and two micro-batches a step "
+                           "to pair (Megatron-LM's rules)");
   if (!m.experts || !ep) return 0;
   if (m.experts % ep)
     return cli_usage_error("estimate",

@@ -145,6 +145,18 @@ static void diff_degrees(changes_t *c, const strata_plan_t *a,
   add_num(c, SEC_DEGREES, "ep", a->ep, b->ep);
   add_num(c, SEC_DEGREES, "etp", a->etp, b->etp);
   add_num(c, SEC_DEGREES, "fp8", a->fp8, b->fp8);
+  /* what the step assumed overlapped */
+  add_num(c, SEC_DEGREES, "overlap_grad_reduce", a->overlap_grad_reduce,
+          b->overlap_grad_reduce);
+  add_num(c, SEC_DEGREES, "overlap_param_gather", a->overlap_param_gather,
+          b->overlap_param_gather);
+  add_num(c, SEC_DEGREES, "tp_comm_overlap", a->tp_comm_overlap,
+          b->tp_comm_overlap);
+  add_num(c, SEC_DEGREES, "overlap_moe_expert_parallel_comm",
+          a->overlap_ep_comm, b->overlap_ep_comm);
+  add_num(c, SEC_DEGREES, "overlap_p2p", a->overlap_p2p, b->overlap_p2p);
+  add_num(c, SEC_DEGREES, "scatter_gather", a->scatter_gather,
+          b->scatter_gather);
 }
 
 static void stage_desc(const strata_plan_t *p, int s, char *buf, size_t n) {

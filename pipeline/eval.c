@@ -215,8 +215,9 @@ static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
         (S->o->megatron || S->o->framework == STRATA_FRAMEWORK_DEEPSPEED))
       return 0;
     /* Megatron-LM runs the experts' all-to-all overlap with pipelining
-     * only interleaved (transformer_config.py) */
-    if (f->epo && cf->p > 1 && cf->v <= 1) return 0;
+     * only interleaved (transformer_config.py), and it pairs a micro-batch
+     * with the next: one alone has none to pair with */
+    if (f->epo && ((cf->p > 1 && cf->v <= 1) || cf->m < 2)) return 0;
   }
   return 1;
 }
@@ -322,16 +323,20 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
 /* ---- memory of a rank ---- */
 
 /* In-flight micro-batches of each chunk on rank r at the end of its
- * warm-up: the first min(W_r + 1, m v) forwards of Megatron's order. */
+ * warm-up: the first min(W_r + 1, m v) forwards of Megatron's order.  With
+ * the experts' all-to-all overlapped one more: the next micro-batch's
+ * forward runs with a backward (pipeline_parallel/schedules.py adds a
+ * warm-up micro-batch; without pipelining two are alive). */
 static void in_flight(const st__cfg_t *cf, int r, int *count) {
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, m = cf->m;
+  int more = fam_of(cf, 0)->epo ? 1 : 0;
   for (int c = 0; c < v; c++)
     count[c] = 0;
   if (v == 1) {
-    count[0] = p - r < m ? p - r : m;
+    count[0] = p - r + more < m ? p - r + more : m;
     return;
   }
-  int w = (p - r - 1) * 2 + (v - 1) * p + 1;
+  int w = (p - r - 1) * 2 + (v - 1) * p + 1 + more;
   if (w > m * v) w = m * v;
   for (int i = 0; i < w; i++)
     count[(i % (p * v)) / p]++;

@@ -60,8 +60,20 @@ static double kth(const top_t *T) {
   return T->n < T->K ? INFINITY : T->slot[T->n - 1].cost.step;
 }
 
+/* One family but for the experts' all-to-all overlap: the same
+ * configuration to the list of the best distinct ones. */
+static int same_family(const st__family_t *x, const st__family_t *y) {
+  return x == y ||
+         (x->graph == y->graph && x->tp == y->tp && x->cp == y->cp &&
+          x->ep == y->ep && x->etp == y->etp && x->nodes == y->nodes &&
+          x->gpn == y->gpn && x->sp == y->sp && x->zero == y->zero &&
+          x->fp8 == y->fp8 && x->rc == y->rc && x->ep_outer == y->ep_outer &&
+          x->ep_axes == y->ep_axes);
+}
+
 static int same_tuple(const st__cfg_t *a, const st__cfg_t *b) {
-  return a->f == b->f && a->p == b->p && a->dp == b->dp && a->v == b->v;
+  return same_family(a->f, b->f) && a->p == b->p && a->dp == b->dp &&
+         a->v == b->v;
 }
 
 /* a before b: less step, then less memory, then the smaller degrees (so

@@ -989,6 +989,68 @@ TEST(ep_overlap_plans_and_exports) {
   strata_plan_destroy(q);
   strata_plan_destroy(a);
   strata_plan_destroy(b);
+  /* the best distinct configurations: one entry per configuration, with
+   * or without the overlap */
+  strata_plan_opts_init(&po);
+  po.overlap_ep_comm = 1;
+  po.top = 6;
+  ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &b));
+  ASSERT(b->n_top >= 2);
+  for (int i = 0; i < b->n_top; i++)
+    for (int j = i + 1; j < b->n_top; j++) {
+      const strata_plan_config_t *x = &b->top[i], *y = &b->top[j];
+      const int u[] = {x->tp,          x->pp,           x->dp,
+                       x->micro_batch, x->vpp,          x->sequence_parallel,
+                       x->zero_stage,  x->first_layers, x->last_layers,
+                       x->recompute,   x->cp,           x->ep,
+                       x->etp,         x->fp8};
+      const int w[] = {y->tp,          y->pp,           y->dp,
+                       y->micro_batch, y->vpp,          y->sequence_parallel,
+                       y->zero_stage,  y->first_layers, y->last_layers,
+                       y->recompute,   y->cp,           y->ep,
+                       y->etp,         y->fp8};
+      if (!memcmp(u, w, sizeof u))
+        test_fail(__FILE__, __LINE__, "entries %d and %d are one configuration",
+                  i, j);
+    }
+  strata_plan_destroy(b);
+  /* one configuration fixed: with the overlap one more micro-batch is in
+   * flight (the next forward runs with a backward), and one micro-batch a
+   * step has none to pair with */
+  strata_plan_t *x1 = NULL, *x2 = NULL;
+  for (int on = 0; on <= 1; on++) {
+    strata_plan_opts_init(&po);
+    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
+    po.micro_batch = po.gen.micro_batch = 1;
+    po.global_batch = 256;
+    po.no_memory_check = 1;
+    po.overlap_ep_comm = on;
+    ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                       &po, on ? &x2 : &x1));
+  }
+  ASSERT_EQ(x2->overlap_ep_comm, 1);
+  ASSERT_EQ(x1->stages[0].in_flight, 1);
+  ASSERT_EQ(x2->stages[0].in_flight, 2);
+  ASSERT_NEAR(x2->ranks[0].mem.activations, 2 * x1->ranks[0].mem.activations,
+              1e-9, 0);
+  ASSERT(x2->step_seconds < x1->step_seconds);
+  ASSERT_OK(strata_plan_diff(x1, x2, 0, &t, &(int){0}));
+  ASSERT_CONTAINS(t, "overlap_moe_expert_parallel_comm");
+  strata_free(t);
+  strata_plan_destroy(x1);
+  strata_plan_destroy(x2);
+  strata_plan_opts_init(&po);
+  po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
+  po.micro_batch = po.gen.micro_batch = 1;
+  po.global_batch = 64; /* one micro-batch a step */
+  po.no_memory_check = 1;
+  po.overlap_ep_comm = 1;
+  ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &x1));
+  ASSERT_EQ(x1->n_micro, 1);
+  ASSERT_EQ(x1->overlap_ep_comm, 0);
+  strata_plan_destroy(x1);
   /* DeepSpeed runs no expert parallelism: asking is refused */
   strata_plan_opts_init(&po);
   po.overlap_ep_comm = 1;
