@@ -157,9 +157,10 @@ static void cluster_vars(strata_buf_t *b, const strata_plan_t *p, int nodes,
                        "its own (Megatron-LM's MoE\n"
                        "# README: more than one connection)\n"
                        "export CUDA_DEVICE_MAX_CONNECTIONS=32\n");
-  else if (p->tp > 1)
-    strata_buf_puts(b, "# validate_args asserts it with tensor parallelism "
-                       "(GPUs before Blackwell)\n"
+  else if (p->tp > 1 || p->cp > 1)
+    strata_buf_puts(b, "# validate_args asserts it with tensor or context "
+                       "parallelism (GPUs before\n"
+                       "# Blackwell)\n"
                        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
   strata_buf_printf(
       b,
