@@ -7,7 +7,8 @@
  * batch (DeepSpeed asserts train_batch_size = micro-batch x gradient
  * accumulation x data-parallel size), bf16, the ZeRO stage with the
  * buckets the memory model assumed (DeepSpeed's defaults, written out so
- * a changed default cannot change the plan's memory), gradient reduction
+ * a changed default cannot change the plan's memory), fp32 gradient
+ * accumulation with ZeRO 1 (BF16_Optimizer), gradient reduction
  * overlapped or not as planned, activation checkpointing -- which the
  * pipeline engine applies only through pipeline.activation_checkpoint_
  * interval -- and the pipeline's partitioned boundary.  The pipeline's
@@ -117,9 +118,18 @@ static int check(const strata_plan_t *p, int *gas) {
   return 0;
 }
 
+/* ZeRO 1 accumulates the gradients in fp32: with bf16 that is DeepSpeed's
+ * BF16_Optimizer (engine.py, _do_optimizer_sanity_check; without the key
+ * the gradients accumulate in bf16 under the ZeRO optimizer), whose
+ * buffers and exposed fp32 all-reduce the plan counted (pipeline/eval.c)
+ * and which Megatron-LM's main gradients match. */
 static int add_zero(cJSON *root, const strata_plan_t *p) {
   cJSON *z = cJSON_AddObjectToObject(root, "zero_optimization");
   int bad = !z || st__json_add_num(z, "stage", p->zero_stage);
+  if (!bad && p->zero_stage == 1) {
+    cJSON *d = cJSON_AddObjectToObject(root, "data_types");
+    bad = !d || st__json_add_str(d, "grad_accum_dtype", "fp32");
+  }
   if (bad || p->zero_stage < 1) return bad ? -1 : 0;
   bad = st__json_add_bool(z, "overlap_comm", p->overlap_grad_reduce > 0) ||
         st__json_add_bool(z, "contiguous_gradients", 1) ||

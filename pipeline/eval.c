@@ -483,20 +483,31 @@ static int blocking_p2p(const st__search_t *S, const st__cfg_t *cf) {
  * micro-batch, in the chunks' backward), in buckets overlapped with the
  * backward on the first pipeline rank; then the updated 16-bit parameters
  * gathered back (ZeRO 1 and 2).  The dense gradients go over the dp
- * replicas, the experts' over theirs. */
+ * replicas, the experts' over theirs.
+ *
+ * DeepSpeed with ZeRO 0 or 1 reduces once the backward is over: its
+ * pipeline engine turns the backward's reduction off and runs ReduceGrads
+ * after the schedule (deepspeed/runtime/pipe/engine.py), and its plain
+ * engine calls allreduce_gradients after the last micro-batch's backward
+ * (engine.py); with bf16 and ZeRO 1 (BF16_Optimizer, fp32 gradient
+ * accumulation, which the export asks for) that is an all-reduce of the
+ * fp32 gradients (buffered_allreduce_fallback), and the optimizer's step
+ * gathers the updated bf16 weights before it returns (bf16_optimizer.py
+ * update_lp_params): nothing overlaps. */
 static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
                    const st__part_t *x, rank_time_t *rt) {
   int dp = cf->dp, z = cf->f->zero, edp = expert_dp(cf);
+  int ds = S->o->framework == STRATA_FRAMEWORK_DEEPSPEED;
   double pd = dense_params(x), pe = expert_params(x);
   rt->exposed = rt->sync;
   if (dp <= 1) return 0;
   double bucket = 4e7 > 1e6 * dp ? 4e7 : 1e6 * dp;
-  int bucketed = S->o->overlap_grad_reduce && r == 0;
+  int bucketed = S->o->overlap_grad_reduce && r == 0 && !ds;
   double nb = bucketed ? ceil((pd + pe) / bucket) : 1;
   if (nb < 1) nb = 1;
   if (z < 2) {
     double t = 0;
-    int rc = dp_coll(S, cf, z >= 1 ? 1 : 0, nb, x->g - x->eg,
+    int rc = dp_coll(S, cf, z >= 1 && !ds ? 1 : 0, nb, x->g - x->eg,
                      edp > 1 ? x->eg : 0, &t);
     if (rc) return rc;
     rt->sync += t;
@@ -511,7 +522,7 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
     int rc = dp_coll(S, cf, 2, nb, 2.0 * pd, edp > 1 ? 2.0 * pe : 0, &ag);
     if (rc) return rc;
     rt->gather = ag;
-    if (S->o->overlap_param_gather) {
+    if (S->o->overlap_param_gather && !ds) {
       double e = ag - rt->fwd1, last = ag / nb;
       rt->gather = e > last ? e : last;
     }

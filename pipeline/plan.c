@@ -234,9 +234,13 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->recipe = o->recipe;
   p->recompute = cf->f->rc;
   p->framework = o->framework;
-  p->overlap_grad_reduce = o->overlap_grad_reduce && cf->dp > 1;
+  /* DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
+   * ZeRO 2's step (eval.c, dp_sync) */
+  int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
+  p->overlap_grad_reduce =
+      o->overlap_grad_reduce && cf->dp > 1 && !(ds && cf->f->zero < 2);
   p->overlap_param_gather =
-      o->overlap_param_gather && cf->dp > 1 && cf->f->zero >= 1;
+      o->overlap_param_gather && cf->dp > 1 && cf->f->zero >= 1 && !ds;
   p->tp_comm_overlap = o->tp_comm_overlap && cf->f->sp;
   p->overlap_ep_comm = cf->f->epo;
   p->overlap_p2p = cf->v <= 1 && o->megatron ? 0

@@ -934,6 +934,61 @@ TEST(deepspeed_plans_export) {
   strata_plan_destroy(x);
 }
 
+/* DeepSpeed with ZeRO 1 reduces after the backward, an all-reduce of the
+ * fp32 gradients (BF16_Optimizer), and gathers the weights inside its
+ * step: nothing overlapped, recorded so, and exported so.  The same
+ * collective as Megatron-LM's ZeRO 0 without the overlap. */
+TEST(deepspeed_reduces_after_backward) {
+  strata_plan_opts_t po;
+  strata_plan_t *d = NULL, *m = NULL, *a = NULL;
+  char *t = NULL;
+  strata_plan_opts_init(&po);
+  po.fix_tp = 4, po.fix_pp = 4, po.fix_dp = 4, po.micro_batch = 1;
+  po.recompute = STRATA_RECOMPUTE_FULL, po.recompute_auto = 0;
+  po.global_batch = 64;
+  ASSERT_OK(plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_DEEPSPEED,
+                     &po, &d));
+  strata_plan_opts_init(&po);
+  po.fix_tp = 4, po.fix_pp = 4, po.fix_dp = 4, po.micro_batch = 1;
+  po.recompute = STRATA_RECOMPUTE_FULL, po.recompute_auto = 0;
+  po.global_batch = 64;
+  ASSERT_OK(
+      plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON, &po, &m));
+  po.zero_stage = 0, po.overlap_grad_reduce = 0;
+  ASSERT_OK(
+      plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON, &po, &a));
+  const strata_step_items_t *D = &d->step_items, *M = &m->step_items,
+                            *A = &a->step_items;
+  printf("  llama2-70b tp 4 pp 4 dp 4: exposed dp sync + gather, deepspeed "
+         "%.1f + %.1f ms, megatron %.1f + %.1f ms (ZeRO 0 unoverlapped "
+         "%.1f)\n",
+         D->dp_sync * 1e3, D->param_gather * 1e3, M->dp_sync * 1e3,
+         M->param_gather * 1e3, A->dp_sync * 1e3);
+  ASSERT_EQ(d->zero_stage, 1);
+  ASSERT_EQ(d->overlap_grad_reduce, 0);
+  ASSERT_EQ(d->overlap_param_gather, 0);
+  ASSERT_EQ(m->overlap_grad_reduce, 1);
+  ASSERT_EQ(m->overlap_param_gather, 1);
+  ASSERT(D->dp_sync > M->dp_sync);
+  ASSERT(fabs(D->dp_sync - A->dp_sync) <= 1e-9 + 1e-6 * A->dp_sync);
+  /* the gather: Megatron-LM's ZeRO 1 without its overlap */
+  strata_plan_destroy(a);
+  a = NULL;
+  po.zero_stage = 1, po.overlap_param_gather = 0; /* one bucket, as DeepSpeed */
+  ASSERT_OK(
+      plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON, &po, &a));
+  ASSERT(D->param_gather > 0);
+  ASSERT(fabs(D->param_gather - a->step_items.param_gather) <=
+         1e-9 + 1e-6 * D->param_gather);
+  ASSERT_OK(strata_export_deepspeed(d, &t));
+  ASSERT_CONTAINS(t, "\"overlap_comm\":\tfalse");
+  ASSERT_CONTAINS(t, "\"grad_accum_dtype\":\t\"fp32\"");
+  strata_free(t);
+  strata_plan_destroy(d);
+  strata_plan_destroy(m);
+  strata_plan_destroy(a);
+}
+
 /* The experts' all-to-all overlapped where asked: the plan keeps it where
  * Megatron-LM runs it (ep > 1; pp 1 or interleaved; no full recompute),
  * is no slower than without, records it (format 6) and exports the flags
@@ -1310,6 +1365,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(zero23_without_pipeline),
     TEST_ENTRY(presets_plan_on_their_clusters),
     TEST_ENTRY(deepspeed_plans_export),
+    TEST_ENTRY(deepspeed_reduces_after_backward),
     TEST_ENTRY(ep_overlap_plans_and_exports),
     TEST_ENTRY(moe_trace_plans_and_exports_as_moe),
     TEST_ENTRY(mtp_on_the_last_stage),
