@@ -146,11 +146,16 @@ static int add_zero(cJSON *root, const strata_plan_t *p) {
  * (what Megatron-DeepSpeed's layers call); the pipeline engine wraps whole
  * layers only when pipeline.activation_checkpoint_interval > 0, which is
  * full recompute -- selective recompute stays inside the model's layers
- * (Megatron-DeepSpeed's --recompute-granularity selective). */
+ * (Megatron-DeepSpeed's --recompute-granularity selective).  The saved
+ * layer inputs stay whole on every tensor-parallel rank, as the memory and
+ * the time counted them: partitioned, each layer's recompute would first
+ * all-gather its input (checkpointing.py, PARTITION_ACTIVATIONS), a cost
+ * the plan did not weigh; it is also what Megatron-DeepSpeed sets unless
+ * given --partition-activations (its configure call overrides the file). */
 static int add_checkpointing(cJSON *root, const strata_plan_t *p) {
   if (p->recompute == STRATA_RECOMPUTE_NONE) return 0;
   cJSON *a = cJSON_AddObjectToObject(root, "activation_checkpointing");
-  int bad = !a || st__json_add_bool(a, "partition_activations", p->tp > 1) ||
+  int bad = !a || st__json_add_bool(a, "partition_activations", 0) ||
             st__json_add_bool(a, "contiguous_memory_optimization", 0) ||
             st__json_add_bool(a, "cpu_checkpointing", 0);
   return bad ? -1 : 0;

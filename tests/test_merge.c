@@ -1156,7 +1156,11 @@ TEST(deepspeed_config) {
   ASSERT(cJSON_IsString(cJSON_GetObjectItem(dt, "grad_accum_dtype")));
   ASSERT_STR_EQ(cJSON_GetObjectItem(dt, "grad_accum_dtype")->valuestring,
                 "fp32");
-  ASSERT(cJSON_GetObjectItem(j, "activation_checkpointing"));
+  /* the saved inputs whole, as the memory counts them (tp 2 here) */
+  ASSERT_EQ(p->tp, 2);
+  ASSERT(cJSON_IsFalse(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "activation_checkpointing"),
+                          "partition_activations")));
   /* the stage count (recorded: PipelineModule takes it as an argument)
    * and the boundary as costed: whole (no scatter/gather); selective
    * recompute checkpoints no whole layer */
