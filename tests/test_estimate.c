@@ -31,6 +31,7 @@
 typedef struct {
   const char *model, *cluster;
   int tp, pp, dp, mb, gb, zero, sp, megatron;
+  int unfused; /* the unfused attention of 2021 (GPT's default is fused) */
   strata_recipe_t recipe;
   strata_recompute_t rc;
 } est_t;
@@ -76,6 +77,7 @@ static strata_plan_t *estimate(const est_t *e) {
   po.sequence_parallel = e->sp;
   po.quiet = 1;
   po.gen.micro_batch = e->mb;
+  if (e->unfused) po.gen.flash_attention = 0;
   ASSERT_OK(strata_model_load(e->model, &po.gen, &g));
   ASSERT_OK(strata_cluster_load(e->cluster, &c));
   int dp = e->dp ? e->dp : strata_cluster_gpus(c) / (e->tp * e->pp);
@@ -174,7 +176,7 @@ static const act_case_t act_cases[] = {
 
 static est_t act_est(const act_case_t *k, int pp, const char *cluster) {
   est_t e = est("gpt3-175b", cluster, k->tp, pp);
-  e.sp = k->sp, e.rc = k->rc;
+  e.sp = k->sp, e.rc = k->rc, e.unfused = 1;
   return e;
 }
 

@@ -120,6 +120,7 @@ TEST(gpt_layer_activations_korthikanti) {
   for (int i = 0; i < 2; i++) {
     strata_gen_opts_t o;
     ASSERT_OK(strata_preset_opts("gpt-1.7b", &o));
+    o.flash_attention = 0; /* the 2021 layer the paper counts */
     o.micro_batch = batches[i];
     strata_graph_t *g = NULL;
     ASSERT_OK(strata_generate(&o, "g", &g));
@@ -154,7 +155,7 @@ TEST(gpt_layer_activations_flash) {
 TEST(gpt_layer_activations_no_dropout) {
   strata_gen_opts_t o;
   ASSERT_OK(strata_preset_opts("gpt-1.7b", &o));
-  o.dropout = 0;
+  o.dropout = 0, o.flash_attention = 0;
   strata_graph_t *g = NULL;
   ASSERT_OK(strata_generate(&o, "g", &g));
   int64_t s = o.seq, b = 1, h = o.hidden, a = o.heads;
@@ -163,12 +164,23 @@ TEST(gpt_layer_activations_no_dropout) {
   strata_graph_destroy(g);
 }
 
+/* GPT's layer with unfused attention (--no-flash-attention); fused, the
+ * default, "attn" stands for kT .. context */
 TEST(gpt_block_structure) {
   static const char *const names[] = {
       "ln1",          "qkv",     "split", "kT",   "scores",       "softmax",
       "attn_dropout", "context", "merge", "proj", "proj_dropout", "residual1",
       "ln2",          "fc1",     "gelu",  "fc2",  "mlp_dropout",  "residual2"};
-  strata_graph_t *g = preset("gpt-1.7b");
+  strata_graph_t *d = preset("gpt-1.7b");
+  ASSERT_EQ(d->blocks[0].n_ops, 14);
+  ASSERT(strata_graph_find_op(d, "attn") >= 0); /* fused by default */
+  ASSERT(strata_graph_find_op(d, "scores") < 0);
+  strata_graph_destroy(d);
+  strata_gen_opts_t o;
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_preset_opts("gpt-1.7b", &o));
+  o.flash_attention = 0;
+  ASSERT_OK(strata_generate(&o, "gpt-1.7b", &g));
   const strata_block_t *bl = &g->blocks[0];
   ASSERT_EQ(bl->n_ops, 18);
   ASSERT_EQ(bl->repeat, 24);

@@ -216,13 +216,16 @@ void strata_gen_opts_init(strata_gen_opts_t *o, strata_family_t family) {
     break;
   case STRATA_FAMILY_LLAMA:
     o->kv_heads = 4, o->seq = 2048, o->vocab = 32000;
-    o->flash_attention = 1;
     break;
   default:
     o->seq = 1024, o->vocab = 50257;
     o->dropout = 1, o->tie_embeddings = 1;
     break;
   }
+  /* Fused attention: Megatron-LM's --attention-backend auto (Transformer
+   * Engine's flash or cuDNN kernel), the default of its GPT and BERT
+   * examples; --no-flash-attention gives the unfused one of 2021 */
+  o->flash_attention = 1;
 }
 
 void strata_gen_opts_keep(strata_gen_opts_t *o) {
