@@ -68,6 +68,10 @@ static const struct {
     {"olmo-2-7b.json", 7.30e9, 0},
     {"command-r.json", 35e9, 0},
     {"command-r-plus.json", 104e9, 0},
+    /* Cohere 2: the hub's 8.03B for Command R7B, the model card's 111B
+     * for Command A */
+    {"command-r7b.json", 8.03e9, 0},
+    {"command-a.json", 111e9, 0},
     {"phi-3-mini.json", 3.82e9, 0},
     {"bert-base-uncased.json", 110e6, 0},
     {"t5-base.json", 223e6, 0},
@@ -286,6 +290,66 @@ TEST(gemma3_configs) {
     strata_graph_t *x = NULL;
     ASSERT_EQ(
         strata_hf_parse(bad[i].text, strlen(bad[i].text), "g3.json", &ov, &x),
+        STRATA_EBADINPUT);
+    ASSERT_CONTAINS(strata_last_error(), bad[i].why);
+    ASSERT(x == NULL);
+  }
+}
+
+/* Cohere 2: Cohere's parallel layer without q/k norms, the window on
+ * three layers of four (the fourth full); Cohere's own keys must agree
+ * with the layer transformers builds. */
+TEST(cohere2_layers) {
+  strata_graph_t *g = import("command-r7b.json", 0, 8192);
+  ASSERT_EQ(g->hp.window, 4096);
+  ASSERT_EQ(g->hp.window_every, 4);
+  for (int l = 0; l < 32; l++) { /* runs of three windowed, one full */
+    const strata_block_t *b = &g->blocks[strata_graph_layer_block(g, l)];
+    int w = -1;
+    for (int i = b->first_op; i < b->first_op + b->n_ops; i++)
+      if (g->ops[i].kind == STRATA_OP_FLASH_ATTENTION) w = g->ops[i].window;
+    ASSERT_EQ(w, (l + 1) % 4 ? 4096 : 0);
+  }
+  ASSERT_EQ(op_named(g, "L0.ln1")->kind, STRATA_OP_LAYERNORM);
+  ASSERT_EQ(strata_graph_find_op(g, "L0.ln2"), -1);
+  ASSERT_EQ(op_named(g, "L0.fc1")->in[0], op_named(g, "L0.qkv")->in[0]);
+  ASSERT_EQ(strata_graph_find_op(g, "L0.q_norm"), -1);
+  ASSERT_EQ(strata_graph_find_tensor(g, "head.weight"), -1); /* tied */
+  ASSERT_EQ(tensor_named(g, "L0.qkv.weight")->shape[0], (32 + 2 * 8) * 128);
+  strata_graph_destroy(g);
+  /* within the window every layer is one block */
+  g = import("command-r7b.json", 0, 4096);
+  ASSERT_EQ(g->n_blocks, 1);
+  strata_graph_destroy(g);
+  strata_gen_opts_t ov;
+  strata_gen_opts_keep(&ov);
+#define C2(extra)                                                              \
+  "{\"model_type\": \"cohere2\", \"hidden_size\": 64, "                        \
+  "\"num_hidden_layers\": 4, \"num_attention_heads\": 2, "                     \
+  "\"num_key_value_heads\": 1, \"intermediate_size\": 128, \"vocab_size\": "   \
+  "100, \"sliding_window\": 16" extra "}"
+  static const char plain[] = C2("");
+  ov.seq = 64;
+  ASSERT_OK(strata_hf_parse(plain, strlen(plain), "c2.json", &ov, &g));
+  ASSERT_EQ(g->hp.window_every, 4); /* Cohere2Config's default pattern */
+  ASSERT_EQ(op_named(g, "L0.attn")->window, 16);
+  ASSERT_EQ(op_named(g, "L3.attn")->window, 0);
+  strata_graph_destroy(g);
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+      {C2(", \"use_parallel_block\": false"), "use_parallel_block"},
+      {C2(", \"use_gated_activation\": false"), "use_gated_activation"},
+      {C2(", \"use_embedding_sharing\": false"), "as tie_word_embeddings"},
+      {C2(", \"rotary_pct\": 0.5"), "rotary_pct"},
+      {C2(", \"order_of_interleaved_layers\": \"global_attn_first\""),
+       "local_attn_first"},
+  };
+#undef C2
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    strata_graph_t *x = NULL;
+    ASSERT_EQ(
+        strata_hf_parse(bad[i].text, strlen(bad[i].text), "c2.json", &ov, &x),
         STRATA_EBADINPUT);
     ASSERT_CONTAINS(strata_last_error(), bad[i].why);
     ASSERT(x == NULL);
@@ -721,6 +785,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(sliding_window_flops),
     TEST_ENTRY(gemma2_alternating_layers),
     TEST_ENTRY(gemma3_configs),
+    TEST_ENTRY(cohere2_layers),
     TEST_ENTRY(window_patterns_and_dtype),
     TEST_ENTRY(family_variants),
     TEST_ENTRY(t5_encoder_decoder),

@@ -340,6 +340,41 @@ static void rd_cohere(cfg_t *c, st__arch_t *a) {
   real(c, "logit_scale", 0);
 }
 
+/* Cohere 2 (Command R7B, Command A): Cohere's layer without q/k norms
+ * (transformers' Cohere2DecoderLayer is CohereDecoderLayer over its own
+ * attention), the sliding window (4096 by default) on three layers of
+ * four and full attention on every fourth (Cohere2Config's layer_types
+ * from sliding_window_pattern, 4 by default).  The full layers use no
+ * rotary positions: the same work but one elementwise kernel, counted as
+ * the others. */
+static void rd_cohere2(cfg_t *c, st__arch_t *a) {
+  llama_like(c, a, 1);
+  a->rms = 0;
+  a->parallel = 1;
+  real(c, "logit_scale", 0);
+  a->window = num(c, "sliding_window", 0, 4096);
+  int k = window_pattern(c, a->layers, 4);
+  if (!k) a->window = 0;
+  a->window_every = k > 1 ? k : 1;
+  /* Cohere's own keys, which the published configs carry and transformers
+   * ignores: read only to agree with the layer it builds */
+  static const char *const mine[] = {"use_parallel_block",
+                                     "use_gated_activation", NULL};
+  for (int i = 0; mine[i]; i++)
+    if (!flag(c, mine[i], 1))
+      bad_field(c, mine[i], "true (transformers' Cohere2 layer has it)");
+  if (flag(c, "use_embedding_sharing", a->tie) != a->tie)
+    bad_field(c, "use_embedding_sharing", "as tie_word_embeddings");
+  flag(c, "use_parallel_embedding", 0); /* a vocabulary-parallel table */
+  if (real(c, "rotary_pct", 1.0) != 1.0)
+    bad_field(c, "rotary_pct", "1 (transformers rotates whole heads)");
+  str(c, "position_embedding_type", NULL); /* rope_gptj: same work */
+  const char *order = str(c, "order_of_interleaved_layers", NULL);
+  if (order && strcmp(order, "local_attn_first"))
+    bad_field(c, "order_of_interleaved_layers",
+              "local_attn_first (the window before the full layer)");
+}
+
 static void rd_phi3(cfg_t *c, st__arch_t *a) {
   llama_like(c, a, 0);
   window(c, a, 0);
@@ -690,7 +725,7 @@ static const struct {
     {"qwen3", rd_qwen3}, {"gemma", rd_gemma},     {"gemma2", rd_gemma2},
     {"phi3", rd_phi3},   {"gpt2", rd_gpt2},       {"gpt_neox", rd_gpt_neox},
     {"bert", rd_bert},   {"t5", rd_t5},           {"gemma3_text", rd_gemma3},
-    {"olmo2", rd_olmo2}, {"cohere", rd_cohere},
+    {"olmo2", rd_olmo2}, {"cohere", rd_cohere},   {"cohere2", rd_cohere2},
 };
 #define N_READERS (int)(sizeof readers / sizeof readers[0])
 
