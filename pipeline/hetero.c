@@ -522,8 +522,12 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
   if (!rc && !best)
     rc = strata_error(STRATA_EINFEASIBLE,
                       "no configuration fits on any node group of cluster "
-                      "'%s' or across them; %s",
-                      strata_cluster_name(c), why);
+                      "'%s'%s; %s",
+                      strata_cluster_name(c),
+                      o->framework == STRATA_FRAMEWORK_DEEPSPEED
+                          ? " (DeepSpeed's pipeline runs on one group)"
+                          : " or across them",
+                      why);
   if (!rc) { /* an alone plan's own list holds its row already */
     if (mixed) st__plan_config(&M->best, &M->cost, &M->S[0], &extra[nx++]);
     for (int z = 0; z < M->K; z++)
