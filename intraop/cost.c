@@ -238,6 +238,7 @@ static double saved_slot_bytes(const st__cost_ctx_t *c, const strata_op_t *op,
   double b = slot_bytes(c, d, s, slot) * slot_factor(c, d, slot);
   if (slot == 0 && fp8_gemm(c, op))
     b /= strata_dtype_size(c->g->tensors[d->tensor[0]].dtype);
+  if (slot < op->n_in) b *= strata_op_saved_scale(c->g, op, slot);
   return b;
 }
 
@@ -556,12 +557,19 @@ static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
     break;
   }
   case STRATA_OP_CROSS_ENTROPY: {
-    /* in fp32: forward reads the logits and makes three passes (max, exp
-     * and sum, the target's logit), backward writes softmax - one-hot */
-    double n = slot_bytes(c, d, s, 0) /
-               strata_dtype_size(c->g->tensors[op->in[0]].dtype);
-    r->fwd = strata_perf_stream(pf, n * (2 + 4 * 3), 3);
-    r->bwd = strata_perf_stream(pf, n * (4 + 2), 1);
+    /* Megatron-LM's VocabParallelCrossEntropy (megatron/core/
+     * tensor_parallel/cross_entropy.py), per logit: forward copies the
+     * logits to fp32 (logits.float(): read e, write 4), takes the max (read
+     * 4), subtracts it (read and write 4), exps in place (read and write
+     * 4), sums (read 4) and divides in place into the saved softmax (read
+     * and write 4); backward subtracts the one-hot (one element a row),
+     * scales by the output gradient in place (read and write 4) and casts
+     * the gradient back (read 4, write e).  fp32 logits need no casts. */
+    double e = strata_dtype_size(c->g->tensors[op->in[0]].dtype);
+    double n = slot_bytes(c, d, s, 0) / e;
+    int cast = e < 4;
+    r->fwd = strata_perf_stream(pf, n * ((cast ? e + 4 : 0) + 32), 5 + cast);
+    r->bwd = strata_perf_stream(pf, n * (8 + (cast ? 4 + e : 0)), 1 + cast);
     break;
   }
   default:

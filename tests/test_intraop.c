@@ -703,6 +703,59 @@ TEST(gemm_kinds_priced_as_gemms) {
   strata_stage_result_destroy(r);
 }
 
+/* The loss as Megatron-LM's VocabParallelCrossEntropy runs it: forward
+ * casts the bf16 logits to fp32 and makes five passes over them (38 bytes
+ * a logit in six kernels), backward two (14 bytes); the softmax it keeps
+ * for backward is fp32, twice the logits' bytes. */
+TEST(cross_entropy_as_megatron_runs) {
+  strata_stage_opts_t o;
+  strata_stage_opts_init(&o);
+  const strata_perf_t *pf = &o.perf;
+  const char *ce =
+      "{\"format\": \"strata-trace\", \"version\": 1, \"name\": \"ce\","
+      " \"micro_batch\": 2, \"seq_len\": 1024, \"tensors\": ["
+      " {\"id\": \"x\", \"shape\": [2, 1024, 256], \"dtype\": \"bf16\","
+      "  \"kind\": \"input\"},"
+      " {\"id\": \"w\", \"shape\": [32000, 256], \"dtype\": \"bf16\","
+      "  \"kind\": \"param\"},"
+      " {\"id\": \"labels\", \"shape\": [2, 1024], \"dtype\": \"i64\","
+      "  \"kind\": \"input\"},"
+      " {\"id\": \"logits\", \"shape\": [2, 1024, 32000], \"dtype\": "
+      "\"bf16\", \"kind\": \"activation\"},"
+      " {\"id\": \"loss\", \"shape\": [], \"dtype\": \"f32\","
+      "  \"kind\": \"activation\"}],"
+      " \"ops\": [{\"id\": \"head\", \"kind\": \"linear\","
+      "  \"inputs\": [\"x\", \"w\"], \"outputs\": [\"logits\"]},"
+      " {\"id\": \"ce\", \"kind\": \"cross_entropy\","
+      "  \"inputs\": [\"logits\", \"labels\"], \"outputs\": [\"loss\"]}]}";
+  strata_stage_result_t *r = solve_text(ce);
+  double n = 2.0 * 1024 * 32000, m = 2048, v = 32000, k = 256;
+  ASSERT_NEAR(r->fwd_seconds,
+              strata_perf_gemm(pf, 1, m, v, k, 2) +
+                  strata_perf_stream(pf, 38 * n, 6),
+              1e-9, 0);
+  ASSERT_NEAR(r->bwd_seconds,
+              strata_perf_gemm(pf, 1, m, k, v, 2) +
+                  strata_perf_gemm(pf, 1, v, k, m, 2) +
+                  strata_perf_stream(pf, 14 * n, 2),
+              1e-9, 0);
+  /* the head's input is an input (resident): what is saved is the softmax */
+  ASSERT_EQ(r->mem.activations, 4 * n);
+  printf("  cross entropy over %.0f logits: fwd %.1f us of %.1f, saved %.0f "
+         "MiB\n",
+         n, strata_perf_stream(pf, 38 * n, 6) * 1e6, r->fwd_seconds * 1e6,
+         r->mem.activations / MIB);
+  strata_stage_result_destroy(r);
+  /* the graph's count agrees: 4 bytes a logit */
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_trace_parse(ce, strlen(ce), "ce", &g));
+  ASSERT_EQ(strata_op_saved_bytes(g, &g->ops[1]), (int64_t)(4 * n));
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  ASSERT_EQ(st.activation_bytes, (int64_t)(4 * n));
+  strata_graph_destroy(g);
+}
+
 /* ---- g. the LP file, solved by GLPK alone ------------------------------- */
 
 static double lp_constant(const char *path) {
@@ -985,6 +1038,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(single_op_block),
     TEST_ENTRY(importer_kinds_solve),
     TEST_ENTRY(gemm_kinds_priced_as_gemms),
+    TEST_ENTRY(cross_entropy_as_megatron_runs),
     TEST_ENTRY(lp_export_round_trip),
     TEST_ENTRY(lp_export_bad_path),
     TEST_ENTRY(deterministic),

@@ -262,7 +262,8 @@ int64_t strata_graph_saved_bytes(const strata_graph_t *g, int first_op,
       if (!(s & bit) || g->tensors[t].kind != STRATA_TENSOR_ACTIVATION)
         continue;
       if (!saved_before(g, first_op, i, k, st__storage_root(g, t)))
-        n = sat_add(n, strata_tensor_bytes(&g->tensors[t]));
+        n = sat_add(n, sat_mul(strata_tensor_bytes(&g->tensors[t]),
+                               is_in ? strata_op_saved_scale(g, op, k) : 1));
     }
     n = sat_add(n, strata_op_extra_saved(g, op));
   }

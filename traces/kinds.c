@@ -183,11 +183,23 @@ static int64_t saved_tensor_bytes(const strata_graph_t *g, int t) {
   return x->kind == STRATA_TENSOR_ACTIVATION ? strata_tensor_bytes(x) : 0;
 }
 
+/* The cross entropy keeps the softmax of its logits for backward in fp32:
+ * Megatron-LM's VocabParallelCrossEntropy computes in logits.float() and
+ * saves exp_logits (megatron/core/tensor_parallel/cross_entropy.py), so
+ * bf16 logits are kept at twice their bytes. */
+int strata_op_saved_scale(const strata_graph_t *g, const strata_op_t *op,
+                          int slot) {
+  if (op->kind != STRATA_OP_CROSS_ENTROPY || slot != 0) return 1;
+  size_t e = strata_dtype_size(g->tensors[op->in[0]].dtype);
+  return e > 0 && e < 4 ? (int)(4 / e) : 1;
+}
+
 int64_t strata_op_saved_bytes(const strata_graph_t *g, const strata_op_t *op) {
   unsigned s = strata_op_saves(g, op);
   int64_t n = 0;
   for (int i = 0; i < op->n_in; i++)
-    if (s & STRATA_SAVE_IN(i)) n += saved_tensor_bytes(g, op->in[i]);
+    if (s & STRATA_SAVE_IN(i))
+      n += saved_tensor_bytes(g, op->in[i]) * strata_op_saved_scale(g, op, i);
   for (int i = 0; i < op->n_out; i++)
     if (s & STRATA_SAVE_OUT(i)) n += saved_tensor_bytes(g, op->out[i]);
   if ((s & STRATA_SAVE_MASK) && op->n_out > 0)

@@ -249,6 +249,10 @@ int64_t strata_op_saved_bytes(const strata_graph_t *g, const strata_op_t *op);
 /* The part of it that is no tensor: the dropout mask (1 byte per element
  * of the first output) and flash attention's log-sum-exp (4*b*heads*s). */
 int64_t strata_op_extra_saved(const strata_graph_t *g, const strata_op_t *op);
+/* How many times its own bytes op keeps saved input `slot` at (the cross
+ * entropy's fp32 softmax of bf16 logits: 2; otherwise 1). */
+int strata_op_saved_scale(const strata_graph_t *g, const strata_op_t *op,
+                          int slot);
 /* Forward and forward+backward FLOPs of one instance of op. */
 double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op);
 double strata_op_flops(const strata_graph_t *g, const strata_op_t *op);
