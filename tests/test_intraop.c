@@ -739,8 +739,10 @@ TEST(cross_entropy_as_megatron_runs) {
                   strata_perf_gemm(pf, 1, v, k, m, 2) +
                   strata_perf_stream(pf, 14 * n, 2),
               1e-9, 0);
-  /* the head's input is an input (resident): what is saved is the softmax */
+  /* the head's input is an input (resident): what is saved is the softmax;
+   * the bf16 logits, the head's output, are the peak beside it */
   ASSERT_EQ(r->mem.activations, 4 * n);
+  ASSERT_EQ(r->mem.transient, 2 * n);
   printf("  cross entropy over %.0f logits: fwd %.1f us of %.1f, saved %.0f "
          "MiB\n",
          n, strata_perf_stream(pf, 38 * n, 6) * 1e6, r->fwd_seconds * 1e6,
