@@ -72,6 +72,15 @@ static const struct {
      * for Command A */
     {"command-r7b.json", 8.03e9, 0},
     {"command-a.json", 111e9, 0},
+    /* BLOOM paper (arXiv:2211.05100), Table 1: 559,214,592 and 176,247M */
+    {"bloom-560m.json", 559214592, 1},
+    {"bloom.json", 176247271424.0, 0},
+    /* the OPT paper (arXiv:2205.01068), Table 1, and the Falcon paper
+     * (arXiv:2311.16867): to the billion */
+    {"opt-13b.json", 13e9, 3},
+    {"opt-66b.json", 66e9, 3},
+    {"falcon-7b.json", 7e9, 3},
+    {"falcon-180b.json", 180e9, 2},
     {"phi-3-mini.json", 3.82e9, 0},
     {"bert-base-uncased.json", 110e6, 0},
     {"t5-base.json", 223e6, 0},
@@ -350,6 +359,94 @@ TEST(cohere2_layers) {
     strata_graph_t *x = NULL;
     ASSERT_EQ(
         strata_hf_parse(bad[i].text, strlen(bad[i].text), "c2.json", &ov, &x),
+        STRATA_EBADINPUT);
+    ASSERT_CONTAINS(strata_last_error(), bad[i].why);
+    ASSERT(x == NULL);
+  }
+}
+
+/* BLOOM, OPT and Falcon: the layers their transformers classes build. */
+TEST(bloom_opt_falcon_layers) {
+  /* BLOOM: ALiBi (no position table, no rotary), a norm after the
+   * embeddings, biases, tied head */
+  strata_graph_t *g = import("bloom-560m.json", 2, 2048);
+  ASSERT_EQ(op_named(g, "embed_norm")->kind, STRATA_OP_LAYERNORM);
+  ASSERT_EQ(strata_graph_find_tensor(g, "embed.pos"), -1);
+  ASSERT_EQ(strata_graph_find_op(g, "rope_q"), -1);
+  ASSERT(strata_graph_find_tensor(g, "qkv.bias") >= 0);
+  ASSERT(strata_graph_find_tensor(g, "fc2.bias") >= 0);
+  ASSERT_EQ(strata_graph_find_tensor(g, "head.weight"), -1);
+  ASSERT_EQ(op_named(g, "act")->kind, STRATA_OP_GELU);
+  ASSERT_EQ(tensor_named(g, "fc1.weight")->shape[0], 4 * 1024);
+  strata_graph_destroy(g);
+  /* OPT: 2048 positions in 2050 rows, a ReLU MLP of ffn_dim */
+  g = import("opt-13b.json", 2, 2048);
+  ASSERT_EQ(tensor_named(g, "embed.pos")->shape[0], 2050);
+  ASSERT_EQ(op_named(g, "act")->kind, STRATA_OP_RELU);
+  ASSERT_EQ(tensor_named(g, "fc1.weight")->shape[0], 20480);
+  ASSERT(strata_graph_find_tensor(g, "proj.bias") >= 0);
+  ASSERT_EQ(strata_graph_find_op(g, "rope_q"), -1);
+  strata_graph_destroy(g);
+  /* Falcon 7B: one norm feeds attention and MLP, one key/value head, no
+   * biases; 180B: two norms side by side, 8 key/value heads */
+  g = import("falcon-7b.json", 2, 2048);
+  ASSERT_EQ(strata_graph_find_op(g, "ln2"), -1);
+  ASSERT_EQ(op_named(g, "fc1")->in[0], op_named(g, "qkv")->in[0]);
+  ASSERT_EQ(tensor_named(g, "qkv.weight")->shape[0], (71 + 2) * 64);
+  ASSERT_EQ(strata_graph_find_tensor(g, "qkv.bias"), -1);
+  ASSERT(strata_graph_find_op(g, "rope_q") >= 0);
+  strata_graph_destroy(g);
+  g = import("falcon-180b.json", 2, 2048);
+  ASSERT_EQ(op_named(g, "ln1")->in[0], g->blocks[0].input);
+  ASSERT_EQ(op_named(g, "ln2")->in[0], g->blocks[0].input);
+  ASSERT_EQ(op_named(g, "fc1")->in[0], op_named(g, "ln2")->out[0]);
+  ASSERT_EQ(tensor_named(g, "qkv.weight")->shape[0], (232 + 2 * 8) * 64);
+  strata_graph_destroy(g);
+  strata_gen_opts_t ov;
+  strata_gen_opts_keep(&ov);
+  ov.seq = 64;
+#define OPT(extra)                                                             \
+  "{\"model_type\": \"opt\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "  \
+  "\"num_attention_heads\": 2, \"ffn_dim\": 128, \"vocab_size\": 100, "        \
+  "\"max_position_embeddings\": 64" extra "}"
+#define FALCON(extra)                                                          \
+  "{\"model_type\": \"falcon\", \"hidden_size\": 64, "                         \
+  "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": "     \
+  "100" extra "}"
+  static const char alibi[] = FALCON(", \"alibi\": true");
+  ASSERT_OK(strata_hf_parse(alibi, strlen(alibi), "f.json", &ov, &g));
+  ASSERT_EQ(strata_graph_find_op(g, "rope_q"), -1);
+  ASSERT_EQ(g->hp.kv_heads, 1); /* multi_query by default */
+  strata_graph_destroy(g);
+  static const char serial[] =
+      FALCON(", \"parallel_attn\": false, \"multi_query\": false");
+  ASSERT_OK(strata_hf_parse(serial, strlen(serial), "f.json", &ov, &g));
+  ASSERT_EQ(op_named(g, "fc1")->in[0], op_named(g, "ln2")->out[0]);
+  ASSERT(op_named(g, "ln2")->in[0] != g->blocks[0].input);
+  ASSERT_EQ(g->hp.kv_heads, 4);
+  strata_graph_destroy(g);
+  static const struct {
+    const char *text, *why;
+  } bad[] = {
+      {OPT(", \"do_layer_norm_before\": false"), "post-LN"},
+      {OPT(", \"word_embed_proj_dim\": 32"), "projected embeddings"},
+      {OPT(", \"layerdrop\": 0.1"), "at random"},
+      {OPT(", \"_remove_final_layer_norm\": true"), "false"},
+      {FALCON(", \"num_ln_in_parallel_attn\": 3"), "1 or 2"},
+      {FALCON(", \"apply_residual_connection_post_layernorm\": true"), "false"},
+      {"{\"model_type\": \"bloom\", \"n_embed\": 64, \"hidden_size\": 32, "
+       "\"n_layer\": 2, \"n_head\": 2, \"vocab_size\": 100}",
+       "as its twin"},
+      {"{\"model_type\": \"bloom\", \"hidden_size\": 64, \"n_layer\": 2, "
+       "\"n_head\": 2, \"vocab_size\": 100, \"n_inner\": 512}",
+       "4 x hidden"},
+  };
+#undef OPT
+#undef FALCON
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    strata_graph_t *x = NULL;
+    ASSERT_EQ(
+        strata_hf_parse(bad[i].text, strlen(bad[i].text), "x.json", &ov, &x),
         STRATA_EBADINPUT);
     ASSERT_CONTAINS(strata_last_error(), bad[i].why);
     ASSERT(x == NULL);
@@ -786,6 +883,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(gemma2_alternating_layers),
     TEST_ENTRY(gemma3_configs),
     TEST_ENTRY(cohere2_layers),
+    TEST_ENTRY(bloom_opt_falcon_layers),
     TEST_ENTRY(window_patterns_and_dtype),
     TEST_ENTRY(family_variants),
     TEST_ENTRY(t5_encoder_decoder),

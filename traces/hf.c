@@ -432,6 +432,126 @@ static void rd_gpt_neox(cfg_t *c, st__arch_t *a) {
   dropouts(c, a, drops);
 }
 
+/* One of two names of a field (a config class's attribute_map, or an
+ * older key it still reads); both given must agree. */
+static int num_either(cfg_t *c, const char *key, const char *alias,
+                      int required, int def) {
+  int has = item(c, key) != NULL, has_alias = item(c, alias) != NULL;
+  int v = num(c, key, 0, def), w = num(c, alias, 0, def);
+  if (has && has_alias && v != w) return bad_field(c, alias, "as its twin");
+  if (!has && !has_alias && required) return num(c, key, 1, def);
+  return has ? v : w;
+}
+
+/* BLOOM (BigScience): ALiBi (a bias the fused attention adds: no position
+ * table, no rotary), a LayerNorm after the embeddings, pre-LN layers with
+ * biases everywhere, a GELU MLP of 4 x hidden, tied head.  Nothing bounds
+ * the sequence; its training length, 2048, unless seq_length says.
+ * BloomConfig reads n_layer and n_head (or num_hidden_layers and
+ * num_attention_heads, its attribute_map) and hidden_size (or n_embed). */
+static void rd_bloom(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"hidden_dropout", "attention_dropout",
+                                      NULL};
+  a->hidden = num_either(c, "hidden_size", "n_embed", 1, 0);
+  a->layers = num_either(c, "n_layer", "num_hidden_layers", 1, 0);
+  a->heads = num_either(c, "n_head", "num_attention_heads", 1, 0);
+  a->ffn = four_times(a->hidden);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->seq = num(c, "seq_length", 0, 2048);
+  a->tie = flag(c, "tie_word_embeddings", 1);
+  a->act = ST__ACT_GELU;
+  a->norm_bias = a->qkv_bias = a->out_bias = a->mlp_bias = 1;
+  a->embed_norm = 1;
+  /* the residual taken after the norm instead of before: the same ops */
+  flag(c, "apply_residual_connection_post_layernorm", 0);
+  static const char *const numerics[] = {"attention_softmax_in_fp32",
+                                         "masked_softmax_fusion",
+                                         "slow_but_exact",
+                                         "bias_dropout_fusion",
+                                         "skip_bias_add",
+                                         "skip_bias_add_qkv",
+                                         NULL};
+  for (int i = 0; numerics[i]; i++)
+    flag(c, numerics[i], 0);
+  num(c, "offset_alibi", 0, 0);
+  num(c, "unk_token_id", 0, 0);
+  if (num(c, "n_inner", 0, 0) > 0)
+    bad_field(c, "n_inner", "null (BLOOM's MLP is 4 x hidden)");
+  dropouts(c, a, drops);
+}
+
+/* OPT (Meta): GPT-2's layer with a ReLU MLP of ffn_dim, learned positions
+ * in a table of max_position_embeddings + 2 rows (OPTLearnedPositional-
+ * Embedding's offset), biases (enable_bias), tied head.  OPT-350m's
+ * post-LN layers and projected embeddings (do_layer_norm_before false,
+ * word_embed_proj_dim below hidden_size) are not built. */
+static void rd_opt(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"dropout", "attention_dropout",
+                                      "activation_dropout", NULL};
+  a->hidden = num(c, "hidden_size", 1, 0);
+  a->layers = num(c, "num_hidden_layers", 1, 0);
+  a->heads = num(c, "num_attention_heads", 1, 0);
+  a->ffn = num(c, "ffn_dim", 1, 0);
+  a->vocab = num(c, "vocab_size", 1, 0);
+  int positions = num(c, "max_position_embeddings", 1, 0);
+  a->max_pos = positions + 2;
+  a->seq = seq_default(positions);
+  a->tie = flag(c, "tie_word_embeddings", 1);
+  a->act = activation(c, "activation_function",
+                      str(c, "activation_function", "relu"));
+  a->qkv_bias = a->out_bias = a->mlp_bias = flag(c, "enable_bias", 1);
+  a->norm_bias = 1;
+  if (!flag(c, "layer_norm_elementwise_affine", 1))
+    bad_field(c, "layer_norm_elementwise_affine", "true");
+  if (!flag(c, "do_layer_norm_before", 1))
+    bad_field(c, "do_layer_norm_before",
+              "true (OPT-350m's post-LN layers are not built)");
+  if (num(c, "word_embed_proj_dim", 0, a->hidden) != a->hidden)
+    bad_field(c, "word_embed_proj_dim",
+              "hidden_size (OPT-350m's projected embeddings are not built)");
+  if (flag(c, "_remove_final_layer_norm", 0))
+    bad_field(c, "_remove_final_layer_norm", "false");
+  if (real(c, "layerdrop", 0) > 0)
+    bad_field(c, "layerdrop", "0 (layers skipped at random are not costed)");
+  if (!flag(c, "output_projection", 1))
+    bad_field(c, "output_projection", "true (the LM head)");
+  real(c, "init_std", 0);
+  dropouts(c, a, drops);
+}
+
+/* Falcon (TII): attention and MLP side by side, from two LayerNorms with
+ * new_decoder_architecture (num_ln_in_parallel_attn, 2 by default) or
+ * one, grouped keys and values (num_kv_heads) or one shared head
+ * (multi_query), rotary positions or ALiBi (alibi), a GELU MLP of
+ * ffn_hidden_size (4 x hidden), biases only if bias, tied head; with
+ * parallel_attn false, two norms one after the other (FalconDecoderLayer). */
+static void rd_falcon(cfg_t *c, st__arch_t *a) {
+  static const char *const drops[] = {"hidden_dropout", "attention_dropout",
+                                      NULL};
+  a->hidden = num(c, "hidden_size", 1, 0);
+  a->layers = num(c, "num_hidden_layers", 1, 0);
+  a->heads = num(c, "num_attention_heads", 1, 0);
+  int newer = flag(c, "new_decoder_architecture", 0);
+  int mq = flag(c, "multi_query", 1);
+  int kv = num(c, "num_kv_heads", 0, a->heads);
+  a->kv_heads = newer || !mq ? kv : 1;
+  a->ffn = num(c, "ffn_hidden_size", 0, four_times(a->hidden));
+  a->vocab = num(c, "vocab_size", 1, 0);
+  a->seq = seq_default(num(c, "max_position_embeddings", 0, 2048));
+  a->tie = flag(c, "tie_word_embeddings", 1);
+  a->act = activation(c, "activation", str(c, "activation", "gelu"));
+  a->qkv_bias = a->out_bias = a->mlp_bias = flag(c, "bias", 0);
+  a->norm_bias = 1;
+  a->rope = !flag(c, "alibi", 0);
+  a->rope_theta = rope_base(c);
+  int lns = num(c, "num_ln_in_parallel_attn", 0, newer ? 2 : 1);
+  if (lns < 1 || lns > 2) bad_field(c, "num_ln_in_parallel_attn", "1 or 2");
+  a->parallel = flag(c, "parallel_attn", 1) ? lns : 0;
+  if (flag(c, "apply_residual_connection_post_layernorm", 0))
+    bad_field(c, "apply_residual_connection_post_layernorm", "false");
+  dropouts(c, a, drops);
+}
+
 static void rd_bert(cfg_t *c, st__arch_t *a) {
   static const char *const drops[] = {"hidden_dropout_prob",
                                       "attention_probs_dropout_prob", NULL};
@@ -726,6 +846,7 @@ static const struct {
     {"phi3", rd_phi3},   {"gpt2", rd_gpt2},       {"gpt_neox", rd_gpt_neox},
     {"bert", rd_bert},   {"t5", rd_t5},           {"gemma3_text", rd_gemma3},
     {"olmo2", rd_olmo2}, {"cohere", rd_cohere},   {"cohere2", rd_cohere2},
+    {"bloom", rd_bloom}, {"opt", rd_opt},         {"falcon", rd_falcon},
 };
 #define N_READERS (int)(sizeof readers / sizeof readers[0])
 
