@@ -6,9 +6,10 @@
  * configs (238fa995, February 2026; later torchtitan configures runs in
  * Python, where the same fields keep their names).
  *
- * torchtitan trains its own model definitions; of Strata's families only
- * LLaMA has one (llama3), so a plan is matched to the llama3 flavor of its
- * sizes and refused otherwise.  Its tensor parallelism is Megatron's
+ * torchtitan trains its own model definitions; of Strata's families LLaMA
+ * (llama3) and Qwen 3 (qwen3, dense, without a pipeline split at that
+ * commit) have one, so a plan is matched to the flavor of its sizes and
+ * refused otherwise.  Its tensor parallelism is Megatron's
  * layout with sequence parallelism, so only Megatron-mode plans go here
  * (a free-mode plan's layouts go to `strata export torch`).
  *
@@ -26,29 +27,54 @@
 #define REFUSE(...)                                                            \
   strata_error(STRATA_EUNSUPPORTED, "torchtitan export: " __VA_ARGS__)
 
-/* torchtitan's llama3 flavors (torchtitan/models/llama3/__init__.py at
- * 238fa995): layers, hidden, heads, kv heads, and the FFN size its
- * multiplier and multiple_of give. */
+/* torchtitan's flavors at 238fa995 (torchtitan/models/llama3/__init__.py:
+ * layers, hidden, heads, kv heads, and the FFN size its multiplier and
+ * multiple_of give; torchtitan/models/qwen3/__init__.py: the dense ones,
+ * with their head size of 128 and tied heads up to 4B). */
 static const struct {
-  const char *flavor;
-  int layers, hidden, heads, kv, ffn;
+  const char *model, *flavor;
+  int layers, hidden, heads, kv, ffn, head_dim, tie;
 } flavors[] = {
-    {"8B", 32, 4096, 32, 8, 14336},
-    {"70B", 80, 8192, 64, 8, 28672},
-    {"405B", 126, 16384, 128, 8, 53248},
+    {"llama3", "8B", 32, 4096, 32, 8, 14336, 0, 0},
+    {"llama3", "70B", 80, 8192, 64, 8, 28672, 0, 0},
+    {"llama3", "405B", 126, 16384, 128, 8, 53248, 0, 0},
+    {"qwen3", "0.6B", 28, 1024, 16, 8, 3072, 128, 1},
+    {"qwen3", "1.7B", 28, 2048, 16, 8, 6144, 128, 1},
+    {"qwen3", "4B", 36, 2560, 32, 8, 9728, 128, 1},
+    {"qwen3", "8B", 36, 4096, 32, 8, 12288, 128, 0},
+    {"qwen3", "14B", 40, 5120, 40, 8, 17408, 128, 0},
+    {"qwen3", "32B", 64, 5120, 64, 8, 25600, 128, 0},
 };
 
-static const char *flavor_of(const strata_plan_t *p) {
-  int kv = p->kv_heads ? p->kv_heads : p->heads;
-  for (size_t i = 0; i < sizeof flavors / sizeof flavors[0]; i++)
-    if (flavors[i].layers == p->layers && flavors[i].hidden == p->hidden &&
-        flavors[i].heads == p->heads && flavors[i].kv == kv &&
-        flavors[i].ffn == p->ffn)
-      return flavors[i].flavor;
+/* torchtitan's model of a Strata family: LLaMA's is llama3, Qwen 3's
+ * qwen3; NULL: none. */
+static const char *titan_model(const strata_plan_t *p) {
+  if (!strcmp(p->family, "llama")) return "llama3";
+  if (!strcmp(p->family, "qwen3")) return "qwen3";
   return NULL;
 }
 
-int st__titan_check(const strata_plan_t *p, const char **flavor) {
+static int head_dim_of(const strata_plan_t *p) {
+  return p->head_dim > 0 ? p->head_dim : p->heads ? p->hidden / p->heads : 0;
+}
+
+static const char *flavor_of(const strata_plan_t *p, const char *model) {
+  int kv = p->kv_heads ? p->kv_heads : p->heads;
+  for (size_t i = 0; i < sizeof flavors / sizeof flavors[0]; i++) {
+    int hd = flavors[i].head_dim ? flavors[i].head_dim
+                                 : flavors[i].hidden / flavors[i].heads;
+    if (!strcmp(flavors[i].model, model) && flavors[i].layers == p->layers &&
+        flavors[i].hidden == p->hidden && flavors[i].heads == p->heads &&
+        flavors[i].kv == kv && flavors[i].ffn == p->ffn &&
+        hd == head_dim_of(p) &&
+        (!strcmp(model, "llama3") || flavors[i].tie == !p->untie_embeddings))
+      return flavors[i].flavor;
+  }
+  return NULL;
+}
+
+int st__titan_check(const strata_plan_t *p, const char **flavor,
+                    const char **model) {
   int first, last, rc;
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL, "torchtitan export: a plan with no "
@@ -57,16 +83,29 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
     return REFUSE("a free-mode plan lays out each operator as the ILP chose "
                   "and torchtitan's tensor parallelism is Megatron's layout; "
                   "use 'strata export torch'");
-  if (strcmp(p->family, "llama"))
-    return REFUSE("torchtitan has no %s model (its llama3 is the one Strata "
-                  "family it trains)",
+  if (!(*model = titan_model(p)))
+    return REFUSE("torchtitan has no %s model (its llama3 and qwen3 are the "
+                  "Strata families it trains)",
                   p->family);
   if (p->experts > 0 || p->kv_lora > 0 || p->mtp_layers > 0)
-    return REFUSE("the plan's model has %s, which torchtitan's llama3 does "
+    return REFUSE("the plan's model has %s, which torchtitan's dense %s does "
                   "not; export it for Megatron-LM",
                   p->experts > 0   ? "experts"
                   : p->kv_lora > 0 ? "latent attention"
-                                   : "multi-token prediction modules");
+                                   : "multi-token prediction modules",
+                  *model);
+  if (p->qkv_bias > 0 || p->out_bias > 0 || p->window > 0 ||
+      p->qk_norm != !strcmp(*model, "qwen3"))
+    return REFUSE("the plan's model has %s, which torchtitan's %s does not",
+                  p->qkv_bias > 0 || p->out_bias > 0 ? "attention biases"
+                  : p->window > 0                    ? "sliding windows"
+                  : p->qk_norm                       ? "q/k norms"
+                                                     : "no q/k norms",
+                  *model);
+  /* qwen3's TrainSpec has no pipelining_fn at 238fa995 */
+  if (p->pp > 1 && !strcmp(*model, "qwen3"))
+    return REFUSE("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
+                  "pipelining_fn is None); re-plan with --pp 1");
   if (p->fp8)
     return REFUSE("the plan runs its GEMMs in FP8 with Transformer Engine's "
                   "recipe; re-plan with --precision bf16 or export it for "
@@ -80,11 +119,16 @@ int st__titan_check(const strata_plan_t *p, const char **flavor) {
   }
   /* first < 0: stages of their own layer counts (a mixed cluster's
    * groups), which module_fqns_per_model_part lists as they are */
-  if (!(*flavor = flavor_of(p)))
-    return REFUSE("no llama3 flavor of torchtitan has %d layers, hidden %d, "
-                  "%d heads, %d query groups, FFN %d; add one to "
-                  "torchtitan/models/llama3/__init__.py",
-                  p->layers, p->hidden, p->heads, p->kv_heads, p->ffn);
+  if (!(*flavor = flavor_of(p, *model)))
+    return REFUSE("no %s flavor of torchtitan has %d layers, hidden %d, "
+                  "%d heads, %d query groups, FFN %d, head size %d%s; add one "
+                  "to torchtitan/models/%s/__init__.py",
+                  *model, p->layers, p->hidden, p->heads, p->kv_heads, p->ffn,
+                  head_dim_of(p),
+                  strcmp(*model, "qwen3") ? ""
+                  : p->untie_embeddings   ? ", an untied head"
+                                          : ", a tied head",
+                  *model);
   if (p->global_batch % p->dp)
     return REFUSE("global batch %d is not divisible by dp %d", p->global_batch,
                   p->dp);
@@ -155,12 +199,12 @@ static void checkpointing(strata_buf_t *b, const strata_plan_t *p) {
 }
 
 int strata_export_torchtitan(const strata_plan_t *p, char **text) {
-  const char *flavor = NULL;
+  const char *flavor = NULL, *model = NULL;
   int rc;
   strata_buf_t b;
   if (!text) return strata_error(STRATA_EINVAL, "torchtitan export: no output");
   *text = NULL;
-  if ((rc = st__titan_check(p, &flavor))) return rc;
+  if ((rc = st__titan_check(p, &flavor, &model))) return rc;
   strata_buf_init(&b);
   strata_buf_printf(
       &b,
@@ -173,7 +217,7 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
       "\n[job]\n"
       "description = \"strata plan: %s, tp %d, pp %d, dp %d\"\n"
       "\n[model]\n"
-      "name = \"llama3\"\n"
+      "name = \"%s\"\n"
       "flavor = \"%s\"\n"
       "hf_assets_path = \"./assets/hf/%s\"  # the model's tokenizer folder\n"
       "\n[training]\n"
@@ -185,7 +229,7 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
       "dataset = \"c4\"  # your dataset\n",
       p->model ? p->model : "?", p->cluster ? p->cluster : "?", p->devices,
       p->tp, p->pp, p->dp, p->model ? p->model : "?", p->tp, p->pp, p->dp,
-      flavor, p->model ? p->model : "model", p->global_batch / p->dp,
+      model, flavor, p->model ? p->model : "model", p->global_batch / p->dp,
       p->global_batch, p->seq_len);
   if (p->n_groups > 1) /* whose GPUs run which stage: the node order */
     strata_buf_puts(&b, "# The stages run on node groups of different GPUs: "

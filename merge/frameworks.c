@@ -13,8 +13,8 @@ static int mg(const strata_plan_t *p) {
   return st__mg_check(p, &first, &last);
 }
 static int titan(const strata_plan_t *p) {
-  const char *flavor;
-  return st__titan_check(p, &flavor);
+  const char *flavor, *model;
+  return st__titan_check(p, &flavor, &model);
 }
 
 /* The reason without the exporter's "xyz export: " prefix. */

@@ -62,7 +62,8 @@ int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
 /* The other targets' refusals (STRATA_EUNSUPPORTED with the reason). */
 int st__ds_check(const strata_plan_t *p);
 int st__torch_check(const strata_plan_t *p);
-int st__titan_check(const strata_plan_t *p, const char **flavor);
+int st__titan_check(const strata_plan_t *p, const char **flavor,
+                    const char **model);
 
 /* The plan's schedule as the planner simulated it (export_timeline.c):
  * fills S (free with strata_sched_free) and *scratch (strata_free). */

@@ -1293,6 +1293,53 @@ TEST(deepspeed_refusals_and_topology) {
   strata_plan_destroy(p);
 }
 
+/* torchtitan: LLaMA to llama3 and Qwen 3 to qwen3 by their flavors' sizes
+ * (qwen3's head of 128, tied up to 4B); qwen3 has no pipeline split. */
+TEST(torchtitan_models) {
+  strata_plan_t *p = hand_plan(2, 1, 4, 36, NULL);
+  char *t = NULL;
+  snprintf(p->family, sizeof p->family, "qwen3");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 12288;
+  p->head_dim = 128, p->qk_norm = 1, p->untie_embeddings = 1;
+  p->seq_len = 4096;
+  ASSERT_OK(strata_export_torchtitan(p, &t));
+  ASSERT_CONTAINS(t, "name = \"qwen3\"\nflavor = \"8B\"\n");
+  ASSERT_CONTAINS(t, "tensor_parallel_degree = 2\n");
+  strata_free(t);
+  /* 4B is tied: an untied head of its sizes has no flavor */
+  p->layers = 36, p->hidden = 2560, p->ffn = 9728;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "no qwen3 flavor");
+  ASSERT_CONTAINS(strata_last_error(), "an untied head");
+  p->untie_embeddings = 0;
+  ASSERT_OK(strata_export_torchtitan(p, &t));
+  ASSERT_CONTAINS(t, "flavor = \"4B\"");
+  strata_free(t);
+  p->qk_norm = 0;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "no q/k norms");
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 36, NULL);
+  snprintf(p->family, sizeof p->family, "qwen3");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 12288;
+  p->head_dim = 128, p->qk_norm = 1, p->untie_embeddings = 1;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "re-plan with --pp 1");
+  strata_plan_destroy(p);
+  /* llama3 8B: the same sizes as before; with q/k norms it is not one */
+  p = hand_plan(2, 2, 2, 32, NULL);
+  snprintf(p->family, sizeof p->family, "llama");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
+  p->untie_embeddings = 1;
+  ASSERT_OK(strata_export_torchtitan(p, &t));
+  ASSERT_CONTAINS(t, "name = \"llama3\"\nflavor = \"8B\"\n");
+  strata_free(t);
+  p->qk_norm = 1;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "q/k norms");
+  strata_plan_destroy(p);
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -1537,6 +1584,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_llama_uneven),
     TEST_ENTRY(megatron_rules),
     TEST_ENTRY(deepspeed_config),
+    TEST_ENTRY(torchtitan_models),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),
     TEST_ENTRY(torch_module),

@@ -49,6 +49,8 @@ PLANS=(
     free "--model gpt --layers 4 --hidden 512 --heads 8 --cluster dgx-h100:2 --free --global-batch 16"
     mixed "--model gpt-18.4b --cluster $here/../data/topo/mixed.json"
     mixedllama3 "--model llama --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 8192 --cluster $here/../data/topo/mixed.json --global-batch 256 --pp 4"
+    qwen3 "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
+    qwen3pp "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64"
 )
 
 plan_all() {
@@ -133,12 +135,13 @@ torchtitan() {
     local name
     # mixedllama3: torchtitan's 8B on an H100 and an A100 group, stages of
     # their own layer counts
-    for name in llama llama3 mixedllama3; do
+    for name in llama llama3 mixedllama3 qwen3; do
         "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.toml" || { fail "$name: export"; continue; }
         "$PY" "$here/check_toml.py" "$tmp/$name.toml" "$tmp/$name.json" "$data/export/torchtitan_keys.txt" ||
             fail "$name: the job config"
     done
-    for name in gpt free; do
+    # qwen3pp: torchtitan's qwen3 has no pipeline split
+    for name in gpt free qwen3pp; do
         if "$strata" export torchtitan "$tmp/$name.splan" >/dev/null 2>"$tmp/$name.err"; then
             fail "$name: exported for torchtitan"
         fi
