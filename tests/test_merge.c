@@ -1295,13 +1295,17 @@ TEST(deepspeed_refusals_and_topology) {
 
 /* torchtitan: LLaMA to llama3 and Qwen 3 to qwen3 by their flavors' sizes
  * (qwen3's head of 128, tied up to 4B); qwen3 has no pipeline split. */
-TEST(torchtitan_models) {
-  strata_plan_t *p = hand_plan(2, 1, 4, 36, NULL);
-  char *t = NULL;
+static strata_plan_t *qwen3_8b(int tp, int pp, int dp) {
+  strata_plan_t *p = hand_plan(tp, pp, dp, 36, NULL);
   snprintf(p->family, sizeof p->family, "qwen3");
   p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 12288;
   p->head_dim = 128, p->qk_norm = 1, p->untie_embeddings = 1;
-  p->seq_len = 4096;
+  return p;
+}
+
+TEST(torchtitan_models) {
+  strata_plan_t *p = qwen3_8b(2, 1, 4);
+  char *t = NULL;
   ASSERT_OK(strata_export_torchtitan(p, &t));
   ASSERT_CONTAINS(t, "name = \"qwen3\"\nflavor = \"8B\"\n");
   ASSERT_CONTAINS(t, "tensor_parallel_degree = 2\n");
@@ -1319,10 +1323,7 @@ TEST(torchtitan_models) {
   ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "no q/k norms");
   strata_plan_destroy(p);
-  p = hand_plan(2, 2, 2, 36, NULL);
-  snprintf(p->family, sizeof p->family, "qwen3");
-  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 12288;
-  p->head_dim = 128, p->qk_norm = 1, p->untie_embeddings = 1;
+  p = qwen3_8b(2, 2, 2);
   ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "re-plan with --pp 1");
   strata_plan_destroy(p);
