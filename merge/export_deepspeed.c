@@ -105,6 +105,16 @@ static int check(const strata_plan_t *p, int *gas) {
                   p->n_micro, p->global_batch, p->micro_batch, p->dp, *gas);
   if (p->zero_stage < 0 || p->zero_stage > 3)
     return REFUSE("ZeRO stage %d", p->zero_stage);
+  /* DeepSpeed's bf16 without ZeRO: the basic optimizer on the bf16 weights
+   * (DDP_BFLOAT16), or with a pipeline gradients accumulated in bf16; fp32
+   * accumulation it refuses without ZeRO (engine.py,
+   * _do_optimizer_sanity_check) */
+  if (p->zero_stage == 0)
+    return REFUSE("ZeRO stage 0: DeepSpeed's bf16 without ZeRO keeps no "
+                  "fp32 master weights (without a pipeline) or accumulates "
+                  "the gradients in bf16 (with one), where the plan counted "
+                  "Megatron-LM's fp32 master weights and gradients; re-plan "
+                  "with --zero 1");
   if (p->pp > 1 && p->zero_stage >= 2)
     return REFUSE("DeepSpeed's pipeline engine supports ZeRO stage 0 or 1, "
                   "not %d, with %d pipeline stages; re-plan with --zero 1 or "

@@ -597,7 +597,10 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
                                                "(--overlap-moe-expert-parallel-comm)"
       : g->hp.mtp_layers > 0                 ? "multi-token prediction "
                                                "(--mtp-layers 0 drops it)"
-                                             : NULL;
+      : o->zero_stage == 0 ? "fp32 master weights and gradients without ZeRO "
+                             "(--zero 0: its bf16 mode has none; --zero 1 "
+                             "keeps them)"
+                           : NULL;
   if (what)
     return strata_error(STRATA_EINVAL,
                         "--framework deepspeed: the DeepSpeed config sets up "

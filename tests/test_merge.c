@@ -1201,6 +1201,10 @@ TEST(deepspeed_config) {
   p->zero_stage = 1, p->global_batch = 17;
   ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "global batch 17");
+  /* without ZeRO DeepSpeed's bf16 keeps no fp32 master weights */
+  p->global_batch = 16, p->zero_stage = 0;
+  ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "re-plan with --zero 1");
   strata_plan_destroy(p);
 }
 

@@ -911,6 +911,15 @@ TEST(deepspeed_plans_export) {
     ASSERT_CONTAINS(strata_last_error(), bad[i].why);
     ASSERT(x == NULL);
   }
+  /* ZeRO 0: DeepSpeed's bf16 has no fp32 master weights without ZeRO */
+  strata_plan_opts_init(&po);
+  po.zero_stage = 0;
+  strata_plan_t *z = NULL;
+  ASSERT_EQ(
+      plan_for("gpt-1.7b", "dgx-h100:1", STRATA_FRAMEWORK_DEEPSPEED, &po, &z),
+      STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "--zero 0");
+  ASSERT(z == NULL);
   /* a pipeline its partition cannot split evenly: 24 layers over 5 */
   strata_plan_opts_init(&po);
   po.fix_pp = 5;
