@@ -5,7 +5,8 @@
 #
 # Usage: run.sh STRATA_BINARY [CASE...]
 #
-# cases.txt holds one block per case, separated by blank lines:
+# cases.txt (and each cases-*.txt beside it, all read in name
+# order, one file per kind of input) holds one block per case, separated by blank lines:
 #   case NAME          the case's name (unique)
 #   cmd ARGS           the arguments after `strata` (shell quoting allowed,
 #                      no other shell syntax); it runs in a scratch copy of
@@ -152,7 +153,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     noleftovers) noleft=1 ;;
     *) echo "cases.txt: unknown line: $line" >&2; failed=$((failed + 1)) ;;
   esac
-done <"$here/cases.txt"
+done < <(for f in "$here"/cases*.txt; do cat "$f"; echo; done)
 flush
 echo "$passed passed, $failed failed"
 [ $failed = 0 ]
