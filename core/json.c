@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 
 int st__json_parse(const char *text, size_t len, const char *where,
                    cJSON **out) {
@@ -172,6 +173,16 @@ int st__json_add_num(cJSON *obj, const char *key, double v) {
 }
 
 int st__json_add_str(cJSON *obj, const char *key, const char *v) {
+  /* JSON is UTF-8 (RFC 8259 §8.1): a name with invalid bytes is written
+   * with U+FFFD in their place, never as the bytes. */
+  if (v && !st__utf8_valid(v, strlen(v))) {
+    char *fixed = st__utf8_fix(v);
+    if (!fixed)
+      return strata_error(STRATA_ENOMEM, "out of memory building JSON");
+    int rc = added(cJSON_AddStringToObject(obj, key, fixed));
+    strata_free(fixed);
+    return rc;
+  }
   return added(cJSON_AddStringToObject(obj, key, v));
 }
 
