@@ -6,6 +6,9 @@
  * rename stays on one file system), is synced, then renamed over the
  * target.  On any failure the temporary file is removed: a reader sees the
  * old file or the complete new one, never a part.
+ *
+ * A read takes a regular file only (or "-", standard input): a FIFO would
+ * block, /dev/zero would be read to the size limit, a folder is no input.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,23 +45,85 @@ static int read_fd(uv_file fd, const char *path, size_t max, strata_buf_t *b) {
   }
 }
 
+/* What a file of this mode is, for "'PATH' is a FIFO, not a regular
+ * file"; NULL for a regular file. */
+static const char *not_regular(uint64_t mode) {
+  switch (mode & S_IFMT) {
+  case S_IFREG:
+    return NULL;
+  case S_IFIFO:
+    return "a FIFO";
+  case S_IFDIR:
+    return "a directory";
+  case S_IFCHR:
+    return "a character device";
+  case S_IFBLK:
+    return "a block device";
+  case S_IFSOCK:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
+}
+
+static int refuse_kind(const char *path, const char *kind) {
+  return strata_error(STRATA_EBADINPUT, "'%s' is %s, not a regular file", path,
+                      kind);
+}
+
+/* Open path for reading, only if it is a regular file of at most max
+ * bytes.  A FIFO, device, folder or socket is refused by its stat before
+ * it is opened (opening a device can act on it), and again by fstat after
+ * (the path may change in between); O_NONBLOCK keeps even that open from
+ * waiting for a FIFO's writer, and is cleared for the reads. */
+static int open_regular(const char *path, size_t max, uv_file *out) {
+  uv_fs_t req;
+  const char *kind;
+  int r = uv_fs_stat(NULL, &req, path, NULL);
+  uint64_t mode = req.statbuf.st_mode;
+  uv_fs_req_cleanup(&req);
+  if (r == 0 && (kind = not_regular(mode))) return refuse_kind(path, kind);
+  int fd =
+      uv_fs_open(NULL, &req, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC, 0, NULL);
+  uv_fs_req_cleanup(&req);
+  if (fd < 0) return uv_err(fd, "cannot open", path);
+  r = uv_fs_fstat(NULL, &req, fd, NULL);
+  mode = req.statbuf.st_mode;
+  uint64_t size = req.statbuf.st_size;
+  uv_fs_req_cleanup(&req);
+  int flags = fcntl(fd, F_GETFL);
+  if (r < 0)
+    r = uv_err(r, "cannot stat", path);
+  else if ((kind = not_regular(mode)))
+    r = refuse_kind(path, kind);
+  else if (size > max)
+    r = strata_error(STRATA_EBADINPUT, "'%s' is larger than %zu bytes", path,
+                     max);
+  else if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0)
+    r = strata_error(STRATA_EIO, "cannot read '%s': %s", path, strerror(errno));
+  if (r) {
+    uv_fs_close(NULL, &req, fd, NULL);
+    uv_fs_req_cleanup(&req);
+    return r;
+  }
+  *out = fd;
+  return 0;
+}
+
 int strata_file_read(const char *path, size_t max, char **data, size_t *len) {
   uv_fs_t req;
   strata_buf_t b;
-  int rc, fd;
+  int rc;
+  uv_file fd = 0;
+  int std_in = strcmp(path, "-") == 0;
   *data = NULL;
   if (len) *len = 0;
   strata_buf_init(&b);
   if (!max) max = DEFAULT_MAX;
-  if (strcmp(path, "-") == 0) {
-    fd = 0;
-  } else {
-    fd = uv_fs_open(NULL, &req, path, O_RDONLY, 0, NULL);
-    uv_fs_req_cleanup(&req);
-    if (fd < 0) return uv_err(fd, "cannot open", path);
-  }
+  /* "-" is standard input, a pipe as often as a file */
+  if (!std_in && (rc = open_regular(path, max, &fd))) return rc;
   rc = read_fd(fd, path, max, &b);
-  if (fd != 0) {
+  if (!std_in) {
     uv_fs_close(NULL, &req, fd, NULL);
     uv_fs_req_cleanup(&req);
   }

@@ -15,7 +15,12 @@
 
 #include "strata/core.h"
 
-/* Parse text; on failure the message gives line and column of the error. */
+/* Parse text strictly, as RFC 8259 reads it: every input's JSON goes
+ * through here.  Refused, each with line and column: a syntax error, data
+ * after the document, a raw control character, \u0000 (cJSON would cut
+ * the string there), bytes that are not UTF-8, and a key given twice in
+ * one object (the message names the object's path and the key; readers
+ * of other tools would take the last value where cJSON gives the first). */
 int st__json_parse(const char *text, size_t len, const char *where,
                    cJSON **out);
 int st__json_int(const cJSON *obj, const char *key, const char *where,
@@ -36,7 +41,8 @@ int st__json_object(const cJSON *obj, const char *key, const char *where,
 /* Key hygiene for parsers of hand-written files: the first member of obj
  * whose key is not in known (NULL-terminated), or else the second of two
  * members with the same key; NULL when every key is known and appears
- * once.  *repeated says which case it is. */
+ * once.  *repeated says which case it is (st__json_parse already refuses
+ * repeated keys; this holds for trees built otherwise). */
 const char *st__json_bad_key(const cJSON *obj, const char *const *known,
                              int *repeated);
 /* Edit distance (Levenshtein: insertions, deletions, substitutions) of a
