@@ -117,11 +117,13 @@ int st__put_sh(strata_buf_t *b, const char *s) {
 }
 
 /* The characters of s for a quoted string: esc writes one code point that
- * needs an escape (or returns 1 to keep it as it is); invalid bytes become
- * U+FFFD. */
+ * needs an escape (or returns 1 to keep it as it is). */
 typedef int (*esc_fn)(strata_buf_t *b, uint32_t cp);
 
-static int put_escaped(strata_buf_t *b, const char *s, esc_fn esc) {
+/* hex_invalid: an invalid byte as \xNN (text a person reads) rather than
+ * U+FFFD (a string a program reads). */
+static int put_escaped_x(strata_buf_t *b, const char *s, esc_fn esc,
+                         int hex_invalid) {
   const unsigned char *u = (const unsigned char *)(s ? s : "");
   size_t n = strlen((const char *)u);
   int rc = 0;
@@ -129,19 +131,20 @@ static int put_escaped(strata_buf_t *b, const char *s, esc_fn esc) {
   for (size_t i = 0; i < n && !rc;) {
     size_t k = utf8_char(u + i, n - i, &cp);
     if (!k) {
-      rc = strata_buf_puts(b, "\xef\xbf\xbd");
+      rc = hex_invalid ? strata_buf_printf(b, "\\x%02x", u[i])
+                       : strata_buf_puts(b, "\xef\xbf\xbd");
       i++;
       continue;
     }
     int keep = esc(b, cp);
-    if (keep == 1) {
-      rc = strata_buf_append(b, (const char *)u + i, k);
-    } else {
-      rc = keep;
-    }
+    rc = keep == 1 ? strata_buf_append(b, (const char *)u + i, k) : keep;
     i += k;
   }
   return rc;
+}
+
+static int put_escaped(strata_buf_t *b, const char *s, esc_fn esc) {
+  return put_escaped_x(b, s, esc, 0);
 }
 
 static int esc_py(strata_buf_t *b, uint32_t c) {
@@ -189,6 +192,38 @@ static int esc_plain(strata_buf_t *b, uint32_t c) {
   return strata_buf_printf(b, "\\u%04x", (unsigned)c);
 }
 
+static int esc_pydoc(strata_buf_t *b, uint32_t c) {
+  if (c == '"') return strata_buf_puts(b, "\\\"");
+  return esc_plain(b, c);
+}
+
+int st__put_pydoc(strata_buf_t *b, const char *s) {
+  return put_escaped_x(b, s, esc_pydoc, 1);
+}
+
+static int esc_html(strata_buf_t *b, uint32_t c) {
+  switch (c) {
+  case '&':
+    return strata_buf_puts(b, "&amp;");
+  case '<':
+    return strata_buf_puts(b, "&lt;");
+  case '>':
+    return strata_buf_puts(b, "&gt;");
+  case '"':
+    return strata_buf_puts(b, "&quot;");
+  case '\'':
+    return strata_buf_puts(b, "&#39;");
+  default:
+    break;
+  }
+  if (is_control(c)) return esc_plain(b, c);
+  return 1;
+}
+
+int st__put_html(strata_buf_t *b, const char *s) {
+  return put_escaped(b, s, esc_html);
+}
+
 int st__put_py(strata_buf_t *b, const char *s) {
   int rc = strata_buf_puts(b, "\"");
   if (!rc) rc = put_escaped(b, s, esc_py);
@@ -202,7 +237,7 @@ int st__put_toml(strata_buf_t *b, const char *s) {
 }
 
 int st__put_plain(strata_buf_t *b, const char *s) {
-  return put_escaped(b, s, esc_plain);
+  return put_escaped_x(b, s, esc_plain, 1);
 }
 
 const char *st__plain(const char *s, char *buf, size_t size) {

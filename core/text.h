@@ -42,6 +42,12 @@ int st__put_toml(strata_buf_t *b, const char *s);
  * and invalid byte written as \xNN, so no newline can end the comment and
  * no escape sequence reaches a terminal. */
 int st__put_plain(strata_buf_t *b, const char *s);
+/* Text inside a Python docstring: as st__put_plain, and a " as \" so that
+ * no three quotes can close it. */
+int st__put_pydoc(strata_buf_t *b, const char *s);
+/* HTML text or a quoted attribute value: & < > " ' as character
+ * references, controls as \xNN, invalid UTF-8 as U+FFFD. */
+int st__put_html(strata_buf_t *b, const char *s);
 /* The same into a fixed buffer (truncated at a character), for messages. */
 const char *st__plain(const char *s, char *buf, size_t size);
 /* Valid UTF-8 for JSON output: invalid bytes replaced by U+FFFD.  Returns
