@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 #define REFUSE(...)                                                            \
@@ -227,9 +228,13 @@ static int even_split(const strata_plan_t *p) {
 }
 
 static void topo_head(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_puts(b, "# DeepSpeed pipeline topology of ");
+  st__put_plain(b, p->model ? p->model : "?");
+  strata_buf_puts(b, " on ");
+  st__put_plain(b, p->cluster ? p->cluster : "?");
   strata_buf_printf(
       b,
-      "# DeepSpeed pipeline topology of %s on %s: tp %d, pp %d, dp %d (%d "
+      ": tp %d, pp %d, dp %d (%d "
       "GPUs).\n"
       "# Written by `strata export deepspeed --topology`; it goes with the "
       "config of\n"
@@ -241,8 +246,7 @@ static void topo_head(strata_buf_t *b, const strata_plan_t *p) {
       "# the plan's layout; Megatron-DeepSpeed builds the same grid from "
       "--tensor-model-parallel-size %d\n"
       "# --pipeline-model-parallel-size %d.\n",
-      p->model ? p->model : "?", p->cluster ? p->cluster : "?", p->tp, p->pp,
-      p->dp, p->devices, p->dp * p->tp, p->tp, p->tp, p->pp);
+      p->tp, p->pp, p->dp, p->devices, p->dp * p->tp, p->tp, p->tp, p->pp);
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
     strata_buf_puts(b, "# Recompute: selective (the attention core), inside "
                        "the model's layers: pass\n"

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 static const char *format_names[] = {"torchrun", "mpi", "deepspeed"};
@@ -45,23 +46,23 @@ const char *strata_hostfile_format_name(strata_hostfile_format_t f) {
 
 static void header(strata_buf_t *b, const strata_device_map_t *m,
                    strata_hostfile_format_t f, const char *source) {
-  strata_buf_printf(b,
-                    "# %s hostfile of %s: %d GPUs on %d node%s of %s\n"
-                    "# Written by `strata export hostfile`; hosts in rank "
-                    "order.\n",
-                    strata_hostfile_format_name(f), source ? source : "a plan",
-                    m->n_devices, m->nodes_used, m->nodes_used == 1 ? "" : "s",
-                    m->cluster);
+  /* Names from the inputs go through st__put_plain: no byte of theirs can
+   * end a comment line. */
+  strata_buf_printf(b, "# %s hostfile of ", strata_hostfile_format_name(f));
+  st__put_plain(b, source ? source : "a plan");
+  strata_buf_printf(b, ": %d GPUs on %d node%s of ", m->n_devices,
+                    m->nodes_used, m->nodes_used == 1 ? "" : "s");
+  st__put_plain(b, m->cluster);
+  strata_buf_puts(b, "\n# Written by `strata export hostfile`; hosts in rank "
+                     "order.\n");
   for (int i = 0; i < m->n_nodes; i++)
-    if (m->nodes[i].why)
-      strata_buf_printf(b, "# left out: %s: %s\n", m->nodes[i].name,
-                        m->nodes[i].why);
-}
-
-static const strata_node_info_t *first_host(const strata_device_map_t *m) {
-  for (int i = 0; i < m->n_nodes; i++)
-    if (m->nodes[i].node_rank == 0) return &m->nodes[i];
-  return NULL;
+    if (m->nodes[i].why) {
+      strata_buf_puts(b, "# left out: ");
+      st__put_plain(b, m->nodes[i].name);
+      strata_buf_puts(b, ": ");
+      st__put_plain(b, m->nodes[i].why);
+      strata_buf_puts(b, "\n");
+    }
 }
 
 static void torchrun_line(strata_buf_t *b, const strata_device_map_t *m,
@@ -80,27 +81,67 @@ static void torchrun_line(strata_buf_t *b, const strata_device_map_t *m,
                     m->nodes_used, n->node_rank, n->gpus, master->name);
 }
 
+/* The nodes in rank order, each host name checked (a line of a hostfile
+ * is a command on some launchers: only RFC 1123 names are written), in one
+ * pass over the map. */
+static int rank_order(const strata_device_map_t *m,
+                      const strata_node_info_t ***out) {
+  const strata_node_info_t **by = NULL;
+  *out = NULL;
+  if (m->nodes_used < 1 || m->nodes_used > m->n_nodes)
+    return strata_error(STRATA_EINVAL, "hostfile: the map uses no node");
+  by = strata_calloc((size_t)m->nodes_used, sizeof *by);
+  if (!by) return strata_error(STRATA_ENOMEM, "hostfile: out of memory");
+  for (int i = 0; i < m->n_nodes; i++) {
+    const strata_node_info_t *n = &m->nodes[i];
+    int r = n->node_rank;
+    if (r < 0) continue;
+    if (r >= m->nodes_used || by[r]) {
+      strata_free(by);
+      return strata_error(STRATA_EINVAL,
+                          "hostfile: node rank %d is out of order in the map",
+                          r);
+    }
+    int rc = st__hostname_check(n->name, "host", "hostfile");
+    if (rc) {
+      strata_free(by);
+      return rc;
+    }
+    by[r] = n;
+  }
+  for (int r = 0; r < m->nodes_used; r++)
+    if (!by[r]) {
+      strata_free(by);
+      return strata_error(STRATA_EINVAL, "hostfile: no node has node rank %d",
+                          r);
+    }
+  *out = by;
+  return 0;
+}
+
 int strata_export_hostfile(const strata_device_map_t *m,
                            strata_hostfile_format_t f, const char *source,
                            char **text) {
   strata_buf_t b;
-  const strata_node_info_t *master = first_host(m);
-  if (!master || m->n_devices < 1)
+  const strata_node_info_t **by;
+  int rc;
+  if (!text) return strata_error(STRATA_EINVAL, "hostfile: no output");
+  *text = NULL;
+  if (m->n_devices < 1)
     return strata_error(STRATA_EINVAL, "hostfile: the map uses no node");
+  if ((rc = rank_order(m, &by))) return rc;
   strata_buf_init(&b);
   header(&b, m, f, source);
   if (f == STRATA_HOSTFILE_TORCHRUN)
     strata_buf_puts(&b, "# Run each line's command on its host (ssh, pdsh), "
                         "followed by the training\n# script and its "
                         "arguments.\n");
-  for (int r = 0; r < m->nodes_used; r++)
-    for (int i = 0; i < m->n_nodes; i++) {
-      const strata_node_info_t *n = &m->nodes[i];
-      if (n->node_rank != r) continue;
-      if (f == STRATA_HOSTFILE_TORCHRUN)
-        torchrun_line(&b, m, n, master);
-      else
-        strata_buf_printf(&b, "%s slots=%d\n", n->name, n->gpus);
-    }
+  for (int r = 0; r < m->nodes_used; r++) {
+    if (f == STRATA_HOSTFILE_TORCHRUN)
+      torchrun_line(&b, m, by[r], by[0]);
+    else
+      strata_buf_printf(&b, "%s slots=%d\n", by[r]->name, by[r]->gpus);
+  }
+  strata_free(by);
   return strata_buf_finish(&b, text);
 }

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 #define REFUSE(...)                                                            \
@@ -96,9 +97,16 @@ static int check_layout(const strata_plan_t *p, int G, int *nodes, int *gpn) {
 
 static void head(strata_buf_t *b, const strata_plan_t *p,
                  const strata_export_opts_t *o, int nodes, int gpn) {
+  /* Names from the plan go through st__put_plain: no byte of theirs can
+   * end the comment line. */
+  strata_buf_puts(b, "#!/usr/bin/env bash\n# Megatron-LM launch of ");
+  st__put_plain(b, o && o->source ? o->source : "a plan");
+  strata_buf_puts(b, ": ");
+  st__put_plain(b, p->model ? p->model : "?");
+  strata_buf_puts(b, " on ");
+  st__put_plain(b, p->cluster ? p->cluster : "?");
   strata_buf_printf(b,
-                    "#!/usr/bin/env bash\n"
-                    "# Megatron-LM launch of %s: %s on %s, %d GPUs (%d "
+                    ", %d GPUs (%d "
                     "node%s x %d).\n"
                     "# Written by `strata export megatron --launch`.\n"
                     "#\n"
@@ -108,8 +116,6 @@ static void head(strata_buf_t *b, const strata_plan_t *p,
                     "NODE_RANK, MASTER_ADDR and the\n"
                     "# run's variables below set; arguments given to it are "
                     "passed on to Megatron-LM.\n",
-                    o && o->source ? o->source : "a plan",
-                    p->model ? p->model : "?", p->cluster ? p->cluster : "?",
                     p->devices, nodes, nodes > 1 ? "s" : "", gpn);
   strata_buf_printf(b,
                     "#\n# The plan: tp %d, pp %d%s, dp %d; micro-batch %d, "

@@ -17,11 +17,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 #define MAX_CELLS 262144 /* stages x micro-batches */
 
-static void jstr(strata_buf_t *b, const char *s) {
+/* A JSON string; JSON is UTF-8, so a name with invalid bytes is written
+ * with U+FFFD in their place. */
+static void jstr(strata_buf_t *b, const char *s0) {
+  char *fixed = s0 && !st__utf8_valid(s0, strlen(s0)) ? st__utf8_fix(s0) : NULL;
+  const char *s = fixed ? fixed : s0;
   strata_buf_puts(b, "\"");
   for (; s && *s; s++) {
     unsigned char c = (unsigned char)*s;
@@ -33,6 +38,7 @@ static void jstr(strata_buf_t *b, const char *s) {
       strata_buf_append(b, s, 1);
   }
   strata_buf_puts(b, "\"");
+  strata_free(fixed);
 }
 
 static void meta(strata_buf_t *b, const char *what, int tid, const char *name) {
@@ -64,9 +70,12 @@ static void event(strata_buf_t *b, const char *name, int m, const char *cat,
 static void threads(strata_buf_t *b, const strata_plan_t *p) {
   char nm[96];
   int K = p->n_stages;
-  snprintf(nm, sizeof nm, "%s on %s", p->model ? p->model : "plan",
-           p->cluster ? p->cluster : "?");
-  meta(b, "process_name", 0, nm);
+  strata_buf_t pn;
+  strata_buf_init(&pn);
+  strata_buf_printf(&pn, "%s on %s", p->model ? p->model : "plan",
+                    p->cluster ? p->cluster : "?");
+  meta(b, "process_name", 0, pn.oom ? "plan" : pn.p);
+  strata_buf_free(&pn);
   for (int r = 0; r < p->pp; r++) {
     snprintf(nm, sizeof nm, "rank %d", r);
     for (int k = r; k < K; k += p->pp) {

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 #define REFUSE(...)                                                            \
@@ -218,11 +219,17 @@ static void plan_entries(strata_buf_t *b, const cJSON *mods,
   const cJSON *m = x && cJSON_IsArray(x) ? x->child : x;
   (void)strategy_note;
   for (; m; m = cJSON_IsArray(x) ? m->next : NULL) {
-    strata_buf_printf(b, "        \"%s\": ", m->valuestring);
+    strata_buf_puts(b, "        ");
+    st__put_py(b, m->valuestring);
+    strata_buf_puts(b, ": ");
     style(b, ops, n, i, first_input);
-    strata_buf_printf(b, ",  # %s: %s %s\n", ops[i].name,
-                      ops[i].strategy ? ops[i].strategy : "?",
-                      ops[i].placement ? ops[i].placement : "?");
+    strata_buf_puts(b, ",  # ");
+    st__put_plain(b, ops[i].name);
+    strata_buf_puts(b, ": ");
+    st__put_plain(b, ops[i].strategy ? ops[i].strategy : "?");
+    strata_buf_puts(b, " ");
+    st__put_plain(b, ops[i].placement ? ops[i].placement : "?");
+    strata_buf_puts(b, "\n");
   }
 }
 
@@ -428,9 +435,16 @@ static const char py_functions[] =
 
 static void py_head(strata_buf_t *b, const strata_plan_t *p,
                     const strata_export_opts_t *o, const char *blocks) {
+  /* The names go through st__put_pydoc: none can close the docstring. */
+  strata_buf_puts(b, "\"\"\"PyTorch (DTensor) parallelization of ");
+  st__put_pydoc(b, o && o->source ? o->source : "a plan");
+  strata_buf_puts(b, ": ");
+  st__put_pydoc(b, p->model ? p->model : "?");
+  strata_buf_puts(b, " on ");
+  st__put_pydoc(b, p->cluster ? p->cluster : "?");
   strata_buf_printf(
       b,
-      "\"\"\"PyTorch (DTensor) parallelization of %s: %s on %s, %d GPUs.\n"
+      ", %d GPUs.\n"
       "\n"
       "Written by `strata export torch`.  tp %d, pp %d%s, dp %d; %s mode "
       "(%s);\n"
@@ -442,21 +456,20 @@ static void py_head(strata_buf_t *b, const strata_plan_t *p,
       "    model = parallelize(model, mesh)                # pp 1\n"
       "    schedule = pipeline_schedule(model, mesh, device, loss_fn)  # pp > "
       "1\n"
-      "The model's blocks are the module list `%s`; its attention must take "
-      "its\n"
-      "head count from the local q/k/v sizes (heads / tp).  A head whose "
-      "output\n"
-      "stays sharded over the vocabulary wants its loss under\n"
-      "torch.distributed.tensor.parallel.loss_parallel().\n"
-      "\"\"\"\n",
-      o && o->source ? o->source : "a plan", p->model ? p->model : "?",
-      p->cluster ? p->cluster : "?", p->devices, p->tp, p->pp,
-      p->vpp > 1 ? " (interleaved)" : "", p->dp,
+      "The model's blocks are the module list `",
+      p->devices, p->tp, p->pp, p->vpp > 1 ? " (interleaved)" : "", p->dp,
       p->megatron ? "Megatron" : "free",
       p->megatron ? "Megatron-LM's layouts"
                   : "every operator's layout from the ILP",
       p->micro_batch, p->n_micro, p->global_batch, p->zero_stage,
-      strata_recompute_name(p->recompute), blocks);
+      strata_recompute_name(p->recompute));
+  st__put_pydoc(b, blocks);
+  strata_buf_puts(b, "`; its attention must take its\n"
+                     "head count from the local q/k/v sizes (heads / tp).  A "
+                     "head whose output\n"
+                     "stays sharded over the vocabulary wants its loss under\n"
+                     "torch.distributed.tensor.parallel.loss_parallel().\n"
+                     "\"\"\"\n");
   strata_buf_puts(b, py_imports);
   strata_buf_printf(b,
                     "\nTP, PP, DP, VPP = %d, %d, %d, %d\n"
@@ -465,11 +478,13 @@ static void py_head(strata_buf_t *b, const strata_plan_t *p,
                     "ZERO_STAGE = %d\n"
                     "RECOMPUTE = \"%s\"\n"
                     "LAYERS = %d\n"
-                    "BLOCKS = \"%s\"\n",
+                    "BLOCKS = ",
                     st__stage_devices(&p->stages[0]), p->pp, p->dp,
                     p->vpp > 1 ? p->vpp : 1, p->devices, p->micro_batch,
                     p->n_micro, p->global_batch, p->zero_stage,
-                    strata_recompute_name(p->recompute), p->layers, blocks);
+                    strata_recompute_name(p->recompute), p->layers);
+  st__put_py(b, blocks);
+  strata_buf_puts(b, "\n");
 }
 
 /* Block plans, one function per distinct plan; fn[s] = stage s's. */
@@ -518,8 +533,10 @@ static void py_top(strata_buf_t *b, const strata_plan_t *p, const cJSON *mods) {
     for (int i = a > 0 || !part ? a : z; i < z; i++) {
       const cJSON *x = cJSON_GetObjectItemCaseSensitive(mods, r->ops[i].name);
       for (const cJSON *m = x && cJSON_IsArray(x) ? x->child : x; m;
-           m = cJSON_IsArray(x) ? m->next : NULL)
-        strata_buf_printf(b, "\"%s\", ", m->valuestring);
+           m = cJSON_IsArray(x) ? m->next : NULL) {
+        st__put_py(b, m->valuestring);
+        strata_buf_puts(b, ", ");
+      }
     }
     strata_buf_puts(b, ")\n");
   }

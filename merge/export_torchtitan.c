@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 #define REFUSE(...)                                                            \
@@ -198,6 +199,31 @@ static void checkpointing(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_puts(b, "mode = \"none\"\n");
 }
 
+/* description = "strata plan: MODEL, tp T, pp P, dp D" as one TOML
+ * string. */
+static void toml_description(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_t d;
+  strata_buf_init(&d);
+  strata_buf_printf(&d, "strata plan: %s, tp %d, pp %d, dp %d",
+                    p->model ? p->model : "?", p->tp, p->pp, p->dp);
+  st__put_toml(b, d.oom ? "strata plan" : d.p);
+  strata_buf_free(&d);
+}
+
+/* hf_assets_path = "./assets/hf/NAME": the model's name, its last path
+ * component only, so that no name points the trainer elsewhere. */
+static void assets_path(strata_buf_t *b, const strata_plan_t *p) {
+  const char *m = p->model && *p->model ? p->model : "model";
+  const char *slash = strrchr(m, '/');
+  strata_buf_t d;
+  if (slash && slash[1]) m = slash + 1;
+  if (!strcmp(m, ".") || !strcmp(m, "..")) m = "model";
+  strata_buf_init(&d);
+  strata_buf_printf(&d, "./assets/hf/%s", m);
+  st__put_toml(b, d.oom ? "./assets/hf/model" : d.p);
+  strata_buf_free(&d);
+}
+
 int strata_export_torchtitan(const strata_plan_t *p, char **text) {
   const char *flavor = NULL, *model = NULL;
   int rc;
@@ -206,31 +232,40 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
   *text = NULL;
   if ((rc = st__titan_check(p, &flavor, &model))) return rc;
   strata_buf_init(&b);
+  /* Names go through st__put_plain (the comment) and st__put_toml (the
+   * strings): none can end either or add a key. */
+  strata_buf_puts(&b, "# torchtitan job config of a plan: ");
+  st__put_plain(&b, p->model ? p->model : "?");
+  strata_buf_puts(&b, " on ");
+  st__put_plain(&b, p->cluster ? p->cluster : "?");
   strata_buf_printf(
       &b,
-      "# torchtitan job config of a plan: %s on %s, %d GPUs; tp %d, pp %d, dp "
+      ", %d GPUs; tp %d, pp %d, dp "
       "%d.\n"
       "# Written by `strata export torchtitan`.  Run it with torchtitan's "
       "run_train.sh\n"
       "# (CONFIG_FILE=this file) on every node; set the tokenizer and data "
       "below.\n"
       "\n[job]\n"
-      "description = \"strata plan: %s, tp %d, pp %d, dp %d\"\n"
-      "\n[model]\n"
-      "name = \"%s\"\n"
-      "flavor = \"%s\"\n"
-      "hf_assets_path = \"./assets/hf/%s\"  # the model's tokenizer folder\n"
-      "\n[training]\n"
-      "local_batch_size = %d\n"
-      "global_batch_size = %d\n"
-      "seq_len = %d\n"
-      "mixed_precision_param = \"bfloat16\"\n"
-      "mixed_precision_reduce = \"float32\"\n"
-      "dataset = \"c4\"  # your dataset\n",
-      p->model ? p->model : "?", p->cluster ? p->cluster : "?", p->devices,
-      p->tp, p->pp, p->dp, p->model ? p->model : "?", p->tp, p->pp, p->dp,
-      model, flavor, p->model ? p->model : "model", p->global_batch / p->dp,
-      p->global_batch, p->seq_len);
+      "description = ",
+      p->devices, p->tp, p->pp, p->dp);
+  toml_description(&b, p);
+  strata_buf_puts(&b, "\n\n[model]\nname = ");
+  st__put_toml(&b, model);
+  strata_buf_puts(&b, "\nflavor = ");
+  st__put_toml(&b, flavor);
+  strata_buf_puts(&b, "\nhf_assets_path = ");
+  assets_path(&b, p);
+  strata_buf_printf(&b,
+                    "  # the model's tokenizer folder\n"
+                    "\n[training]\n"
+                    "local_batch_size = %d\n"
+                    "global_batch_size = %d\n"
+                    "seq_len = %d\n"
+                    "mixed_precision_param = \"bfloat16\"\n"
+                    "mixed_precision_reduce = \"float32\"\n"
+                    "dataset = \"c4\"  # your dataset\n",
+                    p->global_batch / p->dp, p->global_batch, p->seq_len);
   if (p->n_groups > 1) /* whose GPUs run which stage: the node order */
     strata_buf_puts(&b, "# The stages run on node groups of different GPUs: "
                         "start the nodes in the order\n"
