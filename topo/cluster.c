@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "topo/cluster.h"
 
 typedef struct {
@@ -221,10 +222,16 @@ static int add_group_names(strata_cluster_t *c, const st__spec_t *s, int i,
   }
   snprintf(where, sizeof where, "%s: node_groups[%d]", s->where, i);
   if ((rc = st__range_expand(g->names, where, &names, &n))) return rc;
+  /* Node names reach hostfiles and launch lines: host names only. */
+  for (int j = 0; j < n && !rc; j++)
+    rc = st__hostname_check(names[j], "node", where);
   for (int j = 0; j < n; j++)
-    c->all_names[(*k)++] = names[j];
+    if (rc)
+      strata_free(names[j]);
+    else
+      c->all_names[(*k)++] = names[j];
   strata_free(names);
-  return 0;
+  return rc;
 }
 
 static int count_nodes(st__spec_t *s, const char *where, int *total) {
@@ -645,6 +652,8 @@ static int build(st__spec_t *s, strata_cluster_t **out) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
     goto out;
   }
+  /* The name (the spec's 'name', else its path) reaches every export. */
+  if ((rc = st__name_check(c->name, "the cluster's name", s->where))) goto out;
   c->leaf_size = s->leaf_size;
   c->oversub = s->oversub;
   if ((rc = count_nodes(s, s->where, &c->total_nodes))) goto out;

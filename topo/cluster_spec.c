@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "topo/cluster.h"
 
 #define MAX_NODES 1000000
@@ -485,6 +486,9 @@ static int opt_str(const cJSON *o, const char *key, const char *where,
   int rc = st__json_str(o, key, where, 0, &v);
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
+  char what[64];
+  snprintf(what, sizeof what, "'%s'", key);
+  if ((rc = st__name_check(v, what, where))) return rc;
   strata_free(*out);
   *out = strata_strdup(v);
   return *out ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
@@ -652,6 +656,9 @@ static int read_names(const cJSON *o, const char *key, const char *where,
     if (!cJSON_IsString(it))
       return strata_error(STRATA_EBADINPUT, "%s: '%s' holds names (strings)",
                           where, key);
+    char what[64];
+    snprintf(what, sizeof what, "'%s'[%d]", key, i);
+    if ((rc = st__name_check(it->valuestring, what, where))) return rc;
     if (!((*out)[i] = strata_strdup(it->valuestring)))
       return strata_error(STRATA_ENOMEM, "out of memory");
     *n = ++i;

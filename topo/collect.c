@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "topo/cluster.h"
 
 #define MAX_RANGES 64 /* the spec reader's limit per bracket group */
@@ -54,20 +55,21 @@ static int host_of_path(const char *path, char **out) {
   base = base ? base + 1 : path;
   size_t n = strlen(base);
   if (n > 4 && !strcmp(base + n - 4, ".xml")) n -= 4;
-  for (size_t i = 0; i < n; i++)
-    if (isspace((unsigned char)base[i]) || strchr("[],:\"\\", base[i]))
-      return strata_error(STRATA_EBADINPUT,
-                          "%s: the file is named after its host, but '%.*s' "
-                          "cannot be a host name (no spaces, brackets, "
-                          "commas, colons or quotes)",
-                          path, (int)n, base);
   if (!n)
     return strata_error(STRATA_EBADINPUT,
                         "%s: the file is named after its host: name it "
                         "HOST.xml",
                         path);
   *out = strata_strndup(base, n);
-  return *out ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+  if (!*out) return strata_error(STRATA_ENOMEM, "out of memory");
+  /* The name reaches hostfiles and launch lines: a host name only. */
+  int rc =
+      st__hostname_check(*out, "the file is named after its host, but", path);
+  if (rc) {
+    strata_free(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 static void split_host(host_t *h) {
