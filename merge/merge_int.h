@@ -21,6 +21,12 @@ int st__format5(const strata_plan_t *p);
 int st__format_of(const strata_plan_t *p);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out);
+/* The plan's fields against each other and their ranges (payload.c): the
+ * checks the decoder makes after reading, which the encoder makes before
+ * writing, so no plan file strata writes is one it refuses.  A failure
+ * returns `code` with "WHERE: KIND: the plan's FIELD ...". */
+int st__plan_check(const strata_plan_t *p, int code, const char *where,
+                   const char *kind);
 
 /* Devices of one stage (nodes x GPUs per node). */
 int st__stage_devices(const strata_plan_stage_t *st);

@@ -10,8 +10,12 @@
  * middle stage runs the same layer template) is written as a reference to
  * that stage, so a 96-layer, 64-stage plan stores its template once.
  */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "merge/codec.h"
 #include "merge/merge_int.h"
 
@@ -656,6 +660,410 @@ static void get_groups(st__rd_t *r, strata_plan_t *p, int one_ok) {
     p->top[i].group = st__rd_int(r, "configuration group", 0, p->n_groups);
 }
 
+/* ---- the plan's own consistency ----
+ *
+ * Each field read above is in its own range; these checks hold the fields
+ * against each other, as the planner writes them, so that every reader
+ * (show, diff, the exporters, the device map) can divide by, multiply and
+ * index with them: devices = the sum over pipeline ranks of each rank's
+ * stage width x dp (tp x cp in Megatron mode and on a mixed cluster), stage
+ * s on pipeline rank s mod pp, the stages' layers one after another, every
+ * product that a reader forms within an int, every time and size a finite
+ * number that is not negative, every name printable text (core/text.h).
+ * The encoder runs the same checks (strata_plan_encode), so strata never
+ * writes a plan it would call corrupt. */
+
+#define MAX_STAGES 1024 /* pp x vpp, pipeline/eval.c's ST__MAX_PP */
+#define MAX_VPP 64
+#define MAX_GPN 1024 /* GPUs per node, docs/cluster-format.md */
+
+typedef struct {
+  const char *where, *kind, *whose; /* "FILE", "corrupt", "the plan's" */
+  int code, rc;
+} ck_t;
+
+__attribute__((format(printf, 2, 3))) static void ck_bad(ck_t *k,
+                                                         const char *fmt, ...) {
+  char msg[256];
+  va_list ap;
+  if (k->rc) return;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  k->rc =
+      strata_error(k->code, "%s: %s: %s %s", k->where, k->kind, k->whose, msg);
+}
+
+static void ck_int(ck_t *k, const char *what, long long v, long long lo,
+                   long long hi) {
+  if (!k->rc && (v < lo || v > hi))
+    ck_bad(k, "%s is %lld, not %lld to %lld", what, v, lo, hi);
+}
+
+static void ck_fig(ck_t *k, const char *what, double v) {
+  if (!k->rc && !(isfinite(v) && v >= 0))
+    ck_bad(k, "%s is %g, not a finite number of at least 0", what, v);
+}
+
+/* A name: NULL (missing) where null_ok, else printable text. */
+static void ck_name(ck_t *k, const char *what, const char *s, int null_ok) {
+  char w[96];
+  strata_buf_t b;
+  if (k->rc || (!s && null_ok)) return;
+  snprintf(w, sizeof w, "%s %s", k->whose, what);
+  strata_buf_init(&b);
+  strata_buf_printf(&b, "%s: %s", k->where, k->kind);
+  if (b.oom)
+    k->rc = strata_error(STRATA_ENOMEM, "out of memory");
+  else if (st__name_check(s, w, b.p))
+    k->rc = k->code;
+  strata_buf_free(&b);
+}
+
+/* The sizes as the readers take them (merge/devices.c): cp and ep 0 or 1
+ * are 1, etp 0 is tp. */
+static int cp_of(const strata_plan_t *p) {
+  return p->cp > 1 ? p->cp : 1;
+}
+static int ep_of(const strata_plan_t *p) {
+  return p->experts > 0 && p->ep > 1 ? p->ep : 1;
+}
+static int etp_of(const strata_plan_t *p) {
+  return p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
+}
+
+static void ck_header_ints(ck_t *k, const strata_plan_t *p) {
+  const struct {
+    const char *what;
+    int v, lo, hi;
+  } t[] = {
+      {"devices", p->devices, 1, BIG},
+      {"tensor-parallel size", p->tp, 1, BIG},
+      {"pipeline size", p->pp, 1, MAX_STAGES},
+      {"virtual stages per rank", p->vpp, 1, MAX_VPP},
+      {"ZeRO stage", p->zero_stage, 0, 3},
+      {"sequence parallelism", p->sequence_parallel, 0, 1},
+      {"mode", p->megatron, 0, 1},
+      {"sequence length", p->seq_len, 1, BIG},
+      {"layers", p->layers, 1, BIG},
+      {"hidden size", p->hidden, 0, BIG},
+      {"heads", p->heads, 0, BIG},
+      {"key-value heads", p->kv_heads, 0, BIG},
+      {"MLP size", p->ffn, 0, BIG},
+      {"vocabulary", p->vocab, 0, BIG},
+      {"flash attention", p->flash_attention, 0, 1},
+      {"dropout", p->dropout, 0, 1},
+      {"untied embeddings", p->untie_embeddings, 0, 1},
+      {"maximum position", p->max_position, 0, BIG},
+      {"subproblems", p->subproblems_total, 0, BIG},
+      {"distinct subproblems", p->subproblems_distinct, 0, BIG},
+      {"time limit flag", p->time_limited, 0, 1},
+      {"gradient reduce overlap", p->overlap_grad_reduce, 0, 1},
+      {"parameter gather overlap", p->overlap_param_gather, 0, 1},
+      {"tensor-parallel overlap", p->tp_comm_overlap, 0, 1},
+      {"p2p overlap", p->overlap_p2p, 0, 1},
+      {"scatter-gather", p->scatter_gather, 0, 1},
+      /* 0 in the plans of older strata: not used, as 1 */
+      {"context-parallel size", p->cp, 0, BIG},
+      {"expert-parallel size", p->ep, 0, BIG},
+      {"expert tensor-parallel size", p->etp, 0, BIG},
+      {"context-parallel communication", p->cp_comm, 0, 1},
+      {"FP8 recipe", p->fp8, 0, 2},
+      {"experts", p->experts, 0, BIG},
+      {"experts per token", p->topk, 0, p->experts},
+      {"expert MLP size", p->moe_ffn, 0, BIG},
+      {"shared expert MLP size", p->shared_ffn, 0, BIG},
+      {"first MoE layer", p->first_dense, 0, BIG},
+      {"MoE layers", p->moe_layers, 0, BIG},
+      {"query LoRA rank", p->q_lora, 0, BIG},
+      {"key-value LoRA rank", p->kv_lora, 0, BIG},
+      {"q/k head size without RoPE", p->qk_nope, 0, BIG},
+      {"q/k head size with RoPE", p->qk_rope, 0, BIG},
+      {"value head size", p->v_head, 0, BIG},
+      {"head size", p->head_dim, 0, BIG},
+      {"q/k/v bias", p->qkv_bias, 0, 1},
+      {"output bias", p->out_bias, 0, 1},
+      {"attention window", p->window, 0, BIG},
+      {"window interval", p->window_every, 0, BIG},
+      {"expert bias", p->expert_bias, 0, 1},
+      {"recipe", (int)p->recipe, 0, 1},
+      {"recompute", (int)p->recompute, 0, 2},
+      {"framework", (int)p->framework, 0, 1},
+      {"q/k norm", p->qk_norm, 0, 2},
+      {"multi-token prediction modules", p->mtp_layers, 0, 16},
+      {"MoE layer interval", p->moe_every, 0, BIG},
+      {"no-RoPE layer interval", p->nope_every, 0, BIG},
+      {"router score function", p->router_sigmoid, 0, 1},
+      {"expert all-to-all overlap", p->overlap_ep_comm, 0, 1},
+      {"node group count", p->n_groups, 0, 64},
+  };
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    ck_int(k, t[i].what, t[i].v, t[i].lo, t[i].hi);
+}
+
+/* The degrees against each other. */
+static void ck_degrees(ck_t *k, const strata_plan_t *p) {
+  ck_header_ints(k, p);
+  if (k->rc) return;
+  if (p->dp < 1 || p->micro_batch < 1 || p->n_micro < 1 ||
+      (long long)p->micro_batch * p->dp * p->n_micro != p->global_batch)
+    return ck_bad(k,
+                  "batch %d is not micro-batch %d x dp %d x %d "
+                  "micro-batches per step, each at least 1",
+                  p->global_batch, p->micro_batch, p->dp, p->n_micro);
+  if (!(p->rotary_percent >= 0 && p->rotary_percent < 1))
+    return ck_bad(k, "rotary share is %g, not in [0, 1)", p->rotary_percent);
+  ck_int(k, "tensor x context-parallel size", (long long)p->tp * cp_of(p), 1,
+         BIG);
+  if (p->cp > 1 && p->seq_len % (2LL * p->cp))
+    ck_bad(k,
+           "context-parallel size %d does not split its sequence of %d "
+           "into 2 x cp chunks",
+           p->cp, p->seq_len);
+  if (p->experts > 0) {
+    ck_int(k, "expert tensor x expert-parallel size",
+           (long long)etp_of(p) * ep_of(p), 1, BIG);
+    if (!k->rc && p->experts % ep_of(p))
+      ck_bad(k, "expert-parallel size %d does not divide its %d experts", p->ep,
+             p->experts);
+  } else if (p->ep > 1) {
+    ck_bad(k, "expert-parallel size is %d in a model without experts", p->ep);
+  }
+  if (!k->rc && p->n_stages != p->pp * p->vpp)
+    ck_bad(k, "stage count %d is not pp %d x virtual stages %d", p->n_stages,
+           p->pp, p->vpp);
+  if (!k->rc && p->n_stages > p->layers)
+    ck_bad(k, "stage count %d is above its %d layers", p->n_stages, p->layers);
+}
+
+static void ck_result(ck_t *k, const strata_plan_t *p, int s,
+                      const strata_stage_result_t *x) {
+  const double f[] = {x->alpha,
+                      x->objective,
+                      x->memory_redundancy_bytes,
+                      x->comm_bytes,
+                      x->comm_seconds,
+                      x->compute_seconds,
+                      x->fwd_seconds,
+                      x->bwd_seconds,
+                      x->fwd_comm_seconds,
+                      x->bwd_comm_seconds,
+                      x->sync_seconds,
+                      x->peak_memory_bytes,
+                      x->zero_redundancy_bytes,
+                      x->mem.weights,
+                      x->mem.gradients,
+                      x->mem.optimizer,
+                      x->mem.activations,
+                      x->mem.transient,
+                      x->mem.total,
+                      x->activations_per_layer,
+                      x->min_memory_bytes};
+  const int n[] = {x->devices,          x->homogeneous, x->int_vars,
+                   x->cont_vars,        x->rows,        x->int_vars_before,
+                   x->cont_vars_before, x->rows_before};
+  char w[64];
+  snprintf(w, sizeof w, "stage %d result", s);
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    ck_fig(k, w, f[i]);
+  for (size_t i = 0; i < sizeof n / sizeof n[0]; i++)
+    ck_int(k, w, n[i], 0, BIG);
+  ck_name(k, "stage hint", x->hint, 1);
+  for (int i = 0; i < x->n_ops && !k->rc; i++) {
+    const strata_op_choice_t *o = &x->ops[i];
+    snprintf(w, sizeof w, "stage %d op %d", s, i);
+    ck_int(k, w, o->layer, -1, p->layers - 1);
+    ck_int(k, w, o->repeat, 0, BIG);
+    ck_fig(k, w, o->mem_bytes);
+    ck_fig(k, w, o->comm_seconds);
+    ck_name(k, "op name", o->name, 1);
+    ck_name(k, "op strategy", o->strategy, 1);
+    ck_name(k, "op placement", o->placement, 1);
+  }
+}
+
+static void ck_stage_figs(ck_t *k, int s, const strata_plan_stage_t *st) {
+  char w[64];
+  snprintf(w, sizeof w, "stage %d times", s);
+  ck_fig(k, w, st->fwd_seconds);
+  ck_fig(k, w, st->bwd_seconds);
+  ck_fig(k, w, st->sync_seconds);
+  snprintf(w, sizeof w, "stage %d mesh", s);
+  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) {
+    ck_fig(k, w, st->mesh.axis[a].bandwidth);
+    ck_fig(k, w, st->mesh.axis[a].latency);
+  }
+}
+
+/* Stage s's devices: its rank's, the same for each of its chunks. */
+static void ck_stage(ck_t *k, const strata_plan_t *p, int s, long long *sum) {
+  const strata_plan_stage_t *st = &p->stages[s], *r0 = &p->stages[s % p->pp];
+  long long w = (long long)st->nodes * st->gpus_per_node;
+  int uniform = p->megatron || p->n_groups > 1;
+  if (st->rank != s % p->pp)
+    return ck_bad(k,
+                  "stage %d rank is %d, not %d (stage s runs on pipeline "
+                  "rank s mod pp %d)",
+                  s, st->rank, s % p->pp, p->pp);
+  ck_int(k, "stage nodes", st->nodes, 1, BIG);
+  ck_int(k, "stage GPUs per node", st->gpus_per_node, 1, MAX_GPN);
+  ck_int(k, "stage devices", w, 1, BIG);
+  ck_int(k, "stage node group", st->group, 0,
+         p->n_groups > 1 ? p->n_groups - 1 : 0);
+  ck_int(k, "stage micro-batches in flight", st->in_flight, 0, BIG);
+  ck_int(k, "stage mesh dimensions", st->mesh.ndim, 1, STRATA_MESH_MAX_DIMS);
+  for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++)
+    ck_int(k, "stage mesh shape", st->mesh.shape[a], 0, BIG);
+  if (!k->rc && w != (long long)r0->nodes * r0->gpus_per_node)
+    ck_bad(k, "stage %d has %lld devices, not the %d of stage %d on its rank",
+           s, w, st__stage_devices(r0), s % p->pp);
+  if (!k->rc && st->group != r0->group)
+    ck_bad(k, "stage %d node group %d is not that of stage %d on its rank", s,
+           st->group, s % p->pp);
+  if (!k->rc && (uniform ? w != (long long)p->tp * cp_of(p) : w > p->tp))
+    ck_bad(k, "stage %d has %lld devices, %s tp %d x cp %d", s, w,
+           uniform ? "not" : "more than", p->tp, cp_of(p));
+  if (!k->rc && w % cp_of(p))
+    ck_bad(k, "stage %d has %lld devices, not a multiple of cp %d", s, w,
+           cp_of(p));
+  if (!k->rc && p->experts > 0 &&
+      (w * p->dp) % ((long long)etp_of(p) * ep_of(p)))
+    ck_bad(k,
+           "stage %d devices %lld x dp %d are not a multiple of expert tp "
+           "%d x ep %d",
+           s, w, p->dp, etp_of(p), ep_of(p));
+  /* (older strata counted a rank's first device without dp) */
+  if (!k->rc && (st->first_rank < 0 ||
+                 st->first_rank + w * p->dp > (long long)p->devices))
+    ck_bad(k,
+           "stage %d first rank %d and its %lld devices x dp %d are not "
+           "within its %d devices",
+           s, st->first_rank, w, p->dp, p->devices);
+  if (!k->rc && s < p->pp) *sum += w * p->dp;
+}
+
+static void ck_layers(ck_t *k, const strata_plan_t *p, int s) {
+  const strata_plan_stage_t *st = &p->stages[s];
+  int begin = s ? p->stages[s - 1].layer_end : 0, last = s == p->n_stages - 1;
+  if (st->layer_begin != begin || st->layer_end < begin ||
+      st->layer_end > p->layers || (last && st->layer_end != p->layers))
+    return ck_bad(k,
+                  "stage %d layers %d to %d do not follow on from layer %d "
+                  "(of %d)",
+                  s, st->layer_begin, st->layer_end, begin, p->layers);
+  if (st->with_prologue != (s == 0) || st->with_epilogue != last)
+    ck_bad(k, "stage %d prologue or epilogue flag is not its place", s);
+}
+
+static void ck_stages(ck_t *k, const strata_plan_t *p) {
+  long long sum = 0;
+  for (int s = 0; s < p->n_stages && !k->rc; s++) {
+    ck_stage(k, p, s, &sum);
+    ck_layers(k, p, s);
+    ck_stage_figs(k, s, &p->stages[s]);
+    if (p->n_groups > 1)
+      ck_name(k, "stage GPU model", p->stages[s].gpu_model, 0);
+    if (p->stages[s].result) ck_result(k, p, s, p->stages[s].result);
+    if (!k->rc && s + 1 < p->n_stages && p->p2p_seconds)
+      ck_fig(k, "p2p time", p->p2p_seconds[s]);
+  }
+  if (!k->rc && sum != p->devices)
+    ck_bad(k,
+           "devices are %d, not the %lld its pipeline ranks use (each "
+           "rank's stage devices x dp %d)",
+           p->devices, sum, p->dp);
+}
+
+static void ck_figures(ck_t *k, const strata_plan_t *p) {
+  const struct {
+    const char *what;
+    double v;
+  } f[] = {{"alpha", p->alpha},
+           {"step time", p->step_seconds},
+           {"tokens/s", p->tokens_per_second},
+           {"MFU", p->mfu},
+           {"peak memory", p->peak_memory_bytes},
+           {"GPU memory", p->gpu_memory_bytes},
+           {"GPU peak FLOP/s", p->gpu_peak_flops},
+           {"model FLOPs per step", p->model_flops_per_step},
+           {"planning time", p->plan_seconds},
+           {"MoE imbalance", p->moe_imbalance},
+           {"capacity factor", p->capacity},
+           {"RoPE base", p->rope_theta}};
+  const double items[] = {p->step_items.compute,      p->step_items.tp_comm,
+                          p->step_items.bubble,       p->step_items.dp_sync,
+                          p->step_items.param_gather, p->step_items.optimizer,
+                          p->step_items.overhead};
+  for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+    ck_fig(k, f[i].what, f[i].v);
+  /* the step's items are differences that rounding may leave a hair
+   * below 0 (pipeline/eval.c) */
+  for (size_t i = 0; i < sizeof items / sizeof items[0] && !k->rc; i++)
+    if (!(isfinite(items[i]) && items[i] >= -1e-9))
+      ck_bad(k, "step items hold %g, not a finite time of at least 0",
+             items[i]);
+  for (int r = 0; r < p->pp && p->ranks && !k->rc; r++) {
+    double *v[RANK_FIELDS];
+    char w[48];
+    snprintf(w, sizeof w, "pipeline rank %d figures", r);
+    rank_fields((strata_plan_rank_t *)&p->ranks[r], v);
+    for (int i = 0; i < RANK_FIELDS; i++)
+      ck_fig(k, w, *v[i]);
+  }
+}
+
+static void ck_top(ck_t *k, const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top && !k->rc; i++) {
+    const strata_plan_config_t *c = &p->top[i];
+    const struct {
+      const char *what;
+      long long v, lo, hi;
+    } t[] = {
+        {"tp", c->tp, 1, BIG},
+        {"pp", c->pp, 1, MAX_STAGES},
+        {"dp", c->dp, 1, BIG},
+        {"micro-batch", c->micro_batch, 0, BIG},
+        {"vpp", c->vpp, 0, MAX_VPP},
+        {"sequence parallelism", c->sequence_parallel, 0, 1},
+        {"ZeRO stage", c->zero_stage, 0, 3},
+        {"fits", c->fits, 0, 1},
+        {"cp", c->cp, 0, BIG},
+        {"ep", c->ep, 0, BIG},
+        {"etp", c->etp, 0, BIG},
+        {"FP8 recipe", c->fp8, 0, 2},
+        {"first stage layers", c->first_layers, 0, BIG},
+        {"last stage layers", c->last_layers, 0, BIG},
+        {"recompute", (int)c->recompute, 0, 2},
+        {"node group", c->group, 0, p->n_groups > 1 ? p->n_groups : 0},
+        {"devices (tp x cp x pp x dp)",
+         (long long)c->tp * (c->cp > 1 ? c->cp : 1) * c->pp * c->dp, 1, BIG},
+    };
+    char w[80];
+    for (size_t j = 0; j < sizeof t / sizeof t[0] && !k->rc; j++) {
+      snprintf(w, sizeof w, "configuration %d %s", i + 1, t[j].what);
+      ck_int(k, w, t[j].v, t[j].lo, t[j].hi);
+    }
+    snprintf(w, sizeof w, "configuration %d figures", i + 1);
+    ck_fig(k, w, c->step_seconds);
+    ck_fig(k, w, c->peak_memory_bytes);
+  }
+}
+
+int st__plan_check(const strata_plan_t *p, int code, const char *where,
+                   const char *kind) {
+  ck_t k = {where, kind, "the plan's", code, 0};
+  ck_name(&k, "model name", p->model, 1);
+  ck_name(&k, "cluster name", p->cluster, 1);
+  if (p->family[0]) ck_name(&k, "model family", p->family, 0);
+  if (!k.rc && (!p->stages || p->n_stages < 1 || !p->ranks))
+    ck_bad(&k, "stages are missing");
+  ck_degrees(&k, p);
+  ck_stages(&k, p);
+  ck_figures(&k, p);
+  ck_top(&k, p);
+  return k.rc;
+}
+
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
@@ -693,6 +1101,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   if (!rc && r.bad)
     rc = strata_error(STRATA_ECORRUPT, "%s: corrupt: the plan's %s %s", where,
                       r.bad, r.why);
+  if (!rc) rc = st__plan_check(p, STRATA_ECORRUPT, where, "corrupt");
   if (rc) {
     strata_plan_destroy(p);
     return rc;

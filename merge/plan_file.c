@@ -60,12 +60,17 @@ static int deflate_into(const strata_buf_t *raw, unsigned version,
   return 0;
 }
 
-int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
-                       size_t *len) {
+/* A plan the decoder would refuse is not written (st__plan_check): the
+ * message names `where` and the field. */
+static int encode(const strata_plan_t *p, const char *where,
+                  unsigned char **data, size_t *len) {
   strata_buf_t raw;
   int rc;
   if (!p || !data || !len)
     return strata_error(STRATA_EINVAL, "plan encode: no plan");
+  rc = st__plan_check(p, STRATA_EBADINPUT, where,
+                      "not written, as strata would call it corrupt");
+  if (rc) return rc;
   rc = st__payload_encode(p, &raw);
   if (rc) return rc;
   if (raw.len > STRATA_PLAN_MAX_PAYLOAD)
@@ -80,6 +85,11 @@ int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
   if (!rc) rc = deflate_into(&raw, v, data, len);
   strata_buf_free(&raw);
   return rc;
+}
+
+int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
+                       size_t *len) {
+  return encode(p, "plan", data, len);
 }
 
 /* Header checks; on success *raw_len and *z_len are the two lengths. */
@@ -174,7 +184,7 @@ int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
 int strata_plan_save(const strata_plan_t *p, const char *path) {
   unsigned char *data = NULL;
   size_t len = 0;
-  int rc = strata_plan_encode(p, &data, &len);
+  int rc = encode(p, path ? path : "plan", &data, &len);
   if (!rc) rc = strata_file_write_atomic(path, data, len);
   strata_free(data);
   return rc;

@@ -398,22 +398,30 @@ static unsigned rnd(unsigned n) {
   return (unsigned)(rng_state % n);
 }
 
+/* A name as the decoder takes one (printable text, core/text.h), or NULL:
+ * ASCII and a two-byte UTF-8 letter. */
 static char *rnd_str(void) {
-  char buf[24];
-  unsigned n = rnd(12);
+  char buf[40];
+  unsigned n = 1 + rnd(12), k = 0;
   if (rnd(10) == 0) return NULL;
-  for (unsigned i = 0; i < n; i++)
-    buf[i] = (char)(1 + rnd(254));
-  buf[n] = 0;
+  for (unsigned i = 0; i < n; i++) {
+    if (rnd(8) == 0) {
+      buf[k++] = (char)0xc3, buf[k++] = (char)(0xa0 + rnd(16)); /* à .. ï */
+      continue;
+    }
+    buf[k++] = (char)(0x20 + rnd(0x5f));
+  }
+  buf[k] = 0;
   return strata_strdup(buf);
 }
 
+/* A time or size: finite, at least 0. */
 static double rnd_f(void) {
   switch (rnd(5)) {
   case 0:
     return 0;
   case 1:
-    return -(double)rnd(1000) / 7;
+    return (double)rnd(1000) / 7;
   case 2:
     return 1e12 * rnd(100000);
   default:
@@ -446,7 +454,7 @@ static strata_plan_t *random_plan(void) {
       strata_free(r->ops[i].name);
       r->ops[i].name = rnd_str();
       r->ops[i].mem_bytes = rnd_f();
-      r->ops[i].layer = (int)rnd(100) - 1;
+      r->ops[i].layer = (int)rnd((unsigned)p->layers + 1) - 1;
     }
     p->stages[s].sync_seconds = rnd_f();
   }
