@@ -23,6 +23,7 @@
  * nodes.  A plan that no longer fits them, or whose stages do not fit
  * its nodes, is refused with what changed.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,12 +48,19 @@ void strata_device_map_destroy(strata_device_map_t *m) {
   strata_free(m);
 }
 
+/* The first stage on pipeline rank r, or -1 (a plan that passed the
+ * decoder has one: stage r). */
+static int rank_stage(const strata_plan_t *p, int r) {
+  for (int s = 0; s < p->n_stages; s++)
+    if (p->stages[s].rank == r) return s;
+  return -1;
+}
+
 /* The devices of pipeline rank r's stages (the same for each of its
  * chunks; 0 when the plan has none on it). */
 static int rank_devices(const strata_plan_t *p, int r) {
-  for (int s = 0; s < p->n_stages; s++)
-    if (p->stages[s].rank == r) return st__stage_devices(&p->stages[s]);
-  return 0;
+  int s = rank_stage(p, r);
+  return s < 0 ? 0 : st__stage_devices(&p->stages[s]);
 }
 
 static int plan_cp(const strata_plan_t *p) {
@@ -66,22 +74,43 @@ static void expert_sizes(const strata_plan_t *p, int *ep, int *etp) {
   *etp = p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
 }
 
-/* The plan's own consistency, and that it fits the cluster as it is. */
-static int check_fit(const strata_plan_t *p, const strata_cluster_t *c,
-                     int *total) {
-  int G = strata_cluster_gpus_per_node(c), n = 0, cp = plan_cp(p), ep, etp;
+/* The plan's own consistency, whoever built it (the decoder checks as
+ * much, payload.c): every pipeline rank has a stage whose devices divide
+ * by cp and, times dp, by etp x ep, and the devices of all of them fit
+ * in an int; *total is their sum. */
+static int plan_consistent(const strata_plan_t *p, int *total) {
+  int cp = plan_cp(p), ep, etp;
+  long long n = 0;
   expert_sizes(p, &ep, &etp);
   for (int r = 0; r < p->pp; r++) {
-    int t = rank_devices(p, r);
-    if (t < 1 || t % cp || etp < 1 || (t * p->dp) % (etp * ep))
+    int s = rank_stage(p, r);
+    const strata_plan_stage_t *st = s < 0 ? NULL : &p->stages[s];
+    long long t = st ? (long long)st->nodes * st->gpus_per_node : 0;
+    long long e = (long long)etp * ep;
+    if (t < 1 || t > INT_MAX || t % cp || e < 1 || e > INT_MAX ||
+        (t * p->dp) % e)
       return strata_error(STRATA_ECORRUPT,
-                          "the plan's pipeline rank %d has %d devices per "
+                          "the plan's pipeline rank %d has %lld devices per "
                           "stage x dp %d, not a multiple of its "
                           "context-parallel size %d or of its expert tp %d x "
                           "ep %d",
                           r, t, p->dp, cp, etp, ep);
     n += t * p->dp;
+    if (n > INT_MAX)
+      return strata_error(STRATA_ECORRUPT,
+                          "the plan's pipeline ranks use more than %d devices",
+                          INT_MAX);
   }
+  *total = (int)n;
+  return 0;
+}
+
+/* The plan fits the cluster as it is. */
+static int check_fit(const strata_plan_t *p, const strata_cluster_t *c,
+                     int *total) {
+  int G = strata_cluster_gpus_per_node(c), n = 0;
+  int rc = plan_consistent(p, &n);
+  if (rc) return rc;
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
     if (st->gpus_per_node > G || (st->nodes > 1 && st->gpus_per_node != G))
@@ -209,7 +238,9 @@ static int map_alloc(strata_device_map_t *m, const strata_plan_t *p,
 static int mixed_check(const strata_plan_t *p, const strata_cluster_t *c,
                        int *total) {
   int K = strata_cluster_group_count(c), n = 0, need[64] = {0};
-  if (p->n_groups != K)
+  int rc = plan_consistent(p, &n);
+  if (rc) return rc;
+  if (p->n_groups != K || K > 64)
     return strata_error(STRATA_EBADINPUT,
                         "the plan was made for %d node group%s but cluster "
                         "'%s' has %d: re-plan on it, or give --cluster the "
@@ -228,9 +259,11 @@ static int mixed_check(const strata_plan_t *p, const strata_cluster_t *c,
                           "or give --cluster the spec it was made on",
                           s, st->nodes, st->gpus_per_node, st->group,
                           strata_cluster_name(c));
-    if (st->rank == s % p->pp && s < p->pp) /* each rank once */
+    if (st->rank == s % p->pp && s < p->pp) /* each rank once (the sum
+                                               fits: plan_consistent) */
       need[st->group] += st__stage_devices(st) * p->dp;
   }
+  n = 0;
   for (int z = 0; z < K; z++) {
     const strata_cluster_t *g = strata_cluster_group(c, z);
     if (need[z] > strata_cluster_gpus(g))
@@ -290,9 +323,11 @@ static int mixed_nodes(strata_device_map_t *m, const strata_plan_t *p,
   for (int i = 0; i < m->n_nodes; i++)
     m->nodes[i].node_rank = -1;
   for (int r = 0; r < p->pp && !rc; r++) {
-    int s = 0, n = rank_devices(p, r) * p->dp;
-    while (p->stages[s].rank != r)
-      s++;
+    int s = rank_stage(p, r), n = rank_devices(p, r) * p->dp;
+    if (s < 0) { /* mixed_check saw every rank's stage */
+      rc = strata_error(STRATA_EINTERNAL, "device map: no stage on rank %d", r);
+      break;
+    }
     used[p->stages[s].group] = 1;
     rc = mixed_place(m, c, spec, p->stages[s].group, base, n,
                      &cur_u[p->stages[s].group], &cur_l[p->stages[s].group],
@@ -440,10 +475,12 @@ int strata_device_map_summary(const strata_device_map_t *m, char **text) {
                     "%d, dp %d, pp %d; tp fastest)\n",
                     m->tp, m->cp, m->dp, m->pp);
   if (m->experts)
-    strata_buf_printf(&b,
-                      "  expert layers: tp-ep-dp-pp (etp %d, ep %d, expert "
-                      "dp %d)\n",
-                      m->etp, m->ep, m->n_devices / (m->etp * m->ep * m->pp));
+    strata_buf_printf(
+        &b,
+        "  expert layers: tp-ep-dp-pp (etp %d, ep %d, expert "
+        "dp %d)\n",
+        m->etp, m->ep,
+        (int)(m->n_devices / ((long long)m->etp * m->ep * m->pp)));
   return strata_buf_finish(&b, text);
 }
 

@@ -619,6 +619,33 @@ TEST(mixed_context_parallel) {
   strata_cluster_destroy(c);
 }
 
+/* A plan built in memory with values the decoder refuses (a caller may
+ * build one): the map refuses it too, with no division by 0, overflow or
+ * read past the stages (the plan files of the hostile-input report). */
+TEST(inconsistent_plans_refused) {
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p =
+      mixed_plan("llama2-70b", SPEC("mixed.json"), NULL, 64, 2, &c);
+  strata_device_map_t *m = NULL;
+  int cp = p->cp, rank = p->stages[0].rank, etp = p->etp;
+  p->cp = 16 * p->tp * cp; /* tp = devices / cp would be 0 */
+  ASSERT_EQ(strata_device_map(p, c, &m), STRATA_ECORRUPT);
+  ASSERT_CONTAINS(strata_last_error(), "context-parallel size");
+  p->cp = cp;
+  for (int s = 0; s < p->n_stages; s++) /* no stage on rank 0 */
+    if (p->stages[s].rank == rank) p->stages[s].rank = 1 << 30;
+  ASSERT_EQ(strata_device_map(p, c, &m), STRATA_ECORRUPT);
+  for (int s = 0; s < p->n_stages; s++)
+    if (p->stages[s].rank == 1 << 30) p->stages[s].rank = rank;
+  p->experts = 8, p->ep = 4, p->etp = 1 << 30; /* etp x ep overflows */
+  ASSERT_EQ(strata_device_map(p, c, &m), STRATA_ECORRUPT);
+  p->experts = 0, p->ep = 1, p->etp = etp;
+  ASSERT_OK(strata_device_map(p, c, &m));
+  strata_device_map_destroy(m);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_order_on_presets),
     TEST_ENTRY(context_and_expert_parallelism),
@@ -633,5 +660,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(mixed_gpus_per_node),
     TEST_ENTRY(mixed_group_left_out),
     TEST_ENTRY(mixed_context_parallel),
+    TEST_ENTRY(inconsistent_plans_refused),
 };
 TEST_MAIN(tests)
