@@ -24,14 +24,25 @@ cat >"$tmp/bin/torchrun" <<'EOS'
 exit 0
 EOS
 chmod +x "$tmp/bin/torchrun"
+# what an injected line would call: each stand-in leaves a PWNED_ file
+for c in curl wget nc id; do
+    printf '#!/bin/sh\ntouch "%s/PWNED_%s"\n' "$tmp" "$c" >"$tmp/bin/$c"
+    chmod +x "$tmp/bin/$c"
+done
 have_py=0
 command -v python3 >/dev/null && python3 -c 'import tomllib' 2>/dev/null && have_py=1
 
-# nothing ran: no PWNED file anywhere under the scratch folder
+# nothing ran: no PWNED file anywhere under the scratch folder, and no
+# output of an injected echo
 clean() {
     local found
     found=$(find "$tmp" -name 'PWNED*' 2>/dev/null)
     if [ -n "$found" ]; then fail "$1: ran a command ($found)"; rm -f $found; return 1; fi
+    if grep -qiE 'pwned|injected' "$tmp/run/out" 2>/dev/null; then
+        fail "$1: ran a command ($(grep -iE 'pwned|injected' "$tmp/run/out" | head -1))"
+        : >"$tmp/run/out"
+        return 1
+    fi
     return 0
 }
 
@@ -71,11 +82,12 @@ clean hostfile
 
 # ---- model names from traces: refused, or exports that run nothing
 run_exports() { # plan file, label
-    local p=$1 what=$2 ran=0
+    local p=$1 what=$2 ran=0 before=$fails
+    : >"$tmp/run/out"
     if "$strata" export megatron --launch "$p" --gpus-per-node 8 -o "$tmp/l.sh" 2>/dev/null; then
         (cd "$tmp/run" && env -i PATH="$tmp/bin:/usr/bin:/bin" NODE_RANK=0 MASTER_ADDR=x \
             DATA_PATH=MOCK VOCAB_FILE=MOCK TOKENIZER_MODEL=MOCK TRAIN_ITERS=1 \
-            CHECKPOINT_PATH="$tmp/ck" bash "$tmp/l.sh" >/dev/null 2>&1)
+            CHECKPOINT_PATH="$tmp/ck" bash "$tmp/l.sh" >>"$tmp/run/out" 2>&1)
         ran=$((ran + 1))
     fi
     if [ $have_py = 1 ]; then
@@ -84,7 +96,7 @@ run_exports() { # plan file, label
             "$strata" export $x "$p" -o "$tmp/run/m_$ran.py" 2>/dev/null || continue
             # imported as a node imports it: torch and deepspeed are
             # stand-ins (any attribute), everything else is real
-            (cd "$tmp/run" && python3 - "m_$ran.py" >/dev/null 2>&1 <<'EOP'
+            (cd "$tmp/run" && python3 - "m_$ran.py" >>"$tmp/run/out" 2>&1 <<'EOP'
 import importlib.abc, importlib.machinery, sys, types
 from unittest import mock
 class Stub(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -109,12 +121,15 @@ EOP
             ran=$((ran + 1))
         done
         if "$strata" export torchtitan "$p" -o "$tmp/t.toml" 2>/dev/null; then
-            python3 -c "import tomllib,sys; t=tomllib.load(open(sys.argv[1],'rb')); sys.exit('dump_folder' in t.get('job',{}))" "$tmp/t.toml" ||
-                fail "$what: the torchtitan TOML gained job.dump_folder"
+            python3 -c "import tomllib,sys; t=tomllib.load(open(sys.argv[1],'rb')); sys.exit(2 * ('dump_folder' in t.get('job',{})))" "$tmp/t.toml" 2>/dev/null
+            case $? in
+                0) ;; 2) fail "$what: the torchtitan TOML gained job.dump_folder" ;;
+                *) fail "$what: the torchtitan TOML does not parse" ;;
+            esac
             ran=$((ran + 1))
         fi
     fi
-    clean "$what" && pass "$what: $ran exports run, nothing ran from the name"
+    clean "$what" && [ $fails = "$before" ] && pass "$what: $ran exports run, nothing ran from the name"
 }
 
 for t in launch-inject-model-trace torch-export-inject-trace deepspeed-topology-inject-trace \
