@@ -45,12 +45,12 @@ void st__degrees(const strata_plan_t *p, char *buf, size_t size) {
 
 void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
   if (p->cp > 1)
-    strata_buf_printf(b, "  %-20s cp %d, %s, sequences split in %d chunks\n",
+    strata_buf_printf(b, "  %-20s cp %d, %s, sequences split in %lld chunks\n",
                       "context parallel", p->cp,
                       p->cp_comm == STRATA_CP_ALLGATHER
                           ? "keys and values all-gathered"
                           : "keys and values passed around a ring",
-                      2 * p->cp);
+                      2LL * p->cp); /* (2^30 in a damaged plan) */
   if (p->experts > 0) {
     strata_buf_printf(b, "  %-20s %d routed, top-%d, hidden %d", "experts",
                       p->experts, p->topk, p->moe_ffn);
