@@ -7,10 +7,11 @@
  * free-mode plan for Megatron-LM, ZeRO-2 with pipelining for DeepSpeed,
  * ...) is refused with the reason (exit 2).
  *
- * The node shape the launch script and the page need is read from the
- * cluster spec the plan names (a preset such as dgx-h100:128, or a spec
- * file still at its path); --gpus-per-node gives it where that cannot be
- * read.
+ * The node shape the launch script and the page need is that of the
+ * cluster the plan names when it is a preset (dgx-h100:128): a plan file
+ * is an input, and no name in it makes strata open a file.
+ * --gpus-per-node gives it for a plan made on a spec file; the hostfile
+ * takes that spec with --cluster.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@ typedef struct {
   const char *out, *plan, *name_map_path, *format, *cluster;
   int target, launch, topology;
   long gpn;
+  const strata_cluster_t *c; /* --cluster's, or the plan's preset; or NULL */
 } args_t;
 
 static int run_megatron(const strata_plan_t *p, const args_t *a,
@@ -70,14 +72,14 @@ static int run_html(const strata_plan_t *p, const args_t *a,
   return strata_export_html(p, o, t);
 }
 
-/* The hosts of the plan on its cluster (--cluster, else the one it
+/* The hosts of the plan on its cluster (--cluster, else the preset it
  * names), in a launcher's format. */
 static int run_hostfile(const strata_plan_t *p, const args_t *a,
                         const strata_export_opts_t *o, char **t) {
   strata_hostfile_format_t f = STRATA_HOSTFILE_TORCHRUN;
   strata_device_map_t *m = NULL;
   int rc = a->format ? strata_hostfile_format_parse(a->format, &f) : 0;
-  if (!rc) rc = cli_device_map(p, a->cluster, &m);
+  if (!rc) rc = strata_device_map(p, a->c, &m);
   if (!rc) rc = strata_export_hostfile(m, f, o->source, t);
   strata_device_map_destroy(m);
   return rc;
@@ -124,14 +126,14 @@ static void usage(FILE *f) {
       "  --topology            deepspeed: the pipeline topology in Python\n"
       "  --gpus-per-node G     the cluster's GPUs per node (default: from "
       "the\n"
-      "                        cluster spec the plan names)\n"
+      "                        preset the plan names)\n"
       "  --name-map FILE       torch: module names of your model (JSON,\n"
       "                        docs/exports.md; default: the family's)\n"
       "  --format F            hostfile: torchrun (default), mpi or "
       "deepspeed\n"
       "  --cluster SPEC        hostfile: the cluster it runs on (default: "
       "the\n"
-      "                        one the plan names)\n"
+      "                        preset the plan names)\n"
       "  -h, --help            this help\n"
       "\n"
       "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
@@ -207,23 +209,32 @@ static int parse(int argc, char **argv, args_t *a) {
   return 0;
 }
 
-/* The node shape from the cluster the plan names, when it can be read
- * (a preset always can); otherwise left unknown, which only the targets
- * that need it refuse. */
-static void node_shape(const strata_plan_t *p, const args_t *a,
-                       strata_export_opts_t *o) {
-  strata_cluster_t *c = NULL;
-  o->gpus_per_node = (int)a->gpn;
-  if (p->cluster && p->cluster[0] && !strata_cluster_load(p->cluster, &c)) {
-    if (!o->gpus_per_node) o->gpus_per_node = strata_cluster_gpus_per_node(c);
-    o->nodes_per_leaf = strata_cluster_leaf_size(c);
-    /* node groups of different GPU counts: no one count per node */
-    for (int k = 1; k < strata_cluster_group_count(c) && !a->gpn; k++)
-      if (strata_cluster_gpus_per_node(strata_cluster_group(c, k)) !=
-          strata_cluster_gpus_per_node(c))
-        o->gpus_per_node = -1;
+/* The cluster: --cluster's, else the plan's when it is a preset; only the
+ * hostfile needs one (the others' node shape is then unknown, which only
+ * the targets that need it refuse). */
+static int export_cluster(const strata_plan_t *p, const args_t *a,
+                          strata_cluster_t **c) {
+  int rc = cli_plan_cluster(p, a->cluster, c);
+  if (rc && rc != STRATA_ENOMEM &&
+      strcmp(targets[a->target].name, "hostfile")) {
+    strata_error_clear();
+    rc = 0;
   }
-  strata_cluster_destroy(c);
+  return rc;
+}
+
+/* The node shape from that cluster, unless --gpus-per-node gives it. */
+static void node_shape(const strata_cluster_t *c, const args_t *a,
+                       strata_export_opts_t *o) {
+  o->gpus_per_node = (int)a->gpn;
+  if (!c) return;
+  if (!o->gpus_per_node) o->gpus_per_node = strata_cluster_gpus_per_node(c);
+  o->nodes_per_leaf = strata_cluster_leaf_size(c);
+  /* node groups of different GPU counts: no one count per node */
+  for (int k = 1; k < strata_cluster_group_count(c) && !a->gpn; k++)
+    if (strata_cluster_gpus_per_node(strata_cluster_group(c, k)) !=
+        strata_cluster_gpus_per_node(c))
+      o->gpus_per_node = -1;
 }
 
 int cli_cmd_export(int argc, char **argv) {
@@ -231,6 +242,7 @@ int cli_cmd_export(int argc, char **argv) {
   args_t a = {0};
   int rc = parse(argc, argv, &a);
   strata_plan_t *p = NULL;
+  strata_cluster_t *c = NULL;
   strata_export_opts_t o;
   char *text = NULL, *map = NULL;
   size_t len;
@@ -244,9 +256,12 @@ int cli_cmd_export(int argc, char **argv) {
   }
   o.name_map = map;
   if (!(rc = strata_plan_load(a.plan, &p))) {
-    node_shape(p, &a, &o);
-    if ((rc = targets[a.target].run(p, &a, &o, &text)))
-      strata_error_prefix("%s", a.plan); /* which plan the target refused */
+    if (!(rc = export_cluster(p, &a, &c))) {
+      a.c = c;
+      node_shape(c, &a, &o);
+      rc = targets[a.target].run(p, &a, &o, &text);
+    }
+    if (rc) strata_error_prefix("%s", a.plan); /* which plan was refused */
   }
   if (rc) {
     rc = cli_fail(cmd, rc);
@@ -256,6 +271,7 @@ int cli_cmd_export(int argc, char **argv) {
 out:
   strata_free(text);
   strata_free(map);
+  strata_cluster_destroy(c);
   strata_plan_destroy(p);
   return rc;
 }

@@ -1,16 +1,42 @@
 /*
  * devices.c - the GPUs a plan runs on, for `strata show` and `strata
- * export hostfile`: the cluster is the one the plan names (a preset, or a
- * spec file still at the path it was given at plan time) unless --cluster
- * gives one.  A plan file holds no device list (merge/devices.c says
- * why), so where its cluster cannot be read the message says so and asks
- * for --cluster; `show` then prints the plan and that note instead of
- * failing.
+ * export hostfile`: the cluster is the one --cluster gives, else the one
+ * the plan names when that is a preset (dgx-h100:128, rebuilt from the
+ * table).  A plan file is an input like any other, so a name in it never
+ * makes strata open a file: a plan made on a spec file needs --cluster
+ * for its device map.  A plan file holds no device list (merge/devices.c
+ * says why), so where its cluster is not known the message says so and
+ * asks for --cluster; `show` then prints the plan and that note instead
+ * of failing.
  */
+#include <ctype.h>
 #include <string.h>
 
 #include "cli/devices.h"
 #include "core/json.h"
+#include "merge/merge_int.h"
+#include "topo/cluster.h"
+
+/* 1 if name is PRESET:NODES for a preset of the table: strata_cluster_load
+ * builds those from it and opens no file (topo/cluster_spec.c). */
+static int is_preset(const char *name) {
+  const char *colon = strrchr(name, ':'), *s;
+  strata_buf_t b;
+  int found = 0;
+  if (!colon || !colon[1]) return 0;
+  for (s = colon + 1; *s; s++)
+    if (!isdigit((unsigned char)*s)) return 0;
+  strata_buf_init(&b);
+  st__preset_list(&b); /* "dgx-a100, dgx-h100, ..." */
+  for (s = b.p; s && *s && !found;) {
+    const char *e = strchr(s, ',');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    found = n == (size_t)(colon - name) && !strncmp(s, name, n);
+    s = e ? e + 2 : s + n;
+  }
+  strata_buf_free(&b);
+  return found;
+}
 
 int cli_plan_cluster(const strata_plan_t *p, const char *given,
                      strata_cluster_t **c) {
@@ -24,17 +50,17 @@ int cli_plan_cluster(const strata_plan_t *p, const char *given,
   if (!p->cluster || !p->cluster[0])
     return strata_error(STRATA_ENOTFOUND,
                         "the plan names no cluster: give --cluster SPEC");
+  if (!is_preset(p->cluster))
+    return strata_error(STRATA_ENOTFOUND,
+                        "the plan's cluster '%s' is not a preset, and strata "
+                        "opens no file a plan names: give --cluster SPEC, the "
+                        "spec it runs on",
+                        p->cluster);
   rc = strata_cluster_load(p->cluster, c);
-  if (rc == STRATA_ENOTFOUND) {
-    rc = strata_error(rc,
-                      "the plan's cluster '%s' is neither a preset nor a spec "
-                      "file here (a plan keeps a spec's name, not its path): "
-                      "give --cluster SPEC, the spec it runs on",
-                      p->cluster);
-  } else if (rc) {
+  if (rc) {
     char *why = strata_strdup(strata_last_error());
     rc = strata_error(rc,
-                      "the plan's cluster '%s' cannot be read here (%s): give "
+                      "the plan's cluster '%s' cannot be built (%s): give "
                       "--cluster SPEC, the spec it runs on",
                       p->cluster, why ? why : "out of memory");
     strata_free(why);
@@ -52,14 +78,14 @@ int cli_device_map(const strata_plan_t *p, const char *given,
   return rc;
 }
 
-/* The plan's JSON with "device_map": the map, or {"error": why}. */
+/* The plan's JSON with "device_map": the map, or {"error": why}.  The
+ * map's tree goes into the plan's as it is built (a million-node map is
+ * not printed and parsed again). */
 static int json_with(char **text, const strata_device_map_t *m,
                      const char *err) {
   cJSON *root = NULL, *d = NULL;
-  char *dev = NULL;
   int rc = st__json_parse(*text, strlen(*text), "show", &root);
-  if (!rc && m && !(rc = strata_device_map_json(m, &dev)))
-    rc = st__json_parse(dev, strlen(dev), "show", &d);
+  if (!rc && m) rc = st__device_map_tree(m, &d);
   if (!rc && !m &&
       (!(d = cJSON_CreateObject()) || st__json_add_str(d, "error", err)))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
@@ -74,7 +100,6 @@ static int json_with(char **text, const strata_device_map_t *m,
   }
   cJSON_Delete(d);
   cJSON_Delete(root);
-  strata_free(dev);
   return rc;
 }
 

@@ -7,8 +7,9 @@
 
 #include "cli/cli.h"
 
-/* The cluster given (--cluster), else the one the plan names; an error
- * says which could not be read and asks for --cluster. */
+/* The cluster given (--cluster), else the one the plan names when that is
+ * a preset (no file is opened for a name a plan holds); an error says
+ * which could not be had and asks for --cluster. */
 int cli_plan_cluster(const strata_plan_t *p, const char *given,
                      strata_cluster_t **c);
 /* The plan's device map on that cluster. */

@@ -535,10 +535,21 @@ static int map_json(const strata_device_map_t *m, cJSON *o) {
   return bad ? strata_error(STRATA_ENOMEM, "out of memory") : 0;
 }
 
-int strata_device_map_json(const strata_device_map_t *m, char **text) {
+int st__device_map_tree(const strata_device_map_t *m, cJSON **out) {
   cJSON *root = cJSON_CreateObject();
   int rc =
       root ? map_json(m, root) : strata_error(STRATA_ENOMEM, "out of memory");
+  if (rc) {
+    cJSON_Delete(root);
+    root = NULL;
+  }
+  *out = root;
+  return rc;
+}
+
+int strata_device_map_json(const strata_device_map_t *m, char **text) {
+  cJSON *root = NULL;
+  int rc = st__device_map_tree(m, &root);
   if (!rc && !(*text = st__json_print(root)))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   cJSON_Delete(root);
