@@ -448,6 +448,35 @@ static void build(ab_t *A) {
 
 /* ---- checks and the graph ---- */
 
+/* Sizes far enough from overflow; a refusal says which one. */
+static int check_arch_sizes(const st__arch_t *a) {
+  double big = (double)a->micro_batch * a->seq *
+               ((double)a->seq * a->heads + a->vocab + 8.0 * a->hidden);
+  /* the attention width heads x head size, bounded like hidden (found by
+   * fuzz_hf: 351,643 heads of 1,280,512 overflowed an int) */
+  double width = (double)a->heads * (a->head_dim ? a->head_dim : 1);
+  const char *pre = "model sizes are out of range";
+  if (big > 1e17)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: micro_batch x seq x (seq x heads + vocab + 8 x "
+                        "hidden) is %.3g (at most 1e17)",
+                        pre, big);
+  if (a->layers > 100000)
+    return strata_error(STRATA_EBADINPUT, "%s: layers %d (at most 100000)", pre,
+                        a->layers);
+  if (a->hidden > (1 << 24))
+    return strata_error(STRATA_EBADINPUT, "%s: hidden %d (at most %d)", pre,
+                        a->hidden, 1 << 24);
+  if (a->ffn > (1 << 26))
+    return strata_error(STRATA_EBADINPUT, "%s: ffn %d (at most %d)", pre,
+                        a->ffn, 1 << 26);
+  if (a->head_dim < 0 || width > (1 << 24))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: heads %d x head size %d is %.0f (at most %d)", pre,
+                        a->heads, a->head_dim, width, 1 << 24);
+  return 0;
+}
+
 static int check_arch(const st__arch_t *a) {
   int kv = a->kv_heads ? a->kv_heads : a->heads;
   if (a->layers < 1 || a->hidden < 1 || a->heads < 1 || a->ffn < 1 ||
@@ -469,15 +498,7 @@ static int check_arch(const st__arch_t *a) {
     return strata_error(STRATA_EBADINPUT,
                         "sequence %d is longer than the %d learned positions",
                         a->seq, a->max_pos);
-  double big = (double)a->micro_batch * a->seq *
-               ((double)a->seq * a->heads + a->vocab + 8.0 * a->hidden);
-  /* the attention width heads x head size, bounded like hidden (found by
-   * fuzz_hf: 351,643 heads of 1,280,512 overflowed an int) */
-  double width = (double)a->heads * (a->head_dim ? a->head_dim : 1);
-  if (big > 1e17 || a->layers > 100000 || a->hidden > (1 << 24) ||
-      a->ffn > (1 << 26) || a->head_dim < 0 || width > (1 << 24))
-    return strata_error(STRATA_EBADINPUT, "model sizes are out of range");
-  return 0;
+  return check_arch_sizes(a);
 }
 
 static void set_hp(strata_graph_t *g, const st__arch_t *a, int64_t kv) {

@@ -596,6 +596,40 @@ static int check_variants(const strata_gen_opts_t *o, int kv) {
   return rc ? rc : check_mla(o, kv);
 }
 
+/* Sizes far enough from overflow; a refusal says which one. */
+static int check_sizes(const strata_gen_opts_t *o) {
+  const char *pre = "model sizes are out of range";
+  double d = o->head_dim > 0 ? o->head_dim : 1.0;
+  double big = (double)o->micro_batch * o->seq *
+               ((double)o->seq * o->heads + o->vocab + 8.0 * o->hidden +
+                (double)o->heads * d + 4.0 * o->topk * o->hidden);
+  double moe = (double)o->experts * o->hidden * (o->moe_ffn + o->ffn + 1.0);
+  static const char *const names[] = {"layers", "hidden",  "head_dim",
+                                      "q_lora", "kv_lora", "qk_nope + qk_rope",
+                                      "v_head", "moe_ffn", "shared_ffn"};
+  const int v[] = {o->layers, o->hidden,  o->head_dim,
+                   o->q_lora, o->kv_lora, o->qk_nope + o->qk_rope,
+                   o->v_head, o->moe_ffn, o->shared_ffn};
+  const int max[] = {1000000, 1 << 24, 1 << 16, 1 << 24, 1 << 24,
+                     1 << 16, 1 << 16, 1 << 24, 1 << 24};
+  if (big > 1e17)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: micro_batch x seq x (seq x heads + vocab + 8 x "
+                        "hidden + heads x head_dim + 4 x topk x hidden) is "
+                        "%.3g (at most 1e17)",
+                        pre, big);
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (v[i] > max[i])
+      return strata_error(STRATA_EBADINPUT, "%s: %s %d (at most %d)", pre,
+                          names[i], v[i], max[i]);
+  if (moe > 1e14)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: experts x hidden x (moe_ffn + ffn + 1) is %.3g "
+                        "(at most 1e14)",
+                        pre, moe);
+  return 0;
+}
+
 static int check_opts(const strata_gen_opts_t *o, int kv) {
   if (o->layers < 1 || o->hidden < 1 || o->heads < 1 || o->seq < 1 ||
       o->vocab < 1 || o->micro_batch < 1 || o->ffn < 0 || o->kv_heads < 0)
@@ -624,18 +658,7 @@ static int check_opts(const strata_gen_opts_t *o, int kv) {
                         "activations need a float dtype (f32, bf16, f16, f8)");
   int rc = check_variants(o, kv);
   if (rc) return rc;
-  double d = o->head_dim > 0 ? o->head_dim : 1.0;
-  double big = (double)o->micro_batch * o->seq *
-               ((double)o->seq * o->heads + o->vocab + 8.0 * o->hidden +
-                (double)o->heads * d + 4.0 * o->topk * o->hidden);
-  if (big > 1e17 || o->layers > 1000000 || o->hidden > (1 << 24) ||
-      o->head_dim > (1 << 16) || o->q_lora > (1 << 24) ||
-      o->kv_lora > (1 << 24) || o->qk_nope + o->qk_rope > (1 << 16) ||
-      o->v_head > (1 << 16) || o->moe_ffn > (1 << 24) ||
-      o->shared_ffn > (1 << 24) ||
-      (double)o->experts * o->hidden * (o->moe_ffn + o->ffn + 1.0) > 1e14)
-    return strata_error(STRATA_EBADINPUT, "model sizes are out of range");
-  return 0;
+  return check_sizes(o);
 }
 
 static void init_ctx(gen_t *G, const strata_gen_opts_t *o, int kv) {
