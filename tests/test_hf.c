@@ -651,6 +651,49 @@ TEST(refused_configs) {
   expect_error("[1, 2]", STRATA_EBADINPUT, "a config is a JSON object");
 }
 
+/* The model's name, from _name_or_path or the file's path, is a name as
+ * st__name_check takes it; strings from the config are cut in messages;
+ * a key given twice is refused (transformers keeps the last value). */
+TEST(names_and_messages) {
+  const char *llama = "{\"model_type\": \"llama\", \"hidden_size\": 64, "
+                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                      "\"intermediate_size\": 128, \"vocab_size\": 100%s}";
+  char text[12000];
+  snprintf(text, sizeof text, llama,
+           ", \"_name_or_path\": \"x\\\"\\\"\\\"\\nimport os\"");
+  expect_error(text, STRATA_EBADINPUT,
+               "c.json: '_name_or_path' holds a control character (U+000A");
+  strata_graph_t *g = NULL;
+  snprintf(text, sizeof text, llama, ", \"_name_or_path\": \"meta/llama\"");
+  ASSERT_OK(strata_hf_parse(text, strlen(text), "c.json", NULL, &g));
+  ASSERT_STR_EQ(g->name, "meta/llama");
+  strata_graph_destroy(g);
+  snprintf(text, sizeof text, llama, "");
+  ASSERT_EQ(
+      strata_hf_parse(text, strlen(text), "m\x1b[2J/config.json", NULL, &g),
+      STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "the model's name (the folder's name) holds a control");
+  ASSERT_OK(strata_hf_parse(text, strlen(text), "hub/tiny-llama/config.json",
+                            NULL, &g));
+  ASSERT_STR_EQ(g->name, "tiny-llama");
+  strata_graph_destroy(g);
+  /* a 10 KB model_type is not echoed in full */
+  char type[10001];
+  memset(type, 'q', sizeof type - 1);
+  type[sizeof type - 1] = '\0';
+  snprintf(text, sizeof text, "{\"model_type\": \"%s\"}", type);
+  expect_error(text, STRATA_EUNSUPPORTED, "model_type 'qqqq");
+  ASSERT(strlen(strata_last_error()) < 1000);
+  snprintf(text, sizeof text, llama, ", \"hidden_size\": 128");
+  expect_error(text, STRATA_EBADINPUT,
+               "c.json: 'hidden_size' is given twice (line 1, column");
+  /* which size is out of range */
+  snprintf(text, sizeof text, llama, ", \"head_dim\": 8388608");
+  expect_error(text, STRATA_EBADINPUT,
+               "model sizes are out of range: heads 4 x head size 8388608");
+}
+
 /* The variants an exporter states reach the model's facts: Gemma's head
  * size, Qwen3's q/k norms and rotary base, Phi-3's window. */
 TEST(config_variants_in_the_model_facts) {
@@ -891,6 +934,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(moe_configs_are_their_presets),
     TEST_ENTRY(glm4_moe_config),
     TEST_ENTRY(llama4_configs),
+    TEST_ENTRY(names_and_messages),
     TEST_ENTRY(config_variants_in_the_model_facts),
     TEST_ENTRY(every_config_rebatches_and_solves),
 };

@@ -308,6 +308,71 @@ TEST(bad_model_facts) {
   strata_graph_destroy(g);
 }
 
+/* Names are what st__name_check takes (printable UTF-8, 1 to 1024
+ * bytes): the trace's, and every tensor, op and block id. */
+TEST(bad_names) {
+  expect_bad("\"name\": \"tiny\"", "\"name\": \"ti\\u001b[2Jny\"",
+             STRATA_EBADINPUT, "t.json: 'name' holds a control character",
+             "U+001B");
+  expect_bad("\"name\": \"tiny\"", "\"name\": \"\"", STRATA_EBADINPUT,
+             "t.json: 'name' is empty", "");
+  expect_bad("{\"id\": \"tokens\"", "{\"id\": \"tok\\nens\"", STRATA_EBADINPUT,
+             "t.json: tensors[0]: 'id' holds a control character", "U+000A");
+  expect_bad("\"id\": \"embed\", \"kind\"",
+             "\"id\": \"em\\u0085bed\", \"kind\"", STRATA_EBADINPUT,
+             "t.json: ops[0]: 'id' holds a control", "U+0085");
+  expect_bad("\"id\": \"decoder\"", "\"id\": \"dec\\u2028oder\"",
+             STRATA_EBADINPUT, "t.json: blocks[0]: 'id' holds a control",
+             "U+2028");
+  expect_bad("\"family\": \"gpt\"", "\"family\": \"g\\tpt\"", STRATA_EBADINPUT,
+             "t.json: model: 'family' holds a control", "U+0009");
+  /* a long string from the file is cut in the message */
+  char big[3000], *base = tiny_text();
+  snprintf(big, sizeof big, "\"format\": \"%02000d\"", 7);
+  char *t = mutate(base, "\"format\": \"strata-trace\"", big);
+  strata_free(base);
+  strata_graph_t *g = NULL;
+  ASSERT_EQ(strata_trace_parse(t, strlen(t), "t.json", &g), STRATA_EBADINPUT);
+  free(t);
+  ASSERT_CONTAINS(strata_last_error(), "t.json: 'format' is \"0000");
+  ASSERT(strlen(strata_last_error()) < 200);
+  /* a graph built in code passes the same check */
+  g = strata_graph_create("x");
+  int64_t sh[] = {1, 3};
+  g->micro_batch = g->seq_len = 1;
+  int a = strata_graph_add_tensor(g, "a\x1b[2J", 2, sh, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_INPUT);
+  int b = strata_graph_add_tensor(g, "b", 2, sh, STRATA_DTYPE_BF16,
+                                  STRATA_TENSOR_ACTIVATION);
+  ASSERT(strata_graph_add_op(g, "g", STRATA_OP_GELU, 1, &a, 1, &b) >= 0);
+  ASSERT_EQ(strata_graph_validate(g), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "tensor 0: its name holds a control");
+  strata_graph_destroy(g);
+}
+
+/* micro_batch and seq_len stay within the planner's bounds (a plan file
+ * stores them) and agree with the shapes: tokens/s is counted from them,
+ * the costs from the shapes. */
+TEST(bad_batch_and_sequence) {
+  expect_bad("\"seq_len\": 4", "\"seq_len\": 16777217", STRATA_EBADINPUT,
+             "'seq_len' is 16777217", "(must be 1 to 16777216)");
+  expect_bad("\"micro_batch\": 1", "\"micro_batch\": 2147483647",
+             STRATA_EBADINPUT, "'micro_batch' is 2147483647",
+             "(must be 1 to 1048576)");
+  expect_bad("\"seq_len\": 4", "\"seq_len\": 64", STRATA_EBADINPUT,
+             "seq_len is 64, but no input or activation has it",
+             "another sequence length");
+  expect_bad("\"micro_batch\": 1", "\"micro_batch\": 3", STRATA_EBADINPUT,
+             "micro_batch is 3, but no input or activation has 3 in dim 0",
+             "another micro-batch");
+  expect_bad("\"hidden\": 8", "\"hidden\": 2147483647", STRATA_EBADINPUT,
+             "model: 'hidden' is 2147483647", "(must be 0 to 1073741824)");
+  /* a key given twice: cJSON would keep the first, Python the last */
+  expect_bad("\"micro_batch\": 1,", "\"micro_batch\": 1, \"micro_batch\": 9,",
+             STRATA_EBADINPUT, "t.json: 'micro_batch' is given twice",
+             "(line 5, column 21)");
+}
+
 TEST(bad_unknown_kind) {
   expect_bad("\"kind\": \"gelu\"", "\"kind\": \"gelu2\"", STRATA_EBADINPUT,
              "op 'gelu': unknown kind 'gelu2'", "valid kinds: embedding, ");
@@ -907,5 +972,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(rebatch_follows_views),
     TEST_ENTRY(importer_kinds),
     TEST_ENTRY(importer_kinds_bad_shapes),
+    TEST_ENTRY(bad_names),
+    TEST_ENTRY(bad_batch_and_sequence),
 };
 TEST_MAIN(tests)

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "traces/traces_int.h"
 
 #define MAX_USED 96
@@ -942,18 +943,20 @@ static int check_leftovers(cfg_t *c) {
     if (!strcmp(it->string, "pruned_heads") && cJSON_GetArraySize(it) == 0)
       used = 1;
     if (used) continue;
+    char key[96];
     return strata_error(STRATA_EBADINPUT,
                         "%s: '%s' (model_type %s) is not understood by this "
                         "importer and may change the model's structure; "
                         "docs/import.md lists the fields each model_type "
                         "takes",
-                        c->where, it->string, c->type);
+                        c->where, st__plain(it->string, key, sizeof key),
+                        c->type);
   }
   return 0;
 }
 
 static int unknown_type(const char *where, const char *type) {
-  char list[512];
+  char list[512], plain[96];
   size_t n = 0;
   list[0] = '\0';
   for (int i = 0; i < N_READERS && n < sizeof list; i++)
@@ -969,7 +972,7 @@ static int unknown_type(const char *where, const char *type) {
   return strata_error(STRATA_EUNSUPPORTED,
                       "%s: model_type '%s' is not one this importer reads "
                       "(dense types: %s)",
-                      where, type, list);
+                      where, st__plain(type, plain, sizeof plain), list);
 }
 
 static int read_arch(cfg_t *c, st__arch_t *a) {
@@ -1016,28 +1019,42 @@ static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
 }
 
 /* The model's name: _name_or_path when the config has one, else the
- * file's name without ".json" (the folder's for a config.json). */
-static void model_name(const cJSON *root, const char *where, char *buf,
-                       size_t size) {
+ * file's name without ".json" (the folder's for a config.json); a name
+ * as st__name_check takes it.  *out is strata_free'd by the caller. */
+static int model_name(const cJSON *root, const char *where, char **out) {
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "_name_or_path");
+  const char *from = where, *what = "the model's name (the file's name)";
+  size_t len;
   if (cJSON_IsString(n) && n->valuestring[0]) {
-    snprintf(buf, size, "%s", n->valuestring);
-    return;
-  }
-  const char *base = strrchr(where, '/');
-  base = base ? base + 1 : where;
-  size_t len = strlen(base);
-  if (!strcmp(base, "config.json") && base > where) {
-    const char *end = base - 1, *dir = end;
-    while (dir > where && dir[-1] != '/')
-      dir--;
-    if (end > dir) {
-      snprintf(buf, size, "%.*s", (int)(end - dir), dir);
-      return;
+    from = n->valuestring;
+    len = strlen(from);
+    what = "'_name_or_path'";
+  } else {
+    const char *base = strrchr(where, '/');
+    from = base = base ? base + 1 : where;
+    len = strlen(base);
+    if (!strcmp(base, "config.json") && base > where) {
+      const char *end = base - 1, *dir = end;
+      while (dir > where && dir[-1] != '/')
+        dir--;
+      if (end > dir) {
+        from = dir;
+        len = (size_t)(end - dir);
+        what = "the model's name (the folder's name)";
+      }
     }
+    if (from == base && len > 5 && !strcmp(base + len - 5, ".json")) len -= 5;
   }
-  if (len > 5 && !strcmp(base + len - 5, ".json")) len -= 5;
-  snprintf(buf, size, "%.*s", (int)len, base);
+  if (!(*out = strata_malloc(len + 1)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  memcpy(*out, from, len);
+  (*out)[len] = '\0';
+  int rc = st__name_check(*out, what, where);
+  if (rc) {
+    strata_free(*out);
+    *out = NULL;
+  }
+  return rc;
 }
 
 /* A mixture of experts: read, the same overrides as apply_overrides, then
@@ -1066,10 +1083,11 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   if (v && v->flash_attention >= 0) o.flash_attention = v->flash_attention;
   if (v && v->dropout >= 0) o.dropout = v->dropout;
   if (v && v->mtp_layers >= 0) o.mtp_layers = v->mtp_layers;
-  char name[256];
-  model_name(root, where, name, sizeof name);
+  char *name;
+  if ((rc = model_name(root, where, &name))) return rc;
   if ((rc = strata_generate(&o, name, out)) && rc != STRATA_ENOMEM)
     strata_error_prefix("%s (model_type %s)", where, c->type);
+  strata_free(name);
   return rc;
 }
 
@@ -1111,10 +1129,11 @@ static int dense_from_json(cfg_t *c, const cJSON *root, const char *where,
   st__arch_init(&a);
   if ((rc = read_arch(c, &a)) || (rc = apply_overrides(overrides, &a, where)))
     return rc;
-  char name[256];
-  model_name(root, where, name, sizeof name);
+  char *name;
+  if ((rc = model_name(root, where, &name))) return rc;
   if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
     strata_error_prefix("%s (model_type %s)", where, c->type);
+  strata_free(name);
   return rc;
 }
 
@@ -1140,10 +1159,11 @@ static int text_config_of(cfg_t *c, const char *inner,
   t->where = where;
   t->type = inner;
   const char *type = NULL;
+  char plain[96];
   if (!st__json_str(text, "model_type", where, 0, &type) && type &&
       strcmp(type, inner))
     return strata_error(STRATA_EBADINPUT, "%s: model_type '%s', not %s", where,
-                        type, inner);
+                        st__plain(type, plain, sizeof plain), inner);
   use(t, "model_type");
   return 0;
 }

@@ -14,20 +14,29 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "traces/traces_int.h"
 
 #define WHERE_MAX 600
+/* How much of a string from the file a message shows. */
+#define SHOWN 80
+/* The bounds the command line sets (--micro-batch, --seq): a trace that
+ * loads gives a plan that a plan file can hold. */
+#define MAX_MICRO_BATCH (1 << 20)
+#define MAX_SEQ (1 << 24)
+/* Sizes the plan file stores are at most 2^30. */
+#define MAX_SIZE (1 << 30)
 
-/* A small int field: absent leaves *out untouched. */
+/* A small int field in [lo, hi]: absent leaves *out untouched. */
 static int get_int(const cJSON *o, const char *key, const char *where,
-                   int required, int lo, int *out) {
+                   int required, int lo, int hi, int *out) {
   int64_t v;
   int rc = st__json_int(o, key, where, required, &v);
   if (rc == STRATA_ENOTFOUND) return 0;
   if (rc) return rc;
-  if (v < lo || v > INT_MAX)
+  if (v < lo || v > hi)
     return strata_error(STRATA_EBADINPUT, "%s: '%s' is %lld (must be %d to %d)",
-                        where, key, (long long)v, lo, INT_MAX);
+                        where, key, (long long)v, lo, hi);
   *out = (int)v;
   return 0;
 }
@@ -47,10 +56,11 @@ static int read_header(const cJSON *root, const char *where) {
                         "%s: a trace is a JSON object, not an array or value",
                         where);
   if ((rc = st__json_str(root, "format", where, 1, &fmt))) return rc;
+  char shown[SHOWN];
   if (strcmp(fmt, "strata-trace"))
     return strata_error(STRATA_EBADINPUT,
                         "%s: 'format' is \"%s\", expected \"strata-trace\"",
-                        where, fmt);
+                        where, st__plain(fmt, shown, sizeof shown));
   if ((rc = st__json_int(root, "version", where, 1, &version))) return rc;
   if (version > STRATA_TRACE_VERSION)
     return strata_error(STRATA_EVERSION,
@@ -101,7 +111,7 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
               &g->hp.router_sigmoid};
   int rc = 0;
   for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++)
-    rc = get_int(m, ints[i], w, 0, 0, f[i]);
+    rc = get_int(m, ints[i], w, 0, 0, MAX_SIZE, f[i]);
   for (size_t i = 0; i < sizeof flags / sizeof flags[0] && !rc; i++)
     rc = get_flag(m, flags[i], w, b[i]);
   if (!rc) rc = get_nonneg(m, "rope_theta", w, &g->hp.rope_theta);
@@ -132,17 +142,19 @@ static int read_model(strata_graph_t *g, const cJSON *root, const char *where) {
   snprintf(w, sizeof w, "%s: model", where);
   if ((rc = st__json_str(m, "family", w, 0, &family)) && rc != STRATA_ENOTFOUND)
     return rc;
+  char shown[SHOWN];
   if (strlen(family) >= sizeof g->hp.family)
     return strata_error(STRATA_EBADINPUT, "%s: family '%s' is too long", w,
-                        family);
+                        st__plain(family, shown, sizeof shown));
+  if (family[0] && (rc = st__name_check(family, "'family'", w))) return rc;
   strcpy(g->hp.family, family);
-  if ((rc = get_int(m, "layers", w, 0, 0, &g->hp.layers)) ||
-      (rc = get_int(m, "hidden", w, 0, 0, &g->hp.hidden)) ||
-      (rc = get_int(m, "heads", w, 0, 0, &g->hp.heads)) ||
-      (rc = get_int(m, "kv_heads", w, 0, 0, &g->hp.kv_heads)) ||
-      (rc = get_int(m, "ffn", w, 0, 0, &g->hp.ffn)) ||
-      (rc = get_int(m, "vocab", w, 0, 0, &g->hp.vocab)) ||
-      (rc = get_int(m, "max_seq", w, 0, 0, &g->hp.max_seq)) ||
+  if ((rc = get_int(m, "layers", w, 0, 0, MAX_SIZE, &g->hp.layers)) ||
+      (rc = get_int(m, "hidden", w, 0, 0, MAX_SIZE, &g->hp.hidden)) ||
+      (rc = get_int(m, "heads", w, 0, 0, MAX_SIZE, &g->hp.heads)) ||
+      (rc = get_int(m, "kv_heads", w, 0, 0, MAX_SIZE, &g->hp.kv_heads)) ||
+      (rc = get_int(m, "ffn", w, 0, 0, MAX_SIZE, &g->hp.ffn)) ||
+      (rc = get_int(m, "vocab", w, 0, 0, MAX_SIZE, &g->hp.vocab)) ||
+      (rc = get_int(m, "max_seq", w, 0, 0, MAX_SIZE, &g->hp.max_seq)) ||
       (rc = get_flag(m, "flash_attention", w, &g->hp.flash_attention)) ||
       (rc = get_flag(m, "dropout", w, &g->hp.dropout)))
     return rc;
@@ -173,7 +185,7 @@ static int read_shape(const cJSON *t, const char *w, int *ndim,
 static int read_tensor(strata_graph_t *g, const cJSON *t, int i,
                        const char *where) {
   static const char *const kinds[] = {"input", "param", "activation"};
-  char w[WHERE_MAX];
+  char w[WHERE_MAX], shown[SHOWN];
   const char *id, *dt, *kind;
   int64_t shape[STRATA_MAX_DIMS];
   int ndim, k, rc;
@@ -181,8 +193,11 @@ static int read_tensor(strata_graph_t *g, const cJSON *t, int i,
   snprintf(w, sizeof w, "%s: tensors[%d]", where, i);
   if (!cJSON_IsObject(t))
     return strata_error(STRATA_EBADINPUT, "%s must be an object", w);
-  if ((rc = st__json_str(t, "id", w, 1, &id))) return rc;
-  snprintf(w, sizeof w, "%s: tensor '%s'", where, id);
+  if ((rc = st__json_str(t, "id", w, 1, &id)) ||
+      (rc = st__name_check(id, "'id'", w)))
+    return rc;
+  snprintf(w, sizeof w, "%s: tensor '%s'", where,
+           st__plain(id, shown, sizeof shown));
   if ((rc = read_shape(t, w, &ndim, shape)) ||
       (rc = st__json_str(t, "dtype", w, 1, &dt)) ||
       (rc = st__json_str(t, "kind", w, 1, &kind)))
@@ -191,13 +206,13 @@ static int read_tensor(strata_graph_t *g, const cJSON *t, int i,
     return strata_error(STRATA_EBADINPUT,
                         "%s: dtype '%s' is not one of f32, bf16, f16, f8, "
                         "i64, i32, u8",
-                        w, dt);
+                        w, st__plain(dt, shown, sizeof shown));
   for (k = 0; k < 3 && strcmp(kind, kinds[k]); k++) {
   }
   if (k == 3)
     return strata_error(STRATA_EBADINPUT,
                         "%s: kind '%s' is not input, param or activation", w,
-                        kind);
+                        st__plain(kind, shown, sizeof shown));
   rc = strata_graph_add_tensor(g, id, ndim, shape, dtype,
                                (strata_tensor_kind_t)k);
   if (rc < 0) strata_error_prefix("%s", where);
@@ -207,14 +222,15 @@ static int read_tensor(strata_graph_t *g, const cJSON *t, int i,
 /* ---- ops ---- */
 
 static int unknown_kind(const char *w, const char *kind) {
-  char list[512];
+  char list[512], shown[SHOWN];
   size_t n = 0;
   list[0] = '\0';
   for (int k = 0; k < STRATA_OP_COUNT && n < sizeof list; k++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", k ? ", " : "",
                           strata_op_kind_name((strata_op_kind_t)k));
   return strata_error(STRATA_EBADINPUT,
-                      "%s: unknown kind '%s' (valid kinds: %s)", w, kind, list);
+                      "%s: unknown kind '%s' (valid kinds: %s)", w,
+                      st__plain(kind, shown, sizeof shown), list);
 }
 
 static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
@@ -230,11 +246,13 @@ static int read_refs(const strata_graph_t *g, const cJSON *o, const char *key,
       return strata_error(STRATA_EBADINPUT,
                           "%s: '%s' must list tensor ids (strings)", w, key);
     int t = strata_graph_find_tensor(g, it->valuestring);
+    char shown[SHOWN];
     if (t < 0)
       return strata_error(STRATA_EBADINPUT,
                           "%s: %.*s %d is unknown tensor '%s' (a dangling "
                           "reference: declare it under \"tensors\")",
-                          w, (int)strlen(key) - 1, key, *n, it->valuestring);
+                          w, (int)strlen(key) - 1, key, *n,
+                          st__plain(it->valuestring, shown, sizeof shown));
     idx[(*n)++] = t;
   }
   return 0;
@@ -273,34 +291,37 @@ static int read_perm(strata_op_t *op, const cJSON *o, const char *w) {
 }
 
 static int read_attrs(strata_op_t *op, const cJSON *o, const char *w) {
-  int rc = get_int(o, "heads", w, 0, 0, &op->heads);
-  if (!rc) rc = get_int(o, "kv_heads", w, 0, 0, &op->kv_heads);
+  int rc = get_int(o, "heads", w, 0, 0, INT_MAX, &op->heads);
+  if (!rc) rc = get_int(o, "kv_heads", w, 0, 0, INT_MAX, &op->kv_heads);
   if (!rc) rc = get_flag(o, "causal", w, &op->causal);
   if (!rc) rc = get_num(o, "dropout_p", w, &op->dropout_p);
-  if (!rc) rc = get_int(o, "axis", w, 0, 0, &op->axis);
+  if (!rc) rc = get_int(o, "axis", w, 0, 0, INT_MAX, &op->axis);
   if (!rc) rc = get_i64(o, "start", w, &op->start);
   if (!rc) rc = get_i64(o, "end", w, &op->end);
-  if (!rc) rc = get_int(o, "window", w, 0, 0, &op->window);
+  if (!rc) rc = get_int(o, "window", w, 0, 0, INT_MAX, &op->window);
   if (!rc) rc = read_perm(op, o, w);
   if (!rc && op->kind == STRATA_OP_GENERIC)
     rc = get_num(o, "flops", w, &op->flops);
-  if (!rc) rc = get_int(o, "topk", w, 0, 0, &op->topk);
-  if (!rc) rc = get_int(o, "v_dim", w, 0, 0, &op->v_dim);
+  if (!rc) rc = get_int(o, "topk", w, 0, 0, INT_MAX, &op->topk);
+  if (!rc) rc = get_int(o, "v_dim", w, 0, 0, INT_MAX, &op->v_dim);
   if (!rc) rc = get_nonneg(o, "capacity", w, &op->capacity);
   return rc;
 }
 
 static int read_op(strata_graph_t *g, const cJSON *o, int i,
                    const char *where) {
-  char w[WHERE_MAX];
+  char w[WHERE_MAX], shown[SHOWN];
   const char *id, *kind;
   int in[STRATA_MAX_OP_INPUTS], out[STRATA_MAX_OP_OUTPUTS], n_in, n_out, rc;
   strata_op_kind_t k;
   snprintf(w, sizeof w, "%s: ops[%d]", where, i);
   if (!cJSON_IsObject(o))
     return strata_error(STRATA_EBADINPUT, "%s must be an object", w);
-  if ((rc = st__json_str(o, "id", w, 1, &id))) return rc;
-  snprintf(w, sizeof w, "%s: op '%s'", where, id);
+  if ((rc = st__json_str(o, "id", w, 1, &id)) ||
+      (rc = st__name_check(id, "'id'", w)))
+    return rc;
+  snprintf(w, sizeof w, "%s: op '%s'", where,
+           st__plain(id, shown, sizeof shown));
   if ((rc = st__json_str(o, "kind", w, 1, &kind))) return rc;
   if (strata_op_kind_parse(kind, &k)) return unknown_kind(w, kind);
   if ((rc = read_refs(g, o, "inputs", w, STRATA_MAX_OP_INPUTS, in, &n_in)) ||
@@ -346,9 +367,12 @@ static int check_layers(const strata_graph_t *g, const cJSON *ops,
 static int find_op_ref(const strata_graph_t *g, const cJSON *it,
                        const char *w) {
   int i = cJSON_IsString(it) ? strata_graph_find_op(g, it->valuestring) : -1;
+  char shown[SHOWN];
   if (i >= 0) return i;
   return strata_error(STRATA_EBADINPUT, "%s: 'ops' names unknown op '%s'", w,
-                      cJSON_IsString(it) ? it->valuestring : "(not a string)");
+                      cJSON_IsString(it)
+                          ? st__plain(it->valuestring, shown, sizeof shown)
+                          : "(not a string)");
 }
 
 /* "ops": [first, last] (two ids: an inclusive range), or every op id in
@@ -383,24 +407,27 @@ static int read_block_ops(const strata_graph_t *g, const cJSON *bl,
 
 static int read_block(strata_graph_t *g, const cJSON *bl, int i,
                       const char *where) {
-  char w[WHERE_MAX];
+  char w[WHERE_MAX], shown[SHOWN];
   const char *id, *in, *out;
   int first = 0, n = 0, repeat = 0, rc, ti, to;
   snprintf(w, sizeof w, "%s: blocks[%d]", where, i);
   if (!cJSON_IsObject(bl))
     return strata_error(STRATA_EBADINPUT, "%s must be an object", w);
-  if ((rc = st__json_str(bl, "id", w, 1, &id))) return rc;
-  snprintf(w, sizeof w, "%s: block '%s'", where, id);
+  if ((rc = st__json_str(bl, "id", w, 1, &id)) ||
+      (rc = st__name_check(id, "'id'", w)))
+    return rc;
+  snprintf(w, sizeof w, "%s: block '%s'", where,
+           st__plain(id, shown, sizeof shown));
   if ((rc = read_block_ops(g, bl, w, &first, &n)) ||
       /* range checked by strata_graph_add_block, with the real limit */
-      (rc = get_int(bl, "repeat", w, 1, INT_MIN, &repeat)) ||
+      (rc = get_int(bl, "repeat", w, 1, INT_MIN, INT_MAX, &repeat)) ||
       (rc = st__json_str(bl, "input", w, 1, &in)) ||
       (rc = st__json_str(bl, "output", w, 1, &out)))
     return rc;
   if ((ti = strata_graph_find_tensor(g, in)) < 0 ||
       (to = strata_graph_find_tensor(g, out)) < 0)
     return strata_error(STRATA_EBADINPUT, "%s: unknown tensor '%s'", w,
-                        ti < 0 ? in : out);
+                        st__plain(ti < 0 ? in : out, shown, sizeof shown));
   rc = strata_graph_add_block(g, id, first, n, repeat, ti, to);
   if (rc < 0) strata_error_prefix("%s", where);
   return rc < 0 ? rc : 0;
@@ -431,11 +458,13 @@ static int read_graph(const cJSON *root, const char *where,
   strata_graph_t *g = NULL;
   int rc;
   if ((rc = read_header(root, where)) ||
-      (rc = st__json_str(root, "name", where, 1, &name)))
+      (rc = st__json_str(root, "name", where, 1, &name)) ||
+      (rc = st__name_check(name, "'name'", where)))
     return rc;
   if (!(g = strata_graph_create(name))) return STRATA_ENOMEM;
-  if ((rc = get_int(root, "micro_batch", where, 1, 1, &g->micro_batch)) ||
-      (rc = get_int(root, "seq_len", where, 1, 1, &g->seq_len)) ||
+  if ((rc = get_int(root, "micro_batch", where, 1, 1, MAX_MICRO_BATCH,
+                    &g->micro_batch)) ||
+      (rc = get_int(root, "seq_len", where, 1, 1, MAX_SEQ, &g->seq_len)) ||
       (rc = read_model(g, root, where)) ||
       (rc = read_list(g, root, "tensors", 1, read_tensor, where, NULL)) ||
       (rc = read_list(g, root, "ops", 1, read_op, where, &ops)) ||

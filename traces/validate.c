@@ -14,11 +14,22 @@
  *      op.layer, op.block, block.layer0);
  *   5. visibility: a tensor made inside a repeated block is seen outside it
  *      only as the block's output, and a param belongs to one block or to
- *      none (fills tensor.block).
+ *      none (fills tensor.block);
+ *   6. sizes: names as st__name_check takes them, micro_batch and seq_len
+ *      within the planner's bounds and borne out by the shapes (a plan
+ *      counts tokens as micro_batch x seq_len, the costs come from the
+ *      shapes: the two must agree).
  */
+#include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "traces/traces_int.h"
+
+/* The command line's bounds (--micro-batch, --seq): a graph that
+ * validates gives a plan a plan file can hold. */
+#define MAX_MICRO_BATCH (1 << 20)
+#define MAX_SEQ (1 << 24)
 
 static int check_refs(const strata_graph_t *g) {
   for (int i = 0; i < g->n_ops; i++) {
@@ -92,6 +103,72 @@ static int same_shape(const strata_tensor_t *a, const strata_tensor_t *b) {
   return 1;
 }
 
+static int check_names(const strata_graph_t *g) {
+  char where[64];
+  int rc = 0;
+  if (g->name && g->name[0] &&
+      (rc = st__name_check(g->name, "the model's name", "graph")))
+    return rc;
+  for (int i = 0; i < g->n_tensors && !rc; i++) {
+    snprintf(where, sizeof where, "tensor %d", i);
+    rc = st__name_check(g->tensors[i].name, "its name", where);
+  }
+  for (int i = 0; i < g->n_ops && !rc; i++) {
+    snprintf(where, sizeof where, "op %d", i);
+    rc = st__name_check(g->ops[i].name, "its name", where);
+  }
+  for (int i = 0; i < g->n_blocks && !rc; i++) {
+    snprintf(where, sizeof where, "block %d", i);
+    rc = st__name_check(g->blocks[i].name, "its name", where);
+  }
+  return rc;
+}
+
+/* micro_batch and seq_len as the shapes show them: the batch in dim 0 of
+ * an input or activation, the sequence in a later dim of one of those
+ * ([b, s, h], [b, heads, s, d]), or both as one flattened dim ([b*s, h]),
+ * or the sequence in attention's [..., s, s].  A micro_batch or seq_len
+ * of 1 is no claim (a graph without a batch or sequence dim). */
+static int check_sizes(const strata_graph_t *g) {
+  int b = g->micro_batch, s = g->seq_len, has_b = b == 1, has_s = s == 1;
+  if (b > MAX_MICRO_BATCH || s > MAX_SEQ)
+    return strata_error(STRATA_EBADINPUT,
+                        "micro_batch %d and seq_len %d: at most %d and %d", b,
+                        s, MAX_MICRO_BATCH, MAX_SEQ);
+  int64_t bs = (int64_t)b * s;
+  for (int i = 0; i < g->n_tensors && !(has_b && has_s); i++) {
+    const strata_tensor_t *t = &g->tensors[i];
+    const int64_t *d = t->shape;
+    int n = t->ndim;
+    if (t->kind == STRATA_TENSOR_PARAM || n < 1) continue;
+    if (d[0] == bs) has_b = has_s = 1;
+    if (d[0] != b) continue;
+    has_b = 1;
+    for (int k = 1; k < n; k++)
+      if (d[k] == s) has_s = 1;
+  }
+  for (int i = 0; i < g->n_tensors && !has_s; i++) {
+    const strata_tensor_t *t = &g->tensors[i];
+    int n = t->ndim;
+    if (n >= 2 && t->shape[n - 1] == s && t->shape[n - 2] == s) has_s = 1;
+  }
+  if (!has_b)
+    return strata_error(STRATA_EBADINPUT,
+                        "micro_batch is %d, but no input or activation has "
+                        "%d in dim 0: the shapes were made at another "
+                        "micro-batch",
+                        b, b);
+  if (!has_s)
+    return strata_error(STRATA_EBADINPUT,
+                        "seq_len is %d, but no input or activation has it "
+                        "after the batch ([micro_batch, ..., seq_len, ...] or "
+                        "[micro_batch x seq_len, ...]) nor as attention's "
+                        "[..., seq_len, seq_len]: the shapes were made at "
+                        "another sequence length",
+                        s);
+  return 0;
+}
+
 static int check_block(strata_graph_t *g, int b, int expect_first, int layer0) {
   strata_block_t *bl = &g->blocks[b];
   if (bl->repeat < 1 || bl->repeat > STRATA_MAX_REPEAT)
@@ -150,7 +227,13 @@ static int check_blocks(strata_graph_t *g) {
   for (int b = 0; b < g->n_blocks; b++) {
     if ((rc = check_block(g, b, next, layer))) return rc;
     next = g->blocks[b].first_op + g->blocks[b].n_ops;
-    layer += g->blocks[b].repeat;
+    /* every block's repeat is at most STRATA_MAX_REPEAT: the sum stays
+     * far from overflow until it passes the same bound */
+    if ((layer += g->blocks[b].repeat) > STRATA_MAX_REPEAT)
+      return strata_error(STRATA_EBADINPUT,
+                          "the blocks come to more than %d layers (at block "
+                          "'%s')",
+                          STRATA_MAX_REPEAT, g->blocks[b].name);
   }
   return 0;
 }
@@ -201,7 +284,8 @@ int strata_graph_validate(strata_graph_t *g) {
     return strata_error(STRATA_EBADINPUT,
                         "micro_batch (%d) and seq_len (%d) must be >= 1",
                         g->micro_batch, g->seq_len);
-  if ((rc = check_refs(g)) || (rc = fill_producers(g)) || (rc = check_order(g)))
+  if ((rc = check_names(g)) || (rc = check_sizes(g)) || (rc = check_refs(g)) ||
+      (rc = fill_producers(g)) || (rc = check_order(g)))
     return rc;
   for (int i = 0; i < g->n_ops; i++)
     if ((rc = st__op_check(g, &g->ops[i]))) return rc;
