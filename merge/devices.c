@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 static const char *use_names[] = {"used", "partial", "unused", "unhealthy"};
@@ -484,15 +485,34 @@ int strata_device_map_summary(const strata_device_map_t *m, char **text) {
   return strata_buf_finish(&b, text);
 }
 
+/* Members of the rank and node objects, a million of them on a large
+ * cluster: constant keys and the map's own strings are referenced, not
+ * copied (the tree must not outlive the map), which keeps show --json of
+ * a million-node map within a few hundred bytes per rank. */
+static int num_k(cJSON *o, const char *key, double v) {
+  cJSON *x = cJSON_CreateNumber(v);
+  if (x && cJSON_AddItemToObjectCS(o, key, x)) return 0;
+  cJSON_Delete(x);
+  return strata_error(STRATA_ENOMEM, "out of memory building JSON");
+}
+
+static int str_k(cJSON *o, const char *key, const char *v) {
+  if (!v || !st__utf8_valid(v, strlen(v))) /* copied, U+FFFD for bad bytes */
+    return st__json_add_str(o, key, v);
+  cJSON *x = cJSON_CreateStringReference(v);
+  if (x && cJSON_AddItemToObjectCS(o, key, x)) return 0;
+  cJSON_Delete(x);
+  return strata_error(STRATA_ENOMEM, "out of memory building JSON");
+}
+
 static int json_node(cJSON *arr, const strata_node_info_t *n) {
   cJSON *o = st__json_push_object(arr);
   if (!o) return -1;
-  int bad = st__json_add_str(o, "name", n->name) |
-            st__json_add_str(o, "use", strata_node_use_name(n->use));
-  if (n->why) return bad | st__json_add_str(o, "why", n->why);
-  bad |= st__json_add_num(o, "node_rank", n->node_rank) |
-         st__json_add_num(o, "gpus", n->gpus) |
-         st__json_add_num(o, "first_rank", n->first_rank);
+  int bad =
+      str_k(o, "name", n->name) | str_k(o, "use", strata_node_use_name(n->use));
+  if (n->why) return bad | str_k(o, "why", n->why);
+  bad |= num_k(o, "node_rank", n->node_rank) | num_k(o, "gpus", n->gpus) |
+         num_k(o, "first_rank", n->first_rank);
   if (n->use == STRATA_NODE_PARTIAL) {
     strata_buf_t b;
     strata_buf_init(&b);
@@ -507,15 +527,13 @@ static int json_device(cJSON *arr, const strata_device_map_t *m,
                        const strata_device_t *d) {
   cJSON *o = st__json_push_object(arr);
   if (!o) return -1;
-  int bad = st__json_add_num(o, "rank", d->rank) |
-            st__json_add_str(o, "host", m->nodes[d->node].name) |
-            st__json_add_num(o, "local", d->local) |
-            st__json_add_num(o, "tp", d->tp) |
-            st__json_add_num(o, "cp", d->cp) |
-            st__json_add_num(o, "dp", d->dp) | st__json_add_num(o, "pp", d->pp);
+  int bad =
+      num_k(o, "rank", d->rank) | str_k(o, "host", m->nodes[d->node].name) |
+      num_k(o, "local", d->local) | num_k(o, "tp", d->tp) |
+      num_k(o, "cp", d->cp) | num_k(o, "dp", d->dp) | num_k(o, "pp", d->pp);
   if (!m->experts) return bad;
-  return bad | st__json_add_num(o, "etp", d->etp) |
-         st__json_add_num(o, "ep", d->ep) | st__json_add_num(o, "edp", d->edp);
+  return bad | num_k(o, "etp", d->etp) | num_k(o, "ep", d->ep) |
+         num_k(o, "edp", d->edp);
 }
 
 static int map_json(const strata_device_map_t *m, cJSON *o) {

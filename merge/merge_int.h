@@ -88,7 +88,8 @@ void st__frameworks(const strata_plan_t *p, st__fw_verdict_t *v);
  * the reports, printed where used. */
 struct cJSON;
 /* The device map as a JSON tree (strata_device_map_json prints it), for a
- * caller that puts it into another (cli/devices.c). */
+ * caller that puts it into another (cli/devices.c).  The tree refers to
+ * the map's strings: print it before destroying the map. */
 int st__device_map_tree(const strata_device_map_t *m, struct cJSON **out);
 void st__degrees(const strata_plan_t *p, char *buf, size_t size);
 void st__summary_par(strata_buf_t *b, const strata_plan_t *p);
