@@ -105,7 +105,9 @@ static void sched_rows(strata_buf_t *b, const strata_plan_t *p,
                        const strata_sched_t *S, double scale) {
   int n = S->n_micro;
   for (int k = 0; k < p->n_stages; k++) {
-    int y = 20 + 22 * p->stages[k].rank;
+    int r = p->stages[k].rank; /* in [0, pp) in a plan that decoded */
+    if (r < 0 || r >= p->pp) continue;
+    int y = 20 + 22 * r;
     for (int m = 0; m < n; m++) {
       double f0 = S->f_start[k * n + m], b0 = S->b_start[k * n + m];
       strata_buf_printf(b,
@@ -232,7 +234,7 @@ static void memory(strata_buf_t *b, const strata_plan_t *p) {
 static int owner(const strata_plan_t *p, int g) {
   for (int r = 0; r < p->pp && r < p->n_stages; r++) {
     const strata_plan_stage_t *st = &p->stages[r];
-    int n = st__stage_devices(st) * p->dp;
+    long long n = (long long)st->nodes * st->gpus_per_node * p->dp;
     if (g >= st->first_rank && g < st->first_rank + n) return st->rank;
   }
   return -1;
@@ -252,21 +254,33 @@ static void cell(strata_buf_t *b, const strata_plan_t *p, int x, int y, int s,
                     x, y, s, s, col, what, r);
 }
 
+/* At most this many squares: a square per GPU up to it, else one per
+ * node, or per run of nodes (`per` of them) on a cluster larger still, so
+ * the page's size does not grow with the devices. */
+#define SQUARES 4096
+
 static void devices(strata_buf_t *b, const strata_plan_t *p,
                     const strata_export_opts_t *o) {
   int G = o && o->gpus_per_node > 0 ? o->gpus_per_node : 0, leaf;
   char col[32], what[64];
   if (G < 1) G = p->devices < 8 ? p->devices : 8;
-  int nodes = (p->devices + G - 1) / G;
-  int per_gpu = nodes * G <= 4096, s = per_gpu ? 10 : 8;
+  if (G < 1) G = 1;
+  int all = (int)(((long long)p->devices + G - 1) / G);
+  int per = all > SQUARES ? (all + SQUARES - 1) / SQUARES : 1;
+  int nodes = (all + per - 1) / per; /* squares, when not per GPU */
+  int per_gpu = (long long)all * G <= SQUARES, s = per_gpu ? 10 : 8;
   int per_row = per_gpu ? (W - 20) / (G * (s + 1) + 6) : (W - 20) / (s + 2);
   if (per_row < 1) per_row = 1;
   leaf = o && o->nodes_per_leaf > 0 ? o->nodes_per_leaf : 0;
   int rows = (nodes + per_row - 1) / per_row;
   int cw = per_gpu ? G * (s + 1) + 6 : s + 2;
-  strata_buf_printf(
-      b, "<h2>Devices: %d node%s of %d GPUs%s</h2>\n<p class=key>", nodes,
-      nodes > 1 ? "s" : "", G, per_gpu ? "" : " (one square per node)");
+  strata_buf_printf(b, "<h2>Devices: %d node%s of %d GPUs", all,
+                    all > 1 ? "s" : "", G);
+  if (!per_gpu && per == 1) strata_buf_puts(b, " (one square per node)");
+  if (per > 1)
+    strata_buf_printf(b, " (one square per %d nodes, coloured by the first)",
+                      per);
+  strata_buf_puts(b, "</h2>\n<p class=key>");
   for (int r = 0; r < p->pp && r < 64; r++) {
     rank_color(col, sizeof col, r, p->pp);
     strata_buf_printf(b, "<span style=\"background:%s\"></span>rank %d", col,
@@ -278,6 +292,13 @@ static void devices(strata_buf_t *b, const strata_plan_t *p,
                     W, rows * (s + 8) + 10);
   for (int n = 0; n < nodes; n++) {
     int x = 10 + (n % per_row) * cw, y = 5 + (n / per_row) * (s + 8);
+    if (per > 1) {
+      long long first = (long long)n * per * G;
+      snprintf(what, sizeof what, "nodes %lld to %lld", first / G,
+               (first / G + per < all ? first / G + per : all) - 1);
+      cell(b, p, x, y, s, (int)first, what);
+      continue;
+    }
     if (leaf > 0 && n % leaf == 0 && (n / leaf) > 0)
       strata_buf_printf(b,
                         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
