@@ -18,10 +18,15 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "pipeline/search.h"
 
 #define MEAS_FORMAT "strata-measurements"
 #define MAX_RUNS 10000
+/* How much of a string from the file a message shows. */
+#define SHOWN 80
+/* A CSV field: a name at most, and room to see it is longer. */
+#define FIELD_MAX (ST__NAME_MAX + 2)
 
 typedef enum { K_STR, K_INT, K_NUM, K_BOOL } kind_t;
 
@@ -106,6 +111,9 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   /* only whole-number keys are converted: a measured figure may exceed
    * an int (found by fuzz_runs) */
   int iv = keys[k].kind == K_INT || keys[k].kind == K_BOOL ? (int)v : 0, rc = 0;
+  /* strings are names (label, model, cluster) or words: printable, at
+   * most ST__NAME_MAX bytes, before any message shows them */
+  if (keys[k].kind == K_STR && (rc = st__name_check(s, key, at))) return rc;
   if (!strcmp(key, "label")) return set_str(&r->label, s);
   if (!strcmp(key, "model")) return set_str(&r->model, s);
   if (!strcmp(key, "cluster")) return set_str(&r->cluster, s);
@@ -186,9 +194,10 @@ static int json_run(const cJSON *o, const strata_measurement_t *dflt,
   if (!rc && dflt->cluster) rc = set_str(&r->cluster, dflt->cluster);
   for (const cJSON *it = o->child; it && !rc; it = it->next) {
     int k = it->string ? find_key(it->string) : -1;
+    char shown[SHOWN];
     if (k < 0)
       return strata_error(STRATA_EBADINPUT, "%s: unknown key '%s'", at,
-                          it->string ? it->string : "?");
+                          st__plain(it->string, shown, sizeof shown));
     if (keys[k].kind == K_STR && !cJSON_IsString(it))
       return strata_error(STRATA_EBADINPUT, "%s: %s wants a string", at,
                           keys[k].key);
@@ -210,13 +219,14 @@ static int parse_json(const char *text, size_t len, strata_measurements_t *m) {
   const char *fmt = NULL, *model = NULL, *cluster = NULL;
   int64_t ver = 0;
   strata_measurement_t dflt;
-  char at[300];
+  char at[300], shown[SHOWN];
   memset(&dflt, 0, sizeof dflt);
   int rc = st__json_parse(text, len, m->where, &root);
   if (!rc) rc = st__json_str(root, "format", m->where, 1, &fmt);
   if (!rc && strcmp(fmt, MEAS_FORMAT))
-    rc = strata_error(STRATA_EBADINPUT, "%s: format is '%s', not '%s'",
-                      m->where, fmt, MEAS_FORMAT);
+    rc =
+        strata_error(STRATA_EBADINPUT, "%s: format is '%s', not '%s'", m->where,
+                     st__plain(fmt, shown, sizeof shown), MEAS_FORMAT);
   if (!rc) rc = st__json_int(root, "version", m->where, 1, &ver);
   if (!rc && ver != 1)
     rc = strata_error(STRATA_EVERSION,
@@ -230,7 +240,7 @@ static int parse_json(const char *text, size_t len, strata_measurements_t *m) {
       rc = strata_error(STRATA_EBADINPUT,
                         "%s: unknown key '%s' (format, "
                         "version, model, cluster, runs)",
-                        m->where, it->string);
+                        m->where, st__plain(it->string, shown, sizeof shown));
   /* the file's model and cluster, for runs that do not name their own */
   if (!rc && (rc = st__json_str(root, "model", m->where, 0, &model)) ==
                  STRATA_ENOTFOUND)
@@ -238,6 +248,8 @@ static int parse_json(const char *text, size_t len, strata_measurements_t *m) {
   if (!rc && (rc = st__json_str(root, "cluster", m->where, 0, &cluster)) ==
                  STRATA_ENOTFOUND)
     rc = 0;
+  if (!rc && model) rc = st__name_check(model, "model", m->where);
+  if (!rc && cluster) rc = st__name_check(cluster, "cluster", m->where);
   dflt.model = (char *)model;
   dflt.cluster = (char *)cluster;
   if (!rc) rc = st__json_array(root, "runs", m->where, 1, &runs);
@@ -261,11 +273,16 @@ static int parse_json(const char *text, size_t len, strata_measurements_t *m) {
 
 /* ---- CSV ---- */
 
-/* The next comma-separated field of line into buf (no quoting). */
-static const char *next_field(const char *p, char *buf, size_t size) {
+/* The next comma-separated field of line into buf (no quoting); *long_
+ * is set when it did not fit. */
+static const char *next_field(const char *p, char *buf, size_t size,
+                              int *long_) {
   size_t n = 0;
   while (*p && *p != ',' && *p != '\n' && *p != '\r') {
-    if (n + 1 < size) buf[n++] = *p;
+    if (n + 1 < size)
+      buf[n++] = *p;
+    else
+      *long_ = 1;
     p++;
   }
   while (n && isspace((unsigned char)buf[n - 1]))
@@ -278,41 +295,94 @@ static const char *next_field(const char *p, char *buf, size_t size) {
   return *p == ',' ? p + 1 : p;
 }
 
+/* A field the reader cannot take as it is: longer than any value, or
+ * quoted (no value holds a comma or a quote, so none needs quotes). */
+static int bad_field(const char *buf, int long_, const char *at,
+                     const char *what) {
+  char shown[SHOWN];
+  if (long_)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: %s '%s...' is longer than %d bytes", at, what,
+                        st__plain(buf, shown, sizeof shown), FIELD_MAX - 2);
+  if (buf[0] == '"')
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: %s %s is quoted: the reader takes fields "
+                        "without quotes (no value holds a comma)",
+                        at, what, st__plain(buf, shown, sizeof shown));
+  return 0;
+}
+
 static int csv_value(strata_measurement_t *r, int k, const char *v,
                      const char *at) {
   double d = 0;
   if (!*v) return 0; /* empty: not given */
   if (keys[k].kind == K_BOOL) {
+    char shown[SHOWN];
     if (strcmp(v, "true") && strcmp(v, "false") && strcmp(v, "1") &&
         strcmp(v, "0"))
       return strata_error(STRATA_EBADINPUT,
                           "%s: %s = '%s': wants true or false", at, keys[k].key,
-                          v);
+                          st__plain(v, shown, sizeof shown));
     d = !strcmp(v, "true") || !strcmp(v, "1");
   } else if (keys[k].kind != K_STR) {
-    char *end;
+    char *end, shown[SHOWN];
     errno = 0;
     d = strtod(v, &end);
     if (errno || *end || end == v)
       return strata_error(STRATA_EBADINPUT, "%s: %s = '%s': not a number", at,
-                          keys[k].key, v);
+                          keys[k].key, st__plain(v, shown, sizeof shown));
   }
   return set_value(r, k, v, d, at);
 }
 
-static int parse_csv(const char *text, strata_measurements_t *m) {
-  int cols[64], nc = 0, rc = 0, line = 1;
-  char buf[512], at[300];
-  const char *p = text;
-  while (*p && *p != '\n' && nc < 64) { /* the header */
-    p = next_field(p, buf, sizeof buf);
+static int csv_header(const char **pp, int *cols, int *nc,
+                      const strata_measurements_t *m) {
+  char buf[FIELD_MAX], at[300], shown[SHOWN];
+  const char *p = *pp;
+  int rc = 0;
+  snprintf(at, sizeof at, "%s:1", m->where);
+  while (*p && *p != '\n' && *nc < 64) {
+    int long_ = 0;
+    p = next_field(p, buf, sizeof buf, &long_);
+    if ((rc = bad_field(buf, long_, at, "column"))) return rc;
     int k = find_key(buf);
     if (k < 0)
-      return strata_error(STRATA_EBADINPUT, "%s:1: unknown column '%s'",
-                          m->where, buf);
-    cols[nc++] = k;
+      return strata_error(STRATA_EBADINPUT, "%s: unknown column '%s'", at,
+                          st__plain(buf, shown, sizeof shown));
+    cols[(*nc)++] = k;
     if (*p == '\n' || *p == '\r') break;
   }
+  *pp = p;
+  return 0;
+}
+
+static int csv_row(const char **pp, const int *cols, int nc,
+                   strata_measurement_t *r, const char *at) {
+  char buf[FIELD_MAX];
+  const char *p = *pp;
+  int rc = 0;
+  run_init(r);
+  for (int c = 0; c < nc && !rc; c++) {
+    int long_ = 0;
+    p = next_field(p, buf, sizeof buf, &long_);
+    rc = bad_field(buf, long_, at, keys[cols[c]].key);
+    if (!rc) rc = csv_value(r, cols[c], buf, at);
+  }
+  if (!rc && *p && *p != '\n' && *p != '\r')
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: more fields than the header's "
+                      "%d",
+                      at, nc);
+  if (!rc) rc = finish_run(r, at);
+  *pp = p;
+  return rc;
+}
+
+static int parse_csv(const char *text, strata_measurements_t *m) {
+  int cols[64], nc = 0, rc, line = 1;
+  char at[300];
+  const char *p = text;
+  if ((rc = csv_header(&p, cols, &nc, m))) return rc;
   int cap = 0;
   while (*p && !rc) {
     while (*p == '\n' || *p == '\r') {
@@ -331,24 +401,25 @@ static int parse_csv(const char *text, strata_measurements_t *m) {
                    : strata_error(STRATA_ENOMEM, "out of memory");
       m->v = v;
     }
-    strata_measurement_t *r = &m->v[m->n++];
-    run_init(r);
     snprintf(at, sizeof at, "%s:%d", m->where, line);
-    for (int c = 0; c < nc && !rc; c++) {
-      p = next_field(p, buf, sizeof buf);
-      rc = csv_value(r, cols[c], buf, at);
-    }
-    if (!rc && *p && *p != '\n' && *p != '\r')
-      rc = strata_error(STRATA_EBADINPUT,
-                        "%s: more fields than the header's "
-                        "%d",
-                        at, nc);
-    if (!rc) rc = finish_run(r, at);
+    rc = csv_row(&p, cols, nc, &m->v[m->n++], at);
   }
   if (!rc && m->n == 0)
     rc = strata_error(STRATA_EBADINPUT, "%s: no runs after the header",
                       m->where);
   return rc;
+}
+
+/* The CSV reader walks to a NUL: one inside the text would end it early
+ * and hide what follows. */
+static int csv_nul(const char *text, size_t len, const char *where) {
+  const char *z = memchr(text, 0, len);
+  if (!z) return 0;
+  int line = 1;
+  for (const char *p = text; p < z; p++)
+    line += *p == '\n';
+  return strata_error(STRATA_EBADINPUT, "%s:%d: a NUL byte (not CSV text)",
+                      where, line);
 }
 
 void strata_measurements_destroy(strata_measurements_t *m) {
@@ -371,13 +442,16 @@ int strata_measurements_parse(const char *text, size_t len, const char *where,
     strata_free(m);
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
-  const char *p = text;
   char *csv = NULL;
+  /* a UTF-8 byte order mark, as spreadsheets write CSV */
+  if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) text += 3, len -= 3;
+  const char *p = text;
   while (p < text + len && isspace((unsigned char)*p))
     p++;
   /* the CSV reader walks to a NUL, and text has len bytes, not always a
    * NUL after them (found by fuzz_runs) */
-  int rc = p < text + len && *p == '{' ? parse_json(text, len, m)
+  int rc = p < text + len && *p == '{'    ? parse_json(text, len, m)
+           : csv_nul(text, len, m->where) ? STRATA_EBADINPUT
            : (csv = strata_strndup(text, len))
                ? parse_csv(csv, m)
                : strata_error(STRATA_ENOMEM, "out of memory");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "topo/cluster.h"
 
 #define CAL_FORMAT "strata-calibration"
@@ -106,14 +107,16 @@ static int only_keys(const cJSON *o, const char *const *keys, int n,
                      const char *where, const char *in) {
   for (const cJSON *it = o->child; it; it = it->next) {
     int ok = 0;
+    char shown[80];
     for (int i = 0; i < n && !ok; i++)
       ok = it->string && !strcmp(it->string, keys[i]);
     if (!ok)
-      return strata_error(STRATA_EBADINPUT,
-                          "%s: unknown key '%s'%s%s (known: see "
-                          "docs/calibration.md)",
-                          where, it->string ? it->string : "?",
-                          in ? " in " : "", in ? in : "");
+      return strata_error(
+          STRATA_EBADINPUT,
+          "%s: unknown key '%s'%s%s (known: see "
+          "docs/calibration.md)",
+          where, st__plain(it->string ? it->string : "?", shown, sizeof shown),
+          in ? " in " : "", in ? in : "");
   }
   return 0;
 }
@@ -148,12 +151,14 @@ static int read_root(const cJSON *root, const char *where,
                                      "memory_overhead_bytes",
                                      "gpu_model",
                                      "fit"};
-  const char *fmt = NULL;
+  const char *fmt = NULL, *gpu = NULL;
+  char shown[80];
   int64_t ver = 0;
   int rc = st__json_str(root, "format", where, 1, &fmt);
   if (!rc && strcmp(fmt, CAL_FORMAT))
     rc = strata_error(STRATA_EBADINPUT,
-                      "%s: format is '%s', not '" CAL_FORMAT "'", where, fmt);
+                      "%s: format is '%s', not '" CAL_FORMAT "'", where,
+                      st__plain(fmt, shown, sizeof shown));
   if (!rc) rc = st__json_int(root, "version", where, 1, &ver);
   if (!rc && ver > CAL_VERSION)
     rc = strata_error(STRATA_EVERSION,
@@ -166,6 +171,10 @@ static int read_root(const cJSON *root, const char *where,
   if (!rc)
     rc =
         only_keys(root, keys, (int)(sizeof keys / sizeof keys[0]), where, NULL);
+  /* gpu_model says what the fit ran on (not read further): a name */
+  if (!rc && !(rc = st__json_str(root, "gpu_model", where, 0, &gpu)))
+    rc = st__name_check(gpu, "gpu_model", where);
+  if (rc == STRATA_ENOTFOUND) rc = 0;
   if (!rc) rc = opt_num(root, "gemm", where, &cal->gemm);
   if (!rc) rc = opt_num(root, "attention", where, &cal->attention);
   if (!rc) rc = opt_num(root, "stream", where, &cal->stream);
