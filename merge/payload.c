@@ -884,9 +884,11 @@ static void ck_result(ck_t *k, const strata_plan_t *p, int s,
 
 static void ck_stage_figs(ck_t *k, int s, const strata_plan_stage_t *st) {
   char w[64];
-  snprintf(w, sizeof w, "stage %d times", s);
+  snprintf(w, sizeof w, "stage %d forward time", s);
   ck_fig(k, w, st->fwd_seconds);
+  snprintf(w, sizeof w, "stage %d backward time", s);
   ck_fig(k, w, st->bwd_seconds);
+  snprintf(w, sizeof w, "stage %d sync time", s);
   ck_fig(k, w, st->sync_seconds);
   snprintf(w, sizeof w, "stage %d mesh", s);
   for (int a = 0; a < STRATA_MESH_MAX_DIMS; a++) {

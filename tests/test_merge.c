@@ -9,6 +9,7 @@
  * small plan files the CLI golden cases use (tests/cli/cases/{show,diff,
  * export}_*).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -658,6 +659,43 @@ TEST(save_and_load) {
   q = NULL;
   snprintf(path, sizeof path, "%s/missing.splan", test_scratch_dir());
   ASSERT(strata_plan_load(path, &q) < 0 && !q);
+  strata_plan_destroy(p);
+}
+
+/* A plan the decoder would refuse is not written: encode and save check
+ * it first and name the field (the hostile-input report's MEDIUM 6: a
+ * trace's sequence of 2^31 - 1 gave a plan file show called corrupt). */
+TEST(encode_refuses_what_decode_refuses) {
+  char path[512];
+  struct stat st;
+  unsigned char *d = NULL;
+  size_t len = 0;
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL);
+  snprintf(path, sizeof path, "%s/refused.splan", test_scratch_dir());
+  p->seq_len = 2147483647;
+  ASSERT_EQ(strata_plan_save(p, path), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "refused.splan: not written, as strata would call it "
+                  "corrupt: the plan's sequence length is 2147483647");
+  ASSERT(stat(path, &st) != 0);
+  ASSERT_EQ(strata_plan_encode(p, &d, &len), STRATA_EBADINPUT);
+  p->seq_len = 1024;
+  p->stages[1].fwd_seconds = -INFINITY;
+  ASSERT_EQ(strata_plan_encode(p, &d, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "stage 1 forward time is -inf");
+  p->stages[1].fwd_seconds = 1e-3;
+  p->stages[1].rank = 0;
+  ASSERT_EQ(strata_plan_encode(p, &d, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "stage 1 rank is 0, not 1");
+  p->stages[1].rank = 1;
+  strata_free(p->cluster);
+  p->cluster = strata_strdup("pod\ncurl x | sh");
+  ASSERT_EQ(strata_plan_encode(p, &d, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "cluster name holds a control");
+  strata_free(p->cluster);
+  p->cluster = strata_strdup("pod");
+  ASSERT_OK(strata_plan_encode(p, &d, &len));
+  strata_free(d);
   strata_plan_destroy(p);
 }
 
@@ -1589,6 +1627,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(format5_multi_token_prediction),
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),
+    TEST_ENTRY(encode_refuses_what_decode_refuses),
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(diff_identical_and_changes),
     TEST_ENTRY(diff_tolerance),
