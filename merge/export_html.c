@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -22,24 +23,7 @@
 #define LABEL 110
 
 static void esc(strata_buf_t *b, const char *s) {
-  for (; s && *s; s++) {
-    switch (*s) {
-    case '&':
-      strata_buf_puts(b, "&amp;");
-      break;
-    case '<':
-      strata_buf_puts(b, "&lt;");
-      break;
-    case '>':
-      strata_buf_puts(b, "&gt;");
-      break;
-    case '"':
-      strata_buf_puts(b, "&quot;");
-      break;
-    default:
-      strata_buf_append(b, s, 1);
-    }
-  }
+  st__put_html(b, s);
 }
 
 /* A colour per pipeline rank, spread around the hue circle. */
