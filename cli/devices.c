@@ -9,34 +9,12 @@
  * asks for --cluster; `show` then prints the plan and that note instead
  * of failing.
  */
-#include <ctype.h>
 #include <string.h>
 
 #include "cli/devices.h"
 #include "core/json.h"
 #include "merge/merge_int.h"
 #include "topo/cluster.h"
-
-/* 1 if name is PRESET:NODES for a preset of the table: strata_cluster_load
- * builds those from it and opens no file (topo/cluster_spec.c). */
-static int is_preset(const char *name) {
-  const char *colon = strrchr(name, ':'), *s;
-  strata_buf_t b;
-  int found = 0;
-  if (!colon || !colon[1]) return 0;
-  for (s = colon + 1; *s; s++)
-    if (!isdigit((unsigned char)*s)) return 0;
-  strata_buf_init(&b);
-  st__preset_list(&b); /* "dgx-a100, dgx-h100, ..." */
-  for (s = b.p; s && *s && !found;) {
-    const char *e = strchr(s, ',');
-    size_t n = e ? (size_t)(e - s) : strlen(s);
-    found = n == (size_t)(colon - name) && !strncmp(s, name, n);
-    s = e ? e + 2 : s + n;
-  }
-  strata_buf_free(&b);
-  return found;
-}
 
 int cli_plan_cluster(const strata_plan_t *p, const char *given,
                      strata_cluster_t **c) {
@@ -50,7 +28,7 @@ int cli_plan_cluster(const strata_plan_t *p, const char *given,
   if (!p->cluster || !p->cluster[0])
     return strata_error(STRATA_ENOTFOUND,
                         "the plan names no cluster: give --cluster SPEC");
-  if (!is_preset(p->cluster))
+  if (!st__is_preset(p->cluster))
     return strata_error(STRATA_ENOTFOUND,
                         "the plan's cluster '%s' is not a preset, and strata "
                         "opens no file a plan names: give --cluster SPEC, the "

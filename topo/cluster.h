@@ -62,6 +62,9 @@ int st__range_expand(const char *pattern, const char *where, char ***names,
                      int *n);
 /* The preset names, comma-separated, for messages. */
 int st__preset_list(strata_buf_t *b);
+/* 1 if arg is PRESET:... for a preset of the table: strata_cluster_load
+ * builds it (or refuses its node count) without opening a file. */
+int st__is_preset(const char *arg);
 
 struct strata_cluster {
   char *name;

@@ -241,6 +241,11 @@ static int preset_spec(const preset_t *p, const char *arg, long nodes,
   return 0;
 }
 
+int st__is_preset(const char *arg) {
+  const char *colon = arg ? strrchr(arg, ':') : NULL;
+  return colon && preset_find(arg, (size_t)(colon - arg)) != NULL;
+}
+
 /* 1 (and *out) if arg names a preset, 0 if it should be a file. */
 static int try_preset(const char *arg, st__spec_t **out, int *rc) {
   const char *colon = strrchr(arg, ':');
