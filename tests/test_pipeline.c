@@ -436,7 +436,7 @@ TEST(cache_cold_warm_corrupt) {
 static strata_stage_result_t *sample_result(int seed) {
   strata_stage_result_t *r = strata_calloc(1, sizeof *r);
   ASSERT(r != NULL);
-  r->status = STRATA_STAGE_FEASIBLE;
+  r->status = STRATA_STAGE_OPTIMAL; /* the cache keeps settled results */
   r->devices = 8 + seed;
   r->objective = 1.5e9 + seed;
   r->gap = 0.25;
@@ -451,7 +451,7 @@ static strata_stage_result_t *sample_result(int seed) {
   for (int i = 0; i < 2; i++) {
     r->ops[i].name = strata_strdup(i ? "fc1" : "qkv");
     r->ops[i].strategy = strata_strdup("row");
-    r->ops[i].placement = strata_strdup(i ? "" : "[S(1)]");
+    r->ops[i].placement = strata_strdup(i ? "[R]" : "[S(1)]");
     r->ops[i].layer = i + seed;
     r->ops[i].repeat = 3;
     r->ops[i].mem_bytes = 4096.5 * (i + 1);
