@@ -338,8 +338,13 @@ static void in_flight(const st__cfg_t *cf, int r, int *count) {
   }
   int w = (p - r - 1) * 2 + (v - 1) * p + 1 + more;
   if (w > m * v) w = m * v;
-  for (int i = 0; i < w; i++)
-    count[(i % (p * v)) / p]++;
+  /* forward i runs chunk (i mod p v) / p: each full round of p v gives
+   * every chunk p, the rest fills the chunks in order */
+  int full = w / (p * v), rest = w % (p * v);
+  for (int c = 0; c < v; c++) {
+    int x = rest - c * p;
+    count[c] = full * p + (x < 0 ? 0 : x > p ? p : x);
+  }
 }
 
 static double comm_of(const strata_perf_t *pf, int n) {

@@ -301,7 +301,7 @@ static int each_pp(mixed_t *M, trial_t *t, int j, int used) {
   if (j == M->K) {
     const strata_plan_opts_t *o = M->S[0].o;
     if (o->cancel && *o->cancel)
-      return strata_error(STRATA_ECANCELED, "interrupted");
+      return strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
     if (M->deadline > 0 && M->have && strata_now() > M->deadline)
       M->stopped = 1; /* the best so far stands */
     if (used < 2 || M->stopped) return 0;
@@ -582,7 +582,8 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
                       "one entry",
                       strata_cluster_name(c), M->K, MAX_GROUPS);
   for (int z = 0; z < M->K && !rc; z++) {
-    rc = st__search_prepare(&M->S[z], g, strata_cluster_group(c, z), o);
+    rc = st__search_prepare_in(&M->S[z], g, strata_cluster_group(c, z), o,
+                               z ? M->S[0].cache : NULL);
     M->prepared[z] = 1;
     if (rc)
       strata_error_prefix(
@@ -607,7 +608,8 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
   }
   if (!rc) rc = plan_groups(M, c, out);
   if (!rc) stats(M, *out, t0);
-  for (int z = 0; z < M->K; z++)
+  /* the first group's search holds the cache: released last */
+  for (int z = (M->K < MAX_GROUPS ? M->K : MAX_GROUPS) - 1; z >= 0; z--)
     if (M->prepared[z]) st__search_release(&M->S[z]);
   strata_free(M);
   return rc;

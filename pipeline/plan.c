@@ -325,7 +325,7 @@ int st__build_plan(st__search_t *S, const st__cfg_t *cf, const st__cost_t *c,
   }
   if (!rc) rc = final_subs(S, cf, p, subs);
   if (!rc)
-    rc = st__solve_all(&S->subs, S->o->threads, S->o->cache_dir,
+    rc = st__solve_all(&S->subs, S->o->threads, S->cache,
                        !S->o->quiet && isatty(2), 0, S->o->cancel, &S->ilps,
                        &S->hits);
   if (!rc) rc = attach_results(S, p, subs);
@@ -365,6 +365,36 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
       lowest->f->rc != STRATA_RECOMPUTE_FULL
           ? "full activation recompute (--recompute full), "
           : "");
+}
+
+/* The time limit ran out before any configuration that fits was found:
+ * the closest miss so far, the one of least memory, with its figures. */
+static int time_limit_error(const st__search_t *S, const st__cfg_t *lowest,
+                            const st__cost_t *lc) {
+  char need[32], have[32];
+  strata_fmt_bytes(S->budget, have, sizeof have);
+  if (!lowest->f || !isfinite(lc->peak))
+    return strata_error(STRATA_EINFEASIBLE,
+                        "nothing fits within the time limit (%g s): no "
+                        "configuration was costed in time (%ld bounded); a "
+                        "longer --time-limit searches further",
+                        S->o->time_limit, S->bounded);
+  strata_fmt_bytes(lc->peak, need, sizeof need);
+  return strata_error(
+      STRATA_EINFEASIBLE,
+      "nothing fits within the time limit (%g s): the closest miss of %ld "
+      "configurations costed needs %s per device (tp %d, pp %d, dp %d, "
+      "micro-batch %d, recompute %s, step %.3f s) but %s is available; a "
+      "longer --time-limit searches further",
+      S->o->time_limit, S->bounded + S->evaluated, need, lowest->f->tp,
+      lowest->p, lowest->dp, lowest->b, strata_recompute_name(lowest->f->rc),
+      lc->step, have);
+}
+
+/* The search stopped at the time limit (space.c), or the probes took it
+ * all (their solves were cancelled). */
+static int out_of_time(const st__search_t *S) {
+  return S->deadline < 0 || (S->deadline > 0 && strata_now() > S->deadline);
 }
 
 /* ---- set-up ---- */
@@ -725,7 +755,9 @@ int st__choose(st__search_t *S, strata_plan_t **out) {
   memset(&lowest, 0, sizeof lowest);
   rc = best && cost ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc) rc = st__search(S, best, cost, K, &n, &lowest, &lc);
-  if (!rc && n == 0) rc = no_fit_error(S, &lowest, &lc);
+  if (!rc && n == 0)
+    rc = out_of_time(S) ? time_limit_error(S, &lowest, &lc)
+                        : no_fit_error(S, &lowest, &lc);
   int chosen = -1;
   for (int i = 0; i < n && !rc && chosen < 0; i++) {
     rc = st__build_plan(S, &best[i], &cost[i], out);
@@ -758,21 +790,36 @@ int st__choose(st__search_t *S, strata_plan_t **out) {
   return rc;
 }
 
-int st__search_prepare(st__search_t *S, const strata_graph_t *g,
-                       const strata_cluster_t *c, const strata_plan_opts_t *o) {
-  const strata_plan_opts_t *oo = o;
-  int rc = setup(S, g, c, oo);
+int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
+                          const strata_cluster_t *c,
+                          const strata_plan_opts_t *o, st__cache_t *cache) {
+  int rc = setup(S, g, c, o);
   if (!rc) rc = prepare_cache(o->cache_dir);
+  if (!rc && o->cache_dir && cache) S->cache = cache;
+  if (!rc && o->cache_dir && !cache) {
+    rc = st__cache_open(o->cache_dir, &S->cache);
+    S->own_cache = !rc;
+  }
   if (!rc) rc = st__enumerate_families(S);
   if (!rc)
-    rc = st__solve_all(&S->subs, o->threads, o->cache_dir,
-                       !o->quiet && isatty(2), S->deadline, o->cancel, &S->ilps,
-                       &S->hits);
+    rc = st__solve_all(&S->subs, o->threads, S->cache, !o->quiet && isatty(2),
+                       S->deadline, o->cancel, &S->ilps, &S->hits);
   if (!rc) rc = fit_families(S);
   return rc;
 }
 
+int st__search_prepare(st__search_t *S, const strata_graph_t *g,
+                       const strata_cluster_t *c, const strata_plan_opts_t *o) {
+  return st__search_prepare_in(S, g, c, o, NULL);
+}
+
 void st__search_release(st__search_t *S) {
+  if (S->own_cache) {
+    if (!(S->o->cancel && *S->o->cancel)) st__cache_flush(S->cache);
+    st__cache_close(S->cache);
+  }
+  S->cache = NULL;
+  S->own_cache = 0;
   teardown(S);
 }
 

@@ -97,8 +97,8 @@ static int settled(const strata_stage_result_t *r) {
          r->status == STRATA_STAGE_INFEASIBLE;
 }
 
-/* New results go into the cache, written once for the whole run; a
- * failure only costs a re-solve next time. */
+/* New results go into the cache, written once at the end of the run
+ * (st__search_release); a failure only costs a re-solve next time. */
 static void to_cache(st__subset_t *s, st__cache_t *c) {
   for (int i = 0; i < s->n && c; i++) {
     st__sub_t *sub = s->v[i];
@@ -108,7 +108,6 @@ static void to_cache(st__subset_t *s, st__cache_t *c) {
     if (st__cache_put(c, sub->key, sub->res)) return;
     sub->cached = 1;
   }
-  st__cache_flush(c);
 }
 
 static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
@@ -140,14 +139,12 @@ static int unsolved(const st__subset_t *s) {
   return n;
 }
 
-int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
+int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
                   int progress, double deadline, const volatile int *cancel,
                   int *ilps, int *hits) {
   pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline, cancel};
-  st__cache_t *cache = NULL;
   int rc = 0;
   if (unsolved(s) == 0) return 0;
-  if (cache_dir && (rc = st__cache_open(cache_dir, &cache))) return rc;
   from_cache(s, cache, hits);
   ps.total = unsolved(s);
   if (ps.total > 0) {
@@ -159,7 +156,6 @@ int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
     strata_free(jobs);
     to_cache(s, cache);
   }
-  st__cache_close(cache);
   if (!rc && cancel && *cancel)
     rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
   for (int i = 0; i < s->n && !rc; i++) {

@@ -87,6 +87,9 @@ typedef struct {
   st__family_t *fam;
   int n_fam, cap_fam;
   st__subset_t subs;
+  st__cache_t *cache; /* the run's disk cache, or NULL; a mixed cluster's
+                         groups share their first group's */
+  int own_cache;      /* flushed (unless interrupted) and closed here */
   double deadline;
   int ilps, hits;
   long bounded, evaluated;
@@ -128,6 +131,12 @@ typedef struct {
  * fitted (the tests drive the search and enumerate from here). */
 int st__search_prepare(st__search_t *S, const strata_graph_t *g,
                        const strata_cluster_t *c, const strata_plan_opts_t *o);
+/* The same, sharing another search's disk cache (NULL: its own). */
+int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
+                          const strata_cluster_t *c,
+                          const strata_plan_opts_t *o, st__cache_t *cache);
+/* Frees S; the cache it opened is written (once per run: not when the run
+ * was interrupted, which writes nothing) and closed. */
 void st__search_release(st__search_t *S);
 
 /* Solve a family's probes and keep it (plan.c). */

@@ -44,9 +44,12 @@ typedef struct {
   st__cfg_t lowest;
   st__cost_t lowest_cost;
   int have_lowest;
-  int stopped;   /* the time limit was reached */
-  int mem_prune; /* skip the splits whose end or middle ranks cannot fit */
-  int **splits;  /* free mode: the balanced split per (family, pp) */
+  int stopped;     /* the time limit was reached */
+  int mem_prune;   /* skip the splits whose end or middle ranks cannot fit */
+  int lowest_only; /* nothing fits: only the least memory is sought */
+  int fit_end[2];  /* the group's most layers that fit on its first and
+                      last rank (-1: not found yet) */
+  int **splits;    /* free mode: the balanced split per (family, pp) */
 } top_t;
 
 /* A group: a family, pp, dp and virtual stages (all their splits); kept
@@ -131,10 +134,16 @@ static void offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
   sort_slots(T);
 }
 
+/* -1: interrupted; 1: the time limit is reached.  The search stops at
+ * the deadline (90 % of the limit) with a configuration; with none yet it
+ * goes on to the limit itself, then stops too (the caller says that
+ * nothing fits within it). */
 static int stop_now(top_t *T) {
   const st__search_t *S = T->S;
   if (S->o->cancel && *S->o->cancel) return -1;
-  if (S->deadline > 0 && T->n > 0 && strata_now() > S->deadline) {
+  if (T->stopped) return 1;
+  double end = S->deadline + (T->n > 0 ? 0 : S->o->time_limit / 9);
+  if (S->deadline > 0 && strata_now() > end) {
     T->stopped = 1;
     return 1;
   }
@@ -221,6 +230,55 @@ static int most_that_fit(top_t *T, const st__cfg_t *cf, int r, int most) {
   return lo * v;
 }
 
+/* The peak of the first (r = 0) or last rank holding n layers. */
+static double end_peak(top_t *T, const st__cfg_t *cf, int r, int n) {
+  return st__rank_peak(T->S, cf, r, end_chunk_start(T->S, cf, r != 0, 0, n), n);
+}
+
+/* Nothing fits (the second pass): of the splits with these middle ranks,
+ * the one of least memory.  The first rank's peak grows with its layers
+ * and the last's with theirs, and the middle ranks' do not depend on how
+ * the rest divides between the two (one kind of layer; else nearly): it
+ * is where the two ends balance, found by bisection, O(log L) peaks in
+ * place of the O(L) splits. */
+static int least_memory_firsts(top_t *T, st__cfg_t *cf, int rest) {
+  int v = cf->v > 1 ? cf->v : 1, U = rest / v, lo = 1, hi = U - 1, rc = 0;
+  if (U < 2) return 0;
+  while (lo < hi) { /* least first whose rank holds the more memory */
+    int mid = lo + (hi - lo) / 2;
+    if (end_peak(T, cf, 0, mid * v) >=
+        end_peak(T, cf, cf->p - 1, rest - mid * v))
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  for (int u = lo; u >= lo - 1 && u >= 1 && !rc; u--) {
+    cf->first = u * v;
+    cf->last = rest - u * v;
+    rc = visit(T, cf);
+  }
+  return rc;
+}
+
+/* most_that_fit of the group's first (e = 0) or last rank, up to `most`:
+ * what fits there depends on the group alone (not on the middle ranks),
+ * so it is found once per group and clamped. */
+static int end_fit(top_t *T, const st__cfg_t *cf, int e, int most) {
+  int v = cf->v > 1 ? cf->v : 1;
+  if (T->fit_end[e] < 0)
+    T->fit_end[e] = most_that_fit(T, cf, e ? cf->p - 1 : 0, T->S->L);
+  return T->fit_end[e] < most / v * v ? T->fit_end[e] : most / v * v;
+}
+
+/* A floor of the peak of any split of `rest` layers between the first
+ * and the last rank: one of them holds at least half (rounded up to v);
+ * it grows with rest. */
+static double ends_floor(top_t *T, const st__cfg_t *cf, int rest) {
+  int v = cf->v > 1 ? cf->v : 1, n = (rest / v + 1) / 2 * v;
+  double a = end_peak(T, cf, 0, n), b = end_peak(T, cf, cf->p - 1, n);
+  return a < b ? a : b;
+}
+
 /* Scan `first` (in steps of v) outward from where the first and last
  * ranks balance (rest = first + last), while the busier of them is below
  * the K-th, and within the sizes whose first and last ranks fit. */
@@ -228,9 +286,10 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
   const st__search_t *S = T->S;
   int v = cf->v > 1 ? cf->v : 1, U = rest / v; /* first = u v, u in [1, U) */
   int lo = 1, hi = U - 1, rc = 0, fa = 1, fb = U - 1;
+  if (T->lowest_only) return least_memory_firsts(T, cf, rest);
   if (T->mem_prune) {
-    fb = most_that_fit(T, cf, 0, rest - v) / v;
-    int lmax = most_that_fit(T, cf, cf->p - 1, rest - v) / v;
+    fb = end_fit(T, cf, 0, rest - v) / v;
+    int lmax = end_fit(T, cf, 1, rest - v) / v;
     if (U - lmax > fa) fa = U - lmax;
     if (fa > fb) return 0;
   }
@@ -241,9 +300,9 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
     else
       lo = mid + 1;
   }
-  for (int dir = 0; dir < 2 && !rc; dir++)
+  for (int dir = 0; dir < 2 && !rc && !T->stopped; dir++)
     for (int u = dir ? (lo - 1 < fb ? lo - 1 : fb) : (lo > fa ? lo : fa);
-         u >= fa && u <= fb && !rc; u += dir ? -1 : 1) {
+         u >= fa && u <= fb && !rc && !T->stopped; u += dir ? -1 : 1) {
       int first = u * v;
       double a = first_lb(S, cf, first), b = last_lb(S, cf, rest - first);
       if ((a > b ? a : b) >= kth(T)) break;
@@ -262,6 +321,7 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
 static int visit_group(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
   int L = S->L, p = cf.p, v = cf.v > 1 ? cf.v : 1;
+  T->fit_end[0] = T->fit_end[1] = -1;
   if (p == 1) {
     cf.first = cf.last = 0;
     return visit(T, &cf);
@@ -301,7 +361,12 @@ static int visit_group(top_t *T, st__cfg_t cf) {
   /* with one kind of layer the middle ranks' memory depends on mid
    * alone, the most on rank 1 (the most micro-batches in flight) */
   int uniform = T->mem_prune && g->n_blocks == 1;
+  /* an end rank that cannot hold v layers: no split of the group fits */
+  if (T->mem_prune && (end_fit(T, &cf, 0, L) < v || end_fit(T, &cf, 1, L) < v))
+    return 0;
   for (int mid = (L - 2 * v) / (p - 2) / v * v; mid >= v && !rc; mid -= v) {
+    int st = stop_now(T);
+    if (st) return st < 0 ? STRATA_ECANCELED : 0;
     int rest = L - mid * (p - 2);
     double ends =
         cf.m * (part_work(&cf.f->pro) + part_work(&cf.f->epi) + rest * lmin) /
@@ -309,6 +374,12 @@ static int visit_group(top_t *T, st__cfg_t cf) {
     if (ends >= kth(T)) break;
     if (cf.m * mid * lmin >= kth(T)) continue;
     if (uniform && st__rank_peak(T->S, &cf, 1, 1, mid) > S->budget) continue;
+    if (T->lowest_only && T->have_lowest) { /* only less memory matters */
+      double least = T->lowest_cost.peak;
+      if (ends_floor(T, &cf, rest) >= least) break; /* and less mid: more */
+      if (g->n_blocks == 1 && st__rank_peak(T->S, &cf, 1, 1, mid) >= least)
+        continue;
+    }
     rc = scan_firsts(T, &cf, rest);
   }
   return rc;
@@ -589,7 +660,7 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   /* Splits that cannot fit are skipped; when nothing fits, the search runs
    * again without skipping, to name the configuration nearest to fitting. */
   T.mem_prune = !S->o->no_memory_check;
-  for (int pass = 0; pass < 2 && !rc; pass++) {
+  for (int pass = 0; pass < 2 && !rc && !T.stopped; pass++) {
     int done = 0;
     for (int i = 0; i < ng && !rc && !done; i++) {
       if (i == sorted) { /* past the sorted part: keep what can still win */
@@ -605,15 +676,17 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
       st__cfg_t cf = cfg_of(S, &g[i]);
       rc = S->o->megatron ? visit_group(&T, cf) : visit_free(&T, cf);
       int st = rc ? 0 : stop_now(&T);
-      if (st < 0) rc = strata_error(STRATA_ECANCELED, "interrupted");
+      if (st < 0)
+        rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
       if (st > 0) done = 1;
     }
     if (T.n > 0 || !T.mem_prune || T.stopped) break;
     T.mem_prune = 0;
+    T.lowest_only = 1;
   }
   strata_free(g);
   if (rc == STRATA_ECANCELED && !strata_last_error()[0])
-    rc = strata_error(STRATA_ECANCELED, "interrupted");
+    rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
   if (!rc) {
     for (int i = 0; i < T.n; i++) {
       best[i] = T.slot[i].cf;

@@ -41,20 +41,25 @@ void st__subset_free(st__subset_t *s);
 int st__subset_get(st__subset_t *s, const strata_graph_t *g, uint64_t gh,
                    const strata_stage_opts_t *so, st__sub_t **out);
 
+typedef struct st__cache st__cache_t;
+
 /* Solve every unsolved subproblem of s on libuv's pool (threads > 0 sizes
- * it), consulting and filling the cache when cache_dir is set. */
-int st__solve_all(st__subset_t *s, int threads, const char *cache_dir,
+ * it), consulting the cache and keeping what is settled in it (written
+ * when the run flushes it) when cache is set. */
+int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
                   int progress, double deadline, const volatile int *cancel,
                   int *ilps, int *hits);
 
 /* Disk cache of stage results (cache.c): one file per folder, read once,
  * checksummed per entry, tagged with the result's layout.  open reads it
  * (a missing, damaged or foreign file gives an empty cache, with a note;
- * only STRATA_ENOMEM fails); get decodes one entry (STRATA_ENOTFOUND,
- * STRATA_ECORRUPT, STRATA_ENOMEM); put keeps a new entry in memory; flush
- * writes them, merged with what other runs wrote meanwhile, atomically;
+ * a FIFO, device or folder in place of the file or its lock, a warning
+ * and no caching; only STRATA_ENOMEM fails); get decodes one entry and
+ * checks what it holds (STRATA_ENOTFOUND, STRATA_ECORRUPT: dropped with a
+ * warning, STRATA_ENOMEM); put keeps a new entry in memory; flush writes
+ * them once per run, merged with what other runs wrote meanwhile,
+ * atomically, under the lock (removing dead runs' temporary files);
  * close frees (NULL allowed).  Not thread-safe: use from one thread. */
-typedef struct st__cache st__cache_t;
 int st__cache_open(const char *dir, st__cache_t **out);
 int st__cache_get(st__cache_t *c, uint64_t key, strata_stage_result_t **out);
 int st__cache_put(st__cache_t *c, uint64_t key, const strata_stage_result_t *r);
