@@ -422,9 +422,7 @@ struct st__cache {
   int nslots;
   strata_buf_t fresh; /* payloads of new entries */
   int dirty;          /* new entries to write, or dropped ones to remove */
-  int lockfd;         /* the lock file, open for the run (-1: none) */
   int off;            /* caching is off for this run (said once) */
-  int read_only;      /* errno: the lock cannot be written (read only) */
   int dropped;        /* entries that failed their checks */
 };
 
@@ -546,40 +544,43 @@ static int read_regular(const char *path, char **data, size_t *size,
   return 0;
 }
 
-/* The lock file, opened for the run (created if missing): a regular file,
- * never followed through a symbolic link.  A folder that cannot be
- * written is read, not written (said when there is something to write);
- * a lock that is anything else turns caching off. */
-static void open_lock(st__cache_t *c) {
+/* Anything but a regular file where the lock goes turns caching off
+ * (checked when the cache opens, so that nothing is read either). */
+static void check_lock(st__cache_t *c) {
+  struct stat sb;
+  if (lstat(c->lock, &sb) == 0 && !S_ISREG(sb.st_mode))
+    turn_off(c, c->lock, kind_of(sb.st_mode));
+}
+
+/* The lock file, opened when the cache is written (created if missing,
+ * so that a run that writes nothing creates nothing): a regular file,
+ * never followed through a symbolic link.  -1 when it cannot be: a
+ * folder that cannot be written is read, not written; a lock that is
+ * anything else turns caching off; both said once. */
+static int open_lock(st__cache_t *c) {
   struct stat sb;
   int flags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
-  c->lockfd = -1;
-  if (lstat(c->lock, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    turn_off(c, c->lock, kind_of(sb.st_mode));
-    return;
-  }
   int fd = open(c->lock, O_RDWR | O_CREAT | flags, 0644), err = errno;
   if (fd < 0 && err == EACCES) /* another user's: a read lock works too */
     fd = open(c->lock, O_RDONLY | flags);
-  if (fd < 0 && (err == EACCES || err == EROFS || err == EPERM)) {
-    c->read_only = err;
-    return;
+  if (fd < 0 && err == ELOOP) {
+    turn_off(c, c->lock, "a symbolic link");
+    return -1;
   }
   if (fd < 0) {
     strata_log(STRATA_LOG_WARN,
-               "cache: cannot open the lock '%s': %s; caching is off for this "
-               "run",
+               "cache: cannot open the lock '%s': %s; the new entries are "
+               "not written",
                c->lock, strerror(err));
-    c->off = 1;
-    return;
+    return -1;
   }
   if (fstat(fd, &sb) != 0) sb.st_mode = 0;
   if (!S_ISREG(sb.st_mode)) {
     close(fd);
     turn_off(c, c->lock, kind_of(sb.st_mode));
-    return;
+    return -1;
   }
-  c->lockfd = fd;
+  return fd;
 }
 
 /* ---- reading the file --------------------------------------------------- */
@@ -677,13 +678,10 @@ int st__cache_open(const char *dir, st__cache_t **out) {
   st__cache_t *c = strata_calloc(1, sizeof *c);
   int rc = c ? set_paths(c, dir) : STRATA_ENOMEM;
   *out = NULL;
-  if (c) {
-    strata_buf_init(&c->fresh);
-    c->lockfd = -1;
-  }
+  if (c) strata_buf_init(&c->fresh);
   if (!rc) {
     c->tag = layout_tag();
-    open_lock(c);
+    check_lock(c);
     if (!c->off) rc = load(c);
   }
   if (rc) {
@@ -898,24 +896,23 @@ static int no_locks(int err) {
 }
 
 int st__cache_flush(st__cache_t *c) {
-  if (c && c->read_only && c->dirty) {
-    strata_log(STRATA_LOG_WARN,
-               "cache: cannot open the lock '%s': %s; the new entries are "
-               "not written",
-               c->lock, strerror(c->read_only));
-    c->dirty = 0;
-  }
-  if (!c || c->off || c->lockfd < 0) return 0;
+  if (!c || c->off) return 0;
   if (!c->dirty && !stale_temps(c, 0)) return 0;
-  int locked = flock(c->lockfd, LOCK_EX) == 0, rc = 0;
+  int fd = open_lock(c), rc = 0;
+  if (fd < 0) {
+    c->dirty = 0; /* said once */
+    return 0;
+  }
+  int locked = flock(fd, LOCK_EX) == 0;
   if (!locked && !no_locks(errno)) { /* interrupted: write nothing */
     strata_log(STRATA_LOG_INFO, "cache: cannot lock '%s': %s; not written",
                c->lock, strerror(errno));
+    close(fd);
     return 0;
   }
   if (locked) stale_temps(c, 1);
   if (c->dirty) rc = write_merged(c);
-  if (locked) flock(c->lockfd, LOCK_UN);
+  close(fd); /* releases the lock */
   if (!rc) c->dirty = 0;
   return rc;
 }
@@ -927,7 +924,6 @@ void st__cache_close(st__cache_t *c) {
                "cache: %s: %d entries in all failed their checks (dropped, "
                "solved again)",
                c->path, c->dropped);
-  if (c->lockfd >= 0) close(c->lockfd);
   strata_free(c->dir);
   strata_free(c->path);
   strata_free(c->lock);

@@ -587,6 +587,60 @@ TEST(cache_concurrent_processes) {
   st__cache_close(c);
 }
 
+/* An entry whose contents fail the checks (a NaN time, a missing op
+ * name) is not used, and the next write leaves it out; a dead run's
+ * temporary file goes with that write; a FIFO in place of the file turns
+ * caching off without blocking, and is left as it is. */
+TEST(cache_checks_entries_and_files) {
+  char dir[512], path[600], tmp[600];
+  st__cache_t *c = NULL;
+  strata_stage_result_t *x = sample_result(4), *got = NULL;
+  struct stat sb;
+  snprintf(dir, sizeof dir, "%s/cache5", test_scratch_dir());
+  ASSERT_EQ(mkdir(dir, 0755), 0);
+  snprintf(tmp, sizeof tmp, "%s/stages.scache.Zz0123", dir);
+  FILE *f = fopen(tmp, "w");
+  ASSERT(f && fputs("half a cache", f) >= 0);
+  fclose(f);
+  ASSERT_OK(st__cache_open(dir, &c));
+  ASSERT_OK(st__cache_put(c, 1, x));
+  x->fwd_seconds = NAN;
+  ASSERT_OK(st__cache_put(c, 2, x));
+  x->fwd_seconds = 0.5;
+  char *name = x->ops[1].name;
+  x->ops[1].name = NULL;
+  ASSERT_OK(st__cache_put(c, 3, x));
+  x->ops[1].name = name;
+  ASSERT_OK(st__cache_flush(c));
+  st__cache_close(c);
+  ASSERT(stat(tmp, &sb) != 0); /* removed under the lock */
+  ASSERT_OK(st__cache_open(dir, &c));
+  ASSERT_OK(st__cache_get(c, 1, &got));
+  strata_stage_result_destroy(got);
+  ASSERT_EQ(st__cache_get(c, 2, &got), STRATA_ECORRUPT);
+  ASSERT_EQ(st__cache_get(c, 2, &got), STRATA_ENOTFOUND); /* said once */
+  ASSERT_EQ(st__cache_get(c, 3, &got), STRATA_ECORRUPT);
+  ASSERT_OK(st__cache_flush(c)); /* dropped: written without them */
+  st__cache_close(c);
+  ASSERT_OK(st__cache_open(dir, &c));
+  ASSERT_OK(st__cache_get(c, 1, &got));
+  strata_stage_result_destroy(got);
+  ASSERT_EQ(st__cache_get(c, 2, &got), STRATA_ENOTFOUND);
+  ASSERT_EQ(st__cache_get(c, 3, &got), STRATA_ENOTFOUND);
+  st__cache_close(c);
+  /* a FIFO: no read blocks, nothing is written */
+  snprintf(path, sizeof path, "%s/stages.scache", dir);
+  ASSERT_EQ(unlink(path), 0);
+  ASSERT_EQ(mkfifo(path, 0644), 0);
+  ASSERT_OK(st__cache_open(dir, &c));
+  ASSERT_EQ(st__cache_get(c, 1, &got), STRATA_ENOTFOUND);
+  ASSERT_OK(st__cache_put(c, 1, x));
+  ASSERT_OK(st__cache_flush(c));
+  st__cache_close(c);
+  ASSERT(stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode));
+  strata_stage_result_destroy(x);
+}
+
 TEST(cluster_too_small) {
   strata_graph_t *g = NULL;
   strata_cluster_t *c = NULL;
@@ -1068,6 +1122,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(cache_merge_and_round_trip),
     TEST_ENTRY(cache_concurrent_processes),
     TEST_ENTRY(cache_alloc_failures),
+    TEST_ENTRY(cache_checks_entries_and_files),
     TEST_ENTRY(cluster_too_small),
     TEST_ENTRY(plan_megatron_constraints),
     TEST_ENTRY(plan_free_stages_tile),
