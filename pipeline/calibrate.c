@@ -26,6 +26,12 @@
 
 #define N_PARAMS 6 /* gemm, attention, stream, intra link, inter link, s */
 #define PRIOR 0.01 /* weight of log(scale) against a log error */
+/* Every step of the fit plans every run (seven times: the point and a
+ * finite difference per parameter), some 50 ms a run on one core, and the
+ * steps grow a little with the runs: 200 runs take 14 s, the 10,000 a
+ * runs file may hold would take most of an hour.  A thousand is far more
+ * configurations than a fit of six parameters needs. */
+#define MAX_FIT_RUNS 1000
 
 typedef struct {
   const strata_measurements_t *m;
@@ -199,6 +205,13 @@ int strata_calibrate(const strata_measurements_t *m, strata_calibration_t *cal,
   F.m = m;
   if (!m || m->n < 1)
     return strata_error(STRATA_EINVAL, "calibrate: no measured runs");
+  if (m->n > MAX_FIT_RUNS)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: %d runs; calibrate fits at most %d (each step "
+                        "of the fit plans every run): keep the runs of "
+                        "distinct configurations, and average repeated "
+                        "measurements of one into one run",
+                        m->where ? m->where : "calibrate", m->n, MAX_FIT_RUNS);
   rep->n = m->n;
   rep->step_before = strata_calloc((size_t)m->n, sizeof(double));
   rep->step_after = strata_calloc((size_t)m->n, sizeof(double));

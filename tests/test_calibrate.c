@@ -233,10 +233,33 @@ TEST(uncostable_run_named) {
   strata_measurements_destroy(m);
 }
 
+/* More runs than a fit takes: refused at once with the bound, before any
+ * run is planned. */
+TEST(too_many_runs_refused) {
+  strata_buf_t b;
+  strata_measurements_t *m = NULL;
+  strata_calibration_t cal;
+  strata_calibration_report_t rep;
+  strata_buf_init(&b);
+  strata_buf_puts(&b, "model,cluster,tp,pp,dp,step_seconds\n");
+  for (int i = 0; i < 1001; i++)
+    strata_buf_puts(&b, "gpt-1.7b,dgx-a100:1,1,1,8,1.5\n");
+  ASSERT(!b.oom);
+  ASSERT_OK(strata_measurements_parse(b.p, b.len, "many.csv", &m));
+  ASSERT_EQ(m->n, 1001);
+  double t0 = strata_now();
+  ASSERT_EQ(strata_calibrate(m, &cal, &rep), STRATA_EBADINPUT);
+  ASSERT(strata_now() - t0 < 5); /* no run was planned (generous) */
+  ASSERT(strstr(strata_last_error(), "many.csv: 1001 runs; calibrate fits "
+                                     "at most 1000") != NULL);
+  strata_measurements_destroy(m);
+  strata_buf_free(&b);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(recovers_known_parameters), TEST_ENTRY(table_runs_stay_at_table),
     TEST_ENTRY(runs_file_errors),          TEST_ENTRY(runs_csv_read_to_length),
-    TEST_ENTRY(uncostable_run_named),
+    TEST_ENTRY(uncostable_run_named),      TEST_ENTRY(too_many_runs_refused),
 };
 
 TEST_MAIN(tests)
