@@ -41,10 +41,8 @@ static void input_place(const st__stage_t *st, const int *choice_of_op, int t,
   *kind = ST__PL_R;
   *dim = -1;
   if (p < 0 || choice_of_op[p] < 0) return;
-  const st__opinfo_t *in = NULL;
-  for (int i = 0; i < st->n_info; i++)
-    if (st->info[i].op == p) in = &st->info[i];
-  if (!in) return;
+  /* choice_of_op[n_ops + p]: the info of op p (set with its choice) */
+  const st__opinfo_t *in = &st->info[choice_of_op[g->n_ops + p]];
   st__place_t pl;
   int slot = -1;
   for (int k = 0; k < g->ops[p].n_out; k++)
@@ -245,13 +243,16 @@ static int fix_one(st__stage_t *st, st__opinfo_t *in, int *choice_of_op) {
 }
 
 int st__fixed_layouts(st__stage_t *st) {
-  int *choice_of_op = strata_malloc(sizeof(int) * (size_t)(st->g->n_ops + 1));
+  int *choice_of_op =
+      strata_malloc(sizeof(int) * (size_t)(2 * st->g->n_ops + 1));
   int rc = 0;
   if (!choice_of_op) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int i = 0; i < st->g->n_ops; i++)
     choice_of_op[i] = -1;
-  for (int i = 0; i < st->n_info && !rc; i++)
+  for (int i = 0; i < st->n_info && !rc; i++) {
+    choice_of_op[st->g->n_ops + st->info[i].op] = i;
     rc = fix_one(st, &st->info[i], choice_of_op);
+  }
   strata_free(choice_of_op);
   return rc;
 }
