@@ -148,7 +148,12 @@ static void usage_info(FILE *f) {
 static int int_opt(const char *cmd, const char *opt, const char *arg,
                    int *out) {
   long v;
-  int rc = cli_parse_int(cmd, opt, arg, 1, 1L << 30, &v);
+  /* --seq and --micro-batch as a trace bounds them (traces/validate.c),
+   * the sizes as a plan file does */
+  long max = !strcmp(opt, "--seq")           ? 1L << 24
+             : !strcmp(opt, "--micro-batch") ? 1L << 20
+                                             : 1L << 30;
+  int rc = cli_parse_int(cmd, opt, arg, 1, max, &v);
   if (!rc) *out = (int)v;
   return rc;
 }

@@ -109,8 +109,9 @@ char *strata_buf_steal(strata_buf_t *b, size_t *len);
  * STRATA_ENOMEM (and b freed) when an append failed. */
 int strata_buf_finish(strata_buf_t *b, char **text);
 
-/* Files.  strata_file_read reads at most max_bytes (0: 1 GiB) and adds a
- * NUL.  strata_file_write_atomic writes to a temporary file in the same
+/* Files.  strata_file_read reads a regular file (a FIFO, device, folder
+ * or socket is refused before anything is read) of at most max_bytes (0:
+ * 1 GiB, checked on its size first) and adds a NUL.  strata_file_write_atomic writes to a temporary file in the same
  * folder, syncs it and renames it over path, so readers see the old file
  * or the whole new one, never a part; on failure nothing is left behind.
  * A path of "-" reads stdin or writes stdout. */
