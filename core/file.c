@@ -2,7 +2,8 @@
  * file.c - whole-file reads and atomic writes through libuv's synchronous
  * file system calls (a NULL callback runs them on the calling thread).
  *
- * An atomic write goes to "<path>.XXXXXX" in the same folder (so the
+ * An atomic write goes to "<path>.XXXXXX" (".strata-XXXXXX" where the
+ * name is too long for the suffix) in the same folder (so the
  * rename stays on one file system), is synced, then renamed over the
  * target.  On any failure the temporary file is removed: a reader sees the
  * old file or the complete new one, never a part.
@@ -185,11 +186,21 @@ static int write_atomic(const char *path, const void *data, size_t len,
       return strata_error(STRATA_EIO, "cannot write to standard output");
     return 0;
   }
+  if (!*path)
+    return strata_error(STRATA_EBADINPUT,
+                        "an empty output path: name a file (or - for "
+                        "standard output)");
   if (is_special(path)) return write_in_place(path, data, len);
-  size_t n = strlen(path) + 8;
+  size_t n = strlen(path) + 16;
   tmpl = strata_malloc(n);
   if (!tmpl) return strata_error(STRATA_ENOMEM, "out of memory");
-  snprintf(tmpl, n, "%s.XXXXXX", path);
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  if (strlen(base) + 7 <= 255) { /* NAME_MAX of the common file systems */
+    snprintf(tmpl, n, "%s.XXXXXX", path);
+  } else { /* a name too long for the suffix: a short one beside it */
+    snprintf(tmpl, n, "%.*s.strata-XXXXXX", (int)(base - path), path);
+  }
   fd = uv_fs_mkstemp(NULL, &req, tmpl, NULL);
   if (fd >= 0) snprintf(tmpl, n, "%s", req.path);
   uv_fs_req_cleanup(&req);

@@ -88,6 +88,20 @@ TEST(file_atomic) {
   ASSERT_CONTAINS(strata_last_error(), "missing/out.txt");
   ASSERT_EQ(strata_file_read("/nonexistent/strata", 0, &data, &len),
             STRATA_ENOTFOUND);
+  /* A name of 252 bytes, legal, too long for a ".XXXXXX" suffix: written
+   * through a short temporary name beside it, none left. */
+  char name[253];
+  memset(name, 'n', 252);
+  name[252] = '\0';
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  ASSERT_OK(strata_file_write_atomic(path, "long", 4));
+  ASSERT_OK(strata_file_read(path, 0, &data, &len));
+  ASSERT_STR_EQ(data, "long");
+  strata_free(data);
+  ASSERT_EQ(count_entries(dir), 2);
+  /* An empty path is refused with a message, not renamed to. */
+  ASSERT_EQ(strata_file_write_atomic("", "x", 1), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "an empty output path");
 }
 
 TEST(json_errors) {
