@@ -70,7 +70,7 @@ static int count_entries(const char *dir) {
 }
 
 TEST(file_atomic) {
-  char dir[512], path[600];
+  char dir[512], path[800];
   snprintf(dir, sizeof dir, "%s/atomic", test_scratch_dir());
   mkdir(dir, 0755);
   snprintf(path, sizeof path, "%s/out.txt", dir);
@@ -217,7 +217,7 @@ TEST(json_strict) {
 /* Inputs are regular files: a FIFO, a device or a folder is refused at
  * once, without reading (a FIFO with no writer would block forever). */
 TEST(file_read_regular) {
-  char dir[512], path[600];
+  char dir[512], path[800];
   char *data = NULL;
   size_t len;
   snprintf(dir, sizeof dir, "%s/regular", test_scratch_dir());
