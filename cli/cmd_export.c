@@ -126,14 +126,16 @@ static void usage(FILE *f) {
       "  --topology            deepspeed: the pipeline topology in Python\n"
       "  --gpus-per-node G     the cluster's GPUs per node (default: from "
       "the\n"
-      "                        preset the plan names)\n"
+      "                        cluster: --cluster, or the preset the plan "
+      "names)\n"
       "  --name-map FILE       torch: module names of your model (JSON,\n"
       "                        docs/exports.md; default: the family's)\n"
       "  --format F            hostfile: torchrun (default), mpi or "
       "deepspeed\n"
-      "  --cluster SPEC        hostfile: the cluster it runs on (default: "
-      "the\n"
-      "                        preset the plan names)\n"
+      "  --cluster SPEC        the cluster it runs on, for the hostfile "
+      "and the\n"
+      "                        node shape of the launch script and the page\n"
+      "                        (default: the preset the plan names)\n"
       "  -h, --help            this help\n"
       "\n"
       "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
@@ -199,9 +201,8 @@ static int parse(int argc, char **argv, args_t *a) {
     return cli_usage_error("export", "--topology is for the deepspeed target");
   if (a->name_map_path && strcmp(t, "torch"))
     return cli_usage_error("export", "--name-map is for the torch target");
-  if ((a->format || a->cluster) && strcmp(t, "hostfile"))
-    return cli_usage_error("export", "--%s is for the hostfile target",
-                           a->format ? "format" : "cluster");
+  if (a->format && strcmp(t, "hostfile"))
+    return cli_usage_error("export", "--format is for the hostfile target");
   strata_hostfile_format_t f;
   if (a->format && strata_hostfile_format_parse(a->format, &f))
     return cli_usage_error("export", "%s", strata_last_error());
@@ -211,11 +212,12 @@ static int parse(int argc, char **argv, args_t *a) {
 
 /* The cluster: --cluster's, else the plan's when it is a preset; only the
  * hostfile needs one (the others' node shape is then unknown, which only
- * the targets that need it refuse). */
+ * the targets that need it refuse).  A --cluster that cannot be read is an
+ * error for every target. */
 static int export_cluster(const strata_plan_t *p, const args_t *a,
                           strata_cluster_t **c) {
   int rc = cli_plan_cluster(p, a->cluster, c);
-  if (rc && rc != STRATA_ENOMEM &&
+  if (rc && rc != STRATA_ENOMEM && !a->cluster &&
       strcmp(targets[a->target].name, "hostfile")) {
     strata_error_clear();
     rc = 0;

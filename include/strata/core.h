@@ -111,10 +111,11 @@ int strata_buf_finish(strata_buf_t *b, char **text);
 
 /* Files.  strata_file_read reads a regular file (a FIFO, device, folder
  * or socket is refused before anything is read) of at most max_bytes (0:
- * 1 GiB, checked on its size first) and adds a NUL.  strata_file_write_atomic writes to a temporary file in the same
- * folder, syncs it and renames it over path, so readers see the old file
- * or the whole new one, never a part; on failure nothing is left behind.
- * A path of "-" reads stdin or writes stdout. */
+ * 1 GiB, checked on its size first) and adds a NUL.  strata_file_write_atomic
+ * writes to a temporary file in the same folder, syncs it and renames it over
+ * path, so readers see the old file or the whole new one, never a part; on
+ * failure nothing is left behind. A path of "-" reads stdin or writes stdout.
+ */
 int strata_file_read(const char *path, size_t max_bytes, char **data,
                      size_t *len);
 int strata_file_write_atomic(const char *path, const void *data, size_t len);

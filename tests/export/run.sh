@@ -80,7 +80,9 @@ EOF
     chmod +x "$tmp/bin/torchrun"
     local name fam vars
     for name in gpt llama llama3 bert interleaved moe mixed; do
-        "$strata" export megatron --launch "$tmp/$name.splan" -o "$tmp/$name.sh" ||
+        spec=()
+        case $name in mixed*) spec=(--cluster "$data/topo/mixed.json") ;; esac
+        "$strata" export megatron --launch "$tmp/$name.splan" "${spec[@]}" -o "$tmp/$name.sh" ||
             { fail "$name: export --launch"; continue; }
         bash -n "$tmp/$name.sh" || fail "$name: the script is not valid bash"
         # without its variables the script stops before torchrun, saying which
