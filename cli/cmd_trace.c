@@ -40,7 +40,8 @@ enum {
   OPT_TOPK,
   OPT_MOE_FFN,
   OPT_CAPACITY,
-  OPT_MTP
+  OPT_MTP,
+  OPT_MODEL
 };
 
 static const struct option long_opts[] = {
@@ -67,6 +68,7 @@ static const struct option long_opts[] = {
     {"moe-ffn", required_argument, NULL, OPT_MOE_FFN},
     {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
     {"mtp-layers", required_argument, NULL, OPT_MTP},
+    {"model", required_argument, NULL, OPT_MODEL},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -74,6 +76,7 @@ static const struct option long_opts[] = {
 
 typedef struct {
   const char *spec;
+  const char *model;  /* --model, as plan spells the operand */
   const char *output; /* gen */
   int json;           /* info */
   strata_gen_opts_t ov;
@@ -88,6 +91,7 @@ static const char model_help[] =
     "           mixtral-8x7b, mixtral-8x22b, deepseek-v3, qwen3-235b-a22b,\n"
     "           gpt-oss-120b\n"
     "  families: gpt, bert, llama\n"
+    "  (MODEL may also be given as --model MODEL, as plan takes it)\n"
     "\n"
     "Model options (override the preset's or family's; not for trace files;\n"
     "a Hugging Face config takes --layers, --seq, --micro-batch, --dtype,\n"
@@ -222,6 +226,9 @@ static int take_opt(const char *cmd, int c, const char *arg, trace_args_t *a) {
     if (!rc) o->mtp_layers = (int)v;
     return rc;
   }
+  case OPT_MODEL:
+    a->model = arg;
+    return 0;
   default:
     return cli_usage_error(cmd, "internal: option %d", c);
   }
@@ -268,6 +275,13 @@ static int parse_args(const char *cmd, int gen, int argc, char **argv,
   rc = cli_getopt_operands(cmd, argc, argv, ":ho:", long_opts, 'h',
                            gen ? help_gen : help_info, on_opt, &x, &first);
   if (rc) return rc;
+  if (a->model && first < argc)
+    return cli_usage_error(cmd, "one model only: --model %s, not '%s' too",
+                           a->model, argv[first]);
+  if (a->model) {
+    a->spec = a->model;
+    return 0;
+  }
   if (first >= argc) return cli_usage_error(cmd, "which model?");
   if (first + 1 < argc)
     return cli_usage_error(cmd, "one model only, not '%s' too",

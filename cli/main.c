@@ -17,7 +17,10 @@ static const cli_command_t commands[] = {
     {"plan", "plan a model on a cluster", cli_cmd_plan},
     {"show", "print a plan file", cli_cmd_show},
     {"diff", "compare two plan files", cli_cmd_diff},
-    {"export", "export a plan (megatron, deepspeed, timeline)", cli_cmd_export},
+    {"export",
+     "export a plan (megatron, deepspeed, torch, torchtitan, timeline, "
+     "html, hostfile)",
+     cli_cmd_export},
     {"estimate", "memory and time of a given configuration", cli_cmd_estimate},
     {"calibrate", "fit the cost model to measured runs", cli_cmd_calibrate},
 };
@@ -40,8 +43,11 @@ static void usage(FILE *f) {
           "  -h, --help     this help\n"
           "  -V, --version  print the version\n"
           "\n"
-          "'strata <command> --help' describes a command.  Exit codes: 0 ok,\n"
-          "1 usage, 2 bad input, 3 infeasible, 4 internal error.\n");
+          "'strata <command> --help' (or 'strata help <command>') describes "
+          "a command.\n"
+          "A model is a preset, a family, a trace file or a Hugging Face\n"
+          "config.json (docs/import.md).  Exit codes: 0 ok, 1 usage, 2 bad\n"
+          "input, 3 infeasible, 4 internal error, 130 interrupted (Ctrl-C).\n");
 }
 
 int main(int argc, char **argv) {
@@ -55,10 +61,24 @@ int main(int argc, char **argv) {
     usage(stderr);
     return CLI_USAGE;
   }
+  if (!strcmp(argv[1], "help") && argc == 3) { /* strata help COMMAND */
+    for (size_t i = 0; i < N_COMMANDS; i++)
+      if (!strcmp(argv[2], commands[i].name)) {
+        char *help_argv[] = {argv[2], "--help", NULL};
+        return commands[i].run(2, help_argv);
+      }
+    fprintf(stderr, "strata help: unknown command '%s'\nTry 'strata --help'.\n",
+            argv[2]);
+    return CLI_USAGE;
+  }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-      !strcmp(argv[1], "help")) {
+      (!strcmp(argv[1], "help") && argc == 2)) {
     usage(stdout);
     return CLI_OK;
+  }
+  if (!strcmp(argv[1], "help")) {
+    fprintf(stderr, "strata help: one command at most\n");
+    return CLI_USAGE;
   }
   if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
     printf("strata %s\n", STRATA_VERSION);

@@ -148,7 +148,10 @@ static const struct option opts[] = {
 
 static const char *options_text =
     "Model:\n"
-    "  --model M              preset, family (gpt, bert, llama) or trace file\n"
+    "  --model M              preset, family (gpt, bert, llama), trace file\n"
+    "                         or Hugging Face config.json (docs/import.md);\n"
+    "                         its dtype is the trace's (strata trace gen\n"
+    "                         --dtype), its GEMMs' precision --precision's\n"
     "  --layers, --hidden, --heads, --kv-heads, --ffn, --seq, --vocab N,\n"
     "  --head-dim, --window, --experts, --topk, --moe-ffn N,\n"
     "  --capacity-factor F, --mtp-layers N, --flash-attention,\n"
@@ -231,7 +234,8 @@ static void help_plan(void) {
       "  --replan-threshold PCT the threshold (default 2)\n"
       "\n"
       "Exit codes: 0 planned, 1 usage, 2 bad input, 3 the model does not "
-      "fit\n(the message says what would), 4 internal error.\n",
+      "fit\n(the message says what would), 4 internal error, 130 "
+      "interrupted (Ctrl-C:\nnothing written).\n",
       options_text);
 }
 
