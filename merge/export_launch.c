@@ -61,9 +61,9 @@ static int check_layout(const strata_plan_t *p, int G, int *nodes, int *gpn) {
                   "node with its own --nproc-per-node",
                   p->cluster ? p->cluster : "?");
   if (G < 1)
-    return REFUSE("the GPUs per node of cluster '%s' are unknown (it is "
-                  "no preset, and strata opens no file a plan names): give "
-                  "--cluster SPEC or --gpus-per-node",
+    return REFUSE("the GPUs per node of cluster '%s' are unknown (strata "
+                  "opens no file a plan names): give --cluster SPEC or "
+                  "--gpus-per-node",
                   p->cluster ? p->cluster : "?");
   if (p->devices <= G) {
     *nodes = 1, *gpn = p->devices;

@@ -1301,7 +1301,8 @@ TEST(launch_script) {
   strata_export_opts_t o;
   strata_export_opts_init(&o);
   ASSERT_EQ(strata_export_megatron_launch(p, &o, &u), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "pass --gpus-per-node");
+  ASSERT_CONTAINS(strata_last_error(),
+                  "give --cluster SPEC or --gpus-per-node");
   o.gpus_per_node = 6;
   ASSERT_EQ(strata_export_megatron_launch(p, &o, &u), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "do not fill whole nodes of 6");
