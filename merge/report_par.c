@@ -21,10 +21,12 @@ void strata_plan_config_name(const strata_plan_config_t *c, char *buf,
   if (c->ep > 1 && n < size)
     n += (size_t)snprintf(buf + n, size - n, ", ep %d, etp %d", c->ep, c->etp);
   if (n < size)
-    n += (size_t)snprintf(buf + n, size - n, ", pp %d, dp %d, micro %d%s%s",
-                          c->pp, c->dp, c->micro_batch,
-                          c->vpp > 1 ? ", interleaved" : "",
-                          c->sequence_parallel ? ", sp" : "");
+    n += (size_t)snprintf(buf + n, size - n, ", pp %d, dp %d, micro %d", c->pp,
+                          c->dp, c->micro_batch);
+  if (c->vpp > 1 && n < size) /* two schedules can differ by vpp alone */
+    n += (size_t)snprintf(buf + n, size - n, ", vpp %d", c->vpp);
+  if (c->sequence_parallel && n < size)
+    n += (size_t)snprintf(buf + n, size - n, ", sp");
   if (c->fp8 && n < size) n += (size_t)snprintf(buf + n, size - n, ", fp8");
   if (c->zero_stage >= 2 && n < size)
     n += (size_t)snprintf(buf + n, size - n, ", ZeRO %d", c->zero_stage);
