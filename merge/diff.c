@@ -404,9 +404,12 @@ static int json_one(cJSON *arr, const change_t *x) {
 static char *to_json(const changes_t *c) {
   cJSON *root = cJSON_CreateObject(), *arr;
   char *s = NULL;
-  int bad = !root || st__json_add_bool(root, "identical", c->n == 0) ||
-            st__json_add_num(root, "tolerance", c->tol) ||
-            st__json_add_num(root, "figures_within_tolerance", c->tolerated);
+  int bad =
+      !root ||
+      st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) ||
+      st__json_add_bool(root, "identical", c->n == 0) ||
+      st__json_add_num(root, "tolerance", c->tol) ||
+      st__json_add_num(root, "figures_within_tolerance", c->tolerated);
   arr = bad ? NULL : cJSON_AddArrayToObject(root, "changes");
   bad |= !arr;
   for (int i = 0; !bad && i < c->n; i++)

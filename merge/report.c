@@ -449,7 +449,8 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
 }
 
 static int json_scalars(cJSON *root, const strata_plan_t *p) {
-  return st__json_add_str(root, "model", p->model ? p->model : "") |
+  return st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) |
+         st__json_add_str(root, "model", p->model ? p->model : "") |
          st__json_add_str(root, "cluster", p->cluster ? p->cluster : "") |
          st__json_add_num(root, "devices", p->devices) |
          st__json_add_num(root, "tp", p->tp) |

@@ -47,6 +47,11 @@ int strata_plan_summary(const strata_plan_t *p, char **text);
  * configuration in words (cp, ep, FP8 and ZeRO only where used). */
 void strata_plan_config_name(const strata_plan_config_t *c, char *buf,
                              size_t size);
+/* The "schema_version" every JSON document strata prints carries at its
+ * top (plan, show, estimate, diff; docs/plan-format.md, "JSON schema
+ * version"): raised when a field is removed, renamed or changes meaning,
+ * not when one is added. */
+#define STRATA_JSON_SCHEMA_VERSION 1
 /* Deterministic: the same plan gives the same bytes.  The run's timing
  * (search.plan_seconds) is added only with STRATA_PLAN_JSON_TIMINGS. */
 int strata_plan_json(const strata_plan_t *p, char **text);
