@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli/baseline.h"
+#include "cli/devices.h"
+#include "core/json.h"
 
 static int with_baseline(const cli_plan_args_t *a, const cli_baseline_t *v,
                          char **text) {
@@ -34,6 +36,8 @@ static int report(const cli_plan_args_t *a, strata_plan_t *p,
   unsigned flags = a->timings ? STRATA_PLAN_JSON_TIMINGS : 0;
   int rc = a->json ? strata_plan_json_flags(p, flags, &text)
                    : strata_plan_summary(p, &text);
+  /* the device map, as `show --json` has it */
+  if (!rc && a->json) rc = cli_show_devices(p, a->cluster, 1, &text);
   if (!rc) rc = with_baseline(a, v, &text);
   if (rc) {
     strata_free(text);
@@ -42,6 +46,26 @@ static int report(const cli_plan_args_t *a, strata_plan_t *p,
   rc = cli_write_output("plan", NULL, text, strlen(text));
   strata_free(text);
   return rc;
+}
+
+/* --json when nothing fits: a document a script can read (the reason, as
+ * the message on standard error says it), and exit 3 as without --json. */
+static int infeasible_json(const cli_plan_args_t *a, int err) {
+  cJSON *root = cJSON_CreateObject();
+  const char *msg = strata_last_error();
+  char *text = NULL;
+  int bad =
+      !root ||
+      st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) ||
+      st__json_add_bool(root, "feasible", 0) ||
+      st__json_add_str(root, "model", a->model ? a->model : "") ||
+      st__json_add_str(root, "cluster", a->cluster ? a->cluster : "") ||
+      st__json_add_str(root, "reason", msg[0] ? msg : "nothing fits");
+  if (!bad) text = st__json_print(root);
+  cJSON_Delete(root);
+  if (text) cli_write_output("plan", NULL, text, strlen(text));
+  strata_free(text);
+  return cli_fail("plan", err);
 }
 
 /* SIGINT: stop the search and queued stage solves; the command then exits
@@ -71,7 +95,9 @@ int cli_cmd_plan(int argc, char **argv) {
   if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
       (e = strata_merge_stitch(p, g, c)) ||
       (a.baseline && (e = cli_baseline_apply(&a, g, c, &p, &v)))) {
-    rc = cli_fail("plan", e);
+    rc = a.json && e == STRATA_EINFEASIBLE && !interrupted
+             ? infeasible_json(&a, e)
+             : cli_fail("plan", e);
     goto out;
   }
   if (interrupted) {
