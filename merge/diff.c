@@ -347,14 +347,41 @@ static void diff_figures(changes_t *c, const strata_plan_t *a,
 
 /* ---- printing ---- */
 
+/* A figure in the summary's units: "step time: 313.614 ms -> ...",
+ * "peak memory: 21.19 GiB -> ..."; the JSON keeps seconds and bytes. */
+static void fig_text(strata_buf_t *o, const change_t *x) {
+  static const struct {
+    const char *suffix, *unit;
+    double scale;
+    int prec;
+  } u[] = {{"step_seconds", "ms", 1e3, 3},
+           {"_seconds", "ms", 1e3, 3},
+           {"_bytes", "GiB", 1.0 / (1024.0 * 1024.0 * 1024.0), 2}};
+  size_t n = strlen(x->what);
+  for (size_t i = 0; i < sizeof u / sizeof u[0]; i++) {
+    size_t k = strlen(u[i].suffix);
+    if (n < k || strcmp(x->what + n - k, u[i].suffix)) continue;
+    double a = x->old_v * u[i].scale, b = x->new_v * u[i].scale;
+    char label[sizeof x->what];
+    snprintf(label, sizeof label, "%.*s", (int)(n - k), x->what);
+    for (char *c = label; *c; c++)
+      if (*c == '_') *c = ' ';
+    strata_buf_printf(o, "  %s%s: %.*f %s -> %.*f %s (%+.*f %s", label,
+                      i == 0 ? "step time" : "", u[i].prec, a, u[i].unit,
+                      u[i].prec, b, u[i].unit, u[i].prec, b - a, u[i].unit);
+    return;
+  }
+  strata_buf_printf(o, "  %s: %.6g -> %.6g (%+.6g", x->what, x->old_v, x->new_v,
+                    x->new_v - x->old_v);
+}
+
 static void text_one(strata_buf_t *o, const change_t *x) {
   if (x->sec == SEC_STRATEGIES) {
     strata_buf_printf(o, "  %s: %s\n", x->what, x->new_s);
   } else if (!x->numeric) {
     strata_buf_printf(o, "  %s: %s -> %s\n", x->what, x->old_s, x->new_s);
   } else if (x->sec == SEC_FIGURES) {
-    strata_buf_printf(o, "  %s: %.6g -> %.6g (%+.6g", x->what, x->old_v,
-                      x->new_v, x->new_v - x->old_v);
+    fig_text(o, x);
     double pct = x->old_v != 0 ? 100 * (x->new_v - x->old_v) / x->old_v : 0;
     if (x->old_v != 0) /* a drift of 0.03 % shows as such, not as 0.0 % */
       strata_buf_printf(o, fabs(pct) < 0.1 ? ", %+.2g%%" : ", %+.1f%%", pct);

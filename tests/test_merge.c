@@ -879,8 +879,30 @@ TEST(diff_identical_and_changes) {
   strata_free(t);
   b->step_seconds = a->step_seconds + 1;
   t = diff_text(a, b, 0, &differs);
-  ASSERT_CONTAINS(t, "figures:\n  step_seconds: 1 -> 2 (+1, +100.0%)");
+  /* in the summary's units: ms and GiB, not seconds and bytes */
+  ASSERT_CONTAINS(t, "figures:\n  step time: 1000.000 ms -> 2000.000 ms "
+                     "(+1000.000 ms, +100.0%)");
   strata_free(t);
+  b->peak_memory_bytes = a->peak_memory_bytes + 1024.0 * 1024 * 1024;
+  t = diff_text(a, b, 0, &differs);
+  ASSERT_CONTAINS(t, "peak memory: 0.00 GiB -> 1.00 GiB (+1.00 GiB)");
+  strata_free(t);
+  /* two configurations that differ by vpp (or cp) alone read apart */
+  strata_plan_config_t ca = {0}, cb;
+  char na[200], nb[200];
+  ca.tp = ca.pp = ca.dp = ca.micro_batch = ca.vpp = ca.cp = ca.ep = 1;
+  ca.pp = 4;
+  ca.vpp = 2;
+  cb = ca;
+  cb.vpp = 4;
+  strata_plan_config_name(&ca, na, sizeof na);
+  strata_plan_config_name(&cb, nb, sizeof nb);
+  ASSERT_CONTAINS(na, "vpp 2");
+  ASSERT_CONTAINS(nb, "vpp 4");
+  cb = ca;
+  cb.cp = 2;
+  strata_plan_config_name(&cb, nb, sizeof nb);
+  ASSERT_CONTAINS(nb, "cp 2");
   strata_plan_destroy(b);
   strata_plan_destroy(a);
 }
@@ -940,7 +962,7 @@ TEST(diff_tolerance) {
   strata_free(t);
   t = diff_tol(a, b, 0, 0, &differs);
   ASSERT_EQ(differs, 1);
-  ASSERT_CONTAINS(t, "step_seconds: 2 -> 2.0006");
+  ASSERT_CONTAINS(t, "step time: 2000.000 ms -> 2000.600 ms");
   strata_free(t);
   t = diff_tol(a, b, 0.001, 1, &differs); /* the stage time moved 0.4 % */
   ASSERT_EQ(differs, 1);
