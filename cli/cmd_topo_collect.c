@@ -20,8 +20,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/json.h"
 
-enum { OPT_UNHEALTHY = 256, OPT_NIC, OPT_LEAF, OPT_NAME, OPT_MODEL };
+enum { OPT_UNHEALTHY = 256, OPT_NIC, OPT_LEAF, OPT_NAME, OPT_MODEL, OPT_KEEP };
 
 static const struct option collect_opts[] = {
     {"output", required_argument, NULL, 'o'},
@@ -30,13 +31,16 @@ static const struct option collect_opts[] = {
     {"leaf-size", required_argument, NULL, OPT_LEAF},
     {"name", required_argument, NULL, OPT_NAME},
     {"gpu-model", required_argument, NULL, OPT_MODEL},
+    {"keep-unhealthy-gpus", required_argument, NULL, OPT_KEEP},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 typedef struct {
-  const char *out, *unhealthy;
+  const char *out, *unhealthy, *keep;
   strata_collect_opts_t co;
+  char **gpus; /* "HOST:GPU" for unhealthy.gpus */
+  int ngpus;
   char **files;
   int nfiles, capfiles;
   char *dir; /* the spec's folder */
@@ -58,7 +62,11 @@ static void usage(void) {
       "                      output; XML paths are relative to its folder)\n"
       "  --unhealthy FILE    hosts out of service, as `sinfo -R` or\n"
       "                      `sinfo -N -h -o \"%%N %%T\"` print them, or one\n"
-      "                      host list a line ('-': standard input)\n"
+      "                      host list a line ('-': standard input); a\n"
+      "                      line HOST:GPU (node042:3) is one failed GPU\n"
+      "  --keep-unhealthy-gpus SPEC\n"
+      "                      keep the unhealthy.gpus of SPEC (the spec this\n"
+      "                      one replaces: GPUs marked by hand stay marked)\n"
       "  --nic-gbits N       line rate of one NIC in Gb/s (needed with more\n"
       "                      than one host: hwloc does not give it)\n"
       "  --leaf-size N       hosts per leaf switch (default 32)\n"
@@ -140,6 +148,9 @@ static int on_opt(int c, void *ctx) {
     return 0;
   case OPT_NAME:
     a->co.name = optarg;
+    return 0;
+  case OPT_KEEP:
+    a->keep = optarg;
     return 0;
   default:
     a->co.gpu_model = optarg;
@@ -226,31 +237,125 @@ static int check_spec(const args_t *a, const char *spec) {
   return rc;
 }
 
+static int add_gpu_name(args_t *a, const char *name) {
+  char **v = strata_realloc(a->gpus, sizeof *v * (size_t)(a->ngpus + 1));
+  if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+  a->gpus = v;
+  for (int i = 0; i < a->ngpus; i++)
+    if (!strcmp(v[i], name)) return 0; /* each once */
+  if (!(v[a->ngpus] = strata_strdup(name)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  a->ngpus++;
+  return 0;
+}
+
+/* The drain list's hosts go to the collector; its HOST:GPU lines are
+ * kept aside for unhealthy.gpus. */
 static int load_unhealthy(args_t *a, char ***names, int *n) {
   char *text = NULL;
   size_t len;
-  int rc = strata_file_read(a->unhealthy, 64u << 20, &text, &len);
+  int rc = strata_file_read(a->unhealthy, 64u << 20, &text, &len), k = 0;
   if (!rc) rc = strata_drain_list_parse(text, len, a->unhealthy, names, n);
   strata_free(text);
+  for (int i = 0; i < *n; i++) { /* all of them, so that *n holds */
+    char *x = (*names)[i];
+    if (!strchr(x, ':')) {
+      (*names)[k++] = x; /* hosts first, in order */
+      continue;
+    }
+    if (!rc) rc = add_gpu_name(a, x);
+    strata_free(x);
+  }
+  *n = k;
   a->co.unhealthy = (const char *const *)*names;
-  a->co.n_unhealthy = *n;
+  a->co.n_unhealthy = rc ? 0 : k;
   return rc;
+}
+
+/* --keep-unhealthy-gpus SPEC: the GPUs that spec marks unhealthy. */
+static int load_kept(args_t *a) {
+  char *text = NULL;
+  size_t len;
+  cJSON *root = NULL, *g;
+  int rc = strata_file_read(a->keep, 64u << 20, &text, &len);
+  if (!rc) rc = st__json_parse(text, len, a->keep, &root);
+  strata_free(text);
+  g = rc ? NULL
+         : cJSON_GetObjectItem(cJSON_GetObjectItem(root, "unhealthy"), "gpus");
+  if (!rc && g && !cJSON_IsArray(g))
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: unhealthy.gpus is not a list of \"NODE:INDEX\"",
+                      a->keep);
+  for (cJSON *e = g ? g->child : NULL; !rc && e; e = e->next)
+    rc = cJSON_IsString(e) && strchr(e->valuestring, ':')
+             ? add_gpu_name(a, e->valuestring)
+             : strata_error(STRATA_EBADINPUT,
+                            "%s: unhealthy.gpus holds something other than "
+                            "\"NODE:INDEX\"",
+                            a->keep);
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* Whether HOST:GPU names a host collected (HOST.xml among the files). */
+static int gpu_host_known(const args_t *a, const char *gpu) {
+  size_t h = (size_t)(strrchr(gpu, ':') - gpu);
+  for (int i = 0; i < a->nfiles; i++) {
+    const char *b = strrchr(a->files[i], '/');
+    b = b ? b + 1 : a->files[i];
+    if (strlen(b) == h + 4 && !strncmp(b, gpu, h) && !strcmp(b + h, ".xml"))
+      return 1;
+  }
+  return 0;
+}
+
+/* unhealthy.gpus into the spec, for the hosts collected; *ignored counts
+ * the others. */
+static int add_gpus(args_t *a, char **spec, int *ignored) {
+  cJSON *root = NULL, *u, *arr;
+  int rc = st__json_parse(*spec, strlen(*spec), "the spec", &root), bad = 0;
+  if (rc) return rc;
+  u = cJSON_GetObjectItem(root, "unhealthy");
+  if (!u) u = cJSON_AddObjectToObject(root, "unhealthy");
+  arr = u ? cJSON_AddArrayToObject(u, "gpus") : NULL;
+  bad = !arr;
+  for (int i = 0; !bad && i < a->ngpus; i++) {
+    if (!gpu_host_known(a, a->gpus[i])) {
+      (*ignored)++;
+      continue;
+    }
+    cJSON *s = cJSON_CreateString(a->gpus[i]);
+    bad = !s || !cJSON_AddItemToArray(arr, s);
+  }
+  char *out = bad ? NULL : st__json_print(root);
+  cJSON_Delete(root);
+  if (!out) return strata_error(STRATA_ENOMEM, "out of memory");
+  strata_free(*spec);
+  *spec = out;
+  return 0;
 }
 
 static int run(args_t *a, char **spec) {
   char **bad = NULL;
-  int nbad = 0, ignored = 0, rc = 0;
+  int nbad = 0, ignored = 0, gignored = 0, rc = 0;
   if (!a->nfiles) rc = add_local(a);
   if (!rc && a->unhealthy) rc = load_unhealthy(a, &bad, &nbad);
+  if (!rc && a->keep) rc = load_kept(a);
   if (!rc)
     rc = strata_topo_collect((const char *const *)a->files, a->nfiles, &a->co,
                              spec, &ignored);
+  if (!rc && a->ngpus) rc = add_gpus(a, spec, &gignored);
   if (!rc) rc = check_spec(a, *spec);
   if (!rc && ignored)
     fprintf(stderr,
             "strata topo collect: %d of the %d unhealthy hosts are not among "
             "the %d collected (ignored)\n",
             ignored, nbad, a->nfiles);
+  if (!rc && gignored)
+    fprintf(stderr,
+            "strata topo collect: %d of the %d unhealthy GPUs are on hosts "
+            "not among the %d collected (ignored)\n",
+            gignored, a->ngpus, a->nfiles);
   strata_names_free(bad, nbad);
   return rc;
 }
@@ -273,6 +378,7 @@ int cli_topo_collect(int argc, char **argv) {
       rc ? cli_fail(cmd, rc) : cli_write_output(cmd, a.out, spec, strlen(spec));
   strata_free(spec);
   strata_names_free(a.files, a.nfiles);
+  strata_names_free(a.gpus, a.ngpus);
   strata_free(a.dir);
   return rc;
 }

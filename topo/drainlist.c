@@ -11,6 +11,10 @@
  *   sinfo -N -h -o "%N %T"      HOST STATE  (STATE as %T prints it,
  *                               "drained", "down*", "mixed+drain", ...)
  *   a plain list                HOSTLIST    (one host list a line)
+ *   failed GPUs                 HOST:GPU    (a host list and the local
+ *                               index of a GPU: "node042:3"; the list
+ *                               then holds "node042:3", for the spec's
+ *                               unhealthy.gpus)
  *
  * Host lists are Slurm's (node[001-004,009],gpu7), expanded by the spec
  * reader's expander.  A state is unhealthy when one of its '+'-joined
@@ -23,6 +27,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "topo/cluster.h"
@@ -141,6 +146,34 @@ static int split_fields(char *line, char **f) {
   return n;
 }
 
+/* "node042:3" (or "node[041-042]:3"): GPU 3 of each host, named
+ * "HOST:3" in the list (a GPU failing on a node in service). */
+static int add_gpu(names_t *nm, char *item, const char *where) {
+  char *colon = strrchr(item, ':'), *end;
+  long gpu;
+  *colon = 0;
+  gpu = strtol(colon + 1, &end, 10);
+  if (colon == item || !isdigit((unsigned char)colon[1]) || *end || gpu > 1023)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s:%s' is not HOST:GPU (a host and the local "
+                        "index of one of its GPUs, 0 to 1023)",
+                        where, item, colon + 1);
+  names_t hosts = {0};
+  int rc = add_hostlist(&hosts, item, where);
+  for (int i = 0; i < hosts.n && !rc; i++) {
+    size_t n = strlen(hosts.v[i]) + 8;
+    char *s = strata_malloc(n);
+    if (!s) {
+      rc = strata_error(STRATA_ENOMEM, "out of memory");
+      break;
+    }
+    snprintf(s, n, "%s:%ld", hosts.v[i], gpu);
+    rc = push(nm, s, where);
+  }
+  strata_names_free(hosts.v, hosts.n);
+  return rc;
+}
+
 static int parse_line(names_t *nm, char *line, const char *where, int lineno) {
   char *f[MAX_FIELDS], at[600];
   int n = split_fields(line, f), bad;
@@ -149,6 +182,7 @@ static int parse_line(names_t *nm, char *line, const char *where, int lineno) {
   if (!strcmp(f[0], "REASON") || !strcmp(f[0], "NODELIST") ||
       !strcmp(f[0], "HOSTNAMES"))
     return 0; /* a header */
+  if (n == 1 && strchr(f[0], ':')) return add_gpu(nm, f[0], at);
   if (n == 1) return add_hostlist(nm, f[0], at);
   if (n == 2 && (bad = state_bad(f[1])) >= 0)
     return bad ? add_hostlist(nm, f[0], at) : 0;
