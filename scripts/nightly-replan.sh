@@ -4,7 +4,9 @@
 # (docs/nightly.md explains each step).
 #
 #   1. the cluster: `strata topo collect` over the hosts' hwloc exports,
-#      with the hosts the scheduler has out of service as unhealthy;
+#      with the hosts the scheduler has out of service as unhealthy, and
+#      the GPUs last night's cluster.json marks unhealthy (by hand, or a
+#      HOST:GPU line of the drain list) kept;
 #   2. the plan: `strata plan --baseline` yesterday's plan, which keeps
 #      yesterday's configuration while it fits and is within the threshold
 #      of the best one;
@@ -54,6 +56,10 @@ trap 'rm -rf "$work"' EXIT
 # (written in place, atomically: the XML paths in it are relative to it)
 collect=("$TOPO_DIR" --name "${CLUSTER_NAME:-cluster}" -o "$STATE/cluster.json")
 [ -n "${NIC_GBITS:-}" ] && collect+=(--nic-gbits "$NIC_GBITS")
+# GPUs marked unhealthy by hand in last night's spec stay marked (the
+# scheduler's drain list names hosts; a dead GPU on a node in service is
+# known only there, or as a HOST:GPU line of DRAIN)
+[ -f "$STATE/cluster.json" ] && collect+=(--keep-unhealthy-gpus "$STATE/cluster.json")
 if [ -n "${DRAIN:-}" ]; then
   collect+=(--unhealthy "$DRAIN")
 elif command -v sinfo >/dev/null 2>&1; then

@@ -10,6 +10,9 @@
 #                                            within it: kept, untouched
 #   night 5  all back, threshold 2 %         beyond it: new plan, rewritten
 #   night 6  the same again                  same plan: untouched
+#   night 7  node001:2 marked by hand in     kept in cluster.json; node001
+#            cluster.json                    left out of the hostfile
+#   night 8  node003:1 in the drain list     marked too; node003 left out
 #
 # A config counts as rewritten when its file is replaced (a new inode: the
 # script moves new files in); the verdict the plan prints ("N % above the
@@ -120,6 +123,18 @@ check "hostfile has the 4 hosts again" hosts_are "node001 node002 node003 node00
 
 run_night "" 2
 check "nothing changed: configs untouched" untouched
+
+# a dead GPU marked by hand in cluster.json survives the night's collect
+sed -i '$ s/^}$/,"unhealthy": {"gpus": ["node001:2"]}}/' "$STATE/cluster.json"
+run_night "" 2
+check "the hand-marked GPU is still in cluster.json" grep -q '"node001:2"' "$STATE/cluster.json"
+check "hostfile leaves node001 out" hosts_are "node002 node003 node004 node005 "
+check "hostfile says why" grep -q "left out: node001: GPU 2 unhealthy" "$STATE/configs/hostfile"
+
+# a drain list's HOST:GPU line marks that GPU (was ignored, exit 0)
+run_night "node003:1\n" 2
+check "the drain list's GPU is in cluster.json" grep -q '"node003:1"' "$STATE/cluster.json"
+check "hostfile leaves node001 and node003 out" hosts_are "node002 node004 node005 "
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
