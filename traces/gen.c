@@ -700,6 +700,7 @@ static void set_variant_hp(strata_graph_t *g, const gen_t *G) {
   }
   /* the share the graph rotates: none recorded when it rounds to all */
   if (rotary_dims(G)) g->hp.rotary_percent = o->rotary_percent;
+  g->hp.rope_scaling = o->rope_scaling;
   if (o->kv_lora > 0) {
     g->hp.q_lora = o->q_lora;
     g->hp.kv_lora = o->kv_lora;

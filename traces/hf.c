@@ -32,6 +32,9 @@ typedef struct {
   const char *used[MAX_USED];
   int n_used;
   int rc;
+  int positions; /* max_position_embeddings (or n_positions); 0: none */
+  const char *positions_key;
+  strata_rope_scaling_t rs; /* rope_scaling, read by rope_scaling() */
 } cfg_t;
 
 static void use(cfg_t *c, const char *key) {
@@ -127,6 +130,134 @@ static double rotary_factor(cfg_t *c) {
   return 1;
 }
 
+/* ---- rope_scaling ---- */
+
+/* A number of a rope_scaling object: def when absent, refused (the
+ * field named) when not a positive finite number. */
+static double scaling_num(cfg_t *c, const cJSON *o, const char *key,
+                          double def) {
+  const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+  if (!it || cJSON_IsNull(it)) return def;
+  if (cJSON_IsNumber(it) && isfinite(it->valuedouble) && it->valuedouble > 0 &&
+      it->valuedouble <= 1e9)
+    return it->valuedouble;
+  char what[96];
+  snprintf(what, sizeof what, "an object whose '%s' is a positive number", key);
+  bad_field(c, "rope_scaling", what);
+  return def;
+}
+
+/* The keys each type takes (transformers' rope_config_validation). */
+static int scaling_key_known(int type, const char *key) {
+  static const char *const common[] = {"rope_type", "type", "factor",
+                                       "rope_theta", NULL};
+  static const char *const llama3[] = {"low_freq_factor", "high_freq_factor",
+                                       "original_max_position_embeddings",
+                                       NULL};
+  static const char *const yarn[] = {"original_max_position_embeddings",
+                                     "beta_fast",
+                                     "beta_slow",
+                                     "mscale",
+                                     "mscale_all_dim",
+                                     "truncate",
+                                     NULL};
+  const char *const *lists[] = {common,
+                                type == STRATA_ROPE_SCALING_LLAMA3 ? llama3
+                                : type == STRATA_ROPE_SCALING_YARN ? yarn
+                                                                   : NULL};
+  for (int l = 0; l < 2; l++)
+    for (int i = 0; lists[l] && lists[l][i]; i++)
+      if (!strcmp(key, lists[l][i])) return 1;
+  return 0;
+}
+
+static int scaling_type(cfg_t *c, const cJSON *o) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "rope_type");
+  if (!t) t = cJSON_GetObjectItemCaseSensitive(o, "type");
+  const char *v = cJSON_IsString(t) ? t->valuestring : NULL;
+  if (v && !strcmp(v, "default")) return STRATA_ROPE_SCALING_NONE;
+  for (int k = STRATA_ROPE_SCALING_LLAMA3; v && k < STRATA_ROPE_SCALING_COUNT;
+       k++)
+    if (!strcmp(v, strata_rope_scaling_name(k))) return k;
+  bad_field(c, "rope_scaling",
+            "an object whose rope_type is default, llama3, linear or yarn "
+            "(the types this importer carries to the exports; dynamic, "
+            "longrope and others are not)");
+  return STRATA_ROPE_SCALING_NONE;
+}
+
+/* One rope_scaling object into c->rs. */
+static void scaling_of(cfg_t *c, const cJSON *o) {
+  strata_rope_scaling_t *rs = &c->rs;
+  const cJSON *it;
+  int type = scaling_type(c, o);
+  if (c->rc || type == STRATA_ROPE_SCALING_NONE) return;
+  cJSON_ArrayForEach(it, o) if (!scaling_key_known(type, it->string)) {
+    char what[160], key[64];
+    snprintf(what, sizeof what,
+             "an object without '%s' (not a field of rope_type %s)",
+             st__plain(it->string, key, sizeof key),
+             strata_rope_scaling_name(type));
+    bad_field(c, "rope_scaling", what);
+    return;
+  }
+  rs->type = type;
+  if (!cJSON_GetObjectItemCaseSensitive(o, "factor"))
+    bad_field(c, "rope_scaling", "an object with its factor");
+  rs->factor = scaling_num(c, o, "factor", 1);
+  double orig = scaling_num(c, o, "original_max_position_embeddings", 0);
+  rs->original = (int)orig;
+  if (type == STRATA_ROPE_SCALING_LLAMA3) {
+    rs->low = scaling_num(c, o, "low_freq_factor", 1);
+    rs->high = scaling_num(c, o, "high_freq_factor", 4);
+  } else if (type == STRATA_ROPE_SCALING_YARN) {
+    rs->low = scaling_num(c, o, "beta_slow", 1);
+    rs->high = scaling_num(c, o, "beta_fast", 32);
+    rs->mscale = scaling_num(c, o, "mscale", 1);
+    rs->mscale_all = scaling_num(c, o, "mscale_all_dim", 0);
+    it = cJSON_GetObjectItemCaseSensitive(o, "truncate");
+    if (it && !cJSON_IsBool(it))
+      bad_field(c, "rope_scaling", "an object whose truncate is true or false");
+    rs->unrounded = cJSON_IsFalse(it);
+  }
+  if (orig != floor(orig))
+    bad_field(c, "rope_scaling",
+              "an object whose original_max_position_embeddings is an "
+              "integer");
+}
+
+/* rope_scaling, or transformers 5's rope_parameters (of the full-attention
+ * layers where the layer types differ: a scaling there alone is marked
+ * full_only), into c->rs; refused on a model without rotary positions. */
+static void rope_scaling(cfg_t *c, int rotary) {
+  const cJSON *o = item(c, "rope_scaling");
+  memset(&c->rs, 0, sizeof c->rs);
+  if (!o) {
+    const cJSON *rp =
+        cJSON_GetObjectItemCaseSensitive(c->root, "rope_parameters");
+    const cJSON *full = cJSON_GetObjectItemCaseSensitive(rp, "full_attention");
+    o = cJSON_IsObject(full) ? full : rp;
+    if (!cJSON_IsObject(o) ||
+        !(cJSON_GetObjectItemCaseSensitive(o, "rope_type") ||
+          cJSON_GetObjectItemCaseSensitive(o, "type")))
+      return;
+    if (o == full) c->rs.full_only = 1;
+    use(c, "rope_parameters");
+  }
+  if (!cJSON_IsObject(o)) {
+    bad_field(c, "rope_scaling", "an object");
+    return;
+  }
+  if (!rotary) {
+    bad_field(c, "rope_scaling",
+              "absent (this model has no rotary positions to scale)");
+    return;
+  }
+  int full_only = c->rs.full_only;
+  scaling_of(c, o);
+  c->rs.full_only = c->rs.type ? full_only : 0;
+}
+
 /* hidden_act and friends: the MLP's activation (gated set apart). */
 static st__act_t activation(cfg_t *c, const char *key, const char *name) {
   static const struct {
@@ -172,7 +303,11 @@ static void dtype(cfg_t *c, st__arch_t *a) {
     bad_field(c, "torch_dtype", "bfloat16, float16 or float32");
 }
 
-static int seq_default(int max_pos) {
+/* The sequence a config is planned at unless told: its trained context
+ * (recorded for the --seq warning) capped at 4096. */
+static int seq_default(cfg_t *c, const char *key, int max_pos) {
+  c->positions = max_pos;
+  c->positions_key = key;
   return max_pos > 0 && max_pos < DEFAULT_SEQ ? max_pos : DEFAULT_SEQ;
 }
 
@@ -190,7 +325,8 @@ static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   a->head_dim = num(c, "head_dim", 0, 0);
   a->ffn = num(c, "intermediate_size", 1, 0);
   a->vocab = num(c, "vocab_size", 1, 0);
-  a->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
+  a->seq = seq_default(c, "max_position_embeddings",
+                       num(c, "max_position_embeddings", 0, 0));
   a->tie = flag(c, "tie_word_embeddings", tie_default);
   a->qkv_bias = a->out_bias = flag(c, "attention_bias", 0);
   a->mlp_bias = flag(c, "mlp_bias", 0);
@@ -419,7 +555,8 @@ static void rd_gpt_neox(cfg_t *c, st__arch_t *a) {
   a->heads = num(c, "num_attention_heads", 1, 0);
   a->ffn = num(c, "intermediate_size", 0, four_times(a->hidden));
   a->vocab = num(c, "vocab_size", 1, 0);
-  a->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
+  a->seq = seq_default(c, "max_position_embeddings",
+                       num(c, "max_position_embeddings", 0, 0));
   a->tie = flag(c, "tie_word_embeddings", 0);
   a->act = activation(c, "hidden_act", str(c, "hidden_act", "gelu"));
   a->parallel = flag(c, "use_parallel_residual", 1) ? 2 : 0;
@@ -496,7 +633,7 @@ static void rd_opt(cfg_t *c, st__arch_t *a) {
   a->vocab = num(c, "vocab_size", 1, 0);
   int positions = num(c, "max_position_embeddings", 1, 0);
   a->max_pos = positions + 2;
-  a->seq = seq_default(positions);
+  a->seq = seq_default(c, "max_position_embeddings", positions);
   a->tie = flag(c, "tie_word_embeddings", 1);
   a->act = activation(c, "activation_function",
                       str(c, "activation_function", "relu"));
@@ -538,7 +675,8 @@ static void rd_falcon(cfg_t *c, st__arch_t *a) {
   a->kv_heads = newer || !mq ? kv : 1;
   a->ffn = num(c, "ffn_hidden_size", 0, four_times(a->hidden));
   a->vocab = num(c, "vocab_size", 1, 0);
-  a->seq = seq_default(num(c, "max_position_embeddings", 0, 2048));
+  a->seq = seq_default(c, "max_position_embeddings",
+                       num(c, "max_position_embeddings", 0, 2048));
   a->tie = flag(c, "tie_word_embeddings", 1);
   a->act = activation(c, "activation", str(c, "activation", "gelu"));
   a->qkv_bias = a->out_bias = a->mlp_bias = flag(c, "bias", 0);
@@ -639,7 +777,8 @@ static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   o->kv_heads = num(c, "num_key_value_heads", 0, o->heads);
   o->head_dim = num(c, "head_dim", 0, 0);
   o->vocab = num(c, "vocab_size", 1, 0);
-  o->seq = seq_default(num(c, "max_position_embeddings", 0, 0));
+  o->seq = seq_default(c, "max_position_embeddings",
+                       num(c, "max_position_embeddings", 0, 0));
   o->tie_embeddings = flag(c, "tie_word_embeddings", 0);
   o->rope_theta = rope_base(c);
   o->dropout = real(c, "attention_dropout", 0) > 0;
@@ -871,7 +1010,6 @@ static const char *const harmless[] = {
     "layer_norm_eps",
     "layer_norm_epsilon",
     "rope_theta",
-    "rope_scaling",
     "rotary_emb_base",
     "pretraining_tp",
     "output_attentions",
@@ -981,6 +1119,10 @@ static int read_arch(cfg_t *c, st__arch_t *a) {
     snprintf(a->family, sizeof a->family, "%s", c->type);
     dtype(c, a);
     readers[i].fn(c, a);
+    rope_scaling(c, a->rope);
+    /* Gemma 3's local layers rotate by their own base, unscaled */
+    if (!strcmp(c->type, "gemma3_text") && c->rs.type && a->window)
+      c->rs.full_only = 1;
     if (c->rc) return c->rc;
     return check_leftovers(c);
   }
@@ -1057,6 +1199,21 @@ static int model_name(const cJSON *root, const char *where, char **out) {
   return rc;
 }
 
+/* What the graph keeps of the config beyond its ops (the rope scaling,
+ * the trained context), and a warning when the sequence asked for is
+ * longer than that context. */
+static void finish(const cfg_t *c, const strata_gen_opts_t *v,
+                   strata_graph_t *g) {
+  g->hp.rope_scaling = c->rs;
+  g->hp.max_positions = c->positions;
+  if (v && v->seq > 0 && c->positions > 0 && v->seq > c->positions)
+    strata_log(STRATA_LOG_WARN,
+               "%s: the sequence length %d exceeds the model's %s %d "
+               "(model_type %s): positions past %d were not trained",
+               c->where, v->seq, c->positions_key, c->positions, c->type,
+               c->positions);
+}
+
 /* A mixture of experts: read, the same overrides as apply_overrides, then
  * the generator. */
 static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
@@ -1065,6 +1222,7 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   strata_gen_opts_t o;
   int rc;
   fn(c, &o);
+  rope_scaling(c, 1);
   if (c->rc) return c->rc;
   if ((rc = check_leftovers(c))) return rc;
   if (v && (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
@@ -1087,6 +1245,7 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   if ((rc = model_name(root, where, &name))) return rc;
   if ((rc = strata_generate(&o, name, out)) && rc != STRATA_ENOMEM)
     strata_error_prefix("%s (model_type %s)", where, c->type);
+  if (!rc) finish(c, v, *out);
   strata_free(name);
   return rc;
 }
@@ -1133,6 +1292,7 @@ static int dense_from_json(cfg_t *c, const cJSON *root, const char *where,
   if ((rc = model_name(root, where, &name))) return rc;
   if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
     strata_error_prefix("%s (model_type %s)", where, c->type);
+  if (!rc) finish(c, overrides, *out);
   strata_free(name);
   return rc;
 }

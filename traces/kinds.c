@@ -364,3 +364,8 @@ int st__storage_root(const strata_graph_t *g, int t) {
 int strata_tensor_storage(const strata_graph_t *g, int t) {
   return st__storage_root(g, t);
 }
+
+const char *strata_rope_scaling_name(int type) {
+  static const char *const names[] = {"none", "llama3", "linear", "yarn"};
+  return type >= 0 && type < STRATA_ROPE_SCALING_COUNT ? names[type] : NULL;
+}

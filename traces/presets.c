@@ -388,6 +388,27 @@ static int looks_like_path(const char *spec) {
          stat(spec, &st) == 0;
 }
 
+/* A key a Hugging Face config has and a trace has not: the object is a
+ * config without its model_type (NULL: it looks like neither). */
+static const char *hf_key_of(const cJSON *root) {
+  static const char *const keys[] = {"architectures",
+                                     "transformers_version",
+                                     "hidden_size",
+                                     "num_hidden_layers",
+                                     "num_attention_heads",
+                                     "vocab_size",
+                                     "n_embd",
+                                     "d_model",
+                                     NULL};
+  if (!cJSON_IsObject(root) ||
+      cJSON_GetObjectItemCaseSensitive(root, "format") ||
+      cJSON_GetObjectItemCaseSensitive(root, "ops"))
+    return NULL;
+  for (int i = 0; keys[i]; i++)
+    if (cJSON_GetObjectItemCaseSensitive(root, keys[i])) return keys[i];
+  return NULL;
+}
+
 /* A trace ("format") or a Hugging Face config ("model_type"), told
  * apart after one parse. */
 static int model_file(const char *spec, const strata_gen_opts_t *overrides,
@@ -402,6 +423,13 @@ static int model_file(const char *spec, const strata_gen_opts_t *overrides,
       !cJSON_GetObjectItemCaseSensitive(root, "format") &&
       cJSON_GetObjectItemCaseSensitive(root, "model_type")) {
     rc = st__hf_from_json(root, spec, overrides, out);
+  } else if (hf_key_of(root)) {
+    rc = strata_error(STRATA_EBADINPUT,
+                      "%s: a Hugging Face config (it has '%s') without its "
+                      "'model_type', which says the architecture to build "
+                      "(\"model_type\": \"llama\", ...; docs/import.md "
+                      "lists the types); nor is it a trace (no 'format')",
+                      spec, hf_key_of(root));
   } else {
     /* a trace takes a micro-batch (re-shaped along its batch), no other
      * model option */

@@ -87,6 +87,42 @@ static int get_nonneg(const cJSON *o, const char *key, const char *where,
   return 0;
 }
 
+/* "rope_scaling" (optional): the type by name, its figures. */
+static int read_rope_scaling(strata_graph_t *g, const cJSON *m,
+                             const char *where) {
+  strata_rope_scaling_t *r = &g->hp.rope_scaling;
+  const cJSON *o = NULL;
+  const char *type = NULL;
+  char w[WHERE_MAX], shown[SHOWN];
+  double orig = 0;
+  int rc = st__json_object(m, "rope_scaling", where, 0, &o);
+  if (rc == STRATA_ENOTFOUND) return 0;
+  if (rc) return rc;
+  snprintf(w, sizeof w, "%.560s: rope_scaling", where);
+  if ((rc = st__json_str(o, "type", w, 1, &type))) return rc;
+  for (int k = 1; k < STRATA_ROPE_SCALING_COUNT; k++)
+    if (!strcmp(type, strata_rope_scaling_name(k))) r->type = k;
+  if (!r->type)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: 'type' is \"%s\" (llama3, linear or yarn)", w,
+                        st__plain(type, shown, sizeof shown));
+  if ((rc = get_nonneg(o, "factor", w, &r->factor)) ||
+      (rc = get_nonneg(o, "low", w, &r->low)) ||
+      (rc = get_nonneg(o, "high", w, &r->high)) ||
+      (rc = get_nonneg(o, "mscale", w, &r->mscale)) ||
+      (rc = get_nonneg(o, "mscale_all", w, &r->mscale_all)) ||
+      (rc = get_nonneg(o, "original", w, &orig)) ||
+      (rc = get_flag(o, "unrounded", w, &r->unrounded)) ||
+      (rc = get_flag(o, "full_only", w, &r->full_only)))
+    return rc;
+  if (orig != (int)orig || orig > MAX_SIZE)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: 'original' is %g (a whole number of positions)", w,
+                        orig);
+  r->original = (int)orig;
+  return 0;
+}
+
 /* The variants and mixture of experts, all optional. */
 static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   static const char *ints[] = {
@@ -158,7 +194,8 @@ static int read_model(strata_graph_t *g, const cJSON *root, const char *where) {
       (rc = get_flag(m, "flash_attention", w, &g->hp.flash_attention)) ||
       (rc = get_flag(m, "dropout", w, &g->hp.dropout)))
     return rc;
-  return read_variants(g, m, w);
+  if ((rc = read_variants(g, m, w))) return rc;
+  return read_rope_scaling(g, m, w);
 }
 
 /* ---- tensors ---- */

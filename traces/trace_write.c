@@ -73,6 +73,25 @@ static void put_variants(strata_buf_t *b, const strata_graph_t *g) {
   }
 }
 
+/* "rope_scaling": {"type": "llama3", "factor": 8, ...}, when scaled. */
+static void put_rope_scaling(strata_buf_t *b, const strata_graph_t *g) {
+  const strata_rope_scaling_t *r = &g->hp.rope_scaling;
+  const char *names[] = {"factor", "low", "high", "mscale", "mscale_all"};
+  const double v[] = {r->factor, r->low, r->high, r->mscale, r->mscale_all};
+  if (!strata_rope_scaling_name(r->type) || r->type == 0) return;
+  strata_buf_printf(b, ", \"rope_scaling\": {\"type\": \"%s\"",
+                    strata_rope_scaling_name(r->type));
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (v[i] > 0) {
+      strata_buf_printf(b, ", \"%s\": ", names[i]);
+      put_num(b, v[i]);
+    }
+  if (r->original > 0) strata_buf_printf(b, ", \"original\": %d", r->original);
+  if (r->unrounded) strata_buf_puts(b, ", \"unrounded\": true");
+  if (r->full_only) strata_buf_puts(b, ", \"full_only\": true");
+  strata_buf_puts(b, "}");
+}
+
 static void put_model(strata_buf_t *b, const strata_graph_t *g) {
   strata_buf_puts(b, "  \"model\": {\"family\": ");
   put_str(b, g->hp.family);
@@ -86,6 +105,7 @@ static void put_model(strata_buf_t *b, const strata_graph_t *g) {
                     g->hp.flash_attention ? "true" : "false",
                     g->hp.dropout ? "true" : "false");
   put_variants(b, g);
+  put_rope_scaling(b, g);
   strata_buf_puts(b, "},\n");
 }
 

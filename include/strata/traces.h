@@ -195,6 +195,33 @@ typedef struct {
 
 struct st__graph_index;
 
+/* RoPE scaling as a Hugging Face config's rope_scaling states it (type
+ * NONE: none).  llama3: factor, low and high frequency factors, the
+ * original context; linear: factor; yarn: factor, the original context,
+ * beta_slow (low), beta_fast (high), mscale, mscale_all_dim and
+ * correction ranges left unrounded (truncate false: unrounded 1).
+ * full_only: on the full-attention layers only, the sliding-window ones
+ * unscaled (Gemma 3).  It
+ * changes the model trained but costs nothing: exported, or refused by an
+ * export that cannot say it. */
+typedef enum {
+  STRATA_ROPE_SCALING_NONE,
+  STRATA_ROPE_SCALING_LLAMA3,
+  STRATA_ROPE_SCALING_LINEAR,
+  STRATA_ROPE_SCALING_YARN,
+  STRATA_ROPE_SCALING_COUNT
+} strata_rope_scaling_type_t;
+
+typedef struct {
+  int type; /* strata_rope_scaling_type_t */
+  double factor, low, high, mscale, mscale_all;
+  int original; /* original_max_position_embeddings (0: not given) */
+  int unrounded, full_only;
+} strata_rope_scaling_t;
+
+/* "llama3", "linear", "yarn" ("none" for NONE, NULL past the last). */
+const char *strata_rope_scaling_name(int type);
+
 typedef struct strata_graph {
   char *name;
   int micro_batch; /* b the trace was made at */
@@ -221,6 +248,10 @@ typedef struct strata_graph {
      * (0, 1: all); no RoPE on layers with (l + 1) % nope_every == 0 (0:
      * none; exported, costs nothing); the router's scores a sigmoid */
     int moe_every, nope_every, router_sigmoid;
+    strata_rope_scaling_t rope_scaling;
+    /* the model's trained context, max_position_embeddings (0: not
+     * known) */
+    int max_positions;
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -391,6 +422,7 @@ typedef struct {
                         keys (0, 1: on all of them; gpt-oss and Gemma 2
                         alternate: 2; Gemma 3: 6) */
   double rope_theta; /* rotary base (exported; costs nothing) */
+  strata_rope_scaling_t rope_scaling; /* (exported; costs nothing) */
   /* Mixture of experts: experts 0 is a dense MLP.  Layers from
    * first_dense on route each token to topk of `experts` SwiGLU experts
    * of moe_ffn (0: ffn) plus an always-used shared expert of shared_ffn
