@@ -10,8 +10,9 @@
 #   2. the plan: `strata plan --baseline` yesterday's plan, which keeps
 #      yesterday's configuration while it fits and is within the threshold
 #      of the best one;
-#   3. `strata diff` yesterday's plan against tonight's (exit 0 same, 1
-#      changed, 2 trouble -- diff(1)'s convention);
+#   3. `strata diff` yesterday's plan against tonight's, and the hosts
+#      each runs on (exit 0 same, 1 changed, 2 trouble -- diff(1)'s
+#      convention -- and 3 the same plan on other hosts);
 #   4. only when it changed: the exports, then the plan, moved into place;
 #      the hostfile is rewritten whenever the hosts it lists change.
 #
@@ -52,7 +53,9 @@ mkdir -p "$STATE/configs"
 work=$(mktemp -d "$STATE/.nightly-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# 1. The cluster as it is tonight.
+# 1. The cluster as it is tonight (last night's kept beside it, for the
+# hosts the plan ran on).
+[ -f "$STATE/cluster.json" ] && cp "$STATE/cluster.json" "$STATE/cluster.yesterday.json"
 # (written in place, atomically: the XML paths in it are relative to it)
 collect=("$TOPO_DIR" --name "${CLUSTER_NAME:-cluster}" -o "$STATE/cluster.json")
 [ -n "${NIC_GBITS:-}" ] && collect+=(--nic-gbits "$NIC_GBITS")
@@ -82,11 +85,18 @@ grep '^baseline:' "$work/summary.txt" | sed 's/^/nightly: /' || true
 changed=1
 if [ -f "$STATE/plan.splan" ]; then
   rc=0
-  "$STRATA" diff --tolerance "$TOLERANCE" "$STATE/plan.splan" \
+  hosts=()
+  [ -f "$STATE/cluster.yesterday.json" ] &&
+    hosts=(--old-cluster "$STATE/cluster.yesterday.json" --cluster "$STATE/cluster.json")
+  "$STRATA" diff --tolerance "$TOLERANCE" "${hosts[@]}" "$STATE/plan.splan" \
     "$work/plan.splan" >"$work/diff.txt" || rc=$?
   case $rc in
   0) changed=0 ;;
   1) changed=1 ;;
+  3)
+    changed=0
+    log "plan unchanged, but it runs on other hosts: $(tail -n 1 "$work/diff.txt" | sed 's/^ *//')"
+    ;;
   *) fail "strata diff failed (exit $rc)" ;;
   esac
 fi

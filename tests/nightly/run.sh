@@ -10,9 +10,11 @@
 #                                            within it: kept, untouched
 #   night 5  all back, threshold 2 %         beyond it: new plan, rewritten
 #   night 6  the same again                  same plan: untouched
-#   night 7  node001:2 marked by hand in     kept in cluster.json; node001
-#            cluster.json                    left out of the hostfile
-#   night 8  node003:1 in the drain list     marked too; node003 left out
+#   night 7  node001 drained (used)          same plan on other hosts:
+#                                            untouched, the hosts logged
+#   night 8  node001 back, node001:2 marked  kept in cluster.json; node001
+#            by hand in cluster.json         left out of the hostfile
+#   night 9  node003:1 in the drain list     marked too; node003 left out
 #
 # A config counts as rewritten when its file is replaced (a new inode: the
 # script moves new files in); the verdict the plan prints ("N % above the
@@ -124,8 +126,18 @@ check "hostfile has the 4 hosts again" hosts_are "node001 node002 node003 node00
 run_night "" 2
 check "nothing changed: configs untouched" untouched
 
+# a used node drained, and the plan fits the others: the same plan on
+# other hosts (diff exit 3), said as such
+run_night "node001 drained\n" 2
+check "the same plan on other hosts: configs untouched" untouched
+check "the diff says the hosts changed" logged "runs on other hosts: node001 node002 node003 node004 -> node002 node003 node004 node005"
+
 # a dead GPU marked by hand in cluster.json survives the night's collect
-sed -i '$ s/^}$/,"unhealthy": {"gpus": ["node001:2"]}}/' "$STATE/cluster.json"
+if grep -q '"unhealthy"' "$STATE/cluster.json"; then
+  sed -i 's/"unhealthy":[[:space:]]*{/&"gpus": ["node001:2"], /' "$STATE/cluster.json"
+else
+  sed -i '$ s/^}$/,"unhealthy": {"gpus": ["node001:2"]}}/' "$STATE/cluster.json"
+fi
 run_night "" 2
 check "the hand-marked GPU is still in cluster.json" grep -q '"node001:2"' "$STATE/cluster.json"
 check "hostfile leaves node001 out" hosts_are "node002 node003 node004 node005 "
