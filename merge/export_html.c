@@ -51,19 +51,21 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
   esc(b, p->model);
   strata_buf_puts(b, " on ");
   esc(b, p->cluster);
+  strata_buf_printf(b,
+                    "</h1>\n<table>\n"
+                    "<tr><th class=l>devices</th><td>%d</td></tr>\n"
+                    "<tr><th class=l>parallelism</th><td>",
+                    p->devices);
+  st__plan_degrees(b, p);
   strata_buf_printf(
       b,
-      "</h1>\n<table>\n"
-      "<tr><th class=l>devices</th><td>%d</td></tr>\n"
-      "<tr><th class=l>parallelism</th><td>tp %d, pp %d%s, dp %d (%s "
-      "mode)</td></tr>\n"
+      " (%s mode)</td></tr>\n"
       "<tr><th class=l>batch</th><td>micro %d, global %d, %d "
       "micro-batches</td></tr>\n"
       "<tr><th class=l>ZeRO / recompute</th><td>%d / %s</td></tr>\n"
       "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, MFU %.1f "
       "%%</td></tr>\n"
       "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n</table>\n",
-      p->devices, p->tp, p->pp, p->vpp > 1 ? " (interleaved)" : "", p->dp,
       p->megatron ? "Megatron" : "free", p->micro_batch, p->global_batch,
       p->n_micro, p->zero_stage, strata_recompute_name(p->recompute),
       p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
@@ -297,21 +299,32 @@ static void devices(strata_buf_t *b, const strata_plan_t *p,
   strata_buf_puts(b, "</svg>\n");
 }
 
+/* The runners-up, with cp and ep columns when any of them uses them. */
 static void runners_up(strata_buf_t *b, const strata_plan_t *p) {
   char mem[32];
+  int cp = 0, ep = 0;
   if (p->n_top < 2) return;
-  strata_buf_puts(b, "<h2>Runners-up</h2>\n<table>\n<tr><th>#</th><th>tp</th>"
-                     "<th>pp</th><th>dp</th><th>micro</th><th>vpp</th>"
-                     "<th>sp</th><th>recompute</th><th>step ms</th>"
-                     "<th>vs best</th><th>peak memory</th></tr>\n");
+  for (int i = 0; i < p->n_top; i++) {
+    cp |= p->top[i].cp > 1;
+    ep |= p->top[i].ep > 1;
+  }
+  strata_buf_printf(b,
+                    "<h2>Runners-up</h2>\n<table>\n<tr><th>#</th><th>tp</th>"
+                    "%s%s<th>pp</th><th>dp</th><th>micro</th><th>vpp</th>"
+                    "<th>sp</th><th>recompute</th><th>step ms</th>"
+                    "<th>vs best</th><th>peak memory</th></tr>\n",
+                    cp ? "<th>cp</th>" : "", ep ? "<th>ep</th>" : "");
   for (int i = 0; i < p->n_top; i++) {
     const strata_plan_config_t *c = &p->top[i];
+    strata_buf_printf(b, "<tr><td>%d</td><td>%d</td>", i + 1, c->tp);
+    if (cp) strata_buf_printf(b, "<td>%d</td>", c->cp > 1 ? c->cp : 1);
+    if (ep) strata_buf_printf(b, "<td>%d</td>", c->ep > 1 ? c->ep : 1);
     strata_buf_printf(
         b,
-        "<tr><td>%d</td><td>%d</td><td>%d</td><td>%d</td><td>%d</td>"
+        "<td>%d</td><td>%d</td><td>%d</td>"
         "<td>%d</td><td>%s</td><td class=l>%s</td><td>%.3f</td>"
         "<td>%+.2f %%</td><td>%s</td></tr>\n",
-        i + 1, c->tp, c->pp, c->dp, c->micro_batch, c->vpp > 1 ? c->vpp : 1,
+        c->pp, c->dp, c->micro_batch, c->vpp > 1 ? c->vpp : 1,
         st__onoff(c->sequence_parallel), strata_recompute_name(c->recompute),
         c->step_seconds * 1e3,
         p->top[0].step_seconds > 0

@@ -11,8 +11,9 @@
  *
  * The rank layout is Megatron-LM's default order (tp-cp-ep-dp-pp: a
  * tensor-parallel group is consecutive ranks, a pipeline rank holds
- * tp x dp consecutive ranks), which is the layout the plan was costed
- * with (stage r's first rank is r x tp x dp); torchrun numbers node n's
+ * tp x cp x dp consecutive ranks, the expert layers regrouping them as
+ * etp x ep x expert dp), which is the layout the plan was costed with
+ * (stage r's first rank is r x tp x cp x dp); torchrun numbers node n's
  * GPUs n x G .. n x G + G - 1.  A plan laid out otherwise is refused.
  */
 #include <stdio.h>
@@ -96,6 +97,16 @@ static int check_layout(const strata_plan_t *p, int G, int *nodes, int *gpn) {
   return 0;
 }
 
+void st__plan_degrees(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_printf(b, "tp %d", p->tp);
+  if (p->cp > 1) strata_buf_printf(b, ", cp %d", p->cp);
+  if (p->experts > 0 && p->ep > 1)
+    strata_buf_printf(b, ", ep %d (etp %d)", p->ep,
+                      p->etp > 0 ? p->etp : p->tp);
+  strata_buf_printf(b, ", pp %d%s, dp %d", p->pp,
+                    p->vpp > 1 ? " (interleaved)" : "", p->dp);
+}
+
 static void head(strata_buf_t *b, const strata_plan_t *p,
                  const strata_export_opts_t *o, int nodes, int gpn) {
   /* Names from the plan go through st__put_plain: no byte of theirs can
@@ -118,26 +129,40 @@ static void head(strata_buf_t *b, const strata_plan_t *p,
                     "# run's variables below set; arguments given to it are "
                     "passed on to Megatron-LM.\n",
                     p->devices, nodes, nodes > 1 ? "s" : "", gpn);
+  strata_buf_puts(b, "#\n# The plan: ");
+  st__plan_degrees(b, p);
   strata_buf_printf(b,
-                    "#\n# The plan: tp %d, pp %d%s, dp %d; micro-batch %d, "
-                    "global batch %d (%d micro-batches).\n",
-                    p->tp, p->pp, p->vpp > 1 ? " (interleaved)" : "", p->dp,
+                    "; micro-batch %d, global batch %d (%d "
+                    "micro-batches).\n",
                     p->micro_batch, p->global_batch, p->n_micro);
 }
 
-/* Which nodes and layers each pipeline rank holds. */
+/* Which nodes and layers each pipeline rank holds: tp x cp x dp ranks
+ * each (ep splits none of them: the expert layers regroup the same
+ * ranks). */
 static void rank_table(strata_buf_t *b, const strata_plan_t *p, int gpn) {
-  int per = p->tp * p->dp;
+  int cp = p->cp > 1 ? p->cp : 1;
+  long long per = (long long)p->tp * cp * p->dp;
   strata_buf_printf(b,
                     "# Ranks: Megatron-LM's order (tp-cp-ep-dp-pp) puts "
-                    "ranks r*%d .. r*%d+%d in pipeline\n"
-                    "# rank r, the plan's layout:\n",
-                    per, per, per - 1);
+                    "ranks r*%lld .. r*%lld+%lld in pipeline\n"
+                    "# rank r (tp %d",
+                    per, per, per - 1, p->tp);
+  if (cp > 1) strata_buf_printf(b, " x cp %d", cp);
+  strata_buf_printf(b, " x dp %d), the plan's layout:\n", p->dp);
+  if (p->experts > 0 && p->ep > 1) {
+    int etp = p->etp > 0 ? p->etp : p->tp;
+    strata_buf_printf(b,
+                      "# (its expert layers regroup those %lld ranks as "
+                      "etp %d x ep %d x expert dp %lld)\n",
+                      per, etp, p->ep, per / ((long long)etp * p->ep));
+  }
   for (int r = 0; r < p->pp; r++) {
-    int n0 = r * per / gpn, n1 = ((r + 1) * per - 1) / gpn, chunks = 0;
-    strata_buf_printf(b, "#   pipeline rank %d: node%s %d", r,
+    long long n0 = r * per / gpn, n1 = ((r + 1) * per - 1) / gpn;
+    int chunks = 0;
+    strata_buf_printf(b, "#   pipeline rank %d: node%s %lld", r,
                       n1 > n0 ? "s" : "", n0);
-    if (n1 > n0) strata_buf_printf(b, "-%d", n1);
+    if (n1 > n0) strata_buf_printf(b, "-%lld", n1);
     for (int s = 0; s < p->n_stages; s++) {
       const strata_plan_stage_t *st = &p->stages[s];
       if (st->rank != r) continue;

@@ -64,6 +64,10 @@ typedef struct {
 } st__mg_args_t;
 int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
                 st__mg_args_t *a);
+/* "tp 4, cp 2, ep 8 (etp 1), pp 2 (interleaved), dp 8": the plan's
+ * degrees, cp and ep where used (export_launch.c; the launch script's
+ * header and the HTML page's summary). */
+void st__plan_degrees(strata_buf_t *b, const strata_plan_t *p);
 
 /* The other targets' refusals (STRATA_EUNSUPPORTED with the reason). */
 int st__ds_check(const strata_plan_t *p);
