@@ -293,7 +293,46 @@ static void compare(strata_buf_t *b, const strata_plan_t *mine,
                     t, d * 1e3);
 }
 
-static int json_out(strata_plan_t *p, int fits, const char *cmp, int timings) {
+/* The same comparison as fields a script can read ("comparison_with_best"
+ * in --json; docs/cli.md): the verdict, and the figures behind it. */
+static cJSON *compare_json(const strata_plan_t *mine, const strata_plan_t *best,
+                           double budget, int fits) {
+  cJSON *o = cJSON_CreateObject();
+  double d = 0, rel = mine->step_seconds / best->step_seconds - 1;
+  char name[200];
+  const char *t;
+  strata_plan_config_name(&best->top[0], name, sizeof name);
+  int bad =
+      !o || st__json_add_str(o, "best_configuration", name) ||
+      st__json_add_num(o, "best_step_seconds", best->step_seconds) ||
+      st__json_add_num(o, "best_peak_memory_bytes", best->peak_memory_bytes);
+  if (!bad && !fits) {
+    t = mem_term(worst_rank(best), worst_rank(mine), &d);
+    bad = st__json_add_str(o, "verdict", "does_not_fit") ||
+          st__json_add_num(o, "over_budget_bytes",
+                           mine->peak_memory_bytes - budget) ||
+          st__json_add_str(o, "main_term", t) ||
+          st__json_add_num(o, "main_term_bytes", d);
+  } else if (!bad && rel <= 1e-9) {
+    bad = st__json_add_str(o, "verdict", "ties");
+  } else if (!bad) {
+    t = step_term(&best->step_items, &mine->step_items, &d);
+    bad = st__json_add_str(o, "verdict", "slower") ||
+          st__json_add_num(o, "slower_by", rel) ||
+          st__json_add_num(o, "step_delta_seconds",
+                           mine->step_seconds - best->step_seconds) ||
+          st__json_add_str(o, "main_term", t) ||
+          st__json_add_num(o, "main_term_seconds", d);
+  }
+  if (bad) {
+    cJSON_Delete(o);
+    return NULL;
+  }
+  return o;
+}
+
+static int json_out(strata_plan_t *p, int fits, const char *cmp, cJSON **cmpj,
+                    int timings) {
   char *text = NULL;
   cJSON *root = NULL;
   /* the run's time only when asked for: the same plan, the same bytes */
@@ -304,6 +343,12 @@ static int json_out(strata_plan_t *p, int fits, const char *cmp, int timings) {
   text = NULL;
   if (!rc) rc = st__json_add_bool(root, "fits", fits);
   if (!rc && cmp) rc = st__json_add_str(root, "comparison", cmp);
+  if (!rc && *cmpj) {
+    if (!cJSON_AddItemToObject(root, "comparison_with_best", *cmpj))
+      rc = strata_error(STRATA_ENOMEM, "out of memory");
+    else
+      *cmpj = NULL; /* root owns it */
+  }
   if (!rc && !(text = st__json_print(root)))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   cJSON_Delete(root);
@@ -331,7 +376,7 @@ static int human_out(const strata_plan_t *p, int fits, double budget,
 /* The best plan with the user's own options, the configuration free. */
 static char *comparison(const cli_plan_args_t *user, const strata_plan_t *mine,
                         const strata_graph_t *g, const strata_cluster_t *c,
-                        double budget, int fits) {
+                        double budget, int fits, cJSON **js) {
   strata_plan_opts_t o = user->po;
   strata_plan_t *best = NULL;
   strata_buf_t b;
@@ -344,6 +389,7 @@ static char *comparison(const cli_plan_args_t *user, const strata_plan_t *mine,
     strata_buf_init(&b);
     compare(&b, mine, best, budget, fits);
     out = b.oom ? NULL : strata_buf_steal(&b, NULL);
+    if (js) *js = compare_json(mine, best, budget, fits);
     strata_buf_free(&b);
   } else {
     strata_error_clear();
@@ -358,6 +404,7 @@ int cli_cmd_estimate(int argc, char **argv) {
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
   char *cmp = NULL;
+  cJSON *cmpj = NULL;
   int rc = cli_plan_parse("estimate", argc, argv, 1, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   user = a;
@@ -383,13 +430,14 @@ int cli_cmd_estimate(int argc, char **argv) {
   int fits = p->peak_memory_bytes <= budget;
   if (!a.no_compare) {
     user.po.quiet = 1;
-    cmp = comparison(&user, p, g, c, budget, fits);
+    cmp = comparison(&user, p, g, c, budget, fits, a.json ? &cmpj : NULL);
   }
-  rc = a.json ? json_out(p, fits, cmp, a.timings)
+  rc = a.json ? json_out(p, fits, cmp, &cmpj, a.timings)
               : human_out(p, fits, budget, cmp);
   if (!rc && !fits) rc = CLI_INFEASIBLE;
 out:
   strata_free(cmp);
+  cJSON_Delete(cmpj);
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
