@@ -107,6 +107,35 @@ static void sched_rows(strata_buf_t *b, const strata_plan_t *p,
   }
 }
 
+/* What the drawing's length is: the schedule simulated from the stages'
+ * times, not the plan's step time (the summary's, printed once), which is
+ * the end of the rank finishing last with its exposed gradient sync plus
+ * the parameter gather, the optimizer step and the fixed overhead
+ * (pipeline/eval.c, step_of). */
+static void sched_note(strata_buf_t *b, const strata_plan_t *p, double makespan,
+                       double drawn) {
+  const strata_step_items_t *it = &p->step_items;
+  double rest = it->param_gather + it->optimizer + it->overhead;
+  strata_buf_printf(b,
+                    "<p>Simulated from the stages' times: the last backward "
+                    "ends at %.3f ms",
+                    makespan * 1e3);
+  if (drawn > makespan)
+    strata_buf_printf(b,
+                      "; the drawing, with each rank's gradient sync after "
+                      "its last backward, at %.3f ms",
+                      drawn * 1e3);
+  strata_buf_printf(b,
+                    ". The step time above (%.3f ms) is the end of the "
+                    "rank that finishes last with its exposed gradient sync "
+                    "(%.3f ms) plus the parameter gather (%.3f ms), the "
+                    "optimizer step (%.3f ms) and the fixed overhead "
+                    "(%.3f ms).</p>\n",
+                    p->step_seconds * 1e3, (p->step_seconds - rest) * 1e3,
+                    it->param_gather * 1e3, it->optimizer * 1e3,
+                    it->overhead * 1e3);
+}
+
 static int schedule(strata_buf_t *b, const strata_plan_t *p) {
   strata_sched_t S;
   double *scratch = NULL;
@@ -118,15 +147,16 @@ static int schedule(strata_buf_t *b, const strata_plan_t *p) {
       end = p->ranks[r].end_seconds + p->ranks[r].sync_seconds;
   double scale = end > 0 ? (W - LABEL - 10) / end : 0;
   int h = 20 + 22 * p->pp + 24;
+  strata_buf_puts(b, "<h2>Pipeline schedule of one step</h2>\n");
+  sched_note(b, p, S.makespan, end);
   strata_buf_printf(b,
-                    "<h2>Pipeline schedule of one step (%.3f ms)</h2>\n"
                     "<p class=key><span style=\"background:#4c78a8\"></span>"
                     "forward<span style=\"background:#54a24b\"></span>"
                     "backward<span style=\"background:#f58518\"></span>"
                     "gradient sync</p>\n"
                     "<svg width=\"%d\" height=\"%d\" "
                     "xmlns=\"http://www.w3.org/2000/svg\">\n",
-                    end * 1e3, W, h);
+                    W, h);
   for (int r = 0; r < p->pp; r++) {
     const strata_plan_rank_t *k = &p->ranks[r];
     strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d</text>\n",
@@ -319,18 +349,18 @@ static void runners_up(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b, "<tr><td>%d</td><td>%d</td>", i + 1, c->tp);
     if (cp) strata_buf_printf(b, "<td>%d</td>", c->cp > 1 ? c->cp : 1);
     if (ep) strata_buf_printf(b, "<td>%d</td>", c->ep > 1 ? c->ep : 1);
-    strata_buf_printf(
-        b,
-        "<td>%d</td><td>%d</td><td>%d</td>"
-        "<td>%d</td><td>%s</td><td class=l>%s</td><td>%.3f</td>"
-        "<td>%+.2f %%</td><td>%s</td></tr>\n",
-        c->pp, c->dp, c->micro_batch, c->vpp > 1 ? c->vpp : 1,
-        st__onoff(c->sequence_parallel), strata_recompute_name(c->recompute),
-        c->step_seconds * 1e3,
-        p->top[0].step_seconds > 0
-            ? 100 * (c->step_seconds / p->top[0].step_seconds - 1)
-            : 0.0,
-        strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
+    strata_buf_printf(b,
+                      "<td>%d</td><td>%d</td><td>%d</td>"
+                      "<td>%d</td><td>%s</td><td class=l>%s</td><td>%.3f</td>"
+                      "<td>%+.2f %%</td><td>%s</td></tr>\n",
+                      c->pp, c->dp, c->micro_batch, c->vpp > 1 ? c->vpp : 1,
+                      st__onoff(c->sequence_parallel),
+                      strata_recompute_name(c->recompute),
+                      c->step_seconds * 1e3,
+                      p->top[0].step_seconds > 0
+                          ? 100 * (c->step_seconds / p->top[0].step_seconds - 1)
+                          : 0.0,
+                      strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
   }
   strata_buf_puts(b, "</table>\n");
 }
