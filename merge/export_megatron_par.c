@@ -42,8 +42,42 @@ static int moe_check(const strata_plan_t *p) {
   return 0;
 }
 
+/* The RoPE scaling Megatron-LM can say: llama3's through --use-rope-scaling,
+ * whose low and high frequency factors and original context are fixed
+ * (1, 4, 8192: RotaryEmbedding._apply_scaling in megatron/core/models/
+ * common/embeddings/rotary_pos_embedding.py), linear interpolation by an
+ * integer through --rotary-seq-len-interpolation-factor, on every layer;
+ * yarn only by latent attention's own flags. */
+static int rope_scaling_check(const strata_plan_t *p) {
+  const strata_rope_scaling_t *r = &p->rope_scaling;
+  const char *name = strata_rope_scaling_name(r->type);
+  if (r->type == STRATA_ROPE_SCALING_NONE) return 0;
+  if (r->full_only && p->window > 0)
+    return REFUSE("the model's rope_scaling (%s, factor %g) is on its "
+                  "full-attention layers only, and Megatron-LM scales every "
+                  "layer's positions",
+                  name, r->factor);
+  if (r->type == STRATA_ROPE_SCALING_LLAMA3 &&
+      (r->low != 1 || r->high != 4 || r->original != 8192))
+    return REFUSE("the model's rope_scaling (llama3: low_freq_factor %g, "
+                  "high_freq_factor %g, original_max_position_embeddings %d) "
+                  "is not what --use-rope-scaling applies (1, 4, 8192)",
+                  r->low, r->high, r->original);
+  if (r->type == STRATA_ROPE_SCALING_LINEAR && r->factor != (int)r->factor)
+    return REFUSE("the model's rope_scaling (linear, factor %g) is not an "
+                  "integer, which --rotary-seq-len-interpolation-factor takes",
+                  r->factor);
+  if (r->type == STRATA_ROPE_SCALING_YARN && p->kv_lora <= 0)
+    return REFUSE("the model's rope_scaling (yarn, factor %g) has Megatron-LM "
+                  "flags for latent attention only (--rope-type yarn); this "
+                  "model's attention is not latent",
+                  r->factor);
+  return 0;
+}
+
 int st__megatron_par_check(const strata_plan_t *p) {
   int cp = p->cp > 0 ? p->cp : 1, rc = moe_check(p);
+  if (!rc) rc = rope_scaling_check(p);
   if (rc) return rc;
   if (cp > 1 && p->seq_len % (2 * cp))
     return REFUSE("seq-length should be a multiple of 2 * "
@@ -117,6 +151,29 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   flag(b, "--expert-tensor-parallel-size", "%d", p->etp > 0 ? p->etp : p->tp);
 }
 
+/* rope_scaling_check's cases.  Latent attention's yarn: MLATransformerConfig
+ * (megatron/core/transformer/transformer_config.py) with its factor, the
+ * original context and the correction's betas and mscales. */
+static void rope_scaling_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  const strata_rope_scaling_t *r = &p->rope_scaling;
+  if (r->type == STRATA_ROPE_SCALING_LLAMA3) {
+    flag(b, "--use-rope-scaling", NULL);
+    flag(b, "--rope-scaling-factor", "%g", r->factor);
+  } else if (r->type == STRATA_ROPE_SCALING_LINEAR) {
+    flag(b, "--rotary-seq-len-interpolation-factor", "%d", (int)r->factor);
+  } else if (r->type == STRATA_ROPE_SCALING_YARN) {
+    flag(b, "--rope-type", "yarn");
+    flag(b, "--rotary-scaling-factor", "%g", r->factor);
+    if (r->original > 0)
+      flag(b, "--yarn-original-max-position-embeddings", "%d", r->original);
+    flag(b, "--yarn-beta-fast", "%g", r->high);
+    flag(b, "--yarn-beta-slow", "%g", r->low);
+    flag(b, "--mscale", "%g", r->mscale);
+    flag(b, "--mscale-all-dim", "%g", r->mscale_all);
+    if (r->unrounded) flag(b, "--no-yarn-correction-range-round-to-int", NULL);
+  }
+}
+
 static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (p->kv_lora > 0) {
     flag(b, "--multi-latent-attention", NULL);
@@ -133,6 +190,7 @@ static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (p->qk_norm == 1) flag(b, "--qk-layernorm", NULL);
   if (p->qk_norm == 2) flag(b, "--qk-l2-norm", NULL);
   if (p->nope_every > 0) flag(b, "--no-rope-freq", "%d", p->nope_every);
+  rope_scaling_flags(b, p);
   if (p->window > 0) {
     flag(b, "--window-size", "\"(%d,0)\"", p->window);
     /* full attention on every k-th layer (1-based), the window between:

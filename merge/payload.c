@@ -265,11 +265,45 @@ int st__format5(const strata_plan_t *p) {
 }
 
 int st__format_of(const strata_plan_t *p) {
+  if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE) return 7;
   return p->overlap_ep_comm ? 6 : st__format5(p) ? 5 : p->n_groups > 1 ? 4 : 3;
+}
+
+/* Format 7: the RoPE scaling after format 6's overlap. */
+static void put_rope_scaling(st__wr_t *w, const strata_rope_scaling_t *r) {
+  const int ints[] = {r->type, r->original, r->unrounded, r->full_only};
+  const double dbl[] = {r->factor, r->low, r->high, r->mscale, r->mscale_all};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    st__wr_i(w, ints[i]);
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
+    st__wr_f(w, dbl[i]);
+}
+
+static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s) {
+  s->type = st__rd_int(r, "rope scaling type", STRATA_ROPE_SCALING_LLAMA3,
+                       STRATA_ROPE_SCALING_COUNT - 1);
+  s->original = st__rd_int(r, "rope scaling's original context", 0, BIG);
+  s->unrounded = st__rd_int(r, "rope scaling's rounding", 0, 1);
+  s->full_only = st__rd_int(r, "rope scaling's layers", 0, 1);
+  double *dbl[] = {&s->factor, &s->low, &s->high, &s->mscale, &s->mscale_all};
+  for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) {
+    *dbl[i] = st__rd_f(r, "rope scaling figures");
+    if (!r->bad && !(*dbl[i] >= 0 && *dbl[i] <= 1e9)) {
+      r->bad = "rope scaling figures";
+      r->why = "are not in [0, 1e9]";
+    }
+  }
 }
 
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
+  int v = st__format_of(p);
+  if (v > STRATA_PLAN_FORMAT_VERSION) /* a file this strata could not read */
+    return strata_error(STRATA_EUNSUPPORTED,
+                        "plan: the model's rope_scaling (%s) needs plan "
+                        "format %d, newer than this strata writes (%d)",
+                        strata_rope_scaling_name(p->rope_scaling.type), v,
+                        STRATA_PLAN_FORMAT_VERSION);
   strata_buf_init(&w.b);
   put_header(&w, p);
   st__wr_u(&w, (uint64_t)p->n_stages);
@@ -294,7 +328,6 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   if (p->n_groups > 1) /* and where each runner-up runs */
     for (int i = 0; i < p->n_top; i++)
       st__wr_i(&w, p->top[i].group);
-  int v = st__format_of(p);
   if (v >= 5) { /* format 5: the groups' count even when 1 */
     if (p->n_groups <= 1) st__wr_u(&w, 1);
     st__wr_i(&w, p->mtp_layers);
@@ -305,6 +338,7 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   }
   if (v >= 6) /* format 6: the overlaps format 5 lacks */
     st__wr_i(&w, p->overlap_ep_comm);
+  if (v >= 7) put_rope_scaling(&w, &p->rope_scaling);
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -1094,8 +1128,11 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
     }
   }
   if (!rc && !r.bad && version >= 6)
-    /* the one fact of format 6 so far: set, or the plan is format 5's */
-    p->overlap_ep_comm = st__rd_int(&r, "expert all-to-all overlap", 1, 1);
+    /* the one fact of format 6 so far: set, or the plan is format 5's
+     * (format 7 holds it either way) */
+    p->overlap_ep_comm =
+        st__rd_int(&r, "expert all-to-all overlap", version >= 7 ? 0 : 1, 1);
+  if (!rc && !r.bad && version >= 7) get_rope_scaling(&r, &p->rope_scaling);
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

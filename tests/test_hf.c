@@ -822,6 +822,93 @@ TEST(llama_like_configs_export_to_megatron) {
   strata_error_clear();
 }
 
+/* rope_scaling reaches the model as the config gives it, of each type
+ * (Llama 3.1's llama3, Gemma 3's linear on its full layers, DeepSeek-V3's
+ * and gpt-oss's yarn), and a trace written of it reads it back. */
+TEST(rope_scaling_in_the_model) {
+  strata_graph_t *g = import("llama-3.1-8b.json", 2, 1024);
+  const strata_rope_scaling_t *r = &g->hp.rope_scaling;
+  ASSERT_EQ(r->type, STRATA_ROPE_SCALING_LLAMA3);
+  ASSERT(r->factor == 8 && r->low == 1 && r->high == 4);
+  ASSERT_EQ(r->original, 8192);
+  ASSERT_EQ(g->hp.max_positions, 131072);
+  char *text = NULL;
+  size_t len = 0;
+  strata_graph_t *back = NULL;
+  ASSERT_OK(strata_trace_write(g, &text, &len));
+  ASSERT_OK(strata_trace_parse(text, len, "t.json", &back));
+  ASSERT(!memcmp(&back->hp.rope_scaling, r, sizeof *r));
+  strata_free(text);
+  strata_graph_destroy(back);
+  strata_graph_destroy(g);
+  g = import("gemma-3-27b.json", 6, 1024);
+  ASSERT_EQ(g->hp.rope_scaling.type, STRATA_ROPE_SCALING_LINEAR);
+  ASSERT(g->hp.rope_scaling.factor == 8 && g->hp.rope_scaling.full_only);
+  strata_graph_destroy(g);
+  g = import("deepseek-v3.json", 4, 1024);
+  r = &g->hp.rope_scaling;
+  ASSERT_EQ(r->type, STRATA_ROPE_SCALING_YARN);
+  ASSERT(r->factor == 40 && r->low == 1 && r->high == 32 && r->mscale == 1 &&
+         r->mscale_all == 1 && !r->unrounded);
+  ASSERT_EQ(r->original, 4096);
+  strata_graph_destroy(g);
+  g = import("gpt-oss-120b.json", 2, 1024);
+  ASSERT(g->hp.rope_scaling.type == STRATA_ROPE_SCALING_YARN &&
+         g->hp.rope_scaling.unrounded);
+  strata_graph_destroy(g);
+  g = import("llama-3-8b.json", 2, 1024); /* "rope_scaling": null */
+  ASSERT_EQ(g->hp.rope_scaling.type, STRATA_ROPE_SCALING_NONE);
+  strata_graph_destroy(g);
+}
+
+/* The exports of each scaling, with the plan's copy of the graph's
+ * (pipeline/plan.c's model_header is to make it): Megatron-LM's flags, or
+ * its refusal with the reason. */
+static char *scaled_export(const char *file, int layers, int *rc) {
+  strata_graph_t *g = import(file, layers, 1024);
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  char *t = NULL;
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.global_batch = 64;
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  p->rope_scaling = g->hp.rope_scaling;
+  *rc = strata_export_megatron(p, &t);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return t;
+}
+
+TEST(rope_scaling_exports_or_is_refused) {
+  int rc;
+  char *t = scaled_export("llama-3.1-8b.json", 2, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--rotary-base 500000");
+  ASSERT_CONTAINS(t, "--use-rope-scaling");
+  ASSERT_CONTAINS(t, "--rope-scaling-factor 8");
+  strata_free(t);
+  t = scaled_export("deepseek-v3.json", 4, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--rope-type yarn \\\n--rotary-scaling-factor 40");
+  ASSERT_CONTAINS(t, "--yarn-original-max-position-embeddings 4096");
+  ASSERT_CONTAINS(t, "--mscale 1 \\\n--mscale-all-dim 1");
+  strata_free(t);
+  t = scaled_export("gpt-oss-120b.json", 2, &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT(t == NULL);
+  ASSERT_CONTAINS(strata_last_error(), "rope_scaling (yarn, factor 32)");
+  t = scaled_export("llama-4-scout.json", 4, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--use-rope-scaling");
+  strata_free(t);
+  strata_error_clear();
+}
+
 /* GLM-4.5's config: q, k, v biases but none on the output projection,
  * RoPE on half of each 128-dim head (split, rotate, concatenate back), one
  * shared expert next to the routed ones, q/k norms only in GLM-4.5 (not
@@ -932,6 +1019,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),
     TEST_ENTRY(moe_configs_are_their_presets),
+    TEST_ENTRY(rope_scaling_in_the_model),
+    TEST_ENTRY(rope_scaling_exports_or_is_refused),
     TEST_ENTRY(glm4_moe_config),
     TEST_ENTRY(llama4_configs),
     TEST_ENTRY(names_and_messages),

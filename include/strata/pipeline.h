@@ -232,6 +232,8 @@ typedef struct strata_plan {
    * every nope_every-th layer (0: none), sigmoid router scores
    * (strata_graph_t.hp) */
   int moe_every, nope_every, router_sigmoid;
+  /* the RoPE scaling (strata_graph_t.hp.rope_scaling; plan format 7) */
+  strata_rope_scaling_t rope_scaling;
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;
