@@ -74,6 +74,31 @@ static const char *flavor_of(const strata_plan_t *p, const char *model) {
   return NULL;
 }
 
+/* The RoPE a flavor fixes in code (its TransformerModelArgs), which the
+ * job config cannot change: the base of llama3's flavors (500000) and
+ * qwen3's (1000000), every dim of each head, no scaling named here. */
+static int rope_check(const strata_plan_t *p, const char *model) {
+  double theta = strcmp(model, "qwen3") ? 500000 : 1000000;
+  const strata_rope_scaling_t *r = &p->rope_scaling;
+  if (r->type != STRATA_ROPE_SCALING_NONE)
+    return REFUSE("the plan's model has rope_scaling (%s, factor %g), which "
+                  "a job config cannot set: torchtitan's %s flavors fix "
+                  "their RoPE in torchtitan/models/%s/__init__.py; add a "
+                  "flavor with it, or export it for Megatron-LM",
+                  strata_rope_scaling_name(r->type), r->factor, model, model);
+  if (p->rope_theta > 0 && p->rope_theta != theta)
+    return REFUSE("the plan's model has RoPE base %g and torchtitan's %s "
+                  "flavors %g; add a flavor with it, or export it for "
+                  "Megatron-LM",
+                  p->rope_theta, model, theta);
+  if (p->rotary_percent > 0 || p->nope_every > 0)
+    return REFUSE("the plan's model has %s, which torchtitan's %s does not",
+                  p->rotary_percent > 0 ? "RoPE on part of each head"
+                                        : "layers without RoPE",
+                  model);
+  return 0;
+}
+
 int st__titan_check(const strata_plan_t *p, const char **flavor,
                     const char **model) {
   int first, last, rc;
@@ -103,6 +128,7 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
                   : p->qk_norm                       ? "q/k norms"
                                                      : "no q/k norms",
                   *model);
+  if ((rc = rope_check(p, *model))) return rc;
   /* qwen3's TrainSpec has no pipelining_fn at 238fa995 */
   if (p->pp > 1 && !strcmp(*model, "qwen3"))
     return REFUSE("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
@@ -199,13 +225,23 @@ static void checkpointing(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_puts(b, "mode = \"none\"\n");
 }
 
-/* description = "strata plan: MODEL, tp T, pp P, dp D" as one TOML
+/* "tp T, cp C, pp P (vpp V), dp D": every degree the job config sets,
+ * cp and vpp where used. */
+static void degrees(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_printf(b, "tp %d, ", p->tp);
+  if (p->cp > 1) strata_buf_printf(b, "cp %d, ", p->cp);
+  strata_buf_printf(b, "pp %d, ", p->pp);
+  if (p->vpp > 1) strata_buf_printf(b, "vpp %d, ", p->vpp);
+  strata_buf_printf(b, "dp %d", p->dp);
+}
+
+/* description = "strata plan: MODEL, tp T, (cp C, )pp P, dp D" as one TOML
  * string. */
 static void toml_description(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_t d;
   strata_buf_init(&d);
-  strata_buf_printf(&d, "strata plan: %s, tp %d, pp %d, dp %d",
-                    p->model ? p->model : "?", p->tp, p->pp, p->dp);
+  strata_buf_printf(&d, "strata plan: %s, ", p->model ? p->model : "?");
+  degrees(&d, p);
   st__put_toml(b, d.oom ? "strata plan" : d.p);
   strata_buf_free(&d);
 }
@@ -238,17 +274,16 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
   st__put_plain(&b, p->model ? p->model : "?");
   strata_buf_puts(&b, " on ");
   st__put_plain(&b, p->cluster ? p->cluster : "?");
-  strata_buf_printf(
-      &b,
-      ", %d GPUs; tp %d, pp %d, dp "
-      "%d.\n"
-      "# Written by `strata export torchtitan`.  Run it with torchtitan's "
-      "run_train.sh\n"
-      "# (CONFIG_FILE=this file) on every node; set the tokenizer and data "
-      "below.\n"
-      "\n[job]\n"
-      "description = ",
-      p->devices, p->tp, p->pp, p->dp);
+  strata_buf_printf(&b, ", %d GPUs; ", p->devices);
+  degrees(&b, p);
+  strata_buf_puts(
+      &b, ".\n"
+          "# Written by `strata export torchtitan`.  Run it with torchtitan's "
+          "run_train.sh\n"
+          "# (CONFIG_FILE=this file) on every node; set the tokenizer and data "
+          "below.\n"
+          "\n[job]\n"
+          "description = ");
   toml_description(&b, p);
   strata_buf_puts(&b, "\n\n[model]\nname = ");
   st__put_toml(&b, model);

@@ -1414,6 +1414,37 @@ TEST(torchtitan_models) {
   strata_plan_destroy(p);
 }
 
+/* The torchtitan header and description state every degree, cp among
+ * them (they said "tp 2, pp 2, dp 1" of a cp 2 plan); a RoPE the flavor
+ * does not have (a scaling, another base) is refused with the reason. */
+TEST(torchtitan_degrees_and_rope) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 32, NULL);
+  char *t = NULL;
+  snprintf(p->family, sizeof p->family, "llama");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
+  p->untie_embeddings = 1;
+  p->cp = 2, p->dp = 1;                 /* the same 8 GPUs */
+  for (int s = 0; s < p->n_stages; s++) /* tp x cp devices a stage */
+    p->stages[s].gpus_per_node = 4, p->stages[s].first_rank = 4 * s;
+  ASSERT_OK(strata_export_torchtitan(p, &t));
+  ASSERT_CONTAINS(t, "GPUs; tp 2, cp 2, pp 2, dp 1.\n");
+  ASSERT_CONTAINS(t, "description = \"strata plan: ");
+  ASSERT_CONTAINS(t, ", tp 2, cp 2, pp 2, dp 1\"\n");
+  ASSERT_CONTAINS(t, "context_parallel_degree = 2\n");
+  strata_free(t);
+  p->rope_scaling.type = STRATA_ROPE_SCALING_LLAMA3;
+  p->rope_scaling.factor = 8;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "rope_scaling (llama3, factor 8), "
+                                       "which a job config cannot set");
+  p->rope_scaling.type = STRATA_ROPE_SCALING_NONE;
+  p->rope_theta = 10000;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "RoPE base 10000");
+  strata_plan_destroy(p);
+  strata_error_clear();
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -1660,6 +1691,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(megatron_rules),
     TEST_ENTRY(deepspeed_config),
     TEST_ENTRY(torchtitan_models),
+    TEST_ENTRY(torchtitan_degrees_and_rope),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),
     TEST_ENTRY(torch_module),
