@@ -1445,6 +1445,33 @@ TEST(torchtitan_degrees_and_rope) {
   strata_error_clear();
 }
 
+/* A plan's rope scaling is stored (format 7) and read back; where this
+ * strata does not yet read format 7 the plan is refused, not written
+ * without it. */
+TEST(rope_scaling_in_plan_files) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL), *q = NULL;
+  unsigned char *data = NULL;
+  size_t len = 0;
+  p->rope_scaling.type = STRATA_ROPE_SCALING_YARN;
+  p->rope_scaling.factor = 40, p->rope_scaling.original = 4096;
+  p->rope_scaling.low = 1, p->rope_scaling.high = 32;
+  p->rope_scaling.mscale = p->rope_scaling.mscale_all = 1;
+  int rc = strata_plan_encode(p, &data, &len);
+  if (STRATA_PLAN_FORMAT_VERSION >= 7) {
+    ASSERT_OK(rc);
+    ASSERT_OK(strata_plan_decode(data, len, "p.splan", &q));
+    ASSERT(!memcmp(&q->rope_scaling, &p->rope_scaling, sizeof p->rope_scaling));
+    strata_plan_destroy(q);
+    strata_free(data);
+  } else {
+    ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+    ASSERT_CONTAINS(strata_last_error(), "rope_scaling (yarn) needs plan "
+                                         "format 7");
+  }
+  strata_plan_destroy(p);
+  strata_error_clear();
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -1692,6 +1719,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(deepspeed_config),
     TEST_ENTRY(torchtitan_models),
     TEST_ENTRY(torchtitan_degrees_and_rope),
+    TEST_ENTRY(rope_scaling_in_plan_files),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),
     TEST_ENTRY(torch_module),
