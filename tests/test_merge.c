@@ -1445,6 +1445,40 @@ TEST(torchtitan_degrees_and_rope) {
   strata_error_clear();
 }
 
+/* Megatron-LM's RoPE scaling flags fix what they do not take: other
+ * figures are refused with the reason. */
+TEST(megatron_rope_scaling_refusals) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  strata_rope_scaling_t *r = &p->rope_scaling;
+  char *t = NULL;
+  snprintf(p->family, sizeof p->family, "llama");
+  r->type = STRATA_ROPE_SCALING_LLAMA3;
+  r->factor = 8, r->low = 2, r->high = 4, r->original = 8192;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_STR_EQ(strata_last_error(),
+                "megatron export: the model's rope_scaling (llama3: "
+                "low_freq_factor 2, high_freq_factor 4, "
+                "original_max_position_embeddings 8192) is not what "
+                "--use-rope-scaling applies (1, 4, 8192)");
+  r->low = 1;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--use-rope-scaling \\\n--rope-scaling-factor 8\n");
+  strata_free(t);
+  r->type = STRATA_ROPE_SCALING_LINEAR, r->factor = 2.5;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "(linear, factor 2.5) is not an "
+                                       "integer");
+  r->factor = 4;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--rotary-seq-len-interpolation-factor 4");
+  strata_free(t);
+  r->full_only = 1, p->window = 1024;
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "full-attention layers only");
+  strata_plan_destroy(p);
+  strata_error_clear();
+}
+
 /* A plan's rope scaling is stored (format 7) and read back; where this
  * strata does not yet read format 7 the plan is refused, not written
  * without it. */
@@ -1720,6 +1754,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(torchtitan_models),
     TEST_ENTRY(torchtitan_degrees_and_rope),
     TEST_ENTRY(rope_scaling_in_plan_files),
+    TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),
     TEST_ENTRY(torch_module),
