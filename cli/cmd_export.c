@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli/devices.h"
+#include "merge/merge_int.h"
 
 enum { OPT_GPN = 256, OPT_NAME_MAP, OPT_TOPOLOGY, OPT_FORMAT, OPT_CLUSTER };
 
@@ -40,10 +41,23 @@ typedef struct {
   const strata_cluster_t *c; /* --cluster's, or the plan's preset; or NULL */
 } args_t;
 
+/* With --cluster, the launch script and the page name the hosts (the
+ * device map of the plan on it: a plan that does not fit it is refused);
+ * without, they are what they were (no map of a preset is guessed). */
+static int cluster_map(const strata_plan_t *p, const args_t *a,
+                       strata_device_map_t **m) {
+  *m = NULL;
+  return a->cluster && a->c ? strata_device_map(p, a->c, m) : 0;
+}
+
 static int run_megatron(const strata_plan_t *p, const args_t *a,
                         const strata_export_opts_t *o, char **t) {
-  return a->launch ? strata_export_megatron_launch(p, o, t)
-                   : strata_export_megatron(p, t);
+  strata_device_map_t *m = NULL;
+  if (!a->launch) return strata_export_megatron(p, t);
+  int rc = cluster_map(p, a, &m);
+  if (!rc) rc = st__megatron_launch_map(p, o, m, t);
+  strata_device_map_destroy(m);
+  return rc;
 }
 static int run_deepspeed(const strata_plan_t *p, const args_t *a,
                          const strata_export_opts_t *o, char **t) {
@@ -68,8 +82,11 @@ static int run_torchtitan(const strata_plan_t *p, const args_t *a,
 }
 static int run_html(const strata_plan_t *p, const args_t *a,
                     const strata_export_opts_t *o, char **t) {
-  (void)a;
-  return strata_export_html(p, o, t);
+  strata_device_map_t *m = NULL;
+  int rc = cluster_map(p, a, &m);
+  if (!rc) rc = st__export_html_map(p, o, m, t);
+  strata_device_map_destroy(m);
+  return rc;
 }
 
 /* The hosts of the plan on its cluster (--cluster, else the preset it

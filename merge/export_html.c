@@ -365,8 +365,42 @@ static void runners_up(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_puts(b, "</table>\n");
 }
 
+/* With the cluster's device map: every node of the spec, its node rank,
+ * GPUs used and what it is used for, or why it is left out. */
+static void hosts(strata_buf_t *b, const strata_device_map_t *m) {
+  if (!m) return;
+  strata_buf_puts(b, "<h2>Hosts of ");
+  esc(b, m->cluster);
+  strata_buf_printf(b,
+                    ": %d of %d node%s used</h2>\n<table>\n<tr>"
+                    "<th class=l>host</th><th>node rank</th><th>GPUs "
+                    "used</th><th class=l>use</th></tr>\n",
+                    m->nodes_used, m->n_nodes, m->n_nodes == 1 ? "" : "s");
+  for (int i = 0; i < m->n_nodes; i++) {
+    const strata_node_info_t *n = &m->nodes[i];
+    strata_buf_puts(b, "<tr><td class=l>");
+    esc(b, n->name);
+    if (n->node_rank >= 0)
+      strata_buf_printf(b, "</td><td>%d</td><td>%d</td><td class=l>%s",
+                        n->node_rank, n->gpus, strata_node_use_name(n->use));
+    else
+      strata_buf_puts(b, "</td><td>-</td><td>0</td><td class=l>left out");
+    if (n->why) {
+      strata_buf_puts(b, ": ");
+      esc(b, n->why);
+    }
+    strata_buf_puts(b, "</td></tr>\n");
+  }
+  strata_buf_puts(b, "</table>\n");
+}
+
 int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
                        char **text) {
+  return st__export_html_map(p, o, NULL, text);
+}
+
+int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,
+                        const strata_device_map_t *m, char **text) {
   strata_buf_t b;
   int rc;
   if (!text) return strata_error(STRATA_EINVAL, "html export: no output");
@@ -385,6 +419,7 @@ int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
   if ((rc = schedule(&b, p))) goto out;
   memory(&b, p);
   devices(&b, p, o);
+  hosts(&b, m);
   runners_up(&b, p);
   strata_buf_puts(&b, "<p>Written by <code>strata export html</code>.</p>\n"
                       "</body>\n</html>\n");

@@ -180,6 +180,32 @@ static void rank_table(strata_buf_t *b, const strata_plan_t *p, int gpn) {
   }
 }
 
+/* With the cluster's device map: the host of each node rank and the
+ * nodes left out, names through st__put_plain. */
+static void host_table(strata_buf_t *b, const strata_device_map_t *m) {
+  if (!m) return;
+  strata_buf_puts(b, "# Hosts of cluster ");
+  st__put_plain(b, m->cluster);
+  strata_buf_puts(b, " (NODE_RANK: host):\n");
+  for (int r = 0; r < m->nodes_used; r++)
+    for (int i = 0; i < m->n_nodes; i++)
+      if (m->nodes[i].node_rank == r) {
+        strata_buf_printf(b, "#   %d: ", r);
+        st__put_plain(b, m->nodes[i].name);
+        if (m->nodes[i].use == STRATA_NODE_PARTIAL)
+          strata_buf_printf(b, " (GPUs 0-%d)", m->nodes[i].gpus - 1);
+        strata_buf_puts(b, "\n");
+      }
+  for (int i = 0; i < m->n_nodes; i++)
+    if (m->nodes[i].node_rank < 0) {
+      strata_buf_puts(b, "#   left out: ");
+      st__put_plain(b, m->nodes[i].name);
+      strata_buf_puts(b, ": ");
+      st__put_plain(b, m->nodes[i].why ? m->nodes[i].why : "not used");
+      strata_buf_puts(b, "\n");
+    }
+}
+
 static void cluster_vars(strata_buf_t *b, const strata_plan_t *p, int nodes,
                          int gpn) {
   strata_buf_puts(b, "set -euo pipefail\n\n"
@@ -340,6 +366,12 @@ static void launch_line(strata_buf_t *b, const st__mg_family_t *f) {
 
 int strata_export_megatron_launch(const strata_plan_t *p,
                                   const strata_export_opts_t *o, char **text) {
+  return st__megatron_launch_map(p, o, NULL, text);
+}
+
+int st__megatron_launch_map(const strata_plan_t *p,
+                            const strata_export_opts_t *o,
+                            const strata_device_map_t *m, char **text) {
   int first, last, nodes = 0, gpn = 0, rc;
   st__mg_args_t a;
   strata_buf_t b;
@@ -353,6 +385,7 @@ int strata_export_megatron_launch(const strata_plan_t *p,
   strata_buf_init(&b);
   head(&b, p, o, nodes, gpn);
   rank_table(&b, p, gpn);
+  host_table(&b, m);
   cluster_vars(&b, p, nodes, gpn);
   run_vars(&b, p, f);
   strata_buf_printf(&b,

@@ -69,6 +69,15 @@ int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
  * header and the HTML page's summary). */
 void st__plan_degrees(strata_buf_t *b, const strata_plan_t *p);
 
+/* The launch script and the HTML page with the cluster's device map m
+ * (NULL: none), which name the hosts of each node rank and the nodes left
+ * out (strata_export_megatron_launch, strata_export_html: m NULL). */
+int st__megatron_launch_map(const strata_plan_t *p,
+                            const strata_export_opts_t *o,
+                            const strata_device_map_t *m, char **text);
+int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,
+                        const strata_device_map_t *m, char **text);
+
 /* The other targets' refusals (STRATA_EUNSUPPORTED with the reason). */
 int st__ds_check(const strata_plan_t *p);
 int st__torch_check(const strata_plan_t *p);

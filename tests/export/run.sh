@@ -51,6 +51,7 @@ PLANS=(
     mixedllama3 "--model llama --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 8192 --cluster $here/../data/topo/mixed.json --global-batch 256 --pp 4"
     qwen3 "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
     qwen3pp "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64"
+    cp "--model llama --layers 8 --cluster dgx-h100:16 --tp 4 --cp 2 --pp 2 --seq 16384 --global-batch 32"
 )
 
 plan_all() {
@@ -79,7 +80,7 @@ printf '%s\n' "${CUDA_DEVICE_MAX_CONNECTIONS-unset}" >"$LAUNCH_OUT.env"
 EOF
     chmod +x "$tmp/bin/torchrun"
     local name fam vars
-    for name in gpt llama llama3 bert interleaved moe mixed; do
+    for name in gpt llama llama3 bert interleaved moe mixed cp; do
         spec=()
         case $name in mixed*) spec=(--cluster "$data/topo/mixed.json") ;; esac
         "$strata" export megatron --launch "$tmp/$name.splan" "${spec[@]}" -o "$tmp/$name.sh" ||
@@ -110,6 +111,14 @@ EOF
         "$PY" "$here/check_megatron_args.py" "$tmp/$name.argv" "$(cat "$tmp/$name.env")" \
             "$tmp/$name.json" "$ref/megatron_flags.txt" || fail "$name: Megatron-LM's rules"
     done
+    # a pipeline rank holds tp x cp x dp ranks: 4 x 2 x 8 = 64, 8 nodes
+    grep -q '^# Ranks: .* r\*64 \.\. r\*64+63 ' "$tmp/cp.sh" &&
+        grep -q '^#   pipeline rank 1: nodes 8-15,' "$tmp/cp.sh" ||
+        fail "cp: the rank table does not count context parallelism"
+    grep -q '^# The plan: tp 4, cp 2, pp 2' "$tmp/cp.sh" || fail "cp: the header drops cp"
+    grep -q '^# The plan: .*, ep [0-9]' "$tmp/moe.sh" || fail "moe: the header drops ep"
+    # with the spec, the hosts of each node rank (mixed: node groups)
+    grep -q '^# Hosts of cluster ' "$tmp/mixed.sh" || fail "mixed: no hosts with --cluster"
     # refused: a free-mode plan, with the reason
     if "$strata" export megatron --launch "$tmp/free.splan" -o "$tmp/free.sh" 2>"$tmp/free.err"; then
         fail "free-mode plan exported for Megatron-LM"
