@@ -121,6 +121,31 @@ static int report_json(const strata_measurements_t *m,
   return rc;
 }
 
+/* The GPU model and the cluster the fit ran on ("gpu_model", "cluster":
+ * the first run's), so that a plan on another GPU warns
+ * (docs/calibration.md). */
+static int add_fitted_on(const strata_measurements_t *m, char **caltext) {
+  strata_cluster_t *c = NULL;
+  cJSON *root = NULL;
+  const strata_gpu_model_t *g;
+  if (m->n < 1 || !m->v[0].cluster) return 0;
+  int rc = strata_cluster_load(m->v[0].cluster, &c);
+  if (!rc)
+    rc = st__json_parse(*caltext, strlen(*caltext), "calibration", &root);
+  g = rc ? NULL : strata_cluster_gpu_model(c);
+  if (!rc && g && g->name) rc = st__json_add_str(root, "gpu_model", g->name);
+  if (!rc) rc = st__json_add_str(root, "cluster", m->v[0].cluster);
+  char *out = rc ? NULL : st__json_print(root);
+  if (!rc && !out) rc = strata_error(STRATA_ENOMEM, "out of memory");
+  if (!rc) {
+    strata_free(*caltext);
+    *caltext = out;
+  }
+  cJSON_Delete(root);
+  strata_cluster_destroy(c);
+  return rc;
+}
+
 int cli_cmd_calibrate(int argc, char **argv) {
   const char *cmd = "calibrate", *out = NULL;
   int c, json = 0, rc;
@@ -151,7 +176,8 @@ int cli_cmd_calibrate(int argc, char **argv) {
     return cli_usage_error(cmd, "wants one file of measured runs");
   if ((rc = strata_measurements_load(argv[optind], &m)) ||
       (rc = strata_calibrate(m, &cal, &rep)) ||
-      (rc = strata_calibration_write(&cal, &caltext))) {
+      (rc = strata_calibration_write(&cal, &caltext)) ||
+      (rc = add_fitted_on(m, &caltext))) {
     rc = cli_fail(cmd, rc);
     goto done;
   }

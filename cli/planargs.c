@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/planargs.h"
+#include "core/json.h"
 
 enum {
   P_MODEL = 256,
@@ -494,6 +495,36 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
   return 0;
 }
 
+/* A calibration fitted on another GPU model is applied, with a warning:
+ * its scales and fixed memory belong to that GPU (an A100 fit added
+ * 9.99 GiB to every H100 rank, silently). */
+static void warn_fitted_on(const char *cmd, const char *path,
+                           const strata_cluster_t *c) {
+  char *text = NULL;
+  size_t len = 0;
+  cJSON *root = NULL;
+  const strata_gpu_model_t *g = strata_cluster_gpu_model(c);
+  if (strata_file_read(path, 1 << 20, &text, &len) ||
+      st__json_parse(text, len, path, &root)) {
+    strata_error_clear();
+    strata_free(text);
+    return;
+  }
+  const cJSON *gm = cJSON_GetObjectItem(root, "gpu_model");
+  const cJSON *cl = cJSON_GetObjectItem(root, "cluster");
+  if (cJSON_IsString(gm) && g && g->name && strcmp(gm->valuestring, g->name))
+    fprintf(stderr,
+            "strata %s: warning: %s was fitted on %s GPUs%s%s%s, not on this "
+            "cluster's %s: its scales and its fixed memory and time per step "
+            "may not hold here (fit it again on this cluster: strata "
+            "calibrate)\n",
+            cmd, path, gm->valuestring, cJSON_IsString(cl) ? " (cluster " : "",
+            cJSON_IsString(cl) ? cl->valuestring : "",
+            cJSON_IsString(cl) ? ")" : "", g->name);
+  cJSON_Delete(root);
+  strata_free(text);
+}
+
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c) {
   strata_gen_opts_t gen = a->po.gen;
@@ -507,5 +538,6 @@ int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
   if (a->calibration && ((e = strata_calibration_load(a->calibration, &cal)) ||
                          (e = strata_cluster_calibrate(*c, &cal))))
     return cli_fail(cmd, e);
+  if (a->calibration) warn_fitted_on(cmd, a->calibration, *c);
   return 0;
 }

@@ -150,6 +150,7 @@ static int read_root(const cJSON *root, const char *where,
                                      "step_overhead_s",
                                      "memory_overhead_bytes",
                                      "gpu_model",
+                                     "cluster",
                                      "fit"};
   const char *fmt = NULL, *gpu = NULL;
   char shown[80];
@@ -174,6 +175,9 @@ static int read_root(const cJSON *root, const char *where,
   /* gpu_model says what the fit ran on (not read further): a name */
   if (!rc && !(rc = st__json_str(root, "gpu_model", where, 0, &gpu)))
     rc = st__name_check(gpu, "gpu_model", where);
+  if (rc == STRATA_ENOTFOUND) rc = 0;
+  /* cluster: the one it was fitted on (the planner warns on another) */
+  if (!rc) rc = st__json_str(root, "cluster", where, 0, &gpu);
   if (rc == STRATA_ENOTFOUND) rc = 0;
   if (!rc) rc = opt_num(root, "gemm", where, &cal->gemm);
   if (!rc) rc = opt_num(root, "attention", where, &cal->attention);
