@@ -496,10 +496,12 @@ TEST(decode_errors) {
   expect_decode_error((const unsigned char *)"{}", 2, STRATA_EBADINPUT,
                       "not a Strata plan file");
   RESET();
-  c[4] = 7;
-  expect_decode_error(
-      c, len, STRATA_EVERSION,
-      "plan format version 7 is newer than this strata reads (6)");
+  c[4] = STRATA_PLAN_FORMAT_VERSION + 1;
+  char newer[80];
+  snprintf(newer, sizeof newer,
+           "plan format version %d is newer than this strata reads (%d)",
+           STRATA_PLAN_FORMAT_VERSION + 1, STRATA_PLAN_FORMAT_VERSION);
+  expect_decode_error(c, len, STRATA_EVERSION, newer);
   RESET();
   c[4] = 2; /* the format before context and expert parallelism */
   expect_decode_error(c, len, STRATA_EVERSION,
