@@ -11,7 +11,8 @@
  * cluster the plan names when it is a preset (dgx-h100:128): a plan file
  * is an input, and no name in it makes strata open a file.
  * --gpus-per-node gives it for a plan made on a spec file; the hostfile
- * takes that spec with --cluster.
+ * takes that spec with --cluster, and with it the launch script and the
+ * page name the hosts (the device map).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -151,8 +152,11 @@ static void usage(FILE *f) {
       "deepspeed\n"
       "  --cluster SPEC        the cluster it runs on, for the hostfile "
       "and the\n"
-      "                        node shape of the launch script and the page\n"
-      "                        (default: the preset the plan names)\n"
+      "                        node shape of the launch script and the "
+      "page,\n"
+      "                        which then name its hosts (default: the "
+      "preset\n"
+      "                        the plan names)\n"
       "  -h, --help            this help\n"
       "\n"
       "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
