@@ -412,6 +412,7 @@ int cli_cmd_estimate(int argc, char **argv) {
   if (!a.po.vpp) a.po.vpp = 1;
   if (!a.po.fix_cp) a.po.fix_cp = 1;
   if ((rc = cli_plan_load("estimate", &a, &g, &c))) goto out;
+  user.po.global_batch = a.po.global_batch; /* the default follows seq */
   rc = megatron_rules(&a.po, g, strata_cluster_gpus(c),
                       strata_cluster_gpus_per_node(c));
   if (rc) goto out;

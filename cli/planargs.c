@@ -165,7 +165,8 @@ static const char *options_text =
     "  --memory-reserve G     GiB kept free beyond every modelled item\n"
     "                         (default 0.5)\n"
     "Batch:\n"
-    "  --global-batch B       sequences per step (default 1024)\n"
+    "  --global-batch B       sequences per step (default 1024, fewer\n"
+    "                         past 4096 tokens: 2^22 tokens a step)\n"
     "  --micro-batch b        (default: plan chooses among 1, 2, 4, 8;\n"
     "                         estimate takes 1)\n"
     "Configuration (default: choose; fixing all of them costs one):\n"
@@ -414,6 +415,7 @@ static int on_opt(int c, void *vx) {
   cli_plan_args_t *a = x->a;
   int rc = model_opt(x->cmd, c, &a->po.gen);
   if (rc == -2) rc = toggle(c, &a->po);
+  if (c == P_GB) a->global_batch_given = 1;
   if (rc == -2) rc = config_opt(x->cmd, c, &a->po);
   if (rc != -2) return rc;
   switch (c) {
@@ -525,6 +527,14 @@ static void warn_fitted_on(const char *cmd, const char *path,
   strata_free(text);
 }
 
+int cli_default_global_batch(int seq) {
+  const long budget = 1L << 22; /* tokens a step: 1024 x 4096 */
+  int b = 1024;
+  while (b > 1 && seq > 0 && (long)b * seq > budget)
+    b /= 2;
+  return b;
+}
+
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c) {
   strata_gen_opts_t gen = a->po.gen;
@@ -535,6 +545,8 @@ int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
   if ((e = strata_model_load(a->model, &gen, g)) ||
       (e = strata_cluster_load(a->cluster, c)))
     return cli_fail(cmd, e);
+  if (!a->global_batch_given)
+    a->po.global_batch = cli_default_global_batch((*g)->seq_len);
   if (a->calibration && ((e = strata_calibration_load(a->calibration, &cal)) ||
                          (e = strata_cluster_calibrate(*c, &cal))))
     return cli_fail(cmd, e);

@@ -18,7 +18,13 @@ typedef struct {
   const char *baseline;    /* plan: --baseline OLD.splan */
   double replan_threshold; /* percent (default 2) */
   int threshold_given;
+  int global_batch_given; /* else the default follows the sequence length */
 } cli_plan_args_t;
+
+/* The default global batch for sequences of seq tokens (docs/cli.md):
+ * 1024 sequences up to 4096 tokens, then a budget of 2^22 tokens a step,
+ * the largest power of two of sequences within it (at least 1). */
+int cli_default_global_batch(int seq);
 
 /* Parse argv (estimate = 1 for `strata estimate`'s help and required
  * options).  Returns 0, -1 after --help, or an exit code. */
