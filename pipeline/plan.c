@@ -191,6 +191,7 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->moe_every = g->hp.moe_every;
   p->nope_every = g->hp.nope_every;
   p->router_sigmoid = g->hp.router_sigmoid;
+  p->rope_scaling = g->hp.rope_scaling;
 }
 
 /* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier
