@@ -72,6 +72,17 @@ need_python() {
 # ---- Megatron-LM launch scripts
 launch() {
     need_python
+    # Llama 3.1's rope_scaling (llama3, factor 8) reaches the flags
+    if "$strata" plan --model "$data/hf/llama-3.1-8b.json" --cluster dgx-h100:2 --quiet \
+        -o "$tmp/llama31.splan" >/dev/null &&
+        "$strata" export megatron "$tmp/llama31.splan" -o "$tmp/llama31.args"; then
+        grep -q -- "--rotary-base 500000" "$tmp/llama31.args" &&
+            grep -q -- "--use-rope-scaling" "$tmp/llama31.args" &&
+            grep -q -- "--rope-scaling-factor 8" "$tmp/llama31.args" ||
+            fail "llama 3.1: the rope scaling is not in the Megatron flags"
+    else
+        fail "llama 3.1: plan or export"
+    fi
     mkdir -p "$tmp/bin"
     cat >"$tmp/bin/torchrun" <<'EOF'
 #!/usr/bin/env bash
