@@ -294,6 +294,7 @@ static int load_kept(args_t *a) {
                             "\"NODE:INDEX\"",
                             a->keep);
   cJSON_Delete(root);
+  if (rc) strata_error_prefix("--keep-unhealthy-gpus");
   return rc;
 }
 
