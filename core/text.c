@@ -147,7 +147,9 @@ static int put_escaped(strata_buf_t *b, const char *s, esc_fn esc) {
   return put_escaped_x(b, s, esc, 0);
 }
 
-static int esc_py(strata_buf_t *b, uint32_t c) {
+/* The escapes Python's str literals and TOML's basic strings share; the
+ * other controls as \u with hex digits in the case given (ufmt). */
+static int esc_quoted(strata_buf_t *b, uint32_t c, const char *ufmt) {
   switch (c) {
   case '\\':
     return strata_buf_puts(b, "\\\\");
@@ -162,27 +164,16 @@ static int esc_py(strata_buf_t *b, uint32_t c) {
   default:
     break;
   }
-  if (is_control(c)) return strata_buf_printf(b, "\\u%04x", (unsigned)c);
+  if (is_control(c)) return strata_buf_printf(b, ufmt, (unsigned)c);
   return 1;
 }
 
+static int esc_py(strata_buf_t *b, uint32_t c) {
+  return esc_quoted(b, c, "\\u%04x");
+}
+
 static int esc_toml(strata_buf_t *b, uint32_t c) {
-  switch (c) {
-  case '\\':
-    return strata_buf_puts(b, "\\\\");
-  case '"':
-    return strata_buf_puts(b, "\\\"");
-  case '\n':
-    return strata_buf_puts(b, "\\n");
-  case '\r':
-    return strata_buf_puts(b, "\\r");
-  case '\t':
-    return strata_buf_puts(b, "\\t");
-  default:
-    break;
-  }
-  if (is_control(c)) return strata_buf_printf(b, "\\u%04X", (unsigned)c);
-  return 1;
+  return esc_quoted(b, c, "\\u%04X");
 }
 
 static int esc_plain(strata_buf_t *b, uint32_t c) {

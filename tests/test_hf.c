@@ -771,8 +771,8 @@ TEST(every_config_rebatches_and_solves) {
 /* Configs built as a LLaMA export to Megatron-LM's GPT script with the
  * LLaMA flags and their own variants; what Megatron-LM has no flag for is
  * refused, naming the family. */
-static char *export_of(const char *file, int *rc) {
-  strata_graph_t *g = import(file, 4, 1024);
+static char *export_layers(const char *file, int layers, int *rc) {
+  strata_graph_t *g = import(file, layers, 1024);
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
   strata_plan_opts_t o;
@@ -788,6 +788,10 @@ static char *export_of(const char *file, int *rc) {
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return t;
+}
+
+static char *export_of(const char *file, int *rc) {
+  return export_layers(file, 4, rc);
 }
 
 TEST(llama_like_configs_export_to_megatron) {
@@ -861,27 +865,11 @@ TEST(rope_scaling_in_the_model) {
   strata_graph_destroy(g);
 }
 
-/* The exports of each scaling, with the plan's copy of the graph's
- * (pipeline/plan.c's model_header is to make it): Megatron-LM's flags, or
- * its refusal with the reason. */
+/* The exports of each scaling, as planned (pipeline/plan.c copies the
+ * graph's into the plan): Megatron-LM's flags, or its refusal with the
+ * reason. */
 static char *scaled_export(const char *file, int layers, int *rc) {
-  strata_graph_t *g = import(file, layers, 1024);
-  strata_cluster_t *c = NULL;
-  strata_plan_t *p = NULL;
-  strata_plan_opts_t o;
-  char *t = NULL;
-  strata_plan_opts_init(&o);
-  o.quiet = 1;
-  o.global_batch = 64;
-  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
-  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
-  ASSERT_OK(strata_merge_stitch(p, g, c));
-  p->rope_scaling = g->hp.rope_scaling;
-  *rc = strata_export_megatron(p, &t);
-  strata_plan_destroy(p);
-  strata_cluster_destroy(c);
-  strata_graph_destroy(g);
-  return t;
+  return export_layers(file, layers, rc);
 }
 
 TEST(rope_scaling_exports_or_is_refused) {
