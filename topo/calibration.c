@@ -1,7 +1,9 @@
 /*
  * calibration.c - scales of the achieved rates fitted to a user's own
  * measurements (strata calibrate), their file, and how they apply to a
- * cluster.
+ * cluster: the achieved rates of the GPU and links from the nominal ones
+ * (st__apply_perf) and, on a mixed cluster, the link between node groups
+ * (st__cross_link).  cluster.c builds a cluster and calls down into here.
  *
  * A calibration never replaces a figure: it multiplies what the GPU table
  * says a GEMM, fused attention, a streaming kernel or a link achieves, and
@@ -49,6 +51,19 @@ void st__apply_perf(strata_cluster_t *c) {
     strata_level_t *l = &c->levels[i];
     l->link.bandwidth = l->nominal_bandwidth * eff[l->kind];
   }
+}
+
+/* Between node groups: the slowest group's leaf bandwidth (over the
+ * spine's oversubscription when the nodes span leaves). */
+void st__cross_link(strata_cluster_t *c) {
+  double bw = 0, lat = 0;
+  int spine = c->total_nodes > c->leaf_size;
+  for (int i = 0; i < c->ngroups; i++) {
+    const strata_cluster_t *g = c->group[i];
+    bw = i == 0 || g->leaf.bandwidth < bw ? g->leaf.bandwidth : bw;
+    lat = spine ? g->spine.latency : g->leaf.latency;
+  }
+  c->cross = (strata_link_t){spine ? bw / c->oversub : bw, lat};
 }
 
 static int check_cal(const strata_calibration_t *cal, const char *where) {

@@ -587,17 +587,6 @@ out:
   return rc;
 }
 
-void st__cross_link(strata_cluster_t *c) {
-  double bw = 0, lat = 0;
-  int spine = c->total_nodes > c->leaf_size;
-  for (int i = 0; i < c->ngroups; i++) {
-    const strata_cluster_t *g = c->group[i];
-    bw = i == 0 || g->leaf.bandwidth < bw ? g->leaf.bandwidth : bw;
-    lat = spine ? g->spine.latency : g->leaf.latency;
-  }
-  c->cross = (strata_link_t){spine ? bw / c->oversub : bw, lat};
-}
-
 /* The whole: group 0's GPU and links as its own (for what asks one
  * figure of a cluster), the nodes and health of every group. */
 static int build_mixed(strata_cluster_t *c, const st__spec_t *s) {
