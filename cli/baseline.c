@@ -83,12 +83,9 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->recipe = old->recipe;
   o->framework = old->framework;
   o->megatron = old->megatron;
-  o->overlap_grad_reduce = old->overlap_grad_reduce;
-  o->overlap_param_gather = old->overlap_param_gather;
-  o->tp_comm_overlap = old->tp_comm_overlap;
-  o->overlap_ep_comm = old->overlap_ep_comm;
-  o->overlap_p2p = old->overlap_p2p;
-  o->scatter_gather = old->scatter_gather;
+#define COPY_SWITCH(F, m, ...) o->m = old->m;
+  STRATA_PLAN_SWITCHES(COPY_SWITCH, o)
+#undef COPY_SWITCH
   o->no_memory_check = 1;
   o->top = 1;
   o->quiet = 1;

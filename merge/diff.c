@@ -118,45 +118,43 @@ static void diff_frameworks(changes_t *c, const strata_plan_t *a,
   }
 }
 
+/* The configuration lines: plan_fields.h's fields in their diff order,
+ * enums by name, the frameworks' verdicts at their place. */
+#define DIFF_PUT_NAME(key, x, y)                                               \
+  add_str(c, SEC_DEGREES, #key, strata_##key##_name(x), strata_##key##_name(y))
+#define DIFF_PUT_NUM(key, x, y) add_num(c, SEC_DEGREES, #key, x, y)
+#define DIFF_PUT_BOOL DIFF_PUT_NUM
+#define DIFF_PUT_POS DIFF_PUT_NUM
+#define DIFF_PUT_PREC DIFF_PUT_NUM
+#define DIFF_PUT_CPCOMM DIFF_PUT_NUM
+#define DIFF_PUT_SIGMOID DIFF_PUT_NUM
+#define DIFF_PUT_TIMING DIFF_PUT_NUM
+#define DIFF_ROW(part, t, m, key, what, lo, hi, codec, slot, jsec, jkind,      \
+                 when, diff)                                                   \
+  if (diff == pos) DIFF_PUT_##jkind(key, a->m, b->m);
+#define DIFF_FRAMEWORKS 16
+#define DIFF_LAST 64
+#define DIFF_BOUND(part, t, m, key, what, lo, hi, codec, slot, jsec, jkind,    \
+                   when, diff)                                                 \
+  _Static_assert((diff) <= DIFF_LAST, #key "'s diff place is past DIFF_LAST");
+STRATA_PLAN_FIELDS(DIFF_BOUND)
+
+static void diff_field(changes_t *c, const strata_plan_t *a,
+                       const strata_plan_t *b, int pos) {
+  STRATA_PLAN_FIELDS(DIFF_ROW)
+}
+
 static void diff_degrees(changes_t *c, const strata_plan_t *a,
                          const strata_plan_t *b) {
   add_str(c, SEC_DEGREES, "model", a->model ? a->model : "",
           b->model ? b->model : "");
   add_str(c, SEC_DEGREES, "cluster", a->cluster ? a->cluster : "",
           b->cluster ? b->cluster : "");
-  add_num(c, SEC_DEGREES, "devices", a->devices, b->devices);
-  add_num(c, SEC_DEGREES, "tp", a->tp, b->tp);
-  add_num(c, SEC_DEGREES, "pp", a->pp, b->pp);
-  add_num(c, SEC_DEGREES, "dp", a->dp, b->dp);
-  add_num(c, SEC_DEGREES, "micro_batch", a->micro_batch, b->micro_batch);
-  add_num(c, SEC_DEGREES, "global_batch", a->global_batch, b->global_batch);
-  add_num(c, SEC_DEGREES, "n_micro", a->n_micro, b->n_micro);
-  add_num(c, SEC_DEGREES, "zero_stage", a->zero_stage, b->zero_stage);
-  add_str(c, SEC_DEGREES, "recipe", strata_recipe_name(a->recipe),
-          strata_recipe_name(b->recipe));
-  add_str(c, SEC_DEGREES, "recompute", strata_recompute_name(a->recompute),
-          strata_recompute_name(b->recompute));
-  add_num(c, SEC_DEGREES, "sequence_parallel", a->sequence_parallel,
-          b->sequence_parallel);
-  add_num(c, SEC_DEGREES, "megatron", a->megatron, b->megatron);
-  add_num(c, SEC_DEGREES, "vpp", a->vpp, b->vpp);
-  diff_frameworks(c, a, b);
-  add_num(c, SEC_DEGREES, "cp", a->cp, b->cp);
-  add_num(c, SEC_DEGREES, "ep", a->ep, b->ep);
-  add_num(c, SEC_DEGREES, "etp", a->etp, b->etp);
-  add_num(c, SEC_DEGREES, "fp8", a->fp8, b->fp8);
-  /* what the step assumed overlapped */
-  add_num(c, SEC_DEGREES, "overlap_grad_reduce", a->overlap_grad_reduce,
-          b->overlap_grad_reduce);
-  add_num(c, SEC_DEGREES, "overlap_param_gather", a->overlap_param_gather,
-          b->overlap_param_gather);
-  add_num(c, SEC_DEGREES, "tp_comm_overlap", a->tp_comm_overlap,
-          b->tp_comm_overlap);
-  add_num(c, SEC_DEGREES, "overlap_moe_expert_parallel_comm",
-          a->overlap_ep_comm, b->overlap_ep_comm);
-  add_num(c, SEC_DEGREES, "overlap_p2p", a->overlap_p2p, b->overlap_p2p);
-  add_num(c, SEC_DEGREES, "scatter_gather", a->scatter_gather,
-          b->scatter_gather);
+  for (int pos = 1; pos <= DIFF_LAST; pos++)
+    if (pos == DIFF_FRAMEWORKS)
+      diff_frameworks(c, a, b);
+    else
+      diff_field(c, a, b, pos);
 }
 
 static void stage_desc(const strata_plan_t *p, int s, char *buf, size_t n) {

@@ -14,11 +14,12 @@
 /* The payload (payload.c): encode into out (init'd here), or decode
  * data into a new plan; `where` prefixes messages. */
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
-/* The plan needs format 5 (multi-token prediction, a partial rotary). */
-int st__format5(const strata_plan_t *p);
-/* The oldest format that holds p: 6 with the experts' all-to-all
- * overlapped, 5 with model facts of format 5, 4 with node groups, else 3. */
+/* The oldest format that holds p: the highest format of a field kept
+ * after the stages that is not 0 (plan_fields.h), 7 with a RoPE scaling,
+ * 5 with an L2 q/k norm, 4 with node groups, else 3. */
 int st__format_of(const strata_plan_t *p);
+/* 1 if every slot of the header is some field's (plan_fields.h). */
+int st__plan_fields_complete(void);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out);
 /* The plan's fields against each other and their ranges (payload.c): the
@@ -109,8 +110,6 @@ void st__summary_par(strata_buf_t *b, const strata_plan_t *p);
 void st__summary_mem_head(strata_buf_t *b, const strata_plan_t *p);
 void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
                          const strata_mem_items_t *m);
-int st__json_par_options(struct cJSON *o, const strata_plan_t *p);
-int st__json_par_arch(struct cJSON *m, const strata_plan_t *p);
 int st__json_par_items(struct cJSON *o, const strata_mem_items_t *m);
 int st__json_par_config(struct cJSON *o, const strata_plan_config_t *c);
 

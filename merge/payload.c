@@ -47,86 +47,21 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
  * ILP solve times and cache statistics of a run are written as 0, so the
  * same inputs give the same bytes whatever the machine, load or cache. */
 
+/* The header: model, cluster, family, then the header's ints and
+ * doubles, each field at its slot of plan_fields.h. */
+#define ENC_HI(m, slot) ints[slot] = (int)p->m;
+#define ENC_HE ENC_HI
+#define ENC_HZ(m, slot) ints[slot] = 0;
+#define ENC_HD(m, slot) dbl[slot] = p->m;
+#define ENC_HZD(m, slot) dbl[slot] = 0.0;
+#define ENC_TI(m, slot)
+#define ENC_TD(m, slot)
+#define ENC(part, t, m, key, what, lo, hi, codec, slot, ...) ENC_##codec(m, slot)
+
 static void put_header(st__wr_t *w, const strata_plan_t *p) {
-  const int ints[] = {p->devices,
-                      p->tp,
-                      p->pp,
-                      p->dp,
-                      p->micro_batch,
-                      p->global_batch,
-                      p->n_micro,
-                      p->zero_stage,
-                      p->sequence_parallel,
-                      p->megatron,
-                      p->vpp,
-                      (int)p->recipe,
-                      (int)p->recompute,
-                      p->seq_len,
-                      p->layers,
-                      p->hidden,
-                      p->heads,
-                      p->kv_heads,
-                      p->ffn,
-                      p->vocab,
-                      p->flash_attention,
-                      p->dropout,
-                      p->untie_embeddings,
-                      p->max_position,
-                      p->subproblems_total,
-                      p->subproblems_distinct,
-                      0 /* ilps_solved */,
-                      0 /* cache_hits */,
-                      p->time_limited,
-                      (int)p->framework,
-                      p->overlap_grad_reduce,
-                      p->overlap_param_gather,
-                      p->tp_comm_overlap,
-                      p->overlap_p2p,
-                      p->scatter_gather,
-                      0 /* configs_bounded */,
-                      0 /* configs_evaluated */,
-                      p->cp,
-                      p->ep,
-                      p->etp,
-                      p->cp_comm,
-                      p->fp8,
-                      p->experts,
-                      p->topk,
-                      p->moe_ffn,
-                      p->shared_ffn,
-                      p->first_dense,
-                      p->moe_layers,
-                      p->q_lora,
-                      p->kv_lora,
-                      p->qk_nope,
-                      p->qk_rope,
-                      p->v_head,
-                      p->head_dim,
-                      p->qkv_bias,
-                      p->out_bias,
-                      p->qk_norm,
-                      p->window,
-                      p->window_every,
-                      p->expert_bias};
-  const double dbl[] = {p->alpha,
-                        p->step_seconds,
-                        p->tokens_per_second,
-                        p->mfu,
-                        p->peak_memory_bytes,
-                        p->gpu_memory_bytes,
-                        p->gpu_peak_flops,
-                        p->model_flops_per_step,
-                        0.0 /* plan_seconds */,
-                        p->step_items.compute,
-                        p->step_items.tp_comm,
-                        p->step_items.bubble,
-                        p->step_items.dp_sync,
-                        p->step_items.param_gather,
-                        p->step_items.optimizer,
-                        p->step_items.overhead,
-                        p->moe_imbalance,
-                        p->capacity,
-                        p->rope_theta};
+  int ints[STRATA_PLAN_HEADER_INTS] = {0};
+  double dbl[STRATA_PLAN_HEADER_DOUBLES] = {0};
+  STRATA_PLAN_FIELDS(ENC)
   st__wr_s(w, p->model);
   st__wr_s(w, p->cluster);
   st__wr_s(w, p->family);
@@ -259,14 +194,42 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
   st__wr_f(w, c->peak_memory_bytes);
 }
 
-int st__format5(const strata_plan_t *p) {
-  return p->mtp_layers > 0 || p->rotary_percent > 0 || p->moe_every > 1 ||
-         p->nope_every > 0 || p->router_sigmoid || p->qk_norm > 1;
+/* The fields kept after the stages (codec TI and TD): each from the
+ * format of its slot on, in the order of the list. */
+#define TAIL_TI(m, slot)                                                       \
+  if (f == slot) st__wr_i(w, p->m);
+#define TAIL_TD(m, slot)                                                       \
+  if (f == slot) st__wr_f(w, p->m);
+#define TAIL_HI(m, slot)
+#define TAIL_HE TAIL_HI
+#define TAIL_HZ TAIL_HI
+#define TAIL_HD TAIL_HI
+#define TAIL_HZD TAIL_HI
+#define TAIL(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
+  TAIL_##codec(m, slot)
+
+static void put_tail_fields(st__wr_t *w, const strata_plan_t *p, int f) {
+  STRATA_PLAN_FIELDS(TAIL)
 }
 
+/* The format a tail field needs: its slot, where it is not 0. */
+#define NEED_TI(m, slot)                                                       \
+  if (p->m != 0 && v < slot) v = slot;
+#define NEED_TD NEED_TI
+#define NEED_HI(m, slot)
+#define NEED_HE NEED_HI
+#define NEED_HZ NEED_HI
+#define NEED_HD NEED_HI
+#define NEED_HZD NEED_HI
+#define NEED(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
+  NEED_##codec(m, slot)
+
 int st__format_of(const strata_plan_t *p) {
-  if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE) return 7;
-  return p->overlap_ep_comm ? 6 : st__format5(p) ? 5 : p->n_groups > 1 ? 4 : 3;
+  int v = p->n_groups > 1 ? 4 : 3;
+  if (p->qk_norm > 1 && v < 5) v = 5; /* an L2 norm: format 5's */
+  STRATA_PLAN_FIELDS(NEED)
+  if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
+  return v;
 }
 
 /* Format 7: the RoPE scaling after format 6's overlap. */
@@ -328,17 +291,13 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   if (p->n_groups > 1) /* and where each runner-up runs */
     for (int i = 0; i < p->n_top; i++)
       st__wr_i(&w, p->top[i].group);
-  if (v >= 5) { /* format 5: the groups' count even when 1 */
-    if (p->n_groups <= 1) st__wr_u(&w, 1);
-    st__wr_i(&w, p->mtp_layers);
-    st__wr_f(&w, p->rotary_percent);
-    st__wr_i(&w, p->moe_every);
-    st__wr_i(&w, p->nope_every);
-    st__wr_i(&w, p->router_sigmoid);
+  /* format 5 on: the groups' count even when 1, then each format's fields
+   * (format 7's RoPE scaling is a struct of its own) */
+  if (v >= 5 && p->n_groups <= 1) st__wr_u(&w, 1);
+  for (int f = 5; f <= v; f++) {
+    put_tail_fields(&w, p, f);
+    if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
   }
-  if (v >= 6) /* format 6: the overlaps format 5 lacks */
-    st__wr_i(&w, p->overlap_ep_comm);
-  if (v >= 7) put_rope_scaling(&w, &p->rope_scaling);
   if (w.b.oom) {
     strata_buf_free(&w.b);
     return strata_error(STRATA_ENOMEM, "out of memory");
@@ -349,106 +308,58 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
 
 /* ---- decoding ---- */
 
+/* How each header int is read: an enum in its range under its own name,
+ * any other within [-1, BIG]. */
+#define SLOT_HI(key, lo, hi, slot) [slot] = {"plan scalars", -1, BIG},
+#define SLOT_HZ SLOT_HI
+#define SLOT_HE(key, lo, hi, slot) [slot] = {#key, lo, hi},
+#define SLOT_HD(key, lo, hi, slot)
+#define SLOT_HZD SLOT_HD
+#define SLOT_TI SLOT_HD
+#define SLOT_TD SLOT_HD
+#define SLOT(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
+  SLOT_##codec(key, lo, hi, slot)
+
+static const struct {
+  const char *label;
+  int lo, hi;
+} int_slot[STRATA_PLAN_HEADER_INTS] = {STRATA_PLAN_FIELDS(SLOT)};
+
+#define DEC_HI(t, m, slot) p->m = (t)ints[slot];
+#define DEC_HE DEC_HI
+#define DEC_HZ DEC_HI
+#define DEC_HD(t, m, slot) p->m = dbl[slot];
+#define DEC_HZD DEC_HD
+#define DEC_TI(t, m, slot)
+#define DEC_TD DEC_TI
+#define DEC(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
+  DEC_##codec(t, m, slot)
+
+/* Run statistics are never stored (written as 0): a file holding them
+ * would not re-encode to itself. */
+#define STAT_HZ(slot) bad |= ints[slot] != 0;
+#define STAT_HZD(slot) bad |= memcmp(&dbl[slot], &(double){0}, sizeof(double));
+#define STAT_HI(slot)
+#define STAT_HE STAT_HI
+#define STAT_HD STAT_HI
+#define STAT_TI STAT_HI
+#define STAT_TD STAT_HI
+#define STAT(part, t, m, key, what, lo, hi, codec, slot, ...) STAT_##codec(slot)
+
 static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
-  int *ints[] = {&p->devices,
-                 &p->tp,
-                 &p->pp,
-                 &p->dp,
-                 &p->micro_batch,
-                 &p->global_batch,
-                 &p->n_micro,
-                 &p->zero_stage,
-                 &p->sequence_parallel,
-                 &p->megatron,
-                 &p->vpp,
-                 NULL,
-                 NULL,
-                 &p->seq_len,
-                 &p->layers,
-                 &p->hidden,
-                 &p->heads,
-                 &p->kv_heads,
-                 &p->ffn,
-                 &p->vocab,
-                 &p->flash_attention,
-                 &p->dropout,
-                 &p->untie_embeddings,
-                 &p->max_position,
-                 &p->subproblems_total,
-                 &p->subproblems_distinct,
-                 &p->ilps_solved,
-                 &p->cache_hits,
-                 &p->time_limited,
-                 NULL,
-                 &p->overlap_grad_reduce,
-                 &p->overlap_param_gather,
-                 &p->tp_comm_overlap,
-                 &p->overlap_p2p,
-                 &p->scatter_gather,
-                 &p->configs_bounded,
-                 &p->configs_evaluated,
-                 &p->cp,
-                 &p->ep,
-                 &p->etp,
-                 &p->cp_comm,
-                 &p->fp8,
-                 &p->experts,
-                 &p->topk,
-                 &p->moe_ffn,
-                 &p->shared_ffn,
-                 &p->first_dense,
-                 &p->moe_layers,
-                 &p->q_lora,
-                 &p->kv_lora,
-                 &p->qk_nope,
-                 &p->qk_rope,
-                 &p->v_head,
-                 &p->head_dim,
-                 &p->qkv_bias,
-                 &p->out_bias,
-                 &p->qk_norm,
-                 &p->window,
-                 &p->window_every,
-                 &p->expert_bias};
-  double *dbl[] = {&p->alpha,
-                   &p->step_seconds,
-                   &p->tokens_per_second,
-                   &p->mfu,
-                   &p->peak_memory_bytes,
-                   &p->gpu_memory_bytes,
-                   &p->gpu_peak_flops,
-                   &p->model_flops_per_step,
-                   &p->plan_seconds,
-                   &p->step_items.compute,
-                   &p->step_items.tp_comm,
-                   &p->step_items.bubble,
-                   &p->step_items.dp_sync,
-                   &p->step_items.param_gather,
-                   &p->step_items.optimizer,
-                   &p->step_items.overhead,
-                   &p->moe_imbalance,
-                   &p->capacity,
-                   &p->rope_theta};
+  int ints[STRATA_PLAN_HEADER_INTS], bad = 0;
+  double dbl[STRATA_PLAN_HEADER_DOUBLES];
   p->model = st__rd_s(r, "model", oom);
   p->cluster = st__rd_s(r, "cluster", oom);
   st__rd_sbuf(r, "family", p->family, sizeof p->family);
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
-    if (i == 11)
-      p->recipe = (strata_recipe_t)st__rd_int(r, "recipe", 0, 1);
-    else if (i == 12)
-      p->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
-    else if (i == 29)
-      p->framework = (strata_framework_t)st__rd_int(r, "framework", 0, 1);
-    else
-      *ints[i] = st__rd_int(r, "plan scalars", -1, BIG);
-  }
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+    ints[i] = st__rd_int(r, int_slot[i].label, int_slot[i].lo, int_slot[i].hi);
   for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
-    *dbl[i] = st__rd_f(r, "plan figures");
-  /* Run statistics are never stored (written as 0): a file holding them
-   * would not re-encode to itself. */
-  if (!r->bad && (p->ilps_solved || p->cache_hits || p->configs_bounded ||
-                  p->configs_evaluated ||
-                  memcmp(&p->plan_seconds, &(double){0}, sizeof(double)))) {
+    dbl[i] = st__rd_f(r, "plan figures");
+  if (r->bad) return;
+  STRATA_PLAN_FIELDS(DEC)
+  STRATA_PLAN_FIELDS(STAT)
+  if (bad) {
     r->bad = "plan statistics";
     r->why = "are not 0 (a plan file never stores them)";
   }
@@ -461,6 +372,13 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
     r->why = "is not micro-batch x dp x micro-batches per step, each at "
              "least 1";
   }
+}
+
+/* Every header slot is some field's (a test calls this). */
+int st__plan_fields_complete(void) {
+  for (int i = 0; i < STRATA_PLAN_HEADER_INTS; i++)
+    if (!int_slot[i].label) return 0;
+  return 1;
 }
 
 static void get_mesh(st__rd_t *r, strata_mesh_t *m) {
@@ -766,73 +684,20 @@ static int etp_of(const strata_plan_t *p) {
   return p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
 }
 
+/* Each field in its range (plan_fields.h), in the order of the list. */
+#define CK_HI(m, what, lo, hi)                                                 \
+  if (what) ck_int(k, what, p->m, lo, hi);
+#define CK_HE CK_HI
+#define CK_TI CK_HI
+#define CK_HZ(m, what, lo, hi)
+#define CK_HD CK_HZ
+#define CK_HZD CK_HZ
+#define CK_TD CK_HZ
+#define CK(part, t, m, key, what, lo, hi, codec, ...) CK_##codec(m, what, lo, hi)
+
 static void ck_header_ints(ck_t *k, const strata_plan_t *p) {
-  const struct {
-    const char *what;
-    int v, lo, hi;
-  } t[] = {
-      {"devices", p->devices, 1, BIG},
-      {"tensor-parallel size", p->tp, 1, BIG},
-      {"pipeline size", p->pp, 1, MAX_STAGES},
-      {"virtual stages per rank", p->vpp, 1, MAX_VPP},
-      {"ZeRO stage", p->zero_stage, 0, 3},
-      {"sequence parallelism", p->sequence_parallel, 0, 1},
-      {"mode", p->megatron, 0, 1},
-      {"sequence length", p->seq_len, 1, BIG},
-      {"layers", p->layers, 1, BIG},
-      {"hidden size", p->hidden, 0, BIG},
-      {"heads", p->heads, 0, BIG},
-      {"key-value heads", p->kv_heads, 0, BIG},
-      {"MLP size", p->ffn, 0, BIG},
-      {"vocabulary", p->vocab, 0, BIG},
-      {"flash attention", p->flash_attention, 0, 1},
-      {"dropout", p->dropout, 0, 1},
-      {"untied embeddings", p->untie_embeddings, 0, 1},
-      {"maximum position", p->max_position, 0, BIG},
-      {"subproblems", p->subproblems_total, 0, BIG},
-      {"distinct subproblems", p->subproblems_distinct, 0, BIG},
-      {"time limit flag", p->time_limited, 0, 1},
-      {"gradient reduce overlap", p->overlap_grad_reduce, 0, 1},
-      {"parameter gather overlap", p->overlap_param_gather, 0, 1},
-      {"tensor-parallel overlap", p->tp_comm_overlap, 0, 1},
-      {"p2p overlap", p->overlap_p2p, 0, 1},
-      {"scatter-gather", p->scatter_gather, 0, 1},
-      /* 0 in the plans of older strata: not used, as 1 */
-      {"context-parallel size", p->cp, 0, BIG},
-      {"expert-parallel size", p->ep, 0, BIG},
-      {"expert tensor-parallel size", p->etp, 0, BIG},
-      {"context-parallel communication", p->cp_comm, 0, 1},
-      {"FP8 recipe", p->fp8, 0, 2},
-      {"experts", p->experts, 0, BIG},
-      {"experts per token", p->topk, 0, p->experts},
-      {"expert MLP size", p->moe_ffn, 0, BIG},
-      {"shared expert MLP size", p->shared_ffn, 0, BIG},
-      {"first MoE layer", p->first_dense, 0, BIG},
-      {"MoE layers", p->moe_layers, 0, BIG},
-      {"query LoRA rank", p->q_lora, 0, BIG},
-      {"key-value LoRA rank", p->kv_lora, 0, BIG},
-      {"q/k head size without RoPE", p->qk_nope, 0, BIG},
-      {"q/k head size with RoPE", p->qk_rope, 0, BIG},
-      {"value head size", p->v_head, 0, BIG},
-      {"head size", p->head_dim, 0, BIG},
-      {"q/k/v bias", p->qkv_bias, 0, 1},
-      {"output bias", p->out_bias, 0, 1},
-      {"attention window", p->window, 0, BIG},
-      {"window interval", p->window_every, 0, BIG},
-      {"expert bias", p->expert_bias, 0, 1},
-      {"recipe", (int)p->recipe, 0, 1},
-      {"recompute", (int)p->recompute, 0, 2},
-      {"framework", (int)p->framework, 0, 1},
-      {"q/k norm", p->qk_norm, 0, 2},
-      {"multi-token prediction modules", p->mtp_layers, 0, 16},
-      {"MoE layer interval", p->moe_every, 0, BIG},
-      {"no-RoPE layer interval", p->nope_every, 0, BIG},
-      {"router score function", p->router_sigmoid, 0, 1},
-      {"expert all-to-all overlap", p->overlap_ep_comm, 0, 1},
-      {"node group count", p->n_groups, 0, 64},
-  };
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    ck_int(k, t[i].what, t[i].v, t[i].lo, t[i].hi);
+  STRATA_PLAN_FIELDS(CK)
+  ck_int(k, "node group count", p->n_groups, 0, 64);
 }
 
 /* The degrees against each other. */
@@ -1100,6 +965,34 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
   return k.rc;
 }
 
+/* Format f's fields after the stages (put_tail_fields). */
+#define GET_TI(m, what, lo, hi, slot)                                          \
+  if (f == slot) p->m = st__rd_int(r, what, lo_of(f, version, lo), hi);
+#define GET_TD(m, what, lo, hi, slot)                                          \
+  if (f == slot) p->m = st__rd_f(r, what);
+#define GET_HI(m, what, lo, hi, slot)
+#define GET_HE GET_HI
+#define GET_HZ GET_HI
+#define GET_HD GET_HI
+#define GET_HZD GET_HI
+#define GET(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
+  GET_##codec(m, what, lo, hi, slot)
+
+/* A file of format 6 has format 6 for its one field: it is set (format 7
+ * and later hold it either way). */
+static int lo_of(int f, unsigned version, int lo) {
+  return f == 6 && version == 6 ? 1 : lo;
+}
+
+static void get_tail_fields(st__rd_t *r, strata_plan_t *p, int f,
+                            unsigned version) {
+  STRATA_PLAN_FIELDS(GET)
+  if (f == 5 && !r->bad && !(p->rotary_percent >= 0 && p->rotary_percent < 1)) {
+    r->bad = "rotary share";
+    r->why = "is not in [0, 1)";
+  }
+}
+
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
@@ -1115,24 +1008,10 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
     r.why = version >= 5 ? "is not 0, 1 or 2" : "is not 0 or 1";
   }
   if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
-  /* format 5: the model facts after the groups (st__format5) */
-  if (!rc && !r.bad && version >= 5) {
-    p->mtp_layers = st__rd_int(&r, "multi-token prediction modules", 0, 16);
-    p->rotary_percent = st__rd_f(&r, "rotary share");
-    p->moe_every = st__rd_int(&r, "MoE layer interval", 0, BIG);
-    p->nope_every = st__rd_int(&r, "no-RoPE layer interval", 0, BIG);
-    p->router_sigmoid = st__rd_int(&r, "router score function", 0, 1);
-    if (!r.bad && !(p->rotary_percent >= 0 && p->rotary_percent < 1)) {
-      r.bad = "rotary share";
-      r.why = "is not in [0, 1)";
-    }
+  for (unsigned f = 5; !rc && !r.bad && f <= version; f++) {
+    get_tail_fields(&r, p, (int)f, version);
+    if (f == 7) get_rope_scaling(&r, &p->rope_scaling);
   }
-  if (!rc && !r.bad && version >= 6)
-    /* the one fact of format 6 so far: set, or the plan is format 5's
-     * (format 7 holds it either way) */
-    p->overlap_ep_comm =
-        st__rd_int(&r, "expert all-to-all overlap", version >= 7 ? 0 : 1, 1);
-  if (!rc && !r.bad && version >= 7) get_rope_scaling(&r, &p->rope_scaling);
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
     r.why = "has bytes after the last field";

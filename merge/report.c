@@ -323,43 +323,52 @@ static int json_stage(cJSON *arr, const strata_plan_stage_t *st, int mixed) {
   return bad ? -1 : 0;
 }
 
+/* ---- JSON: the plan's fields as plan_fields.h lists them ---- */
+
+enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
+
+#define JPUT_NUM(o, key, v) st__json_add_num(o, key, v)
+#define JPUT_BOOL(o, key, v) st__json_add_bool(o, key, v)
+#define JPUT_POS(o, key, v) st__json_add_bool(o, key, (v) > 0)
+#define JPUT_NAME(o, key, v) st__json_add_str(o, #key, strata_##key##_name(v))
+#define JPUT_CPCOMM(o, key, v)                                                 \
+  st__json_add_str(o, key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
+#define JPUT_PREC(o, key, v) st__json_add_str(o, "precision", "fp8")
+#define JPUT_SIGMOID(o, key, v) st__json_add_str(o, key, "sigmoid")
+#define JPUT_TIMING(o, key, v)                                                 \
+  (flags & STRATA_PLAN_JSON_TIMINGS ? st__json_add_num(o, key, v) : 0)
+#define JROW(part, t, m, key, what, lo, hi, codec, slot, jsec, jkind, when,    \
+             ...)                                                              \
+  if (J_##jsec == sec && (when)) bad |= JPUT_##jkind##_(o, key, p->m);
+/* NAME pastes the key into strata_<key>_name; the others take it quoted */
+#define JPUT_NUM_(o, key, v) JPUT_NUM(o, #key, v)
+#define JPUT_BOOL_(o, key, v) JPUT_BOOL(o, #key, v)
+#define JPUT_POS_(o, key, v) JPUT_POS(o, #key, v)
+#define JPUT_NAME_(o, key, v) JPUT_NAME(o, key, v)
+#define JPUT_CPCOMM_(o, key, v) JPUT_CPCOMM(o, #key, v)
+#define JPUT_PREC_(o, key, v) JPUT_PREC(o, #key, v)
+#define JPUT_SIGMOID_(o, key, v) JPUT_SIGMOID(o, #key, v)
+#define JPUT_TIMING_(o, key, v) JPUT_TIMING(o, #key, v)
+
+/* The fields of section sec into o. */
+static int json_fields(cJSON *o, const strata_plan_t *p, int sec,
+                       unsigned flags) {
+  int bad = 0;
+  STRATA_PLAN_FIELDS(JROW)
+  return bad;
+}
+
 static int json_arch(cJSON *root, const strata_plan_t *p) {
   cJSON *m = cJSON_AddObjectToObject(root, "architecture");
   if (!m) return -1;
   return st__json_add_str(m, "family", p->family) |
-         st__json_add_num(m, "layers", p->layers) |
-         st__json_add_num(m, "hidden", p->hidden) |
-         st__json_add_num(m, "heads", p->heads) |
-         st__json_add_num(m, "kv_heads", p->kv_heads) |
-         st__json_add_num(m, "ffn", p->ffn) |
-         st__json_add_num(m, "vocab", p->vocab) |
-         st__json_add_num(m, "seq_len", p->seq_len) |
-         st__json_add_num(m, "max_position", p->max_position) |
-         st__json_add_bool(m, "flash_attention", p->flash_attention > 0) |
-         st__json_add_bool(m, "dropout", p->dropout > 0) |
-         st__json_add_bool(m, "untie_embeddings", p->untie_embeddings > 0) |
-         st__json_par_arch(m, p);
+         json_fields(m, p, J_ARCH, 0);
 }
 
 static int json_options(cJSON *root, const strata_plan_t *p) {
   cJSON *o = cJSON_AddObjectToObject(root, "options");
   if (!o) return -1;
-  return st__json_add_num(o, "zero_stage", p->zero_stage) |
-         st__json_add_str(o, "recipe", strata_recipe_name(p->recipe)) |
-         st__json_add_str(o, "recompute", strata_recompute_name(p->recompute)) |
-         st__json_add_bool(o, "sequence_parallel", p->sequence_parallel > 0) |
-         st__json_add_bool(o, "megatron", p->megatron > 0) |
-         st__json_add_num(o, "vpp", p->vpp) |
-         st__json_add_num(o, "alpha", p->alpha) |
-         st__json_add_str(o, "framework", strata_framework_name(p->framework)) |
-         st__json_add_bool(o, "overlap_grad_reduce", p->overlap_grad_reduce) |
-         st__json_add_bool(o, "overlap_param_gather", p->overlap_param_gather) |
-         st__json_add_bool(o, "tp_comm_overlap", p->tp_comm_overlap) |
-         st__json_add_bool(o, "overlap_moe_expert_parallel_comm",
-                           p->overlap_ep_comm) |
-         st__json_add_bool(o, "overlap_p2p", p->overlap_p2p) |
-         st__json_add_bool(o, "scatter_gather", p->scatter_gather) |
-         st__json_par_options(o, p);
+  return json_fields(o, p, J_OPTS, 0);
 }
 
 static int json_items(cJSON *o, const strata_mem_items_t *m) {
@@ -400,16 +409,9 @@ static int json_ranks(cJSON *root, const strata_plan_t *p) {
 }
 
 static int json_step(cJSON *root, const strata_plan_t *p) {
-  const strata_step_items_t *it = &p->step_items;
   cJSON *o = cJSON_AddObjectToObject(root, "step_items");
   if (!o) return -1;
-  return st__json_add_num(o, "compute_seconds", it->compute) |
-         st__json_add_num(o, "tp_comm_seconds", it->tp_comm) |
-         st__json_add_num(o, "bubble_seconds", it->bubble) |
-         st__json_add_num(o, "dp_sync_seconds", it->dp_sync) |
-         st__json_add_num(o, "param_gather_seconds", it->param_gather) |
-         st__json_add_num(o, "optimizer_seconds", it->optimizer) |
-         st__json_add_num(o, "overhead_seconds", it->overhead);
+  return json_fields(o, p, J_STEP, 0);
 }
 
 static int json_top(cJSON *root, const strata_plan_t *p) {
@@ -452,13 +454,7 @@ static int json_scalars(cJSON *root, const strata_plan_t *p) {
   return st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) |
          st__json_add_str(root, "model", p->model ? p->model : "") |
          st__json_add_str(root, "cluster", p->cluster ? p->cluster : "") |
-         st__json_add_num(root, "devices", p->devices) |
-         st__json_add_num(root, "tp", p->tp) |
-         st__json_add_num(root, "pp", p->pp) |
-         st__json_add_num(root, "dp", p->dp) |
-         st__json_add_num(root, "micro_batch", p->micro_batch) |
-         st__json_add_num(root, "global_batch", p->global_batch) |
-         st__json_add_num(root, "n_micro", p->n_micro) | json_arch(root, p) |
+         json_fields(root, p, J_ROOT, 0) | json_arch(root, p) |
          json_options(root, p);
 }
 
@@ -472,14 +468,7 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
     }
   }
   if (!a) return -1;
-  return st__json_add_num(root, "step_seconds", p->step_seconds) |
-         st__json_add_num(root, "tokens_per_second", p->tokens_per_second) |
-         st__json_add_num(root, "mfu", p->mfu) |
-         st__json_add_num(root, "peak_memory_bytes", p->peak_memory_bytes) |
-         st__json_add_num(root, "gpu_memory_bytes", p->gpu_memory_bytes) |
-         st__json_add_num(root, "gpu_peak_flops", p->gpu_peak_flops) |
-         st__json_add_num(root, "model_flops_per_step",
-                          p->model_flops_per_step);
+  return json_fields(root, p, J_FIG, 0);
 }
 
 static int json_frameworks(cJSON *root, const strata_plan_t *p) {
@@ -508,14 +497,7 @@ static int json_frameworks(cJSON *root, const strata_plan_t *p) {
 static int json_search(cJSON *root, const strata_plan_t *p, unsigned flags) {
   cJSON *o = cJSON_AddObjectToObject(root, "search");
   if (!o) return 1;
-  return st__json_add_bool(o, "time_limited", p->time_limited > 0) |
-         st__json_add_num(o, "subproblems_total", p->subproblems_total) |
-         st__json_add_num(o, "subproblems_distinct", p->subproblems_distinct) |
-         st__json_add_num(o, "ilps_solved", p->ilps_solved) |
-         st__json_add_num(o, "cache_hits", p->cache_hits) |
-         (flags & STRATA_PLAN_JSON_TIMINGS
-              ? st__json_add_num(o, "plan_seconds", p->plan_seconds)
-              : 0);
+  return json_fields(o, p, J_SEARCH, flags);
 }
 
 int strata_plan_json(const strata_plan_t *p, char **text) {

@@ -111,54 +111,6 @@ void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
 
 /* ---- JSON: keys present where used ---- */
 
-int st__json_par_options(cJSON *o, const strata_plan_t *p) {
-  int bad = 0;
-  if (p->cp > 1)
-    bad |= st__json_add_num(o, "cp", p->cp) |
-           st__json_add_str(o, "cp_comm",
-                            p->cp_comm == STRATA_CP_ALLGATHER ? "all_gather"
-                                                              : "p2p");
-  if (p->experts > 0)
-    bad |= st__json_add_num(o, "ep", p->ep) |
-           st__json_add_num(o, "etp", p->etp) |
-           st__json_add_num(o, "moe_imbalance", p->moe_imbalance);
-  if (p->fp8) bad |= st__json_add_str(o, "precision", "fp8");
-  return bad;
-}
-
-int st__json_par_arch(cJSON *m, const strata_plan_t *p) {
-  int bad = 0;
-  if (p->experts > 0)
-    bad |= st__json_add_num(m, "experts", p->experts) |
-           st__json_add_num(m, "topk", p->topk) |
-           st__json_add_num(m, "moe_ffn", p->moe_ffn) |
-           st__json_add_num(m, "shared_ffn", p->shared_ffn) |
-           st__json_add_num(m, "moe_layers", p->moe_layers) |
-           st__json_add_num(m, "first_moe_layer", p->first_dense) |
-           st__json_add_num(m, "capacity", p->capacity);
-  if (p->kv_lora > 0)
-    bad |= st__json_add_num(m, "q_lora", p->q_lora) |
-           st__json_add_num(m, "kv_lora", p->kv_lora) |
-           st__json_add_num(m, "qk_nope", p->qk_nope) |
-           st__json_add_num(m, "qk_rope", p->qk_rope) |
-           st__json_add_num(m, "v_head", p->v_head);
-  if (p->mtp_layers > 0)
-    bad |= st__json_add_num(m, "mtp_layers", p->mtp_layers);
-  if (p->rotary_percent > 0)
-    bad |= st__json_add_num(m, "rotary_percent", p->rotary_percent);
-  if (p->moe_every > 1) bad |= st__json_add_num(m, "moe_every", p->moe_every);
-  if (p->nope_every > 0)
-    bad |= st__json_add_num(m, "nope_every", p->nope_every);
-  if (p->router_sigmoid) bad |= st__json_add_str(m, "router_scores", "sigmoid");
-  if (p->head_dim > 0) bad |= st__json_add_num(m, "head_dim", p->head_dim);
-  if (p->rope_theta > 0)
-    bad |= st__json_add_num(m, "rope_theta", p->rope_theta);
-  if (p->window > 0)
-    bad |= st__json_add_num(m, "window", p->window) |
-           st__json_add_num(m, "window_every", p->window_every);
-  return bad;
-}
-
 int st__json_par_items(cJSON *o, const strata_mem_items_t *m) {
   int bad = 0;
   if (m->ep_buffers > 0)

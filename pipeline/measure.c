@@ -52,12 +52,9 @@ static const key_t_ keys[] = {
     {"recipe", K_STR},
     {"framework", K_STR},
     {"sequence_parallel", K_BOOL},
-    {"overlap_grad_reduce", K_BOOL},
-    {"overlap_param_gather", K_BOOL},
-    {"tp_comm_overlap", K_BOOL},
-    {"overlap_moe_expert_parallel_comm", K_BOOL},
-    {"overlap_p2p", K_BOOL},
-    {"scatter_gather", K_BOOL},
+#define SWITCH_KEY(F, m, key, ...) {#key, K_BOOL},
+    STRATA_PLAN_SWITCHES(SWITCH_KEY, keys)
+#undef SWITCH_KEY
     {"flash_attention", K_BOOL},
     {"layers", K_INT},
     {"hidden", K_INT},
@@ -148,17 +145,12 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   for (size_t i = 0; i < sizeof int_keys / sizeof int_keys[0]; i++)
     if (!strcmp(key, int_keys[i])) *ints[i] = iv;
   if (!strcmp(key, "micro_batch")) o->gen.micro_batch = iv;
-  int *bools[] = {&o->sequence_parallel,    &o->overlap_grad_reduce,
-                  &o->overlap_param_gather, &o->tp_comm_overlap,
-                  &o->overlap_p2p,          &o->scatter_gather,
-                  &o->gen.flash_attention,  &o->overlap_ep_comm};
-  static const char *bool_keys[] = {
-      "sequence_parallel",    "overlap_grad_reduce",
-      "overlap_param_gather", "tp_comm_overlap",
-      "overlap_p2p",          "scatter_gather",
-      "flash_attention",      "overlap_moe_expert_parallel_comm"};
-  for (size_t i = 0; i < sizeof bool_keys / sizeof bool_keys[0]; i++)
-    if (!strcmp(key, bool_keys[i])) *bools[i] = iv != 0;
+  if (!strcmp(key, "sequence_parallel")) o->sequence_parallel = iv != 0;
+  if (!strcmp(key, "flash_attention")) o->gen.flash_attention = iv != 0;
+#define SWITCH_SET(F, m, k, ...)                                               \
+  if (!strcmp(key, #k)) o->m = iv != 0;
+  STRATA_PLAN_SWITCHES(SWITCH_SET, o)
+#undef SWITCH_SET
   if (!strcmp(key, "step_seconds")) r->step_seconds = v;
   if (!strcmp(key, "peak_memory_bytes")) r->peak_bytes = v;
   if (!strcmp(key, "peak_memory_gib")) r->peak_bytes = v * 1073741824.0;

@@ -188,7 +188,7 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->rope_theta = g->hp.rope_theta;
   p->mtp_layers = g->hp.mtp_layers;
   p->rotary_percent = g->hp.rotary_percent < 1 ? g->hp.rotary_percent : 0;
-  p->moe_every = g->hp.moe_every;
+  p->moe_every = g->hp.moe_every > 1 ? g->hp.moe_every : 0; /* 1: all */
   p->nope_every = g->hp.nope_every;
   p->router_sigmoid = g->hp.router_sigmoid;
   p->rope_scaling = g->hp.rope_scaling;
@@ -235,6 +235,10 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->recipe = o->recipe;
   p->recompute = cf->f->rc;
   p->framework = o->framework;
+  /* every switch as asked; those the configuration decides, below */
+#define SWITCH_COPY(F, m, ...) p->m = o->m;
+  STRATA_PLAN_SWITCHES(SWITCH_COPY, p)
+#undef SWITCH_COPY
   /* DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
    * ZeRO 2's step (eval.c, dp_sync) */
   int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
@@ -444,10 +448,10 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->sequence_parallel = -1;
   o->megatron = 1;
   o->stage_time_limit = 60;
-  o->overlap_grad_reduce = 1;
-  o->overlap_param_gather = 1;
-  o->overlap_p2p = -1;
-  o->scatter_gather = -1;
+#define SWITCH_DEFAULT(F, m, key, what, codec, slot, diff, cli, def, help)    \
+  o->m = def;
+  STRATA_PLAN_SWITCHES(SWITCH_DEFAULT, o)
+#undef SWITCH_DEFAULT
   o->top = 3;
   strata_gen_opts_keep(&o->gen);
   o->cp_comm = -1;

@@ -630,6 +630,44 @@ TEST(format5_multi_token_prediction) {
   strata_plan_destroy(p);
 }
 
+/* plan_fields.h drives the codec, the JSON and diff: every header slot
+ * is a field's, and each switch, set alone, survives the file, is true in
+ * show --json and is the one configuration line diff reports. */
+TEST(plan_fields_table) {
+  ASSERT_EQ(st__plan_fields_complete(), 1);
+  static const char *keys[] = {
+#define SWITCH_NAME(F, m, key, ...) #key,
+      STRATA_PLAN_SWITCHES(SWITCH_NAME, keys)
+#undef SWITCH_NAME
+  };
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *b, *q;
+    char *json = NULL, *diff = NULL, want[128];
+    b = hand_plan(2, 4, 2, 16, NULL);
+    int k = 0;
+#define SWITCH_SET(F, m, key, ...)                                             \
+  p->m = b->m = 0;                                                             \
+  if (k++ == (int)i) p->m = 1;
+    STRATA_PLAN_SWITCHES(SWITCH_SET, p)
+#undef SWITCH_SET
+    q = roundtrip(p);
+    assert_same_plan(p, q);
+    ASSERT_OK(strata_plan_json(q, &json));
+    snprintf(want, sizeof want, "\"%s\":\ttrue", keys[i]);
+    ASSERT_CONTAINS(json, want);
+    int differs = 0;
+    ASSERT_OK(strata_plan_diff(b, q, 1, &diff, &differs));
+    ASSERT_EQ(differs, 1);
+    snprintf(want, sizeof want, "\"%s\"", keys[i]);
+    ASSERT_CONTAINS(diff, want);
+    strata_free(json);
+    strata_free(diff);
+    strata_plan_destroy(q);
+    strata_plan_destroy(b);
+    strata_plan_destroy(p);
+  }
+}
+
 /* Every byte truncation and many random corruptions fail cleanly. */
 TEST(decode_fuzz) {
   strata_plan_t *p = hand_plan(4, 3, 2, 12, NULL);
@@ -1742,6 +1780,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(decode_errors),
     TEST_ENTRY(decode_bad_payload),
     TEST_ENTRY(format5_multi_token_prediction),
+    TEST_ENTRY(plan_fields_table),
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),
     TEST_ENTRY(encode_refuses_what_decode_refuses),

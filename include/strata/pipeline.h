@@ -8,6 +8,7 @@
 #define STRATA_PIPELINE_H
 
 #include "strata/intraop.h"
+#include "strata/plan_fields.h"
 #include "strata/topo.h"
 #include "strata/traces.h"
 
@@ -52,24 +53,10 @@ typedef struct {
   double time_limit;       /* whole plan, seconds (0: none) */
   double stage_time_limit; /* per stage ILP */
   int max_pp;              /* 0: no limit */
-  /* What the framework overlaps (docs/cost-model.md, "Overlap"). */
-  int overlap_grad_reduce;  /* data-parallel gradient reduction with the
-                               backward pass (default 1) */
-  int overlap_param_gather; /* distributed optimizer's parameter gather
-                               with the forward pass (default 1) */
-  int tp_comm_overlap;      /* tensor-parallel collectives with GEMMs
-                               (default 0; needs sequence parallelism) */
-  int overlap_p2p;          /* -1: Megatron's default (overlapped with
-                               interleaving, blocking otherwise) */
-  int overlap_ep_comm;      /* the experts' all-to-all with another micro-
-                               batch's compute where Megatron-LM runs it
-                               (ep > 1; pp 1 or interleaved; no full
-                               recompute) -- --overlap-moe-expert-
-                               parallel-comm (default 0) */
-  int scatter_gather;       /* p2p sends 1/t of the boundary tensor without
-                               sequence parallelism (2021 Megatron-LM;
-                               DeepSpeed's pipe_partitioned); -1: the
-                               framework's (DeepSpeed 1, Megatron-LM 0) */
+  /* What the framework overlaps (docs/cost-model.md, "Overlap") and the
+   * other on/off switches: plan_fields.h's STRATA_PLAN_SWITCHES, each 0,
+   * 1 or STRATA_AUTO (the framework's default). */
+  STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_DECL, opts)
   int vpp;                  /* virtual stages per rank: 0 choose, 1 none */
   strata_framework_t framework;
   /* To try several micro-batch sizes the planner regenerates the model:
@@ -178,62 +165,57 @@ typedef struct {
   double optimizer_seconds;
 } strata_plan_rank_t;
 
-/* A global plan. */
+/* A global plan, in three named parts whose scalars plan_fields.h lists:
+ * the configuration (p->conf), the model's facts (p->arch) and the run's
+ * figures (p->run).  Each part's members are reachable by name too
+ * (p->tp is p->conf.tp): a part is an anonymous struct in a union with
+ * its named struct, whose members are the same list. */
+typedef struct {
+  STRATA_PLAN_FIELDS(STRATA_PLAN_DECL_CONF)
+} strata_plan_conf_t;
+
+#define STRATA_PLAN_ARCH_BODY                                                  \
+  char family[16];                                                             \
+  STRATA_PLAN_FIELDS(STRATA_PLAN_DECL_ARCH)                                    \
+  strata_rope_scaling_t rope_scaling; /* plan format 7 */
+typedef struct {
+  STRATA_PLAN_ARCH_BODY
+} strata_plan_arch_t;
+
+#define STRATA_PLAN_RUN_BODY                                                   \
+  STRATA_PLAN_FIELDS(STRATA_PLAN_DECL_RUN)                                     \
+  strata_step_items_t step_items;
+typedef struct {
+  STRATA_PLAN_RUN_BODY
+} strata_plan_run_t;
+
 typedef struct strata_plan {
   char *model, *cluster;
-  int devices;    /* used */
-  int tp, pp, dp; /* tp: devices per stage (Megatron mode) */
-  int micro_batch, global_batch, n_micro;
-  int zero_stage, sequence_parallel, megatron, vpp;
-  strata_recipe_t recipe;
-  strata_recompute_t recompute;
-  strata_framework_t framework;
-  int overlap_grad_reduce, overlap_param_gather, tp_comm_overlap, overlap_p2p,
-      scatter_gather;
-  int overlap_ep_comm; /* the experts' all-to-all overlapped (format 6) */
-  double alpha;
-  int seq_len, layers, hidden, heads, kv_heads, ffn, vocab;
-  char family[16];
+  union {
+    strata_plan_conf_t conf;
+    struct {
+      STRATA_PLAN_FIELDS(STRATA_PLAN_DECL_CONF)
+    };
+  };
+  union {
+    strata_plan_arch_t arch;
+    struct {
+      STRATA_PLAN_ARCH_BODY
+    };
+  };
+  union {
+    strata_plan_run_t run;
+    struct {
+      STRATA_PLAN_RUN_BODY
+    };
+  };
   int n_stages; /* pp * vpp model chunks */
   strata_plan_stage_t *stages;
   strata_plan_rank_t *ranks; /* [pp] */
   double *p2p_seconds;       /* [n_stages - 1] per micro-batch, one way */
-  double step_seconds, tokens_per_second, mfu;
-  strata_step_items_t step_items;
-  double peak_memory_bytes; /* the most loaded device */
-  double gpu_memory_bytes, gpu_peak_flops;
-  double model_flops_per_step;
   /* the best distinct configurations (top[0] is this plan's) */
   int n_top;
   strata_plan_config_t *top;
-  /* search statistics */
-  int subproblems_total, subproblems_distinct, ilps_solved, cache_hits;
-  int configs_bounded, configs_evaluated; /* lower-bounded, exactly costed */
-  double plan_seconds;
-  int time_limited; /* the whole-plan time limit was reached */
-  /* model facts the exporters need (strata_merge_stitch fills them from
-   * the graph) */
-  int flash_attention, dropout, untie_embeddings, max_position;
-  /* context and expert parallelism, precision (tp x cp devices per stage;
-   * the expert layers run on etp x ep of the tp x cp x dp ranks) */
-  int cp, ep, etp, cp_comm;
-  int fp8; /* 0: BF16; FP8 GEMMs scaled per tensor (1) or MXFP8 (2) */
-  double moe_imbalance;
-  /* more model facts: the mixture of experts (experts 0: dense), latent
-   * attention, variants (strata_graph_t.hp) */
-  int experts, topk, moe_ffn, shared_ffn, first_dense, moe_layers;
-  double capacity;
-  int q_lora, kv_lora, qk_nope, qk_rope, v_head;
-  int head_dim, qkv_bias, out_bias, qk_norm, window, window_every, expert_bias;
-  double rope_theta;
-  int mtp_layers;        /* multi-token prediction modules, on the last stage */
-  double rotary_percent; /* RoPE on this share of each head (0: all) */
-  /* experts every moe_every-th layer (0: all from first_dense), no RoPE
-   * every nope_every-th layer (0: none), sigmoid router scores
-   * (strata_graph_t.hp) */
-  int moe_every, nope_every, router_sigmoid;
-  /* the RoPE scaling (strata_graph_t.hp.rope_scaling; plan format 7) */
-  strata_rope_scaling_t rope_scaling;
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;

@@ -1,0 +1,183 @@
+/*
+ * plan_fields.h - every scalar of a plan, once.
+ *
+ * One row per field of strata_plan_t; the struct's three named parts, the
+ * plan-file codec (merge/payload.c), `strata show --json` (merge/report.c),
+ * `strata diff` (merge/diff.c) and the plan's own range checks are all
+ * expanded from this list (an X-macro, as libuv states its errors once in
+ * UV_ERRNO_MAP), so adding a field is one row here.  The columns:
+ *
+ *   part    CONF (the configuration: what a run sets), ARCH (facts of the
+ *           model the exporters need), RUN (figures of the plan and how it
+ *           was found); ITEM: a member of a struct declared by hand
+ *   type    its C type
+ *   member  the member (an expression on the plan for ITEM rows)
+ *   key     its name in JSON, diff and messages
+ *   what    its name in a corrupt file's message (NULL: not range-checked)
+ *   lo, hi  its range in a plan file (hi may name another field, as p->x)
+ *   codec   where the plan file keeps it (docs/plan-format.md):
+ *             HI, HD  the header's ints / doubles, at index `slot`
+ *             HE      a header int holding an enum: read in [lo, hi]
+ *             HZ, HZD a run statistic: the header keeps 0 at `slot`
+ *             TI, TD  after the stages, from plan format `slot` on, and
+ *                     only in files that need that format (a row whose
+ *                     value is not 0 raises the format to `slot`)
+ *   jsec    its object in show --json: ROOT, ARCH ("architecture"), OPTS
+ *           ("options"), FIG (the figures after the stages), STEP
+ *           ("step_items"), SEARCH ("search"), NONE
+ *   jkind   NUM, BOOL (!= 0), POS (> 0), NAME (strata_<key>_name), CPCOMM
+ *           ("p2p" or "all_gather"), PREC ("precision": "fp8"), SIGMOID
+ *           ("router_scores": "sigmoid"), TIMING (NUM with --timings only)
+ *   when    when show --json writes it (an expression on p)
+ *   diff    its place among the configuration lines of `strata diff`
+ *           (0: not compared there; 16 is the frameworks' verdicts)
+ *
+ * Rows are in the order show --json writes them.
+ */
+#ifndef STRATA_PLAN_FIELDS_H
+#define STRATA_PLAN_FIELDS_H
+
+/* clang-format off */
+#define STRATA_PLAN_FIELDS(F)                                                 \
+  /* part  type     member                key                    what                        lo  hi          codec slot jsec  jkind   when                diff */ \
+  F(CONF, int,     devices,              devices,               "devices",                  1,  BIG,        HI, 0,  ROOT, NUM,    1,                  3)  \
+  F(CONF, int,     tp,                   tp,                    "tensor-parallel size",     1,  BIG,        HI, 1,  ROOT, NUM,    1,                  4)  \
+  F(CONF, int,     pp,                   pp,                    "pipeline size",            1,  MAX_STAGES, HI, 2,  ROOT, NUM,    1,                  5)  \
+  F(CONF, int,     dp,                   dp,                    NULL,                       0,  0,          HI, 3,  ROOT, NUM,    1,                  6)  \
+  F(CONF, int,     micro_batch,          micro_batch,           NULL,                       0,  0,          HI, 4,  ROOT, NUM,    1,                  7)  \
+  F(CONF, int,     global_batch,         global_batch,          NULL,                       0,  0,          HI, 5,  ROOT, NUM,    1,                  8)  \
+  F(CONF, int,     n_micro,              n_micro,               NULL,                       0,  0,          HI, 6,  ROOT, NUM,    1,                  9)  \
+  F(ARCH, int,     layers,               layers,                "layers",                   1,  BIG,        HI, 14, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     hidden,               hidden,                "hidden size",              0,  BIG,        HI, 15, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     heads,                heads,                 "heads",                    0,  BIG,        HI, 16, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     kv_heads,             kv_heads,              "key-value heads",          0,  BIG,        HI, 17, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     ffn,                  ffn,                   "MLP size",                 0,  BIG,        HI, 18, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     vocab,                vocab,                 "vocabulary",               0,  BIG,        HI, 19, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     seq_len,              seq_len,               "sequence length",          1,  BIG,        HI, 13, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     max_position,         max_position,          "maximum position",         0,  BIG,        HI, 23, ARCH, NUM,    1,                  0)  \
+  F(ARCH, int,     flash_attention,      flash_attention,       "flash attention",          0,  1,          HI, 20, ARCH, POS,    1,                  0)  \
+  F(ARCH, int,     dropout,              dropout,               "dropout",                  0,  1,          HI, 21, ARCH, POS,    1,                  0)  \
+  F(ARCH, int,     untie_embeddings,     untie_embeddings,      "untied embeddings",        0,  1,          HI, 22, ARCH, POS,    1,                  0)  \
+  F(ARCH, int,     experts,              experts,               "experts",                  0,  BIG,        HI, 42, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, int,     topk,                 topk,                  "experts per token",        0,  p->experts, HI, 43, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, int,     moe_ffn,              moe_ffn,               "expert MLP size",          0,  BIG,        HI, 44, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, int,     shared_ffn,           shared_ffn,            "shared expert MLP size",   0,  BIG,        HI, 45, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, int,     moe_layers,           moe_layers,            "MoE layers",               0,  BIG,        HI, 47, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, int,     first_dense,          first_moe_layer,       "first MoE layer",          0,  BIG,        HI, 46, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, double,  capacity,             capacity,              NULL,                       0,  0,          HD, 17, ARCH, NUM,    p->experts > 0,     0)  \
+  F(ARCH, int,     q_lora,               q_lora,                "query LoRA rank",          0,  BIG,        HI, 48, ARCH, NUM,    p->kv_lora > 0,     0)  \
+  F(ARCH, int,     kv_lora,              kv_lora,               "key-value LoRA rank",      0,  BIG,        HI, 49, ARCH, NUM,    p->kv_lora > 0,     0)  \
+  F(ARCH, int,     qk_nope,              qk_nope,               "q/k head size without RoPE", 0, BIG,       HI, 50, ARCH, NUM,    p->kv_lora > 0,     0)  \
+  F(ARCH, int,     qk_rope,              qk_rope,               "q/k head size with RoPE",  0,  BIG,        HI, 51, ARCH, NUM,    p->kv_lora > 0,     0)  \
+  F(ARCH, int,     v_head,               v_head,                "value head size",          0,  BIG,        HI, 52, ARCH, NUM,    p->kv_lora > 0,     0)  \
+  F(ARCH, int,     mtp_layers,           mtp_layers,            "multi-token prediction modules", 0, 16,    TI, 5,  ARCH, NUM,    p->mtp_layers > 0,  0)  \
+  F(ARCH, double,  rotary_percent,       rotary_percent,        "rotary share",             0,  0,          TD, 5,  ARCH, NUM,    p->rotary_percent > 0, 0) \
+  F(ARCH, int,     moe_every,            moe_every,             "MoE layer interval",       0,  BIG,        TI, 5,  ARCH, NUM,    p->moe_every > 1,   0)  \
+  F(ARCH, int,     nope_every,           nope_every,            "no-RoPE layer interval",   0,  BIG,        TI, 5,  ARCH, NUM,    p->nope_every > 0,  0)  \
+  F(ARCH, int,     router_sigmoid,       router_scores,         "router score function",    0,  1,          TI, 5,  ARCH, SIGMOID, p->router_sigmoid, 0)  \
+  F(ARCH, int,     head_dim,             head_dim,              "head size",                0,  BIG,        HI, 53, ARCH, NUM,    p->head_dim > 0,    0)  \
+  F(ARCH, double,  rope_theta,           rope_theta,            NULL,                       0,  0,          HD, 18, ARCH, NUM,    p->rope_theta > 0,  0)  \
+  F(ARCH, int,     window,               window,                "attention window",         0,  BIG,        HI, 57, ARCH, NUM,    p->window > 0,      0)  \
+  F(ARCH, int,     window_every,         window_every,          "window interval",          0,  BIG,        HI, 58, ARCH, NUM,    p->window > 0,      0)  \
+  F(ARCH, int,     qkv_bias,             qkv_bias,              "q/k/v bias",               0,  1,          HI, 54, NONE, NUM,    1,                  0)  \
+  F(ARCH, int,     out_bias,             out_bias,              "output bias",              0,  1,          HI, 55, NONE, NUM,    1,                  0)  \
+  F(ARCH, int,     qk_norm,              qk_norm,               "q/k norm",                 0,  2,          HI, 56, NONE, NUM,    1,                  0)  \
+  F(ARCH, int,     expert_bias,          expert_bias,           "expert bias",              0,  1,          HI, 59, NONE, NUM,    1,                  0)  \
+  F(CONF, int,     zero_stage,           zero_stage,            "ZeRO stage",               0,  3,          HI, 7,  OPTS, NUM,    1,                  10) \
+  F(CONF, strata_recipe_t, recipe,       recipe,                "recipe",                   0,  1,          HE, 11, OPTS, NAME,   1,                  11) \
+  F(CONF, strata_recompute_t, recompute, recompute,             "recompute",                0,  2,          HE, 12, OPTS, NAME,   1,                  12) \
+  F(CONF, int,     sequence_parallel,    sequence_parallel,     "sequence parallelism",     0,  1,          HI, 8,  OPTS, POS,    1,                  13) \
+  F(CONF, int,     megatron,             megatron,              "mode",                     0,  1,          HI, 9,  OPTS, POS,    1,                  14) \
+  F(CONF, int,     vpp,                  vpp,                   "virtual stages per rank",  1,  MAX_VPP,    HI, 10, OPTS, NUM,    1,                  15) \
+  F(CONF, double,  alpha,                alpha,                 NULL,                       0,  0,          HD, 0,  OPTS, NUM,    1,                  0)  \
+  F(CONF, strata_framework_t, framework, framework,             "framework",                0,  1,          HE, 29, OPTS, NAME,   1,                  0)  \
+  STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_FIELD, F)                          \
+  F(CONF, int,     cp,                   cp,                    "context-parallel size",    0,  BIG,        HI, 37, OPTS, NUM,    p->cp > 1,          17) \
+  F(CONF, int,     cp_comm,              cp_comm,               "context-parallel communication", 0, 1,     HI, 40, OPTS, CPCOMM, p->cp > 1,          0)  \
+  F(CONF, int,     ep,                   ep,                    "expert-parallel size",     0,  BIG,        HI, 38, OPTS, NUM,    p->experts > 0,     18) \
+  F(CONF, int,     etp,                  etp,                   "expert tensor-parallel size", 0, BIG,      HI, 39, OPTS, NUM,    p->experts > 0,     19) \
+  F(CONF, double,  moe_imbalance,        moe_imbalance,         NULL,                       0,  0,          HD, 16, OPTS, NUM,    p->experts > 0,     0)  \
+  F(CONF, int,     fp8,                  fp8,                   "FP8 recipe",               0,  2,          HI, 41, OPTS, PREC,   p->fp8,             20) \
+  F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  mfu,                  mfu,                   NULL,                       0,  0,          HD, 3,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  peak_memory_bytes,    peak_memory_bytes,     NULL,                       0,  0,          HD, 4,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  gpu_memory_bytes,     gpu_memory_bytes,      NULL,                       0,  0,          HD, 5,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  gpu_peak_flops,       gpu_peak_flops,        NULL,                       0,  0,          HD, 6,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  model_flops_per_step, model_flops_per_step,  NULL,                       0,  0,          HD, 7,  FIG,  NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.compute,   compute_seconds,       NULL,                       0,  0,          HD, 9,  STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.tp_comm,   tp_comm_seconds,       NULL,                       0,  0,          HD, 10, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.bubble,    bubble_seconds,        NULL,                       0,  0,          HD, 11, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.dp_sync,   dp_sync_seconds,       NULL,                       0,  0,          HD, 12, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.param_gather, param_gather_seconds, NULL,                     0,  0,          HD, 13, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.optimizer, optimizer_seconds,     NULL,                       0,  0,          HD, 14, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.overhead,  overhead_seconds,      NULL,                       0,  0,          HD, 15, STEP, NUM,    1,                  0)  \
+  F(RUN,  int,     time_limited,         time_limited,          "time limit flag",          0,  1,          HI, 28, SEARCH, POS,  1,                  0)  \
+  F(RUN,  int,     subproblems_total,    subproblems_total,     "subproblems",              0,  BIG,        HI, 24, SEARCH, NUM,  1,                  0)  \
+  F(RUN,  int,     subproblems_distinct, subproblems_distinct,  "distinct subproblems",     0,  BIG,        HI, 25, SEARCH, NUM,  1,                  0)  \
+  F(RUN,  int,     ilps_solved,          ilps_solved,           NULL,                       0,  0,          HZ, 26, SEARCH, NUM,  1,                  0)  \
+  F(RUN,  int,     cache_hits,           cache_hits,            NULL,                       0,  0,          HZ, 27, SEARCH, NUM,  1,                  0)  \
+  F(RUN,  double,  plan_seconds,         plan_seconds,          NULL,                       0,  0,          HZD, 8, SEARCH, TIMING, 1,                0)  \
+  F(RUN,  int,     configs_bounded,      configs_bounded,       NULL,                       0,  0,          HZ, 35, NONE, NUM,    1,                  0)  \
+  F(RUN,  int,     configs_evaluated,    configs_evaluated,     NULL,                       0,  0,          HZ, 36, NONE, NUM,    1,                  0)
+/* clang-format on */
+
+/* The planning switches: options that are on or off (or STRATA_AUTO: the
+ * framework's default), stated once for strata_plan_opts_t, the plan, its
+ * file, show --json, diff, the runs files of strata calibrate, --baseline
+ * and the command line's --NAME / --no-NAME with their help.  A new switch
+ * is a row here; what it changes is costed in pipeline/ and exported in
+ * merge/.  Columns: member, key, what, codec, slot and diff as in
+ * STRATA_PLAN_FIELDS; the option's name; its default; its help (a line of
+ * at most 44 characters, more lines joined by "\n").  A new switch is kept
+ * after the stages (codec TI, slot: the plan format that first holds it).
+ */
+/* clang-format off */
+#define STRATA_PLAN_SWITCHES(S, F)                                              \
+  S(F, overlap_grad_reduce, overlap_grad_reduce, "gradient reduce overlap", HI, 30, 21, \
+    "overlap-grad-reduce", 1, "(default on)")                                   \
+  S(F, overlap_param_gather, overlap_param_gather, "parameter gather overlap", HI, 31, 22, \
+    "overlap-param-gather", 1, "(default on, with ZeRO 1)")                     \
+  S(F, tp_comm_overlap, tp_comm_overlap, "tensor-parallel overlap", HI, 32, 23, \
+    "tp-comm-overlap", 0, "(default off; needs sequence parallel)")             \
+  S(F, overlap_ep_comm, overlap_moe_expert_parallel_comm, "expert all-to-all overlap", TI, 6, 24, \
+    "overlap-moe-expert-parallel-comm", 0,                                      \
+    "the experts' all-to-all under another\nmicro-batch's compute (default off; ep >\n1, pp 1 or interleaved, no full recompute)") \
+  S(F, overlap_p2p, overlap_p2p, "p2p overlap", HI, 33, 25,                     \
+    "overlap-p2p", STRATA_AUTO, "(default: Megatron-LM's, on with vpp)")        \
+  S(F, scatter_gather, scatter_gather, "scatter-gather", HI, 34, 26,            \
+    "scatter-gather", STRATA_AUTO,                                              \
+    "p2p of 1/t of the boundary without\nsequence parallelism (default: off\nfor megatron, on for deepspeed)")
+/* clang-format on */
+
+/* "Choose" (or "the framework's default") for an option that 0 and 1
+ * both mean something for. */
+#define STRATA_AUTO (-1)
+
+/* A switch as a row of STRATA_PLAN_FIELDS. */
+#define STRATA_PLAN_SWITCH_FIELD(F, m, key, what, codec, slot, diff, ...)      \
+  F(CONF, int, m, key, what, 0, 1, codec, slot, OPTS, BOOL, 1, diff)
+#define STRATA_PLAN_SWITCH_DECL(F, m, ...) int m;
+
+/* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
+#define STRATA_PLAN_HEADER_INTS 60
+#define STRATA_PLAN_HEADER_DOUBLES 19
+
+/* Declarations of one part's members (the struct bodies of pipeline.h). */
+#define STRATA_PLAN_DECL_CONF_CONF(t, m) t m;
+#define STRATA_PLAN_DECL_CONF_ARCH(t, m)
+#define STRATA_PLAN_DECL_CONF_RUN(t, m)
+#define STRATA_PLAN_DECL_CONF_ITEM(t, m)
+#define STRATA_PLAN_DECL_ARCH_CONF(t, m)
+#define STRATA_PLAN_DECL_ARCH_ARCH(t, m) t m;
+#define STRATA_PLAN_DECL_ARCH_RUN(t, m)
+#define STRATA_PLAN_DECL_ARCH_ITEM(t, m)
+#define STRATA_PLAN_DECL_RUN_CONF(t, m)
+#define STRATA_PLAN_DECL_RUN_ARCH(t, m)
+#define STRATA_PLAN_DECL_RUN_RUN(t, m) t m;
+#define STRATA_PLAN_DECL_RUN_ITEM(t, m)
+#define STRATA_PLAN_DECL_CONF(part, t, m, ...) STRATA_PLAN_DECL_CONF_##part(t, m)
+#define STRATA_PLAN_DECL_ARCH(part, t, m, ...) STRATA_PLAN_DECL_ARCH_##part(t, m)
+#define STRATA_PLAN_DECL_RUN(part, t, m, ...) STRATA_PLAN_DECL_RUN_##part(t, m)
+
+#endif
