@@ -75,7 +75,7 @@ typedef struct {
 
 void st__arch_init(st__arch_t *a);
 /* A shorter mixture (fewer layers than its dense ones) keeps its last
- * layer's experts (presets.c). */
+ * layer's experts (opts.c). */
 void st__keep_a_moe_layer(strata_gen_opts_t *o);
 int st__arch_build(const st__arch_t *a, const char *name, strata_graph_t **out);
 
