@@ -9,8 +9,11 @@
  * generation defaults, ...): any other key is an error that names it, so
  * a field this importer does not understand never passes as a silent
  * approximation.  Mixtures of experts (mixtral, qwen2_moe, qwen3_moe,
- * deepseek_v2/v3 with latent attention, gpt_oss) are read into the LLaMA
- * generator's options and built by it, as their presets are.
+ * deepseek_v2/v3 with latent attention, gpt_oss, glm4_moe, llama4) are
+ * read into the LLaMA generator's options, as their presets are written,
+ * so that they pass the same checks; gen.c states those options as an
+ * st__arch_t.  Dense or not, every config ends in the one builder,
+ * st__arch_build (arch.c).
  */
 #include <limits.h>
 #include <math.h>
@@ -747,10 +750,10 @@ static void rd_t5(cfg_t *c, st__arch_t *a) {
 
 /* ---- mixtures of experts: the LLaMA generator's MoE layers ---- */
 
-/* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are built by the same
- * generator as their presets (gen.c: router, token dispatch, grouped expert
- * GEMMs, combine; latent attention), so a config and its preset give the
- * same graph.  What the router does beyond top-k of its scores (groups,
+/* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are read into the same
+ * generator options as their presets (gen.c), which the one builder turns
+ * into router, token dispatch, grouped expert GEMMs, combine and latent
+ * attention (arch.c), so a config and its preset give the same graph.  What the router does beyond top-k of its scores (groups,
  * scaling, the auxiliary loss, jitter, the load-balancing bias that is not
  * trained by gradient) changes no parameter, FLOP or byte counted. */
 static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
@@ -1290,7 +1293,9 @@ static int dense_from_json(cfg_t *c, const cJSON *root, const char *where,
     return rc;
   char *name;
   if ((rc = model_name(root, where, &name))) return rc;
-  if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
+  st__arch_hp(&a);
+  if (!(rc = st__arch_check(&a))) rc = st__arch_build(&a, name, out);
+  if (rc && rc != STRATA_ENOMEM)
     strata_error_prefix("%s (model_type %s)", where, c->type);
   if (!rc) finish(c, overrides, *out);
   strata_free(name);
