@@ -753,9 +753,10 @@ static void rd_t5(cfg_t *c, st__arch_t *a) {
 /* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are read into the same
  * generator options as their presets (gen.c), which the one builder turns
  * into router, token dispatch, grouped expert GEMMs, combine and latent
- * attention (arch.c), so a config and its preset give the same graph.  What the router does beyond top-k of its scores (groups,
- * scaling, the auxiliary loss, jitter, the load-balancing bias that is not
- * trained by gradient) changes no parameter, FLOP or byte counted. */
+ * attention (arch.c), so a config and its preset give the same graph.
+ * What the router does beyond top-k of its scores (groups, scaling, the
+ * auxiliary loss, jitter, the load-balancing bias that is not trained by
+ * gradient) changes no parameter, FLOP or byte counted. */
 static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   static const char *const routing[] = {"router_aux_loss_coef",
                                         "output_router_logits",
