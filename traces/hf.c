@@ -1133,19 +1133,25 @@ static int read_arch(cfg_t *c, st__arch_t *a) {
   return unknown_type(c->where, c->type);
 }
 
-/* Overrides: the run's shape (seq, micro-batch, dtype, attention kernel,
- * dropout) and the number of layers; the architecture is the config's. */
-static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
-                           const char *where) {
-  if (!v) return 0;
-  if (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
-      v->vocab > 0 || v->tie_embeddings >= 0)
+/* Overrides may change the run's shape (seq, micro-batch, dtype,
+ * attention kernel, dropout) and the number of layers; the architecture is
+ * the config's, dense or mixture of experts. */
+static int refuse_fixed(const strata_gen_opts_t *v, const char *where) {
+  if (v && (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
+            v->vocab > 0 || v->tie_embeddings >= 0))
     return strata_error(STRATA_EINVAL,
                         "%s: a Hugging Face config fixes hidden, heads, "
                         "kv_heads, ffn, vocab and the tied head; only "
                         "layers, seq, micro-batch, dtype, flash attention "
                         "and dropout may be changed",
                         where);
+  return 0;
+}
+
+static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
+                           const char *where) {
+  int rc = refuse_fixed(v, where);
+  if (!v || rc) return rc;
   if (v->mtp_layers > 0)
     return strata_error(STRATA_EINVAL,
                         "%s: multi-token prediction modules are built for "
@@ -1229,14 +1235,7 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   rope_scaling(c, 1);
   if (c->rc) return c->rc;
   if ((rc = check_leftovers(c))) return rc;
-  if (v && (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
-            v->vocab > 0 || v->tie_embeddings >= 0))
-    return strata_error(STRATA_EINVAL,
-                        "%s: a Hugging Face config fixes hidden, heads, "
-                        "kv_heads, ffn, vocab and the tied head; only "
-                        "layers, seq, micro-batch, dtype, flash attention "
-                        "and dropout may be changed",
-                        where);
+  if ((rc = refuse_fixed(v, where))) return rc;
   if (v && v->layers > 0) o.layers = v->layers;
   st__keep_a_moe_layer(&o);
   if (v && v->seq > 0) o.seq = v->seq;
