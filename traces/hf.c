@@ -9,8 +9,11 @@
  * generation defaults, ...): any other key is an error that names it, so
  * a field this importer does not understand never passes as a silent
  * approximation.  Mixtures of experts (mixtral, qwen2_moe, qwen3_moe,
- * deepseek_v2/v3 with latent attention, gpt_oss) are read into the LLaMA
- * generator's options and built by it, as their presets are.
+ * deepseek_v2/v3 with latent attention, gpt_oss, glm4_moe, llama4) are
+ * read into the LLaMA generator's options, as their presets are written,
+ * so that they pass the same checks; gen.c states those options as an
+ * st__arch_t.  Dense or not, every config ends in the one builder,
+ * st__arch_build (arch.c).
  */
 #include <limits.h>
 #include <math.h>
@@ -747,12 +750,13 @@ static void rd_t5(cfg_t *c, st__arch_t *a) {
 
 /* ---- mixtures of experts: the LLaMA generator's MoE layers ---- */
 
-/* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are built by the same
- * generator as their presets (gen.c: router, token dispatch, grouped expert
- * GEMMs, combine; latent attention), so a config and its preset give the
- * same graph.  What the router does beyond top-k of its scores (groups,
- * scaling, the auxiliary loss, jitter, the load-balancing bias that is not
- * trained by gradient) changes no parameter, FLOP or byte counted. */
+/* Mixtral, Qwen3-MoE, DeepSeek-V2/V3 and gpt-oss are read into the same
+ * generator options as their presets (gen.c), which the one builder turns
+ * into router, token dispatch, grouped expert GEMMs, combine and latent
+ * attention (arch.c), so a config and its preset give the same graph.
+ * What the router does beyond top-k of its scores (groups, scaling, the
+ * auxiliary loss, jitter, the load-balancing bias that is not trained by
+ * gradient) changes no parameter, FLOP or byte counted. */
 static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   static const char *const routing[] = {"router_aux_loss_coef",
                                         "output_router_logits",
@@ -1129,19 +1133,25 @@ static int read_arch(cfg_t *c, st__arch_t *a) {
   return unknown_type(c->where, c->type);
 }
 
-/* Overrides: the run's shape (seq, micro-batch, dtype, attention kernel,
- * dropout) and the number of layers; the architecture is the config's. */
-static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
-                           const char *where) {
-  if (!v) return 0;
-  if (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
-      v->vocab > 0 || v->tie_embeddings >= 0)
+/* Overrides may change the run's shape (seq, micro-batch, dtype,
+ * attention kernel, dropout) and the number of layers; the architecture is
+ * the config's, dense or mixture of experts. */
+static int refuse_fixed(const strata_gen_opts_t *v, const char *where) {
+  if (v && (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
+            v->vocab > 0 || v->tie_embeddings >= 0))
     return strata_error(STRATA_EINVAL,
                         "%s: a Hugging Face config fixes hidden, heads, "
                         "kv_heads, ffn, vocab and the tied head; only "
                         "layers, seq, micro-batch, dtype, flash attention "
                         "and dropout may be changed",
                         where);
+  return 0;
+}
+
+static int apply_overrides(const strata_gen_opts_t *v, st__arch_t *a,
+                           const char *where) {
+  int rc = refuse_fixed(v, where);
+  if (!v || rc) return rc;
   if (v->mtp_layers > 0)
     return strata_error(STRATA_EINVAL,
                         "%s: multi-token prediction modules are built for "
@@ -1225,14 +1235,7 @@ static int moe_from_json(cfg_t *c, moe_reader_fn fn, const cJSON *root,
   rope_scaling(c, 1);
   if (c->rc) return c->rc;
   if ((rc = check_leftovers(c))) return rc;
-  if (v && (v->hidden > 0 || v->heads > 0 || v->kv_heads > 0 || v->ffn > 0 ||
-            v->vocab > 0 || v->tie_embeddings >= 0))
-    return strata_error(STRATA_EINVAL,
-                        "%s: a Hugging Face config fixes hidden, heads, "
-                        "kv_heads, ffn, vocab and the tied head; only "
-                        "layers, seq, micro-batch, dtype, flash attention "
-                        "and dropout may be changed",
-                        where);
+  if ((rc = refuse_fixed(v, where))) return rc;
   if (v && v->layers > 0) o.layers = v->layers;
   st__keep_a_moe_layer(&o);
   if (v && v->seq > 0) o.seq = v->seq;
@@ -1290,7 +1293,9 @@ static int dense_from_json(cfg_t *c, const cJSON *root, const char *where,
     return rc;
   char *name;
   if ((rc = model_name(root, where, &name))) return rc;
-  if ((rc = st__arch_build(&a, name, out)) && rc != STRATA_ENOMEM)
+  st__arch_hp(&a);
+  if (!(rc = st__arch_check(&a))) rc = st__arch_build(&a, name, out);
+  if (rc && rc != STRATA_ENOMEM)
     strata_error_prefix("%s (model_type %s)", where, c->type);
   if (!rc) finish(c, overrides, *out);
   strata_free(name);

@@ -1,7 +1,8 @@
 /*
  * traces_int.h - what the files of traces/ share and nothing outside uses:
  * the per-kind shape check (kinds.c) that validation and the loader call,
- * and a shape formatter for messages.
+ * a shape formatter for messages, the transformer builder that every model
+ * front end goes through, and the name indexes.
  */
 #ifndef STRATA_TRACES_INT_H
 #define STRATA_TRACES_INT_H
@@ -13,6 +14,9 @@
 
 /* Largest block repeat accepted (keeps totals far from overflow). */
 #define STRATA_MAX_REPEAT 1000000
+
+/* The rate of every dropout op the builder writes. */
+#define ST__DROPOUT_P 0.1
 
 /* Check op's arity, attributes, dtypes and shapes against the rule of its
  * kind (the table in traces.h).  Returns 0, or STRATA_EBADINPUT with a
@@ -31,12 +35,16 @@ const char *st__shape_str(const strata_tensor_t *t, char *buf, size_t size);
 /* The tensor whose storage t is a full view of (t itself if none). */
 int st__storage_root(const strata_graph_t *g, int t);
 
-/* ---- architectures (arch.c) ----
+/* ---- the transformer builder (arch.c) ----
  *
- * One description of a transformer that covers what the imported model
- * families differ in; st__arch_build turns it into a graph.  Every field
- * that changes parameter counts, FLOPs or memory is here; hf.c fills it
- * from a Hugging Face config.json. */
+ * One description of a transformer that covers what the built-in
+ * families, their presets and the imported model families differ in;
+ * st__arch_build turns it into a graph, and is the only code that does.
+ * Every field that changes parameter counts, FLOPs or memory is here, and
+ * the few names that differ between the families are too, so a family is
+ * a row of values, not a code path: gen.c fills it from strata_gen_opts_t
+ * (presets, `trace gen`, the mixtures of experts of hf.c), hf.c from a
+ * Hugging Face config.json. */
 typedef enum { ST__ACT_GELU, ST__ACT_RELU, ST__ACT_SILU } st__act_t;
 
 typedef struct {
@@ -44,20 +52,21 @@ typedef struct {
   int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, seq, micro_batch;
   strata_dtype_t dtype;
   int flash_attention, dropout;
-  int max_pos;    /* learned absolute positions: table rows (0: none) */
-  int type_vocab; /* token-type embeddings (BERT; 0: none) */
-  int rope;       /* rotary positions on q and k */
-  int rotary_dim; /* dims of each head rotated (0: all of them) */
-  int rms;        /* rmsnorm, else layernorm */
-  int norm_bias;  /* layernorm with a bias */
-  st__act_t act;  /* the MLP's activation */
-  int gated;      /* act(gate) * up: SwiGLU, GeGLU */
+  int max_pos;     /* learned absolute positions: table rows (0: none) */
+  int type_vocab;  /* token-type embeddings (BERT; 0: none) */
+  int types_first; /* their ids declared with the other inputs */
+  int rope;        /* rotary positions on q and k */
+  int rotary_dim;  /* dims of each head rotated (0: all of them) */
+  int rms;         /* rmsnorm, else layernorm */
+  int norm_bias;   /* layernorm with a bias */
+  st__act_t act;   /* the MLP's activation */
+  int gated;       /* act(gate) * up: SwiGLU, GeGLU */
   int qkv_bias, out_bias, mlp_bias, head_bias;
   int parallel;      /* attention and MLP side by side: 1 one norm, 2 two */
   int post_norm;     /* BERT: a norm after each residual add */
   int sandwich;      /* Gemma 2: norms on the attention and MLP outputs */
   int post_only;     /* OLMo 2: those norms and none on their inputs */
-  int qk_norm;       /* Qwen 3: rmsnorm of q and k over the head dim */
+  int qk_norm;       /* Qwen 3: a norm of q and k over the head dim */
   int embed_norm;    /* BERT: a norm after the embeddings */
   int tie;           /* the head uses the embedding table */
   int mlm_head;      /* BERT: dense, gelu and norm before the head */
@@ -68,16 +77,47 @@ typedef struct {
   int window_every;  /* k: full attention on every k-th layer from
                         window_from, the window between (Gemma 2: 2,
                         Gemma 3: 6) */
+  int long_window;   /* a window no shorter than the sequence is still
+                        stated on the attention (else it is none) */
   int dec_layers;    /* > 0: encoder-decoder (T5) with this many decoders */
   int rel_buckets;   /* T5: relative position bias, [buckets, heads] */
   double rope_theta; /* the rotary base (0: not given); costs nothing */
+  /* mixture of experts on layers l >= first_dense with (l + 1) %
+   * moe_every == 0 (0, 1: all): experts routed top-k of SwiGLU MLPs of
+   * moe_ffn, a shared one of shared_ffn (0: none), sigmoid-gated with
+   * shared_gate; expert_bias: biased router and experts; capacity: slots
+   * per expert as a factor (0: dropless) */
+  int experts, topk, moe_ffn, shared_ffn, shared_gate, expert_bias;
+  int first_dense, moe_every;
+  double capacity;
+  /* multi-head latent attention (kv_lora > 0; DeepSeek) */
+  int q_lora, kv_lora, qk_nope, qk_rope, v_head;
+  int mtp_layers; /* multi-token prediction modules after the head */
+  /* names that differ between families: the layers' block ("decoder"),
+   * the two norms of a layer ("ln1", "ln2"), the MLP's activation op
+   * ("act"), and whether a run's block takes its ops' prefix ("L3.decoder")
+   * or its first layer as a suffix ("decoder3") */
+  const char *block, *norm1, *norm2, *act_op;
+  int run_prefix;
+  struct strata_graph_hp hp; /* what the graph records (its caller's) */
 } st__arch_t;
 
+/* Defaults: bf16, micro-batch 1, flash attention, causal, the names of
+ * the imported families; everything else 0. */
 void st__arch_init(st__arch_t *a);
-/* A shorter mixture (fewer layers than its dense ones) keeps its last
- * layer's experts (presets.c). */
-void st__keep_a_moe_layer(strata_gen_opts_t *o);
+/* Sizes the builder relies on, as a Hugging Face config may break them
+ * (the generator checks its options itself).  0, or STRATA_EBADINPUT
+ * naming the size. */
+int st__arch_check(const st__arch_t *a);
+/* The hyper-parameters a described model records (a->hp), as an imported
+ * config states them. */
+void st__arch_hp(st__arch_t *a);
+/* The graph of a checked description (st__arch_check or the generator's
+ * checks), named name, validated; its hp is a->hp. */
 int st__arch_build(const st__arch_t *a, const char *name, strata_graph_t **out);
+/* A shorter mixture (fewer layers than its dense ones) keeps its last
+ * layer's experts (opts.c). */
+void st__keep_a_moe_layer(strata_gen_opts_t *o);
 
 /* Model files (hf.c, trace_read.c): a parsed JSON document. */
 struct cJSON;

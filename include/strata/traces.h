@@ -232,7 +232,7 @@ typedef struct strata_graph {
   strata_block_t *blocks;
   /* Model hyper-parameters when known (generators set them; 0 otherwise).
    * Used by exporters and formula checks, never by the cost model. */
-  struct {
+  struct strata_graph_hp {
     char family[16]; /* "gpt", "bert", "llama" or "" */
     int layers, hidden, heads, kv_heads, ffn, vocab, max_seq;
     int flash_attention, dropout;
