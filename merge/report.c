@@ -35,11 +35,8 @@ static int all_equal(const strata_plan_t *p) {
   return 1;
 }
 
-static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
-  char pk[32], gm[32];
-  strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
-                    p->model ? p->model : "?", p->cluster ? p->cluster : "?",
-                    p->devices);
+/* The degrees: one stage size, or the range of a free-mode plan's. */
+static void sum_parallelism(strata_buf_t *b, const strata_plan_t *p) {
   int lo = 0, hi = 0; /* devices per stage: one size, or several */
   for (int s = 0; s < p->n_stages; s++) {
     int d = st__stage_devices(&p->stages[s]);
@@ -57,6 +54,10 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "(%s mode)\n",
                       "parallelism", lo, hi, p->pp, p->dp,
                       p->megatron ? "Megatron" : "free");
+}
+
+/* The schedule and how the layers split over the stages. */
+static void sum_schedule(strata_buf_t *b, const strata_plan_t *p) {
   int n0 = p->stages[0].layer_end - p->stages[0].layer_begin;
   if (p->vpp > 1 && all_equal(p))
     strata_buf_printf(b,
@@ -83,6 +84,15 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       p->stages[p->n_stages - 1].layer_end -
                           p->stages[p->n_stages - 1].layer_begin,
                       p->n_stages > 2 ? ", equal between" : "");
+}
+
+static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
+  char pk[32], gm[32];
+  strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
+                    p->model ? p->model : "?", p->cluster ? p->cluster : "?",
+                    p->devices);
+  sum_parallelism(b, p);
+  sum_schedule(b, p);
   sum_groups(b, p);
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);
