@@ -35,7 +35,6 @@ static const cli_opt_t opts[] = {
               "a Hugging Face config takes --layers, --seq, --micro-batch, "
               "--dtype,\n"
               "--[no-]flash-attention and --[no-]dropout):")},
-    {CLI_STR("model", 0, model, "M", "the model, as plan takes it")},
     {CLI_INCLUDE(ov, cli_model_opts)},
     {CLI_INT("micro-batch", ov.micro_batch, 1, 1 << 20, "N",
              "sequences of a micro-batch")},
@@ -44,6 +43,7 @@ static const cli_opt_t opts[] = {
     {CLI_TOGGLE("tie-embeddings", ov.tie_embeddings,
                 "the head shares the embedding table")},
     {CLI_HEAD("\nOther options:")},
+    {CLI_STR("model", 0, model, "MODEL", "MODEL, as plan takes it")},
     {CLI_STR("output", 'o', output, "FILE", "where to write (default: stdout)"),
      .only = GEN, .why = "info prints to standard output"},
     {CLI_FLAG("json", json, 1, "machine-readable output"), .only = INFO,

@@ -69,11 +69,13 @@ int main(int argc, char **argv) {
     usage(stderr);
     return CLI_USAGE;
   }
-  if (!strcmp(argv[1], "help") && argc == 3) { /* strata help COMMAND */
+  if (!strcmp(argv[1], "help") && argc >= 3 && argc <= 4) {
+    /* strata help COMMAND [SUBCOMMAND]: COMMAND [SUBCOMMAND] --help */
     for (size_t i = 0; i < N_COMMANDS; i++)
       if (!strcmp(argv[2], commands[i].name)) {
-        char *help_argv[] = {argv[2], "--help", NULL};
-        return commands[i].run(2, help_argv);
+        char *help_argv[] = {argv[2], argv[3], "--help", NULL};
+        if (argc == 3) help_argv[1] = "--help", help_argv[2] = NULL;
+        return commands[i].run(argc - 1, help_argv);
       }
     fprintf(stderr, "strata help: unknown command '%s'\nTry 'strata --help'.\n",
             argv[2]);
@@ -85,7 +87,7 @@ int main(int argc, char **argv) {
     return CLI_OK;
   }
   if (!strcmp(argv[1], "help")) {
-    fprintf(stderr, "strata help: one command at most\n");
+    fprintf(stderr, "strata help: a command and a subcommand at most\n");
     return CLI_USAGE;
   }
   if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
