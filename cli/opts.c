@@ -62,7 +62,7 @@ static void add_entry(table_t *x, int *k, const char *name, int has_arg,
 }
 
 /* The getopt_long entries: NAME (val VAL_BASE + 2i), no-NAME for a toggle
- * (+1), help; the short letters map back through short_row(). */
+ * (+1), help; a short letter maps back to its row through row_of(). */
 static int build(const char *cmd, const cli_opt_t *t, table_t *x) {
   static char neg[MAX_ROWS][64];
   int k = 0, s = 0;
