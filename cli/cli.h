@@ -38,25 +38,12 @@ int cli_parse_int(const char *cmd, const char *opt, const char *arg, long lo,
                   long hi, long *out);
 int cli_parse_double(const char *cmd, const char *opt, const char *arg,
                      double lo, double hi, double *out);
-/* The getopt_long loop every command runs: each option goes to
- * on_opt(c, ctx) (which returns 0 or an exit code after a message); the
- * option whose code is help_code prints help() and makes it return -1;
- * an unknown option or stray operand is a usage error (CLI_USAGE). */
-struct option;
-int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
-               const struct option *opts, int help_code, void (*help)(void),
-               int (*on_opt)(int c, void *ctx), void *ctx);
-/* The same for a command that takes operands: they are left in
- * argv[*first..argc).  Both refuse an option with a value given twice
- * ("--tp 2 --tp 4") and a flag with its "no-" opposite
- * ("--flash-attention --no-flash-attention"); a flag may repeat. */
-int cli_getopt_operands(const char *cmd, int argc, char **argv,
-                        const char *shortopts, const struct option *opts,
-                        int help_code, void (*help)(void),
-                        int (*on_opt)(int c, void *ctx), void *ctx, int *first);
 /* Write text to path atomically, or to stdout when path is NULL or "-". */
 int cli_write_output(const char *cmd, const char *path, const char *text,
                      size_t len);
+
+/* "megatron, deepspeed, ...": every export target, from its table. */
+void cli_export_target_names(char *buf, size_t size);
 
 /* The subcommands. */
 int cli_cmd_trace(int argc, char **argv);

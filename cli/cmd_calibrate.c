@@ -5,46 +5,50 @@
  * --calibration.  It prints, per run, the measured step and peak memory
  * beside the predictions before and after the fit, then the parameters.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/opts.h"
 #include "core/json.h"
 #include "pipeline/search.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
-static const struct option cal_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"json", no_argument, NULL, 'j'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+typedef struct {
+  const char *out;
+  int json;
+} cal_args_t;
 
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "Usage: strata calibrate RUNS [-o FILE] [--json]\n"
-      "\n"
-      "Fit the cost model to steps measured on your cluster.  RUNS is a\n"
-      "JSON or CSV file of runs (docs/calibration.md): each a model, a\n"
-      "cluster and a configuration as `strata estimate` takes them, with\n"
-      "the measured step_seconds and, if known, peak_memory_gib.  The fit\n"
-      "scales the GEMM efficiency, fused attention, streaming kernels and\n"
-      "the achieved bandwidth inside and across nodes, and adds a fixed\n"
-      "time per step and a memory offset; plan and estimate use the\n"
-      "result with --calibration FILE.\n"
-      "\n"
-      "Options:\n"
-      "  -o, --output FILE  write the calibration file (else it is printed)\n"
-      "  --json             print the fit as JSON\n"
-      "  -h, --help         this help\n"
-      "\n"
-      "Exit codes: 0 fitted, 1 usage, 2 bad runs file, 3 a run that cannot\n"
-      "be costed, 4 internal error.\n");
-}
+#define CLI_ARGS_T cal_args_t
+
+static const cli_opt_t opts[] = {
+    {CLI_STR("output", 'o', out, "FILE",
+             "write the calibration file (else it is printed)")},
+    {CLI_FLAG("json", json, 1, "print the fit as JSON")},
+    {CLI_END}};
+
+static const cli_optspec_t opt_spec = {
+    "calibrate",
+    opts,
+    "Usage: strata calibrate RUNS [-o FILE] [--json]\n"
+    "\n"
+    "Fit the cost model to steps measured on your cluster.  RUNS is a\n"
+    "JSON or CSV file of runs (docs/calibration.md): each a model, a\n"
+    "cluster and a configuration as `strata estimate` takes them, with\n"
+    "the measured step_seconds and, if known, peak_memory_gib.  The fit\n"
+    "scales the GEMM efficiency, fused attention, streaming kernels and\n"
+    "the achieved bandwidth inside and across nodes, and adds a fixed\n"
+    "time per step and a memory offset; plan and estimate use the\n"
+    "result with --calibration FILE.\n"
+    "\n"
+    "Options:\n",
+    "\n"
+    "Exit codes: 0 fitted, 1 usage, 2 bad runs file, 3 a run that cannot\n"
+    "be costed, 4 internal error.\n",
+    0,
+    21,
+    NULL};
 
 static int report_text(const strata_measurements_t *m,
                        const strata_calibration_report_t *r,
@@ -147,44 +151,29 @@ static int add_fitted_on(const strata_measurements_t *m, char **caltext) {
 }
 
 int cli_cmd_calibrate(int argc, char **argv) {
-  const char *cmd = "calibrate", *out = NULL;
-  int c, json = 0, rc;
+  const char *cmd = "calibrate";
+  cal_args_t a = {NULL, 0};
+  int first, rc;
   strata_measurements_t *m = NULL;
   strata_calibration_t cal;
   strata_calibration_report_t rep;
   char *caltext = NULL;
   memset(&rep, 0, sizeof rep);
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", cal_opts, NULL)) != -1) {
-    if (c == 'h') {
-      usage(stdout);
-      return CLI_OK;
-    }
-    if (c == 'j') {
-      json = 1;
-      continue;
-    }
-    if (c == 'o') {
-      out = optarg;
-      continue;
-    }
-    return cli_usage_error(cmd, "unknown or incomplete option '%s'",
-                           argv[optind - 1]);
-  }
-  if (argc - optind != 1)
+  if ((rc = cli_opts_parse(&opt_spec, argc, argv, &a, &first)))
+    return rc < 0 ? CLI_OK : rc;
+  if (argc - first != 1)
     return cli_usage_error(cmd, "wants one file of measured runs");
-  if ((rc = strata_measurements_load(argv[optind], &m)) ||
+  if ((rc = strata_measurements_load(argv[first], &m)) ||
       (rc = strata_calibrate(m, &cal, &rep)) ||
       (rc = strata_calibration_write(&cal, &caltext)) ||
       (rc = add_fitted_on(m, &caltext))) {
     rc = cli_fail(cmd, rc);
     goto done;
   }
-  if (out && (rc = cli_write_output(cmd, out, caltext, strlen(caltext))))
+  if (a.out && (rc = cli_write_output(cmd, a.out, caltext, strlen(caltext))))
     goto done;
-  rc = json ? report_json(m, &rep, caltext, out)
-            : report_text(m, &rep, caltext, out);
+  rc = a.json ? report_json(m, &rep, caltext, a.out)
+              : report_text(m, &rep, caltext, a.out);
 done:
   strata_free(caltext);
   strata_calibration_report_free(&rep);

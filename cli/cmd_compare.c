@@ -7,17 +7,16 @@
 #include "cli/stageargs.h"
 #include "core/json.h"
 
-static void help(void) {
-  printf(
-      "Usage: strata compare --model M --devices N [options]\n"
-      "\n"
-      "Solve or evaluate one stage under each objective -- min-mem (the\n"
-      "method), min-comm (Alpa-like), megatron (Megatron-LM's tensor-parallel\n"
-      "layout) and dp (pure data parallelism) -- and print peak memory per\n"
-      "device, redundancy, communication and predicted time side by side.\n"
-      "Takes the options of 'strata stage' (see strata stage --help) except\n"
-      "--objective and --export-lp.\n");
-}
+static const char usage[] =
+    "Usage: strata compare --model M --devices N [options]\n"
+    "\n"
+    "Solve or evaluate one stage under each objective -- min-mem (the\n"
+    "method), min-comm (Alpa-like), megatron (Megatron-LM's tensor-parallel\n"
+    "layout) and dp (pure data parallelism) -- and print peak memory per\n"
+    "device, redundancy, communication and predicted time side by side.\n"
+    "It takes the options of 'strata stage' but --objective and\n"
+    "--export-lp:\n"
+    "\n";
 
 #define N_OBJ 4
 
@@ -137,7 +136,7 @@ int cli_cmd_compare(int argc, char **argv) {
   strata_graph_t *g = NULL;
   runs_t runs;
   memset(&runs, 0, sizeof runs);
-  int rc = cli_stage_args_parse("compare", argc, argv, &a, help);
+  int rc = cli_stage_args_parse("compare", argc, argv, &a, usage, NULL);
   if (rc) return rc < 0 ? CLI_OK : rc;
   rc = cli_stage_setup("compare", &a, &g);
   if (rc) return rc;

@@ -12,12 +12,12 @@
  * difference; --tolerance 0 compares them exactly.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/devices.h"
+#include "cli/opts.h"
 #include "core/json.h"
 
 enum { DIFF_SAME = 0, DIFF_DIFFERENT = 1, DIFF_TROUBLE = 2, DIFF_HOSTS = 3 };
@@ -27,39 +27,46 @@ typedef struct {
   const char *cluster, *old_cluster;
 } diff_args_t;
 
-static const struct option diff_opts[] = {
-    {"json", no_argument, NULL, 'j'},
-    {"tolerance", required_argument, NULL, 't'},
-    {"cluster", required_argument, NULL, 'c'},
-    {"old-cluster", required_argument, NULL, 'C'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+enum { C_TOLERANCE };
 
-static void usage(void) {
-  printf("Usage: strata diff OLD NEW [--json] [--tolerance PCT]\n"
-         "                   [--cluster SPEC [--old-cluster SPEC]]\n"
-         "\n"
-         "Say what changed from plan file OLD to plan file NEW: degrees\n"
-         "and options, stage boundaries, operator strategies per run of\n"
-         "layers, step time, tokens/s, MFU and memory with their deltas.\n"
-         "Identical plans print \"plans are identical\".\n"
-         "\n"
-         "Options:\n"
-         "  --json            print {\"identical\": ..., \"changes\": [...]}\n"
-         "  --tolerance PCT   a figure (step time, tokens/s, MFU, memory,\n"
-         "                    stage times) that moves by at most PCT %% is\n"
-         "                    not a change (default 0.5; 0: exact)\n"
-         "  --cluster SPEC    the cluster NEW runs on: compare the hosts\n"
-         "                    the plans run on, in rank order, too\n"
-         "  --old-cluster SPEC  the cluster OLD ran on (default: SPEC)\n"
-         "  -h, --help        this help\n"
-         "\n"
-         "Exit codes, as diff(1): 0 the plans are the same (within the\n"
-         "tolerance), 1 they differ, 2 trouble (usage, an unreadable or\n"
-         "corrupt plan file, a cluster a plan does not fit, out of\n"
-         "memory), 3 the plans are the same but the hosts changed.\n");
-}
+#define CLI_ARGS_T diff_args_t
+
+static const cli_opt_t opts[] = {
+    {CLI_FLAG("json", o.json, 1,
+              "print {\"identical\": ..., \"changes\": [...]}")},
+    {CLI_CALL("tolerance", 0, C_TOLERANCE, "PCT",
+              "a figure (step time, tokens/s, MFU, memory,\n"
+              "stage times) that moves by at most PCT % is\n"
+              "not a change (default 0.5; 0: exact)")},
+    {CLI_STR("cluster", 0, cluster, "SPEC",
+             "the cluster NEW runs on: compare the hosts\n"
+             "the plans run on, in rank order, too")},
+    {CLI_STR("old-cluster", 0, old_cluster, "SPEC",
+             "the cluster OLD ran on (default: SPEC)")},
+    {CLI_END}};
+
+static int call(const char *cmd, int id, const char *arg, void *args);
+
+static const cli_optspec_t opt_spec = {
+    "diff",
+    opts,
+    "Usage: strata diff OLD NEW [--json] [--tolerance PCT]\n"
+    "                   [--cluster SPEC [--old-cluster SPEC]]\n"
+    "\n"
+    "Say what changed from plan file OLD to plan file NEW: degrees\n"
+    "and options, stage boundaries, operator strategies per run of\n"
+    "layers, step time, tokens/s, MFU and memory with their deltas.\n"
+    "Identical plans print \"plans are identical\".\n"
+    "\n"
+    "Options:\n",
+    "\n"
+    "Exit codes, as diff(1): 0 the plans are the same (within the\n"
+    "tolerance), 1 they differ, 2 trouble (usage, an unreadable or\n"
+    "corrupt plan file, a cluster a plan does not fit, out of\n"
+    "memory), 3 the plans are the same but the hosts changed.\n",
+    0,
+    22,
+    call};
 
 /* "0.5" or "0.5%": a percentage from 0 to 100 (exclusive). */
 static int parse_pct(const char *arg, double *out) {
@@ -76,17 +83,10 @@ static int parse_pct(const char *arg, double *out) {
   return 0;
 }
 
-static int on_opt(int c, void *ctx) {
-  diff_args_t *a = ctx;
-  if (c == 'j') {
-    a->o.json = 1;
-    return 0;
-  }
-  if (c == 'c' || c == 'C') {
-    *(c == 'c' ? &a->cluster : &a->old_cluster) = optarg;
-    return 0;
-  }
-  return parse_pct(optarg, &a->o.tolerance);
+static int call(const char *cmd, int id, const char *arg, void *args) {
+  diff_args_t *a = args;
+  (void)cmd, (void)id; /* C_TOLERANCE */
+  return parse_pct(arg, &a->o.tolerance);
 }
 
 /* "node001 node002 ...": the hosts of plan p on its cluster, in the
@@ -173,8 +173,7 @@ int cli_cmd_diff(int argc, char **argv) {
   char *text = NULL;
   int rc, first, differs = 0, hosts = 0;
   strata_diff_opts_init(&a.o);
-  rc = cli_getopt_operands(cmd, argc, argv, ":h", diff_opts, 'h', usage, on_opt,
-                           &a, &first);
+  rc = cli_opts_parse(&opt_spec, argc, argv, &a, &first);
   if (rc) return rc < 0 ? DIFF_SAME : DIFF_TROUBLE;
   if (argc - first != 2) {
     cli_usage_error(cmd, "wants two plan files, OLD and NEW");

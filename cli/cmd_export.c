@@ -14,31 +14,17 @@
  * takes that spec with --cluster, and with it the launch script and the
  * page name the hosts (the device map).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/devices.h"
+#include "cli/opts.h"
 #include "merge/merge_int.h"
-
-enum { OPT_GPN = 256, OPT_NAME_MAP, OPT_TOPOLOGY, OPT_FORMAT, OPT_CLUSTER };
-
-static const struct option export_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"launch", no_argument, NULL, 'l'},
-    {"topology", no_argument, NULL, OPT_TOPOLOGY},
-    {"gpus-per-node", required_argument, NULL, OPT_GPN},
-    {"name-map", required_argument, NULL, OPT_NAME_MAP},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"cluster", required_argument, NULL, OPT_CLUSTER},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 typedef struct {
   const char *out, *plan, *name_map_path, *format, *cluster;
   int target, launch, topology;
-  long gpn;
+  int gpn;
   const strata_cluster_t *c; /* --cluster's, or the plan's preset; or NULL */
 } args_t;
 
@@ -114,53 +100,66 @@ static const struct {
     {"hostfile", run_hostfile},
 };
 
-static void usage(FILE *f) {
-  fprintf(
-      f,
-      "Usage: strata export TARGET PLAN [options] [-o FILE]\n"
-      "\n"
-      "Targets:\n"
-      "  megatron    Megatron-LM arguments, one per line ending in '\\'\n"
-      "              (--launch: a complete launch script, one torchrun per "
-      "node)\n"
-      "  deepspeed   a DeepSpeed config (JSON); --topology: the Python lines\n"
-      "              that build its pipeline topology\n"
-      "  torch       a Python module: device mesh, DTensor parallelize_module\n"
-      "              plan per block, pipeline split, FSDP (any plan, free "
-      "mode too)\n"
-      "  torchtitan  a torchtitan job config (TOML) of a Megatron-mode plan\n"
-      "  timeline    the 1F1B schedule in Chrome trace format (Perfetto,\n"
-      "              chrome://tracing)\n"
-      "  html        one self-contained page: schedule, memory, devices,\n"
-      "              runners-up\n"
-      "  hostfile    the hosts it runs on, in rank order, for a launcher\n"
-      "              (--format torchrun: one torchrun line per host; mpi,\n"
-      "              deepspeed: 'HOST slots=N')\n"
-      "\n"
-      "Options:\n"
-      "  -o, --output FILE     write FILE atomically (default: standard "
-      "output)\n"
-      "  --launch              megatron: the launch script\n"
-      "  --topology            deepspeed: the pipeline topology in Python\n"
-      "  --gpus-per-node G     the cluster's GPUs per node (default: from "
-      "the\n"
-      "                        cluster: --cluster, or the preset the plan "
-      "names)\n"
-      "  --name-map FILE       torch: module names of your model (JSON,\n"
-      "                        docs/exports.md; default: the family's)\n"
-      "  --format F            hostfile: torchrun (default), mpi or "
-      "deepspeed\n"
-      "  --cluster SPEC        the cluster it runs on, for the hostfile "
-      "and the\n"
-      "                        node shape of the launch script and the "
-      "page,\n"
-      "                        which then name its hosts (default: the "
-      "preset\n"
-      "                        the plan names)\n"
-      "  -h, --help            this help\n"
-      "\n"
-      "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
-      "target cannot run (the message says why), 4 internal error.\n");
+#define CLI_ARGS_T args_t
+
+static const cli_opt_t opts[] = {
+    {CLI_STR("output", 'o', out, "FILE",
+             "write FILE atomically (default: standard output)")},
+    {CLI_FLAG("launch", launch, 1, "megatron: the launch script")},
+    {CLI_FLAG("topology", topology, 1,
+              "deepspeed: the pipeline topology in Python")},
+    {CLI_INT("gpus-per-node", gpn, 1, 1024, "G",
+             "the cluster's GPUs per node (default: from the\n"
+             "cluster: --cluster, or the preset the plan names)")},
+    {CLI_STR("name-map", 0, name_map_path, "FILE",
+             "torch: module names of your model (JSON,\n"
+             "docs/exports.md; default: the family's)")},
+    {CLI_STR("format", 0, format, "F",
+             "hostfile: torchrun (default), mpi or deepspeed")},
+    {CLI_STR("cluster", 0, cluster, "SPEC",
+             "the cluster it runs on, for the hostfile and the\n"
+             "node shape of the launch script and the page,\n"
+             "which then name its hosts (default: the preset\n"
+             "the plan names)")},
+    {CLI_END}};
+
+static const cli_optspec_t opt_spec = {
+    "export",
+    opts,
+    "Usage: strata export TARGET PLAN [options] [-o FILE]\n"
+    "\n"
+    "Targets:\n"
+    "  megatron    Megatron-LM arguments, one per line ending in '\\'\n"
+    "              (--launch: a complete launch script, one torchrun per "
+    "node)\n"
+    "  deepspeed   a DeepSpeed config (JSON); --topology: the Python lines\n"
+    "              that build its pipeline topology\n"
+    "  torch       a Python module: device mesh, DTensor parallelize_module\n"
+    "              plan per block, pipeline split, FSDP (any plan, free "
+    "mode too)\n"
+    "  torchtitan  a torchtitan job config (TOML) of a Megatron-mode plan\n"
+    "  timeline    the 1F1B schedule in Chrome trace format (Perfetto,\n"
+    "              chrome://tracing)\n"
+    "  html        one self-contained page: schedule, memory, devices,\n"
+    "              runners-up\n"
+    "  hostfile    the hosts it runs on, in rank order, for a launcher\n"
+    "              (--format torchrun: one torchrun line per host; mpi,\n"
+    "              deepspeed: 'HOST slots=N')\n"
+    "\n"
+    "Options (after the target or the plan as well as before):\n",
+    "\n"
+    "Exit codes: 0 ok, 1 usage, 2 unreadable plan file or a plan the\n"
+    "target cannot run (the message says why), 4 internal error.\n",
+    0,
+    24,
+    NULL};
+
+void cli_export_target_names(char *buf, size_t size) {
+  size_t k = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof targets / sizeof targets[0] && k < size; i++)
+    k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "",
+                          targets[i].name);
 }
 
 static int find_target(const char *name) {
@@ -169,52 +168,17 @@ static int find_target(const char *name) {
   return -1;
 }
 
-static void help(void) {
-  usage(stdout);
-}
-
-static int parse_opt(int c, void *ctx) {
-  args_t *a = ctx;
-  switch (c) {
-  case 'o':
-    a->out = optarg;
-    return 0;
-  case 'l':
-    a->launch = 1;
-    return 0;
-  case OPT_TOPOLOGY:
-    a->topology = 1;
-    return 0;
-  case OPT_GPN:
-    return cli_parse_int("export", "--gpus-per-node", optarg, 1, 1024, &a->gpn);
-  case OPT_NAME_MAP:
-    a->name_map_path = optarg;
-    return 0;
-  case OPT_FORMAT:
-    a->format = optarg;
-    return 0;
-  case OPT_CLUSTER:
-    a->cluster = optarg;
-    return 0;
-  default:
-    return cli_usage_error("export", "unknown option");
-  }
-}
-
 static int parse(int argc, char **argv, args_t *a) {
-  int first, rc = cli_getopt_operands("export", argc, argv, ":ho:", export_opts,
-                                      'h', help, parse_opt, a, &first);
+  int first, rc = cli_opts_parse(&opt_spec, argc, argv, a, &first);
   if (rc) return rc;
+  char names[256];
+  cli_export_target_names(names, sizeof names);
   if (argc - first != 2)
-    return cli_usage_error("export", "wants a target (megatron, deepspeed, "
-                                     "torch, torchtitan, timeline, html, "
-                                     "hostfile) and "
-                                     "a plan file");
+    return cli_usage_error("export", "wants a target (%s) and a plan file",
+                           names);
   if ((a->target = find_target(argv[first])) < 0)
-    return cli_usage_error("export",
-                           "unknown target '%s' (megatron, deepspeed, torch, "
-                           "torchtitan, timeline, html, hostfile)",
-                           argv[first]);
+    return cli_usage_error("export", "unknown target '%s' (%s)", argv[first],
+                           names);
   const char *t = targets[a->target].name;
   if (a->launch && strcmp(t, "megatron"))
     return cli_usage_error("export", "--launch is for the megatron target");
@@ -249,7 +213,7 @@ static int export_cluster(const strata_plan_t *p, const args_t *a,
 /* The node shape from that cluster, unless --gpus-per-node gives it. */
 static void node_shape(const strata_cluster_t *c, const args_t *a,
                        strata_export_opts_t *o) {
-  o->gpus_per_node = (int)a->gpn;
+  o->gpus_per_node = a->gpn;
   if (!c) return;
   if (!o->gpus_per_node) o->gpus_per_node = strata_cluster_gpus_per_node(c);
   o->nodes_per_leaf = strata_cluster_leaf_size(c);

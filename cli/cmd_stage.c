@@ -9,43 +9,17 @@
 #include "cli/stageargs.h"
 #include "core/json.h"
 
-static void help(void) {
-  printf(
-      "Usage: strata stage --model M --devices N [options]\n"
-      "\n"
-      "Choose every operator's strategy for one pipeline stage with the ILP\n"
-      "'memory redundancy + alpha * communication' under a memory limit.\n"
-      "\n"
-      "  --model M            preset, family (gpt, bert, llama) or trace file\n"
-      "  --devices N          devices of the stage (a 1-D mesh)\n"
-      "  --mesh AxB           a 2-D mesh: A outer x B inner devices\n"
-      "  --cluster SPEC       take links, GPU peak and memory (the default\n"
-      "                       limit) from a cluster: PRESET:NODES or a file;\n"
-      "                       without it every axis is 150 GB/s, 5 us\n"
-      "  --layers K           the stage holds the first K layers only\n"
-      "  --with-embedding     with --layers: include the embedding\n"
-      "  --with-head          with --layers: include the head and loss\n"
-      "  --micro-batch b      micro-batch size (default: the model's, 1)\n"
-      "  --seq S              sequence length\n"
-      "  --flash-attention, --no-flash-attention\n"
-      "  --alpha A            weight of communication (default 1)\n"
-      "  --memory-gb G        memory limit per device in GB (1e9 bytes)\n"
-      "  --zero Z             ZeRO stage 0-3 (default 0)\n"
-      "  --recipe R           zero (2+2+12 B/param) or megatron (2+4+12)\n"
-      "  --recompute R        none, selective or full\n"
-      "  --objective O        min-mem (default), min-comm, megatron, dp\n"
-      "  --sequence-parallel  megatron objective: with sequence parallelism\n"
-      "  --in-flight K        micro-batches whose activations are live\n"
-      "  --full               solve every layer (default: one per block,\n"
-      "                       the best homogeneous solution)\n"
-      "  --time-limit S       ILP time limit in seconds (default 60)\n"
-      "  --mip-gap G          relative MIP gap (default 1e-6)\n"
-      "  --export-lp FILE     write the ILP in CPLEX LP format\n"
-      "  --json               JSON output\n"
-      "\n"
-      "Exit codes: 0 solved, 1 usage, 2 bad input, 3 infeasible, 4 "
-      "internal.\n");
-}
+static const char usage[] =
+    "Usage: strata stage --model M --devices N [options]\n"
+    "\n"
+    "Choose every operator's strategy for one pipeline stage with the ILP\n"
+    "'memory redundancy + alpha * communication' under a memory limit.\n"
+    "\n";
+
+static const char tail[] =
+    "\n"
+    "Exit codes: 0 solved, 1 usage, 2 bad input, 3 infeasible, 4 "
+    "internal.\n";
 
 static int json_report(const cli_stage_args_t *a,
                        const strata_stage_result_t *r) {
@@ -189,7 +163,7 @@ int cli_cmd_stage(int argc, char **argv) {
   cli_stage_args_t a;
   strata_graph_t *g = NULL;
   strata_stage_result_t *r = NULL;
-  int rc = cli_stage_args_parse("stage", argc, argv, &a, help);
+  int rc = cli_stage_args_parse("stage", argc, argv, &a, usage, tail);
   if (rc) return rc < 0 ? CLI_OK : rc;
   rc = cli_stage_setup("stage", &a, &g);
   if (rc) return rc;

@@ -7,75 +7,55 @@
  * JSON (--json) describe exactly what the planner will use.  A node and a
  * cluster go through the same path: a node is a one-node cluster.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/opts.h"
 #include "core/json.h"
-
-enum { OPT_NODE_XML = 256, OPT_CLUSTER, OPT_JSON };
-
-static const struct option long_opts[] = {
-    {"node-xml", required_argument, NULL, OPT_NODE_XML},
-    {"cluster", required_argument, NULL, OPT_CLUSTER},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 typedef struct {
   const char *node_xml, *cluster;
   int json;
 } topo_args_t;
 
-static void usage(FILE *f) {
-  fprintf(f, "Usage: strata topo show [--node-xml FILE | --cluster SPEC] "
-             "[--json]\n"
-             "\n"
-             "Show the hierarchy of levels (NVLink/XGMI domain, PCIe, leaf, "
-             "spine)\nwith bandwidth per GPU (GB/s = 10^9 bytes/s, one "
-             "direction) and latency,\nand each GPU of a node with its links "
-             "and nearest NIC.  Without an\noption: this machine.\n"
-             "\n"
-             "Options:\n"
-             "  --node-xml FILE   a node's hwloc XML export (lstopo --of xml)\n"
-             "  --cluster SPEC    PRESET:NODES (dgx-a100, dgx-h100, dgx-h200, "
-             "hgx-h800,\n"
-             "                    hgx-a800, hgx-b200, gb200-nvl72, h100-pcie, "
-             "mi300x,\n"
-             "                    mi325x; e.g. dgx-h100:128) or a JSON spec\n"
-             "                    (docs/cluster-format.md)\n"
-             "  --json            machine-readable output\n"
-             "  -h, --help        this help\n"
-             "\n"
-             "Exit codes: 0 ok, 1 usage, 2 bad input.\n"
-             "\n"
-             "strata topo collect [DIR|FILE...] [-o SPEC] writes a cluster "
-             "spec from\nthe hosts' hwloc exports ('strata topo collect "
-             "--help').\n");
-}
+#define CLI_ARGS_T topo_args_t
 
-static void help(void) {
-  usage(stdout);
-}
+static const cli_opt_t opts[] = {
+    {CLI_STR("node-xml", 0, node_xml, "FILE",
+             "a node's hwloc XML export (lstopo --of xml)")},
+    {CLI_STR("cluster", 0, cluster, "SPEC",
+             "PRESET:NODES (dgx-a100, dgx-h100, dgx-h200, hgx-h800,\n"
+             "hgx-a800, hgx-b200, gb200-nvl72, h100-pcie, mi300x,\n"
+             "mi325x; e.g. dgx-h100:128) or a JSON spec\n"
+             "(docs/cluster-format.md)")},
+    {CLI_FLAG("json", json, 1, "machine-readable output")},
+    {CLI_END}};
 
-static int on_opt(int c, void *ctx) {
-  topo_args_t *a = ctx;
-  if (c == OPT_NODE_XML)
-    a->node_xml = optarg;
-  else if (c == OPT_CLUSTER)
-    a->cluster = optarg;
-  else
-    a->json = 1;
-  return 0;
-}
+static const cli_optspec_t opt_spec = {
+    "topo show",
+    opts,
+    "Usage: strata topo show [--node-xml FILE | --cluster SPEC] [--json]\n"
+    "\n"
+    "Show the hierarchy of levels (NVLink/XGMI domain, PCIe, leaf, spine)\n"
+    "with bandwidth per GPU (GB/s = 10^9 bytes/s, one direction) and "
+    "latency,\nand each GPU of a node with its links and nearest NIC.  "
+    "Without an\noption: this machine.\n"
+    "\n"
+    "Options:\n",
+    "\n"
+    "Exit codes: 0 ok, 1 usage, 2 bad input.\n"
+    "\n"
+    "strata topo collect [DIR|FILE...] [-o SPEC] writes a cluster spec "
+    "from\nthe hosts' hwloc exports ('strata topo collect --help').\n",
+    0,
+    20,
+    NULL};
 
 /* Returns 0 to run, -1 when --help was printed, or CLI_USAGE. */
 static int parse_args(const char *cmd, int argc, char **argv, topo_args_t *a) {
   int rc;
   memset(a, 0, sizeof *a);
-  rc = cli_getopt(cmd, argc, argv, ":h", long_opts, 'h', help, on_opt, a);
+  rc = cli_opts_parse(&opt_spec, argc, argv, a, NULL);
   if (rc) return rc;
   if (a->node_xml && a->cluster)
     return cli_usage_error(cmd, "give --node-xml or --cluster, not both");
@@ -394,11 +374,11 @@ static int topo_show(int argc, char **argv) {
 
 int cli_cmd_topo(int argc, char **argv) {
   if (argc < 2) {
-    usage(stderr);
+    cli_opts_help(&opt_spec, stderr);
     return CLI_USAGE;
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    usage(stdout);
+    cli_opts_help(&opt_spec, stdout);
     return CLI_OK;
   }
   if (!strcmp(argv[1], "show")) return topo_show(argc - 1, argv + 1);

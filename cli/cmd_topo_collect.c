@@ -13,28 +13,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "cli/opts.h"
 #include "core/json.h"
-
-enum { OPT_UNHEALTHY = 256, OPT_NIC, OPT_LEAF, OPT_NAME, OPT_MODEL, OPT_KEEP };
-
-static const struct option collect_opts[] = {
-    {"output", required_argument, NULL, 'o'},
-    {"unhealthy", required_argument, NULL, OPT_UNHEALTHY},
-    {"nic-gbits", required_argument, NULL, OPT_NIC},
-    {"leaf-size", required_argument, NULL, OPT_LEAF},
-    {"name", required_argument, NULL, OPT_NAME},
-    {"gpu-model", required_argument, NULL, OPT_MODEL},
-    {"keep-unhealthy-gpus", required_argument, NULL, OPT_KEEP},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 typedef struct {
   const char *out, *unhealthy, *keep;
@@ -46,37 +31,50 @@ typedef struct {
   char *dir; /* the spec's folder */
 } args_t;
 
-static void usage(void) {
-  printf(
-      "Usage: strata topo collect [DIR|FILE...] [-o SPEC] [options]\n"
-      "\n"
-      "Write a cluster spec (docs/cluster-format.md) from one hwloc XML\n"
-      "export per host, named after the host (`lstopo --of xml HOST.xml`\n"
-      "on each host, or the HOST.xml hwloc-gather-topology writes): a\n"
-      "folder is read for its *.xml files.  Identical nodes form one node\n"
-      "group named by a host range (node[001-004]).  Without files: this\n"
-      "machine (when hwloc sees a GPU), its XML written beside the spec.\n"
-      "\n"
-      "Options:\n"
-      "  -o, --output SPEC   write the spec atomically (default: standard\n"
-      "                      output; XML paths are relative to its folder)\n"
-      "  --unhealthy FILE    hosts out of service, as `sinfo -R` or\n"
-      "                      `sinfo -N -h -o \"%%N %%T\"` print them, or one\n"
-      "                      host list a line ('-': standard input); a\n"
-      "                      line HOST:GPU (node042:3) is one failed GPU\n"
-      "  --keep-unhealthy-gpus SPEC\n"
-      "                      keep the unhealthy.gpus of SPEC (the spec this\n"
-      "                      one replaces: GPUs marked by hand stay marked)\n"
-      "  --nic-gbits N       line rate of one NIC in Gb/s (needed with more\n"
-      "                      than one host: hwloc does not give it)\n"
-      "  --leaf-size N       hosts per leaf switch (default 32)\n"
-      "  --name NAME         the spec's name (default: collected)\n"
-      "  --gpu-model M       the GPUs' table model where hwloc cannot tell\n"
-      "  -h, --help          this help\n"
-      "\n"
-      "Exit codes: 0 ok, 1 usage, 2 bad input (an unreadable or GPU-less\n"
-      "file, a bad drain list, a spec the planner would refuse).\n");
-}
+#define CLI_ARGS_T args_t
+
+static const cli_opt_t opts[] = {
+    {CLI_STR("output", 'o', out, "SPEC",
+             "write the spec atomically (default: standard\n"
+             "output; XML paths are relative to its folder)")},
+    {CLI_STR("unhealthy", 0, unhealthy, "FILE",
+             "hosts out of service, as `sinfo -R` or\n"
+             "`sinfo -N -h -o \"%N %T\"` print them, or one\n"
+             "host list a line ('-': standard input); a\n"
+             "line HOST:GPU (node042:3) is one failed GPU")},
+    {CLI_STR("keep-unhealthy-gpus", 0, keep, "SPEC",
+             "keep the unhealthy.gpus of SPEC (the spec this\n"
+             "one replaces: GPUs marked by hand stay marked)")},
+    {CLI_DOUBLE("nic-gbits", co.nic_gbits, 0.1, 6400, 0, "N",
+                "line rate of one NIC in Gb/s (needed with more\n"
+                "than one host: hwloc does not give it)")},
+    {CLI_INT("leaf-size", co.leaf_size, 1, 1000000, "N",
+             "hosts per leaf switch (default 32)")},
+    {CLI_STR("name", 0, co.name, "NAME",
+             "the spec's name (default: collected)")},
+    {CLI_STR("gpu-model", 0, co.gpu_model, "M",
+             "the GPUs' table model where hwloc cannot tell")},
+    {CLI_END}};
+
+static const cli_optspec_t opt_spec = {
+    "topo collect",
+    opts,
+    "Usage: strata topo collect [DIR|FILE...] [-o SPEC] [options]\n"
+    "\n"
+    "Write a cluster spec (docs/cluster-format.md) from one hwloc XML\n"
+    "export per host, named after the host (`lstopo --of xml HOST.xml`\n"
+    "on each host, or the HOST.xml hwloc-gather-topology writes): a\n"
+    "folder is read for its *.xml files.  Identical nodes form one node\n"
+    "group named by a host range (node[001-004]).  Without files: this\n"
+    "machine (when hwloc sees a GPU), its XML written beside the spec.\n"
+    "\n"
+    "Options:\n",
+    "\n"
+    "Exit codes: 0 ok, 1 usage, 2 bad input (an unreadable or GPU-less\n"
+    "file, a bad drain list, a spec the planner would refuse).\n",
+    0,
+    22,
+    NULL};
 
 static int add_file(args_t *a, const char *path) {
   if (a->nfiles == a->capfiles) {
@@ -126,56 +124,6 @@ static int add_operand(args_t *a, const char *arg) {
   rc = add_dir(a, arg, d);
   closedir(d);
   return rc;
-}
-
-static int on_opt(int c, void *ctx) {
-  args_t *a = ctx;
-  long v;
-  switch (c) {
-  case 'o':
-    a->out = optarg;
-    return 0;
-  case OPT_UNHEALTHY:
-    a->unhealthy = optarg;
-    return 0;
-  case OPT_NIC:
-    return cli_parse_double("topo collect", "--nic-gbits", optarg, 0.1, 6400,
-                            &a->co.nic_gbits);
-  case OPT_LEAF:
-    if (cli_parse_int("topo collect", "--leaf-size", optarg, 1, 1000000, &v))
-      return CLI_USAGE;
-    a->co.leaf_size = (int)v;
-    return 0;
-  case OPT_NAME:
-    a->co.name = optarg;
-    return 0;
-  case OPT_KEEP:
-    a->keep = optarg;
-    return 0;
-  default:
-    a->co.gpu_model = optarg;
-    return 0;
-  }
-}
-
-/* Options, then the operands from argv[*first]. */
-static int parse(const char *cmd, int argc, char **argv, args_t *a,
-                 int *first) {
-  int c, rc;
-  optind = 0;
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, ":ho:", collect_opts, NULL)) != -1) {
-    if (c == 'h') {
-      usage();
-      return -1;
-    }
-    if (c == '?' || c == ':')
-      return cli_usage_error(cmd, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    if ((rc = on_opt(c, a))) return rc;
-  }
-  *first = optind;
-  return 0;
 }
 
 /* This machine's topology, exported as HOST.xml in the spec's folder. */
@@ -368,7 +316,7 @@ int cli_topo_collect(int argc, char **argv) {
   int first = 0, rc;
   memset(&a, 0, sizeof a);
   strata_collect_opts_init(&a.co);
-  rc = parse(cmd, argc, argv, &a, &first);
+  rc = cli_opts_parse(&opt_spec, argc, argv, &a, &first);
   if (rc) return rc < 0 ? CLI_OK : rc;
   if (!(a.dir = dir_of(a.out))) rc = strata_error(STRATA_ENOMEM, "oom");
   a.co.spec_dir = a.dir;

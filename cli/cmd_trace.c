@@ -9,70 +9,12 @@
  * `trace gen gpt-1.7b --layers 2` writes.  Option errors are usage errors
  * (exit 1); a model that cannot be built or read is bad input (exit 2).
  */
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/cli.h"
+#include "cli/opts.h"
 #include "core/json.h"
-
-enum {
-  OPT_LAYERS = 256,
-  OPT_HIDDEN,
-  OPT_HEADS,
-  OPT_KV_HEADS,
-  OPT_FFN,
-  OPT_SEQ,
-  OPT_VOCAB,
-  OPT_MICRO_BATCH,
-  OPT_DTYPE,
-  OPT_FLASH,
-  OPT_NO_FLASH,
-  OPT_DROPOUT,
-  OPT_NO_DROPOUT,
-  OPT_TIE,
-  OPT_NO_TIE,
-  OPT_JSON,
-  OPT_HEAD_DIM,
-  OPT_WINDOW,
-  OPT_EXPERTS,
-  OPT_TOPK,
-  OPT_MOE_FFN,
-  OPT_CAPACITY,
-  OPT_MTP,
-  OPT_MODEL
-};
-
-static const struct option long_opts[] = {
-    {"layers", required_argument, NULL, OPT_LAYERS},
-    {"hidden", required_argument, NULL, OPT_HIDDEN},
-    {"heads", required_argument, NULL, OPT_HEADS},
-    {"kv-heads", required_argument, NULL, OPT_KV_HEADS},
-    {"ffn", required_argument, NULL, OPT_FFN},
-    {"seq", required_argument, NULL, OPT_SEQ},
-    {"vocab", required_argument, NULL, OPT_VOCAB},
-    {"micro-batch", required_argument, NULL, OPT_MICRO_BATCH},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"flash-attention", no_argument, NULL, OPT_FLASH},
-    {"no-flash-attention", no_argument, NULL, OPT_NO_FLASH},
-    {"dropout", no_argument, NULL, OPT_DROPOUT},
-    {"no-dropout", no_argument, NULL, OPT_NO_DROPOUT},
-    {"tie-embeddings", no_argument, NULL, OPT_TIE},
-    {"no-tie-embeddings", no_argument, NULL, OPT_NO_TIE},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"head-dim", required_argument, NULL, OPT_HEAD_DIM},
-    {"window", required_argument, NULL, OPT_WINDOW},
-    {"experts", required_argument, NULL, OPT_EXPERTS},
-    {"topk", required_argument, NULL, OPT_TOPK},
-    {"moe-ffn", required_argument, NULL, OPT_MOE_FFN},
-    {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
-    {"mtp-layers", required_argument, NULL, OPT_MTP},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"output", required_argument, NULL, 'o'},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 typedef struct {
   const char *spec;
@@ -82,7 +24,42 @@ typedef struct {
   strata_gen_opts_t ov;
 } trace_args_t;
 
-static const char model_help[] =
+enum { GEN = 1, INFO = 2 };
+enum { C_DTYPE };
+
+#define CLI_ARGS_T trace_args_t
+
+static const cli_opt_t opts[] = {
+    {CLI_HEAD("Model options (override the preset's or family's; not for "
+              "trace files;\n"
+              "a Hugging Face config takes --layers, --seq, --micro-batch, "
+              "--dtype,\n"
+              "--[no-]flash-attention and --[no-]dropout):")},
+    {CLI_INCLUDE(ov, cli_model_opts)},
+    {CLI_INT("micro-batch", ov.micro_batch, 1, 1 << 20, "N",
+             "sequences of a micro-batch")},
+    {CLI_CALL("dtype", 0, C_DTYPE, "T", "f32, bf16 (default), f16, f8")},
+    {CLI_TOGGLE("dropout", ov.dropout, "dropout layers")},
+    {CLI_TOGGLE("tie-embeddings", ov.tie_embeddings,
+                "the head shares the embedding table")},
+    {CLI_HEAD("\nOther options:")},
+    {CLI_STR("model", 0, model, "MODEL", "MODEL, as plan takes it")},
+    {CLI_STR("output", 'o', output, "FILE", "where to write (default: stdout)"),
+     .only = GEN, .why = "info prints to standard output"},
+    {CLI_FLAG("json", json, 1, "machine-readable output"), .only = INFO,
+     .why = "a trace is JSON already"},
+    {CLI_END}};
+
+static int call(const char *cmd, int id, const char *arg, void *args) {
+  trace_args_t *a = args;
+  (void)id; /* C_DTYPE */
+  if (strata_dtype_parse(arg, &a->ov.dtype) || a->ov.dtype >= STRATA_DTYPE_I64)
+    return cli_usage_error(cmd, "--dtype wants f32, bf16, f16 or f8, not '%s'",
+                           arg);
+  return 0;
+}
+
+static const char presets_help[] =
     "Model (a preset, a family with its defaults, a trace file, or a\n"
     "Hugging Face config.json: docs/import.md):\n"
     "  presets: bert-large, gpt-1.7b gpt-3.6b gpt-7.5b gpt-18.4b gpt-39.1b\n"
@@ -92,21 +69,7 @@ static const char model_help[] =
     "           gpt-oss-120b\n"
     "  families: gpt, bert, llama\n"
     "  (MODEL may also be given as --model MODEL, as plan takes it)\n"
-    "\n"
-    "Model options (override the preset's or family's; not for trace files;\n"
-    "a Hugging Face config takes --layers, --seq, --micro-batch, --dtype,\n"
-    "--[no-]flash-attention and --[no-]dropout):\n"
-    "  --layers N  --hidden N  --heads N  --kv-heads N  --ffn N\n"
-    "  --seq N  --vocab N  --micro-batch N\n"
-    "  --dtype T                   f32, bf16 (default), f16, f8\n"
-    "  --flash-attention, --no-flash-attention\n"
-    "  --dropout, --no-dropout\n"
-    "  --tie-embeddings, --no-tie-embeddings\n"
-    "  --head-dim N  --window N    llama: head size, sliding window\n"
-    "  --experts N  --topk N  --moe-ffn N  --capacity-factor F\n"
-    "                              llama: a mixture of experts\n"
-    "  --mtp-layers N              llama: N multi-token prediction modules\n"
-    "                              (DeepSeek-V3's; 0: none)\n";
+    "\n";
 
 static void usage_trace(FILE *f) {
   fprintf(f, "Usage: strata trace <gen|info> MODEL [options]\n"
@@ -120,160 +83,56 @@ static void usage_trace(FILE *f) {
              "'strata trace\nimport hf --help' describe each.\n");
 }
 
-static void usage_gen(FILE *f) {
-  fprintf(f,
-          "Usage: strata trace gen MODEL [options] [-o FILE]\n"
-          "\n"
-          "Write MODEL as a trace file (docs/trace-format.md) to FILE, "
-          "or to\nstandard output.  FILE is replaced atomically.\n"
-          "\n%s"
-          "\nOther options:\n"
-          "  -o, --output FILE           where to write (default: stdout)\n"
-          "  -h, --help                  this help\n",
-          model_help);
-}
+static char gen_usage[2048], info_usage[2048], import_usage[2048];
 
-static void usage_info(FILE *f) {
-  fprintf(f,
-          "Usage: strata trace info MODEL [options] [--json]\n"
-          "\n"
-          "Print a model's parameters, layers, operators and tensors (with "
-          "repeated\nlayers expanded; \"stored\" counts the trace's "
-          "entries), FLOPs per\nmicro-batch (forward + backward, no "
-          "recompute), weight bytes (parameters\nin the trace's dtype) and "
-          "activation bytes saved for backward by one\nmicro-batch.\n"
-          "\n%s"
-          "\nOther options:\n"
-          "  --json                      machine-readable output\n"
-          "  -h, --help                  this help\n",
-          model_help);
-}
-
-static int int_opt(const char *cmd, const char *opt, const char *arg,
-                   int *out) {
-  long v;
-  /* --seq and --micro-batch as a trace bounds them (traces/validate.c),
-   * the sizes as a plan file does */
-  long max = !strcmp(opt, "--seq")           ? 1L << 24
-             : !strcmp(opt, "--micro-batch") ? 1L << 20
-                                             : 1L << 30;
-  int rc = cli_parse_int(cmd, opt, arg, 1, max, &v);
-  if (!rc) *out = (int)v;
-  return rc;
-}
-
-/* One option into a; returns 0 or CLI_USAGE (message printed). */
-static int take_opt(const char *cmd, int c, const char *arg, trace_args_t *a) {
-  strata_gen_opts_t *o = &a->ov;
-  switch (c) {
-  case OPT_LAYERS:
-    return int_opt(cmd, "--layers", arg, &o->layers);
-  case OPT_HIDDEN:
-    return int_opt(cmd, "--hidden", arg, &o->hidden);
-  case OPT_HEADS:
-    return int_opt(cmd, "--heads", arg, &o->heads);
-  case OPT_KV_HEADS:
-    return int_opt(cmd, "--kv-heads", arg, &o->kv_heads);
-  case OPT_FFN:
-    return int_opt(cmd, "--ffn", arg, &o->ffn);
-  case OPT_SEQ:
-    return int_opt(cmd, "--seq", arg, &o->seq);
-  case OPT_VOCAB:
-    return int_opt(cmd, "--vocab", arg, &o->vocab);
-  case OPT_MICRO_BATCH:
-    return int_opt(cmd, "--micro-batch", arg, &o->micro_batch);
-  case OPT_DTYPE:
-    if (strata_dtype_parse(arg, &o->dtype) || o->dtype >= STRATA_DTYPE_I64)
-      return cli_usage_error(cmd,
-                             "--dtype wants f32, bf16, f16 or f8, not "
-                             "'%s'",
-                             arg);
-    return 0;
-  case OPT_FLASH:
-    o->flash_attention = 1;
-    return 0;
-  case OPT_NO_FLASH:
-    o->flash_attention = 0;
-    return 0;
-  case OPT_DROPOUT:
-    o->dropout = 1;
-    return 0;
-  case OPT_NO_DROPOUT:
-    o->dropout = 0;
-    return 0;
-  case OPT_TIE:
-    o->tie_embeddings = 1;
-    return 0;
-  case OPT_NO_TIE:
-    o->tie_embeddings = 0;
-    return 0;
-  case OPT_HEAD_DIM:
-    return int_opt(cmd, "--head-dim", arg, &o->head_dim);
-  case OPT_WINDOW:
-    return int_opt(cmd, "--window", arg, &o->window);
-  case OPT_EXPERTS:
-    return int_opt(cmd, "--experts", arg, &o->experts);
-  case OPT_TOPK:
-    return int_opt(cmd, "--topk", arg, &o->topk);
-  case OPT_MOE_FFN:
-    return int_opt(cmd, "--moe-ffn", arg, &o->moe_ffn);
-  case OPT_CAPACITY:
-    return cli_parse_double(cmd, "--capacity-factor", arg, 0.01, 1000,
-                            &o->capacity);
-  case OPT_MTP: {
-    long v;
-    int rc = cli_parse_int(cmd, "--mtp-layers", arg, 0, 16, &v);
-    if (!rc) o->mtp_layers = (int)v;
-    return rc;
+static const char *usage_of(const char *cmd) {
+  if (!strcmp(cmd, "trace gen")) {
+    snprintf(gen_usage, sizeof gen_usage,
+             "Usage: strata trace gen MODEL [options] [-o FILE]\n"
+             "\n"
+             "Write MODEL as a trace file (docs/trace-format.md) to FILE, "
+             "or to\nstandard output.  FILE is replaced atomically.\n"
+             "\n%s",
+             presets_help);
+    return gen_usage;
   }
-  case OPT_MODEL:
-    a->model = arg;
-    return 0;
-  default:
-    return cli_usage_error(cmd, "internal: option %d", c);
+  if (!strcmp(cmd, "trace info")) {
+    snprintf(info_usage, sizeof info_usage,
+             "Usage: strata trace info MODEL [options] [--json]\n"
+             "\n"
+             "Print a model's parameters, layers, operators and tensors (with "
+             "repeated\nlayers expanded; \"stored\" counts the trace's "
+             "entries), FLOPs per\nmicro-batch (forward + backward, no "
+             "recompute), weight bytes (parameters\nin the trace's dtype) and "
+             "activation bytes saved for backward by one\nmicro-batch.\n"
+             "\n%s",
+             presets_help);
+    return info_usage;
   }
-}
-
-static void help_gen(void) {
-  usage_gen(stdout);
-}
-
-static void help_info(void) {
-  usage_info(stdout);
-}
-
-typedef struct {
-  const char *cmd;
-  int gen;
-  trace_args_t *a;
-} trace_ctx_t;
-
-static int on_opt(int c, void *ctx) {
-  trace_ctx_t *x = ctx;
-  if (c == 'o' && x->gen) {
-    x->a->output = optarg;
-    return 0;
-  }
-  if (c == OPT_JSON && !x->gen) {
-    x->a->json = 1;
-    return 0;
-  }
-  if (c == 'o' || c == OPT_JSON)
-    return cli_usage_error(x->cmd, "%s is not an option of %s",
-                           c == 'o' ? "--output" : "--json", x->cmd);
-  return take_opt(x->cmd, c, optarg, x->a);
+  snprintf(import_usage, sizeof import_usage, "%s",
+           "Usage: strata trace import hf CONFIG.json [options] [-o FILE]\n"
+           "\n"
+           "Read a Hugging Face config.json as its model_type describes it "
+           "(the dense,\nmixture-of-experts and multimodal types "
+           "docs/import.md lists) and\nwrite it as a trace file "
+           "(docs/trace-format.md) to FILE, or to standard\noutput.  A field "
+           "that would change the model but is not understood is\nan error "
+           "naming it (docs/import.md).  --dtype defaults to the config's\n"
+           "torch_dtype, --[no-]dropout to its dropout rates.\n"
+           "\n");
+  return import_usage;
 }
 
 /* Parse argv (argv[0] is the subcommand).  Returns 0 to run, -1 when
  * --help was printed, or CLI_USAGE. */
 static int parse_args(const char *cmd, int gen, int argc, char **argv,
                       trace_args_t *a) {
-  trace_ctx_t x = {cmd, gen, a};
+  const cli_optspec_t spec = {cmd, opts, usage_of(cmd), NULL, gen ? GEN : INFO,
+                              30,  call};
   int first, rc;
   memset(a, 0, sizeof *a);
   strata_gen_opts_keep(&a->ov);
-  rc = cli_getopt_operands(cmd, argc, argv, ":ho:", long_opts, 'h',
-                           gen ? help_gen : help_info, on_opt, &x, &first);
+  rc = cli_opts_parse(&spec, argc, argv, a, &first);
   if (rc) return rc;
   if (a->model && first < argc)
     return cli_usage_error(cmd, "one model only: --model %s, not '%s' too",
@@ -314,38 +173,17 @@ out:
 
 /* ---- import ---- */
 
-static void usage_import(FILE *f) {
-  fprintf(f, "Usage: strata trace import hf CONFIG.json [options] [-o FILE]\n"
-             "\n"
-             "Read a Hugging Face config.json as its model_type describes it "
-             "(the dense,\nmixture-of-experts and multimodal types "
-             "docs/import.md lists) and\nwrite it as a trace file "
-             "(docs/trace-format.md) to FILE, or to standard\noutput.  A field "
-             "that would change the model but is not understood is\nan error "
-             "naming it (docs/import.md).\n"
-             "\nOptions:\n"
-             "  --layers N  --seq N  --micro-batch N\n"
-             "  --dtype T                   f32, bf16, f16, f8 (default: the "
-             "config's\n"
-             "                              torch_dtype)\n"
-             "  --flash-attention, --no-flash-attention (default: flash)\n"
-             "  --dropout, --no-dropout     (default: as the config's dropout "
-             "rates)\n"
-             "  -o, --output FILE           where to write (default: stdout)\n"
-             "  -h, --help                  this help\n");
-}
-
 static int trace_import(int argc, char **argv) {
   const char *cmd = "trace import hf";
   trace_args_t a;
   strata_graph_t *g = NULL;
   char *text = NULL;
   size_t len;
-  for (int i = 1; i < argc; i++)
-    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-      usage_import(stdout);
-      return CLI_OK;
-    }
+  char *help_argv[] = {"import", "hf", "--help", NULL};
+  if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+    argc = 3; /* `trace import --help`: import hf's */
+    argv = help_argv;
+  }
   if (argc < 2 || strcmp(argv[1], "hf"))
     return cli_usage_error("trace import",
                            "import what? 'strata trace import hf "

@@ -1,9 +1,8 @@
 /*
- * common.c - error reporting, option parsing and output shared by the
- * subcommands.
+ * common.c - error reporting, value parsing and output shared by the
+ * subcommands (their options are parsed from tables: cli/opts.c).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,87 +82,4 @@ int cli_write_output(const char *cmd, const char *path, const char *text,
   }
   rc = strata_file_write_atomic(path, text, len);
   return rc ? cli_fail(cmd, rc) : CLI_OK;
-}
-
-/* The entry of opts that getopt_long matched (a short option is found by
- * its code), or -1. */
-static int entry_of(const struct option *opts, int c, int longindex) {
-  if (longindex >= 0) return longindex;
-  for (int i = 0; opts[i].name; i++)
-    if (opts[i].val == c && !opts[i].flag) return i;
-  return -1;
-}
-
-/* The entry named "no-NAME" for NAME, or NAME for "no-NAME", or -1. */
-static int opposite_of(const struct option *opts, int i) {
-  const char *n = opts[i].name;
-  for (int j = 0; opts[j].name; j++) {
-    const char *m = opts[j].name;
-    if ((!strncmp(m, "no-", 3) && !strcmp(m + 3, n)) ||
-        (!strncmp(n, "no-", 3) && !strcmp(n + 3, m)))
-      return j;
-  }
-  return -1;
-}
-
-/* An option that takes a value may be given once: a second one would
- * silently win, and scripts that build command lines hide such slips.  A
- * flag may repeat (--json twice means --json), but not with its "no-"
- * opposite. */
-static int check_repeat(const char *cmd, const struct option *opts, int i,
-                        const char **seen, const char *arg) {
-  static const char given[] = "";
-  int j = opposite_of(opts, i);
-  if (opts[i].has_arg != no_argument && seen[i])
-    return cli_usage_error(cmd,
-                           "--%s is given twice ('%s', then '%s'); give "
-                           "it once",
-                           opts[i].name, seen[i], arg ? arg : "");
-  if (j >= 0 && seen[j])
-    return cli_usage_error(cmd,
-                           "--%s and --%s contradict each other; give "
-                           "one",
-                           opts[j].name, opts[i].name);
-  seen[i] = arg ? arg : given;
-  return 0;
-}
-
-int cli_getopt_operands(const char *cmd, int argc, char **argv,
-                        const char *shortopts, const struct option *opts,
-                        int help_code, void (*help)(void),
-                        int (*on_opt)(int c, void *ctx), void *ctx,
-                        int *first) {
-  enum { MAX_OPTS = 128 };
-  const char *seen[MAX_OPTS] = {0};
-  int c, longindex = -1;
-  optind = 0; /* glibc: start afresh */
-  opterr = 0;
-  while ((c = getopt_long(argc, argv, shortopts, opts, &longindex)) != -1) {
-    int i = c == '?' || c == ':' ? -1 : entry_of(opts, c, longindex), rc;
-    longindex = -1;
-    if (c == help_code) {
-      help();
-      return -1;
-    }
-    if (c == '?' || c == ':')
-      return cli_usage_error(cmd, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
-    if (i >= 0 && i < MAX_OPTS &&
-        (rc = check_repeat(cmd, opts, i, seen, optarg)))
-      return rc;
-    if ((rc = on_opt(c, ctx))) return rc;
-  }
-  *first = optind;
-  return 0;
-}
-
-int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
-               const struct option *opts, int help_code, void (*help)(void),
-               int (*on_opt)(int c, void *ctx), void *ctx) {
-  int first, rc = cli_getopt_operands(cmd, argc, argv, shortopts, opts,
-                                      help_code, help, on_opt, ctx, &first);
-  if (rc) return rc;
-  if (first < argc)
-    return cli_usage_error(cmd, "unexpected argument '%s'", argv[first]);
-  return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * main.c - `strata <command> [options]`: find the command, hand it argv.
- * Each command parses its own options with getopt_long and prints its own
- * --help; results go to stdout, messages to stderr.
+ * Each command parses its options from its own table (cli/opts.h), which
+ * also gives its --help; results go to stdout, messages to stderr.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,14 +17,22 @@ static const cli_command_t commands[] = {
     {"plan", "plan a model on a cluster", cli_cmd_plan},
     {"show", "print a plan file", cli_cmd_show},
     {"diff", "compare two plan files", cli_cmd_diff},
-    {"export",
-     "export a plan (megatron, deepspeed, torch, torchtitan, timeline, "
-     "html, hostfile)",
-     cli_cmd_export},
+    {"export", "export a plan", cli_cmd_export},
     {"estimate", "memory and time of a given configuration", cli_cmd_estimate},
     {"calibrate", "fit the cost model to measured runs", cli_cmd_calibrate},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+/* One line of the list; export's names every target from its table. */
+static void print_command(FILE *f, const cli_command_t *c) {
+  char targets[256];
+  if (c->run != cli_cmd_export) {
+    fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    return;
+  }
+  cli_export_target_names(targets, sizeof targets);
+  fprintf(f, "  %-10s %s (%s)\n", c->name, c->summary, targets);
+}
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -36,7 +44,7 @@ static void usage(FILE *f) {
           "\n"
           "Commands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++)
-    fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    print_command(f, &commands[i]);
   fprintf(f,
           "\n"
           "Options:\n"
@@ -61,11 +69,13 @@ int main(int argc, char **argv) {
     usage(stderr);
     return CLI_USAGE;
   }
-  if (!strcmp(argv[1], "help") && argc == 3) { /* strata help COMMAND */
+  if (!strcmp(argv[1], "help") && argc >= 3 && argc <= 4) {
+    /* strata help COMMAND [SUBCOMMAND]: COMMAND [SUBCOMMAND] --help */
     for (size_t i = 0; i < N_COMMANDS; i++)
       if (!strcmp(argv[2], commands[i].name)) {
-        char *help_argv[] = {argv[2], "--help", NULL};
-        return commands[i].run(2, help_argv);
+        char *help_argv[] = {argv[2], argv[3], "--help", NULL};
+        if (argc == 3) help_argv[1] = "--help", help_argv[2] = NULL;
+        return commands[i].run(argc - 1, help_argv);
       }
     fprintf(stderr, "strata help: unknown command '%s'\nTry 'strata --help'.\n",
             argv[2]);
@@ -77,7 +87,7 @@ int main(int argc, char **argv) {
     return CLI_OK;
   }
   if (!strcmp(argv[1], "help")) {
-    fprintf(stderr, "strata help: one command at most\n");
+    fprintf(stderr, "strata help: a command and a subcommand at most\n");
     return CLI_USAGE;
   }
   if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {

@@ -1,67 +1,74 @@
 /*
- * stageargs.c - parsing of the options `strata stage` and `strata compare`
- * share, and the set-up of model and mesh they both need.
+ * stageargs.c - the options `strata stage` and `strata compare` share
+ * (one table, cli/opts.h; compare refuses the two it has no use for),
+ * and the set-up of model and mesh they both need.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/opts.h"
 #include "cli/stageargs.h"
 
-enum {
-  OPT_MODEL = 256,
-  OPT_DEVICES,
-  OPT_MESH,
-  OPT_LAYERS,
-  OPT_MB,
-  OPT_SEQ,
-  OPT_ALPHA,
-  OPT_MEM,
-  OPT_ZERO,
-  OPT_RECIPE,
-  OPT_RECOMPUTE,
-  OPT_OBJECTIVE,
-  OPT_TLIM,
-  OPT_LP,
-  OPT_JSON,
-  OPT_FLASH,
-  OPT_NOFLASH,
-  OPT_SP,
-  OPT_FULL,
-  OPT_EMB,
-  OPT_HEAD,
-  OPT_CLUSTER,
-  OPT_INFLIGHT,
-  OPT_HELP,
-  OPT_GAP
-};
+enum { C_MESH, C_RECIPE, C_RECOMPUTE, C_OBJECTIVE };
 
-static const struct option long_opts[] = {
-    {"model", required_argument, 0, OPT_MODEL},
-    {"devices", required_argument, 0, OPT_DEVICES},
-    {"mesh", required_argument, 0, OPT_MESH},
-    {"layers", required_argument, 0, OPT_LAYERS},
-    {"micro-batch", required_argument, 0, OPT_MB},
-    {"seq", required_argument, 0, OPT_SEQ},
-    {"alpha", required_argument, 0, OPT_ALPHA},
-    {"memory-gb", required_argument, 0, OPT_MEM},
-    {"zero", required_argument, 0, OPT_ZERO},
-    {"recipe", required_argument, 0, OPT_RECIPE},
-    {"recompute", required_argument, 0, OPT_RECOMPUTE},
-    {"objective", required_argument, 0, OPT_OBJECTIVE},
-    {"time-limit", required_argument, 0, OPT_TLIM},
-    {"mip-gap", required_argument, 0, OPT_GAP},
-    {"export-lp", required_argument, 0, OPT_LP},
-    {"json", no_argument, 0, OPT_JSON},
-    {"flash-attention", no_argument, 0, OPT_FLASH},
-    {"no-flash-attention", no_argument, 0, OPT_NOFLASH},
-    {"sequence-parallel", no_argument, 0, OPT_SP},
-    {"full", no_argument, 0, OPT_FULL},
-    {"with-embedding", no_argument, 0, OPT_EMB},
-    {"with-head", no_argument, 0, OPT_HEAD},
-    {"cluster", required_argument, 0, OPT_CLUSTER},
-    {"in-flight", required_argument, 0, OPT_INFLIGHT},
-    {"help", no_argument, 0, OPT_HELP},
-    {0, 0, 0, 0}};
+#define CLI_ARGS_T cli_stage_args_t
+
+static const cli_opt_t opts[] = {
+    {CLI_STR("model", 0, model, "M",
+             "preset, family (gpt, bert, llama) or trace file")},
+    {CLI_INT("devices", devices, 1, 1 << 20, "N",
+             "devices of the stage (a 1-D mesh)")},
+    {CLI_CALL("mesh", 0, C_MESH, "AxB",
+              "a 2-D mesh: A outer x B inner devices")},
+    {CLI_STR("cluster", 0, cluster, "SPEC",
+             "take links, GPU peak and memory (the default\n"
+             "limit) from a cluster: PRESET:NODES or a file;\n"
+             "without it every axis is 150 GB/s, 5 us")},
+    {CLI_INT("stage-layers", layers, 1, 100000, "K",
+             "the stage holds the model's first K layers only")},
+    {CLI_INT("layers", layers, 1, 100000, "K", NULL),
+     .alias_of = "stage-layers",
+     .why = "--layers is the model's layer count in every other command"},
+    {CLI_FLAG("with-embedding", with_embedding, 1,
+              "with --stage-layers: include the embedding")},
+    {CLI_FLAG("with-head", with_head, 1,
+              "with --stage-layers: include the head and loss")},
+    {CLI_INT("micro-batch", gen.micro_batch, 1, 1 << 20, "b",
+             "micro-batch size (default: the model's, 1)")},
+    {CLI_INT("seq", gen.seq, 1, 1 << 24, "S", "sequence length")},
+    {CLI_TOGGLE("flash-attention", gen.flash_attention,
+                "fused attention (default: the model's)")},
+    {CLI_DOUBLE("alpha", so.alpha, 0, 1e12, 0, "A",
+                "weight of communication (default 1)")},
+    {CLI_DOUBLE("memory-gib", memory_bytes, 1e-6, 1e9, CLI_GIB, "G",
+                "memory limit per device in GiB (2^30 bytes)")},
+    {CLI_DOUBLE("memory-gb", memory_bytes, 1e-6, 1e9, 1e9, "G", NULL),
+     .alias_of = "memory-gib", .why = CLI_GB_WHY},
+    {CLI_INT("zero", so.zero_stage, 0, 3, "Z", "ZeRO stage 0-3 (default 0)")},
+    {CLI_CALL("recipe", 0, C_RECIPE, "R",
+              "zero (2+2+12 B/param) or megatron (2+4+12)")},
+    {CLI_CALL("recompute", 0, C_RECOMPUTE, "R", "none, selective or full")},
+    {CLI_CALL("objective", 0, C_OBJECTIVE, "O",
+              "min-mem (default), min-comm, megatron, dp"),
+     .only = 1, .why = "compare solves every objective"},
+    {CLI_FLAG("sequence-parallel", so.sequence_parallel, 1,
+              "megatron objective: with sequence parallelism")},
+    {CLI_INT("in-flight", so.in_flight, 1, 100000, "K",
+             "micro-batches whose activations are live")},
+    {CLI_FLAG("full", so.homogeneous, 0,
+              "solve every layer (default: one per block,\n"
+              "the best homogeneous solution)")},
+    {CLI_DOUBLE("time-limit", so.time_limit, 0.001, 1e6, 0, "S",
+                "ILP time limit in seconds (default 60)")},
+    {CLI_DOUBLE("mip-gap", so.mip_gap, 0, 1, 0, "G",
+                "relative MIP gap (default 1e-6)")},
+    {CLI_STR("export-lp", 0, export_lp, "FILE",
+             "write the ILP in CPLEX LP format"),
+     .only = 1,
+     .why = "compare solves four ILPs; strata stage "
+            "--objective O --export-lp FILE writes one"},
+    {CLI_FLAG("json", json, 1, "JSON output")},
+    {CLI_END}};
 
 static int parse_mesh(const char *cmd, const char *s, cli_stage_args_t *a) {
   char *end;
@@ -83,125 +90,42 @@ static int parse_enum(const char *cmd, int rc) {
   return 0;
 }
 
-static int parse_one(const char *cmd, int c, cli_stage_args_t *a) {
-  long v;
-  int rc = 0;
-  switch (c) {
-  case OPT_MODEL:
-    a->model = optarg;
-    break;
-  case OPT_DEVICES:
-    rc = cli_parse_int(cmd, "--devices", optarg, 1, 1 << 20, &a->devices);
-    break;
-  case OPT_MESH:
-    rc = parse_mesh(cmd, optarg, a);
-    break;
-  case OPT_LAYERS:
-    rc = cli_parse_int(cmd, "--layers", optarg, 1, 100000, &a->layers);
-    break;
-  case OPT_MB:
-    rc = cli_parse_int(cmd, "--micro-batch", optarg, 1, 1 << 20, &v);
-    a->gen.micro_batch = (int)v;
-    break;
-  case OPT_SEQ:
-    rc = cli_parse_int(cmd, "--seq", optarg, 1, 1 << 24, &v);
-    a->gen.seq = (int)v;
-    break;
-  case OPT_ALPHA:
-    rc = cli_parse_double(cmd, "--alpha", optarg, 0, 1e12, &a->so.alpha);
-    break;
-  case OPT_MEM:
-    rc = cli_parse_double(cmd, "--memory-gb", optarg, 1e-6, 1e9, &a->memory_gb);
-    break;
-  case OPT_ZERO:
-    rc = cli_parse_int(cmd, "--zero", optarg, 0, 3, &v);
-    a->so.zero_stage = (int)v;
-    break;
-  case OPT_RECIPE:
-    rc = parse_enum(cmd, strata_recipe_parse(optarg, &a->so.recipe));
-    break;
-  case OPT_RECOMPUTE:
-    rc = parse_enum(cmd, strata_recompute_parse(optarg, &a->so.recompute));
-    break;
-  case OPT_OBJECTIVE:
-    rc = parse_enum(cmd, strata_objective_parse(optarg, &a->so.objective));
-    break;
-  case OPT_TLIM:
-    rc = cli_parse_double(cmd, "--time-limit", optarg, 0.001, 1e6,
-                          &a->so.time_limit);
-    break;
-  case OPT_GAP:
-    rc = cli_parse_double(cmd, "--mip-gap", optarg, 0, 1, &a->so.mip_gap);
-    break;
-  case OPT_INFLIGHT:
-    rc = cli_parse_int(cmd, "--in-flight", optarg, 1, 100000, &v);
-    a->so.in_flight = (int)v;
-    break;
-  case OPT_LP:
-    a->export_lp = optarg;
-    break;
-  case OPT_JSON:
-    a->json = 1;
-    break;
-  case OPT_FLASH:
-    a->gen.flash_attention = 1;
-    break;
-  case OPT_NOFLASH:
-    a->gen.flash_attention = 0;
-    break;
-  case OPT_SP:
-    a->so.sequence_parallel = 1;
-    break;
-  case OPT_FULL:
-    a->so.homogeneous = 0;
-    break;
-  case OPT_EMB:
-    a->with_embedding = 1;
-    break;
-  case OPT_HEAD:
-    a->with_head = 1;
-    break;
-  case OPT_CLUSTER:
-    a->cluster = optarg;
-    break;
-  default:
-    rc = cli_usage_error(cmd, "unknown option");
-    break;
+static int call(const char *cmd, int id, const char *arg, void *args) {
+  cli_stage_args_t *a = args;
+  switch (id) {
+  case C_MESH:
+    return parse_mesh(cmd, arg, a);
+  case C_RECIPE:
+    return parse_enum(cmd, strata_recipe_parse(arg, &a->so.recipe));
+  case C_RECOMPUTE:
+    return parse_enum(cmd, strata_recompute_parse(arg, &a->so.recompute));
+  default: /* C_OBJECTIVE */
+    return parse_enum(cmd, strata_objective_parse(arg, &a->so.objective));
   }
-  return rc;
-}
-
-typedef struct {
-  const char *cmd;
-  cli_stage_args_t *a;
-} optctx_t;
-
-static int on_opt(int c, void *ctx) {
-  optctx_t *x = ctx;
-  return parse_one(x->cmd, c, x->a);
 }
 
 int cli_stage_args_parse(const char *cmd, int argc, char **argv,
-                         cli_stage_args_t *a, void (*help)(void)) {
-  optctx_t oc = {cmd, a};
+                         cli_stage_args_t *a, const char *usage,
+                         const char *tail) {
+  const cli_optspec_t spec = {
+      cmd, opts, usage, tail, strcmp(cmd, "compare") ? 1 : 2, 23, call};
   memset(a, 0, sizeof *a);
   strata_gen_opts_keep(&a->gen);
   strata_stage_opts_init(&a->so);
-  int rc =
-      cli_getopt(cmd, argc, argv, "", long_opts, OPT_HELP, help, on_opt, &oc);
+  int rc = cli_opts_parse(&spec, argc, argv, a, NULL);
   if (rc) return rc;
   if (!a->model) return cli_usage_error(cmd, "--model is required");
   if (!a->devices && !a->mesh0)
     return cli_usage_error(cmd, "--devices (or --mesh) is required");
   if (a->mesh0 && a->devices && a->mesh0 * a->mesh1 != a->devices)
-    return cli_usage_error(cmd, "--mesh %dx%d has %d devices, not %ld",
-                           a->mesh0, a->mesh1, a->mesh0 * a->mesh1, a->devices);
+    return cli_usage_error(cmd, "--mesh %dx%d has %d devices, not %d", a->mesh0,
+                           a->mesh1, a->mesh0 * a->mesh1, a->devices);
   if (!a->mesh0) {
     a->mesh0 = (int)a->devices;
     a->mesh1 = 1;
   }
-  a->devices = (long)a->mesh0 * a->mesh1;
-  if (a->memory_gb > 0) a->so.memory_budget = a->memory_gb * 1e9;
+  a->devices = a->mesh0 * a->mesh1;
+  if (a->memory_bytes > 0) a->so.memory_budget = a->memory_bytes;
   return 0;
 }
 
@@ -235,7 +159,7 @@ static int cluster_mesh(const char *cmd, cli_stage_args_t *a) {
   if (!rc) {
     a->so.perf = *strata_cluster_perf(c);
     a->so.fastest_bandwidth = strata_cluster_fastest_bandwidth(c);
-    if (a->memory_gb <= 0)
+    if (a->memory_bytes <= 0)
       a->so.memory_budget = (double)strata_cluster_gpu_memory(c);
   }
   strata_cluster_destroy(c);
@@ -256,11 +180,11 @@ int cli_stage_setup(const char *cmd, cli_stage_args_t *a, strata_graph_t **g) {
     if (a->layers > L) {
       strata_graph_destroy(*g);
       *g = NULL;
-      return cli_usage_error(cmd, "--layers %ld: the model has %d layers",
+      return cli_usage_error(cmd, "--stage-layers %d: the model has %d layers",
                              a->layers, L);
     }
     a->so.layer_begin = 0;
-    a->so.layer_end = (int)a->layers;
+    a->so.layer_end = a->layers;
     a->so.with_prologue = a->with_embedding;
     a->so.with_epilogue = a->with_head;
   }

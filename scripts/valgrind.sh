@@ -55,7 +55,7 @@ run 0 trace info tiny.json
 run 0 trace info gpt-1.7b --json
 run 0 stage --model tiny.json --devices 4
 run 0 plan --model tiny.json --cluster dgx-h100:2 --quiet --threads 2 -o tiny.splan
-run 0 plan --model tiny.json --cluster dgx-h100:1 --quiet --free --memory-gb 0.649 --memory-reserve 0 -o free.splan
+run 0 plan --model tiny.json --cluster dgx-h100:1 --quiet --free --memory-gib 0.6044283509254456 --memory-reserve-gib 0 -o free.splan
 run 0 show tiny.splan
 run 0 show tiny.splan --json
 run 1 diff tiny.splan free.splan
