@@ -95,21 +95,10 @@ static const cli_opt_t opts[] = {
               "ILP layouts, balanced uneven splits")},
     {CLI_HEAD(
         "What the framework overlaps (docs/cost-model.md, \"Overlap\"):")},
-    {CLI_TOGGLE("overlap-grad-reduce", po.overlap_grad_reduce, "(default on)")},
-    {CLI_TOGGLE("overlap-param-gather", po.overlap_param_gather,
-                "(default on, with ZeRO 1)")},
-    {CLI_TOGGLE("tp-comm-overlap", po.tp_comm_overlap,
-                "(default off; needs sequence parallel)")},
-    {CLI_TOGGLE("overlap-moe-expert-parallel-comm", po.overlap_ep_comm,
-                "the experts' all-to-all under another\n"
-                "micro-batch's compute (default off; ep > 1,\n"
-                "pp 1 or interleaved, no full recompute)")},
-    {CLI_TOGGLE("overlap-p2p", po.overlap_p2p,
-                "(default: Megatron-LM's, on with vpp)")},
-    {CLI_TOGGLE("scatter-gather", po.scatter_gather,
-                "p2p of 1/t of the boundary without sequence\n"
-                "parallelism (default: off for megatron, on\n"
-                "for deepspeed)")},
+#define SWITCH_ROW(F, m, key, what, codec, slot, diff, cli, def, help)       \
+  {CLI_TOGGLE(cli, po.m, help)},
+    STRATA_PLAN_SWITCHES(SWITCH_ROW, po)
+#undef SWITCH_ROW
     {CLI_HEAD("Search and output:")},
     {CLI_INT("top", po.top, 1, 100, "K",
              "best distinct configurations kept (default 3)"),

@@ -128,8 +128,8 @@
  * and the command line's --NAME / --no-NAME with their help.  A new switch
  * is a row here; what it changes is costed in pipeline/ and exported in
  * merge/.  Columns: member, key, what, codec, slot and diff as in
- * STRATA_PLAN_FIELDS; the option's name; its default; its help (a line of
- * at most 44 characters, more lines joined by "\n").  A new switch is kept
+ * STRATA_PLAN_FIELDS; the option's name; its default; its help (lines of at
+ * most 46 characters joined by "\n").  A new switch is kept
  * after the stages (codec TI, slot: the plan format that first holds it).
  */
 /* clang-format off */
@@ -142,12 +142,12 @@
     "tp-comm-overlap", 0, "(default off; needs sequence parallel)")             \
   S(F, overlap_ep_comm, overlap_moe_expert_parallel_comm, "expert all-to-all overlap", TI, 6, 24, \
     "overlap-moe-expert-parallel-comm", 0,                                      \
-    "the experts' all-to-all under another\nmicro-batch's compute (default off; ep >\n1, pp 1 or interleaved, no full recompute)") \
+    "the experts' all-to-all under another\nmicro-batch's compute (default off; ep > 1,\npp 1 or interleaved, no full recompute)") \
   S(F, overlap_p2p, overlap_p2p, "p2p overlap", HI, 33, 25,                     \
     "overlap-p2p", STRATA_AUTO, "(default: Megatron-LM's, on with vpp)")        \
   S(F, scatter_gather, scatter_gather, "scatter-gather", HI, 34, 26,            \
     "scatter-gather", STRATA_AUTO,                                              \
-    "p2p of 1/t of the boundary without\nsequence parallelism (default: off\nfor megatron, on for deepspeed)")
+    "p2p of 1/t of the boundary without sequence\nparallelism (default: off for megatron, on\nfor deepspeed)")
 /* clang-format on */
 
 /* "Choose" (or "the framework's default") for an option that 0 and 1
