@@ -208,6 +208,18 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
 #define TAIL(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
   TAIL_##codec(m, slot)
 
+#define TAIL_BOUND(part, t, m, key, what, lo, hi, codec, slot, ...)            \
+  _Static_assert(ST__TI_##codec(slot) <= STRATA_PLAN_FORMAT_VERSION,           \
+                 #key "'s format is newer than STRATA_PLAN_FORMAT_VERSION");
+#define ST__TI_TI(slot) (slot)
+#define ST__TI_TD(slot) (slot)
+#define ST__TI_HI(slot) 0
+#define ST__TI_HE(slot) 0
+#define ST__TI_HZ(slot) 0
+#define ST__TI_HD(slot) 0
+#define ST__TI_HZD(slot) 0
+STRATA_PLAN_FIELDS(TAIL_BOUND)
+
 static void put_tail_fields(st__wr_t *w, const strata_plan_t *p, int f) {
   STRATA_PLAN_FIELDS(TAIL)
 }

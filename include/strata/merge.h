@@ -28,7 +28,7 @@ int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
  * (not a plan file), EVERSION (a newer format), ECORRUPT (truncated,
  * checksum mismatch, absurd lengths, bad fields), ENOMEM; the message
  * starts with `where`. */
-#define STRATA_PLAN_FORMAT_VERSION 7
+/* STRATA_PLAN_FORMAT_VERSION: plan_fields.h, beside the fields it holds. */
 #define STRATA_PLAN_MAX_PAYLOAD (256 * 1024 * 1024) /* inflated bytes */
 int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
                        size_t *len);

@@ -159,6 +159,10 @@
   F(CONF, int, m, key, what, 0, 1, codec, slot, OPTS, BOOL, 1, diff)
 #define STRATA_PLAN_SWITCH_DECL(F, m, ...) int m;
 
+/* The newest plan format: the highest slot of a TI/TD row, or 7 (the
+ * RoPE scaling, a struct of its own). */
+#define STRATA_PLAN_FORMAT_VERSION 7
+
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60
 #define STRATA_PLAN_HEADER_DOUBLES 19
