@@ -487,6 +487,69 @@ static void time_stream(const st__cost_ctx_t *c, const strata_op_t *op,
   }
 }
 
+/* Fused attention over the other sequence's keys (t of k[b,kv,t,d]). */
+static void time_cross_attention(const st__cost_ctx_t *c, const strata_op_t *op,
+                                 const st__strat_t *s, st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
+  double seq = (double)c->g->tensors[op->in[1]].shape[2];
+  r->fwd = strata_perf_attention(pf, f, seq, 0, 0);
+  r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, 0);
+}
+
+/* A strided convolution is one GEMM over the patches: img[b,c,H,W],
+ * w[h,c,p,q]: m = b (H/p)(W/q), k = c p q, n = h; the split divides the
+ * rows (docs/cost-model.md). */
+static void time_patch_embed(const st__cost_ctx_t *c, const strata_op_t *op,
+                             const st__strat_t *s, st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  const strata_tensor_t *x = &c->g->tensors[op->in[0]];
+  const strata_tensor_t *w = &c->g->tensors[op->in[1]];
+  double n = (double)w->shape[0],
+         k = (double)w->shape[1] * w->shape[2] * w->shape[3];
+  double m = (double)x->shape[0] * (x->shape[2] / w->shape[2]) *
+             (x->shape[3] / w->shape[3]) / st__work_split(c->m, s);
+  int eb = c->o->fp8 ? 1 : 2;
+  r->gemm_fwd = strata_perf_gemm(pf, 1, m, n, k, eb);
+  r->gemm_bwd = strata_perf_gemm(pf, 1, m, k, n, eb) +
+                strata_perf_gemm(pf, 1, n, k, m, eb);
+  r->fwd = r->gemm_fwd;
+  r->bwd = r->gemm_bwd;
+}
+
+/* What an importer could not map: its FLOPs at the largest GEMMs' rate or
+ * its bytes at the streaming rate, whichever is slower; backward twice the
+ * forward. */
+static void time_generic(const st__cost_ctx_t *c, const strata_op_t *op,
+                         const st__opdims_t *d, const st__strat_t *s,
+                         st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
+  double peak = pf->peak_flops * pf->gemm_max;
+  time_stream(c, op, d, s, r);
+  if (peak > 0 && f / peak > r->fwd) r->fwd = f / peak;
+  if (peak > 0 && 2 * f / peak > r->bwd) r->bwd = 2 * f / peak;
+}
+
+/* Megatron-LM's VocabParallelCrossEntropy (megatron/core/tensor_parallel/
+ * cross_entropy.py), per logit: forward copies the logits to fp32
+ * (logits.float(): read e, write 4), takes the max (read 4), subtracts it
+ * (read and write 4), exps in place (read and write 4), sums (read 4) and
+ * divides in place into the saved softmax (read and write 4); backward
+ * subtracts the one-hot (one element a row), scales by the output gradient
+ * in place (read and write 4) and casts the gradient back (read 4, write
+ * e).  fp32 logits need no casts. */
+static void time_cross_entropy(const st__cost_ctx_t *c, const strata_op_t *op,
+                               const st__opdims_t *d, const st__strat_t *s,
+                               st__op_cost_t *r) {
+  const strata_perf_t *pf = &c->o->perf;
+  double e = strata_dtype_size(c->g->tensors[op->in[0]].dtype);
+  double n = slot_bytes(c, d, s, 0) / e;
+  int cast = e < 4;
+  r->fwd = strata_perf_stream(pf, n * ((cast ? e + 4 : 0) + 32), 5 + cast);
+  r->bwd = strata_perf_stream(pf, n * (8 + (cast ? 4 + e : 0)), 1 + cast);
+}
+
 static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
                     const st__opdims_t *d, const st__strat_t *s,
                     st__op_cost_t *r) {
@@ -505,43 +568,15 @@ static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
   case STRATA_OP_FLASH_ATTENTION:
     time_flash(c, op, d, s, r);
     break;
-  case STRATA_OP_CROSS_ATTENTION: {
-    /* fused attention over the other sequence's keys (t of k[b,kv,t,d]) */
-    double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
-    double seq = (double)c->g->tensors[op->in[1]].shape[2];
-    r->fwd = strata_perf_attention(pf, f, seq, 0, 0);
-    r->bwd = strata_perf_attention(pf, 2.5 * f, seq, 1, 0);
+  case STRATA_OP_CROSS_ATTENTION:
+    time_cross_attention(c, op, s, r);
     break;
-  }
-  case STRATA_OP_PATCH_EMBED: {
-    /* a strided convolution is one GEMM over the patches: img[b,c,H,W],
-     * w[h,c,p,q]: m = b (H/p)(W/q), k = c p q, n = h; the split divides
-     * the rows (docs/cost-model.md) */
-    const strata_tensor_t *x = &c->g->tensors[op->in[0]];
-    const strata_tensor_t *w = &c->g->tensors[op->in[1]];
-    double n = (double)w->shape[0],
-           k = (double)w->shape[1] * w->shape[2] * w->shape[3];
-    double m = (double)x->shape[0] * (x->shape[2] / w->shape[2]) *
-               (x->shape[3] / w->shape[3]) / st__work_split(c->m, s);
-    int eb = c->o->fp8 ? 1 : 2;
-    r->gemm_fwd = strata_perf_gemm(pf, 1, m, n, k, eb);
-    r->gemm_bwd = strata_perf_gemm(pf, 1, m, k, n, eb) +
-                  strata_perf_gemm(pf, 1, n, k, m, eb);
-    r->fwd = r->gemm_fwd;
-    r->bwd = r->gemm_bwd;
+  case STRATA_OP_PATCH_EMBED:
+    time_patch_embed(c, op, s, r);
     break;
-  }
-  case STRATA_OP_GENERIC: {
-    /* what an importer could not map: its FLOPs at the largest GEMMs' rate
-     * or its bytes at the streaming rate, whichever is slower; backward
-     * twice the forward */
-    double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
-    double peak = pf->peak_flops * pf->gemm_max;
-    time_stream(c, op, d, s, r);
-    if (peak > 0 && f / peak > r->fwd) r->fwd = f / peak;
-    if (peak > 0 && 2 * f / peak > r->bwd) r->bwd = 2 * f / peak;
+  case STRATA_OP_GENERIC:
+    time_generic(c, op, d, s, r);
     break;
-  }
   case STRATA_OP_SPLIT_HEADS:
   case STRATA_OP_TRANSPOSE:
   case STRATA_OP_RESHAPE:
@@ -556,22 +591,9 @@ static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
     r->bwd = strata_perf_stream(pf, 2 * out, 1);
     break;
   }
-  case STRATA_OP_CROSS_ENTROPY: {
-    /* Megatron-LM's VocabParallelCrossEntropy (megatron/core/
-     * tensor_parallel/cross_entropy.py), per logit: forward copies the
-     * logits to fp32 (logits.float(): read e, write 4), takes the max (read
-     * 4), subtracts it (read and write 4), exps in place (read and write
-     * 4), sums (read 4) and divides in place into the saved softmax (read
-     * and write 4); backward subtracts the one-hot (one element a row),
-     * scales by the output gradient in place (read and write 4) and casts
-     * the gradient back (read 4, write e).  fp32 logits need no casts. */
-    double e = strata_dtype_size(c->g->tensors[op->in[0]].dtype);
-    double n = slot_bytes(c, d, s, 0) / e;
-    int cast = e < 4;
-    r->fwd = strata_perf_stream(pf, n * ((cast ? e + 4 : 0) + 32), 5 + cast);
-    r->bwd = strata_perf_stream(pf, n * (8 + (cast ? 4 + e : 0)), 1 + cast);
+  case STRATA_OP_CROSS_ENTROPY:
+    time_cross_entropy(c, op, d, s, r);
     break;
-  }
   default:
     time_stream(c, op, d, s, r);
     break;

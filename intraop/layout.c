@@ -409,87 +409,66 @@ static void dims_xent(const strata_graph_t *g, const strata_op_t *op,
   d->map[0][2] = (signed char)v;
 }
 
+static void dims_elementwise_0(const strata_graph_t *g, const strata_op_t *op,
+                               st__opdims_t *d) {
+  dims_elementwise(g, op, d, 0);
+}
+static void dims_elementwise_1(const strata_graph_t *g, const strata_op_t *op,
+                               st__opdims_t *d) {
+  dims_elementwise(g, op, d, 1);
+}
+
+typedef void (*dims_fn_t)(const strata_graph_t *, const strata_op_t *,
+                          st__opdims_t *);
+
+/* Each kind's dimensions (a kind without a row has no cost model). */
+static const dims_fn_t dims_of[STRATA_OP_COUNT] = {
+    [STRATA_OP_LINEAR] = dims_linear,
+    [STRATA_OP_MOE_ROUTER] = dims_linear,
+    [STRATA_OP_GROUPED_LINEAR] = dims_grouped,
+    [STRATA_OP_MOE_DISPATCH] = dims_route,
+    [STRATA_OP_MOE_COMBINE] = dims_route,
+    [STRATA_OP_MLA_KV] = dims_mla_kv,
+    [STRATA_OP_MATMUL] = dims_matmul,
+    [STRATA_OP_EMBEDDING] = dims_embedding,
+    [STRATA_OP_LAYERNORM] = dims_elementwise_0,
+    [STRATA_OP_RMSNORM] = dims_elementwise_0,
+    [STRATA_OP_SOFTMAX] = dims_elementwise_0,
+    [STRATA_OP_ROPE] = dims_elementwise_0,
+    [STRATA_OP_GELU] = dims_elementwise_1,
+    [STRATA_OP_SILU] = dims_elementwise_1,
+    [STRATA_OP_SIGMOID] = dims_elementwise_1,
+    [STRATA_OP_RELU] = dims_elementwise_1,
+    [STRATA_OP_SCALE] = dims_elementwise_1,
+    [STRATA_OP_SWIGLU] = dims_elementwise_1,
+    [STRATA_OP_MUL] = dims_elementwise_1,
+    [STRATA_OP_DROPOUT] = dims_elementwise_1,
+    [STRATA_OP_ADD] = dims_elementwise_1,
+    [STRATA_OP_SPLIT_HEADS] = dims_heads,
+    [STRATA_OP_MERGE_HEADS] = dims_heads,
+    [STRATA_OP_TRANSPOSE] = dims_transpose,
+    [STRATA_OP_RESHAPE] = dims_reshape,
+    [STRATA_OP_FLASH_ATTENTION] = dims_flash,
+    [STRATA_OP_CROSS_ATTENTION] = dims_flash,
+    [STRATA_OP_CROSS_ENTROPY] = dims_xent,
+    [STRATA_OP_SPLIT] = dims_along_axis,
+    [STRATA_OP_SLICE] = dims_along_axis,
+    [STRATA_OP_CONCAT] = dims_along_axis,
+    [STRATA_OP_PERMUTE] = dims_permute,
+    [STRATA_OP_GATHER] = dims_gather,
+    [STRATA_OP_PATCH_EMBED] = dims_patch,
+    [STRATA_OP_GENERIC] = dims_generic,
+};
+
 int st__opdims(const strata_graph_t *g, const strata_op_t *op,
                st__opdims_t *d) {
   init_dims(g, op, d);
-  switch (op->kind) {
-  case STRATA_OP_LINEAR:
-  case STRATA_OP_MOE_ROUTER:
-    dims_linear(g, op, d);
-    break;
-  case STRATA_OP_GROUPED_LINEAR:
-    dims_grouped(g, op, d);
-    break;
-  case STRATA_OP_MOE_DISPATCH:
-  case STRATA_OP_MOE_COMBINE:
-    dims_route(g, op, d);
-    break;
-  case STRATA_OP_MLA_KV:
-    dims_mla_kv(g, op, d);
-    break;
-  case STRATA_OP_MATMUL:
-    dims_matmul(g, op, d);
-    break;
-  case STRATA_OP_EMBEDDING:
-    dims_embedding(g, op, d);
-    break;
-  case STRATA_OP_LAYERNORM:
-  case STRATA_OP_RMSNORM:
-  case STRATA_OP_SOFTMAX:
-  case STRATA_OP_ROPE:
-    dims_elementwise(g, op, d, 0);
-    break;
-  case STRATA_OP_GELU:
-  case STRATA_OP_SILU:
-  case STRATA_OP_SIGMOID:
-  case STRATA_OP_RELU:
-  case STRATA_OP_SCALE:
-  case STRATA_OP_SWIGLU:
-  case STRATA_OP_MUL:
-  case STRATA_OP_DROPOUT:
-  case STRATA_OP_ADD:
-    dims_elementwise(g, op, d, 1);
-    break;
-  case STRATA_OP_SPLIT_HEADS:
-  case STRATA_OP_MERGE_HEADS:
-    dims_heads(g, op, d);
-    break;
-  case STRATA_OP_TRANSPOSE:
-    dims_transpose(g, op, d);
-    break;
-  case STRATA_OP_RESHAPE:
-    dims_reshape(g, op, d);
-    break;
-  case STRATA_OP_FLASH_ATTENTION:
-  case STRATA_OP_CROSS_ATTENTION:
-    dims_flash(g, op, d);
-    break;
-  case STRATA_OP_CROSS_ENTROPY:
-    dims_xent(g, op, d);
-    break;
-  case STRATA_OP_SPLIT:
-  case STRATA_OP_SLICE:
-  case STRATA_OP_CONCAT:
-    dims_along_axis(g, op, d);
-    break;
-  case STRATA_OP_PERMUTE:
-    dims_permute(g, op, d);
-    break;
-  case STRATA_OP_GATHER:
-    dims_gather(g, op, d);
-    break;
-  case STRATA_OP_PATCH_EMBED:
-    dims_patch(g, op, d);
-    break;
-  case STRATA_OP_GENERIC:
-    dims_generic(g, op, d);
-    break;
-  default:
+  if ((unsigned)op->kind >= STRATA_OP_COUNT || !dims_of[op->kind])
     return strata_error(STRATA_EBADINPUT,
                         "op '%s': kind '%s' has no cost "
                         "model",
                         op->name, strata_op_kind_name(op->kind));
-  }
+  dims_of[op->kind](g, op, d);
   return 0;
 }
 
