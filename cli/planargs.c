@@ -95,10 +95,12 @@ static const cli_opt_t opts[] = {
               "ILP layouts, balanced uneven splits")},
     {CLI_HEAD(
         "What the framework overlaps (docs/cost-model.md, \"Overlap\"):")},
-#define SWITCH_ROW(F, m, key, what, codec, slot, diff, cli, def, help)       \
+/* clang-format off */
+#define SWITCH_ROW(F, m, key, what, codec, slot, diff, cli, def, help)         \
   {CLI_TOGGLE(cli, po.m, help)},
     STRATA_PLAN_SWITCHES(SWITCH_ROW, po)
 #undef SWITCH_ROW
+    /* clang-format on */
     {CLI_HEAD("Search and output:")},
     {CLI_INT("top", po.top, 1, 100, "K",
              "best distinct configurations kept (default 3)"),

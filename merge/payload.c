@@ -56,7 +56,8 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
 #define ENC_HZD(m, slot) dbl[slot] = 0.0;
 #define ENC_TI(m, slot)
 #define ENC_TD(m, slot)
-#define ENC(part, t, m, key, what, lo, hi, codec, slot, ...) ENC_##codec(m, slot)
+#define ENC(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
+  ENC_##codec(m, slot)
 
 static void put_header(st__wr_t *w, const strata_plan_t *p) {
   int ints[STRATA_PLAN_HEADER_INTS] = {0};
@@ -705,7 +706,8 @@ static int etp_of(const strata_plan_t *p) {
 #define CK_HD CK_HZ
 #define CK_HZD CK_HZ
 #define CK_TD CK_HZ
-#define CK(part, t, m, key, what, lo, hi, codec, ...) CK_##codec(m, what, lo, hi)
+#define CK(part, t, m, key, what, lo, hi, codec, ...)                          \
+  CK_##codec(m, what, lo, hi)
 
 static void ck_header_ints(ck_t *k, const strata_plan_t *p) {
   STRATA_PLAN_FIELDS(CK)

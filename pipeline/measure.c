@@ -52,9 +52,11 @@ static const key_t_ keys[] = {
     {"recipe", K_STR},
     {"framework", K_STR},
     {"sequence_parallel", K_BOOL},
+/* clang-format off */
 #define SWITCH_KEY(F, m, key, ...) {#key, K_BOOL},
     STRATA_PLAN_SWITCHES(SWITCH_KEY, keys)
 #undef SWITCH_KEY
+    /* clang-format on */
     {"flash_attention", K_BOOL},
     {"layers", K_INT},
     {"hidden", K_INT},

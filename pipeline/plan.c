@@ -448,7 +448,7 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->sequence_parallel = -1;
   o->megatron = 1;
   o->stage_time_limit = 60;
-#define SWITCH_DEFAULT(F, m, key, what, codec, slot, diff, cli, def, help)    \
+#define SWITCH_DEFAULT(F, m, key, what, codec, slot, diff, cli, def, help)     \
   o->m = def;
   STRATA_PLAN_SWITCHES(SWITCH_DEFAULT, o)
 #undef SWITCH_DEFAULT

@@ -57,7 +57,7 @@ typedef struct {
    * other on/off switches: plan_fields.h's STRATA_PLAN_SWITCHES, each 0,
    * 1 or STRATA_AUTO (the framework's default). */
   STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_DECL, opts)
-  int vpp;                  /* virtual stages per rank: 0 choose, 1 none */
+  int vpp; /* virtual stages per rank: 0 choose, 1 none */
   strata_framework_t framework;
   /* To try several micro-batch sizes the planner regenerates the model:
    * the preset or family it came from and the overrides used (NULL: the

@@ -180,8 +180,10 @@
 #define STRATA_PLAN_DECL_RUN_ARCH(t, m)
 #define STRATA_PLAN_DECL_RUN_RUN(t, m) t m;
 #define STRATA_PLAN_DECL_RUN_ITEM(t, m)
-#define STRATA_PLAN_DECL_CONF(part, t, m, ...) STRATA_PLAN_DECL_CONF_##part(t, m)
-#define STRATA_PLAN_DECL_ARCH(part, t, m, ...) STRATA_PLAN_DECL_ARCH_##part(t, m)
+#define STRATA_PLAN_DECL_CONF(part, t, m, ...)                                 \
+  STRATA_PLAN_DECL_CONF_##part(t, m)
+#define STRATA_PLAN_DECL_ARCH(part, t, m, ...)                                 \
+  STRATA_PLAN_DECL_ARCH_##part(t, m)
 #define STRATA_PLAN_DECL_RUN(part, t, m, ...) STRATA_PLAN_DECL_RUN_##part(t, m)
 
 #endif
