@@ -1,8 +1,16 @@
 /*
- * pipeline.h - the whole-model planner: a dynamic program (Alpa's inter-op
- * pass) cuts the model into pipeline stages over submeshes of the cluster,
- * each stage's ILP solved by intraop/, distinct subproblems solved
- * concurrently on libuv's thread pool and cached across runs.
+ * pipeline.h - the whole-model planner.  It enumerates the families of
+ * stages (tensor, context and expert parallel sizes, micro-batch, sequence
+ * parallelism, recompute, precision, ZeRO), solves each family's probe
+ * stages with intraop/'s ILP concurrently on libuv's thread pool (distinct
+ * subproblems once, cached across runs), then searches the configurations
+ * -- pipeline degree, data parallelism, interleaving, layer split -- by
+ * branch and bound on a lower bound, costing each with the one evaluation
+ * `strata estimate` prints (every memory item of every pipeline rank, the
+ * 1F1B schedule simulated op by op); the chosen stages are solved exactly
+ * for their per-operator strategies.  Free mode's balanced uneven splits
+ * use Alpa's inter-operator dynamic program (pipeline/split.c).  The
+ * framework's rules are asked of one rulebook (strata_rules_check).
  */
 #ifndef STRATA_PIPELINE_H
 #define STRATA_PIPELINE_H
