@@ -1,7 +1,8 @@
 /*
  * degrees.c - the families of the search: which tensor, context, expert
  * and expert-tensor parallel sizes, precisions and ZeRO stages a stage can
- * take, and the mesh and links each one's stages run on.
+ * take, the mesh and links each one's stages run on, and the probe stages
+ * solved for each family kept (st__family_add).
  *
  * Megatron-Core lays ranks out tp fastest, then cp, ep, dp, pp
  * (parallel_state.py, order "tp-cp-ep-dp-pp"): a stage's tp x cp ranks
@@ -301,4 +302,67 @@ int st__enumerate_families(st__search_t *S) {
                       o->fix_tp, o->fix_cp ? o->fix_cp : 1,
                       o->fix_ep ? o->fix_ep : 1, o->fix_etp, S->G);
   return rc;
+}
+
+/* ---- families and their probes ---- */
+
+void st__base_stage_opts(const st__search_t *S, const st__family_t *f,
+                         strata_stage_opts_t *so) {
+  const strata_plan_opts_t *o = S->o;
+  strata_stage_opts_init(so);
+  st__family_mesh(S, f, &so->mesh);
+  so->alpha = o->alpha;
+  so->objective = o->megatron ? STRATA_OBJ_MEGATRON : STRATA_OBJ_MIN_MEM;
+  so->recipe = o->recipe;
+  so->zero_stage = f->zero;
+  so->recompute = f->rc;
+  so->sequence_parallel = f->sp;
+  so->megatron_tp_axes = so->mesh.ndim;
+  so->perf = *strata_cluster_perf(S->c);
+  so->tp_comm_overlap = o->tp_comm_overlap && f->sp;
+  so->fastest_bandwidth = strata_cluster_fastest_bandwidth(S->c);
+  so->time_limit = o->stage_time_limit;
+  so->layer_begin = 0;
+  st__family_stage_opts(S, f, so);
+}
+
+static int probe(st__search_t *S, const st__family_t *f, int begin, int end,
+                 int pro, int epi, int in_flight, st__sub_t **out) {
+  strata_stage_opts_t so;
+  st__base_stage_opts(S, f, &so);
+  so.layer_begin = begin;
+  so.layer_end = end;
+  so.with_prologue = pro;
+  so.with_epilogue = epi;
+  so.in_flight = in_flight;
+  return st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph], &so,
+                        out);
+}
+
+static int family_probes(st__search_t *S, st__family_t *f) {
+  const strata_graph_t *g = S->graphs[f->graph];
+  int B = g->n_blocks, L = S->L, rc = 0;
+  f->mid = strata_calloc((size_t)(2 * B + 1), sizeof *f->mid);
+  if (!f->mid) return strata_error(STRATA_ENOMEM, "out of memory");
+  rc = probe(S, f, 0, L, 1, 1, 1, &f->only);
+  for (int b = 0; b < B && !rc && L >= 2; b++)
+    for (int k = 0; k < 2 && !rc; k++)
+      rc = probe(S, f, g->blocks[b].layer0, g->blocks[b].layer0 + 1, 0, 0,
+                 k + 1, &f->mid[2 * b + k]);
+  for (int k = 0; k < 2 && !rc && L >= 2; k++) {
+    rc = probe(S, f, 0, 1, 1, 0, k + 1, &f->first[k]);
+    if (!rc) rc = probe(S, f, L - 1, L, 0, 1, k + 1, &f->last[k]);
+  }
+  return rc;
+}
+
+int st__family_add(st__search_t *S, const st__family_t *f) {
+  if (S->n_fam >= ST__MAX_FAMILIES) return 0;
+  st__family_t *n = &S->fam[S->n_fam];
+  *n = *f;
+  n->mid = NULL;
+  n->layer = NULL;
+  n->pre = NULL;
+  S->n_fam++;
+  return family_probes(S, n);
 }

@@ -1,7 +1,8 @@
 /*
- * plan.c - the whole-model planner: enumerate the families of stages
- * (tensor-parallel submesh, micro-batch, sequence parallelism, recompute),
- * solve their probe subproblems concurrently, search the configurations
+ * plan.c - the planner on a cluster of one shape (entry.c dispatches to
+ * it): enumerate the families of stages (tensor-parallel submesh,
+ * micro-batch, sequence parallelism, recompute) and solve their probe
+ * subproblems concurrently (degrees.c), search the configurations
  * (space.c) with the one evaluation `strata estimate` also uses (eval.c),
  * and solve the chosen stages exactly for the plan's per-operator
  * strategies.
@@ -21,71 +22,6 @@
 #include <unistd.h>
 
 #include "pipeline/search.h"
-
-#define MAX_FAMILIES 4096
-
-/* ---- families and their probes ---- */
-
-static void base_stage_opts(const st__search_t *S, const st__family_t *f,
-                            strata_stage_opts_t *so) {
-  const strata_plan_opts_t *o = S->o;
-  strata_stage_opts_init(so);
-  st__family_mesh(S, f, &so->mesh);
-  so->alpha = o->alpha;
-  so->objective = o->megatron ? STRATA_OBJ_MEGATRON : STRATA_OBJ_MIN_MEM;
-  so->recipe = o->recipe;
-  so->zero_stage = f->zero;
-  so->recompute = f->rc;
-  so->sequence_parallel = f->sp;
-  so->megatron_tp_axes = so->mesh.ndim;
-  so->perf = *strata_cluster_perf(S->c);
-  so->tp_comm_overlap = o->tp_comm_overlap && f->sp;
-  so->fastest_bandwidth = strata_cluster_fastest_bandwidth(S->c);
-  so->time_limit = o->stage_time_limit;
-  so->layer_begin = 0;
-  st__family_stage_opts(S, f, so);
-}
-
-static int probe(st__search_t *S, const st__family_t *f, int begin, int end,
-                 int pro, int epi, int in_flight, st__sub_t **out) {
-  strata_stage_opts_t so;
-  base_stage_opts(S, f, &so);
-  so.layer_begin = begin;
-  so.layer_end = end;
-  so.with_prologue = pro;
-  so.with_epilogue = epi;
-  so.in_flight = in_flight;
-  return st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph], &so,
-                        out);
-}
-
-static int family_probes(st__search_t *S, st__family_t *f) {
-  const strata_graph_t *g = S->graphs[f->graph];
-  int B = g->n_blocks, L = S->L, rc = 0;
-  f->mid = strata_calloc((size_t)(2 * B + 1), sizeof *f->mid);
-  if (!f->mid) return strata_error(STRATA_ENOMEM, "out of memory");
-  rc = probe(S, f, 0, L, 1, 1, 1, &f->only);
-  for (int b = 0; b < B && !rc && L >= 2; b++)
-    for (int k = 0; k < 2 && !rc; k++)
-      rc = probe(S, f, g->blocks[b].layer0, g->blocks[b].layer0 + 1, 0, 0,
-                 k + 1, &f->mid[2 * b + k]);
-  for (int k = 0; k < 2 && !rc && L >= 2; k++) {
-    rc = probe(S, f, 0, 1, 1, 0, k + 1, &f->first[k]);
-    if (!rc) rc = probe(S, f, L - 1, L, 0, 1, k + 1, &f->last[k]);
-  }
-  return rc;
-}
-
-int st__family_add(st__search_t *S, const st__family_t *f) {
-  if (S->n_fam >= MAX_FAMILIES) return 0;
-  st__family_t *n = &S->fam[S->n_fam];
-  *n = *f;
-  n->mid = NULL;
-  n->layer = NULL;
-  n->pre = NULL;
-  S->n_fam++;
-  return family_probes(S, n);
-}
 
 /* ---- the chosen configuration, solved exactly ---- */
 
@@ -108,7 +44,7 @@ static int final_subs(st__search_t *S, const st__cfg_t *cf,
     const strata_plan_rank_t *rk = &p->ranks[ps->rank];
     st__search_t *R = cf->ss ? cf->ss[k] : S; /* its node group's */
     strata_stage_opts_t so;
-    base_stage_opts(R, f, &so);
+    st__base_stage_opts(R, f, &so);
     so.layer_begin = ps->layer_begin;
     so.layer_end = ps->layer_end;
     so.with_prologue = ps->with_prologue;
@@ -715,7 +651,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   if (!rc) rc = check_opts(S);
   if (!rc) rc = load_graphs(S);
   if (!rc) {
-    S->fam = strata_calloc(MAX_FAMILIES, sizeof *S->fam);
+    S->fam = strata_calloc(ST__MAX_FAMILIES, sizeof *S->fam);
     if (!S->fam) rc = strata_error(STRATA_ENOMEM, "out of memory");
   }
   return rc;
@@ -826,28 +762,4 @@ void st__search_release(st__search_t *S) {
   S->cache = NULL;
   S->own_cache = 0;
   teardown(S);
-}
-
-int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
-                         const strata_plan_opts_t *o, strata_plan_t **out) {
-  st__search_t S;
-  double t0 = strata_now();
-  *out = NULL;
-  if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
-  int rc = st__search_prepare(&S, g, c, o);
-  double deadline = S.deadline;
-  if (!rc) rc = st__choose(&S, out);
-  if (!rc) {
-    (*out)->subproblems_distinct = S.subs.n;
-    (*out)->subproblems_total = S.subs.requests;
-    (*out)->ilps_solved = S.ilps;
-    (*out)->cache_hits = S.hits;
-    (*out)->configs_bounded = (int)S.bounded;
-    (*out)->configs_evaluated = (int)S.evaluated;
-    (*out)->time_limited =
-        S.deadline < 0 || (deadline > 0 && strata_now() > deadline);
-    (*out)->plan_seconds = strata_now() - t0;
-  }
-  st__search_release(&S);
-  return rc;
 }

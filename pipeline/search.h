@@ -139,10 +139,13 @@ int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
  * was interrupted, which writes nothing) and closed. */
 void st__search_release(st__search_t *S);
 
-/* Solve a family's probes and keep it (plan.c). */
+/* ---- degrees.c: the families' degrees, meshes, links and probes ---- */
+#define ST__MAX_FAMILIES 4096
+/* Solve a family's probes and keep it. */
 int st__family_add(st__search_t *S, const st__family_t *f);
-
-/* ---- degrees.c: the families' degrees, meshes and links ---- */
+/* The stage options of a family's stages (its mesh, degrees, recipe). */
+void st__base_stage_opts(const st__search_t *S, const st__family_t *f,
+                         strata_stage_opts_t *so);
 int st__enumerate_families(st__search_t *S);
 int st__family_mesh(const st__search_t *S, const st__family_t *f,
                     strata_mesh_t *m);

@@ -1,0 +1,32 @@
+/*
+ * entry.c - strata_pipeline_plan, the planner's one entry point: a
+ * cluster of one shape is searched by plan.c, a cluster of node groups by
+ * hetero.c (which searches each group and their splits with plan.c's
+ * search); the run's statistics are filled here.  It sits above both so
+ * that each calls only downward.
+ */
+#include "pipeline/search.h"
+
+int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
+                         const strata_plan_opts_t *o, strata_plan_t **out) {
+  st__search_t S;
+  double t0 = strata_now();
+  *out = NULL;
+  if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
+  int rc = st__search_prepare(&S, g, c, o);
+  double deadline = S.deadline;
+  if (!rc) rc = st__choose(&S, out);
+  if (!rc) {
+    (*out)->subproblems_distinct = S.subs.n;
+    (*out)->subproblems_total = S.subs.requests;
+    (*out)->ilps_solved = S.ilps;
+    (*out)->cache_hits = S.hits;
+    (*out)->configs_bounded = (int)S.bounded;
+    (*out)->configs_evaluated = (int)S.evaluated;
+    (*out)->time_limited =
+        S.deadline < 0 || (deadline > 0 && strata_now() > deadline);
+    (*out)->plan_seconds = strata_now() - t0;
+  }
+  st__search_release(&S);
+  return rc;
+}
