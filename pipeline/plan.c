@@ -612,42 +612,18 @@ static void p2p_models(st__search_t *S) {
  * expert parallelism, interleaving, FP8, multi-token prediction or
  * free-mode layouts (merge/export_deepspeed.c), and its partition no
  * split but the even one (space.c): planning for DeepSpeed searches only
- * what it can state, and asking for more is refused with the reason, so
- * that the plan always exports. */
-static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
+ * what it can state, and asking for more is refused with the rulebook's
+ * reason (rules.c), so that the plan always exports. */
+static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
+                            const strata_cluster_t *c) {
+  strata_rules_config_t rc;
+  strata_rules_verdict_t v;
   int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
+  strata_rules_config_init(&rc, g, c, o);
+  if (strata_rules_check(&rc, STRATA_RULES_OPTIONS, &v))
+    return strata_error(STRATA_EINVAL, "%s", v.why);
   if (!ds) return 0;
-  const char *what =
-      !o->megatron                           ? "free-mode layouts (--free)"
-      : o->fix_cp > 1                        ? "context parallelism (--cp)"
-      : o->fix_ep > 1                        ? "expert parallelism (--ep)"
-      : o->vpp > 1                           ? "interleaving (--vpp)"
-      : o->precision == STRATA_PRECISION_FP8 ? "FP8 (--precision)"
-      : o->overlap_ep_comm                   ? "expert parallelism to overlap "
-                                               "(--overlap-moe-expert-parallel-comm)"
-      : g->hp.mtp_layers > 0                 ? "multi-token prediction "
-                                               "(--mtp-layers 0 drops it)"
-      : o->zero_stage == 0 ? "fp32 master weights and gradients without ZeRO "
-                             "(--zero 0: its bf16 mode has none; --zero 1 "
-                             "keeps them)"
-                           : NULL;
-  if (what)
-    return strata_error(STRATA_EINVAL,
-                        "--framework deepspeed: the DeepSpeed config sets up "
-                        "no %s; plan for Megatron-LM (--framework megatron) "
-                        "to use it",
-                        what);
-  int L = strata_graph_layers(g);
-  if (o->fix_pp > 1 && L % o->fix_pp && !o->fix_first && !o->fix_last)
-    return strata_error(STRATA_EINVAL,
-                        "--framework deepspeed: %d layers do not split "
-                        "evenly over %d pipeline stages, and DeepSpeed's "
-                        "partition (type:transformer) gives the even split "
-                        "only; give a --pp that divides them, or the split "
-                        "your partition_method gives (--first-stage-layers, "
-                        "--last-stage-layers)",
-                        L, o->fix_pp);
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;
   return 0;
@@ -706,7 +682,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
                         o->memory_reserve / 1073741824.0,
                         (S->budget + o->memory_reserve) / 1073741824.0);
   p2p_models(S);
-  int rc = framework_limits(&S->opts, g);
+  int rc = framework_limits(&S->opts, g, c);
   if (!rc) rc = cp_exchange(&S->opts, g);
   if (!rc) rc = check_opts(S);
   if (!rc) rc = load_graphs(S);
@@ -829,6 +805,11 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   st__search_t S;
   double t0 = strata_now();
   *out = NULL;
+  if (o->fix_tp && o->fix_pp) { /* a fixed configuration: the rulebook's */
+    strata_plan_opts_t f = *o;
+    int rc = strata_pipeline_fix(g, c, &f);
+    if (rc) return rc;
+  }
   if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
   int rc = st__search_prepare(&S, g, c, o);
   double deadline = S.deadline;

@@ -1,0 +1,418 @@
+/*
+ * rules.c - the rulebook: what each framework accepts, one rule a row.
+ *
+ * A row names the frameworks that state the rule, when it applies (to one
+ * fixed configuration, or to a plan's options whether searched or given),
+ * where the framework states it, and one function that is the predicate
+ * and the message together: it returns non-zero when the configuration
+ * breaks the rule, having written why.  The table is read in order and
+ * the first broken rule is the answer, so the order is part of the
+ * rulebook: a configuration that breaks two rules is told the first, as
+ * strata estimate always told it.  Adding a rule is adding a row.
+ *
+ * Most rules are Megatron-LM's (megatron/training/arguments.py,
+ * megatron/core/parallel_state.py, transformer_config.py), which
+ * Megatron-DeepSpeed shares; Strata states them for both.  The DeepSpeed
+ * rows say what its config cannot set up (merge/export_deepspeed.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeline/search.h"
+
+typedef strata_rules_config_t cfg_t;
+
+#define MG STRATA_RULES_MEGATRON
+#define DS STRATA_RULES_DEEPSPEED
+#define CONFIG STRATA_RULES_CONFIG
+#define OPTIONS STRATA_RULES_OPTIONS
+
+/* Write the reason; the value is 1 (the rule is broken). */
+#define SAY(...) (snprintf(why, n, __VA_ARGS__), 1)
+
+typedef struct {
+  const char *name;
+  unsigned frameworks, when;
+  const char *source;
+  int (*broken)(const cfg_t *c, char *why, size_t n);
+} rule_t;
+
+/* ---- the defaults a rule reads ---- */
+
+static int cp_of(const cfg_t *c) {
+  return c->cp > 0 ? c->cp : 1;
+}
+static int mb_of(const cfg_t *c) {
+  return c->micro_batch > 0 ? c->micro_batch : 1;
+}
+static int vpp_of(const cfg_t *c) {
+  return c->vpp > 1 ? c->vpp : 1;
+}
+static int etp_of(const cfg_t *c) {
+  return c->etp ? c->etp : c->tp;
+}
+static int dp_of(const cfg_t *c) {
+  long d = (long)c->tp * cp_of(c) * c->pp;
+  return c->dp ? c->dp : d > 0 ? (int)(c->world / d) : 0;
+}
+/* Micro-batches a step. */
+static int micro_of(const cfg_t *c) {
+  long d = (long)mb_of(c) * dp_of(c);
+  return d > 0 ? (int)(c->global_batch / d) : 0;
+}
+static int deepspeed(const cfg_t *c) {
+  return c->target == DS;
+}
+
+/* ---- the sizes ---- */
+
+static int world(const cfg_t *c, char *why, size_t n) {
+  int tp = c->tp, pp = c->pp, cp = cp_of(c);
+  return !c->dp && c->world % (tp * cp * pp) &&
+         SAY("world size %d is not divisible by tensor x context x pipeline "
+             "parallel size %d x %d x %d",
+             c->world, tp, cp, pp);
+}
+static int used(const cfg_t *c, char *why, size_t n) {
+  long u = (long)dp_of(c) * c->tp * cp_of(c) * c->pp;
+  return u > c->world &&
+         SAY("tp x cp x pp x dp = %ld exceeds the %d GPUs of the cluster", u,
+             c->world);
+}
+static int heads(const cfg_t *c, char *why, size_t n) {
+  return c->heads && c->heads % c->tp &&
+         SAY("the number of attention heads (%d) must be divisible by the "
+             "tensor-parallel size %d",
+             c->heads, c->tp);
+}
+static int groups(const cfg_t *c, char *why, size_t n) {
+  return c->kv_heads && c->kv_heads % c->tp &&
+         SAY("the number of query groups (%d) must be divisible by the "
+             "tensor-parallel size %d",
+             c->kv_heads, c->tp);
+}
+static int cp_seq(const cfg_t *c, char *why, size_t n) {
+  int cp = cp_of(c);
+  return cp > 1 && c->seq_len % (2 * cp) &&
+         SAY("seq-length (%d) should be a multiple of 2 * "
+             "context-parallel-size (%d)",
+             c->seq_len, cp);
+}
+static int cp_fused(const cfg_t *c, char *why, size_t n) {
+  return cp_of(c) > 1 && !c->flash_attention &&
+         SAY("context parallelism runs in Transformer Engine's fused "
+             "attention, which model '%s' does not use (the gpt presets "
+             "follow the 2021 runs): give --flash-attention",
+             c->model ? c->model : "?");
+}
+
+/* ---- the mixture of experts (Megatron-Core, and the layouts Strata
+ * models: docs/cost-model.md, "Expert parallelism") ---- */
+
+static int ep_dense(const cfg_t *c, char *why, size_t n) {
+  return !c->experts && (c->ep > 1 || (c->etp && c->etp != c->tp)) &&
+         SAY("num_experts must be non None to use expert parallelism: the "
+             "model has no experts");
+}
+static int ep_overlap(const cfg_t *c, char *why, size_t n) {
+  int full = !c->recompute_auto && c->recompute == STRATA_RECOMPUTE_FULL;
+  return c->overlap_ep_comm &&
+         (!c->experts || c->ep <= 1 || (c->pp > 1 && c->vpp <= 1) || full ||
+          c->mtp_layers > 1 || !c->megatron ||
+          c->global_batch < 2 * mb_of(c) * (dp_of(c) > 0 ? dp_of(c) : 1)) &&
+         SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
+             "(--ep > 1), --vpp > 1 with pipeline parallelism, no full "
+             "recompute, one MTP module at most, Megatron mode and two "
+             "micro-batches a step to pair (Megatron-LM's rules)");
+}
+/* The rules below read a mixture of experts with ep given. */
+static int moe(const cfg_t *c) {
+  return c->experts && c->ep;
+}
+static int ep_experts(const cfg_t *c, char *why, size_t n) {
+  return moe(c) && c->experts % c->ep &&
+         SAY("number of experts (%d) should be a multiple of expert model "
+             "parallel_size (%d)",
+             c->experts, c->ep);
+}
+static int ep_world(const cfg_t *c, char *why, size_t n) {
+  int cp = cp_of(c), dp = dp_of(c), etp = etp_of(c);
+  return moe(c) && (long)c->tp * cp * dp % ((long)etp * c->ep) &&
+         SAY("tp x cp x dp = %d x %d x %d is not divisible by expert tensor "
+             "x expert model parallel size %d x %d",
+             c->tp, cp, dp, etp, c->ep);
+}
+static int etp_sizes(const cfg_t *c, char *why, size_t n) {
+  int etp = etp_of(c);
+  return moe(c) && etp != 1 && etp != c->tp &&
+         SAY("expert tensor-parallel size %d: Strata models 1 and the "
+             "tensor-parallel size %d",
+             etp, c->tp);
+}
+static int etp_ffn(const cfg_t *c, char *why, size_t n) {
+  return moe(c) && c->moe_ffn % etp_of(c) &&
+         SAY("the experts' hidden size %d is not divisible by the expert "
+             "tensor-parallel size %d",
+             c->moe_ffn, etp_of(c));
+}
+/* The expert-parallel group Strata lays out: whole tensor-parallel groups
+ * (etp 1), then whole context-parallel groups, then data-parallel
+ * replicas. */
+static int ep_inner(const cfg_t *c) {
+  return etp_of(c) == 1 ? c->tp : 1;
+}
+static int ep_layout(const cfg_t *c, char *why, size_t n) {
+  int ep = c->ep, cp = cp_of(c), in = ep_inner(c);
+  return moe(c) && (ep % in || (cp > 1 && ep / in > 1 && (ep / in) % cp)) &&
+         SAY("expert-parallel size %d: with etp %d it must be a multiple of "
+             "%d, and what is left a multiple of cp %d (or 1): the "
+             "expert-parallel group Strata lays out takes whole tensor- and "
+             "context-parallel groups",
+             ep, etp_of(c), in, cp);
+}
+static int ep_replicas(const cfg_t *c, char *why, size_t n) {
+  int in = ep_inner(c), cp = cp_of(c), left = moe(c) ? c->ep / in : 1;
+  int outer = left / (cp > 1 && left > 1 ? cp : 1);
+  return moe(c) && dp_of(c) % outer &&
+         SAY("expert-parallel size %d spans %d data-parallel replicas, which "
+             "do not divide dp %d",
+             c->ep, outer, dp_of(c));
+}
+static int ep_sp(const cfg_t *c, char *why, size_t n) {
+  return moe(c) && c->ep > 1 && c->tp > 1 && c->sequence_parallel == 0 &&
+         SAY("when using expert parallelism and tensor parallelism, "
+             "sequence parallelism must be used");
+}
+
+/* ---- the pipeline, the batch and the layouts ---- */
+
+static int pp_layers(const cfg_t *c, char *why, size_t n) {
+  return c->pp > c->layers &&
+         SAY("pipeline size %d exceeds the %d layers", c->pp, c->layers);
+}
+static int batch(const cfg_t *c, char *why, size_t n) {
+  int mb = mb_of(c), dp = dp_of(c);
+  return c->global_batch % (mb * dp) &&
+         SAY("global batch size (%d) is not divisible by micro batch size "
+             "(%d) times data parallel size (%d)",
+             c->global_batch, mb, dp);
+}
+static int sp_tp(const cfg_t *c, char *why, size_t n) {
+  return c->sequence_parallel > 0 && c->tp == 1 &&
+         SAY("sequence parallelism needs a tensor-parallel size above 1");
+}
+static int zero_pp(const cfg_t *c, char *why, size_t n) {
+  int ds = deepspeed(c);
+  return c->zero_stage >= 2 && c->pp > 1 &&
+         SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
+             "which %s runs without pipeline parallelism (%s): use --pp 1 or "
+             "--zero 1",
+             c->zero_stage, c->zero_stage >= 3 ? " and parameters" : "",
+             ds ? "DeepSpeed" : "FSDP",
+             ds ? "its pipeline engine supports ZeRO stage 0 and 1"
+                : "PyTorch FSDP2 refuses pipelining; Megatron-FSDP is run "
+                  "without it");
+}
+static int tp_node(const cfg_t *c, char *why, size_t n) {
+  int tp = c->tp, g = c->gpus_per_node;
+  return (tp > g ? tp % g : g % tp) &&
+         SAY("tensor-parallel size %d: a group within a node must divide its "
+             "%d GPUs, one across nodes take whole nodes",
+             tp, g);
+}
+static int vpp_pp(const cfg_t *c, char *why, size_t n) {
+  return c->vpp > 1 && c->pp < 2 &&
+         SAY("interleaving (--vpp %d) needs a pipeline of 2 stages or more",
+             c->vpp);
+}
+static int vpp_micro(const cfg_t *c, char *why, size_t n) {
+  int m = micro_of(c);
+  return c->vpp > 1 && (m < c->pp || m % c->pp) &&
+         SAY("interleaving needs the micro-batches per step (%d) to be a "
+             "multiple of the pipeline size %d",
+             m, c->pp);
+}
+
+/* ---- the layer split (megatron/core/transformer/transformer_config.py):
+ * a first and a last rank of the sizes given, the rest split evenly over
+ * the middle ranks, each rank's layers a multiple of the virtual stages;
+ * with neither given, equal ranks ---- */
+
+static int given(const cfg_t *c) {
+  return c->first_layers || c->last_layers;
+}
+static int split_even(const cfg_t *c, char *why, size_t n) {
+  int v = vpp_of(c);
+  return c->pp >= 2 && !given(c) && c->layers % (c->pp * v) &&
+         SAY("%d layers do not split evenly over %d pipeline stages%s: give "
+             "--first-stage-layers and/or --last-stage-layers (Megatron-LM's "
+             "--decoder-first/last-pipeline-num-layers)",
+             c->layers, c->pp, v > 1 ? " of equal virtual stages" : "");
+}
+static int rest_of(const cfg_t *c) {
+  return c->layers - c->first_layers - c->last_layers;
+}
+static int middle_of(const cfg_t *c) {
+  return c->pp - (c->first_layers > 0) - (c->last_layers > 0);
+}
+static int split_rest(const cfg_t *c, char *why, size_t n) {
+  int rest = rest_of(c), mid = middle_of(c);
+  return c->pp >= 2 && given(c) && (rest < 0 || (rest > 0) != (mid > 0)) &&
+         SAY("%d layers left for %d middle pipeline stages (of %d layers, %d "
+             "stages)",
+             rest, mid, c->layers, c->pp);
+}
+static int split_middle(const cfg_t *c, char *why, size_t n) {
+  int rest = rest_of(c), mid = middle_of(c);
+  return c->pp >= 2 && given(c) && mid && rest % mid &&
+         SAY("%d layers do not split evenly over the %d middle pipeline "
+             "stages",
+             rest, mid);
+}
+static int split_vpp(const cfg_t *c, char *why, size_t n) {
+  int rest = rest_of(c), mid = middle_of(c), v = vpp_of(c);
+  return c->pp >= 2 && given(c) && mid && (rest / mid) % v &&
+         SAY("%d layers on each middle pipeline stage are not divisible by "
+             "--vpp %d",
+             rest / mid, v);
+}
+
+/* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c) ---- */
+
+static const char *ds_missing(const cfg_t *c) {
+  return !c->megatron                           ? "free-mode layouts (--free)"
+         : c->cp > 1                            ? "context parallelism (--cp)"
+         : c->ep > 1                            ? "expert parallelism (--ep)"
+         : c->vpp > 1                           ? "interleaving (--vpp)"
+         : c->precision == STRATA_PRECISION_FP8 ? "FP8 (--precision)"
+         : c->overlap_ep_comm ? "expert parallelism to overlap "
+                                "(--overlap-moe-expert-parallel-comm)"
+         : c->mtp_layers > 0  ? "multi-token prediction (--mtp-layers 0 drops "
+                                "it)"
+         : c->zero_stage == 0 ? "fp32 master weights and gradients without "
+                                "ZeRO (--zero 0: its bf16 mode has none; "
+                                "--zero 1 keeps them)"
+                              : NULL;
+}
+static int ds_setup(const cfg_t *c, char *why, size_t n) {
+  const char *what = ds_missing(c);
+  return what && SAY("--framework deepspeed: the DeepSpeed config sets up no "
+                     "%s; plan for Megatron-LM (--framework megatron) to use "
+                     "it",
+                     what);
+}
+static int ds_split(const cfg_t *c, char *why, size_t n) {
+  return c->pp > 1 && c->layers % c->pp && !given(c) &&
+         SAY("--framework deepspeed: %d layers do not split evenly over %d "
+             "pipeline stages, and DeepSpeed's partition (type:transformer) "
+             "gives the even split only; give a --pp that divides them, or "
+             "the split your partition_method gives (--first-stage-layers, "
+             "--last-stage-layers)",
+             c->layers, c->pp);
+}
+
+/* ---- the table ---- */
+
+#define ARGS "megatron/training/arguments.py"
+#define STATE "megatron/core/parallel_state.py"
+#define TCONF "megatron/core/transformer/transformer_config.py"
+#define MOE "megatron/core/transformer/moe, docs/cost-model.md"
+#define DSX "merge/export_deepspeed.c (what its config can say)"
+
+static const rule_t rules[] = {
+    {"world", MG | DS, CONFIG, STATE, world},
+    {"gpus", MG | DS, CONFIG, STATE, used},
+    {"heads", MG | DS, CONFIG, ARGS, heads},
+    {"query-groups", MG | DS, CONFIG, ARGS, groups},
+    {"cp-seq", MG | DS, CONFIG, ARGS, cp_seq},
+    {"cp-fused-attention", MG | DS, CONFIG,
+     "transformer_engine context_parallel.py", cp_fused},
+    {"ep-dense", MG | DS, CONFIG, ARGS, ep_dense},
+    {"ep-overlap", MG | DS, CONFIG, ARGS, ep_overlap},
+    {"ep-experts", MG | DS, CONFIG, ARGS, ep_experts},
+    {"ep-world", MG | DS, CONFIG, STATE, ep_world},
+    {"etp-sizes", MG | DS, CONFIG, MOE, etp_sizes},
+    {"etp-ffn", MG | DS, CONFIG, MOE, etp_ffn},
+    {"ep-layout", MG | DS, CONFIG, MOE, ep_layout},
+    {"ep-replicas", MG | DS, CONFIG, MOE, ep_replicas},
+    {"ep-sequence-parallel", MG | DS, CONFIG, ARGS, ep_sp},
+    {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
+    {"global-batch", MG | DS, CONFIG, ARGS, batch},
+    {"sp-tp", MG | DS, CONFIG, ARGS, sp_tp},
+    {"zero-pp", MG | DS, CONFIG,
+     "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", zero_pp},
+    {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
+     tp_node},
+    {"vpp-pp", MG | DS, CONFIG, ARGS, vpp_pp},
+    {"vpp-micro-batches", MG | DS, CONFIG,
+     "megatron/core/pipeline_parallel/schedules.py", vpp_micro},
+    {"split-even", MG | DS, CONFIG, TCONF, split_even},
+    {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
+    {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
+    {"split-vpp", MG | DS, CONFIG, TCONF, split_vpp},
+    {"ds-setup", DS, OPTIONS, DSX, ds_setup},
+    {"ds-even-split", DS, OPTIONS,
+     "Megatron-DeepSpeed partition_method type:transformer", ds_split},
+};
+
+int strata_rules_check(const strata_rules_config_t *c, unsigned when,
+                       strata_rules_verdict_t *v) {
+  char why[sizeof v->why];
+  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+    const rule_t *r = &rules[i];
+    if (!(r->frameworks & c->target) || !(r->when & when)) continue;
+    if (!r->broken(c, why, sizeof why)) continue;
+    if (v) {
+      v->rule = r->name;
+      v->source = r->source;
+      memcpy(v->why, why, sizeof why);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
+                              const strata_cluster_t *cl,
+                              const strata_plan_opts_t *o) {
+  strata_moe_info_t m;
+  memset(c, 0, sizeof *c);
+  c->target = o->framework == STRATA_FRAMEWORK_DEEPSPEED ? DS : MG;
+  c->megatron = o->megatron;
+  c->world = strata_cluster_gpus(cl);
+  c->gpus_per_node = strata_cluster_gpus_per_node(cl);
+  c->tp = o->fix_tp, c->pp = o->fix_pp, c->dp = o->fix_dp;
+  c->cp = o->fix_cp, c->ep = o->fix_ep, c->etp = o->fix_etp;
+  c->vpp = o->vpp, c->micro_batch = o->micro_batch;
+  c->global_batch = o->global_batch;
+  c->first_layers = o->fix_first, c->last_layers = o->fix_last;
+  c->zero_stage = o->zero_stage;
+  c->sequence_parallel = o->sequence_parallel;
+  c->recompute = o->recompute, c->recompute_auto = o->recompute_auto;
+  c->overlap_ep_comm = o->overlap_ep_comm;
+  c->precision = o->precision;
+  c->model = g->name;
+  c->layers = strata_graph_layers(g);
+  c->heads = g->hp.heads, c->kv_heads = g->hp.kv_heads;
+  c->seq_len = g->seq_len;
+  c->flash_attention = g->hp.flash_attention;
+  c->mtp_layers = g->hp.mtp_layers;
+  strata_graph_moe(g, &m);
+  c->experts = m.experts, c->moe_ffn = m.moe_ffn;
+}
+
+int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
+                        strata_plan_opts_t *o) {
+  strata_rules_config_t rc;
+  strata_rules_verdict_t v;
+  if (!g || !c || !o || o->fix_tp < 1 || o->fix_pp < 1)
+    return strata_error(STRATA_EINVAL, "a fixed configuration needs its "
+                                       "tensor- and pipeline-parallel sizes");
+  strata_rules_config_init(&rc, g, c, o);
+  if (strata_rules_check(&rc, STRATA_RULES_CONFIG, &v))
+    return strata_error(STRATA_EINVAL, "%s", v.why);
+  if (!o->fix_dp) o->fix_dp = dp_of(&rc);
+  if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last)
+    o->fix_first = o->fix_last = rc.layers / o->fix_pp; /* Megatron-LM's */
+  return 0;
+}
