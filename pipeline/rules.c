@@ -2,18 +2,21 @@
  * rules.c - the rulebook: what each framework accepts, one rule a row.
  *
  * A row names the frameworks that state the rule, when it applies (to one
- * fixed configuration, or to a plan's options whether searched or given),
- * where the framework states it, and one function that is the predicate
- * and the message together: it returns non-zero when the configuration
- * breaks the rule, having written why.  The table is read in order and
- * the first broken rule is the answer, so the order is part of the
- * rulebook: a configuration that breaks two rules is told the first, as
- * strata estimate always told it.  Adding a rule is adding a row.
+ * fixed configuration, to a plan's options whether searched or given, or
+ * to a saved plan before it is exported), where the framework states it, and
+ * one function that is the predicate and the message together: it returns
+ * non-zero when the configuration breaks the rule, having written why.  The
+ * table is read in order and the first broken rule is the answer, so the order
+ * is part of the rulebook: a configuration that breaks two rules is told the
+ * first, as strata estimate always told it.  Adding a rule is adding a row.
  *
  * Most rules are Megatron-LM's (megatron/training/arguments.py,
  * megatron/core/parallel_state.py, transformer_config.py), which
  * Megatron-DeepSpeed shares; Strata states them for both.  The DeepSpeed
- * rows say what its config cannot set up (merge/export_deepspeed.c).
+ * rows say what its config cannot set up (merge/export_deepspeed.c), the
+ * DTensor and torchtitan rows what their exports cannot express.  The
+ * exporters ask the plan rows and keep only the limits of their own
+ * formats (a flavor, a name map, the plan file's own consistency).
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +29,9 @@ typedef strata_rules_config_t cfg_t;
 #define DS STRATA_RULES_DEEPSPEED
 #define CONFIG STRATA_RULES_CONFIG
 #define OPTIONS STRATA_RULES_OPTIONS
+#define PLAN STRATA_RULES_PLAN
+#define TORCH STRATA_RULES_DTENSOR
+#define TITAN STRATA_RULES_TORCHTITAN
 
 /* Write the reason; the value is 1 (the rule is broken). */
 #define SAY(...) (snprintf(why, n, __VA_ARGS__), 1)
@@ -277,29 +283,80 @@ static int split_vpp(const cfg_t *c, char *why, size_t n) {
              rest / mid, v);
 }
 
-/* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c) ---- */
+/* ---- what Megatron-LM's arguments allow of a plan's overlaps
+ * (megatron/training/arguments.py) ---- */
 
-static const char *ds_missing(const cfg_t *c) {
-  return !c->megatron                           ? "free-mode layouts (--free)"
-         : c->cp > 1                            ? "context parallelism (--cp)"
-         : c->ep > 1                            ? "expert parallelism (--ep)"
-         : c->vpp > 1                           ? "interleaving (--vpp)"
-         : c->precision == STRATA_PRECISION_FP8 ? "FP8 (--precision)"
-         : c->overlap_ep_comm ? "expert parallelism to overlap "
-                                "(--overlap-moe-expert-parallel-comm)"
-         : c->mtp_layers > 0  ? "multi-token prediction (--mtp-layers 0 drops "
-                                "it)"
-         : c->zero_stage == 0 ? "fp32 master weights and gradients without "
-                                "ZeRO (--zero 0: its bf16 mode has none; "
-                                "--zero 1 keeps them)"
-                              : NULL;
+static int tp_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->tp_comm_overlap && c->sequence_parallel <= 0 &&
+         SAY("tensor-parallel communication overlap needs sequence "
+             "parallelism");
 }
-static int ds_setup(const cfg_t *c, char *why, size_t n) {
-  const char *what = ds_missing(c);
-  return what && SAY("--framework deepspeed: the DeepSpeed config sets up no "
-                     "%s; plan for Megatron-LM (--framework megatron) to use "
-                     "it",
-                     what);
+static int p2p_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_p2p > 0 && c->vpp <= 1 &&
+         SAY("Megatron-LM overlaps p2p only with virtual pipeline stages; "
+             "re-plan without --overlap-p2p");
+}
+static int scatter(const cfg_t *c, char *why, size_t n) {
+  int tp = c->tp, ds = c->framework == STRATA_FRAMEWORK_DEEPSPEED;
+  return c->scatter_gather > 0 && c->sequence_parallel <= 0 && c->pp > 1 &&
+         tp > 1 &&
+         SAY("the plan sends 1/%d of each boundary tensor between stages "
+             "(%s), which Megatron-LM no longer does; re-plan %s",
+             tp,
+             ds ? "as DeepSpeed's pipeline engine does"
+                : "2021 Megatron-LM's scatter/gather",
+             ds ? "with --framework megatron" : "without --scatter-gather");
+}
+static int param_gather(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_param_gather > 0 && !c->overlap_grad_reduce &&
+         SAY("--overlap-param-gather needs --overlap-grad-reduce");
+}
+
+/* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c): one
+ * row each, in the order the search has always named them ---- */
+
+/* A saved plan's remedy is the other export; a plan's, the other mode. */
+static int ds_no(const cfg_t *c, const char *what, char *why, size_t n) {
+  if (c->saved)
+    return SAY("the plan uses %s, which the DeepSpeed config does not set "
+               "up; export it for Megatron-LM instead",
+               what);
+  return SAY("--framework deepspeed: the DeepSpeed config sets up no %s; "
+             "plan for Megatron-LM (--framework megatron) to use it",
+             what);
+}
+static int ds_free(const cfg_t *c, char *why, size_t n) {
+  return !c->megatron && ds_no(c, "free-mode layouts (--free)", why, n);
+}
+static int ds_cp(const cfg_t *c, char *why, size_t n) {
+  return c->cp > 1 && ds_no(c, "context parallelism (--cp)", why, n);
+}
+static int ds_ep(const cfg_t *c, char *why, size_t n) {
+  return c->ep > 1 && ds_no(c, "expert parallelism (--ep)", why, n);
+}
+static int ds_vpp(const cfg_t *c, char *why, size_t n) {
+  return c->vpp > 1 && ds_no(c, "interleaving (--vpp)", why, n);
+}
+static int ds_fp8(const cfg_t *c, char *why, size_t n) {
+  return c->precision == STRATA_PRECISION_FP8 &&
+         ds_no(c, "FP8 (--precision)", why, n);
+}
+static int ds_ep_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_ep_comm && ds_no(c,
+                                     "expert parallelism to overlap "
+                                     "(--overlap-moe-expert-parallel-comm)",
+                                     why, n);
+}
+static int ds_mtp(const cfg_t *c, char *why, size_t n) {
+  return c->mtp_layers > 0 &&
+         ds_no(c, "multi-token prediction (--mtp-layers 0 drops it)", why, n);
+}
+static int ds_zero0(const cfg_t *c, char *why, size_t n) {
+  return c->zero_stage == 0 &&
+         ds_no(c,
+               "fp32 master weights and gradients without ZeRO (--zero 0: "
+               "its bf16 mode has none; --zero 1 keeps them)",
+               why, n);
 }
 static int ds_split(const cfg_t *c, char *why, size_t n) {
   return c->pp > 1 && c->layers % c->pp && !given(c) &&
@@ -309,6 +366,26 @@ static int ds_split(const cfg_t *c, char *why, size_t n) {
              "the split your partition_method gives (--first-stage-layers, "
              "--last-stage-layers)",
              c->layers, c->pp);
+}
+
+/* ---- what DTensor's parallel styles and torchtitan's job config express
+ * (merge/export_torch.c, export_torchtitan.c) ---- */
+
+static int dtensor_styles(const cfg_t *c, char *why, size_t n) {
+  int fp8 = c->precision == STRATA_PRECISION_FP8;
+  return (c->cp > 1 || c->experts > 0 || fp8 || c->mtp_layers > 0) &&
+         SAY("the plan uses %s, which DTensor's parallel styles do not "
+             "express; export it for Megatron-LM",
+             c->cp > 1        ? "context parallelism"
+             : c->experts > 0 ? "experts (token dispatch)"
+             : fp8            ? "FP8 GEMMs"
+                              : "multi-token prediction modules");
+}
+static int titan_fp8(const cfg_t *c, char *why, size_t n) {
+  return c->precision == STRATA_PRECISION_FP8 &&
+         SAY("the plan runs its GEMMs in FP8 with Transformer Engine's "
+             "recipe; re-plan with --precision bf16 or export it for "
+             "Megatron-LM");
 }
 
 /* ---- the table ---- */
@@ -322,24 +399,24 @@ static int ds_split(const cfg_t *c, char *why, size_t n) {
 static const rule_t rules[] = {
     {"world", MG | DS, CONFIG, STATE, world},
     {"gpus", MG | DS, CONFIG, STATE, used},
-    {"heads", MG | DS, CONFIG, ARGS, heads},
-    {"query-groups", MG | DS, CONFIG, ARGS, groups},
-    {"cp-seq", MG | DS, CONFIG, ARGS, cp_seq},
+    {"heads", MG | DS, CONFIG | PLAN, ARGS, heads},
+    {"query-groups", MG | DS, CONFIG | PLAN, ARGS, groups},
+    {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, cp_seq},
     {"cp-fused-attention", MG | DS, CONFIG,
      "transformer_engine context_parallel.py", cp_fused},
-    {"ep-dense", MG | DS, CONFIG, ARGS, ep_dense},
-    {"ep-overlap", MG | DS, CONFIG, ARGS, ep_overlap},
-    {"ep-experts", MG | DS, CONFIG, ARGS, ep_experts},
-    {"ep-world", MG | DS, CONFIG, STATE, ep_world},
+    {"ep-dense", MG | DS, CONFIG | PLAN, ARGS, ep_dense},
+    {"ep-overlap", MG | DS, CONFIG | PLAN, TCONF, ep_overlap},
+    {"ep-experts", MG | DS, CONFIG | PLAN, ARGS, ep_experts},
+    {"ep-world", MG | DS, CONFIG | PLAN, STATE, ep_world},
     {"etp-sizes", MG | DS, CONFIG, MOE, etp_sizes},
     {"etp-ffn", MG | DS, CONFIG, MOE, etp_ffn},
     {"ep-layout", MG | DS, CONFIG, MOE, ep_layout},
     {"ep-replicas", MG | DS, CONFIG, MOE, ep_replicas},
-    {"ep-sequence-parallel", MG | DS, CONFIG, ARGS, ep_sp},
+    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN, ARGS, ep_sp},
     {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
-    {"global-batch", MG | DS, CONFIG, ARGS, batch},
-    {"sp-tp", MG | DS, CONFIG, ARGS, sp_tp},
-    {"zero-pp", MG | DS, CONFIG,
+    {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
+    {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, sp_tp},
+    {"zero-pp", MG | DS, CONFIG | PLAN,
      "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
@@ -350,9 +427,30 @@ static const rule_t rules[] = {
     {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
     {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
     {"split-vpp", MG | DS, CONFIG, TCONF, split_vpp},
-    {"ds-setup", DS, OPTIONS, DSX, ds_setup},
+    {"tp-comm-overlap-sp", MG, PLAN, ARGS, tp_overlap},
+    {"p2p-overlap-vpp", MG, PLAN, ARGS, p2p_overlap},
+    {"scatter-gather", MG, PLAN,
+     "megatron/core/pipeline_parallel/p2p_"
+     "communication.py",
+     scatter},
+    {"param-gather-grad-reduce", MG, PLAN, ARGS, param_gather},
+    {"ds-free", DS, OPTIONS, DSX, ds_free},
+    {"ds-cp", DS, OPTIONS | PLAN, DSX, ds_cp},
+    {"ds-ep", DS, OPTIONS | PLAN, DSX, ds_ep},
+    {"ds-vpp", DS, OPTIONS | PLAN, DSX, ds_vpp},
+    {"ds-fp8", DS, OPTIONS | PLAN, DSX, ds_fp8},
+    {"ds-ep-overlap", DS, OPTIONS, DSX, ds_ep_overlap},
+    {"ds-mtp", DS, OPTIONS | PLAN, DSX, ds_mtp},
+    {"ds-zero0", DS, OPTIONS | PLAN,
+     "deepspeed/runtime/engine.py "
+     "(_do_optimizer_sanity_check)",
+     ds_zero0},
     {"ds-even-split", DS, OPTIONS,
      "Megatron-DeepSpeed partition_method type:transformer", ds_split},
+    {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
+     dtensor_styles},
+    {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",
+     titan_fp8},
 };
 
 int strata_rules_check(const strata_rules_config_t *c, unsigned when,
@@ -391,6 +489,11 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->recompute = o->recompute, c->recompute_auto = o->recompute_auto;
   c->overlap_ep_comm = o->overlap_ep_comm;
   c->precision = o->precision;
+  c->framework = o->framework;
+  c->tp_comm_overlap = o->tp_comm_overlap, c->overlap_p2p = o->overlap_p2p;
+  c->scatter_gather = o->scatter_gather;
+  c->overlap_grad_reduce = o->overlap_grad_reduce;
+  c->overlap_param_gather = o->overlap_param_gather;
   c->model = g->name;
   c->layers = strata_graph_layers(g);
   c->heads = g->hp.heads, c->kv_heads = g->hp.kv_heads;
@@ -399,6 +502,38 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->mtp_layers = g->hp.mtp_layers;
   strata_graph_moe(g, &m);
   c->experts = m.experts, c->moe_ffn = m.moe_ffn;
+}
+
+/* A plan's ep of 0 is 1 with experts (older files); its etp counts only
+ * with experts, 0 meaning tp. */
+void strata_rules_config_of_plan(strata_rules_config_t *c,
+                                 const strata_plan_t *p, unsigned target) {
+  memset(c, 0, sizeof *c);
+  c->target = target;
+  c->saved = 1;
+  c->megatron = p->megatron;
+  c->world = p->devices;
+  c->gpus_per_node = p->n_stages > 0 ? p->stages[0].gpus_per_node : 0;
+  c->tp = p->tp, c->pp = p->pp, c->dp = p->dp, c->cp = p->cp;
+  c->ep = p->experts > 0 && p->ep < 1 ? 1 : p->ep;
+  c->etp = p->experts > 0 && p->etp > 0 ? p->etp : 0;
+  c->vpp = p->vpp, c->micro_batch = p->micro_batch;
+  c->global_batch = p->global_batch;
+  c->zero_stage = p->zero_stage;
+  c->sequence_parallel = p->sequence_parallel;
+  c->recompute = p->recompute;
+  c->overlap_ep_comm = p->overlap_ep_comm;
+  c->precision = p->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
+  c->framework = p->framework;
+  c->tp_comm_overlap = p->tp_comm_overlap, c->overlap_p2p = p->overlap_p2p;
+  c->scatter_gather = p->scatter_gather;
+  c->overlap_grad_reduce = p->overlap_grad_reduce;
+  c->overlap_param_gather = p->overlap_param_gather;
+  c->model = p->model;
+  c->layers = p->layers, c->heads = p->heads, c->kv_heads = p->kv_heads;
+  c->seq_len = p->seq_len, c->flash_attention = p->flash_attention;
+  c->experts = p->experts, c->moe_ffn = p->moe_ffn;
+  c->mtp_layers = p->mtp_layers;
 }
 
 int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,

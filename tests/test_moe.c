@@ -1046,7 +1046,7 @@ TEST(ep_overlap_plans_and_exports) {
   /* a plan that cannot run it is refused by the export */
   q->vpp = 1, q->pp = 2, q->overlap_p2p = 0;
   ASSERT_EQ(strata_export_megatron(q, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "only interleaved");
+  ASSERT_CONTAINS(strata_last_error(), "--vpp > 1 with pipeline parallelism");
   strata_plan_destroy(q);
   strata_plan_destroy(a);
   strata_plan_destroy(b);

@@ -2,7 +2,8 @@
  * test_rules.c - the rulebook (pipeline/rules.c): for each rule one
  * configuration that breaks it and only it (the rule named in the verdict
  * is that rule), configurations every framework accepts, the order in
- * which two broken rules are told, and the library's entries asking it:
+ * which two broken rules are told, the rows asked of saved plans (which
+ * strata estimate does not ask), and the library's entries asking it:
  * strata_pipeline_fix and strata_pipeline_plan with fixed degrees refuse
  * what strata estimate refuses, with the same words.
  */
@@ -144,9 +145,9 @@ TEST(deepspeed_options) {
   c.vpp = 2;
   ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
   c.target = STRATA_RULES_DEEPSPEED;
-  refused(&c, STRATA_RULES_OPTIONS, "ds-setup", "no interleaving (--vpp)");
+  refused(&c, STRATA_RULES_OPTIONS, "ds-vpp", "no interleaving (--vpp)");
   c = dense(), c.target = STRATA_RULES_DEEPSPEED, c.zero_stage = 0;
-  refused(&c, STRATA_RULES_OPTIONS, "ds-setup", "fp32 master weights");
+  refused(&c, STRATA_RULES_OPTIONS, "ds-zero0", "fp32 master weights");
   c.zero_stage = 1, c.layers = 25;
   refused(&c, STRATA_RULES_OPTIONS, "ds-even-split", "type:transformer");
   /* the configuration's own rule comes first when both are asked */
@@ -162,6 +163,82 @@ TEST(first_rule_told) {
   refused(&c, ALL, "heads", "(15)");
   c.heads = 16;
   refused(&c, ALL, "global-batch", "(63)");
+}
+
+/* The plan rows, asked of a saved plan before it is exported; strata
+ * estimate does not ask them. */
+TEST(plan_rows) {
+  const unsigned PLAN = STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.saved = 1, c.tp_comm_overlap = 1;
+  refused(&c, PLAN, "tp-comm-overlap-sp", "needs sequence parallelism");
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_CONFIG, NULL), 0);
+  c = dense(), c.overlap_p2p = 1;
+  refused(&c, PLAN, "p2p-overlap-vpp", "only with virtual pipeline stages");
+  c.vpp = 2;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+  c = dense(), c.scatter_gather = 1, c.sequence_parallel = 0;
+  c.framework = STRATA_FRAMEWORK_DEEPSPEED;
+  refused(&c, PLAN, "scatter-gather", "re-plan with --framework megatron");
+  c = dense(), c.overlap_param_gather = 1;
+  refused(&c, PLAN, "param-gather-grad-reduce", "--overlap-grad-reduce");
+  c.overlap_grad_reduce = 1;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+}
+
+/* DeepSpeed's rows say the remedy of where they are asked. */
+TEST(deepspeed_remedy) {
+  strata_rules_config_t c = dense();
+  c.target = STRATA_RULES_DEEPSPEED, c.cp = 2, c.dp = 2;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-cp",
+          "--framework deepspeed: the DeepSpeed config sets up no context "
+          "parallelism (--cp); plan for Megatron-LM");
+  c.saved = 1;
+  refused(&c, STRATA_RULES_PLAN, "ds-cp",
+          "the plan uses context parallelism (--cp), which the DeepSpeed "
+          "config does not set up; export it for Megatron-LM instead");
+  c.cp = 1, c.megatron = 0; /* free mode: the search's limit, no export's */
+  refused(&c, STRATA_RULES_OPTIONS, "ds-free", "free-mode layouts");
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_PLAN, NULL), 0);
+}
+
+TEST(dtensor_and_torchtitan) {
+  const unsigned PLAN = STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.target = STRATA_RULES_DTENSOR, c.heads = 15; /* Megatron-LM's rule only */
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+  c.experts = 8, c.moe_ffn = 1024;
+  refused(&c, PLAN, "dtensor-styles", "experts (token dispatch)");
+  c = dense(), c.target = STRATA_RULES_DTENSOR, c.global_batch = 63;
+  refused(&c, PLAN, "global-batch", "global batch size (63)");
+  c = dense(), c.target = STRATA_RULES_TORCHTITAN;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+  c.precision = STRATA_PRECISION_FP8;
+  refused(&c, PLAN, "titan-fp8", "re-plan with --precision bf16");
+}
+
+/* A plan's configuration: its degrees and facts, ep 1 for an MoE plan
+ * that names none, its etp only with experts. */
+TEST(config_of_plan) {
+  strata_plan_t p;
+  strata_rules_config_t c;
+  memset(&p, 0, sizeof p);
+  p.devices = 16, p.tp = 2, p.pp = 2, p.dp = 4, p.etp = 2;
+  p.micro_batch = 1, p.global_batch = 64, p.megatron = 1;
+  p.layers = 24, p.heads = 16, p.seq_len = 2048, p.fp8 = 1;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  ASSERT_EQ(c.saved, 1);
+  ASSERT_EQ(c.world, 16);
+  ASSERT_EQ(c.etp, 0); /* dense: no etp to refuse */
+  ASSERT_EQ(c.precision, STRATA_PRECISION_FP8);
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_PLAN, NULL), 0);
+  p.experts = 8, p.moe_ffn = 512;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  ASSERT_EQ(c.ep, 1);
+  ASSERT_EQ(c.etp, 2);
+  p.ep = 3;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  refused(&c, STRATA_RULES_PLAN, "ep-experts", "number of experts (8)");
 }
 
 static void load(const char *model, const char *cluster, strata_graph_t **g,
@@ -241,6 +318,10 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(layer_split),
     TEST_ENTRY(deepspeed_options),
     TEST_ENTRY(first_rule_told),
+    TEST_ENTRY(plan_rows),
+    TEST_ENTRY(deepspeed_remedy),
+    TEST_ENTRY(dtensor_and_torchtitan),
+    TEST_ENTRY(config_of_plan),
     TEST_ENTRY(library_refuses_as_estimate),
     TEST_ENTRY(fix_fills_the_defaults),
 };

@@ -304,12 +304,15 @@ void strata_calibration_report_free(strata_calibration_report_t *rep);
 #define STRATA_RULES_DTENSOR 4u    /* PyTorch DTensor (strata export torch) */
 #define STRATA_RULES_TORCHTITAN 8u /* torchtitan */
 /* When a rule applies: to one fixed configuration (every degree given,
- * as strata estimate takes it), or to a plan's options, searched or not. */
+ * as strata estimate takes it), to a plan's options, searched or not, or
+ * to a saved plan before it is exported. */
 #define STRATA_RULES_CONFIG 1u
 #define STRATA_RULES_OPTIONS 2u
+#define STRATA_RULES_PLAN 4u
 
 typedef struct {
   unsigned target;               /* one STRATA_RULES_<framework> */
+  int saved;                     /* a saved plan (its remedy: an export) */
   int megatron;                  /* Megatron-compatible layouts (0: --free) */
   int world, gpus_per_node;      /* the cluster */
   int tp, pp;                    /* given */
@@ -326,6 +329,10 @@ typedef struct {
   int recompute_auto;
   int overlap_ep_comm;
   strata_precision_t precision;
+  strata_framework_t framework; /* what it was planned for */
+  /* what a plan overlaps (-1: the framework's default) */
+  int tp_comm_overlap, overlap_p2p, scatter_gather;
+  int overlap_grad_reduce, overlap_param_gather;
   /* the model */
   const char *model;
   int layers, heads, kv_heads, seq_len, flash_attention;
@@ -344,6 +351,9 @@ typedef struct {
 void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
                               const strata_cluster_t *cl,
                               const strata_plan_opts_t *o);
+/* The same from a plan (its degrees, options and model facts). */
+void strata_rules_config_of_plan(strata_rules_config_t *c,
+                                 const strata_plan_t *p, unsigned target);
 /* Ask the rulebook whether c->target accepts c, with the rules of the
  * kinds in `when` (STRATA_RULES_CONFIG, _OPTIONS), in the table's order.
  * 0 when it does; 1 when it does not, with v (if not NULL) filled. */
