@@ -683,6 +683,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
                         (S->budget + o->memory_reserve) / 1073741824.0);
   p2p_models(S);
   int rc = framework_limits(&S->opts, g, c);
+  strata_rules_config_init(&S->rules, g, c, &S->opts);
   if (!rc) rc = cp_exchange(&S->opts, g);
   if (!rc) rc = check_opts(S);
   if (!rc) rc = load_graphs(S);

@@ -85,26 +85,26 @@ static int used(const cfg_t *c, char *why, size_t n) {
          SAY("tp x cp x pp x dp = %ld exceeds the %d GPUs of the cluster", u,
              c->world);
 }
-static int heads(const cfg_t *c, char *why, size_t n) {
+int st__rule_heads(const cfg_t *c, char *why, size_t n) {
   return c->heads && c->heads % c->tp &&
          SAY("the number of attention heads (%d) must be divisible by the "
              "tensor-parallel size %d",
              c->heads, c->tp);
 }
-static int groups(const cfg_t *c, char *why, size_t n) {
+int st__rule_groups(const cfg_t *c, char *why, size_t n) {
   return c->kv_heads && c->kv_heads % c->tp &&
          SAY("the number of query groups (%d) must be divisible by the "
              "tensor-parallel size %d",
              c->kv_heads, c->tp);
 }
-static int cp_seq(const cfg_t *c, char *why, size_t n) {
+int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
   int cp = cp_of(c);
   return cp > 1 && c->seq_len % (2 * cp) &&
          SAY("seq-length (%d) should be a multiple of 2 * "
              "context-parallel-size (%d)",
              c->seq_len, cp);
 }
-static int cp_fused(const cfg_t *c, char *why, size_t n) {
+int st__rule_cp_fused(const cfg_t *c, char *why, size_t n) {
   return cp_of(c) > 1 && !c->flash_attention &&
          SAY("context parallelism runs in Transformer Engine's fused "
              "attention, which model '%s' does not use (the gpt presets "
@@ -120,7 +120,7 @@ static int ep_dense(const cfg_t *c, char *why, size_t n) {
          SAY("num_experts must be non None to use expert parallelism: the "
              "model has no experts");
 }
-static int ep_overlap(const cfg_t *c, char *why, size_t n) {
+int st__rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
   int full = !c->recompute_auto && c->recompute == STRATA_RECOMPUTE_FULL;
   return c->overlap_ep_comm &&
          (!c->experts || c->ep <= 1 || (c->pp > 1 && c->vpp <= 1) || full ||
@@ -135,7 +135,7 @@ static int ep_overlap(const cfg_t *c, char *why, size_t n) {
 static int moe(const cfg_t *c) {
   return c->experts && c->ep;
 }
-static int ep_experts(const cfg_t *c, char *why, size_t n) {
+int st__rule_ep_experts(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->experts % c->ep &&
          SAY("number of experts (%d) should be a multiple of expert model "
              "parallel_size (%d)",
@@ -155,7 +155,7 @@ static int etp_sizes(const cfg_t *c, char *why, size_t n) {
              "tensor-parallel size %d",
              etp, c->tp);
 }
-static int etp_ffn(const cfg_t *c, char *why, size_t n) {
+int st__rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->moe_ffn % etp_of(c) &&
          SAY("the experts' hidden size %d is not divisible by the expert "
              "tensor-parallel size %d",
@@ -167,7 +167,7 @@ static int etp_ffn(const cfg_t *c, char *why, size_t n) {
 static int ep_inner(const cfg_t *c) {
   return etp_of(c) == 1 ? c->tp : 1;
 }
-static int ep_layout(const cfg_t *c, char *why, size_t n) {
+int st__rule_ep_layout(const cfg_t *c, char *why, size_t n) {
   int ep = c->ep, cp = cp_of(c), in = ep_inner(c);
   return moe(c) && (ep % in || (cp > 1 && ep / in > 1 && (ep / in) % cp)) &&
          SAY("expert-parallel size %d: with etp %d it must be a multiple of "
@@ -184,7 +184,7 @@ static int ep_replicas(const cfg_t *c, char *why, size_t n) {
              "do not divide dp %d",
              c->ep, outer, dp_of(c));
 }
-static int ep_sp(const cfg_t *c, char *why, size_t n) {
+int st__rule_ep_sp(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->ep > 1 && c->tp > 1 && c->sequence_parallel == 0 &&
          SAY("when using expert parallelism and tensor parallelism, "
              "sequence parallelism must be used");
@@ -203,11 +203,11 @@ static int batch(const cfg_t *c, char *why, size_t n) {
              "(%d) times data parallel size (%d)",
              c->global_batch, mb, dp);
 }
-static int sp_tp(const cfg_t *c, char *why, size_t n) {
+int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
   return c->sequence_parallel > 0 && c->tp == 1 &&
          SAY("sequence parallelism needs a tensor-parallel size above 1");
 }
-static int zero_pp(const cfg_t *c, char *why, size_t n) {
+int st__rule_zero_pp(const cfg_t *c, char *why, size_t n) {
   int ds = deepspeed(c);
   return c->zero_stage >= 2 && c->pp > 1 &&
          SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
@@ -226,12 +226,12 @@ static int tp_node(const cfg_t *c, char *why, size_t n) {
              "%d GPUs, one across nodes take whole nodes",
              tp, g);
 }
-static int vpp_pp(const cfg_t *c, char *why, size_t n) {
+int st__rule_vpp_pp(const cfg_t *c, char *why, size_t n) {
   return c->vpp > 1 && c->pp < 2 &&
          SAY("interleaving (--vpp %d) needs a pipeline of 2 stages or more",
              c->vpp);
 }
-static int vpp_micro(const cfg_t *c, char *why, size_t n) {
+int st__rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
   int m = micro_of(c);
   return c->vpp > 1 && (m < c->pp || m % c->pp) &&
          SAY("interleaving needs the micro-batches per step (%d) to be a "
@@ -358,7 +358,7 @@ static int ds_zero0(const cfg_t *c, char *why, size_t n) {
                "its bf16 mode has none; --zero 1 keeps them)",
                why, n);
 }
-static int ds_split(const cfg_t *c, char *why, size_t n) {
+int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
   return c->pp > 1 && c->layers % c->pp && !given(c) &&
          SAY("--framework deepspeed: %d layers do not split evenly over %d "
              "pipeline stages, and DeepSpeed's partition (type:transformer) "
@@ -399,30 +399,30 @@ static int titan_fp8(const cfg_t *c, char *why, size_t n) {
 static const rule_t rules[] = {
     {"world", MG | DS, CONFIG, STATE, world},
     {"gpus", MG | DS, CONFIG, STATE, used},
-    {"heads", MG | DS, CONFIG | PLAN, ARGS, heads},
-    {"query-groups", MG | DS, CONFIG | PLAN, ARGS, groups},
-    {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, cp_seq},
+    {"heads", MG | DS, CONFIG | PLAN, ARGS, st__rule_heads},
+    {"query-groups", MG | DS, CONFIG | PLAN, ARGS, st__rule_groups},
+    {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, st__rule_cp_seq},
     {"cp-fused-attention", MG | DS, CONFIG,
-     "transformer_engine context_parallel.py", cp_fused},
+     "transformer_engine context_parallel.py", st__rule_cp_fused},
     {"ep-dense", MG | DS, CONFIG | PLAN, ARGS, ep_dense},
-    {"ep-overlap", MG | DS, CONFIG | PLAN, TCONF, ep_overlap},
-    {"ep-experts", MG | DS, CONFIG | PLAN, ARGS, ep_experts},
+    {"ep-overlap", MG | DS, CONFIG | PLAN, TCONF, st__rule_ep_overlap},
+    {"ep-experts", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_experts},
     {"ep-world", MG | DS, CONFIG | PLAN, STATE, ep_world},
     {"etp-sizes", MG | DS, CONFIG, MOE, etp_sizes},
-    {"etp-ffn", MG | DS, CONFIG, MOE, etp_ffn},
-    {"ep-layout", MG | DS, CONFIG, MOE, ep_layout},
+    {"etp-ffn", MG | DS, CONFIG, MOE, st__rule_etp_ffn},
+    {"ep-layout", MG | DS, CONFIG, MOE, st__rule_ep_layout},
     {"ep-replicas", MG | DS, CONFIG, MOE, ep_replicas},
-    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN, ARGS, ep_sp},
+    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_sp},
     {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
     {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
-    {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, sp_tp},
+    {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, st__rule_sp_tp},
     {"zero-pp", MG | DS, CONFIG | PLAN,
-     "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", zero_pp},
+     "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", st__rule_zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
-    {"vpp-pp", MG | DS, CONFIG, ARGS, vpp_pp},
+    {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
     {"vpp-micro-batches", MG | DS, CONFIG,
-     "megatron/core/pipeline_parallel/schedules.py", vpp_micro},
+     "megatron/core/pipeline_parallel/schedules.py", st__rule_vpp_micro},
     {"split-even", MG | DS, CONFIG, TCONF, split_even},
     {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
     {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
@@ -446,7 +446,7 @@ static const rule_t rules[] = {
      "(_do_optimizer_sanity_check)",
      ds_zero0},
     {"ds-even-split", DS, OPTIONS,
-     "Megatron-DeepSpeed partition_method type:transformer", ds_split},
+     "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
     {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
      dtensor_styles},
     {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",

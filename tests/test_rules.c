@@ -7,6 +7,7 @@
  * strata_pipeline_fix and strata_pipeline_plan with fixed degrees refuse
  * what strata estimate refuses, with the same words.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "strata/strata.h"
@@ -310,6 +311,56 @@ TEST(fix_fills_the_defaults) {
   strata_graph_destroy(g);
 }
 
+/* Every configuration the search keeps (the plan's and its runners-up)
+ * is one its framework's plan rules accept: the search's filters are the
+ * rulebook's. */
+TEST(search_keeps_what_the_rules_accept) {
+  static const struct {
+    const char *model, *cluster;
+    strata_framework_t fw;
+    unsigned target;
+  } k[] = {
+      {"gpt-1.7b", "dgx-a100:2", STRATA_FRAMEWORK_MEGATRON,
+       STRATA_RULES_MEGATRON},
+      {"gpt-1.7b", "dgx-a100:2", STRATA_FRAMEWORK_DEEPSPEED,
+       STRATA_RULES_DEEPSPEED},
+      {"mixtral-8x7b", "dgx-h100:2", STRATA_FRAMEWORK_MEGATRON,
+       STRATA_RULES_MEGATRON},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    strata_graph_t *g = NULL;
+    strata_cluster_t *c = NULL;
+    strata_plan_opts_t o;
+    strata_plan_t *p = NULL;
+    strata_rules_config_t r;
+    strata_rules_verdict_t v;
+    strata_plan_opts_init(&o);
+    o.quiet = 1, o.framework = k[i].fw, o.global_batch = 64, o.top = 8;
+    o.model_spec = k[i].model;
+    ASSERT_OK(strata_model_load(k[i].model, &o.gen, &g));
+    ASSERT_OK(strata_cluster_load(k[i].cluster, &c));
+    ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+    ASSERT(p->n_top >= 1);
+    for (int t = 0; t < p->n_top; t++) {
+      const strata_plan_config_t *x = &p->top[t];
+      strata_rules_config_of_plan(&r, p, k[i].target);
+      r.tp = x->tp, r.pp = x->pp, r.dp = x->dp, r.cp = x->cp;
+      r.ep = x->ep, r.etp = p->experts ? x->etp : 0, r.vpp = x->vpp;
+      r.micro_batch = x->micro_batch, r.zero_stage = x->zero_stage;
+      r.sequence_parallel = x->sequence_parallel;
+      r.recompute = x->recompute;
+      int broken = strata_rules_check(&r, STRATA_RULES_PLAN, &v);
+      if (broken) printf("  %s top[%d]: %s\n", k[i].model, t, v.why);
+      ASSERT_EQ(broken, 0);
+    }
+    printf("  %s, %s: %d configurations kept, each accepted\n", k[i].model,
+           strata_framework_name(k[i].fw), p->n_top);
+    strata_plan_destroy(p);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(sizes),
@@ -324,6 +375,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(config_of_plan),
     TEST_ENTRY(library_refuses_as_estimate),
     TEST_ENTRY(fix_fills_the_defaults),
+    TEST_ENTRY(search_keeps_what_the_rules_accept),
 };
 
 TEST_MAIN(tests)
