@@ -629,30 +629,20 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   return 0;
 }
 
-/* Does any layer attend through a sliding window (its op's window, set
- * only where it is shorter than the sequence)? */
-static int windowed(const strata_graph_t *g) {
-  for (int i = 0; i < g->n_ops; i++)
-    if (g->ops[i].window > 0) return 1;
-  return 0;
-}
-
 /* Context parallelism's exchange: Transformer Engine runs sliding-window
- * attention with the keys and values all-gathered (or all-to-all), never
- * around the ring (transformer_engine/pytorch/attention/
- * dot_product_attention/context_parallel.py asserts it), so a windowed
- * model all-gathers by default and a ring it asks for is refused. */
-static int cp_exchange(strata_plan_opts_t *o, const strata_graph_t *g) {
-  int w = windowed(g);
-  if (o->cp_comm < 0) o->cp_comm = w ? STRATA_CP_ALLGATHER : STRATA_CP_P2P;
-  if (w && o->cp_comm == STRATA_CP_P2P && o->fix_cp != 1)
-    return strata_error(STRATA_EINVAL,
-                        "model '%s' has sliding-window attention, which "
-                        "Transformer Engine's context parallelism runs "
-                        "with the keys and values all-gathered, not around "
-                        "a ring: use --cp-comm allgather (the default for "
-                        "it), or --cp 1",
-                        g->name);
+ * attention with the keys and values all-gathered, never around the ring,
+ * so a windowed model all-gathers by default and a ring it asks for is
+ * refused (the rulebook's cp-window-ring).  Fills S->rules, the options'
+ * configuration the search's filters copy. */
+static int cp_exchange(st__search_t *S) {
+  strata_plan_opts_t *o = &S->opts;
+  strata_rules_verdict_t v;
+  strata_rules_config_init(&S->rules, S->g, S->c, o);
+  if (o->cp_comm < 0)
+    o->cp_comm = S->rules.cp_comm =
+        S->rules.windowed ? STRATA_CP_ALLGATHER : STRATA_CP_P2P;
+  if (st__rule_cp_window(&S->rules, v.why, sizeof v.why))
+    return strata_error(STRATA_EINVAL, "%s", v.why);
   return 0;
 }
 
@@ -683,8 +673,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
                         (S->budget + o->memory_reserve) / 1073741824.0);
   p2p_models(S);
   int rc = framework_limits(&S->opts, g, c);
-  strata_rules_config_init(&S->rules, g, c, &S->opts);
-  if (!rc) rc = cp_exchange(&S->opts, g);
+  if (!rc) rc = cp_exchange(S);
   if (!rc) rc = check_opts(S);
   if (!rc) rc = load_graphs(S);
   if (!rc) {

@@ -104,6 +104,18 @@ int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
              "context-parallel-size (%d)",
              c->seq_len, cp);
 }
+/* Transformer Engine runs sliding-window attention with the keys and
+ * values all-gathered (or all-to-all), never around the ring
+ * (transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py asserts it); cp 0 (choose) may choose a ring. */
+int st__rule_cp_window(const cfg_t *c, char *why, size_t n) {
+  return c->windowed && c->cp_comm == STRATA_CP_P2P && c->cp != 1 &&
+         SAY("model '%s' has sliding-window attention, which Transformer "
+             "Engine's context parallelism runs with the keys and values "
+             "all-gathered, not around a ring: use --cp-comm allgather (the "
+             "default for it), or --cp 1",
+             c->model ? c->model : "?");
+}
 int st__rule_cp_fused(const cfg_t *c, char *why, size_t n) {
   return cp_of(c) > 1 && !c->flash_attention &&
          SAY("context parallelism runs in Transformer Engine's fused "
@@ -381,6 +393,12 @@ static int dtensor_styles(const cfg_t *c, char *why, size_t n) {
              : fp8            ? "FP8 GEMMs"
                               : "multi-token prediction modules");
 }
+/* qwen3's TrainSpec has no pipelining_fn at 238fa995 */
+static int titan_qwen3_pp(const cfg_t *c, char *why, size_t n) {
+  return c->pp > 1 && c->family && !strcmp(c->family, "qwen3") &&
+         SAY("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
+             "pipelining_fn is None); re-plan with --pp 1");
+}
 static int titan_fp8(const cfg_t *c, char *why, size_t n) {
   return c->precision == STRATA_PRECISION_FP8 &&
          SAY("the plan runs its GEMMs in FP8 with Transformer Engine's "
@@ -402,6 +420,8 @@ static const rule_t rules[] = {
     {"heads", MG | DS, CONFIG | PLAN, ARGS, st__rule_heads},
     {"query-groups", MG | DS, CONFIG | PLAN, ARGS, st__rule_groups},
     {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, st__rule_cp_seq},
+    {"cp-window-ring", MG | DS, OPTIONS,
+     "transformer_engine context_parallel.py", st__rule_cp_window},
     {"cp-fused-attention", MG | DS, CONFIG,
      "transformer_engine context_parallel.py", st__rule_cp_fused},
     {"ep-dense", MG | DS, CONFIG | PLAN, ARGS, ep_dense},
@@ -449,6 +469,8 @@ static const rule_t rules[] = {
      "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
     {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
      dtensor_styles},
+    {"titan-qwen3-pp", TITAN, PLAN, "torchtitan/models/qwen3 (TrainSpec)",
+     titan_qwen3_pp},
     {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",
      titan_fp8},
 };
@@ -494,7 +516,10 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->scatter_gather = o->scatter_gather;
   c->overlap_grad_reduce = o->overlap_grad_reduce;
   c->overlap_param_gather = o->overlap_param_gather;
+  c->cp_comm = o->cp_comm;
   c->model = g->name;
+  for (int i = 0; i < g->n_ops && !c->windowed; i++)
+    c->windowed = g->ops[i].window > 0;
   c->layers = strata_graph_layers(g);
   c->heads = g->hp.heads, c->kv_heads = g->hp.kv_heads;
   c->seq_len = g->seq_len;
@@ -529,7 +554,8 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->scatter_gather = p->scatter_gather;
   c->overlap_grad_reduce = p->overlap_grad_reduce;
   c->overlap_param_gather = p->overlap_param_gather;
-  c->model = p->model;
+  c->cp_comm = p->cp_comm, c->windowed = p->window > 0;
+  c->model = p->model, c->family = p->family;
   c->layers = p->layers, c->heads = p->heads, c->kv_heads = p->kv_heads;
   c->seq_len = p->seq_len, c->flash_attention = p->flash_attention;
   c->experts = p->experts, c->moe_ffn = p->moe_ffn;

@@ -216,6 +216,22 @@ TEST(dtensor_and_torchtitan) {
   ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
   c.precision = STRATA_PRECISION_FP8;
   refused(&c, PLAN, "titan-fp8", "re-plan with --precision bf16");
+  c.family = "qwen3"; /* its TrainSpec has no pipeline split */
+  refused(&c, PLAN, "titan-qwen3-pp", "re-plan with --pp 1");
+  c.pp = 1, c.dp = 8, c.precision = STRATA_PRECISION_BF16;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+}
+
+/* Sliding windows: Transformer Engine all-gathers, never a ring; cp 0
+ * (searched) may choose one, cp 1 has none. */
+TEST(window_ring) {
+  strata_rules_config_t c = dense();
+  c.windowed = 1, c.cp_comm = STRATA_CP_P2P, c.cp = 0;
+  refused(&c, STRATA_RULES_OPTIONS, "cp-window-ring", "--cp-comm allgather");
+  c.cp = 1;
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
+  c.cp = 2, c.dp = 2, c.cp_comm = STRATA_CP_ALLGATHER;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
 }
 
 /* A plan's configuration: its degrees and facts, ep 1 for an MoE plan
@@ -372,6 +388,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_rows),
     TEST_ENTRY(deepspeed_remedy),
     TEST_ENTRY(dtensor_and_torchtitan),
+    TEST_ENTRY(window_ring),
     TEST_ENTRY(config_of_plan),
     TEST_ENTRY(library_refuses_as_estimate),
     TEST_ENTRY(fix_fills_the_defaults),

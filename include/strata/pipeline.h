@@ -333,10 +333,12 @@ typedef struct {
   /* what a plan overlaps (-1: the framework's default) */
   int tp_comm_overlap, overlap_p2p, scatter_gather;
   int overlap_grad_reduce, overlap_param_gather;
+  int cp_comm; /* STRATA_CP_P2P or ALLGATHER */
   /* the model */
-  const char *model;
+  const char *model, *family;
   int layers, heads, kv_heads, seq_len, flash_attention;
   int experts, moe_ffn, mtp_layers;
+  int windowed; /* some layer attends through a sliding window */
 } strata_rules_config_t;
 
 /* The first rule a configuration breaks: its name (a short tag), where
