@@ -72,14 +72,12 @@ static int check(const strata_plan_t *p, int *gas) {
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL,
                         "deepspeed export: a plan with no stage");
-  if (p->cp > 1 || p->ep > 1 || p->fp8 || p->mtp_layers > 0)
-    return REFUSE("the plan uses %s, which this config does not set up "
-                  "(Megatron-DeepSpeed's model code would); export it for "
-                  "Megatron-LM instead",
-                  p->cp > 1   ? "context parallelism"
-                  : p->ep > 1 ? "expert parallelism"
-                  : p->fp8    ? "FP8"
-                              : "multi-token prediction modules");
+  /* the framework's rules (pipeline/rules.c): what this config sets up (no
+   * cp, ep, interleaving, FP8, MTP; ZeRO 0: DeepSpeed's bf16 without ZeRO
+   * keeps no fp32 master weights, engine.py's _do_optimizer_sanity_check),
+   * the batch, ZeRO with pipelining */
+  if ((rc = st__rules_refuse(p, STRATA_RULES_DEEPSPEED, "deepspeed")))
+    return rc;
   if (p->n_groups > 1 && p->pp > 1) {
     for (int s = 1; s < p->n_stages; s++)
       if (p->stages[s].group != p->stages[0].group)
@@ -95,37 +93,13 @@ static int check(const strata_plan_t *p, int *gas) {
   if (p->micro_batch < 1 || p->dp < 1 || p->tp < 1)
     return REFUSE("micro-batch %d, tp %d, dp %d", p->micro_batch, p->tp, p->dp);
   if ((rc = check_shape(p))) return rc;
-  if (p->global_batch % (p->micro_batch * p->dp) != 0)
-    return REFUSE("global batch %d is not micro-batch %d x gradient "
-                  "accumulation x dp %d for any whole accumulation count",
-                  p->global_batch, p->micro_batch, p->dp);
+  if (p->zero_stage < 0 || p->zero_stage > 3)
+    return REFUSE("ZeRO stage %d", p->zero_stage);
   *gas = p->global_batch / (p->micro_batch * p->dp);
   if (p->n_micro > 0 && *gas != p->n_micro)
     return REFUSE("the plan runs %d micro-batches per step, but global batch "
                   "%d / (micro-batch %d x dp %d) = %d",
                   p->n_micro, p->global_batch, p->micro_batch, p->dp, *gas);
-  if (p->zero_stage < 0 || p->zero_stage > 3)
-    return REFUSE("ZeRO stage %d", p->zero_stage);
-  /* DeepSpeed's bf16 without ZeRO: the basic optimizer on the bf16 weights
-   * (DDP_BFLOAT16), or with a pipeline gradients accumulated in bf16; fp32
-   * accumulation it refuses without ZeRO (engine.py,
-   * _do_optimizer_sanity_check) */
-  if (p->zero_stage == 0)
-    return REFUSE("ZeRO stage 0: DeepSpeed's bf16 without ZeRO keeps no "
-                  "fp32 master weights (without a pipeline) or accumulates "
-                  "the gradients in bf16 (with one), where the plan counted "
-                  "Megatron-LM's fp32 master weights and gradients; re-plan "
-                  "with --zero 1");
-  if (p->pp > 1 && p->zero_stage >= 2)
-    return REFUSE("DeepSpeed's pipeline engine supports ZeRO stage 0 or 1, "
-                  "not %d, with %d pipeline stages; re-plan with --zero 1 or "
-                  "without pipelining",
-                  p->zero_stage, p->pp);
-  if (p->vpp > 1)
-    return REFUSE("the plan interleaves %d virtual stages per rank, a "
-                  "schedule DeepSpeed's pipeline engine does not run; re-plan "
-                  "with --vpp 1",
-                  p->vpp);
   return 0;
 }
 

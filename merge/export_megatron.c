@@ -10,10 +10,12 @@
  * --pipeline-model-parallel-layout, which a plan over node groups of
  * different GPUs needs), the distributed
  * optimizer for ZeRO-1.  Before writing anything the plan is
- * checked against Megatron's own argument rules (world size, heads and
- * query groups divisible by tp, batch divisibility, sequence parallelism
- * only with tp > 1); a plan that breaks one is refused with the reason, so
- * what is exported is what was planned and costed.
+ * checked against Megatron's own argument rules, the rulebook's
+ * (pipeline/rules.c: heads and query groups divisible by tp, batch
+ * divisibility, sequence parallelism only with tp > 1, ...), and against
+ * what the flags can say (the stages' layout, the world size); a plan that
+ * breaks one is refused with the reason, so what is exported is what was
+ * planned and costed.
  *
  * The flags are built once into a list (st__mg_args_t) that both printers
  * read: this file's backslash lines and the launch script's bash arrays.
@@ -82,42 +84,6 @@ static int check_mode(const strata_plan_t *p) {
                   "model's family '%s' (gpt and gpt2, llama and the "
                   "LLaMA-like mistral, qwen2, qwen3 and phi3, bert)",
                   p->family);
-  if (p->zero_stage >= 2 && p->pp > 1)
-    return REFUSE("ZeRO stage %d shards gradients%s, which Megatron-LM does "
-                  "with Megatron-FSDP, without pipeline parallelism (pp %d); "
-                  "re-plan with --pp 1, or with ZeRO stage 0 or 1",
-                  p->zero_stage, p->zero_stage >= 3 ? " and parameters" : "",
-                  p->pp);
-  if (p->sequence_parallel > 0 && p->tp < 2)
-    return REFUSE("sequence parallelism needs tensor parallelism (tp %d)",
-                  p->tp);
-  if (p->tp_comm_overlap && p->sequence_parallel <= 0)
-    return REFUSE("tensor-parallel communication overlap needs sequence "
-                  "parallelism");
-  if (p->overlap_p2p && p->vpp <= 1)
-    return REFUSE("Megatron-LM overlaps p2p only with virtual pipeline "
-                  "stages; re-plan without --overlap-p2p");
-  /* megatron/core/transformer/transformer_config.py's rules */
-  if (p->overlap_ep_comm &&
-      (p->ep <= 1 || (p->pp > 1 && p->vpp <= 1) ||
-       p->recompute == STRATA_RECOMPUTE_FULL || p->mtp_layers > 1))
-    return REFUSE("the plan overlaps the experts' all-to-all, which "
-                  "Megatron-LM runs with expert parallelism, with pipelining "
-                  "only interleaved, without full recompute and with one "
-                  "MTP module at most (ep %d, pp %d, vpp %d); re-plan",
-                  p->ep, p->pp, p->vpp);
-  if (p->scatter_gather && p->sequence_parallel <= 0 && p->pp > 1 && p->tp > 1)
-    return REFUSE("the plan sends 1/%d of each boundary tensor between stages "
-                  "(%s), which Megatron-LM no longer does; re-plan %s",
-                  p->tp,
-                  p->framework == STRATA_FRAMEWORK_DEEPSPEED
-                      ? "as DeepSpeed's pipeline engine does"
-                      : "2021 Megatron-LM's scatter/gather",
-                  p->framework == STRATA_FRAMEWORK_DEEPSPEED
-                      ? "with --framework megatron"
-                      : "without --scatter-gather");
-  if (p->overlap_param_gather && !p->overlap_grad_reduce)
-    return REFUSE("--overlap-param-gather needs --overlap-grad-reduce");
   return 0;
 }
 
@@ -137,7 +103,7 @@ static int check_stages(const strata_plan_t *p) {
 }
 
 static int check_sizes(const strata_plan_t *p) {
-  int tp = p->tp, pp = p->pp, kv = p->kv_heads ? p->kv_heads : p->heads;
+  int tp = p->tp, pp = p->pp;
   if (tp < 1 || pp < 1 || p->dp < 1)
     return REFUSE("tp %d, pp %d, dp %d", tp, pp, p->dp);
   int cp = p->cp > 1 ? p->cp : 1;
@@ -149,14 +115,10 @@ static int check_sizes(const strata_plan_t *p) {
     return REFUSE("world size %d is not tp %d x pp %d x dp %d", p->devices, tp,
                   pp, p->dp);
   }
-  if (p->heads < 1 || p->heads % tp != 0)
-    return REFUSE("%d attention heads are not divisible by tp %d", p->heads,
-                  tp);
-  if (kv % tp != 0)
-    return REFUSE("%d query groups are not divisible by tp %d", kv, tp);
-  if (p->micro_batch < 1 || p->global_batch % (p->micro_batch * p->dp) != 0)
-    return REFUSE("global batch %d is not divisible by micro-batch %d x dp %d",
-                  p->global_batch, p->micro_batch, p->dp);
+  if (p->heads < 1 || p->micro_batch < 1)
+    return REFUSE("the plan lacks the model's heads or its micro-batch "
+                  "(heads %d, micro-batch %d)",
+                  p->heads, p->micro_batch);
   if (p->hidden < 1 || p->layers < 1 || p->seq_len < 1)
     return REFUSE("the plan lacks the model's sizes (layers %d, hidden %d, "
                   "seq %d)",
@@ -218,7 +180,9 @@ int st__mg_check(const strata_plan_t *p, int *first, int *last) {
   int rc;
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL, "megatron export: a plan with no stage");
-  if ((rc = check_mode(p)) || (rc = check_stages(p)) || (rc = check_sizes(p)) ||
+  if ((rc = check_mode(p)) ||
+      (rc = st__rules_refuse(p, STRATA_RULES_MEGATRON, "megatron")) ||
+      (rc = check_stages(p)) || (rc = check_sizes(p)) ||
       (rc = st__megatron_par_check(p)))
     return rc;
   return check_split(p, first, last);

@@ -1,10 +1,10 @@
 /*
  * export_megatron_par.c - the Megatron-LM arguments of context and expert
  * parallelism, the mixture of experts, latent attention and the decoder
- * variants, FP8 and Megatron-FSDP (ZeRO-2/3), and the rules Megatron-LM
- * checks for them (megatron/training/arguments.py, core/parallel_state.py,
- * core/model_parallel_config.py).  export_megatron.c calls the check before
- * writing anything and appends the flags; every flag name is in
+ * variants, FP8 and Megatron-FSDP (ZeRO-2/3), and what those flags can
+ * say (the rules Megatron-LM checks for them are the rulebook's,
+ * pipeline/rules.c).  export_megatron.c calls the check before writing
+ * anything and appends the flags; every flag name is in
  * reference/megatron_flags.txt.
  */
 #include <stdarg.h>
@@ -16,27 +16,10 @@
 #define REFUSE(...)                                                            \
   strata_error(STRATA_EUNSUPPORTED, "megatron export: " __VA_ARGS__)
 
+/* The framework's rules of the experts are the rulebook's (ep-dense,
+ * ep-experts, ep-world, ep-sequence-parallel); the flags need these. */
 static int moe_check(const strata_plan_t *p) {
-  int ep = p->ep > 0 ? p->ep : 1, etp = p->etp > 0 ? p->etp : p->tp;
-  int cp = p->cp > 0 ? p->cp : 1;
-  if (!p->experts) {
-    if (ep > 1)
-      return REFUSE("num_experts must be non None to use expert parallelism "
-                    "(the plan's model has no experts)");
-    return 0;
-  }
-  if (p->experts % ep)
-    return REFUSE("number of experts (%d) should be a multiple of expert "
-                  "model parallel size (%d)",
-                  p->experts, ep);
-  if ((long)p->tp * cp * p->dp % ((long)etp * ep))
-    return REFUSE("world size is not divisible by expert tensor x expert model "
-                  "x pipeline parallel size (%d x %d x %d)",
-                  etp, ep, p->pp);
-  if (ep > 1 && p->tp > 1 && p->sequence_parallel <= 0)
-    return REFUSE("when using expert parallelism and tensor parallelism, "
-                  "sequence parallelism must be used");
-  if (p->moe_ffn < 1 || p->topk < 1)
+  if (p->experts && (p->moe_ffn < 1 || p->topk < 1))
     return REFUSE("the plan's mixture of experts lacks its expert hidden size "
                   "or top-k (re-plan from the model)");
   return 0;
@@ -76,19 +59,9 @@ static int rope_scaling_check(const strata_plan_t *p) {
 }
 
 int st__megatron_par_check(const strata_plan_t *p) {
-  int cp = p->cp > 0 ? p->cp : 1, rc = moe_check(p);
+  int rc = moe_check(p);
   if (!rc) rc = rope_scaling_check(p);
-  if (rc) return rc;
-  if (cp > 1 && p->seq_len % (2 * cp))
-    return REFUSE("seq-length should be a multiple of 2 * "
-                  "context-parallel-size (%d, %d)",
-                  p->seq_len, cp);
-  if (p->zero_stage >= 2 && p->pp > 1)
-    return REFUSE("ZeRO stage %d is Megatron-FSDP, which runs without "
-                  "pipeline parallelism (pp %d); re-plan with --pp 1 or "
-                  "--zero 1",
-                  p->zero_stage, p->pp);
-  return 0;
+  return rc;
 }
 
 static void flag(st__mg_args_t *a, const char *name, const char *fmt, ...)

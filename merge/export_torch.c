@@ -148,21 +148,13 @@ int st__torch_check(const strata_plan_t *p) {
                     s, st->nodes);
     if (!st->result) return REFUSE("stage %d has no operator layouts", s);
   }
-  if (p->cp > 1 || p->experts > 0 || p->fp8 || p->mtp_layers > 0)
-    return REFUSE("the plan uses %s, which DTensor's parallel styles do not "
-                  "express; export it for Megatron-LM",
-                  p->cp > 1        ? "context parallelism"
-                  : p->experts > 0 ? "experts (token dispatch)"
-                  : p->fp8         ? "FP8 GEMMs"
-                                   : "multi-token prediction modules");
   if ((long long)d0 * p->pp > p->devices ||
       p->devices != (long long)d0 * p->pp * p->dp)
     return REFUSE("world size %d is not %d x pp %d x dp %d", p->devices, d0,
                   p->pp, p->dp);
-  if (p->global_batch % (p->micro_batch * p->dp) != 0)
-    return REFUSE("global batch %d is not divisible by micro-batch %d x dp %d",
-                  p->global_batch, p->micro_batch, p->dp);
-  return 0;
+  /* the rulebook's (pipeline/rules.c): what DTensor's parallel styles
+   * express (no cp, experts, FP8, MTP), the batch */
+  return st__rules_refuse(p, STRATA_RULES_DTENSOR, "torch");
 }
 
 /* ---- placements and styles ---- */

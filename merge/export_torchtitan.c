@@ -129,14 +129,10 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
                                                      : "no q/k norms",
                   *model);
   if ((rc = rope_check(p, *model))) return rc;
-  /* qwen3's TrainSpec has no pipelining_fn at 238fa995 */
-  if (p->pp > 1 && !strcmp(*model, "qwen3"))
-    return REFUSE("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
-                  "pipelining_fn is None); re-plan with --pp 1");
-  if (p->fp8)
-    return REFUSE("the plan runs its GEMMs in FP8 with Transformer Engine's "
-                  "recipe; re-plan with --precision bf16 or export it for "
-                  "Megatron-LM");
+  /* the rulebook's: qwen3 has no pipeline split; no FP8 of Transformer
+   * Engine's recipe */
+  if ((rc = st__rules_refuse(p, STRATA_RULES_TORCHTITAN, "torchtitan")))
+    return rc;
   if ((rc = st__mg_check(p, &first, &last))) {
     /* the same layout rules as Megatron-LM's, named for torchtitan */
     char why[512];

@@ -90,6 +90,11 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
 int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
                       double **scratch);
 
+/* The rulebook's plan rules (pipeline/rules.c) for framework `target`
+ * (STRATA_RULES_*): 0, or STRATA_EUNSUPPORTED with "WHO export: " and
+ * the rule's reason (frameworks.c). */
+int st__rules_refuse(const strata_plan_t *p, unsigned target, const char *who);
+
 /* Which frameworks run the plan (frameworks.c). */
 #define ST__N_FRAMEWORKS 4
 typedef struct {

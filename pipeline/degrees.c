@@ -115,10 +115,20 @@ void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
 
 /* ---- the degrees ---- */
 
-static int divides_heads(const strata_graph_t *g, int t) {
-  if (g->hp.heads && g->hp.heads % t) return 0;
-  if (g->hp.kv_heads && g->hp.kv_heads % t) return 0;
-  return 1;
+/* A candidate for the rulebook's rules (rules.c), of graph g. */
+static strata_rules_config_t candidate(const st__search_t *S,
+                                       const strata_graph_t *g) {
+  strata_rules_config_t c = S->rules;
+  c.heads = g->hp.heads, c.kv_heads = g->hp.kv_heads;
+  c.seq_len = g->seq_len, c.flash_attention = g->hp.flash_attention;
+  return c;
+}
+
+static int divides_heads(const st__search_t *S, const strata_graph_t *g,
+                         int t) {
+  strata_rules_config_t c = candidate(S, g);
+  c.tp = t;
+  return !st__rule_heads(&c, NULL, 0) && !st__rule_groups(&c, NULL, 0);
 }
 
 /* Tensor-parallel sizes: powers of two within a node (Megatron mode), or
@@ -148,8 +158,11 @@ static int cp_ok(const st__search_t *S, const strata_graph_t *g, int cp) {
   const strata_plan_opts_t *o = S->o;
   if (o->fix_cp) return cp == o->fix_cp;
   if (cp == 1) return 1;
-  return o->megatron && g->seq_len % (2 * cp) == 0 &&
-         g->seq_len / cp >= STRATA_CP_MIN_TOKENS && g->hp.flash_attention;
+  strata_rules_config_t c = candidate(S, g);
+  c.cp = cp;
+  return o->megatron && !st__rule_cp_seq(&c, NULL, 0) &&
+         g->seq_len / cp >= STRATA_CP_MIN_TOKENS &&
+         !st__rule_cp_fused(&c, NULL, 0);
 }
 
 /* Fill f's expert-parallel layout for ep; 0 if Strata cannot lay it out
@@ -158,21 +171,25 @@ static int cp_ok(const st__search_t *S, const strata_graph_t *g, int cp) {
 static int ep_layout(const st__search_t *S, const strata_moe_info_t *m, int ep,
                      st__family_t *f) {
   int inner = f->etp == 1 ? f->tp : 1, rest;
+  strata_rules_config_t c = S->rules;
+  c.tp = f->tp, c.cp = f->cp, c.etp = f->etp, c.ep = ep;
+  c.experts = m->experts, c.moe_ffn = m->moe_ffn;
   f->ep = ep;
   f->ep_outer = 1;
   f->ep_axes = 0;
   if (m->experts <= 0) return ep == 1 && f->etp == f->tp;
-  if (m->experts % ep) return 0;
+  if (st__rule_ep_experts(&c, NULL, 0)) return 0;
   if (!S->o->megatron) {
     f->ep_outer = ep;
     return f->etp == f->tp;
   }
-  if ((m->moe_ffn && m->moe_ffn % f->etp) || ep % inner) return 0;
+  /* the experts' hidden size over etp; whole tp and cp groups */
+  if (st__rule_etp_ffn(&c, NULL, 0) || st__rule_ep_layout(&c, NULL, 0))
+    return 0;
   rest = ep / inner;
   if (inner > 1) /* the tensor-parallel axes */
     f->ep_axes = f->cp > 1 ? 2u : f->nodes > 1 && f->gpn > 1 ? 3u : 1u;
   if (f->cp > 1 && rest > 1) {
-    if (rest % f->cp) return 0;
     f->ep_axes |= 1u;
     rest /= f->cp;
   }
@@ -185,7 +202,10 @@ static int ep_candidate(const st__search_t *S, const strata_moe_info_t *m,
   if (S->o->fix_ep) return ep == S->o->fix_ep;
   if (m->experts <= 0) return ep == 1;
   if (!S->o->megatron) return ep == 1; /* free mode: the ILP lays experts */
-  return m->experts % ep == 0 && ((ep & (ep - 1)) == 0 || ep == m->experts);
+  strata_rules_config_t c = S->rules;
+  c.experts = m->experts, c.ep = ep;
+  return !st__rule_ep_experts(&c, NULL, 0) &&
+         ((ep & (ep - 1)) == 0 || ep == m->experts);
 }
 
 typedef struct {
@@ -208,11 +228,21 @@ static void choices(const st__search_t *S, choices_t *c) {
   if (o->precision != STRATA_PRECISION_FP8) c->fp8[c->n_fp8++] = 0;
   if (o->precision != STRATA_PRECISION_BF16 && has_fp8) c->fp8[c->n_fp8++] = 1;
   /* the experts' all-to-all overlapped where asked: both, the search
-   * keeping it where Megatron-LM runs it (eval.c, cfg_valid); one MTP
-   * module at most (transformer_config.py) */
+   * keeping it where Megatron-LM runs it (the rulebook's ep-overlap:
+   * add_variants, then eval.c's cfg_valid) */
   c->epo[c->n_epo++] = 0;
-  if (o->overlap_ep_comm && o->megatron && S->g->hp.mtp_layers <= 1)
-    c->epo[c->n_epo++] = 1;
+  if (o->overlap_ep_comm) c->epo[c->n_epo++] = 1;
+}
+
+/* The experts' overlap as far as a family decides it: the rulebook's
+ * ep-overlap of one stage and two micro-batches (the pipeline and the
+ * batch are cfg_valid's, eval.c). */
+static int overlap_ok(const strata_rules_config_t *base, int r) {
+  strata_rules_config_t c = *base;
+  c.overlap_ep_comm = 1;
+  c.recompute = (strata_recompute_t)r, c.recompute_auto = 0;
+  c.pp = 1, c.vpp = 1, c.global_batch = 2, c.micro_batch = 1, c.dp = 1;
+  return !st__rule_ep_overlap(&c, NULL, 0);
 }
 
 /* The options that do not change the mesh: recompute, sequence
@@ -222,21 +252,23 @@ static int add_variants(st__search_t *S, st__family_t *base) {
   choices_t ch;
   int rc = 0;
   choices(S, &ch);
+  strata_rules_config_t c = S->rules;
+  c.tp = base->tp, c.ep = base->ep;
   for (int r = 0; r < 3 && !rc; r++) {
     if (!o->recompute_auto && r != (int)o->recompute) continue;
     for (int sp = 0; sp <= 1 && !rc; sp++) {
-      if (sp && (base->tp == 1 || !o->megatron)) continue;
-      /* Megatron-Core: expert with tensor parallelism needs sequence
-       * parallelism */
-      if (!sp && base->ep > 1 && base->tp > 1 && o->megatron) continue;
+      /* the rulebook's: sequence parallelism needs tp > 1; expert with
+       * tensor parallelism needs sequence parallelism (Megatron-Core) */
+      c.sequence_parallel = sp;
+      if (sp && (!o->megatron || st__rule_sp_tp(&c, NULL, 0))) continue;
+      if (o->megatron && st__rule_ep_sp(&c, NULL, 0)) continue;
       if (o->sequence_parallel >= 0 && sp != o->sequence_parallel &&
           base->tp > 1 && o->megatron)
         continue;
       for (int z = 0; z < ch.n_zero && !rc; z++)
         for (int p = 0; p < ch.n_fp8 && !rc; p++)
           for (int e = 0; e < ch.n_epo && !rc; e++) {
-            if (ch.epo[e] && (base->ep <= 1 || r == STRATA_RECOMPUTE_FULL))
-              continue;
+            if (ch.epo[e] && !overlap_ok(&c, r)) continue;
             st__family_t f = *base;
             f.sp = sp;
             f.rc = (strata_recompute_t)r;
@@ -281,7 +313,7 @@ int st__enumerate_families(st__search_t *S) {
         if (tp > o->fix_tp) break;
         continue;
       }
-      if (!divides_heads(S->graphs[gi], tp)) continue;
+      if (!divides_heads(S, S->graphs[gi], tp)) continue;
       for (int cp = 1; tp * cp <= S->total && !rc; cp *= 2) {
         int nodes, gpn;
         if (!cp_ok(S, S->graphs[gi], cp) ||

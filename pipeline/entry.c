@@ -2,7 +2,9 @@
  * entry.c - strata_pipeline_plan, the planner's one entry point: a
  * cluster of one shape is searched by plan.c, a cluster of node groups by
  * hetero.c (which searches each group and their splits with plan.c's
- * search); the run's statistics are filled here.  It sits above both so
+ * search); a configuration with every degree fixed is first asked of the
+ * rulebook (rules.c), as strata estimate asks it; the run's statistics are
+ * filled here.  It sits above both so
  * that each calls only downward.
  */
 #include "pipeline/search.h"
@@ -12,6 +14,11 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   st__search_t S;
   double t0 = strata_now();
   *out = NULL;
+  if (o->fix_tp && o->fix_pp) { /* a fixed configuration: the rulebook's */
+    strata_plan_opts_t f = *o;
+    int rc = strata_pipeline_fix(g, c, &f);
+    if (rc) return rc;
+  }
   if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
   int rc = st__search_prepare(&S, g, c, o);
   double deadline = S.deadline;

@@ -208,16 +208,20 @@ static double expert_params(const st__part_t *x) {
  * and expert parallelism whose replicas beyond the mesh divide the data
  * parallelism. */
 static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
+  int ds = S->o->framework == STRATA_FRAMEWORK_DEEPSPEED;
+  strata_rules_config_t c = S->rules; /* the rulebook's, of m micro-batches */
+  c.pp = cf->p, c.vpp = cf->v, c.global_batch = cf->m;
+  c.micro_batch = 1, c.dp = 1, c.recompute_auto = 0;
   for (int s = 0; s < (cf->fs ? cf->p : 1); s++) {
     const st__family_t *f = cf->fs && cf->fs[s] ? cf->fs[s] : cf->f;
     if (f->ep_outer > 1 && cf->dp % f->ep_outer) return 0;
-    if (f->zero >= 2 && cf->p > 1 &&
-        (S->o->megatron || S->o->framework == STRATA_FRAMEWORK_DEEPSPEED))
-      return 0;
+    c.zero_stage = f->zero;
+    if ((S->o->megatron || ds) && st__rule_zero_pp(&c, NULL, 0)) return 0;
     /* Megatron-LM runs the experts' all-to-all overlap with pipelining
      * only interleaved (transformer_config.py), and it pairs a micro-batch
      * with the next: one alone has none to pair with */
-    if (f->epo && ((cf->p > 1 && cf->v <= 1) || cf->m < 2)) return 0;
+    c.overlap_ep_comm = f->epo, c.ep = f->ep, c.recompute = f->rc;
+    if (f->epo && st__rule_ep_overlap(&c, NULL, 0)) return 0;
   }
   return 1;
 }

@@ -552,71 +552,37 @@ static void p2p_models(st__search_t *S) {
  * expert parallelism, interleaving, FP8, multi-token prediction or
  * free-mode layouts (merge/export_deepspeed.c), and its partition no
  * split but the even one (space.c): planning for DeepSpeed searches only
- * what it can state, and asking for more is refused with the reason, so
- * that the plan always exports. */
-static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g) {
+ * what it can state, and asking for more is refused with the rulebook's
+ * reason (rules.c), so that the plan always exports. */
+static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
+                            const strata_cluster_t *c) {
+  strata_rules_config_t rc;
+  strata_rules_verdict_t v;
   int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
+  strata_rules_config_init(&rc, g, c, o);
+  if (strata_rules_check(&rc, STRATA_RULES_OPTIONS, &v))
+    return strata_error(STRATA_EINVAL, "%s", v.why);
   if (!ds) return 0;
-  const char *what =
-      !o->megatron                           ? "free-mode layouts (--free)"
-      : o->fix_cp > 1                        ? "context parallelism (--cp)"
-      : o->fix_ep > 1                        ? "expert parallelism (--ep)"
-      : o->vpp > 1                           ? "interleaving (--vpp)"
-      : o->precision == STRATA_PRECISION_FP8 ? "FP8 (--precision)"
-      : o->overlap_ep_comm                   ? "expert parallelism to overlap "
-                                               "(--overlap-moe-expert-parallel-comm)"
-      : g->hp.mtp_layers > 0                 ? "multi-token prediction "
-                                               "(--mtp-layers 0 drops it)"
-      : o->zero_stage == 0 ? "fp32 master weights and gradients without ZeRO "
-                             "(--zero 0: its bf16 mode has none; --zero 1 "
-                             "keeps them)"
-                           : NULL;
-  if (what)
-    return strata_error(STRATA_EINVAL,
-                        "--framework deepspeed: the DeepSpeed config sets up "
-                        "no %s; plan for Megatron-LM (--framework megatron) "
-                        "to use it",
-                        what);
-  int L = strata_graph_layers(g);
-  if (o->fix_pp > 1 && L % o->fix_pp && !o->fix_first && !o->fix_last)
-    return strata_error(STRATA_EINVAL,
-                        "--framework deepspeed: %d layers do not split "
-                        "evenly over %d pipeline stages, and DeepSpeed's "
-                        "partition (type:transformer) gives the even split "
-                        "only; give a --pp that divides them, or the split "
-                        "your partition_method gives (--first-stage-layers, "
-                        "--last-stage-layers)",
-                        L, o->fix_pp);
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;
   return 0;
 }
 
-/* Does any layer attend through a sliding window (its op's window, set
- * only where it is shorter than the sequence)? */
-static int windowed(const strata_graph_t *g) {
-  for (int i = 0; i < g->n_ops; i++)
-    if (g->ops[i].window > 0) return 1;
-  return 0;
-}
-
 /* Context parallelism's exchange: Transformer Engine runs sliding-window
- * attention with the keys and values all-gathered (or all-to-all), never
- * around the ring (transformer_engine/pytorch/attention/
- * dot_product_attention/context_parallel.py asserts it), so a windowed
- * model all-gathers by default and a ring it asks for is refused. */
-static int cp_exchange(strata_plan_opts_t *o, const strata_graph_t *g) {
-  int w = windowed(g);
-  if (o->cp_comm < 0) o->cp_comm = w ? STRATA_CP_ALLGATHER : STRATA_CP_P2P;
-  if (w && o->cp_comm == STRATA_CP_P2P && o->fix_cp != 1)
-    return strata_error(STRATA_EINVAL,
-                        "model '%s' has sliding-window attention, which "
-                        "Transformer Engine's context parallelism runs "
-                        "with the keys and values all-gathered, not around "
-                        "a ring: use --cp-comm allgather (the default for "
-                        "it), or --cp 1",
-                        g->name);
+ * attention with the keys and values all-gathered, never around the ring,
+ * so a windowed model all-gathers by default and a ring it asks for is
+ * refused (the rulebook's cp-window-ring).  Fills S->rules, the options'
+ * configuration the search's filters copy. */
+static int cp_exchange(st__search_t *S) {
+  strata_plan_opts_t *o = &S->opts;
+  strata_rules_verdict_t v;
+  strata_rules_config_init(&S->rules, S->g, S->c, o);
+  if (o->cp_comm < 0)
+    o->cp_comm = S->rules.cp_comm =
+        S->rules.windowed ? STRATA_CP_ALLGATHER : STRATA_CP_P2P;
+  if (st__rule_cp_window(&S->rules, v.why, sizeof v.why))
+    return strata_error(STRATA_EINVAL, "%s", v.why);
   return 0;
 }
 
@@ -646,8 +612,8 @@ static int setup(st__search_t *S, const strata_graph_t *g,
                         o->memory_reserve / 1073741824.0,
                         (S->budget + o->memory_reserve) / 1073741824.0);
   p2p_models(S);
-  int rc = framework_limits(&S->opts, g);
-  if (!rc) rc = cp_exchange(&S->opts, g);
+  int rc = framework_limits(&S->opts, g, c);
+  if (!rc) rc = cp_exchange(S);
   if (!rc) rc = check_opts(S);
   if (!rc) rc = load_graphs(S);
   if (!rc) {

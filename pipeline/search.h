@@ -101,7 +101,20 @@ typedef struct {
   /* a mixed cluster (hetero.c): p2p between two node groups, latency and
    * seconds per byte */
   double xp2p[2];
+  /* the rulebook's configuration of the options and the model (rules.c):
+   * a candidate copies it, sets its degrees and asks the rules the
+   * search filters by */
+  strata_rules_config_t rules;
 } st__search_t;
+
+/* Rules of the rulebook (rules.c) the search asks of its candidates, by
+ * the predicates of their rows: non-zero when c breaks the rule (why may
+ * be NULL). */
+typedef int st__rule_fn(const strata_rules_config_t *c, char *why, size_t n);
+st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
+    st__rule_ep_experts, st__rule_etp_ffn, st__rule_ep_layout, st__rule_ep_sp,
+    st__rule_sp_tp, st__rule_vpp_pp, st__rule_vpp_micro, st__rule_ds_split,
+    st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window;
 
 /* A configuration of one family. */
 typedef struct {

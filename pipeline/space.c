@@ -331,7 +331,9 @@ static int visit_group(top_t *T, st__cfg_t cf) {
     /* DeepSpeed's PipelineModule balances the count of transformer layers
      * (Megatron-DeepSpeed's partition_method 'type:transformer'): the
      * plan's split is the one it gives for certain, the even one */
-    if (L % p) return 0;
+    strata_rules_config_t c = S->rules; /* the rulebook's ds-even-split */
+    c.pp = p, c.layers = L, c.first_layers = c.last_layers = 0;
+    if (st__rule_ds_split(&c, NULL, 0)) return 0;
     cf.first = cf.last = L / p;
     return visit(T, &cf);
   }
@@ -423,7 +425,10 @@ static double group_lb(const st__search_t *S, const st__cfg_t *cf) {
  * multiple of pp (megatron/core/pipeline_parallel/schedules.py). */
 static int vpp_ok(const st__search_t *S, int p, int v, int m) {
   if (v == 1) return 1;
-  if (p < 2 || S->L % v || S->L < p * v || m % p || m < p || v > 64) return 0;
+  strata_rules_config_t c = S->rules; /* m micro-batches: the rulebook's */
+  c.pp = p, c.vpp = v, c.global_batch = m, c.micro_batch = 1, c.dp = 1;
+  if (st__rule_vpp_pp(&c, NULL, 0) || st__rule_vpp_micro(&c, NULL, 0)) return 0;
+  if (S->L % v || S->L < p * v || v > 64) return 0;
   if (p * v > ST__MAX_PP) return 0;
   if (S->o->overlap_p2p == 0 && p < 3) return 0; /* Megatron-LM's rule */
   return 1;

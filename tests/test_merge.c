@@ -1124,16 +1124,21 @@ TEST(megatron_rules) {
   expect_refusal(p, "world size 10 is not tp 2 x pp 2 x dp 2");
   p = hand_plan(4, 2, 1, 8, NULL);
   p->heads = 6;
-  expect_refusal(p, "6 attention heads are not divisible by tp 4");
+  /* the framework rules are the rulebook's words (pipeline/rules.c) */
+  expect_refusal(p, "megatron export: the number of attention heads (6) must "
+                    "be divisible by the tensor-parallel size 4");
   p = hand_plan(4, 2, 1, 8, NULL);
   p->heads = 8, p->kv_heads = 2;
-  expect_refusal(p, "2 query groups are not divisible by tp 4");
+  expect_refusal(p, "the number of query groups (2) must be divisible by the "
+                    "tensor-parallel size 4");
   p = hand_plan(2, 2, 2, 8, NULL);
   p->global_batch = 15;
-  expect_refusal(p, "global batch 15 is not divisible by micro-batch 1 x dp 2");
+  expect_refusal(p, "global batch size (15) is not divisible by micro batch "
+                    "size (1) times data parallel size (2)");
   p = hand_plan(1, 2, 1, 8, NULL);
   p->sequence_parallel = 1;
-  expect_refusal(p, "sequence parallelism needs tensor parallelism");
+  expect_refusal(p, "sequence parallelism needs a tensor-parallel size above "
+                    "1");
   p = hand_plan(2, 3, 1, 12, NULL);
   p->stages[1].gpus_per_node = 4;
   expect_refusal(p, "stage 1 runs on 4 devices, not tp x cp = 2");
@@ -1142,7 +1147,8 @@ TEST(megatron_rules) {
   expect_refusal(p, "free-mode plan");
   p = hand_plan(2, 2, 1, 8, NULL);
   p->zero_stage = 2;
-  expect_refusal(p, "Megatron-FSDP, without pipeline parallelism (pp 2)");
+  expect_refusal(p, "ZeRO stage 2 shards gradients over the data-parallel "
+                    "ranks, which FSDP runs without pipeline parallelism");
   /* stages of their own sizes: Megatron-LM's explicit layout, and no
    * first/last counts beside it (Megatron takes one or the other) */
   int odd[4] = {3, 5, 4, 4};
@@ -1294,6 +1300,7 @@ TEST(deepspeed_config) {
   strata_plan_destroy(p);
   p = hand_plan(8, 1, 2, 4, NULL);
   p->zero_stage = 3, p->recompute = STRATA_RECOMPUTE_NONE;
+  p->heads = p->kv_heads = 8; /* divisible by tp 8 (Megatron-DeepSpeed's) */
   j = deepspeed(p);
   ASSERT_EQ(num(cJSON_GetObjectItem(j, "zero_optimization"), "stage"), 3);
   ASSERT(!cJSON_GetObjectItem(j, "data_types"));
@@ -1305,14 +1312,16 @@ TEST(deepspeed_config) {
   p->zero_stage = 2;
   char *t = NULL;
   ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "ZeRO stage 0 or 1");
+  /* the rulebook's words, as strata estimate says them */
+  ASSERT_CONTAINS(strata_last_error(), "its pipeline engine supports ZeRO "
+                                       "stage 0 and 1");
   p->zero_stage = 1, p->global_batch = 17;
   ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "global batch 17");
+  ASSERT_CONTAINS(strata_last_error(), "global batch size (17)");
   /* without ZeRO DeepSpeed's bf16 keeps no fp32 master weights */
   p->global_batch = 16, p->zero_stage = 0;
   ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "re-plan with --zero 1");
+  ASSERT_CONTAINS(strata_last_error(), "--zero 1 keeps them");
   strata_plan_destroy(p);
 }
 

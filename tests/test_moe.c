@@ -766,15 +766,18 @@ TEST(zero23_without_pipeline) {
     ASSERT_NEAR(states, want, 1e-12, 0);
     ASSERT(p->step_items.dp_sync > 0); /* reduce-scatter every micro-batch */
     strata_plan_destroy(p);
-    /* with a pipeline: no configuration (FSDP and DeepSpeed run it with
-     * pp 1) */
+    /* with a pipeline: refused by the rulebook, as strata estimate
+     * refuses it (FSDP and DeepSpeed run it with pp 1) */
     strata_plan_opts_init(&po);
     po.quiet = 1;
     po.fix_tp = 1, po.fix_pp = 2, po.fix_dp = 32, po.fix_cp = 1;
     po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
     po.fix_first = po.fix_last = 12;
     po.zero_stage = z, po.no_memory_check = 1;
-    ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINFEASIBLE);
+    ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
+    ASSERT_CONTAINS(strata_last_error(), "runs without pipeline parallelism");
+    ASSERT(p == NULL);
+    strata_error_clear();
   }
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
@@ -1043,7 +1046,7 @@ TEST(ep_overlap_plans_and_exports) {
   /* a plan that cannot run it is refused by the export */
   q->vpp = 1, q->pp = 2, q->overlap_p2p = 0;
   ASSERT_EQ(strata_export_megatron(q, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "only interleaved");
+  ASSERT_CONTAINS(strata_last_error(), "--vpp > 1 with pipeline parallelism");
   strata_plan_destroy(q);
   strata_plan_destroy(a);
   strata_plan_destroy(b);
@@ -1101,9 +1104,19 @@ TEST(ep_overlap_plans_and_exports) {
   strata_plan_opts_init(&po);
   po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
   po.micro_batch = po.gen.micro_batch = 1;
-  po.global_batch = 64; /* one micro-batch a step */
+  po.global_batch = 64; /* one micro-batch a step: none to pair with */
   po.no_memory_check = 1;
   po.overlap_ep_comm = 1;
+  x1 = NULL;
+  ASSERT_EQ(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &x1),
+            STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "two micro-batches a step to pair");
+  ASSERT(x1 == NULL);
+  strata_error_clear();
+  /* with tp searched (not one fixed configuration) the search plans it
+   * without the overlap */
+  po.fix_tp = 0;
   ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
                      &po, &x1));
   ASSERT_EQ(x1->n_micro, 1);

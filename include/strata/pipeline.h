@@ -283,8 +283,85 @@ int strata_calibrate(const strata_measurements_t *m, strata_calibration_t *cal,
                      strata_calibration_report_t *rep);
 void strata_calibration_report_free(strata_calibration_report_t *rep);
 
+/* ---- the rulebook (pipeline/rules.c, docs/exports.md, "The rulebook")
+ * What a framework accepts and why not: each rule one row of a table,
+ * stated once, asked by strata estimate (through strata_pipeline_fix),
+ * by strata_pipeline_plan, by the search's framework limits and by the
+ * exporters.  A configuration is the degrees and options of one run and
+ * the model and cluster facts the rules read. */
+#define STRATA_RULES_MEGATRON 1u   /* Megatron-LM (Megatron-Core) */
+#define STRATA_RULES_DEEPSPEED 2u  /* Megatron-DeepSpeed / DeepSpeed */
+#define STRATA_RULES_DTENSOR 4u    /* PyTorch DTensor (strata export torch) */
+#define STRATA_RULES_TORCHTITAN 8u /* torchtitan */
+/* When a rule applies: to one fixed configuration (every degree given,
+ * as strata estimate takes it), to a plan's options, searched or not, or
+ * to a saved plan before it is exported. */
+#define STRATA_RULES_CONFIG 1u
+#define STRATA_RULES_OPTIONS 2u
+#define STRATA_RULES_PLAN 4u
+
+typedef struct {
+  unsigned target;               /* one STRATA_RULES_<framework> */
+  int saved;                     /* a saved plan (its remedy: an export) */
+  int megatron;                  /* Megatron-compatible layouts (0: --free) */
+  int world, gpus_per_node;      /* the cluster */
+  int tp, pp;                    /* given */
+  int dp;                        /* 0: the GPUs left, world / (tp cp pp) */
+  int cp;                        /* 0: 1 */
+  int ep, etp;                   /* 0: not given (etp then tp) */
+  int vpp;                       /* 0 or 1: none */
+  int micro_batch;               /* 0: 1 */
+  int global_batch;              /* sequences per step */
+  int first_layers, last_layers; /* 0: not given */
+  int zero_stage;                /* -1: the mode's default */
+  int sequence_parallel;         /* -1 choose, 0 off, 1 on */
+  strata_recompute_t recompute;
+  int recompute_auto;
+  strata_precision_t precision;
+  strata_framework_t framework; /* what it was planned for */
+  /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */
+  STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_DECL, rules)
+  int cp_comm; /* STRATA_CP_P2P or ALLGATHER */
+  /* the model */
+  const char *model, *family;
+  int layers, heads, kv_heads, seq_len, flash_attention;
+  int experts, moe_ffn, mtp_layers;
+  int windowed; /* some layer attends through a sliding window */
+} strata_rules_config_t;
+
+/* The first rule a configuration breaks: its name (a short tag), where
+ * the framework states it, and the reason, which says what to change. */
+typedef struct {
+  const char *rule, *source;
+  char why[768];
+} strata_rules_verdict_t;
+
+/* Fill c from planner options o for model g on cluster cl, the target
+ * the framework o plans for. */
+void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
+                              const strata_cluster_t *cl,
+                              const strata_plan_opts_t *o);
+/* The same from a plan (its degrees, options and model facts). */
+void strata_rules_config_of_plan(strata_rules_config_t *c,
+                                 const strata_plan_t *p, unsigned target);
+/* Ask the rulebook whether c->target accepts c, with the rules of the
+ * kinds in `when` (STRATA_RULES_CONFIG, _OPTIONS), in the table's order.
+ * 0 when it does; 1 when it does not, with v (if not NULL) filled. */
+int strata_rules_check(const strata_rules_config_t *c, unsigned when,
+                       strata_rules_verdict_t *v);
+/* strata estimate's configuration: fill o's defaults as Megatron-LM takes
+ * them (dp the GPUs left over tp x cp x pp, the layers split evenly when
+ * no first or last stage is given) and check it against the rulebook's
+ * configuration rules.  STRATA_EINVAL with the rule's reason (no prefix)
+ * when the framework refuses it; o is then unchanged. */
+int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
+                        strata_plan_opts_t *o);
+
 /* Plan model g on cluster c.  STRATA_EINFEASIBLE when nothing fits, with a
- * message saying what would (more GPUs, memory, ZeRO, recompute). */
+ * message saying what would (more GPUs, memory, ZeRO, recompute).  With
+ * fix_tp and fix_pp given, the configuration is first checked as
+ * strata_pipeline_fix checks it: what the framework refuses is refused
+ * with the same reason (STRATA_EINVAL). */
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                          const strata_plan_opts_t *o, strata_plan_t **out);
 void strata_plan_destroy(strata_plan_t *p);

@@ -71,7 +71,11 @@ while read -r sum file; do
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
-    echo "differs: $file${got:+ (sha256 $got, expected $sum)}${got:- (missing)}"
+    if [ -n "$got" ]; then
+      echo "differs: $file (sha256 $got, expected $sum)"
+    else
+      echo "missing: $file"
+    fi
   fi
 done <"$here/expected.sha256"
 extra=$(awk '{print $2}' "$work/.actual" | grep -vxF -f <(awk '{print $2}' "$here/expected.sha256"))

@@ -1,0 +1,594 @@
+/*
+ * rules.c - the rulebook: what each framework accepts, one rule a row.
+ *
+ * A row names the frameworks that state the rule, when it applies (to one
+ * fixed configuration, to a plan's options whether searched or given, or
+ * to a saved plan before it is exported), where the framework states it, and
+ * one function that is the predicate and the message together: it returns
+ * non-zero when the configuration breaks the rule, having written why.  The
+ * table is read in order and the first broken rule is the answer, so the order
+ * is part of the rulebook: a configuration that breaks two rules is told the
+ * first, as strata estimate always told it.  Adding a rule is adding a row.
+ *
+ * Most rules are Megatron-LM's (megatron/training/arguments.py,
+ * megatron/core/parallel_state.py, transformer_config.py), which
+ * Megatron-DeepSpeed shares; Strata states them for both.  The DeepSpeed
+ * rows say what its config cannot set up (merge/export_deepspeed.c), the
+ * DTensor and torchtitan rows what their exports cannot express.  The
+ * exporters ask the plan rows and keep only the limits of their own
+ * formats (a flavor, a name map, the plan file's own consistency).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pipeline/search.h"
+
+typedef strata_rules_config_t cfg_t;
+
+/* Every switch of plan_fields.h as options or a plan set it. */
+#define SWITCH_FROM(F, m, ...) c->m = F->m;
+#define SWITCHES_FROM(src) STRATA_PLAN_SWITCHES(SWITCH_FROM, src)
+
+#define MG STRATA_RULES_MEGATRON
+#define DS STRATA_RULES_DEEPSPEED
+#define CONFIG STRATA_RULES_CONFIG
+#define OPTIONS STRATA_RULES_OPTIONS
+#define PLAN STRATA_RULES_PLAN
+#define TORCH STRATA_RULES_DTENSOR
+#define TITAN STRATA_RULES_TORCHTITAN
+
+/* Write the reason; the value is 1 (the rule is broken). */
+#define SAY(...) (snprintf(why, n, __VA_ARGS__), 1)
+
+typedef struct {
+  const char *name;
+  unsigned frameworks, when;
+  const char *source;
+  int (*broken)(const cfg_t *c, char *why, size_t n);
+} rule_t;
+
+/* ---- the defaults a rule reads ---- */
+
+static int cp_of(const cfg_t *c) {
+  return c->cp > 0 ? c->cp : 1;
+}
+static int mb_of(const cfg_t *c) {
+  return c->micro_batch > 0 ? c->micro_batch : 1;
+}
+static int vpp_of(const cfg_t *c) {
+  return c->vpp > 1 ? c->vpp : 1;
+}
+static int etp_of(const cfg_t *c) {
+  return c->etp ? c->etp : c->tp;
+}
+static int dp_of(const cfg_t *c) {
+  long d = (long)c->tp * cp_of(c) * c->pp;
+  return c->dp ? c->dp : d > 0 ? (int)(c->world / d) : 0;
+}
+/* Micro-batches a step. */
+static int micro_of(const cfg_t *c) {
+  long d = (long)mb_of(c) * dp_of(c);
+  return d > 0 ? (int)(c->global_batch / d) : 0;
+}
+static int deepspeed(const cfg_t *c) {
+  return c->target == DS;
+}
+
+/* ---- the sizes ---- */
+
+static int world(const cfg_t *c, char *why, size_t n) {
+  int tp = c->tp, pp = c->pp, cp = cp_of(c);
+  return !c->dp && c->world % (tp * cp * pp) &&
+         SAY("world size %d is not divisible by tensor x context x pipeline "
+             "parallel size %d x %d x %d",
+             c->world, tp, cp, pp);
+}
+static int used(const cfg_t *c, char *why, size_t n) {
+  long u = (long)dp_of(c) * c->tp * cp_of(c) * c->pp;
+  return u > c->world &&
+         SAY("tp x cp x pp x dp = %ld exceeds the %d GPUs of the cluster", u,
+             c->world);
+}
+int st__rule_heads(const cfg_t *c, char *why, size_t n) {
+  return c->heads && c->heads % c->tp &&
+         SAY("the number of attention heads (%d) must be divisible by the "
+             "tensor-parallel size %d",
+             c->heads, c->tp);
+}
+int st__rule_groups(const cfg_t *c, char *why, size_t n) {
+  return c->kv_heads && c->kv_heads % c->tp &&
+         SAY("the number of query groups (%d) must be divisible by the "
+             "tensor-parallel size %d",
+             c->kv_heads, c->tp);
+}
+int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
+  int cp = cp_of(c);
+  return cp > 1 && c->seq_len % (2 * cp) &&
+         SAY("seq-length (%d) should be a multiple of 2 * "
+             "context-parallel-size (%d)",
+             c->seq_len, cp);
+}
+/* Transformer Engine runs sliding-window attention with the keys and
+ * values all-gathered (or all-to-all), never around the ring
+ * (transformer_engine/pytorch/attention/dot_product_attention/
+ * context_parallel.py asserts it); cp 0 (choose) may choose a ring. */
+int st__rule_cp_window(const cfg_t *c, char *why, size_t n) {
+  return c->windowed && c->cp_comm == STRATA_CP_P2P && c->cp != 1 &&
+         SAY("model '%s' has sliding-window attention, which Transformer "
+             "Engine's context parallelism runs with the keys and values "
+             "all-gathered, not around a ring: use --cp-comm allgather (the "
+             "default for it), or --cp 1",
+             c->model ? c->model : "?");
+}
+int st__rule_cp_fused(const cfg_t *c, char *why, size_t n) {
+  return cp_of(c) > 1 && !c->flash_attention &&
+         SAY("context parallelism runs in Transformer Engine's fused "
+             "attention, which model '%s' does not use (the gpt presets "
+             "follow the 2021 runs): give --flash-attention",
+             c->model ? c->model : "?");
+}
+
+/* ---- the mixture of experts (Megatron-Core, and the layouts Strata
+ * models: docs/cost-model.md, "Expert parallelism") ---- */
+
+static int ep_dense(const cfg_t *c, char *why, size_t n) {
+  return !c->experts && (c->ep > 1 || (c->etp && c->etp != c->tp)) &&
+         SAY("num_experts must be non None to use expert parallelism: the "
+             "model has no experts");
+}
+int st__rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
+  int full = !c->recompute_auto && c->recompute == STRATA_RECOMPUTE_FULL;
+  return c->overlap_ep_comm &&
+         (!c->experts || c->ep <= 1 || (c->pp > 1 && c->vpp <= 1) || full ||
+          c->mtp_layers > 1 || !c->megatron ||
+          c->global_batch < 2 * mb_of(c) * (dp_of(c) > 0 ? dp_of(c) : 1)) &&
+         SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
+             "(--ep > 1), --vpp > 1 with pipeline parallelism, no full "
+             "recompute, one MTP module at most, Megatron mode and two "
+             "micro-batches a step to pair (Megatron-LM's rules)");
+}
+/* The rules below read a mixture of experts with ep given. */
+static int moe(const cfg_t *c) {
+  return c->experts && c->ep;
+}
+int st__rule_ep_experts(const cfg_t *c, char *why, size_t n) {
+  return moe(c) && c->experts % c->ep &&
+         SAY("number of experts (%d) should be a multiple of expert model "
+             "parallel_size (%d)",
+             c->experts, c->ep);
+}
+static int ep_world(const cfg_t *c, char *why, size_t n) {
+  int cp = cp_of(c), dp = dp_of(c), etp = etp_of(c);
+  return moe(c) && (long)c->tp * cp * dp % ((long)etp * c->ep) &&
+         SAY("tp x cp x dp = %d x %d x %d is not divisible by expert tensor "
+             "x expert model parallel size %d x %d",
+             c->tp, cp, dp, etp, c->ep);
+}
+static int etp_sizes(const cfg_t *c, char *why, size_t n) {
+  int etp = etp_of(c);
+  return moe(c) && etp != 1 && etp != c->tp &&
+         SAY("expert tensor-parallel size %d: Strata models 1 and the "
+             "tensor-parallel size %d",
+             etp, c->tp);
+}
+int st__rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
+  return moe(c) && c->moe_ffn % etp_of(c) &&
+         SAY("the experts' hidden size %d is not divisible by the expert "
+             "tensor-parallel size %d",
+             c->moe_ffn, etp_of(c));
+}
+/* The expert-parallel group Strata lays out: whole tensor-parallel groups
+ * (etp 1), then whole context-parallel groups, then data-parallel
+ * replicas. */
+static int ep_inner(const cfg_t *c) {
+  return etp_of(c) == 1 ? c->tp : 1;
+}
+int st__rule_ep_layout(const cfg_t *c, char *why, size_t n) {
+  int ep = c->ep, cp = cp_of(c), in = ep_inner(c);
+  return moe(c) && (ep % in || (cp > 1 && ep / in > 1 && (ep / in) % cp)) &&
+         SAY("expert-parallel size %d: with etp %d it must be a multiple of "
+             "%d, and what is left a multiple of cp %d (or 1): the "
+             "expert-parallel group Strata lays out takes whole tensor- and "
+             "context-parallel groups",
+             ep, etp_of(c), in, cp);
+}
+static int ep_replicas(const cfg_t *c, char *why, size_t n) {
+  int in = ep_inner(c), cp = cp_of(c), left = moe(c) ? c->ep / in : 1;
+  int outer = left / (cp > 1 && left > 1 ? cp : 1);
+  return moe(c) && dp_of(c) % outer &&
+         SAY("expert-parallel size %d spans %d data-parallel replicas, which "
+             "do not divide dp %d",
+             c->ep, outer, dp_of(c));
+}
+int st__rule_ep_sp(const cfg_t *c, char *why, size_t n) {
+  return moe(c) && c->ep > 1 && c->tp > 1 && c->sequence_parallel == 0 &&
+         SAY("when using expert parallelism and tensor parallelism, "
+             "sequence parallelism must be used");
+}
+
+/* ---- the pipeline, the batch and the layouts ---- */
+
+static int pp_layers(const cfg_t *c, char *why, size_t n) {
+  return c->pp > c->layers &&
+         SAY("pipeline size %d exceeds the %d layers", c->pp, c->layers);
+}
+static int batch(const cfg_t *c, char *why, size_t n) {
+  int mb = mb_of(c), dp = dp_of(c);
+  return c->global_batch % (mb * dp) &&
+         SAY("global batch size (%d) is not divisible by micro batch size "
+             "(%d) times data parallel size (%d)",
+             c->global_batch, mb, dp);
+}
+int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
+  return c->sequence_parallel > 0 && c->tp == 1 &&
+         SAY("sequence parallelism needs a tensor-parallel size above 1");
+}
+int st__rule_zero_pp(const cfg_t *c, char *why, size_t n) {
+  int ds = deepspeed(c);
+  return c->zero_stage >= 2 && c->pp > 1 &&
+         SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
+             "which %s runs without pipeline parallelism (%s): use --pp 1 or "
+             "--zero 1",
+             c->zero_stage, c->zero_stage >= 3 ? " and parameters" : "",
+             ds ? "DeepSpeed" : "FSDP",
+             ds ? "its pipeline engine supports ZeRO stage 0 and 1"
+                : "PyTorch FSDP2 refuses pipelining; Megatron-FSDP is run "
+                  "without it");
+}
+static int tp_node(const cfg_t *c, char *why, size_t n) {
+  int tp = c->tp, g = c->gpus_per_node;
+  return (tp > g ? tp % g : g % tp) &&
+         SAY("tensor-parallel size %d: a group within a node must divide its "
+             "%d GPUs, one across nodes take whole nodes",
+             tp, g);
+}
+int st__rule_vpp_pp(const cfg_t *c, char *why, size_t n) {
+  return c->vpp > 1 && c->pp < 2 &&
+         SAY("interleaving (--vpp %d) needs a pipeline of 2 stages or more",
+             c->vpp);
+}
+int st__rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
+  int m = micro_of(c);
+  return c->vpp > 1 && (m < c->pp || m % c->pp) &&
+         SAY("interleaving needs the micro-batches per step (%d) to be a "
+             "multiple of the pipeline size %d",
+             m, c->pp);
+}
+
+/* ---- the layer split (megatron/core/transformer/transformer_config.py):
+ * a first and a last rank of the sizes given, the rest split evenly over
+ * the middle ranks, each rank's layers a multiple of the virtual stages;
+ * with neither given, equal ranks ---- */
+
+static int given(const cfg_t *c) {
+  return c->first_layers || c->last_layers;
+}
+static int split_even(const cfg_t *c, char *why, size_t n) {
+  int v = vpp_of(c);
+  return c->pp >= 2 && !given(c) && c->layers % (c->pp * v) &&
+         SAY("%d layers do not split evenly over %d pipeline stages%s: give "
+             "--first-stage-layers and/or --last-stage-layers (Megatron-LM's "
+             "--decoder-first/last-pipeline-num-layers)",
+             c->layers, c->pp, v > 1 ? " of equal virtual stages" : "");
+}
+static int rest_of(const cfg_t *c) {
+  return c->layers - c->first_layers - c->last_layers;
+}
+static int middle_of(const cfg_t *c) {
+  return c->pp - (c->first_layers > 0) - (c->last_layers > 0);
+}
+static int split_rest(const cfg_t *c, char *why, size_t n) {
+  int rest = rest_of(c), mid = middle_of(c);
+  return c->pp >= 2 && given(c) && (rest < 0 || (rest > 0) != (mid > 0)) &&
+         SAY("%d layers left for %d middle pipeline stages (of %d layers, %d "
+             "stages)",
+             rest, mid, c->layers, c->pp);
+}
+static int split_middle(const cfg_t *c, char *why, size_t n) {
+  int rest = rest_of(c), mid = middle_of(c);
+  return c->pp >= 2 && given(c) && mid && rest % mid &&
+         SAY("%d layers do not split evenly over the %d middle pipeline "
+             "stages",
+             rest, mid);
+}
+static int split_vpp(const cfg_t *c, char *why, size_t n) {
+  int rest = rest_of(c), mid = middle_of(c), v = vpp_of(c);
+  return c->pp >= 2 && given(c) && mid && (rest / mid) % v &&
+         SAY("%d layers on each middle pipeline stage are not divisible by "
+             "--vpp %d",
+             rest / mid, v);
+}
+
+/* ---- what Megatron-LM's arguments allow of a plan's overlaps
+ * (megatron/training/arguments.py) ---- */
+
+static int tp_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->tp_comm_overlap && c->sequence_parallel <= 0 &&
+         SAY("tensor-parallel communication overlap needs sequence "
+             "parallelism");
+}
+static int p2p_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_p2p > 0 && c->vpp <= 1 &&
+         SAY("Megatron-LM overlaps p2p only with virtual pipeline stages; "
+             "re-plan without --overlap-p2p");
+}
+static int scatter(const cfg_t *c, char *why, size_t n) {
+  int tp = c->tp, ds = c->framework == STRATA_FRAMEWORK_DEEPSPEED;
+  return c->scatter_gather > 0 && c->sequence_parallel <= 0 && c->pp > 1 &&
+         tp > 1 &&
+         SAY("the plan sends 1/%d of each boundary tensor between stages "
+             "(%s), which Megatron-LM no longer does; re-plan %s",
+             tp,
+             ds ? "as DeepSpeed's pipeline engine does"
+                : "2021 Megatron-LM's scatter/gather",
+             ds ? "with --framework megatron" : "without --scatter-gather");
+}
+static int param_gather(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_param_gather > 0 && !c->overlap_grad_reduce &&
+         SAY("--overlap-param-gather needs --overlap-grad-reduce");
+}
+
+/* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c): one
+ * row each, in the order the search has always named them ---- */
+
+/* A saved plan's remedy is the other export; a plan's, the other mode.
+ * What the model code (not the config) would set up is named as such. */
+static int ds_model_code(const char *what, char *why, size_t n) {
+  return SAY("the plan uses %s, which this config does not set up "
+             "(Megatron-DeepSpeed's model code would); export it for "
+             "Megatron-LM instead",
+             what);
+}
+static int ds_no(const cfg_t *c, const char *what, char *why, size_t n) {
+  if (c->saved)
+    return SAY("the plan uses %s, which the DeepSpeed config does not set "
+               "up; export it for Megatron-LM instead",
+               what);
+  return SAY("--framework deepspeed: the DeepSpeed config sets up no %s; "
+             "plan for Megatron-LM (--framework megatron) to use it",
+             what);
+}
+static int ds_free(const cfg_t *c, char *why, size_t n) {
+  return !c->megatron && ds_no(c, "free-mode layouts (--free)", why, n);
+}
+static int ds_cp(const cfg_t *c, char *why, size_t n) {
+  if (c->cp > 1 && c->saved)
+    return ds_model_code("context parallelism", why, n);
+  return c->cp > 1 && ds_no(c, "context parallelism (--cp)", why, n);
+}
+static int ds_ep(const cfg_t *c, char *why, size_t n) {
+  if (c->ep > 1 && c->saved) return ds_model_code("expert parallelism", why, n);
+  return c->ep > 1 && ds_no(c, "expert parallelism (--ep)", why, n);
+}
+static int ds_vpp(const cfg_t *c, char *why, size_t n) {
+  if (c->vpp > 1 && c->saved)
+    return SAY("the plan interleaves %d virtual stages per rank, a schedule "
+               "DeepSpeed's pipeline engine does not run; re-plan with "
+               "--vpp 1",
+               c->vpp);
+  return c->vpp > 1 && ds_no(c, "interleaving (--vpp)", why, n);
+}
+static int ds_fp8(const cfg_t *c, char *why, size_t n) {
+  if (c->precision == STRATA_PRECISION_FP8 && c->saved)
+    return ds_model_code("FP8", why, n);
+  return c->precision == STRATA_PRECISION_FP8 &&
+         ds_no(c, "FP8 (--precision)", why, n);
+}
+static int ds_ep_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_ep_comm && ds_no(c,
+                                     "expert parallelism to overlap "
+                                     "(--overlap-moe-expert-parallel-comm)",
+                                     why, n);
+}
+static int ds_mtp(const cfg_t *c, char *why, size_t n) {
+  if (c->mtp_layers > 0 && c->saved)
+    return ds_model_code("multi-token prediction modules", why, n);
+  return c->mtp_layers > 0 &&
+         ds_no(c, "multi-token prediction (--mtp-layers 0 drops it)", why, n);
+}
+static int ds_zero0(const cfg_t *c, char *why, size_t n) {
+  return c->zero_stage == 0 &&
+         ds_no(c,
+               "fp32 master weights and gradients without ZeRO (--zero 0: "
+               "its bf16 mode has none; --zero 1 keeps them)",
+               why, n);
+}
+int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
+  return c->pp > 1 && c->layers % c->pp && !given(c) &&
+         SAY("--framework deepspeed: %d layers do not split evenly over %d "
+             "pipeline stages, and DeepSpeed's partition (type:transformer) "
+             "gives the even split only; give a --pp that divides them, or "
+             "the split your partition_method gives (--first-stage-layers, "
+             "--last-stage-layers)",
+             c->layers, c->pp);
+}
+
+/* ---- what DTensor's parallel styles and torchtitan's job config express
+ * (merge/export_torch.c, export_torchtitan.c) ---- */
+
+static int dtensor_styles(const cfg_t *c, char *why, size_t n) {
+  int fp8 = c->precision == STRATA_PRECISION_FP8;
+  return (c->cp > 1 || c->experts > 0 || fp8 || c->mtp_layers > 0) &&
+         SAY("the plan uses %s, which DTensor's parallel styles do not "
+             "express; export it for Megatron-LM",
+             c->cp > 1        ? "context parallelism"
+             : c->experts > 0 ? "experts (token dispatch)"
+             : fp8            ? "FP8 GEMMs"
+                              : "multi-token prediction modules");
+}
+/* qwen3's TrainSpec has no pipelining_fn at 238fa995 */
+static int titan_qwen3_pp(const cfg_t *c, char *why, size_t n) {
+  return c->pp > 1 && c->family && !strcmp(c->family, "qwen3") &&
+         SAY("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
+             "pipelining_fn is None); re-plan with --pp 1");
+}
+static int titan_fp8(const cfg_t *c, char *why, size_t n) {
+  return c->precision == STRATA_PRECISION_FP8 &&
+         SAY("the plan runs its GEMMs in FP8 with Transformer Engine's "
+             "recipe; re-plan with --precision bf16 or export it for "
+             "Megatron-LM");
+}
+
+/* ---- the table ---- */
+
+#define ARGS "megatron/training/arguments.py"
+#define STATE "megatron/core/parallel_state.py"
+#define TCONF "megatron/core/transformer/transformer_config.py"
+#define MOE "megatron/core/transformer/moe, docs/cost-model.md"
+#define DSX "merge/export_deepspeed.c (what its config can say)"
+
+static const rule_t rules[] = {
+    {"world", MG | DS, CONFIG, STATE, world},
+    {"gpus", MG | DS, CONFIG, STATE, used},
+    {"heads", MG | DS, CONFIG | PLAN, ARGS, st__rule_heads},
+    {"query-groups", MG | DS, CONFIG | PLAN, ARGS, st__rule_groups},
+    {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, st__rule_cp_seq},
+    {"cp-window-ring", MG | DS, OPTIONS,
+     "transformer_engine context_parallel.py", st__rule_cp_window},
+    {"cp-fused-attention", MG | DS, CONFIG,
+     "transformer_engine context_parallel.py", st__rule_cp_fused},
+    {"ep-dense", MG | DS, CONFIG | PLAN, ARGS, ep_dense},
+    {"ep-overlap", MG | DS, CONFIG | PLAN, TCONF, st__rule_ep_overlap},
+    {"ep-experts", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_experts},
+    {"ep-world", MG | DS, CONFIG | PLAN, STATE, ep_world},
+    {"etp-sizes", MG | DS, CONFIG, MOE, etp_sizes},
+    {"etp-ffn", MG | DS, CONFIG, MOE, st__rule_etp_ffn},
+    {"ep-layout", MG | DS, CONFIG, MOE, st__rule_ep_layout},
+    {"ep-replicas", MG | DS, CONFIG, MOE, ep_replicas},
+    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_sp},
+    {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
+    {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
+    {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, st__rule_sp_tp},
+    {"zero-pp", MG | DS, CONFIG | PLAN,
+     "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", st__rule_zero_pp},
+    {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
+     tp_node},
+    {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
+    {"vpp-micro-batches", MG | DS, CONFIG,
+     "megatron/core/pipeline_parallel/schedules.py", st__rule_vpp_micro},
+    {"split-even", MG | DS, CONFIG, TCONF, split_even},
+    {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
+    {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
+    {"split-vpp", MG | DS, CONFIG, TCONF, split_vpp},
+    {"tp-comm-overlap-sp", MG, PLAN, ARGS, tp_overlap},
+    {"p2p-overlap-vpp", MG, PLAN, ARGS, p2p_overlap},
+    {"scatter-gather", MG, PLAN,
+     "megatron/core/pipeline_parallel/p2p_"
+     "communication.py",
+     scatter},
+    {"param-gather-grad-reduce", MG, PLAN, ARGS, param_gather},
+    {"ds-free", DS, OPTIONS, DSX, ds_free},
+    {"ds-cp", DS, OPTIONS | PLAN, DSX, ds_cp},
+    {"ds-ep", DS, OPTIONS | PLAN, DSX, ds_ep},
+    {"ds-vpp", DS, OPTIONS | PLAN, DSX, ds_vpp},
+    {"ds-fp8", DS, OPTIONS | PLAN, DSX, ds_fp8},
+    {"ds-ep-overlap", DS, OPTIONS, DSX, ds_ep_overlap},
+    {"ds-mtp", DS, OPTIONS | PLAN, DSX, ds_mtp},
+    {"ds-zero0", DS, OPTIONS | PLAN,
+     "deepspeed/runtime/engine.py "
+     "(_do_optimizer_sanity_check)",
+     ds_zero0},
+    {"ds-even-split", DS, OPTIONS,
+     "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
+     dtensor_styles},
+    {"titan-qwen3-pp", TITAN, PLAN, "torchtitan/models/qwen3 (TrainSpec)",
+     titan_qwen3_pp},
+    {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",
+     titan_fp8},
+};
+
+int strata_rules_check(const strata_rules_config_t *c, unsigned when,
+                       strata_rules_verdict_t *v) {
+  char why[sizeof v->why];
+  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+    const rule_t *r = &rules[i];
+    if (!(r->frameworks & c->target) || !(r->when & when)) continue;
+    if (!r->broken(c, why, sizeof why)) continue;
+    if (v) {
+      v->rule = r->name;
+      v->source = r->source;
+      memcpy(v->why, why, sizeof why);
+    }
+    return 1;
+  }
+  return 0;
+}
+
+void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
+                              const strata_cluster_t *cl,
+                              const strata_plan_opts_t *o) {
+  strata_moe_info_t m;
+  memset(c, 0, sizeof *c);
+  c->target = o->framework == STRATA_FRAMEWORK_DEEPSPEED ? DS : MG;
+  c->megatron = o->megatron;
+  c->world = strata_cluster_gpus(cl);
+  c->gpus_per_node = strata_cluster_gpus_per_node(cl);
+  c->tp = o->fix_tp, c->pp = o->fix_pp, c->dp = o->fix_dp;
+  c->cp = o->fix_cp, c->ep = o->fix_ep, c->etp = o->fix_etp;
+  c->vpp = o->vpp, c->micro_batch = o->micro_batch;
+  c->global_batch = o->global_batch;
+  c->first_layers = o->fix_first, c->last_layers = o->fix_last;
+  c->zero_stage = o->zero_stage;
+  c->sequence_parallel = o->sequence_parallel;
+  c->recompute = o->recompute, c->recompute_auto = o->recompute_auto;
+  SWITCHES_FROM(o);
+  c->precision = o->precision;
+  c->framework = o->framework;
+  c->cp_comm = o->cp_comm;
+  c->model = g->name;
+  for (int i = 0; i < g->n_ops && !c->windowed; i++)
+    c->windowed = g->ops[i].window > 0;
+  c->layers = strata_graph_layers(g);
+  c->heads = g->hp.heads, c->kv_heads = g->hp.kv_heads;
+  c->seq_len = g->seq_len;
+  c->flash_attention = g->hp.flash_attention;
+  c->mtp_layers = g->hp.mtp_layers;
+  strata_graph_moe(g, &m);
+  c->experts = m.experts, c->moe_ffn = m.moe_ffn;
+}
+
+/* A plan's ep of 0 is 1 with experts (older files); its etp counts only
+ * with experts, 0 meaning tp. */
+void strata_rules_config_of_plan(strata_rules_config_t *c,
+                                 const strata_plan_t *p, unsigned target) {
+  memset(c, 0, sizeof *c);
+  c->target = target;
+  c->saved = 1;
+  c->megatron = p->megatron;
+  c->world = p->devices;
+  c->gpus_per_node = p->n_stages > 0 ? p->stages[0].gpus_per_node : 0;
+  c->tp = p->tp, c->pp = p->pp, c->dp = p->dp, c->cp = p->cp;
+  c->ep = p->experts > 0 && p->ep < 1 ? 1 : p->ep;
+  c->etp = p->experts > 0 && p->etp > 0 ? p->etp : 0;
+  c->vpp = p->vpp, c->micro_batch = p->micro_batch;
+  c->global_batch = p->global_batch;
+  c->zero_stage = p->zero_stage;
+  c->sequence_parallel = p->sequence_parallel;
+  c->recompute = p->recompute;
+  SWITCHES_FROM(p);
+  c->precision = p->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
+  c->framework = p->framework;
+  c->cp_comm = p->cp_comm, c->windowed = p->window > 0;
+  c->model = p->model, c->family = p->family;
+  c->layers = p->layers, c->heads = p->heads, c->kv_heads = p->kv_heads;
+  c->seq_len = p->seq_len, c->flash_attention = p->flash_attention;
+  c->experts = p->experts, c->moe_ffn = p->moe_ffn;
+  c->mtp_layers = p->mtp_layers;
+}
+
+int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
+                        strata_plan_opts_t *o) {
+  strata_rules_config_t rc;
+  strata_rules_verdict_t v;
+  if (!g || !c || !o || o->fix_tp < 1 || o->fix_pp < 1)
+    return strata_error(STRATA_EINVAL, "a fixed configuration needs its "
+                                       "tensor- and pipeline-parallel sizes");
+  strata_rules_config_init(&rc, g, c, o);
+  if (strata_rules_check(&rc, STRATA_RULES_CONFIG, &v))
+    return strata_error(STRATA_EINVAL, "%s", v.why);
+  if (!o->fix_dp) o->fix_dp = dp_of(&rc);
+  if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last)
+    o->fix_first = o->fix_last = rc.layers / o->fix_pp; /* Megatron-LM's */
+  return 0;
+}

@@ -1,0 +1,404 @@
+/*
+ * test_rules.c - the rulebook (pipeline/rules.c): for each rule one
+ * configuration that breaks it and only it (the rule named in the verdict
+ * is that rule), configurations every framework accepts, the order in
+ * which two broken rules are told, the rows asked of saved plans (which
+ * strata estimate does not ask), and the library's entries asking it:
+ * strata_pipeline_fix and strata_pipeline_plan with fixed degrees refuse
+ * what strata estimate refuses, with the same words.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+/* 16 GPUs of 8 a node; tp 2 x pp 2 x dp 4 of a dense model. */
+static strata_rules_config_t dense(void) {
+  strata_rules_config_t c;
+  memset(&c, 0, sizeof c);
+  c.target = STRATA_RULES_MEGATRON;
+  c.megatron = 1;
+  c.world = 16, c.gpus_per_node = 8;
+  c.tp = 2, c.pp = 2, c.dp = 4, c.cp = 1, c.vpp = 1;
+  c.micro_batch = 1, c.global_batch = 64;
+  c.zero_stage = -1, c.sequence_parallel = -1;
+  c.recompute = STRATA_RECOMPUTE_NONE;
+  c.precision = STRATA_PRECISION_BF16;
+  c.model = "m";
+  c.layers = 24, c.heads = 16, c.kv_heads = 8, c.seq_len = 2048;
+  c.flash_attention = 1;
+  return c;
+}
+
+/* The same with 8 experts over ep 2 (etp = tp). */
+static strata_rules_config_t moe(void) {
+  strata_rules_config_t c = dense();
+  c.experts = 8, c.moe_ffn = 1024, c.ep = 2;
+  return c;
+}
+
+static const unsigned ALL = STRATA_RULES_CONFIG | STRATA_RULES_OPTIONS;
+
+/* c breaks `rule` first, and the reason says `words`. */
+static void refused(const strata_rules_config_t *c, unsigned when,
+                    const char *rule, const char *words) {
+  strata_rules_verdict_t v;
+  memset(&v, 0, sizeof v);
+  ASSERT_EQ(strata_rules_check(c, when, &v), 1);
+  ASSERT_STR_EQ(v.rule, rule);
+  ASSERT(v.source && v.source[0]);
+  ASSERT_CONTAINS(v.why, words);
+}
+
+TEST(accepted_by_both_planned_frameworks) {
+  strata_rules_config_t c[2] = {dense(), moe()};
+  c[1].sequence_parallel = 1;
+  for (int i = 0; i < 2; i++) {
+    ASSERT_EQ(strata_rules_check(&c[i], ALL, NULL), 0);
+    c[i].target = STRATA_RULES_DEEPSPEED;
+    c[i].ep = i ? 0 : c[i].ep; /* DeepSpeed's config sets up no ep */
+    ASSERT_EQ(strata_rules_check(&c[i], ALL, NULL), 0);
+  }
+  /* the even split Megatron-LM takes by default, and a given one */
+  strata_rules_config_t s = dense();
+  s.pp = 4, s.dp = 2, s.first_layers = 4, s.last_layers = 4; /* 8 + 8 */
+  ASSERT_EQ(strata_rules_check(&s, ALL, NULL), 0);
+}
+
+TEST(sizes) {
+  strata_rules_config_t c = dense();
+  c.dp = 0, c.world = 18;
+  refused(&c, ALL, "world", "world size 18 is not divisible");
+  c = dense(), c.dp = 8;
+  refused(&c, ALL, "gpus", "= 32 exceeds the 16 GPUs");
+  c = dense(), c.heads = 15;
+  refused(&c, ALL, "heads",
+          "attention heads (15) must be divisible by the "
+          "tensor-parallel size 2");
+  c = dense(), c.kv_heads = 3;
+  refused(&c, ALL, "query-groups", "query groups (3)");
+  c = dense(), c.cp = 2, c.dp = 2, c.seq_len = 2050;
+  refused(&c, ALL, "cp-seq", "seq-length (2050)");
+  c = dense(), c.cp = 2, c.dp = 2, c.flash_attention = 0;
+  refused(&c, ALL, "cp-fused-attention", "give --flash-attention");
+  c = dense(), c.pp = 2, c.layers = 1;
+  refused(&c, ALL, "pp-layers", "pipeline size 2 exceeds the 1 layers");
+  c = dense(), c.gpus_per_node = 6, c.tp = 4, c.dp = 2;
+  refused(&c, ALL, "tp-node", "must divide its 6 GPUs");
+}
+
+TEST(experts) {
+  strata_rules_config_t c = dense();
+  c.ep = 2;
+  refused(&c, ALL, "ep-dense", "the model has no experts");
+  c = dense(), c.etp = 1; /* etp other than tp: expert parallelism too */
+  refused(&c, ALL, "ep-dense", "num_experts must be non None");
+  c = moe(), c.overlap_ep_comm = 1; /* pp 2 without interleaving */
+  refused(&c, ALL, "ep-overlap", "--overlap-moe-expert-parallel-comm");
+  c.pp = 1, c.dp = 8; /* pp 1: Megatron-LM overlaps it */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c = moe(), c.ep = 3;
+  refused(&c, ALL, "ep-experts", "number of experts (8)");
+  c = moe(), c.ep = 8, c.etp = 2;
+  refused(&c, ALL, "ep-world", "2 x 1 x 4 is not divisible");
+  c = moe(), c.tp = 4, c.dp = 2, c.etp = 2;
+  refused(&c, ALL, "etp-sizes", "Strata models 1 and the tensor-parallel");
+  c = moe(), c.moe_ffn = 1001;
+  refused(&c, ALL, "etp-ffn", "hidden size 1001");
+  c = moe(), c.tp = 4, c.dp = 2, c.etp = 1;
+  refused(&c, ALL, "ep-layout", "with etp 1 it must be a multiple of 4");
+  c = moe(), c.sequence_parallel = 0;
+  refused(&c, ALL, "ep-sequence-parallel", "sequence parallelism must");
+}
+
+TEST(batch_and_interleaving) {
+  strata_rules_config_t c = dense();
+  c.global_batch = 63;
+  refused(&c, ALL, "global-batch", "global batch size (63)");
+  c = dense(), c.tp = 1, c.dp = 8, c.sequence_parallel = 1;
+  refused(&c, ALL, "sp-tp", "tensor-parallel size above 1");
+  c = dense(), c.zero_stage = 2;
+  refused(&c, ALL, "zero-pp", "which FSDP runs without");
+  c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, ALL, "zero-pp", "which DeepSpeed runs without");
+  c = dense(), c.pp = 1, c.dp = 8, c.vpp = 2;
+  refused(&c, ALL, "vpp-pp", "a pipeline of 2 stages or more");
+  c = dense(), c.vpp = 2, c.global_batch = 4; /* 1 micro-batch a step */
+  refused(&c, ALL, "vpp-micro-batches", "micro-batches per step (1)");
+}
+
+TEST(layer_split) {
+  strata_rules_config_t c = dense();
+  c.layers = 25;
+  refused(&c, ALL, "split-even", "25 layers do not split evenly over 2");
+  c = dense(), c.first_layers = 20, c.last_layers = 10;
+  refused(&c, ALL, "split-rest", "-6 layers left");
+  c = dense(), c.pp = 4, c.dp = 1, c.first_layers = 5, c.last_layers = 6;
+  refused(&c, ALL, "split-middle", "13 layers do not split evenly");
+  c.first_layers = c.last_layers = 6, c.vpp = 4;
+  refused(&c, ALL, "split-vpp", "6 layers on each middle pipeline stage");
+}
+
+/* The options rows: DeepSpeed's, and Megatron-LM's target is not asked. */
+TEST(deepspeed_options) {
+  strata_rules_config_t c = dense();
+  c.vpp = 2;
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
+  c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-vpp", "no interleaving (--vpp)");
+  c = dense(), c.target = STRATA_RULES_DEEPSPEED, c.zero_stage = 0;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-zero0", "fp32 master weights");
+  c.zero_stage = 1, c.layers = 25;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-even-split", "type:transformer");
+  /* the configuration's own rule comes first when both are asked */
+  refused(&c, ALL, "split-even", "--decoder-first/last-pipeline-num-layers");
+  c.first_layers = 13;
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
+}
+
+/* Two broken rules: the table's first is told (heads before the batch). */
+TEST(first_rule_told) {
+  strata_rules_config_t c = dense();
+  c.heads = 15, c.global_batch = 63;
+  refused(&c, ALL, "heads", "(15)");
+  c.heads = 16;
+  refused(&c, ALL, "global-batch", "(63)");
+}
+
+/* The plan rows, asked of a saved plan before it is exported; strata
+ * estimate does not ask them. */
+TEST(plan_rows) {
+  const unsigned PLAN = STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.saved = 1, c.tp_comm_overlap = 1;
+  refused(&c, PLAN, "tp-comm-overlap-sp", "needs sequence parallelism");
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_CONFIG, NULL), 0);
+  c = dense(), c.overlap_p2p = 1;
+  refused(&c, PLAN, "p2p-overlap-vpp", "only with virtual pipeline stages");
+  c.vpp = 2;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+  c = dense(), c.scatter_gather = 1, c.sequence_parallel = 0;
+  c.framework = STRATA_FRAMEWORK_DEEPSPEED;
+  refused(&c, PLAN, "scatter-gather", "re-plan with --framework megatron");
+  c = dense(), c.overlap_param_gather = 1;
+  refused(&c, PLAN, "param-gather-grad-reduce", "--overlap-grad-reduce");
+  c.overlap_grad_reduce = 1;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+}
+
+/* DeepSpeed's rows say the remedy of where they are asked. */
+TEST(deepspeed_remedy) {
+  strata_rules_config_t c = dense();
+  c.target = STRATA_RULES_DEEPSPEED, c.cp = 2, c.dp = 2;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-cp",
+          "--framework deepspeed: the DeepSpeed config sets up no context "
+          "parallelism (--cp); plan for Megatron-LM");
+  c.saved = 1;
+  refused(&c, STRATA_RULES_PLAN, "ds-cp",
+          "the plan uses context parallelism, which this config does not "
+          "set up (Megatron-DeepSpeed's model code would); export it for "
+          "Megatron-LM instead");
+  c.cp = 1, c.vpp = 2;
+  refused(&c, STRATA_RULES_PLAN, "ds-vpp",
+          "the plan interleaves 2 virtual stages per rank, a schedule "
+          "DeepSpeed's pipeline engine does not run; re-plan with --vpp 1");
+  c.vpp = 1, c.cp = 2;
+  c.cp = 1, c.megatron = 0; /* free mode: the search's limit, no export's */
+  refused(&c, STRATA_RULES_OPTIONS, "ds-free", "free-mode layouts");
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_PLAN, NULL), 0);
+}
+
+TEST(dtensor_and_torchtitan) {
+  const unsigned PLAN = STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.target = STRATA_RULES_DTENSOR, c.heads = 15; /* Megatron-LM's rule only */
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+  c.experts = 8, c.moe_ffn = 1024;
+  refused(&c, PLAN, "dtensor-styles", "experts (token dispatch)");
+  c = dense(), c.target = STRATA_RULES_DTENSOR, c.global_batch = 63;
+  refused(&c, PLAN, "global-batch", "global batch size (63)");
+  c = dense(), c.target = STRATA_RULES_TORCHTITAN;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+  c.precision = STRATA_PRECISION_FP8;
+  refused(&c, PLAN, "titan-fp8", "re-plan with --precision bf16");
+  c.family = "qwen3"; /* its TrainSpec has no pipeline split */
+  refused(&c, PLAN, "titan-qwen3-pp", "re-plan with --pp 1");
+  c.pp = 1, c.dp = 8, c.precision = STRATA_PRECISION_BF16;
+  ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
+}
+
+/* Sliding windows: Transformer Engine all-gathers, never a ring; cp 0
+ * (searched) may choose one, cp 1 has none. */
+TEST(window_ring) {
+  strata_rules_config_t c = dense();
+  c.windowed = 1, c.cp_comm = STRATA_CP_P2P, c.cp = 0;
+  refused(&c, STRATA_RULES_OPTIONS, "cp-window-ring", "--cp-comm allgather");
+  c.cp = 1;
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
+  c.cp = 2, c.dp = 2, c.cp_comm = STRATA_CP_ALLGATHER;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+}
+
+/* A plan's configuration: its degrees and facts, ep 1 for an MoE plan
+ * that names none, its etp only with experts. */
+TEST(config_of_plan) {
+  strata_plan_t p;
+  strata_rules_config_t c;
+  memset(&p, 0, sizeof p);
+  p.devices = 16, p.tp = 2, p.pp = 2, p.dp = 4, p.etp = 2;
+  p.micro_batch = 1, p.global_batch = 64, p.megatron = 1;
+  p.layers = 24, p.heads = 16, p.seq_len = 2048, p.fp8 = 1;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  ASSERT_EQ(c.saved, 1);
+  ASSERT_EQ(c.world, 16);
+  ASSERT_EQ(c.etp, 0); /* dense: no etp to refuse */
+  ASSERT_EQ(c.precision, STRATA_PRECISION_FP8);
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_PLAN, NULL), 0);
+  p.experts = 8, p.moe_ffn = 512;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  ASSERT_EQ(c.ep, 1);
+  ASSERT_EQ(c.etp, 2);
+  p.ep = 3;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  refused(&c, STRATA_RULES_PLAN, "ep-experts", "number of experts (8)");
+}
+
+static void load(const char *model, const char *cluster, strata_graph_t **g,
+                 strata_cluster_t **c, strata_plan_opts_t *o) {
+  strata_plan_opts_init(o);
+  o->quiet = 1;
+  o->gen.micro_batch = o->micro_batch = 1;
+  o->vpp = 1, o->fix_cp = 1;
+  ASSERT_OK(strata_model_load(model, &o->gen, g));
+  ASSERT_OK(strata_cluster_load(cluster, c));
+}
+
+/* strata estimate's refusals from the library: the same words from
+ * strata_pipeline_fix and from strata_pipeline_plan, nothing planned. */
+TEST(library_refuses_as_estimate) {
+  static const struct {
+    const char *model, *cluster;
+    int tp, pp;
+    const char *why;
+  } k[] = {
+      {"gpt-1.7b", "dgx-a100:2", 16, 1,
+       "the number of attention heads (24) must be divisible by the "
+       "tensor-parallel size 16"},
+      {"llama2-70b", "dgx-a100:2", 16, 1,
+       "the number of query groups (8) must be divisible by the "
+       "tensor-parallel size 16"},
+      {"gpt-1.7b", "dgx-a100:4", 1, 32,
+       "pipeline size 32 exceeds the 24 layers"},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    strata_graph_t *g = NULL;
+    strata_cluster_t *c = NULL;
+    strata_plan_opts_t o;
+    strata_plan_t *p = NULL;
+    load(k[i].model, k[i].cluster, &g, &c, &o);
+    o.fix_tp = k[i].tp, o.fix_pp = k[i].pp;
+    strata_plan_opts_t f = o;
+    ASSERT_EQ(strata_pipeline_fix(g, c, &f), STRATA_EINVAL);
+    ASSERT_STR_EQ(strata_last_error(), k[i].why);
+    ASSERT_EQ(f.fix_dp, 0); /* unchanged on refusal */
+    ASSERT_EQ(strata_pipeline_plan(g, c, &o, &p), STRATA_EINVAL);
+    ASSERT_STR_EQ(strata_last_error(), k[i].why);
+    ASSERT(p == NULL);
+    strata_error_clear();
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+}
+
+/* An accepted configuration gets estimate's defaults: dp the GPUs left,
+ * the layers split evenly. */
+TEST(fix_fills_the_defaults) {
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_opts_t o;
+  load("gpt-1.7b", "dgx-a100:2", &g, &c, &o);
+  o.fix_tp = 2, o.fix_pp = 4;
+  o.global_batch = 16;
+  ASSERT_OK(strata_pipeline_fix(g, c, &o));
+  ASSERT_EQ(o.fix_dp, 2);    /* 16 GPUs / (2 x 4) */
+  ASSERT_EQ(o.fix_first, 6); /* 24 layers / 4 */
+  ASSERT_EQ(o.fix_last, 6);
+  ASSERT_OK(strata_pipeline_fix(g, c, &o)); /* and it still holds */
+  o.fix_dp = 3;
+  ASSERT_EQ(strata_pipeline_fix(g, c, &o), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "exceeds the 16 GPUs");
+  strata_error_clear();
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* Every configuration the search keeps (the plan's and its runners-up)
+ * is one its framework's plan rules accept: the search's filters are the
+ * rulebook's. */
+TEST(search_keeps_what_the_rules_accept) {
+  static const struct {
+    const char *model, *cluster;
+    strata_framework_t fw;
+    unsigned target;
+  } k[] = {
+      {"gpt-1.7b", "dgx-a100:2", STRATA_FRAMEWORK_MEGATRON,
+       STRATA_RULES_MEGATRON},
+      {"gpt-1.7b", "dgx-a100:2", STRATA_FRAMEWORK_DEEPSPEED,
+       STRATA_RULES_DEEPSPEED},
+      {"mixtral-8x7b", "dgx-h100:2", STRATA_FRAMEWORK_MEGATRON,
+       STRATA_RULES_MEGATRON},
+  };
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    strata_graph_t *g = NULL;
+    strata_cluster_t *c = NULL;
+    strata_plan_opts_t o;
+    strata_plan_t *p = NULL;
+    strata_rules_config_t r;
+    strata_rules_verdict_t v;
+    strata_plan_opts_init(&o);
+    o.quiet = 1, o.framework = k[i].fw, o.global_batch = 64, o.top = 8;
+    o.model_spec = k[i].model;
+    ASSERT_OK(strata_model_load(k[i].model, &o.gen, &g));
+    ASSERT_OK(strata_cluster_load(k[i].cluster, &c));
+    ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+    ASSERT(p->n_top >= 1);
+    for (int t = 0; t < p->n_top; t++) {
+      const strata_plan_config_t *x = &p->top[t];
+      strata_rules_config_of_plan(&r, p, k[i].target);
+      r.tp = x->tp, r.pp = x->pp, r.dp = x->dp, r.cp = x->cp;
+      r.ep = x->ep, r.etp = p->experts ? x->etp : 0, r.vpp = x->vpp;
+      r.micro_batch = x->micro_batch, r.zero_stage = x->zero_stage;
+      r.sequence_parallel = x->sequence_parallel;
+      r.recompute = x->recompute;
+      int broken = strata_rules_check(&r, STRATA_RULES_PLAN, &v);
+      if (broken) printf("  %s top[%d]: %s\n", k[i].model, t, v.why);
+      ASSERT_EQ(broken, 0);
+    }
+    printf("  %s, %s: %d configurations kept, each accepted\n", k[i].model,
+           strata_framework_name(k[i].fw), p->n_top);
+    strata_plan_destroy(p);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(accepted_by_both_planned_frameworks),
+    TEST_ENTRY(sizes),
+    TEST_ENTRY(experts),
+    TEST_ENTRY(batch_and_interleaving),
+    TEST_ENTRY(layer_split),
+    TEST_ENTRY(deepspeed_options),
+    TEST_ENTRY(first_rule_told),
+    TEST_ENTRY(plan_rows),
+    TEST_ENTRY(deepspeed_remedy),
+    TEST_ENTRY(dtensor_and_torchtitan),
+    TEST_ENTRY(window_ring),
+    TEST_ENTRY(config_of_plan),
+    TEST_ENTRY(library_refuses_as_estimate),
+    TEST_ENTRY(fix_fills_the_defaults),
+    TEST_ENTRY(search_keeps_what_the_rules_accept),
+};
+
+TEST_MAIN(tests)
