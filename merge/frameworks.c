@@ -2,23 +2,14 @@
  * frameworks.c - which frameworks can run a plan, and why not: each
  * exporter's own refusal, so what `strata show` and `strata diff` say is
  * exactly what `strata export` would do.  The exporters' refusals of
- * framework rules come from the rulebook (pipeline/rules.c, asked here
- * through st__rules_refuse); what is left in them is their formats' own.
+ * framework rules come from the rulebook (pipeline/rules.c, through
+ * refuse.c's st__rules_refuse); what is left in them is their formats'
+ * own.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "merge/merge_int.h"
-
-int st__rules_refuse(const strata_plan_t *p, unsigned target, const char *who) {
-  strata_rules_config_t c;
-  strata_rules_verdict_t v;
-  /* degrees a damaged file lacks: the exporter's own checks name them */
-  if (p->tp < 1 || p->pp < 1 || p->dp < 1) return 0;
-  strata_rules_config_of_plan(&c, p, target);
-  if (!strata_rules_check(&c, STRATA_RULES_PLAN, &v)) return 0;
-  return strata_error(STRATA_EUNSUPPORTED, "%s export: %s", who, v.why);
-}
 
 static int mg(const strata_plan_t *p) {
   int first, last;
