@@ -92,7 +92,7 @@ int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
 
 /* The rulebook's plan rules (pipeline/rules.c) for framework `target`
  * (STRATA_RULES_*): 0, or STRATA_EUNSUPPORTED with "WHO export: " and
- * the rule's reason (frameworks.c). */
+ * the rule's reason (refuse.c). */
 int st__rules_refuse(const strata_plan_t *p, unsigned target, const char *who);
 
 /* Which frameworks run the plan (frameworks.c). */
