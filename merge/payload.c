@@ -255,8 +255,13 @@ static void put_rope_scaling(st__wr_t *w, const strata_rope_scaling_t *r) {
     st__wr_f(w, dbl[i]);
 }
 
-static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s) {
-  s->type = st__rd_int(r, "rope scaling type", STRATA_ROPE_SCALING_LLAMA3,
+/* Format 7 is written for a RoPE scaling; later formats hold one, or none
+ * (type 0), whatever made them later. */
+static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s,
+                             unsigned version) {
+  s->type = st__rd_int(r, "rope scaling type",
+                       version > 7 ? STRATA_ROPE_SCALING_NONE
+                                   : STRATA_ROPE_SCALING_LLAMA3,
                        STRATA_ROPE_SCALING_COUNT - 1);
   s->original = st__rd_int(r, "rope scaling's original context", 0, BIG);
   s->unrounded = st__rd_int(r, "rope scaling's rounding", 0, 1);
@@ -1024,7 +1029,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
   for (unsigned f = 5; !rc && !r.bad && f <= version; f++) {
     get_tail_fields(&r, p, (int)f, version);
-    if (f == 7) get_rope_scaling(&r, &p->rope_scaling);
+    if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";
