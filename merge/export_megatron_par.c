@@ -183,6 +183,7 @@ static void parallel_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (p->fp8) {
     flag(b, "--fp8-format", "hybrid");
     flag(b, "--fp8-recipe", "%s", p->fp8 == 2 ? "mxfp8" : "delayed");
+    if (p->fp8_param_gather) flag(b, "--fp8-param-gather", NULL);
   }
   if (p->zero_stage >= 2) { /* Megatron-FSDP */
     flag(b, "--use-megatron-fsdp", NULL);

@@ -438,6 +438,13 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (x->transient > tr) tr = x->transient;
   }
   memset(m, 0, sizeof *m);
+  /* --fp8-param-gather: a GEMM's FP8 weight and its transpose are its
+   * compute copy (two bytes a parameter), with no 16-bit weight beside
+   * them; the other weights stay 16-bit (two bytes too) */
+  if (S->o->fp8_param_gather && f->fp8) {
+    sum.ew = 2.0 * expert_params(&sum);
+    sum.w = 2.0 * dense_params(&sum) + sum.ew;
+  }
   model_states(cf, &sum, m);
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED) {
     /* bf16 .grad tensors live next to the fp32 accumulation buffer
@@ -487,6 +494,12 @@ static int blocking_p2p(const st__search_t *S, const st__cfg_t *cf) {
   return cf->v <= 1;
 }
 
+/* The FP8 copies (row- and column-wise, a byte each) of the GEMM weights
+ * among w bytes of weights of n parameters (intraop/cost.c). */
+static double fp8_copies(double w, double n) {
+  return w > 2.0 * n ? w - 2.0 * n : 0;
+}
+
 /* The gradient synchronisation once per step over the data-parallel
  * replicas (ZeRO 0: all-reduce, 1: reduce-scatter; 2 and 3 reduce every
  * micro-batch, in the chunks' backward), in buckets overlapped with the
@@ -528,7 +541,12 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
   }
   if (z == 1 || z == 2) { /* the updated parameters gathered back */
     double ag = 0;
-    int rc = dp_coll(S, cf, 2, nb, 2.0 * pd, edp > 1 ? 2.0 * pe : 0, &ag);
+    double bd = 2.0 * pd, be = 2.0 * pe;        /* 16-bit weights */
+    if (S->o->fp8_param_gather && cf->f->fp8) { /* the GEMMs' in FP8 */
+      bd -= fp8_copies(x->w - x->ew, pd) / 4;
+      be -= fp8_copies(x->ew, pe) / 4;
+    }
+    int rc = dp_coll(S, cf, 2, nb, bd, edp > 1 ? be : 0, &ag);
     if (rc) return rc;
     rt->gather = ag;
     if (S->o->overlap_param_gather && !ds) {

@@ -328,6 +328,19 @@ static int param_gather(const cfg_t *c, char *why, size_t n) {
          SAY("--overlap-param-gather needs --overlap-grad-reduce");
 }
 
+/* Megatron-LM keeps the compute weights in FP8 only under an FP8 recipe,
+ * and gathers them in FP8 only from the distributed optimizer (or FSDP);
+ * asked of the options, so that every configuration searched is one. */
+static int fp8_gather(const cfg_t *c, char *why, size_t n) {
+  if (!c->fp8_param_gather) return 0;
+  if (c->precision != STRATA_PRECISION_FP8)
+    return SAY("--fp8-param-gather keeps the weights in FP8: give "
+               "--precision fp8");
+  return c->zero_stage == 0 &&
+         SAY("--fp8-param-gather needs the distributed optimizer "
+             "(--zero 1 or more)");
+}
+
 /* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c): one
  * row each, in the order the search has always named them ---- */
 
@@ -477,6 +490,7 @@ static const rule_t rules[] = {
      "communication.py",
      scatter},
     {"param-gather-grad-reduce", MG, PLAN, ARGS, param_gather},
+    {"fp8-param-gather", MG | DS, CONFIG | OPTIONS, ARGS, fp8_gather},
     {"ds-free", DS, OPTIONS, DSX, ds_free},
     {"ds-cp", DS, OPTIONS | PLAN, DSX, ds_cp},
     {"ds-ep", DS, OPTIONS | PLAN, DSX, ds_ep},

@@ -187,6 +187,17 @@ TEST(plan_rows) {
   ASSERT_EQ(strata_rules_check(&c, PLAN, NULL), 0);
 }
 
+/* --fp8-param-gather needs FP8 and the distributed optimizer. */
+TEST(fp8_param_gather) {
+  strata_rules_config_t c = dense();
+  c.fp8_param_gather = 1;
+  refused(&c, ALL, "fp8-param-gather", "give --precision fp8");
+  c.precision = STRATA_PRECISION_FP8, c.zero_stage = 0;
+  refused(&c, ALL, "fp8-param-gather", "--zero 1 or more");
+  c.zero_stage = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+}
+
 /* DeepSpeed's rows say the remedy of where they are asked. */
 TEST(deepspeed_remedy) {
   strata_rules_config_t c = dense();
@@ -384,6 +395,7 @@ TEST(search_keeps_what_the_rules_accept) {
 }
 
 static const test_entry_t tests[] = {
+    TEST_ENTRY(fp8_param_gather),
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),

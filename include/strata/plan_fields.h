@@ -147,7 +147,10 @@
     "overlap-p2p", STRATA_AUTO, "(default: Megatron-LM's, on with vpp)")        \
   S(F, scatter_gather, scatter_gather, "scatter-gather", HI, 34, 26,            \
     "scatter-gather", STRATA_AUTO,                                              \
-    "p2p of 1/t of the boundary without sequence\nparallelism (default: off for megatron, on\nfor deepspeed)")
+    "p2p of 1/t of the boundary without sequence\nparallelism (default: off for megatron, on\nfor deepspeed)") \
+  S(F, fp8_param_gather, fp8_param_gather, "FP8 parameter gather", TI, 8, 27, \
+    "fp8-param-gather", 0,                                                      \
+    "with --precision fp8: the compute weights\nkept and all-gathered in FP8 (default off)")
 /* clang-format on */
 
 /* "Choose" (or "the framework's default") for an option that 0 and 1
@@ -155,13 +158,18 @@
 #define STRATA_AUTO (-1)
 
 /* A switch as a row of STRATA_PLAN_FIELDS. */
+/* A switch kept after the stages from format 8 on is in show --json only
+ * when it is on, as in the file; the older ones always. */
 #define STRATA_PLAN_SWITCH_FIELD(F, m, key, what, codec, slot, diff, ...)      \
-  F(CONF, int, m, key, what, 0, 1, codec, slot, OPTS, BOOL, 1, diff)
+  F(CONF, int, m, key, what, 0, 1, codec, slot, OPTS, BOOL,                    \
+    STRATA_PLAN_SWITCH_WHEN_##codec(m, slot), diff)
+#define STRATA_PLAN_SWITCH_WHEN_HI(m, slot) 1
+#define STRATA_PLAN_SWITCH_WHEN_TI(m, slot) ((slot) <= 7 || p->m)
 #define STRATA_PLAN_SWITCH_DECL(F, m, ...) int m;
 
-/* The newest plan format: the highest slot of a TI/TD row, or 7 (the
- * RoPE scaling, a struct of its own). */
-#define STRATA_PLAN_FORMAT_VERSION 7
+/* The newest plan format: the highest slot of a TI/TD row (8: the FP8
+ * parameter gather), at least 7 (the RoPE scaling, a struct of its own). */
+#define STRATA_PLAN_FORMAT_VERSION 8
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60
