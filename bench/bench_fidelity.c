@@ -191,7 +191,6 @@ static int estimate(const run_t *r, double *step, double *mem) {
   po.gen.micro_batch = r->mb;
   po.gen.flash_attention = 0, po.gen.dropout = 1;
   po.recompute = r->recompute ? STRATA_RECOMPUTE_FULL : STRATA_RECOMPUTE_NONE;
-  po.recompute_auto = 0;
   po.sequence_parallel = 0;
   po.zero_stage = 0;
   po.overlap_grad_reduce = r->ddp_overlap;

@@ -67,7 +67,6 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->fix_etp = old->experts > 0 && old->etp > 0 ? old->etp : 0;
   o->cp_comm = old->cp_comm;
   o->precision = old->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
-  o->zero_auto = 0;
   if (old->moe_imbalance > 0) o->moe_imbalance = old->moe_imbalance;
   o->micro_batch = o->gen.micro_batch = old->micro_batch;
   o->vpp = old->vpp > 1 ? old->vpp : 1;
@@ -77,7 +76,6 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
     o->fix_last = strata_plan_rank_layers(old, old->pp - 1);
   }
   o->recompute = old->recompute;
-  o->recompute_auto = 0;
   o->sequence_parallel = old->sequence_parallel;
   o->zero_stage = old->zero_stage;
   o->recipe = old->recipe;

@@ -145,7 +145,7 @@ static int call_zero(const char *cmd, const char *arg, strata_plan_opts_t *po) {
   long v;
   int rc;
   if (!strcmp(arg, "auto")) {
-    po->zero_auto = 1;
+    po->zero_stage = STRATA_AUTO;
     return 0;
   }
   if (!(rc = cli_parse_int(cmd, "--zero", arg, 0, 3, &v)))
@@ -185,7 +185,6 @@ static int call(const char *cmd, int id, const char *arg, void *args) {
   case C_RECIPE:
     return parse_enum(cmd, strata_recipe_parse(arg, &po->recipe));
   case C_RC:
-    po->recompute_auto = 0;
     return parse_enum(cmd, strata_recompute_parse(arg, &po->recompute));
   case C_FW:
     return parse_enum(cmd, strata_framework_parse(arg, &po->framework));

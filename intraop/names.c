@@ -60,6 +60,7 @@ int strata_objective_parse(const char *s, strata_objective_t *out) {
 }
 
 const char *strata_recompute_name(strata_recompute_t r) {
+  if (r == STRATA_RECOMPUTE_AUTO) return "auto";
   return (unsigned)r < 3 ? rc_names[r] : "?";
 }
 

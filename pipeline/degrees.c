@@ -219,7 +219,7 @@ typedef struct {
 static void choices(const st__search_t *S, choices_t *c) {
   const strata_plan_opts_t *o = S->o;
   memset(c, 0, sizeof *c);
-  if (o->zero_auto)
+  if (o->zero_stage == STRATA_AUTO)
     for (int z = o->megatron ? 1 : 0; z <= 3; z++)
       c->zero[c->n_zero++] = z;
   else
@@ -240,7 +240,7 @@ static void choices(const st__search_t *S, choices_t *c) {
 static int overlap_ok(const strata_rules_config_t *base, int r) {
   strata_rules_config_t c = *base;
   c.overlap_ep_comm = 1;
-  c.recompute = (strata_recompute_t)r, c.recompute_auto = 0;
+  c.recompute = (strata_recompute_t)r;
   c.pp = 1, c.vpp = 1, c.global_batch = 2, c.micro_batch = 1, c.dp = 1;
   return !st__rule_ep_overlap(&c, NULL, 0);
 }
@@ -255,7 +255,8 @@ static int add_variants(st__search_t *S, st__family_t *base) {
   strata_rules_config_t c = S->rules;
   c.tp = base->tp, c.ep = base->ep;
   for (int r = 0; r < 3 && !rc; r++) {
-    if (!o->recompute_auto && r != (int)o->recompute) continue;
+    if (o->recompute != STRATA_RECOMPUTE_AUTO && r != (int)o->recompute)
+      continue;
     for (int sp = 0; sp <= 1 && !rc; sp++) {
       /* the rulebook's: sequence parallelism needs tp > 1; expert with
        * tensor parallelism needs sequence parallelism (Megatron-Core) */

@@ -211,7 +211,7 @@ static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
   int ds = S->o->framework == STRATA_FRAMEWORK_DEEPSPEED;
   strata_rules_config_t c = S->rules; /* the rulebook's, of m micro-batches */
   c.pp = cf->p, c.vpp = cf->v, c.global_batch = cf->m;
-  c.micro_batch = 1, c.dp = 1, c.recompute_auto = 0;
+  c.micro_batch = 1, c.dp = 1;
   for (int s = 0; s < (cf->fs ? cf->p : 1); s++) {
     const st__family_t *f = cf->fs && cf->fs[s] ? cf->fs[s] : cf->f;
     if (f->ep_outer > 1 && cf->dp % f->ep_outer) return 0;

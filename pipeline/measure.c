@@ -87,7 +87,6 @@ static void run_init(strata_measurement_t *r) {
   memset(r, 0, sizeof *r);
   strata_plan_opts_init(&r->po);
   r->po.recompute = STRATA_RECOMPUTE_NONE;
-  r->po.recompute_auto = 0;
   r->po.sequence_parallel = 0;
   r->po.vpp = 1;
   r->po.micro_batch = r->po.gen.micro_batch = 1;

@@ -340,16 +340,23 @@ static int out_of_time(const st__search_t *S) {
 
 /* ---- set-up ---- */
 
-static const char *const precision_names[] = {"bf16", "fp8", "auto"};
+static const struct {
+  const char *name;
+  strata_precision_t p;
+} precisions[] = {{"bf16", STRATA_PRECISION_BF16},
+                  {"fp8", STRATA_PRECISION_FP8},
+                  {"auto", STRATA_PRECISION_AUTO}};
 
 const char *strata_precision_name(strata_precision_t p) {
-  return (unsigned)p < 3 ? precision_names[p] : "?";
+  for (int i = 0; i < 3; i++)
+    if (precisions[i].p == p) return precisions[i].name;
+  return "?";
 }
 
 int strata_precision_parse(const char *s, strata_precision_t *out) {
   for (int i = 0; i < 3; i++)
-    if (!strcmp(s, precision_names[i])) {
-      *out = (strata_precision_t)i;
+    if (!strcmp(s, precisions[i].name)) {
+      *out = precisions[i].p;
       return 0;
     }
   return strata_error(STRATA_EINVAL,
@@ -377,11 +384,10 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->global_batch = 1024;
   o->alpha = 1.0;
   o->memory_reserve = 0.5 * 1024 * 1024 * 1024;
-  o->zero_stage = -1;
+  o->zero_stage = 1;
   o->recipe = STRATA_RECIPE_MEGATRON;
-  o->recompute = STRATA_RECOMPUTE_SELECTIVE;
-  o->recompute_auto = 1;
-  o->sequence_parallel = -1;
+  o->recompute = STRATA_RECOMPUTE_AUTO;
+  o->sequence_parallel = STRATA_AUTO;
   o->megatron = 1;
   o->stage_time_limit = 60;
 #define SWITCH_DEFAULT(F, m, key, what, codec, slot, diff, cli, def, help)     \
@@ -390,7 +396,7 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
 #undef SWITCH_DEFAULT
   o->top = 3;
   strata_gen_opts_keep(&o->gen);
-  o->cp_comm = -1;
+  o->cp_comm = STRATA_AUTO;
   o->precision = STRATA_PRECISION_BF16;
   o->moe_imbalance = 1.0;
 }

@@ -137,7 +137,7 @@ static int ep_dense(const cfg_t *c, char *why, size_t n) {
              "model has no experts");
 }
 int st__rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
-  int full = !c->recompute_auto && c->recompute == STRATA_RECOMPUTE_FULL;
+  int full = c->recompute == STRATA_RECOMPUTE_FULL;
   return c->overlap_ep_comm &&
          (!c->experts || c->ep <= 1 || (c->pp > 1 && c->vpp <= 1) || full ||
           c->mtp_layers > 1 || !c->megatron ||
@@ -545,7 +545,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->first_layers = o->fix_first, c->last_layers = o->fix_last;
   c->zero_stage = o->zero_stage;
   c->sequence_parallel = o->sequence_parallel;
-  c->recompute = o->recompute, c->recompute_auto = o->recompute_auto;
+  c->recompute = o->recompute;
   SWITCHES_FROM(o);
   c->precision = o->precision;
   c->framework = o->framework;

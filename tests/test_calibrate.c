@@ -54,7 +54,6 @@ static void predict(const cfg_t *r, const strata_calibration_t *cal,
   ASSERT_OK(strata_cluster_load("dgx-a100:2", &c));
   ASSERT_OK(strata_cluster_calibrate(c, cal));
   po.recompute = STRATA_RECOMPUTE_NONE;
-  po.recompute_auto = 0;
   po.sequence_parallel = r->sp;
   po.vpp = 1;
   po.micro_batch = r->mb;

@@ -75,7 +75,6 @@ static strata_plan_t *estimate(const est_t *e) {
   strata_plan_t *p = NULL;
   strata_plan_opts_init(&po);
   po.recompute = e->rc;
-  po.recompute_auto = 0;
   po.sequence_parallel = e->sp;
   po.quiet = 1;
   po.gen.micro_batch = e->mb;
@@ -385,7 +384,6 @@ static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
   strata_plan_t *p = NULL;
   strata_plan_opts_init(&po);
   po.recompute = STRATA_RECOMPUTE_NONE;
-  po.recompute_auto = 0;
   po.sequence_parallel = 0;
   po.quiet = 1;
   ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));

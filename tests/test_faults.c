@@ -84,7 +84,6 @@ static int whole_plan(int threads, const char *save_path, outputs_t *out) {
    * search stays small (fewer allocations to step through). */
   o.micro_batch = 1;
   o.gen.micro_batch = 1;
-  o.recompute_auto = 0;
   o.recompute = STRATA_RECOMPUTE_NONE;
   o.sequence_parallel = 0;
   o.zero_stage = 1;

@@ -355,7 +355,7 @@ static strata_plan_t *estimate_moe(const moe_cfg_t *c, strata_gen_opts_t *o) {
   strata_plan_t *p = NULL;
   strata_plan_opts_init(&po);
   ASSERT_OK(strata_preset_opts(c->model, o));
-  po.recompute = STRATA_RECOMPUTE_NONE, po.recompute_auto = 0;
+  po.recompute = STRATA_RECOMPUTE_NONE;
   po.sequence_parallel = c->tp > 1;
   po.quiet = 1;
   po.gen.micro_batch = 1;
@@ -518,7 +518,7 @@ static strata_plan_t *plan_405b(int cp, const char *cluster, int fixed) {
     po.micro_batch = 1, po.vpp = 1, po.no_memory_check = 1;
     po.fix_first = 7, po.fix_last = 7; /* 126 = 7 + 14 x 8 + 7 */
     po.sequence_parallel = 1;
-    po.recompute = STRATA_RECOMPUTE_FULL, po.recompute_auto = 0;
+    po.recompute = STRATA_RECOMPUTE_FULL;
   }
   int rc = strata_pipeline_plan(g, c, &po, &p);
   if (rc == 0) ASSERT_OK(strata_merge_stitch(p, g, c));
@@ -754,7 +754,7 @@ TEST(zero23_without_pipeline) {
     po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 64, po.fix_cp = 1;
     po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
     po.zero_stage = z, po.no_memory_check = 1;
-    po.recompute = STRATA_RECOMPUTE_NONE, po.recompute_auto = 0;
+    po.recompute = STRATA_RECOMPUTE_NONE;
     ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
     const strata_mem_items_t *m = &p->ranks[0].mem;
     double states = m->weights + m->gradients + m->optimizer;
@@ -950,13 +950,13 @@ TEST(deepspeed_reduces_after_backward) {
   char *t = NULL;
   strata_plan_opts_init(&po);
   po.fix_tp = 4, po.fix_pp = 4, po.fix_dp = 4, po.micro_batch = 1;
-  po.recompute = STRATA_RECOMPUTE_FULL, po.recompute_auto = 0;
+  po.recompute = STRATA_RECOMPUTE_FULL;
   po.global_batch = 64;
   ASSERT_OK(plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_DEEPSPEED,
                      &po, &d));
   strata_plan_opts_init(&po);
   po.fix_tp = 4, po.fix_pp = 4, po.fix_dp = 4, po.micro_batch = 1;
-  po.recompute = STRATA_RECOMPUTE_FULL, po.recompute_auto = 0;
+  po.recompute = STRATA_RECOMPUTE_FULL;
   po.global_batch = 64;
   ASSERT_OK(
       plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON, &po, &m));
@@ -1285,7 +1285,7 @@ static strata_plan_t *plan_mtp(int mtp, int fixed) {
   po.fix_ep = 8, po.fix_etp = 1, po.sequence_parallel = 1;
   if (fixed) po.fix_first = po.fix_last = 4;
   po.micro_batch = 1, po.gen.micro_batch = 1, po.global_batch = 64;
-  po.recompute = STRATA_RECOMPUTE_NONE, po.recompute_auto = 0;
+  po.recompute = STRATA_RECOMPUTE_NONE;
   po.zero_stage = 1, po.vpp = 1, po.no_memory_check = 1;
   ASSERT_OK(strata_pipeline_plan(g, cl, &po, &p));
   strata_cluster_destroy(cl);

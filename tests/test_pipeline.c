@@ -851,7 +851,7 @@ static void best_of_enumeration(int iters, int interleave) {
     o.model_spec = g->hp.family; /* micro-batches 1, 2, 4, 8 */
     o.gen = gen;
     /* sometimes the ZeRO stage and the precision are chosen too */
-    if (it % 4 == 1) o.zero_auto = 1;
+    if (it % 4 == 1) o.zero_stage = STRATA_AUTO;
     if (it % 4 == 3) o.precision = STRATA_PRECISION_AUTO;
     if (interleave && it % 2 == 0) o.vpp = 2 + it % 3;
     /* sometimes a budget that binds: a little above the least memory */
@@ -891,10 +891,10 @@ static void best_of_enumeration(int iters, int interleave) {
       e.vpp = b.cf.v > 1 ? b.cf.v : 1;
       e.fix_first = b.cf.first;
       e.fix_last = b.cf.last;
-      e.recompute = brc, e.recompute_auto = 0;
+      e.recompute = brc;
       e.sequence_parallel = bsp;
       e.fix_cp = bf.cp, e.fix_ep = bf.ep, e.fix_etp = bf.etp;
-      e.zero_auto = 0, e.zero_stage = bf.zero;
+      e.zero_stage = bf.zero;
       e.precision = bf.fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
       e.no_memory_check = 1;
       ASSERT_OK(strata_pipeline_plan(g, c, &e, &q));

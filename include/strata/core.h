@@ -11,6 +11,11 @@
 #ifndef STRATA_CORE_H
 #define STRATA_CORE_H
 
+/* "Choose" (the planner searches it) or "the framework's default", for
+ * every option that 0 and 1 both mean something for; an option whose 0
+ * means nothing (a size, a count) takes 0 for the same. */
+#define STRATA_AUTO (-1)
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

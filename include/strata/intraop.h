@@ -29,6 +29,7 @@ typedef enum {
 } strata_objective_t;
 
 typedef enum {
+  STRATA_RECOMPUTE_AUTO = STRATA_AUTO, /* planning: choose among the three */
   STRATA_RECOMPUTE_NONE,
   STRATA_RECOMPUTE_SELECTIVE, /* Korthikanti et al.: the attention core */
   STRATA_RECOMPUTE_FULL       /* keep each layer's input only */

@@ -35,9 +35,9 @@ int strata_framework_parse(const char *s, strata_framework_t *out);
  * Engine's recipe for the GPU (docs/cost-model.md, "FP8"); AUTO plans
  * both (FP8 only on GPUs with FP8 tensor cores). */
 typedef enum {
+  STRATA_PRECISION_AUTO = STRATA_AUTO, /* plan both */
   STRATA_PRECISION_BF16,
-  STRATA_PRECISION_FP8,
-  STRATA_PRECISION_AUTO
+  STRATA_PRECISION_FP8
 } strata_precision_t;
 const char *strata_precision_name(strata_precision_t p);
 int strata_precision_parse(const char *s, strata_precision_t *out);
@@ -49,18 +49,20 @@ typedef struct {
   double memory_budget;  /* bytes per device; 0: the GPU's memory */
   double memory_reserve; /* bytes per device kept free beyond every
                             modelled item (default 0.5 GiB) */
-  int zero_stage;        /* -1: the mode's default (1 in Megatron mode) */
+  /* "Choose" is 0 for a size or count (micro_batch, vpp, fix_*) and
+   * STRATA_AUTO for the rest. */
+  int zero_stage; /* default 1 (the distributed optimizer); STRATA_AUTO:
+                     every stage the mode allows */
   strata_recipe_t recipe;
-  strata_recompute_t recompute; /* fixed; or choose when recompute_auto */
-  int recompute_auto;
-  int sequence_parallel;   /* -1: choose (Megatron mode) */
-  int megatron;            /* 1: Megatron-compatible search (default) */
-  int threads;             /* libuv pool size (0: default) */
-  const char *cache_dir;   /* NULL: no cache */
-  int quiet;               /* no progress on stderr */
-  double time_limit;       /* whole plan, seconds (0: none) */
-  double stage_time_limit; /* per stage ILP */
-  int max_pp;              /* 0: no limit */
+  strata_recompute_t recompute; /* default STRATA_RECOMPUTE_AUTO */
+  int sequence_parallel;        /* default STRATA_AUTO (Megatron mode) */
+  int megatron;                 /* 1: Megatron-compatible search (default) */
+  int threads;                  /* libuv pool size (0: default) */
+  const char *cache_dir;        /* NULL: no cache */
+  int quiet;                    /* no progress on stderr */
+  double time_limit;            /* whole plan, seconds (0: none) */
+  double stage_time_limit;      /* per stage ILP */
+  int max_pp;                   /* 0: no limit */
   /* What the framework overlaps (docs/cost-model.md, "Overlap") and the
    * other on/off switches: plan_fields.h's STRATA_PLAN_SWITCHES, each 0,
    * 1 or STRATA_AUTO (the framework's default). */
@@ -86,11 +88,10 @@ typedef struct {
    * STRATA_CP_MIN_TOKENS of the sequence; ep over the divisors of the
    * experts; etp over 1 and tp. */
   int fix_cp, fix_ep, fix_etp;
-  int cp_comm;                  /* STRATA_CP_P2P or ALLGATHER; -1: the
-                                   model's (ALLGATHER with sliding windows,
-                                   else P2P) */
+  int cp_comm;                  /* STRATA_CP_P2P or ALLGATHER; STRATA_AUTO:
+                                   the model's (ALLGATHER with sliding
+                                   windows, else P2P) */
   strata_precision_t precision; /* default BF16 */
-  int zero_auto;                /* search the ZeRO stages the mode allows */
   double moe_imbalance;         /* dropless MoE: the most loaded rank's
                                    token copies over the mean (default 1) */
 } strata_plan_opts_t;
@@ -313,10 +314,9 @@ typedef struct {
   int micro_batch;               /* 0: 1 */
   int global_batch;              /* sequences per step */
   int first_layers, last_layers; /* 0: not given */
-  int zero_stage;                /* -1: the mode's default */
-  int sequence_parallel;         /* -1 choose, 0 off, 1 on */
-  strata_recompute_t recompute;
-  int recompute_auto;
+  int zero_stage;                /* STRATA_AUTO: chosen */
+  int sequence_parallel;         /* STRATA_AUTO: chosen; 0 off, 1 on */
+  strata_recompute_t recompute;  /* STRATA_RECOMPUTE_AUTO: chosen */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */

@@ -153,10 +153,6 @@
     "with --precision fp8: the compute weights\nkept and all-gathered in FP8 (default off)")
 /* clang-format on */
 
-/* "Choose" (or "the framework's default") for an option that 0 and 1
- * both mean something for. */
-#define STRATA_AUTO (-1)
-
 /* A switch as a row of STRATA_PLAN_FIELDS. */
 /* A switch kept after the stages from format 8 on is in show --json only
  * when it is on, as in the file; the older ones always. */

@@ -80,8 +80,7 @@ static void plan_opts(const cJSON *o, strata_plan_opts_t *po) {
   po->megatron = !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "free"));
   po->memory_budget = num(o, "memory_gb", 0, 0, 4096) * 1e9;
   po->alpha = num(o, "alpha", 1, 0, 1000);
-  if (strcmp(rc, "auto") && !strata_recompute_parse(rc, &po->recompute))
-    po->recompute_auto = 0;
+  if (strcmp(rc, "auto")) strata_recompute_parse(rc, &po->recompute);
   po->threads = 1;
   po->top = 1; /* the best configuration only: the others cost time */
   po->quiet = 1;
