@@ -38,7 +38,8 @@ typedef strata_rules_config_t cfg_t;
 #define TITAN STRATA_RULES_TORCHTITAN
 
 /* Write the reason; the value is 1 (the rule is broken). */
-#define SAY(...) (snprintf(why, n, __VA_ARGS__), 1)
+/* A predicate-only ask (n 0: the search's) formats nothing. */
+#define SAY(...) ((n) ? snprintf(why, n, __VA_ARGS__) : 0, 1)
 
 typedef struct {
   const char *name;
