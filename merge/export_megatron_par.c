@@ -113,6 +113,12 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
     flag(b, "--moe-layer-freq", "\"([0]*%d+[1]*%d)\"", p->first_dense,
          p->layers - p->first_dense);
   if (p->router_sigmoid) flag(b, "--moe-router-score-function", "sigmoid");
+  if (p->router_groups > 1) { /* group-limited routing */
+    flag(b, "--moe-router-num-groups", "%d", p->router_groups);
+    flag(b, "--moe-router-group-topk", "%d", p->router_group_topk);
+  }
+  if (p->router_topk_scale > 0)
+    flag(b, "--moe-router-topk-scaling-factor", "%g", p->router_topk_scale);
   flag(b, "--moe-grouped-gemm", NULL);
   flag(b, "--moe-token-dispatcher-type", "alltoall");
   flag(b, "--moe-router-dtype", "fp32");

@@ -988,7 +988,7 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
 #define GET_TI(m, what, lo, hi, slot)                                          \
   if (f == slot) p->m = st__rd_int(r, what, lo_of(f, version, lo), hi);
 #define GET_TD(m, what, lo, hi, slot)                                          \
-  if (f == slot) p->m = st__rd_f(r, what);
+  if (f == slot) p->m = tail_figure(r, what);
 #define GET_HI(m, what, lo, hi, slot)
 #define GET_HE GET_HI
 #define GET_HZ GET_HI
@@ -996,6 +996,16 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
 #define GET_HZD GET_HI
 #define GET(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
   GET_##codec(m, what, lo, hi, slot)
+
+/* A figure after the stages: finite, in [0, 1e9]. */
+static double tail_figure(st__rd_t *r, const char *what) {
+  double v = st__rd_f(r, what);
+  if (!r->bad && !(v >= 0 && v <= 1e9)) {
+    r->bad = what;
+    r->why = "is not in [0, 1e9]";
+  }
+  return v;
+}
 
 /* A file of format 6 has format 6 for its one field: it is set (format 7
  * and later hold it either way). */

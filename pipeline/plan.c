@@ -127,6 +127,9 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->moe_every = g->hp.moe_every > 1 ? g->hp.moe_every : 0; /* 1: all */
   p->nope_every = g->hp.nope_every;
   p->router_sigmoid = g->hp.router_sigmoid;
+  p->router_groups = g->hp.router_groups;
+  p->router_group_topk = g->hp.router_group_topk;
+  p->router_topk_scale = g->hp.router_topk_scale;
   p->rope_scaling = g->hp.rope_scaling;
 }
 

@@ -736,6 +736,9 @@ TEST(moe_configs_are_their_presets) {
     ASSERT_EQ(g->hp.experts, p->hp.experts);
     ASSERT_EQ(g->hp.kv_lora, p->hp.kv_lora);
     ASSERT(g->hp.rope_theta == p->hp.rope_theta);
+    ASSERT_EQ(g->hp.router_groups, p->hp.router_groups);
+    ASSERT_EQ(g->hp.router_group_topk, p->hp.router_group_topk);
+    ASSERT(g->hp.router_topk_scale == p->hp.router_topk_scale);
     strata_graph_destroy(p);
     strata_graph_destroy(g);
   }
@@ -824,6 +827,38 @@ TEST(llama_like_configs_export_to_megatron) {
   ASSERT(t == NULL);
   ASSERT_CONTAINS(strata_last_error(), "family 'gemma'");
   strata_error_clear();
+}
+
+/* What the router does beyond top-k reaches Megatron-LM: DeepSeek-V3's
+ * groups (8, a token's experts from its 4 best) and scaling (2.5); one
+ * group (GLM-4.5) is no limit, a scaling of 1 (GLM-4.5-Air) none. */
+TEST(router_groups_and_scaling) {
+  static const struct {
+    const char *file;
+    int groups, top;
+    double scale;
+  } cases[] = {{"deepseek-v3.json", 8, 4, 2.5},
+               {"glm-4.5.json", 0, 0, 2.5},
+               {"glm-4.5-air.json", 0, 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    strata_graph_t *g = import(cases[i].file, 1, 64);
+    ASSERT_EQ(g->hp.router_groups, cases[i].groups);
+    ASSERT_EQ(g->hp.router_group_topk, cases[i].top);
+    ASSERT(g->hp.router_topk_scale == cases[i].scale);
+    strata_graph_destroy(g);
+  }
+  int rc;
+  char *t = export_of("deepseek-v3.json", &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--moe-router-num-groups 8");
+  ASSERT_CONTAINS(t, "--moe-router-group-topk 4");
+  ASSERT_CONTAINS(t, "--moe-router-topk-scaling-factor 2.5");
+  strata_free(t);
+  t = export_of("glm-4.5-air.json", &rc);
+  ASSERT_OK(rc);
+  ASSERT(!strstr(t, "--moe-router-num-groups"));
+  ASSERT(!strstr(t, "--moe-router-topk-scaling-factor"));
+  strata_free(t);
 }
 
 /* rope_scaling reaches the model as the config gives it, of each type
@@ -1007,6 +1042,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),
     TEST_ENTRY(moe_configs_are_their_presets),
+    TEST_ENTRY(router_groups_and_scaling),
     TEST_ENTRY(rope_scaling_in_the_model),
     TEST_ENTRY(rope_scaling_exports_or_is_refused),
     TEST_ENTRY(glm4_moe_config),

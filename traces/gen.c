@@ -84,6 +84,17 @@ static int check_variants(const strata_gen_opts_t *o, int kv) {
     return strata_error(STRATA_EBADINPUT,
                         "moe_every and nope_every must be >= 0, qk_norm 0 to "
                         "2");
+  if (o->router_groups < 0 || o->router_group_topk < 0 ||
+      o->router_group_topk > o->router_groups ||
+      (o->router_groups > 0 && (o->experts <= 0 || o->router_group_topk < 1 ||
+                                o->experts % o->router_groups)) ||
+      !(o->router_topk_scale >= 0 && o->router_topk_scale <= 1e6))
+    return strata_error(STRATA_EBADINPUT,
+                        "router groups %d (top %d) and scaling %g: the groups "
+                        "must divide the %d experts, 1 to all of them taken, "
+                        "the scaling 0 to 1e6",
+                        o->router_groups, o->router_group_topk,
+                        o->router_topk_scale, o->experts);
   if (o->rotary_percent < 0 || o->rotary_percent > 1)
     return strata_error(STRATA_EBADINPUT,
                         "rotary share %g: must be in (0, 1] (0: all dims)",
@@ -257,6 +268,9 @@ static void set_variant_hp(const strata_gen_opts_t *o, st__arch_t *a) {
     hp->capacity = o->capacity;
     hp->moe_every = o->moe_every > 1 ? o->moe_every : 0;
     hp->router_sigmoid = o->router_sigmoid > 0;
+    hp->router_groups = o->router_groups;
+    hp->router_group_topk = o->router_group_topk;
+    hp->router_topk_scale = o->router_topk_scale;
   }
   hp->mtp_layers = o->mtp_layers > 0 ? o->mtp_layers : 0;
   hp->qk_norm = o->qk_norm > 0 ? o->qk_norm : 0; /* 2: L2 */

@@ -792,6 +792,15 @@ static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   for (size_t i = 0; i < sizeof routing / sizeof routing[0]; i++)
     use(c, routing[i]);
   use(c, "quantization_config"); /* the checkpoint's inference format */
+  /* ... except what Megatron-LM is told: group-limited routing (of more
+   * than one group) and the routed experts' scaling (other than 1) */
+  int groups = num(c, "n_group", 0, 0);
+  if (groups > 1) {
+    o->router_groups = groups;
+    o->router_group_topk = num(c, "topk_group", 0, groups);
+  }
+  double scale = real(c, "routed_scaling_factor", 1);
+  if (scale != 1 && scale > 0) o->router_topk_scale = scale;
 }
 
 static void rd_mixtral(cfg_t *c, strata_gen_opts_t *o) {

@@ -58,12 +58,15 @@ typedef struct {
   int q_lora, kv_lora, qk_nope, qk_rope, v_head;
   int mtp_layers;
   int router_sigmoid; /* the router's scores through a sigmoid */
+  /* group-limited routing and the routed experts' scaling (0: none) */
+  int router_groups, router_group_topk;
+  double router_topk_scale;
 } moe_preset_t;
 
 static const moe_preset_t moe_presets[] = {
     /* Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts") */
     {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 0, 0, 0, 0, 0, 0, 1e6, 8, 2,
-     14336,          0,  0,    0,  0, 0,     0,     0, 0, 0, 0},
+     14336,          0,  0,    0,  0, 0,     0,     0, 0, 0, 0, 0, 0, 0},
     /* Mixtral 8x22B (Mistral AI, Mixtral-8x22B-v0.1 config.json) */
     {"mixtral-8x22b",
      56,
@@ -82,6 +85,9 @@ static const moe_preset_t moe_presets[] = {
      8,
      2,
      16384,
+     0,
+     0,
+     0,
      0,
      0,
      0,
@@ -122,7 +128,10 @@ static const moe_preset_t moe_presets[] = {
      64,
      128,
      1,
-     1},
+     1,
+     8, /* DeepSeek-V3's config.json: n_group 8, topk_group 4, */
+     4, /* routed_scaling_factor 2.5 */
+     2.5},
     /* Qwen3-235B-A22B (Qwen Team 2025, Qwen3 technical report, Table 2) */
     {"qwen3-235b-a22b",
      94,
@@ -141,6 +150,9 @@ static const moe_preset_t moe_presets[] = {
      128,
      8,
      1536,
+     0,
+     0,
+     0,
      0,
      0,
      0,
@@ -179,6 +191,9 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
+     0,
+     0,
+     0,
      0},
 };
 #define N_MOE (int)(sizeof moe_presets / sizeof moe_presets[0])
@@ -210,6 +225,9 @@ static void moe_preset_opts(const moe_preset_t *p, strata_gen_opts_t *o) {
   o->qk_rope = p->qk_rope, o->v_head = p->v_head;
   o->mtp_layers = p->mtp_layers;
   o->router_sigmoid = p->router_sigmoid;
+  o->router_groups = p->router_groups;
+  o->router_group_topk = p->router_group_topk;
+  o->router_topk_scale = p->router_topk_scale;
 }
 
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {

@@ -126,16 +126,18 @@ static int read_rope_scaling(strata_graph_t *g, const cJSON *m,
 /* The variants and mixture of experts, all optional. */
 static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   static const char *ints[] = {
-      "head_dim", "window",     "window_every", "experts",
-      "topk",     "moe_ffn",    "shared_ffn",   "first_dense",
-      "q_lora",   "kv_lora",    "qk_nope",      "qk_rope",
-      "v_head",   "mtp_layers", "moe_every",    "nope_every"};
-  int *f[] = {&g->hp.head_dim,   &g->hp.window,      &g->hp.window_every,
-              &g->hp.experts,    &g->hp.topk,        &g->hp.moe_ffn,
-              &g->hp.shared_ffn, &g->hp.first_dense, &g->hp.q_lora,
-              &g->hp.kv_lora,    &g->hp.qk_nope,     &g->hp.qk_rope,
-              &g->hp.v_head,     &g->hp.mtp_layers,  &g->hp.moe_every,
-              &g->hp.nope_every};
+      "head_dim",      "window",           "window_every", "experts",
+      "topk",          "moe_ffn",          "shared_ffn",   "first_dense",
+      "q_lora",        "kv_lora",          "qk_nope",      "qk_rope",
+      "v_head",        "mtp_layers",       "moe_every",    "nope_every",
+      "router_groups", "router_group_topk"};
+  int *f[] = {
+      &g->hp.head_dim,   &g->hp.window,        &g->hp.window_every,
+      &g->hp.experts,    &g->hp.topk,          &g->hp.moe_ffn,
+      &g->hp.shared_ffn, &g->hp.first_dense,   &g->hp.q_lora,
+      &g->hp.kv_lora,    &g->hp.qk_nope,       &g->hp.qk_rope,
+      &g->hp.v_head,     &g->hp.mtp_layers,    &g->hp.moe_every,
+      &g->hp.nope_every, &g->hp.router_groups, &g->hp.router_group_topk};
   static const char *flags[] = {"qkv_bias",    "out_bias",   "qk_norm",
                                 "expert_bias", "qk_l2_norm", "router_sigmoid"};
   int l2 = 0;
@@ -154,6 +156,7 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   if (!rc) rc = get_nonneg(m, "capacity", w, &g->hp.capacity);
   if (!rc && l2) g->hp.qk_norm = 2;
   if (!rc) rc = get_nonneg(m, "rotary_percent", w, &g->hp.rotary_percent);
+  if (!rc) rc = get_nonneg(m, "router_topk_scale", w, &g->hp.router_topk_scale);
   if (!rc && g->hp.rotary_percent > 1)
     rc = strata_error(STRATA_EBADINPUT,
                       "%s: 'rotary_percent' is %g (a share of the head, at "

@@ -75,6 +75,9 @@
   F(ARCH, int,     moe_every,            moe_every,             "MoE layer interval",       0,  BIG,        TI, 5,  ARCH, NUM,    p->moe_every > 1,   0)  \
   F(ARCH, int,     nope_every,           nope_every,            "no-RoPE layer interval",   0,  BIG,        TI, 5,  ARCH, NUM,    p->nope_every > 0,  0)  \
   F(ARCH, int,     router_sigmoid,       router_scores,         "router score function",    0,  1,          TI, 5,  ARCH, SIGMOID, p->router_sigmoid, 0)  \
+  F(ARCH, int,     router_groups,        router_groups,         "router groups",            0,  BIG,        TI, 8,  ARCH, NUM,    p->router_groups > 0, 0) \
+  F(ARCH, int,     router_group_topk,    router_group_topk,     "router groups per token",  0,  p->router_groups, TI, 8, ARCH, NUM, p->router_groups > 0, 0) \
+  F(ARCH, double,  router_topk_scale,    router_topk_scale,     "router top-k scaling",     0,  0,          TD, 8,  ARCH, NUM,    p->router_topk_scale > 0, 0) \
   F(ARCH, int,     head_dim,             head_dim,              "head size",                0,  BIG,        HI, 53, ARCH, NUM,    p->head_dim > 0,    0)  \
   F(ARCH, double,  rope_theta,           rope_theta,            NULL,                       0,  0,          HD, 18, ARCH, NUM,    p->rope_theta > 0,  0)  \
   F(ARCH, int,     window,               window,                "attention window",         0,  BIG,        HI, 57, ARCH, NUM,    p->window > 0,      0)  \

@@ -248,6 +248,12 @@ typedef struct strata_graph {
      * (0, 1: all); no RoPE on layers with (l + 1) % nope_every == 0 (0:
      * none; exported, costs nothing); the router's scores a sigmoid */
     int moe_every, nope_every, router_sigmoid;
+    /* group-limited routing (DeepSeek-V3 section 2.1.2: the experts in
+     * router_groups groups, a token's top-k from its router_group_topk
+     * best groups; 0: none) and the routed experts' output scaling (0:
+     * none); no count changes, Megatron-LM runs them */
+    int router_groups, router_group_topk;
+    double router_topk_scale;
     strata_rope_scaling_t rope_scaling;
     /* the model's trained context, max_position_embeddings (0: not
      * known) */
@@ -454,6 +460,10 @@ typedef struct {
    * router's scores through a sigmoid (DeepSeek-V3, GLM-4.5, Llama 4;
    * exported, costs nothing more; -1 in strata_gen_opts_keep: keep). */
   int moe_every, nope_every, router_sigmoid;
+  /* Group-limited routing and the routed experts' scaling, as in
+   * strata_graph_t.hp (0: none). */
+  int router_groups, router_group_topk;
+  double router_topk_scale;
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
