@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/text.h"
 #include "topo/cluster.h"
 
 #define MAX_FIELDS 64
@@ -74,7 +75,7 @@ static int add_hostlist(names_t *nm, const char *list, const char *where) {
     if (!part) return strata_error(STRATA_ENOMEM, "out of memory");
     rc = st__range_expand(part, where, &names, &n);
     for (int i = 0; i < n; i++)
-      if (!rc)
+      if (!rc && !(rc = st__hostname_check(names[i], "host", where)))
         rc = push(nm, names[i], where);
       else
         strata_free(names[i]);
