@@ -234,6 +234,20 @@ static void mutate(strata_plan_t *p, const uint8_t *d, size_t n) {
   free(t);
 }
 
+/* A plan holds pp ranks: a record that raised pp gets zeroed ranks up to
+ * it (the encoder writes pp of them), or the input is dropped past 1024
+ * (found by the fuzzer itself: a heap overflow in the encoder's put_rank
+ * on a plan this target had made inconsistent). */
+static int fit_ranks(strata_plan_t *p, int had) {
+  if (p->pp <= had) return 1;
+  if (p->pp > 1024) return 0;
+  strata_plan_rank_t *r = strata_realloc(p->ranks, sizeof *r * (size_t)p->pp);
+  if (!r) return 0;
+  memset(r + had, 0, sizeof *r * (size_t)(p->pp - had));
+  p->ranks = r;
+  return 1;
+}
+
 static unsigned char *wrap(const strata_plan_t *p, size_t *len) {
   strata_buf_t raw;
   if (st__payload_encode(p, &raw)) return NULL;
@@ -300,6 +314,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const strata_plan_t *b = base[data[0] % n_base];
   strata_plan_t *p = copy_of(b), *q = NULL;
   mutate(p, data + 1, size - 1);
+  if (!fit_ranks(p, b->pp)) {
+    strata_plan_destroy(p);
+    return 0;
+  }
   size_t len = 0;
   unsigned char *file = wrap(p, &len), *again = NULL;
   strata_plan_destroy(p);
