@@ -337,28 +337,21 @@ static int json_stage(cJSON *arr, const strata_plan_stage_t *st, int mixed) {
 
 enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
 
-#define JPUT_NUM(o, key, v) st__json_add_num(o, key, v)
-#define JPUT_BOOL(o, key, v) st__json_add_bool(o, key, v)
-#define JPUT_POS(o, key, v) st__json_add_bool(o, key, (v) > 0)
+/* Each kind takes the key as the list writes it (NAME pastes it into
+ * strata_<key>_name, the others quote it). */
+#define JPUT_NUM(o, key, v) st__json_add_num(o, #key, v)
+#define JPUT_BOOL(o, key, v) st__json_add_bool(o, #key, v)
+#define JPUT_POS(o, key, v) st__json_add_bool(o, #key, (v) > 0)
 #define JPUT_NAME(o, key, v) st__json_add_str(o, #key, strata_##key##_name(v))
 #define JPUT_CPCOMM(o, key, v)                                                 \
-  st__json_add_str(o, key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
+  st__json_add_str(o, #key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
 #define JPUT_PREC(o, key, v) st__json_add_str(o, "precision", "fp8")
-#define JPUT_SIGMOID(o, key, v) st__json_add_str(o, key, "sigmoid")
+#define JPUT_SIGMOID(o, key, v) st__json_add_str(o, #key, "sigmoid")
 #define JPUT_TIMING(o, key, v)                                                 \
-  (flags & STRATA_PLAN_JSON_TIMINGS ? st__json_add_num(o, key, v) : 0)
+  (flags & STRATA_PLAN_JSON_TIMINGS ? st__json_add_num(o, #key, v) : 0)
 #define JROW(part, t, m, key, what, lo, hi, codec, slot, jsec, jkind, when,    \
              ...)                                                              \
-  if (J_##jsec == sec && (when)) bad |= JPUT_##jkind##_(o, key, p->m);
-/* NAME pastes the key into strata_<key>_name; the others take it quoted */
-#define JPUT_NUM_(o, key, v) JPUT_NUM(o, #key, v)
-#define JPUT_BOOL_(o, key, v) JPUT_BOOL(o, #key, v)
-#define JPUT_POS_(o, key, v) JPUT_POS(o, #key, v)
-#define JPUT_NAME_(o, key, v) JPUT_NAME(o, key, v)
-#define JPUT_CPCOMM_(o, key, v) JPUT_CPCOMM(o, #key, v)
-#define JPUT_PREC_(o, key, v) JPUT_PREC(o, #key, v)
-#define JPUT_SIGMOID_(o, key, v) JPUT_SIGMOID(o, #key, v)
-#define JPUT_TIMING_(o, key, v) JPUT_TIMING(o, #key, v)
+  if (J_##jsec == sec && (when)) bad |= JPUT_##jkind(o, key, p->m);
 
 /* The fields of section sec into o. */
 static int json_fields(cJSON *o, const strata_plan_t *p, int sec,

@@ -346,14 +346,15 @@ static int fp8_gather(const cfg_t *c, char *why, size_t n) {
  * row each, in the order the search has always named them ---- */
 
 /* A saved plan's remedy is the other export; a plan's, the other mode.
- * What the model code (not the config) would set up is named as such. */
-static int ds_model_code(const char *what, char *why, size_t n) {
-  return SAY("the plan uses %s, which this config does not set up "
-             "(Megatron-DeepSpeed's model code would); export it for "
-             "Megatron-LM instead",
-             what);
-}
-static int ds_no(const cfg_t *c, const char *what, char *why, size_t n) {
+ * For a saved plan, what Megatron-DeepSpeed's model code (not this config)
+ * would set up is named so (model_code: its name there; NULL: none). */
+static int ds_no_as(const cfg_t *c, const char *what, const char *model_code,
+                    char *why, size_t n) {
+  if (c->saved && model_code)
+    return SAY("the plan uses %s, which this config does not set up "
+               "(Megatron-DeepSpeed's model code would); export it for "
+               "Megatron-LM instead",
+               model_code);
   if (c->saved)
     return SAY("the plan uses %s, which the DeepSpeed config does not set "
                "up; export it for Megatron-LM instead",
@@ -362,17 +363,19 @@ static int ds_no(const cfg_t *c, const char *what, char *why, size_t n) {
              "plan for Megatron-LM (--framework megatron) to use it",
              what);
 }
+static int ds_no(const cfg_t *c, const char *what, char *why, size_t n) {
+  return ds_no_as(c, what, NULL, why, n);
+}
 static int ds_free(const cfg_t *c, char *why, size_t n) {
   return !c->megatron && ds_no(c, "free-mode layouts (--free)", why, n);
 }
 static int ds_cp(const cfg_t *c, char *why, size_t n) {
-  if (c->cp > 1 && c->saved)
-    return ds_model_code("context parallelism", why, n);
-  return c->cp > 1 && ds_no(c, "context parallelism (--cp)", why, n);
+  return c->cp > 1 && ds_no_as(c, "context parallelism (--cp)",
+                               "context parallelism", why, n);
 }
 static int ds_ep(const cfg_t *c, char *why, size_t n) {
-  if (c->ep > 1 && c->saved) return ds_model_code("expert parallelism", why, n);
-  return c->ep > 1 && ds_no(c, "expert parallelism (--ep)", why, n);
+  return c->ep > 1 &&
+         ds_no_as(c, "expert parallelism (--ep)", "expert parallelism", why, n);
 }
 static int ds_vpp(const cfg_t *c, char *why, size_t n) {
   if (c->vpp > 1 && c->saved)
@@ -383,10 +386,8 @@ static int ds_vpp(const cfg_t *c, char *why, size_t n) {
   return c->vpp > 1 && ds_no(c, "interleaving (--vpp)", why, n);
 }
 static int ds_fp8(const cfg_t *c, char *why, size_t n) {
-  if (c->precision == STRATA_PRECISION_FP8 && c->saved)
-    return ds_model_code("FP8", why, n);
   return c->precision == STRATA_PRECISION_FP8 &&
-         ds_no(c, "FP8 (--precision)", why, n);
+         ds_no_as(c, "FP8 (--precision)", "FP8", why, n);
 }
 static int ds_ep_overlap(const cfg_t *c, char *why, size_t n) {
   return c->overlap_ep_comm && ds_no(c,
@@ -395,10 +396,9 @@ static int ds_ep_overlap(const cfg_t *c, char *why, size_t n) {
                                      why, n);
 }
 static int ds_mtp(const cfg_t *c, char *why, size_t n) {
-  if (c->mtp_layers > 0 && c->saved)
-    return ds_model_code("multi-token prediction modules", why, n);
   return c->mtp_layers > 0 &&
-         ds_no(c, "multi-token prediction (--mtp-layers 0 drops it)", why, n);
+         ds_no_as(c, "multi-token prediction (--mtp-layers 0 drops it)",
+                  "multi-token prediction modules", why, n);
 }
 static int ds_zero0(const cfg_t *c, char *why, size_t n) {
   return c->zero_stage == 0 &&
