@@ -210,7 +210,8 @@ int cli_cmd_estimate(int argc, char **argv) {
   if (rc) return rc < 0 ? CLI_OK : rc;
   user = a;
   if (!a.po.micro_batch) a.po.micro_batch = a.po.gen.micro_batch = 1;
-  if (!a.po.vpp) a.po.vpp = 1;
+  if (!a.po.vpp && !a.po.pipeline_layout)
+    a.po.vpp = 1; /* a layout gives its own */
   if (!a.po.fix_cp) a.po.fix_cp = 1;
   if ((rc = cli_plan_load("estimate", &a, &g, &c))) goto out;
   user.po.global_batch = a.po.global_batch; /* the default follows seq */

@@ -78,6 +78,12 @@ static const cli_opt_t opts[] = {
              "of V)")},
     {CLI_INT("last-stage-layers", po.fix_last, 1, 1 << 20, "N",
              "layers of the last pipeline stage (likewise)")},
+    {CLI_STR("pipeline-layout", 0, po.pipeline_layout, "S",
+             "every virtual stage's layers, Megatron-LM's\n"
+             "--pipeline-model-parallel-layout: E the\n"
+             "embedding, t a layer, m an MTP module, L the\n"
+             "loss, '|' between stages, x*N, (..)*N\n"
+             "(e.g. 'Et*3|(t*4|)*14tmL'); with --pp")},
     {CLI_CALL("recompute", 0, C_RC, "R", "none, selective or full")},
     {CLI_TOGGLE("sequence-parallel", po.sequence_parallel,
                 "(default: choose)")},

@@ -131,6 +131,27 @@ static int chunk_layers(const strata_plan_t *p, int s) {
   return p->stages[s].layer_end - p->stages[s].layer_begin;
 }
 
+/* The embedding and the loss counted as layers of an even split
+ * (transformer_block.py, get_num_layers_to_build): every chunk holds the
+ * same units, the first one layer fewer for the embedding, the last for
+ * the loss; *first = *last = -2. */
+static int account_split(const strata_plan_t *p, int *first, int *last) {
+  int e = p->account_embedding > 0, l = p->account_loss > 0, K = p->n_stages;
+  int units = p->layers + e + l;
+  for (int s = 0; s < K; s++) {
+    int want = units / K - (s == 0 ? e : 0) - (s == K - 1 ? l : 0);
+    if (units % K || chunk_layers(p, s) != want)
+      return REFUSE("stage %d holds %d layers, not the %d of the even split "
+                    "that counts the %s as layers",
+                    s, chunk_layers(p, s), units % K ? -1 : want,
+                    e && l ? "embedding and the loss"
+                    : e    ? "embedding"
+                           : "loss");
+  }
+  *first = *last = -2;
+  return 0;
+}
+
 /* The split as Megatron-LM takes it: *first / *last are the first and
  * last ranks' layers (all their virtual stages), 0 when they equal the
  * middle ranks'; both -1 when only an explicit layout says it (ranks or
@@ -150,6 +171,8 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
     return REFUSE("the stages hold %d layers, the model has %d", next,
                   p->layers);
   if (pp == 1) return 0;
+  if (p->account_embedding > 0 || p->account_loss > 0)
+    return account_split(p, first, last);
   /* Megatron-LM's first/last form: each rank's chunks alike (rank r holds
    * chunks r, r + pp, ...), the middle ranks alike */
   int form = 1;
@@ -273,7 +296,14 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
                            int last) {
   flag(a, "--tensor-model-parallel-size", "%d", p->tp);
   flag(a, "--pipeline-model-parallel-size", "%d", p->pp);
-  if (first < 0) /* the layout's stages count pp x vpp: no vpp flag */
+  if (first == -2) { /* the embedding and the loss as layers */
+    if (p->account_embedding > 0)
+      flag(a, "--account-for-embedding-in-pipeline-split", NULL);
+    if (p->account_loss > 0)
+      flag(a, "--account-for-loss-in-pipeline-split", NULL);
+    if (p->vpp > 1)
+      flag(a, "--num-virtual-stages-per-pipeline-rank", "%d", p->vpp);
+  } else if (first < 0) /* the layout's stages count pp x vpp: no vpp flag */
     layout_flag(a, p);
   else if (first)
     flag(a, "--decoder-first-pipeline-num-layers", "%d", first);

@@ -35,6 +35,15 @@ static int all_equal(const strata_plan_t *p) {
   return 1;
 }
 
+/* Megatron-LM's first/last form: rank r's chunks (r, r + pp, ...) alike. */
+static int rank_form(const strata_plan_t *p) {
+  for (int s = p->pp; s < p->n_stages; s++)
+    if (p->stages[s].layer_end - p->stages[s].layer_begin !=
+        p->stages[s % p->pp].layer_end - p->stages[s % p->pp].layer_begin)
+      return 0;
+  return 1;
+}
+
 /* The degrees: one stage size, or the range of a free-mode plan's. */
 static void sum_parallelism(strata_buf_t *b, const strata_plan_t *p) {
   int lo = 0, hi = 0; /* devices per stage: one size, or several */
@@ -64,7 +73,15 @@ static void sum_schedule(strata_buf_t *b, const strata_plan_t *p) {
                       "  %-20s interleaved 1F1B, %d virtual stages per "
                       "rank (%d layer%s each)\n",
                       "schedule", p->vpp, n0, n0 == 1 ? "" : "s");
-  else if (p->vpp > 1) /* each rank's layers split into vpp chunks */
+  else if (p->vpp > 1 && !rank_form(p)) { /* chunks of their own sizes */
+    char lay[1024];
+    if (strata_plan_layout(p, lay, sizeof lay))
+      snprintf(lay, sizeof lay, "(too long to show)");
+    strata_buf_printf(b,
+                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "rank, layout %s\n",
+                      "schedule", p->vpp, lay);
+  } else if (p->vpp > 1) /* each rank's layers split into vpp chunks */
     strata_buf_printf(b,
                       "  %-20s interleaved 1F1B, %d virtual stages per "
                       "rank, layers %d first, %d last%s (per rank)\n",
@@ -86,6 +103,22 @@ static void sum_schedule(strata_buf_t *b, const strata_plan_t *p) {
                       p->n_stages > 2 ? ", equal between" : "");
 }
 
+/* The split counts the embedding and the loss as layers. */
+static void sum_account(strata_buf_t *b, const strata_plan_t *p) {
+  if (!p->account_embedding && !p->account_loss) return;
+  strata_buf_printf(b,
+                    "  %-20s the %s counted as a layer of the split "
+                    "(Megatron-LM's --account-for-%s-in-pipeline-split)\n",
+                    "split",
+                    p->account_embedding && p->account_loss
+                        ? "embedding and the loss each"
+                    : p->account_embedding ? "embedding"
+                                           : "loss",
+                    p->account_embedding && p->account_loss ? "{embedding,loss}"
+                    : p->account_embedding                  ? "embedding"
+                                                            : "loss");
+}
+
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
@@ -93,6 +126,7 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     p->devices);
   sum_parallelism(b, p);
   sum_schedule(b, p);
+  sum_account(b, p);
   sum_groups(b, p);
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);

@@ -8,6 +8,7 @@
  * utilisation, the peak device, and the model facts the exporters need.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "merge/merge_int.h"
@@ -22,6 +23,40 @@ int strata_plan_rank_layers(const strata_plan_t *p, int rank) {
     if (p->stages[s].rank == rank)
       n += p->stages[s].layer_end - p->stages[s].layer_begin;
   return n;
+}
+
+/* One model chunk as Megatron-LM's layout writes it. */
+static void chunk_token(const strata_plan_t *p, int s, char *t, size_t n) {
+  int layers = p->stages[s].layer_end - p->stages[s].layer_begin;
+  int last = s == p->n_stages - 1;
+  char mtp[24] = "";
+  if (last && p->mtp_layers > 0)
+    snprintf(mtp, sizeof mtp, p->mtp_layers > 1 ? "m*%d" : "m", p->mtp_layers);
+  snprintf(t, n, "%s%s%.0d%s%s", s == 0 ? "E" : "", layers > 1 ? "t*" : "t",
+           layers > 1 ? layers : 0, mtp, last ? "L" : "");
+}
+
+int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size) {
+  char tok[64], next[64];
+  size_t o = 0;
+  if (!p || !p->stages || p->n_stages < 1 || size < 1) return -1;
+  buf[0] = '\0';
+  for (int s = 0; s < p->n_stages && o < size;) {
+    int r = 1;
+    chunk_token(p, s, tok, sizeof tok);
+    while (s + r < p->n_stages - 1) { /* a run of equal chunks */
+      chunk_token(p, s + r, next, sizeof next);
+      if (strcmp(tok, next)) break;
+      r++;
+    }
+    int end = s + r == p->n_stages;
+    if (r > 1)
+      o += (size_t)snprintf(buf + o, size - o, "(%s|)*%d", tok, r);
+    else
+      o += (size_t)snprintf(buf + o, size - o, "%s%s", tok, end ? "" : "|");
+    s += r;
+  }
+  return o < size ? 0 : -1;
 }
 
 int st__placement_shards(const char *pl, const strata_mesh_t *m) {

@@ -102,6 +102,12 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
     memcpy(n, cf->split, sizeof *n * (size_t)p);
     return p;
   }
+  if (S->lay_K > 0) { /* --pipeline-layout: every chunk as it says */
+    if (p * v != S->lay_K) return -1;
+    memcpy(n, S->lay_n, sizeof *n * (size_t)S->lay_K);
+    return S->lay_K;
+  }
+  if (cf->acct) return st__split_accounted(L, p, v, cf->acct, n);
   if (p == 1) {
     if (v > 1) return -1;
     n[0] = L;

@@ -191,7 +191,7 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
       memcpy(cap + (size_t)s * L, M->caps + at * L, sizeof(int) * L);
       continue;
     }
-    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
+    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
     caps_from(ss[s], &one, s, cap + (size_t)s * L);
     if (M->caps) {
       memcpy(M->caps + at * L, cap + (size_t)s * L, sizeof(int) * L);
@@ -229,7 +229,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
     }
   if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
   for (int s = 0; s < P; s++) {
-    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL};
+    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
     st__part_t x;
     memset(&x, 0, sizeof x);
     if (s == 0) st__part_add(&x, &fs[s]->pro);
@@ -259,7 +259,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
   } else if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) {
     return 0;
   }
-  st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss};
+  st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss, 0};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
   int rc =

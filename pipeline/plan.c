@@ -84,8 +84,11 @@ void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
   pc->zero_stage = cf->f->zero;
   pc->recompute = cf->f->rc;
   /* layers of the first / last pipeline rank, all its chunks */
-  pc->first_layers = K > 0 ? n[0] * pc->vpp : 0;
-  pc->last_layers = K > 0 ? n[K - 1] * pc->vpp : 0;
+  pc->first_layers = pc->last_layers = 0;
+  for (int k = 0; k < K; k++) {
+    if (k % cf->p == 0) pc->first_layers += n[k];
+    if (k % cf->p == cf->p - 1) pc->last_layers += n[k];
+  }
   pc->step_seconds = c->step;
   pc->peak_memory_bytes = c->peak;
   pc->fits = c->fits;
@@ -191,6 +194,8 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
                    : o->overlap_p2p >= 0     ? o->overlap_p2p
                                              : cf->v > 1;
   p->scatter_gather = o->scatter_gather;
+  p->account_embedding = cf->acct & 1;
+  p->account_loss = (cf->acct & 2) >> 1;
   p->alpha = o->alpha;
   p->seq_len = g->seq_len;
   p->layers = S->L;
@@ -595,6 +600,21 @@ static int cp_exchange(st__search_t *S) {
   return 0;
 }
 
+/* --pipeline-layout (the rulebook checked it): its chunks' layers, and
+ * the virtual stages it gives. */
+static int layout_of(st__search_t *S) {
+  strata_plan_opts_t *o = &S->opts;
+  char why[512];
+  if (!o->pipeline_layout) return 0;
+  S->lay_n = strata_calloc(ST__MAX_PP, sizeof *S->lay_n);
+  if (!S->lay_n) return strata_error(STRATA_ENOMEM, "out of memory");
+  if (st__layout_parse(o->pipeline_layout, S->L, S->g->hp.mtp_layers, S->lay_n,
+                       ST__MAX_PP, &S->lay_K, why, sizeof why))
+    return strata_error(STRATA_EINVAL, "%s", why);
+  o->vpp = o->fix_pp > 0 ? S->lay_K / o->fix_pp : 0;
+  return 0;
+}
+
 static int setup(st__search_t *S, const strata_graph_t *g,
                  const strata_cluster_t *c, const strata_plan_opts_t *o) {
   memset(S, 0, sizeof *S);
@@ -624,6 +644,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   int rc = framework_limits(&S->opts, g, c);
   if (!rc) rc = cp_exchange(S);
   if (!rc) rc = check_opts(S);
+  if (!rc) rc = layout_of(S);
   if (!rc) rc = load_graphs(S);
   if (!rc) {
     S->fam = strata_calloc(ST__MAX_FAMILIES, sizeof *S->fam);
@@ -640,6 +661,7 @@ static void teardown(st__search_t *S) {
     st__family_free(&S->fam[i]);
   strata_free(S->fam);
   strata_free(S->sync);
+  strata_free(S->lay_n);
   st__eval_free(S);
 }
 

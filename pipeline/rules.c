@@ -264,13 +264,75 @@ int st__rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
 static int given(const cfg_t *c) {
   return c->first_layers || c->last_layers;
 }
+/* The embedding (1) and the loss (2) counted as layers of the split. */
+static int acct_of(const cfg_t *c) {
+  return (c->account_embedding > 0) | (c->account_loss > 0) << 1;
+}
 static int split_even(const cfg_t *c, char *why, size_t n) {
   int v = vpp_of(c);
-  return c->pp >= 2 && !given(c) && c->layers % (c->pp * v) &&
-         SAY("%d layers do not split evenly over %d pipeline stages%s: give "
-             "--first-stage-layers and/or --last-stage-layers (Megatron-LM's "
-             "--decoder-first/last-pipeline-num-layers)",
+  return c->pp >= 2 && !given(c) && !acct_of(c) && !c->pipeline_layout &&
+         c->layers % (c->pp * v) &&
+         SAY("%d layers do not split evenly over %d pipeline stages%s: count "
+             "the embedding and the loss as layers (--account-for-embedding, "
+             "--account-for-loss), give --first-stage-layers and/or "
+             "--last-stage-layers (Megatron-LM's --decoder-first/last-"
+             "pipeline-num-layers) or every stage's (--pipeline-layout)",
              c->layers, c->pp, v > 1 ? " of equal virtual stages" : "");
+}
+/* ---- the embedding and the loss as layers, an explicit layout
+ * (pipeline/layouts.c) ---- */
+static int account_uneven(const cfg_t *c, char *why, size_t n) {
+  return acct_of(c) && (given(c) || c->pipeline_layout) &&
+         SAY("--account-for-embedding/--account-for-loss split the layers "
+             "evenly; Megatron-LM refuses them with %s",
+             given(c) ? "--first-stage-layers/--last-stage-layers"
+                      : "--pipeline-layout");
+}
+static int account_split(const cfg_t *c, char *why, size_t n) {
+  int a = acct_of(c), v = vpp_of(c), k[ST__MAX_PP];
+  int units = c->layers + (a & 1) + !!(a & 2);
+  return a && c->pp >= 2 && !given(c) &&
+         st__split_accounted(c->layers, c->pp, v, a, k) < 0 &&
+         SAY("%d layers with the %s counted (%d units) do not split evenly "
+             "over %d x %d virtual stages of two units or more where one is "
+             "the %s",
+             c->layers,
+             a == 3   ? "embedding and the loss"
+             : a == 1 ? "embedding"
+                      : "loss",
+             units, c->pp, v,
+             a == 3   ? "embedding or the loss"
+             : a == 1 ? "embedding"
+                      : "loss");
+}
+static int account_pp(const cfg_t *c, char *why, size_t n) {
+  return (acct_of(c) || c->pipeline_layout) && c->pp == 1 &&
+         SAY("%s: a layer split needs a pipeline (--pp 2 or more)",
+             c->pipeline_layout ? "--pipeline-layout" : "--account-for-*");
+}
+static int layout_form(const cfg_t *c, char *why, size_t n) {
+  int k[ST__MAX_PP], K = 0;
+  if (!c->pipeline_layout) return 0;
+  if (!c->megatron)
+    return SAY("--pipeline-layout is Megatron-LM's; free mode chooses its "
+               "own splits (drop --free)");
+  if (!c->pp)
+    return SAY("--pipeline-layout needs --pp (its virtual stages are pp x "
+               "vpp)");
+  if (given(c))
+    return SAY("--pipeline-layout says every stage's layers: drop "
+               "--first-stage-layers/--last-stage-layers");
+  if (st__layout_parse(c->pipeline_layout, c->layers, c->mtp_layers, k,
+                       ST__MAX_PP, &K, why, n))
+    return 1;
+  if (K % c->pp || K / c->pp > 64)
+    return SAY("--pipeline-layout has %d virtual stages: a multiple of --pp "
+               "%d, at most 64 per rank",
+               K, c->pp);
+  return c->vpp > 0 && K / c->pp != vpp_of(c) &&
+         SAY("--pipeline-layout has %d virtual stages per rank (%d over "
+             "--pp %d), --vpp says %d",
+             K / c->pp, K, c->pp, vpp_of(c));
 }
 static int rest_of(const cfg_t *c) {
   return c->layers - c->first_layers - c->last_layers;
@@ -400,6 +462,13 @@ static int ds_mtp(const cfg_t *c, char *why, size_t n) {
          ds_no_as(c, "multi-token prediction (--mtp-layers 0 drops it)",
                   "multi-token prediction modules", why, n);
 }
+static int ds_layout(const cfg_t *c, char *why, size_t n) {
+  return (c->pipeline_layout || acct_of(c)) &&
+         ds_no(c,
+               "a Megatron-LM layer split (--pipeline-layout, "
+               "--account-for-embedding, --account-for-loss)",
+               why, n);
+}
 static int ds_zero0(const cfg_t *c, char *why, size_t n) {
   return c->zero_stage == 0 &&
          ds_no(c,
@@ -480,6 +549,14 @@ static const rule_t rules[] = {
     {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
     {"vpp-micro-batches", MG | DS, CONFIG,
      "megatron/core/pipeline_parallel/schedules.py", st__rule_vpp_micro},
+    {"layout-form", MG | DS, CONFIG | OPTIONS,
+     "megatron/core/transformer/pipeline_parallel_layer_layout.py",
+     layout_form},
+    {"account-pp", MG | DS, CONFIG | OPTIONS, TCONF, account_pp},
+    {"account-uneven", MG | DS, CONFIG | OPTIONS,
+     "megatron/core/transformer/transformer_block.py", account_uneven},
+    {"account-split", MG | DS, CONFIG,
+     "megatron/core/transformer/transformer_block.py", account_split},
     {"split-even", MG | DS, CONFIG, TCONF, split_even},
     {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
     {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
@@ -499,6 +576,7 @@ static const rule_t rules[] = {
     {"ds-fp8", DS, OPTIONS | PLAN, DSX, ds_fp8},
     {"ds-ep-overlap", DS, OPTIONS, DSX, ds_ep_overlap},
     {"ds-mtp", DS, OPTIONS | PLAN, DSX, ds_mtp},
+    {"ds-layout", DS, OPTIONS | PLAN, DSX, ds_layout},
     {"ds-zero0", DS, OPTIONS | PLAN,
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
@@ -544,6 +622,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->vpp = o->vpp, c->micro_batch = o->micro_batch;
   c->global_batch = o->global_batch;
   c->first_layers = o->fix_first, c->last_layers = o->fix_last;
+  c->pipeline_layout = o->pipeline_layout;
   c->zero_stage = o->zero_stage;
   c->sequence_parallel = o->sequence_parallel;
   c->recompute = o->recompute;
@@ -592,6 +671,37 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->mtp_layers = p->mtp_layers;
 }
 
+/* A fixed configuration's split: the virtual stages a layout gives, and
+ * the embedding and the loss counted where they are left to choose only
+ * when the even split needs them (both, else the embedding, else the
+ * loss: the first that splits). */
+static void fix_split(cfg_t *c) {
+  int k[ST__MAX_PP], K = 0, v = vpp_of(c);
+  if (c->pipeline_layout && c->pp > 0 &&
+      !st__layout_parse(c->pipeline_layout, c->layers, c->mtp_layers, k,
+                        ST__MAX_PP, &K, NULL, 0) &&
+      K % c->pp == 0 && !c->vpp)
+    c->vpp = K / c->pp;
+  int free_e = c->account_embedding < 0, free_l = c->account_loss < 0;
+  if (c->account_embedding < 0) c->account_embedding = 0;
+  if (c->account_loss < 0) c->account_loss = 0;
+  if (c->pp < 2 || given(c) || c->pipeline_layout ||
+      (c->layers % (c->pp * v) == 0 && !acct_of(c)))
+    return;
+  if (acct_of(c) && st__split_accounted(c->layers, c->pp, v, acct_of(c), k) > 0)
+    return; /* as given */
+  static const int order[] = {3, 1, 2};
+  for (int i = 0; i < 3; i++) {
+    int a = order[i] | acct_of(c);
+    if (((a & 1) && !c->account_embedding && !free_e) ||
+        ((a & 2) && !c->account_loss && !free_l))
+      continue;
+    if (st__split_accounted(c->layers, c->pp, v, a, k) < 0) continue;
+    c->account_embedding = a & 1, c->account_loss = a >> 1;
+    return;
+  }
+}
+
 int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
                         strata_plan_opts_t *o) {
   strata_rules_config_t rc;
@@ -600,10 +710,15 @@ int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
     return strata_error(STRATA_EINVAL, "a fixed configuration needs its "
                                        "tensor- and pipeline-parallel sizes");
   strata_rules_config_init(&rc, g, c, o);
+  fix_split(&rc);
   if (strata_rules_check(&rc, STRATA_RULES_CONFIG, &v))
     return strata_error(STRATA_EINVAL, "%s", v.why);
   if (!o->fix_dp) o->fix_dp = dp_of(&rc);
-  if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last)
+  o->vpp = rc.vpp;
+  o->account_embedding = rc.account_embedding;
+  o->account_loss = rc.account_loss;
+  if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last && !acct_of(&rc) &&
+      !o->pipeline_layout)
     o->fix_first = o->fix_last = rc.layers / o->fix_pp; /* Megatron-LM's */
   return 0;
 }

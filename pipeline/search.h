@@ -105,7 +105,19 @@ typedef struct {
    * a candidate copies it, sets its degrees and asks the rules the
    * search filters by */
   strata_rules_config_t rules;
+  /* --pipeline-layout: the layers of each of its lay_K model chunks (0:
+   * none given) */
+  int lay_K, *lay_n;
 } st__search_t;
+
+/* layouts.c: the layers of each of the p x v model chunks with the
+ * embedding (acct & 1) and the loss (acct & 2) counted as layers of an
+ * even split; K, or -1 when they do not split so. */
+int st__split_accounted(int L, int p, int v, int acct, int *n);
+/* Megatron-LM's layout string: each virtual stage's transformer layers
+ * into n[0..*K) (cap at most); 0, or 1 with the reason in why. */
+int st__layout_parse(const char *s, int layers, int mtp, int *n, int cap,
+                     int *K, char *why, size_t wn);
 
 /* Rules of the rulebook (rules.c) the search asks of its candidates, by
  * the predicates of their rows: non-zero when c breaks the rule (why may
@@ -128,6 +140,8 @@ typedef struct {
    * each stage's group (its cluster, budget, families' parts), or NULL:
    * every stage on the search's own cluster */
   st__search_t *const *ss;
+  int acct; /* the embedding (1) and the loss (2) counted as layers of an
+               even split (layouts.c), or 0 */
 } st__cfg_t;
 
 /* What a configuration costs. */

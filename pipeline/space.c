@@ -85,9 +85,11 @@ static int before(const st__cost_t *ca, const st__cfg_t *a,
                   const st__cost_t *cb, const st__cfg_t *b) {
   if (ca->step != cb->step) return ca->step < cb->step;
   if (ca->peak != cb->peak) return ca->peak < cb->peak;
-  const int x[] = {a->p, a->dp, a->v, a->first, a->last, a->f->t, a->b};
-  const int y[] = {b->p, b->dp, b->v, b->first, b->last, b->f->t, b->b};
-  for (int i = 0; i < 7; i++)
+  const int x[] = {a->p,    a->dp,   a->v, a->first,
+                   a->last, a->f->t, a->b, a->acct};
+  const int y[] = {b->p,    b->dp,   b->v, b->first,
+                   b->last, b->f->t, b->b, b->acct};
+  for (int i = 0; i < 8; i++)
     if (x[i] != y[i]) return x[i] < y[i];
   return 0;
 }
@@ -318,7 +320,7 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
  * and a last rank of their own sizes and equal middle ranks, each a
  * multiple of the virtual stages (megatron/core/transformer/
  * transformer_config.py). */
-static int visit_group(top_t *T, st__cfg_t cf) {
+static int visit_splits(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
   int L = S->L, p = cf.p, v = cf.v > 1 ? cf.v : 1;
   T->fit_end[0] = T->fit_end[1] = -1;
@@ -387,6 +389,39 @@ static int visit_group(top_t *T, st__cfg_t cf) {
   return rc;
 }
 
+/* Whether the split may count the embedding (acct & 1) and the loss
+ * (acct & 2) as layers: each as asked, or either where left to choose;
+ * Megatron-LM's pipelines only, of one shape, with no rank's size given. */
+static int acct_allowed(const st__search_t *S, int acct) {
+  const strata_plan_opts_t *o = S->o;
+  int e = o->account_embedding, l = o->account_loss;
+  if (acct && (!o->megatron || o->framework != STRATA_FRAMEWORK_MEGATRON ||
+               o->fix_first || o->fix_last))
+    return 0;
+  return (e < 0 || e == (acct & 1)) && (l < 0 || l == (acct >> 1 & 1));
+}
+
+/* A group's splits: an explicit layout's alone; else Megatron-LM's first
+ * and last ranks (visit_splits) and the even splits that count the
+ * embedding and the loss as layers (one each), as allowed. */
+static int visit_group(top_t *T, st__cfg_t cf) {
+  const st__search_t *S = T->S;
+  int n[ST__MAX_PP], v = cf.v > 1 ? cf.v : 1;
+  if (S->lay_K > 0) {
+    cf.first = cf.last = 0;
+    return cf.p * v == S->lay_K ? visit(T, &cf) : 0;
+  }
+  int rc = acct_allowed(S, 0) ? visit_splits(T, cf) : 0;
+  for (int a = 1; a <= 3 && !rc && cf.p >= 2; a++) {
+    if (!acct_allowed(S, a) || st__split_accounted(S->L, cf.p, v, a, n) < 0)
+      continue;
+    cf.first = cf.last = 0;
+    cf.acct = a;
+    rc = visit(T, &cf);
+  }
+  return rc;
+}
+
 /* ---- groups ---- */
 
 /* The least share of forward (or backward) in any part of the family:
@@ -428,8 +463,14 @@ static int vpp_ok(const st__search_t *S, int p, int v, int m) {
   strata_rules_config_t c = S->rules; /* m micro-batches: the rulebook's */
   c.pp = p, c.vpp = v, c.global_batch = m, c.micro_batch = 1, c.dp = 1;
   if (st__rule_vpp_pp(&c, NULL, 0) || st__rule_vpp_micro(&c, NULL, 0)) return 0;
-  if (S->L % v || S->L < p * v || v > 64) return 0;
-  if (p * v > ST__MAX_PP) return 0;
+  if (S->L < p * v || v > 64 || p * v > ST__MAX_PP) return 0;
+  if (S->lay_K > 0) return p * v == S->lay_K;
+  /* a multiple of v on every rank, or the embedding and loss counted */
+  int units_ok = 0;
+  for (int a = 1; a <= 3; a++)
+    units_ok |=
+        acct_allowed(S, a) && (S->L + (a & 1) + (a >> 1)) % (p * v) == 0;
+  if (S->L % v && !units_ok) return 0;
   if (S->o->overlap_p2p == 0 && p < 3) return 0; /* Megatron-LM's rule */
   return 1;
 }

@@ -781,6 +781,15 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
               int n[ST__MAX_PP];
               if (st__split_of(S, &cf, n) == p * v) consider(S, &cf, b);
             }
+          /* and the even splits that count the embedding and the loss
+           * as layers (Megatron-LM's --account-for-*-in-pipeline-split) */
+          cf.first = cf.last = 0;
+          for (int a = 1; a <= 3 && S->o->account_embedding != 0; a++) {
+            int n[ST__MAX_PP];
+            cf.acct = a;
+            if (st__split_of(S, &cf, n) == p * v) consider(S, &cf, b);
+          }
+          cf.acct = 0;
         }
       }
   }
@@ -832,7 +841,7 @@ static void best_of_enumeration(int iters, int interleave) {
                                    "mi300x:1",   "dgx-a100:3", NULL,
                                    "drained"};
   static const int batches[] = {8, 12, 16, 24, 32};
-  int cases = 0, bound = 0, uneven_vpp = 0;
+  int cases = 0, bound = 0, uneven_vpp = 0, accounted = 0;
   if (interleave) rng = 0x9E3779B97F4A7C15ULL; /* the same cases alone */
   for (int it = 0; it < iters; it++) {
     strata_gen_opts_t gen;
@@ -891,6 +900,8 @@ static void best_of_enumeration(int iters, int interleave) {
       e.vpp = b.cf.v > 1 ? b.cf.v : 1;
       e.fix_first = b.cf.first;
       e.fix_last = b.cf.last;
+      e.account_embedding = b.cf.acct & 1;
+      e.account_loss = b.cf.acct >> 1;
       e.recompute = brc;
       e.sequence_parallel = bsp;
       e.fix_cp = bf.cp, e.fix_ep = bf.ep, e.fix_etp = bf.etp;
@@ -912,6 +923,7 @@ static void best_of_enumeration(int iters, int interleave) {
              "layers, last %d\n",
              b.cf.v, b.cf.first, b.cf.last);
     uneven_vpp += b.fit && b.cf.v > 1 && b.cf.first != b.cf.last;
+    accounted += b.fit && b.cf.acct;
     if (b.fit && (bf.cp > 1 || bf.ep > 1 || bf.zero >= 2 || bf.fp8))
       printf("           best has cp %d, ep %d, etp %d, ZeRO %d, fp8 %d\n",
              bf.cp, bf.ep, bf.etp, bf.zero, bf.fp8);
@@ -920,10 +932,11 @@ static void best_of_enumeration(int iters, int interleave) {
     strata_graph_destroy(g);
   }
   printf("  %d cases planned, all at the enumerated optimum (%d bounds); "
-         "%d interleaved with uneven first and last ranks\n",
-         cases, bound, uneven_vpp);
+         "%d interleaved with uneven first and last ranks, %d counting the "
+         "embedding or the loss as layers\n",
+         cases, bound, uneven_vpp, accounted);
   ASSERT(cases >= iters * 3 / 5);
-  if (interleave) ASSERT(uneven_vpp >= 2);
+  if (interleave) ASSERT(uneven_vpp >= 1 && accounted >= 1);
 }
 
 TEST(plan_is_best_of_enumeration) {
@@ -1061,6 +1074,9 @@ TEST(interleaved_uneven_exact) {
     o.quiet = 1;
     o.global_batch = 16;
     o.vpp = 2;
+    /* the first/last form alone (the embedding and the loss are layers of
+     * no split here) */
+    o.account_embedding = o.account_loss = 0;
     if (k < 2) {
       ASSERT_OK(strata_trace_load(trace, &g));
       o.model_spec = trace;

@@ -66,6 +66,63 @@ TEST(accepted_by_both_planned_frameworks) {
   ASSERT_EQ(strata_rules_check(&s, ALL, NULL), 0);
 }
 
+/* Megatron-LM's splits beyond a first and a last rank: the embedding and
+ * the loss counted as layers (24 + 2 = 26 over pp 2: 13 a rank, 12 and 12
+ * layers), and an explicit layout of every virtual stage. */
+TEST(layer_splits_beyond_first_and_last) {
+  strata_rules_config_t c = dense();
+  c.layers = 26, c.pp = 4, c.dp = 1; /* 26 over 4: not evenly */
+  refused(&c, ALL, "split-even", "--account-for-embedding");
+  c.account_embedding = c.account_loss = 1; /* 28 = 4 x 7 */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.account_loss = 0; /* 27 units over 4 */
+  refused(&c, ALL, "account-split", "27 units");
+  c = dense(), c.account_loss = 1, c.first_layers = 11;
+  refused(&c, ALL, "account-uneven", "--first-stage-layers");
+  c = dense(), c.pp = 1, c.dp = 8, c.account_embedding = 1;
+  refused(&c, ALL, "account-pp", "needs a pipeline");
+  c = dense(), c.vpp = 0;
+  c.pipeline_layout = "Et*5|t*6|t*6|t*7L"; /* 24 layers, 4 stages: vpp 2 */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.pipeline_layout = "E(t*3|)*7t*3L"; /* Megatron-LM's groups: 8 stages */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.pipeline_layout = "Et*2,t*3|t*6|t*6|t*7L"; /* commas are cosmetic */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  static const struct {
+    const char *layout, *words;
+  } bad[] = {
+      {"Et*5|t*6|t*6|t*6L", "23 transformer layers 't', the model has 24"},
+      {"Et*5|t*6|t*6|t*7", "the loss 'L' comes once, last"},
+      {"t*5|t*6|t*6|t*7L", "the embedding 'E' comes once, first"},
+      {"Et*5|t*6|t*6|t*7Lt", "the loss 'L' comes once, last"},
+      {"Et*5|t*6|t*6|t*7mL", "1 multi-token prediction modules"},
+      {"E|t*12|t*5|t*7L", "virtual stage 0 holds no transformer layer"},
+      {"Et*5|(t*6|*2t*7L", "has no ')'"},
+      {"Et*5|((t*6|)*2)*1t*7L", "does not nest them"},
+      {"Et*5|(t*6|)t*7L", "needs something inside and '*N'"},
+      {"Et*5|t*6|t*6|t*7xL", "'x' is not a layer"},
+      {"Et*99999999|L", "a count of 0 to 2^20"},
+      {"Et*24|L", "holds no transformer layer"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    c.pipeline_layout = bad[i].layout;
+    refused(&c, ALL, "layout-form", bad[i].words);
+  }
+  c.pp = 4, c.dp = 2, c.pipeline_layout = "Et*12|t*11|tL"; /* 3 stages */
+  refused(&c, ALL, "layout-form", "3 virtual stages: a multiple of --pp 4");
+  c = dense(), c.vpp = 3, c.pipeline_layout = "Et*5|t*6|t*6|t*7L";
+  refused(&c, ALL, "layout-form", "--vpp says 3");
+  c = dense(), c.pipeline_layout = "Et*12|t*12L", c.first_layers = 12;
+  refused(&c, ALL, "layout-form", "drop --first-stage-layers");
+  c = dense(), c.pipeline_layout = "Et*12|t*12L", c.megatron = 0;
+  refused(&c, ALL, "layout-form", "free mode");
+  c = dense(), c.pipeline_layout = "Et*12|t*12L", c.account_loss = 1;
+  refused(&c, ALL, "account-uneven", "--pipeline-layout");
+  c = dense(), c.target = STRATA_RULES_DEEPSPEED, c.account_embedding = 1;
+  c.layers = 25; /* 26 over 2 */
+  refused(&c, ALL, "ds-layout", "a Megatron-LM layer split");
+}
+
 TEST(sizes) {
   strata_rules_config_t c = dense();
   c.dp = 0, c.world = 18;
@@ -397,6 +454,7 @@ TEST(search_keeps_what_the_rules_accept) {
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
     TEST_ENTRY(accepted_by_both_planned_frameworks),
+    TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),
     TEST_ENTRY(batch_and_interleaving),

@@ -40,6 +40,10 @@ int strata_plan_load(const char *path, strata_plan_t **out);
 /* Layers of pipeline rank r: the sum of its stages (its virtual stages'
  * model chunks when the plan interleaves). */
 int strata_plan_rank_layers(const strata_plan_t *p, int rank);
+/* The plan's split as Megatron-LM's --pipeline-model-parallel-layout
+ * writes it, runs of equal chunks as "(..|)*N": "Et|(t*2|)*62tL".  0, or
+ * -1 when it does not fit in size bytes. */
+int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size);
 
 /* Reports, into strata_free-able strings. */
 int strata_plan_summary(const strata_plan_t *p, char **text);

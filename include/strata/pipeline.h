@@ -78,6 +78,9 @@ typedef struct {
    * last_layers fix the layers of the first / last pipeline stage (the
    * middle stages share the rest equally). */
   int fix_tp, fix_pp, fix_dp, fix_first, fix_last;
+  /* Megatron-LM's --pipeline-model-parallel-layout: every virtual stage's
+   * layers ("Et*3|(t*4|)*14tL"); NULL: none.  It fixes pp x vpp chunks. */
+  const char *pipeline_layout;
   int no_memory_check; /* cost it even when it does not fit (estimate) */
   int top;             /* distinct configurations kept (default 3) */
   /* When *cancel becomes non-zero (e.g. from a SIGINT handler), queued
@@ -314,6 +317,7 @@ typedef struct {
   int micro_batch;               /* 0: 1 */
   int global_batch;              /* sequences per step */
   int first_layers, last_layers; /* 0: not given */
+  const char *pipeline_layout;   /* NULL: not given */
   int zero_stage;                /* STRATA_AUTO: chosen */
   int sequence_parallel;         /* STRATA_AUTO: chosen; 0 off, 1 on */
   strata_recompute_t recompute;  /* STRATA_RECOMPUTE_AUTO: chosen */

@@ -153,7 +153,13 @@
     "p2p of 1/t of the boundary without sequence\nparallelism (default: off for megatron, on\nfor deepspeed)") \
   S(F, fp8_param_gather, fp8_param_gather, "FP8 parameter gather", TI, 8, 27, \
     "fp8-param-gather", 0,                                                      \
-    "with --precision fp8: the compute weights\nkept and all-gathered in FP8 (default off)")
+    "with --precision fp8: the compute weights\nkept and all-gathered in FP8 (default off)") \
+  S(F, account_embedding, account_for_embedding, "embedding counted in the split", TI, 9, 28, \
+    "account-for-embedding", STRATA_AUTO,                                       \
+    "the embedding counts as a layer of the\nsplit (Megatron-LM's --account-for-\nembedding-in-pipeline-split; default: choose)") \
+  S(F, account_loss, account_for_loss, "loss counted in the split", TI, 9, 29, \
+    "account-for-loss", STRATA_AUTO,                                            \
+    "the loss counts as a layer of the split\n(--account-for-loss-in-pipeline-split;\ndefault: choose)")
 /* clang-format on */
 
 /* A switch as a row of STRATA_PLAN_FIELDS. */
@@ -166,9 +172,10 @@
 #define STRATA_PLAN_SWITCH_WHEN_TI(m, slot) ((slot) <= 7 || p->m)
 #define STRATA_PLAN_SWITCH_DECL(F, m, ...) int m;
 
-/* The newest plan format: the highest slot of a TI/TD row (8: the FP8
- * parameter gather), at least 7 (the RoPE scaling, a struct of its own). */
-#define STRATA_PLAN_FORMAT_VERSION 8
+/* The newest plan format: the highest slot of a TI/TD row (9: the
+ * embedding and loss counted in the pipeline split), at least 7 (the RoPE
+ * scaling, a struct of its own). */
+#define STRATA_PLAN_FORMAT_VERSION 9
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60

@@ -33,6 +33,7 @@ keep() {
 }
 
 prev=""
+set -f # the words of plans.txt are not patterns (a layout's '*')
 while read -r kind name args; do
   case $kind in \#* | "") continue ;; esac
   # shellcheck disable=SC2086  # the arguments are words of plans.txt
@@ -56,6 +57,7 @@ while read -r kind name args; do
   [ -n "$prev" ] && keep "$name.diff" "$bin" diff --json "$prev.splan" "$name.splan"
   prev=$name
 done <"$here/plans.txt"
+set +f
 
 sha256sum -- * | sort -k2 >"$work/.actual"
 if [ "$mode" = --update ]; then
