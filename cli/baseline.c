@@ -71,11 +71,14 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->micro_batch = o->gen.micro_batch = old->micro_batch;
   o->vpp = old->vpp > 1 ? old->vpp : 1;
   o->fix_first = o->fix_last = 0;
-  if (old->pp > 1 && old->n_stages >= 2) {
+  /* the embedding or loss counted: the even split of their units */
+  if (old->pp > 1 && old->n_stages >= 2 && !old->account_embedding &&
+      !old->account_loss) {
     o->fix_first = strata_plan_rank_layers(old, 0);
     o->fix_last = strata_plan_rank_layers(old, old->pp - 1);
   }
   o->recompute = old->recompute;
+  o->recompute_modules = (unsigned)old->recompute_modules;
   o->sequence_parallel = old->sequence_parallel;
   o->zero_stage = old->zero_stage;
   o->recipe = old->recipe;

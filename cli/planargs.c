@@ -11,7 +11,7 @@
 #include "core/json.h"
 
 enum { PLAN = 1, ESTIMATE = 2 };
-enum { C_GB, C_ZERO, C_CPCOMM, C_PREC, C_RECIPE, C_RC, C_FW, C_REPLAN };
+enum { C_GB, C_ZERO, C_CPCOMM, C_PREC, C_RECIPE, C_RC, C_RCM, C_FW, C_REPLAN };
 
 #define CLI_ARGS_T cli_plan_args_t
 #define NOT_EST(reason) .only = PLAN, .why = reason
@@ -85,6 +85,11 @@ static const cli_opt_t opts[] = {
              "loss, '|' between stages, x*N, (..)*N\n"
              "(e.g. 'Et*3|(t*4|)*14tmL'); with --pp")},
     {CLI_CALL("recompute", 0, C_RC, "R", "none, selective or full")},
+    {CLI_CALL("recompute-modules", 0, C_RCM, "LIST",
+              "selective recompute of Megatron-LM's modules\n"
+              "(core_attn, layernorm, mlp, moe, moe_act,\n"
+              "shared_experts, mla_up_proj; comma-separated;\n"
+              "default: the attention scores)")},
     {CLI_TOGGLE("sequence-parallel", po.sequence_parallel,
                 "(default: choose)")},
     {CLI_CALL("zero", 0, C_ZERO, "Z",
@@ -192,6 +197,9 @@ static int call(const char *cmd, int id, const char *arg, void *args) {
     return parse_enum(cmd, strata_recipe_parse(arg, &po->recipe));
   case C_RC:
     return parse_enum(cmd, strata_recompute_parse(arg, &po->recompute));
+  case C_RCM:
+    return parse_enum(
+        cmd, strata_recompute_modules_parse(arg, &po->recompute_modules));
   case C_FW:
     return parse_enum(cmd, strata_framework_parse(arg, &po->framework));
   default: /* C_REPLAN */

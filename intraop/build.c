@@ -156,8 +156,25 @@ static unsigned skip_saved(const strata_graph_t *g, const strata_op_t *op,
   return skip;
 }
 
+/* Selective recompute of Megatron-LM's modules: the slots a recomputed
+ * module makes again (its internal tensors; bit 31: the op's own extra
+ * saved state, inside a module). */
+static unsigned module_skip(const strata_graph_t *g, int i, unsigned mods) {
+  const strata_op_t *op = &g->ops[i];
+  unsigned skip = 0;
+  if (!mods) return 0;
+  for (int s = 0; s < op->n_in + op->n_out; s++) {
+    int t = s < op->n_in ? op->in[s] : op->out[s - op->n_in];
+    if (st__module_drops(g, t, mods)) skip |= 1u << s;
+  }
+  return skip | ((strata_op_modules(g, i) & mods) ? 1u << 31 : 0);
+}
+
 static int fill_info(const strata_graph_t *g, st__stage_t *st,
                      const index_t *ix, unsigned char *seen) {
+  unsigned mods = st->o.recompute == STRATA_RECOMPUTE_SELECTIVE
+                      ? st->o.recompute_modules
+                      : 0;
   for (int i = 0; i < g->n_ops; i++) {
     int id = ix->info_of[i];
     if (id < 0) continue;
@@ -177,7 +194,8 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
                     g->tensors[bl->output].producer == i;
       in->in_recompute = st->o.recompute == STRATA_RECOMPUTE_FULL ||
                          (st->o.recompute == STRATA_RECOMPUTE_SELECTIVE &&
-                          is_attention_out(g, op));
+                          (mods ? (strata_op_modules(g, i) & mods) != 0
+                                : is_attention_out(g, op)));
     }
     int rc = st__opdims(g, op, &in->dims);
     if (!rc)
@@ -193,7 +211,7 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
                           st->ctx.devices);
     in->cost = strata_calloc((size_t)in->n_strat, sizeof *in->cost);
     if (!in->cost) return strata_error(STRATA_ENOMEM, "out of memory");
-    unsigned skip = skip_saved(g, op, seen);
+    unsigned skip = skip_saved(g, op, seen) | module_skip(g, i, mods);
     for (int s = 0; s < in->n_strat; s++)
       st__op_cost(&st->ctx, op, &in->dims, &in->strat[s], in->owns, skip,
                   in->is_ckpt, in->in_recompute, &in->cost[s]);

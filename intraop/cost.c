@@ -248,7 +248,8 @@ static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
                        const st__opdims_t *d, const st__strat_t *s,
                        unsigned skip, st__op_cost_t *r) {
   unsigned sv = strata_op_saves(c->g, op);
-  int selective = c->o->recompute == STRATA_RECOMPUTE_SELECTIVE;
+  int selective = c->o->recompute == STRATA_RECOMPUTE_SELECTIVE &&
+                  !c->o->recompute_modules; /* else by module (build.c) */
   for (int i = 0; i < d->n_slots; i++) {
     const strata_tensor_t *t = &c->g->tensors[d->tensor[i]];
     if (!saves_slot(d, sv, i) || (skip & (1u << i))) continue;
@@ -265,6 +266,7 @@ static void saved_cost(const st__cost_ctx_t *c, const strata_op_t *op,
                     ? (double)strata_tensor_numel(&c->g->tensors[d->tensor[o0]])
                     : 0;
   if (selective && is_attention_matrix(c->g, d->tensor[o0])) extra -= mask;
+  if (skip & (1u << 31)) extra = 0; /* in a recomputed module */
   /* the mask and flash attention's log-sum-exp split like the output */
   if (extra > 0) r->act += extra / st__shards(c->m, &p);
 }

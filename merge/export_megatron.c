@@ -324,6 +324,12 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
   }
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
     flag(a, "--recompute-granularity", "selective");
+  if (p->recompute == STRATA_RECOMPUTE_SELECTIVE && p->recompute_modules > 0) {
+    char m[160];
+    strata_recompute_modules_format((unsigned)p->recompute_modules, " ", m,
+                                    sizeof m);
+    flag(a, "--recompute-modules", "%s", m);
+  }
   if (p->recompute == STRATA_RECOMPUTE_FULL) {
     flag(a, "--recompute-granularity", "full");
     flag(a, "--recompute-method", "uniform");

@@ -133,8 +133,15 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
                     p->zero_stage, strata_recipe_name(p->recipe),
                     strata_framework_name(p->framework));
-  strata_buf_printf(b, "  %-20s %s\n", "recompute",
-                    strata_recompute_name(p->recompute));
+  char rcm[160] = "";
+  if (p->recompute == STRATA_RECOMPUTE_SELECTIVE && p->recompute_modules > 0) {
+    strcpy(rcm, " (modules ");
+    strata_recompute_modules_format((unsigned)p->recompute_modules, ", ",
+                                    rcm + 10, sizeof rcm - 12);
+    strcat(rcm, ")");
+  }
+  strata_buf_printf(b, "  %-20s %s%s\n", "recompute",
+                    strata_recompute_name(p->recompute), rcm);
   strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
                     st__onoff(p->sequence_parallel));
   st__summary_par(b, p);
@@ -381,16 +388,23 @@ enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
   st__json_add_str(o, #key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
 #define JPUT_PREC(o, key, v) st__json_add_str(o, "precision", "fp8")
 #define JPUT_SIGMOID(o, key, v) st__json_add_str(o, #key, "sigmoid")
+#define JPUT_MODULES(o, key, v) st__json_add_str(o, #key, modules_of(v, mb))
 #define JPUT_TIMING(o, key, v)                                                 \
   (flags & STRATA_PLAN_JSON_TIMINGS ? st__json_add_num(o, #key, v) : 0)
 #define JROW(part, t, m, key, what, lo, hi, codec, slot, jsec, jkind, when,    \
              ...)                                                              \
   if (J_##jsec == sec && (when)) bad |= JPUT_##jkind(o, key, p->m);
 
+static const char *modules_of(int m, char *buf) {
+  strata_recompute_modules_format((unsigned)m, ",", buf, 128);
+  return buf;
+}
+
 /* The fields of section sec into o. */
 static int json_fields(cJSON *o, const strata_plan_t *p, int sec,
                        unsigned flags) {
   int bad = 0;
+  char mb[128];
   STRATA_PLAN_FIELDS(JROW)
   return bad;
 }

@@ -349,6 +349,8 @@ void st__base_stage_opts(const st__search_t *S, const st__family_t *f,
   so->recipe = o->recipe;
   so->zero_stage = f->zero;
   so->recompute = f->rc;
+  so->recompute_modules =
+      f->rc == STRATA_RECOMPUTE_SELECTIVE ? o->recompute_modules : 0;
   so->sequence_parallel = f->sp;
   so->megatron_tp_axes = so->mesh.ndim;
   so->perf = *strata_cluster_perf(S->c);

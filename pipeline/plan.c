@@ -176,6 +176,8 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->megatron = o->megatron;
   p->recipe = o->recipe;
   p->recompute = cf->f->rc;
+  p->recompute_modules =
+      cf->f->rc == STRATA_RECOMPUTE_SELECTIVE ? (int)o->recompute_modules : 0;
   p->framework = o->framework;
   /* every switch as asked; those the configuration decides, below */
 #define SWITCH_COPY(F, m, ...) p->m = o->m;
@@ -577,6 +579,9 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   strata_rules_config_init(&rc, g, c, o);
   if (strata_rules_check(&rc, STRATA_RULES_OPTIONS, &v))
     return strata_error(STRATA_EINVAL, "%s", v.why);
+  /* modules given: selective recompute of them */
+  if (o->recompute_modules && o->recompute == STRATA_RECOMPUTE_AUTO)
+    o->recompute = STRATA_RECOMPUTE_SELECTIVE;
   if (!ds) return 0;
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;

@@ -362,6 +362,32 @@ static int split_vpp(const cfg_t *c, char *why, size_t n) {
              rest / mid, v);
 }
 
+/* ---- selective recompute's modules (transformer_config.py,
+ * recompute_modules) ---- */
+static int modules_selective(const cfg_t *c, char *why, size_t n) {
+  return c->recompute_modules && c->recompute >= 0 &&
+         c->recompute != STRATA_RECOMPUTE_SELECTIVE &&
+         SAY("--recompute-modules are selective recompute's; they cannot go "
+             "with --recompute %s",
+             strata_recompute_name(c->recompute));
+}
+static int modules_model(const cfg_t *c, char *why, size_t n) {
+  unsigned m = c->recompute_modules;
+  const char *what =
+      (m & (STRATA_RCM_MOE | STRATA_RCM_MOE_ACT)) && !c->experts
+          ? "moe and moe_act need a mixture of experts"
+      : (m & STRATA_RCM_SHARED_EXPERTS) && !c->shared
+          ? "shared_experts needs shared experts"
+      : (m & STRATA_RCM_MLA_UP_PROJ) && !c->mla
+          ? "mla_up_proj needs multi-head latent attention"
+      : (m & STRATA_RCM_MLP) && c->layers && c->moe_layers >= c->layers
+          ? "mlp needs a layer with a dense MLP (the experts' "
+            "are moe)"
+          : NULL;
+  return what && SAY("--recompute-modules: %s, which %s does not have", what,
+                     c->model ? c->model : "the model");
+}
+
 /* ---- what Megatron-LM's arguments allow of a plan's overlaps
  * (megatron/training/arguments.py) ---- */
 
@@ -469,6 +495,11 @@ static int ds_layout(const cfg_t *c, char *why, size_t n) {
                "--account-for-embedding, --account-for-loss)",
                why, n);
 }
+static int ds_modules(const cfg_t *c, char *why, size_t n) {
+  return c->recompute_modules &&
+         ds_no(c, "recompute of Megatron-LM's modules (--recompute-modules)",
+               why, n);
+}
 static int ds_zero0(const cfg_t *c, char *why, size_t n) {
   return c->zero_stage == 0 &&
          ds_no(c,
@@ -504,6 +535,12 @@ static int titan_qwen3_pp(const cfg_t *c, char *why, size_t n) {
   return c->pp > 1 && c->family && !strcmp(c->family, "qwen3") &&
          SAY("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
              "pipelining_fn is None); re-plan with --pp 1");
+}
+static int torch_modules(const cfg_t *c, char *why, size_t n) {
+  return c->recompute_modules &&
+         SAY("the plan recomputes Megatron-LM's modules "
+             "(--recompute-modules), which this export does not say; "
+             "export it for Megatron-LM");
 }
 static int titan_fp8(const cfg_t *c, char *why, size_t n) {
   return c->precision == STRATA_PRECISION_FP8 &&
@@ -557,6 +594,10 @@ static const rule_t rules[] = {
      "megatron/core/transformer/transformer_block.py", account_uneven},
     {"account-split", MG | DS, CONFIG,
      "megatron/core/transformer/transformer_block.py", account_split},
+    {"recompute-modules-selective", MG | DS, CONFIG | OPTIONS, TCONF,
+     modules_selective},
+    {"recompute-modules-model", MG | DS, CONFIG | OPTIONS, TCONF,
+     modules_model},
     {"split-even", MG | DS, CONFIG, TCONF, split_even},
     {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
     {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
@@ -577,12 +618,15 @@ static const rule_t rules[] = {
     {"ds-ep-overlap", DS, OPTIONS, DSX, ds_ep_overlap},
     {"ds-mtp", DS, OPTIONS | PLAN, DSX, ds_mtp},
     {"ds-layout", DS, OPTIONS | PLAN, DSX, ds_layout},
+    {"ds-recompute-modules", DS, OPTIONS | PLAN, DSX, ds_modules},
     {"ds-zero0", DS, OPTIONS | PLAN,
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
      ds_zero0},
     {"ds-even-split", DS, OPTIONS,
      "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"torch-recompute-modules", TORCH | TITAN, PLAN,
+     "torchtitan activation_checkpoint; torch.utils.checkpoint", torch_modules},
     {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
      dtensor_styles},
     {"titan-qwen3-pp", TITAN, PLAN, "torchtitan/models/qwen3 (TrainSpec)",
@@ -626,6 +670,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->zero_stage = o->zero_stage;
   c->sequence_parallel = o->sequence_parallel;
   c->recompute = o->recompute;
+  c->recompute_modules = o->recompute_modules;
   SWITCHES_FROM(o);
   c->precision = o->precision;
   c->framework = o->framework;
@@ -640,6 +685,8 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->mtp_layers = g->hp.mtp_layers;
   strata_graph_moe(g, &m);
   c->experts = m.experts, c->moe_ffn = m.moe_ffn;
+  c->shared = g->hp.shared_ffn > 0, c->mla = g->hp.kv_lora > 0;
+  c->moe_layers = m.experts ? m.moe_layers : 0;
 }
 
 /* A plan's ep of 0 is 1 with experts (older files); its etp counts only
@@ -660,6 +707,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->zero_stage = p->zero_stage;
   c->sequence_parallel = p->sequence_parallel;
   c->recompute = p->recompute;
+  c->recompute_modules = (unsigned)p->recompute_modules;
   SWITCHES_FROM(p);
   c->precision = p->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
   c->framework = p->framework;
@@ -668,6 +716,8 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->layers = p->layers, c->heads = p->heads, c->kv_heads = p->kv_heads;
   c->seq_len = p->seq_len, c->flash_attention = p->flash_attention;
   c->experts = p->experts, c->moe_ffn = p->moe_ffn;
+  c->shared = p->shared_ffn > 0, c->mla = p->kv_lora > 0;
+  c->moe_layers = p->experts ? p->moe_layers : 0;
   c->mtp_layers = p->mtp_layers;
 }
 

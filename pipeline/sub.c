@@ -74,6 +74,8 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
              (int)so->ep_axes};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
     strata_hash_u64(&h, (uint64_t)(int64_t)v[i]);
+  if (so->recompute_modules) /* keys without it as they were */
+    strata_hash_u64(&h, 0x52434d00u | so->recompute_modules);
   double d[] = {so->alpha,
                 so->memory_budget,
                 so->outer_link.bandwidth,

@@ -323,6 +323,85 @@ TEST(korthikanti_flash_attention) {
   strata_graph_destroy(g);
 }
 
+/* Megatron-LM's recompute modules (--recompute-modules): which ops each
+ * holds, and what each drops of Korthikanti et al.'s saved activations
+ * (gpt-1.7b with flash attention, t = 1): layernorm the two norms'
+ * outputs (the QKV and FC1 inputs, 2sbh each), mlp its inside (FC1's
+ * output and the GeLU's, 8sbh each) but not its input or output, core_attn
+ * the attention's log-sum-exp; each reruns its forward in backward. */
+static strata_stage_result_t *modules_solve(const strata_graph_t *g,
+                                            unsigned mods) {
+  strata_stage_opts_t o;
+  opts_1d(&o, 1, STRATA_OBJ_MEGATRON);
+  one_layer(&o);
+  o.recompute = mods ? STRATA_RECOMPUTE_SELECTIVE : STRATA_RECOMPUTE_NONE;
+  o.recompute_modules = mods;
+  strata_stage_result_t *r = solve(g, &o);
+  ASSERT(solved(r));
+  return r;
+}
+
+TEST(recompute_modules) {
+  strata_gen_opts_t ov;
+  strata_gen_opts_keep(&ov);
+  ov.flash_attention = 1;
+  strata_graph_t *g = load("gpt-1.7b", &ov);
+  const strata_block_t *bl = &g->blocks[0];
+  int norms = 0, attn = 0, mlp = 0;
+  for (int i = bl->first_op; i < bl->first_op + bl->n_ops; i++) {
+    unsigned m = strata_op_modules(g, i);
+    strata_op_kind_t k = g->ops[i].kind;
+    unsigned want = k == STRATA_OP_LAYERNORM         ? STRATA_RCM_LAYERNORM
+                    : k == STRATA_OP_FLASH_ATTENTION ? STRATA_RCM_CORE_ATTN
+                    : k == STRATA_OP_GELU            ? STRATA_RCM_MLP
+                                                     : m;
+    if (k == STRATA_OP_ADD || k == STRATA_OP_DROPOUT) want = 0;
+    ASSERT_EQ(m, want);
+    norms += k == STRATA_OP_LAYERNORM;
+    attn += k == STRATA_OP_FLASH_ATTENTION;
+    mlp += k == STRATA_OP_GELU;
+  }
+  ASSERT_EQ(norms, 2);
+  ASSERT_EQ(attn, 1);
+  ASSERT_EQ(mlp, 1);
+  double sbh = 2048.0 * 1 * 2304;
+  strata_stage_result_t *none = modules_solve(g, 0);
+  static const struct {
+    unsigned m;
+    double dropped;
+  } want[] = {{STRATA_RCM_LAYERNORM, 4},
+              {STRATA_RCM_MLP, 16},
+              {STRATA_RCM_LAYERNORM | STRATA_RCM_MLP, 4 + 16}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    strata_stage_result_t *r = modules_solve(g, want[i].m);
+    double d = none->activations_per_layer - r->activations_per_layer;
+    printf("  modules %u: %.0f bytes dropped (%.2f sbh), backward %.3f -> "
+           "%.3f ms\n",
+           want[i].m, d, d / sbh, none->bwd_seconds * 1e3,
+           r->bwd_seconds * 1e3);
+    ASSERT_EQ(d, want[i].dropped * sbh);
+    ASSERT(r->bwd_seconds > none->bwd_seconds);
+    ASSERT_EQ(r->fwd_seconds, none->fwd_seconds);
+    strata_stage_result_destroy(r);
+  }
+  /* core attention: the log-sum-exp, 4 bytes per (head, query) */
+  strata_stage_result_t *r = modules_solve(g, STRATA_RCM_CORE_ATTN);
+  ASSERT_EQ(none->activations_per_layer - r->activations_per_layer,
+            4.0 * 24 * 2048);
+  strata_stage_result_destroy(r);
+  strata_stage_result_destroy(none);
+  unsigned m = 0;
+  ASSERT_OK(strata_recompute_modules_parse("moe_act, layernorm", &m));
+  ASSERT_EQ(m, STRATA_RCM_MOE_ACT | STRATA_RCM_LAYERNORM);
+  char buf[64];
+  ASSERT_EQ(strata_recompute_modules_format(m, " ", buf, sizeof buf), 0);
+  ASSERT_STR_EQ(buf, "layernorm moe_act");
+  ASSERT_EQ(strata_recompute_modules_parse("core_attn,attn", &m),
+            STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "unknown recompute module 'attn'");
+  strata_graph_destroy(g);
+}
+
 /* ---- c, d. model states: ZeRO (Rajbhandari et al. 2020), Megatron ------- */
 
 static double param_count(const strata_graph_t *g) {
@@ -1031,6 +1110,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(korthikanti_gpt3_175b),
     TEST_ENTRY(korthikanti_gpt_1_7b),
     TEST_ENTRY(korthikanti_flash_attention),
+    TEST_ENTRY(recompute_modules),
     TEST_ENTRY(zero_paper_7_5b),
     TEST_ENTRY(megatron_recipe_bytes_per_param),
     TEST_ENTRY(ilp_beats_fixed_layouts),

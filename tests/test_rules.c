@@ -123,6 +123,37 @@ TEST(layer_splits_beyond_first_and_last) {
   refused(&c, ALL, "ds-layout", "a Megatron-LM layer split");
 }
 
+/* Selective recompute's modules: only with selective recompute, and only
+ * the modules the model has (transformer_config.py refuses mla_up_proj
+ * without latent attention; the others would recompute nothing). */
+TEST(recompute_modules_rules) {
+  strata_rules_config_t c = dense();
+  c.recompute_modules = STRATA_RCM_LAYERNORM | STRATA_RCM_MLP;
+  c.recompute = STRATA_RECOMPUTE_SELECTIVE;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute = STRATA_RECOMPUTE_FULL;
+  refused(&c, ALL, "recompute-modules-selective", "--recompute full");
+  c = dense(), c.recompute_modules = STRATA_RCM_MOE_ACT;
+  c.recompute = STRATA_RECOMPUTE_AUTO;
+  refused(&c, ALL, "recompute-modules-model", "need a mixture of experts");
+  c = moe(), c.recompute_modules = STRATA_RCM_SHARED_EXPERTS;
+  c.recompute = STRATA_RECOMPUTE_AUTO;
+  refused(&c, ALL, "recompute-modules-model", "needs shared experts");
+  c.shared = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute_modules = STRATA_RCM_MLA_UP_PROJ;
+  refused(&c, ALL, "recompute-modules-model", "latent attention");
+  c.recompute_modules = STRATA_RCM_MLP, c.moe_layers = 24;
+  refused(&c, ALL, "recompute-modules-model", "dense MLP");
+  c = dense(), c.recompute_modules = STRATA_RCM_MLP;
+  c.recompute = STRATA_RECOMPUTE_AUTO;
+  c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, ALL, "ds-recompute-modules", "--recompute-modules");
+  c.target = STRATA_RULES_TORCHTITAN;
+  refused(&c, STRATA_RULES_PLAN, "torch-recompute-modules",
+          "export it for Megatron-LM");
+}
+
 TEST(sizes) {
   strata_rules_config_t c = dense();
   c.dp = 0, c.world = 18;
@@ -455,6 +486,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(layer_splits_beyond_first_and_last),
+    TEST_ENTRY(recompute_modules_rules),
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),
     TEST_ENTRY(batch_and_interleaving),

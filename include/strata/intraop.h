@@ -58,29 +58,31 @@ typedef struct {
   strata_recipe_t recipe;
   int zero_stage; /* 0..3 */
   strata_recompute_t recompute;
-  int sequence_parallel;    /* megatron objective: 1 on (with tp > 1);
-                               0 or -1 off, as Megatron-LM's default */
-  int megatron_tp_axes;     /* megatron objective: mesh axes used for
-                               tensor parallelism from the inner one
-                               (default 1 on 2-D meshes, all on 1-D) */
-  int in_flight;            /* micro-batches whose activations are live */
-  int micro_batches;        /* per step: gradient sync is amortised */
-  int outer_dp;             /* replicas of this stage across the cluster */
-  strata_link_t outer_link; /* link of the outer data parallelism */
-  strata_perf_t perf;       /* the device's kernel rates (topo/perf.c);
-                               default: the H100-SXM's */
-  int fp8;                  /* linear layers' GEMMs in fp8 */
-  int tp_comm_overlap;      /* tensor-parallel collectives overlap the
-                               GEMMs next to them (Megatron-LM's
-                               --tp-comm-overlap) */
-  int ep_comm_overlap;      /* the experts' all-to-all overlaps another
-                               micro-batch's compute (Megatron-LM's
-                               --overlap-moe-expert-parallel-comm) */
-  double fastest_bandwidth; /* bytes/s; 0: the fastest mesh axis */
-  int homogeneous;          /* 1: solve one layer per block (default) */
-  int reduce;               /* presolve reductions (default 1) */
-  double time_limit;        /* seconds (default 60) */
-  double mip_gap;           /* relative (default 1e-6) */
+  unsigned recompute_modules; /* selective: Megatron-LM's modules
+                                 (STRATA_RCM_*); 0: the attention scores */
+  int sequence_parallel;      /* megatron objective: 1 on (with tp > 1);
+                                 0 or -1 off, as Megatron-LM's default */
+  int megatron_tp_axes;       /* megatron objective: mesh axes used for
+                                 tensor parallelism from the inner one
+                                 (default 1 on 2-D meshes, all on 1-D) */
+  int in_flight;              /* micro-batches whose activations are live */
+  int micro_batches;          /* per step: gradient sync is amortised */
+  int outer_dp;               /* replicas of this stage across the cluster */
+  strata_link_t outer_link;   /* link of the outer data parallelism */
+  strata_perf_t perf;         /* the device's kernel rates (topo/perf.c);
+                                 default: the H100-SXM's */
+  int fp8;                    /* linear layers' GEMMs in fp8 */
+  int tp_comm_overlap;        /* tensor-parallel collectives overlap the
+                                 GEMMs next to them (Megatron-LM's
+                                 --tp-comm-overlap) */
+  int ep_comm_overlap;        /* the experts' all-to-all overlaps another
+                                 micro-batch's compute (Megatron-LM's
+                                 --overlap-moe-expert-parallel-comm) */
+  double fastest_bandwidth;   /* bytes/s; 0: the fastest mesh axis */
+  int homogeneous;            /* 1: solve one layer per block (default) */
+  int reduce;                 /* presolve reductions (default 1) */
+  double time_limit;          /* seconds (default 60) */
+  double mip_gap;             /* relative (default 1e-6) */
   /* Context parallelism (megatron objective): with cp > 1 mesh axis 0, of
    * size cp, splits the sequence of every op; attention passes keys and
    * values around a ring (cp_comm STRATA_CP_P2P) or all-gathers them
@@ -109,6 +111,25 @@ typedef struct {
 void strata_stage_opts_init(strata_stage_opts_t *o);
 const char *strata_objective_name(strata_objective_t o);
 int strata_objective_parse(const char *s, strata_objective_t *out);
+/* Megatron-LM's recompute modules (--recompute-modules, selective
+ * recompute; intraop/modules.c says which ops each holds). */
+#define STRATA_RCM_CORE_ATTN 1u
+#define STRATA_RCM_LAYERNORM 2u
+#define STRATA_RCM_MLP 4u
+#define STRATA_RCM_MOE 8u
+#define STRATA_RCM_MOE_ACT 16u
+#define STRATA_RCM_SHARED_EXPERTS 32u
+#define STRATA_RCM_MLA_UP_PROJ 64u
+#define STRATA_RCM_ALL 127u
+/* "core_attn,moe_act" (commas or spaces) into a mask; STRATA_EINVAL
+ * naming an unknown one. */
+int strata_recompute_modules_parse(const char *list, unsigned *out);
+/* The mask's names joined by sep; -1 when they do not fit. */
+int strata_recompute_modules_format(unsigned m, const char *sep, char *buf,
+                                    size_t size);
+/* The modules op belongs to (0: none; several: the shared experts are in
+ * moe too, the experts' activation in moe and moe_act). */
+unsigned strata_op_modules(const strata_graph_t *g, int op);
 const char *strata_recompute_name(strata_recompute_t r);
 int strata_recompute_parse(const char *s, strata_recompute_t *out);
 const char *strata_recipe_name(strata_recipe_t r);

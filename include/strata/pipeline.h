@@ -55,6 +55,9 @@ typedef struct {
                      every stage the mode allows */
   strata_recipe_t recipe;
   strata_recompute_t recompute; /* default STRATA_RECOMPUTE_AUTO */
+  unsigned recompute_modules;   /* selective recompute's Megatron-LM
+                                   modules (STRATA_RCM_*; 0: the attention
+                                   scores); given, recompute is selective */
   int sequence_parallel;        /* default STRATA_AUTO (Megatron mode) */
   int megatron;                 /* 1: Megatron-compatible search (default) */
   int threads;                  /* libuv pool size (0: default) */
@@ -321,6 +324,7 @@ typedef struct {
   int zero_stage;                /* STRATA_AUTO: chosen */
   int sequence_parallel;         /* STRATA_AUTO: chosen; 0 off, 1 on */
   strata_recompute_t recompute;  /* STRATA_RECOMPUTE_AUTO: chosen */
+  unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */
@@ -330,7 +334,9 @@ typedef struct {
   const char *model, *family;
   int layers, heads, kv_heads, seq_len, flash_attention;
   int experts, moe_ffn, mtp_layers;
-  int windowed; /* some layer attends through a sliding window */
+  int windowed;    /* some layer attends through a sliding window */
+  int shared, mla; /* shared experts; multi-head latent attention */
+  int moe_layers;  /* layers with experts (the rest: a dense MLP) */
 } strata_rules_config_t;
 
 /* The first rule a configuration breaks: its name (a short tag), where

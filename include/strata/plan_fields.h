@@ -101,6 +101,7 @@
   F(CONF, int,     etp,                  etp,                   "expert tensor-parallel size", 0, BIG,      HI, 39, OPTS, NUM,    p->experts > 0,     19) \
   F(CONF, double,  moe_imbalance,        moe_imbalance,         NULL,                       0,  0,          HD, 16, OPTS, NUM,    p->experts > 0,     0)  \
   F(CONF, int,     fp8,                  fp8,                   "FP8 recipe",               0,  2,          HI, 41, OPTS, PREC,   p->fp8,             20) \
+  F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 30) \
   F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  mfu,                  mfu,                   NULL,                       0,  0,          HD, 3,  FIG,  NUM,    1,                  0)  \
