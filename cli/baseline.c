@@ -79,6 +79,9 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   }
   o->recompute = old->recompute;
   o->recompute_modules = (unsigned)old->recompute_modules;
+  o->main_grads_dtype = old->main_grads_dtype;
+  o->exp_avg_dtype = old->exp_avg_dtype;
+  o->exp_avg_sq_dtype = old->exp_avg_sq_dtype;
   o->sequence_parallel = old->sequence_parallel;
   o->zero_stage = old->zero_stage;
   o->recipe = old->recipe;

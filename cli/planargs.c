@@ -11,7 +11,20 @@
 #include "core/json.h"
 
 enum { PLAN = 1, ESTIMATE = 2 };
-enum { C_GB, C_ZERO, C_CPCOMM, C_PREC, C_RECIPE, C_RC, C_RCM, C_FW, C_REPLAN };
+enum {
+  C_GB,
+  C_ZERO,
+  C_CPCOMM,
+  C_PREC,
+  C_RECIPE,
+  C_RC,
+  C_RCM,
+  C_MGD,
+  C_EAD,
+  C_EASD,
+  C_FW,
+  C_REPLAN
+};
 
 #define CLI_ARGS_T cli_plan_args_t
 #define NOT_EST(reason) .only = PLAN, .why = reason
@@ -97,6 +110,13 @@ static const cli_opt_t opts[] = {
               "optimizer; 2 and 3 without pipelining)")},
     {CLI_CALL("recipe", 0, C_RECIPE, "R",
               "megatron (default, 2+4+12 B/param) or zero")},
+    {CLI_CALL("main-grads-dtype", 0, C_MGD, "T",
+              "with --precision-aware-optimizer: the main\n"
+              "gradients' type, fp32 (default), bf16, fp16")},
+    {CLI_CALL("exp-avg-dtype", 0, C_EAD, "T",
+              "... Adam's first moment's (likewise)")},
+    {CLI_CALL("exp-avg-sq-dtype", 0, C_EASD, "T",
+              "... and its second moment's")},
     {CLI_CALL("framework", 0, C_FW, "F",
               "megatron (default) or deepspeed (searches what\n"
               "its config sets up: no cp, ep, vpp, FP8, MTP,\n"
@@ -200,6 +220,14 @@ static int call(const char *cmd, int id, const char *arg, void *args) {
   case C_RCM:
     return parse_enum(
         cmd, strata_recompute_modules_parse(arg, &po->recompute_modules));
+  case C_MGD:
+    return parse_enum(cmd,
+                      strata_state_dtype_parse(arg, &po->main_grads_dtype));
+  case C_EAD:
+    return parse_enum(cmd, strata_state_dtype_parse(arg, &po->exp_avg_dtype));
+  case C_EASD:
+    return parse_enum(cmd,
+                      strata_state_dtype_parse(arg, &po->exp_avg_sq_dtype));
   case C_FW:
     return parse_enum(cmd, strata_framework_parse(arg, &po->framework));
   default: /* C_REPLAN */

@@ -130,6 +130,7 @@ static void diff_frameworks(changes_t *c, const strata_plan_t *a,
 #define DIFF_PUT_SIGMOID DIFF_PUT_NUM
 #define DIFF_PUT_TIMING DIFF_PUT_NUM
 #define DIFF_PUT_MODULES DIFF_PUT_NUM
+#define DIFF_PUT_DTYPE DIFF_PUT_NUM
 #define DIFF_ROW(part, t, m, key, what, lo, hi, codec, slot, jsec, jkind,      \
                  when, diff)                                                   \
   if (diff == pos) DIFF_PUT_##jkind(key, a->m, b->m);

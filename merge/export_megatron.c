@@ -322,6 +322,18 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
     flag(a, "--use-distributed-optimizer", NULL);
     if (p->recipe == STRATA_RECIPE_ZERO) flag(a, "--grad-reduce-in-bf16", NULL);
   }
+  if (p->precision_aware_optimizer > 0) { /* optimizer_config.py */
+    flag(a, "--use-precision-aware-optimizer", NULL);
+    if (p->main_grads_dtype)
+      flag(a, "--main-grads-dtype", "%s",
+           strata_state_dtype_name(p->main_grads_dtype));
+    if (p->exp_avg_dtype)
+      flag(a, "--exp-avg-dtype", "%s",
+           strata_state_dtype_name(p->exp_avg_dtype));
+    if (p->exp_avg_sq_dtype)
+      flag(a, "--exp-avg-sq-dtype", "%s",
+           strata_state_dtype_name(p->exp_avg_sq_dtype));
+  }
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE)
     flag(a, "--recompute-granularity", "selective");
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE && p->recompute_modules > 0) {

@@ -142,6 +142,13 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   }
   strata_buf_printf(b, "  %-20s %s%s\n", "recompute",
                     strata_recompute_name(p->recompute), rcm);
+  if (p->precision_aware_optimizer > 0)
+    strata_buf_printf(b,
+                      "  %-20s precision-aware (main gradients %s, moments "
+                      "%s and %s)\n",
+                      "optimizer", strata_state_dtype_name(p->main_grads_dtype),
+                      strata_state_dtype_name(p->exp_avg_dtype),
+                      strata_state_dtype_name(p->exp_avg_sq_dtype));
   strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
                     st__onoff(p->sequence_parallel));
   st__summary_par(b, p);
@@ -388,6 +395,8 @@ enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
   st__json_add_str(o, #key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
 #define JPUT_PREC(o, key, v) st__json_add_str(o, "precision", "fp8")
 #define JPUT_SIGMOID(o, key, v) st__json_add_str(o, #key, "sigmoid")
+#define JPUT_DTYPE(o, key, v)                                                  \
+  st__json_add_str(o, #key, strata_state_dtype_name(v))
 #define JPUT_MODULES(o, key, v) st__json_add_str(o, #key, modules_of(v, mb))
 #define JPUT_TIMING(o, key, v)                                                 \
   (flags & STRATA_PLAN_JSON_TIMINGS ? st__json_add_num(o, #key, v) : 0)

@@ -97,7 +97,9 @@ typedef struct {
 
 int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
   int L = S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1;
-  if (p < 1 || p > L || p * v > L || p * v > ST__MAX_PP || v > 64) return -1;
+  if (p < 1 || p > L || p * v > ST__MAX_PP || v > 64) return -1;
+  if (cf->acct) return st__split_accounted(L, p, v, cf->acct, n);
+  if (p * v > L) return -1;
   if (cf->split) {
     memcpy(n, cf->split, sizeof *n * (size_t)p);
     return p;
@@ -107,7 +109,6 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
     memcpy(n, S->lay_n, sizeof *n * (size_t)S->lay_K);
     return S->lay_K;
   }
-  if (cf->acct) return st__split_accounted(L, p, v, cf->acct, n);
   if (p == 1) {
     if (v > 1) return -1;
     n[0] = L;
@@ -208,6 +209,29 @@ static double expert_params(const st__part_t *x) {
   return x->eo / 12.0;
 }
 
+/* The precision-aware optimizer (Transformer Engine's FusedAdam under
+ * Megatron-LM's distributed optimizer, optimizer_config.py): the fp32
+ * master weight kept as the 16 bits its bf16 weight lacks
+ * (store_param_remainders), Adam's moments and the main gradients in
+ * their types -- over the recipe's 12 optimizer and 4 gradient bytes a
+ * parameter. */
+static double state_bytes(int t) {
+  return t == STRATA_STATE_FP32 ? 4.0 : 2.0;
+}
+static double optimizer_scale(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  if (o->precision_aware_optimizer <= 0) return 1;
+  return (2.0 + state_bytes(o->exp_avg_dtype) +
+          state_bytes(o->exp_avg_sq_dtype)) /
+         12.0;
+}
+static double grad_scale(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  if (o->precision_aware_optimizer <= 0 || o->recipe != STRATA_RECIPE_MEGATRON)
+    return 1;
+  return state_bytes(o->main_grads_dtype) / 4.0;
+}
+
 /* What Megatron-LM and DeepSpeed run: ZeRO-2 and -3 (Megatron-FSDP,
  * PyTorch FSDP2, DeepSpeed's ZeRO) without pipeline parallelism (DeepSpeed's
  * pipeline engine supports ZeRO stage 0 and 1; FSDP2 refuses a pipeline),
@@ -270,7 +294,8 @@ static int zero_collectives(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
                             int K) {
   const st__family_t *f = cf->f;
   double wb = S->param_bytes[f->graph];
-  double gb = S->o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0;
+  double gb =
+      (S->o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0) * grad_scale(S);
   for (int k = 0; k < K; k++) {
     st__part_t *x = &ch[k].part;
     double ag = 0, rs = 0;
@@ -451,6 +476,8 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     sum.ew = 2.0 * expert_params(&sum);
     sum.w = 2.0 * dense_params(&sum) + sum.ew;
   }
+  double os = optimizer_scale(S), gs = grad_scale(S);
+  sum.o *= os, sum.eo *= os, sum.g *= gs, sum.eg *= gs;
   model_states(cf, &sum, m);
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED) {
     /* bf16 .grad tensors live next to the fp32 accumulation buffer
@@ -535,8 +562,9 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
   if (nb < 1) nb = 1;
   if (z < 2) {
     double t = 0;
-    int rc = dp_coll(S, cf, z >= 1 && !ds ? 1 : 0, nb, x->g - x->eg,
-                     edp > 1 ? x->eg : 0, &t);
+    double gs = grad_scale(S); /* the main gradients' type */
+    int rc = dp_coll(S, cf, z >= 1 && !ds ? 1 : 0, nb, gs * (x->g - x->eg),
+                     edp > 1 ? gs * x->eg : 0, &t);
     if (rc) return rc;
     rt->sync += t;
     rt->exposed = rt->sync;

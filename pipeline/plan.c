@@ -196,6 +196,11 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
                    : o->overlap_p2p >= 0     ? o->overlap_p2p
                                              : cf->v > 1;
   p->scatter_gather = o->scatter_gather;
+  if (p->precision_aware_optimizer > 0) {
+    p->main_grads_dtype = o->main_grads_dtype;
+    p->exp_avg_dtype = o->exp_avg_dtype;
+    p->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
+  }
   p->account_embedding = cf->acct & 1;
   p->account_loss = (cf->acct & 2) >> 1;
   p->alpha = o->alpha;
@@ -371,6 +376,23 @@ int strata_precision_parse(const char *s, strata_precision_t *out) {
     }
   return strata_error(STRATA_EINVAL,
                       "unknown precision '%s' (bf16, fp8 or auto)", s);
+}
+
+static const char *const state_dtypes[] = {"fp32", "bf16", "fp16"};
+
+const char *strata_state_dtype_name(int t) {
+  return t >= 0 && t < 3 ? state_dtypes[t] : "?";
+}
+
+int strata_state_dtype_parse(const char *s, int *out) {
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(s, state_dtypes[i])) {
+      *out = i;
+      return 0;
+    }
+  return strata_error(STRATA_EINVAL,
+                      "unknown optimizer state type '%s' (fp32, bf16 or fp16)",
+                      s);
 }
 
 static const char *const framework_names[] = {"megatron", "deepspeed"};
@@ -582,6 +604,8 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   /* modules given: selective recompute of them */
   if (o->recompute_modules && o->recompute == STRATA_RECOMPUTE_AUTO)
     o->recompute = STRATA_RECOMPUTE_SELECTIVE;
+  /* one stage: no split for the embedding and the loss to count in */
+  if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
   if (!ds) return 0;
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;

@@ -306,9 +306,10 @@ static int account_split(const cfg_t *c, char *why, size_t n) {
                       : "loss");
 }
 static int account_pp(const cfg_t *c, char *why, size_t n) {
-  return (acct_of(c) || c->pipeline_layout) && c->pp == 1 &&
-         SAY("%s: a layer split needs a pipeline (--pp 2 or more)",
-             c->pipeline_layout ? "--pipeline-layout" : "--account-for-*");
+  /* with one stage Megatron-LM builds every layer there either way */
+  return c->pipeline_layout && c->pp == 1 &&
+         SAY("--pipeline-layout: a layer split needs a pipeline (--pp 2 or "
+             "more)");
 }
 static int layout_form(const cfg_t *c, char *why, size_t n) {
   int k[ST__MAX_PP], K = 0;
@@ -386,6 +387,20 @@ static int modules_model(const cfg_t *c, char *why, size_t n) {
           : NULL;
   return what && SAY("--recompute-modules: %s, which %s does not have", what,
                      c->model ? c->model : "the model");
+}
+
+/* ---- the precision-aware optimizer (megatron/core/optimizer/
+ * optimizer_config.py: main_grads_dtype and the moments' types only with
+ * it; distrib_optimizer.py runs it) ---- */
+static int state_types(const cfg_t *c, char *why, size_t n) {
+  return c->state_dtypes && c->precision_aware_optimizer <= 0 &&
+         SAY("--main-grads-dtype, --exp-avg-dtype and --exp-avg-sq-dtype "
+             "other than fp32 need --precision-aware-optimizer");
+}
+static int pao_zero(const cfg_t *c, char *why, size_t n) {
+  return c->precision_aware_optimizer > 0 && c->zero_stage == 0 &&
+         SAY("--precision-aware-optimizer runs in Megatron-LM's distributed "
+             "optimizer (--zero 1 or more), not with --zero 0");
 }
 
 /* ---- what Megatron-LM's arguments allow of a plan's overlaps
@@ -500,6 +515,13 @@ static int ds_modules(const cfg_t *c, char *why, size_t n) {
          ds_no(c, "recompute of Megatron-LM's modules (--recompute-modules)",
                why, n);
 }
+static int ds_pao(const cfg_t *c, char *why, size_t n) {
+  return c->precision_aware_optimizer > 0 &&
+         ds_no(c,
+               "precision-aware optimizer (Transformer Engine's FusedAdam, "
+               "--precision-aware-optimizer)",
+               why, n);
+}
 static int ds_zero0(const cfg_t *c, char *why, size_t n) {
   return c->zero_stage == 0 &&
          ds_no(c,
@@ -598,6 +620,10 @@ static const rule_t rules[] = {
      modules_selective},
     {"recompute-modules-model", MG | DS, CONFIG | OPTIONS, TCONF,
      modules_model},
+    {"state-dtypes", MG | DS, CONFIG | OPTIONS,
+     "megatron/core/optimizer/optimizer_config.py", state_types},
+    {"precision-aware-zero", MG | DS, CONFIG | OPTIONS | PLAN,
+     "megatron/core/optimizer/distrib_optimizer.py", pao_zero},
     {"split-even", MG | DS, CONFIG, TCONF, split_even},
     {"split-rest", MG | DS, CONFIG, TCONF, split_rest},
     {"split-middle", MG | DS, CONFIG, TCONF, split_middle},
@@ -619,6 +645,7 @@ static const rule_t rules[] = {
     {"ds-mtp", DS, OPTIONS | PLAN, DSX, ds_mtp},
     {"ds-layout", DS, OPTIONS | PLAN, DSX, ds_layout},
     {"ds-recompute-modules", DS, OPTIONS | PLAN, DSX, ds_modules},
+    {"ds-precision-aware-optimizer", DS, OPTIONS | PLAN, DSX, ds_pao},
     {"ds-zero0", DS, OPTIONS | PLAN,
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
@@ -671,6 +698,8 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->sequence_parallel = o->sequence_parallel;
   c->recompute = o->recompute;
   c->recompute_modules = o->recompute_modules;
+  c->state_dtypes =
+      o->main_grads_dtype || o->exp_avg_dtype || o->exp_avg_sq_dtype;
   SWITCHES_FROM(o);
   c->precision = o->precision;
   c->framework = o->framework;
@@ -735,6 +764,7 @@ static void fix_split(cfg_t *c) {
   int free_e = c->account_embedding < 0, free_l = c->account_loss < 0;
   if (c->account_embedding < 0) c->account_embedding = 0;
   if (c->account_loss < 0) c->account_loss = 0;
+  if (c->pp < 2) c->account_embedding = c->account_loss = 0; /* no split */
   if (c->pp < 2 || given(c) || c->pipeline_layout ||
       (c->layers % (c->pp * v) == 0 && !acct_of(c)))
     return;

@@ -463,14 +463,14 @@ static int vpp_ok(const st__search_t *S, int p, int v, int m) {
   strata_rules_config_t c = S->rules; /* m micro-batches: the rulebook's */
   c.pp = p, c.vpp = v, c.global_batch = m, c.micro_batch = 1, c.dp = 1;
   if (st__rule_vpp_pp(&c, NULL, 0) || st__rule_vpp_micro(&c, NULL, 0)) return 0;
-  if (S->L < p * v || v > 64 || p * v > ST__MAX_PP) return 0;
+  if (v > 64 || p * v > ST__MAX_PP) return 0;
   if (S->lay_K > 0) return p * v == S->lay_K;
   /* a multiple of v on every rank, or the embedding and loss counted */
   int units_ok = 0;
   for (int a = 1; a <= 3; a++)
     units_ok |=
         acct_allowed(S, a) && (S->L + (a & 1) + (a >> 1)) % (p * v) == 0;
-  if (S->L % v && !units_ok) return 0;
+  if ((S->L % v || S->L < p * v) && !units_ok) return 0;
   if (S->o->overlap_p2p == 0 && p < 3) return 0; /* Megatron-LM's rule */
   return 1;
 }
@@ -521,8 +521,9 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
       if (dp > per) continue;
       if (o->fix_dp && dp != o->fix_dp) continue;
       int m = micro / dp;
-      /* v > 1 needs at least v layers per rank */
-      int vmax = p >= 2 ? S->L / p : 1;
+      /* v > 1 needs at least v layers per rank (the embedding and the
+       * loss counted: v units) */
+      int vmax = p >= 2 ? (S->L + 2) / p : 1;
       for (int v = 1; v <= vmax && v <= 64 && !rc; v++) {
         if (o->vpp > 0 && v != o->vpp) continue;
         if (!vpp_ok(S, p, v, m)) continue;

@@ -34,6 +34,7 @@ typedef struct {
   int unfused; /* the unfused attention of 2021 (GPT's default is fused) */
   strata_precision_t precision;
   int fp8_param_gather;
+  int pao, state; /* precision-aware optimizer; every state's type */
   strata_recipe_t recipe;
   strata_recompute_t rc;
 } est_t;
@@ -92,6 +93,8 @@ static strata_plan_t *estimate(const est_t *e) {
   po.no_memory_check = 1;
   po.precision = e->precision;
   po.fp8_param_gather = e->fp8_param_gather;
+  po.precision_aware_optimizer = e->pao;
+  po.main_grads_dtype = po.exp_avg_dtype = po.exp_avg_sq_dtype = e->state;
   /* Megatron-LM's default: equal stages when the layers divide */
   if (strata_graph_layers(g) % e->pp == 0)
     po.fix_first = po.fix_last = strata_graph_layers(g) / e->pp;
@@ -102,7 +105,7 @@ static strata_plan_t *estimate(const est_t *e) {
   ASSERT_EQ(p->dp, dp);
   ASSERT_EQ(p->n_stages, e->pp);
   /* (the stages' own solves keep 16-bit weights; the ranks' FP8 ones) */
-  if (!e->fp8_param_gather) assert_exact_stages(p);
+  if (!e->fp8_param_gather && !e->pao) assert_exact_stages(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return p;
@@ -335,6 +338,35 @@ TEST(fp8_param_gather) {
   strata_plan_destroy(b);
 }
 
+/* The precision-aware optimizer (optimizer_config.py): fp32 master weights
+ * as 16-bit remainders, 2 + 4 + 4 bytes a parameter of the 12; with bf16
+ * moments 2 + 2 + 2, and bf16 main gradients 2 of the 4; the gradients'
+ * reduce-scatter moves half the bytes. */
+TEST(precision_aware_optimizer) {
+  est_t e = est("gpt-1.7b", "dgx-h100:1", 2, 2);
+  e.dp = 2, e.zero = 1, e.gb = 16;
+  strata_plan_t *a = estimate(&e);
+  e.pao = 1;
+  strata_plan_t *b = estimate(&e);
+  e.state = STRATA_STATE_BF16;
+  strata_plan_t *c = estimate(&e);
+  ASSERT_EQ(b->precision_aware_optimizer, 1);
+  ASSERT_EQ(c->exp_avg_dtype, STRATA_STATE_BF16);
+  for (int r = 0; r < 2; r++) {
+    const strata_mem_items_t *x = &a->ranks[r].mem, *y = &b->ranks[r].mem,
+                             *z = &c->ranks[r].mem;
+    ASSERT_NEAR(y->optimizer, x->optimizer * 10 / 12, 1e-12, 0);
+    ASSERT_NEAR(z->optimizer, x->optimizer * 6 / 12, 1e-12, 0);
+    ASSERT_NEAR(y->gradients, x->gradients, 1e-12, 0);
+    ASSERT_NEAR(z->gradients, x->gradients / 2, 1e-12, 0);
+    ASSERT_NEAR(z->weights, x->weights, 1e-12, 0);
+  }
+  ASSERT(c->step_items.dp_sync <= b->step_items.dp_sync);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  strata_plan_destroy(c);
+}
+
 /* ---- the schedule's figures ---------------------------------------------- */
 
 TEST(rates_from_step) {
@@ -522,6 +554,7 @@ TEST(memory_fragmentation_calibration_total) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
+    TEST_ENTRY(precision_aware_optimizer),
     TEST_ENTRY(zero_paper_fig1),
     TEST_ENTRY(korthikanti_per_layer),
     TEST_ENTRY(korthikanti_first_stage_1f1b),

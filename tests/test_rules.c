@@ -79,7 +79,9 @@ TEST(layer_splits_beyond_first_and_last) {
   refused(&c, ALL, "account-split", "27 units");
   c = dense(), c.account_loss = 1, c.first_layers = 11;
   refused(&c, ALL, "account-uneven", "--first-stage-layers");
-  c = dense(), c.pp = 1, c.dp = 8, c.account_embedding = 1;
+  c = dense(), c.pp = 1, c.dp = 8, c.account_embedding = 1; /* a no-op */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.pipeline_layout = "Et*24L";
   refused(&c, ALL, "account-pp", "needs a pipeline");
   c = dense(), c.vpp = 0;
   c.pipeline_layout = "Et*5|t*6|t*6|t*7L"; /* 24 layers, 4 stages: vpp 2 */
@@ -152,6 +154,21 @@ TEST(recompute_modules_rules) {
   c.target = STRATA_RULES_TORCHTITAN;
   refused(&c, STRATA_RULES_PLAN, "torch-recompute-modules",
           "export it for Megatron-LM");
+}
+
+/* The precision-aware optimizer: the state types only with it, and only
+ * in the distributed optimizer; DeepSpeed's config has none. */
+TEST(precision_aware_optimizer_rules) {
+  strata_rules_config_t c = dense();
+  c.state_dtypes = 1;
+  refused(&c, ALL, "state-dtypes", "need --precision-aware-optimizer");
+  c.precision_aware_optimizer = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.zero_stage = 0;
+  refused(&c, ALL, "precision-aware-zero", "not with --zero 0");
+  c = dense(), c.precision_aware_optimizer = 1;
+  c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, ALL, "ds-precision-aware-optimizer", "FusedAdam");
 }
 
 TEST(sizes) {
@@ -487,6 +504,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(recompute_modules_rules),
+    TEST_ENTRY(precision_aware_optimizer_rules),
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),
     TEST_ENTRY(batch_and_interleaving),

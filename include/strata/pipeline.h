@@ -100,7 +100,16 @@ typedef struct {
   strata_precision_t precision; /* default BF16 */
   double moe_imbalance;         /* dropless MoE: the most loaded rank's
                                    token copies over the mean (default 1) */
+  /* with the precision-aware optimizer: the main gradients' and the
+   * moments' types (STRATA_STATE_FP32, default, BF16 or FP16) */
+  int main_grads_dtype, exp_avg_dtype, exp_avg_sq_dtype;
 } strata_plan_opts_t;
+
+/* An optimizer state's type (Megatron-LM's --main-grads-dtype,
+ * --exp-avg-dtype, --exp-avg-sq-dtype). */
+enum { STRATA_STATE_FP32, STRATA_STATE_BF16, STRATA_STATE_FP16 };
+const char *strata_state_dtype_name(int t); /* "fp32", "bf16", "fp16" */
+int strata_state_dtype_parse(const char *s, int *out);
 
 /* Context parallelism is searched down to this many tokens per rank. */
 #define STRATA_CP_MIN_TOKENS 4096
@@ -325,6 +334,7 @@ typedef struct {
   int sequence_parallel;         /* STRATA_AUTO: chosen; 0 off, 1 on */
   strata_recompute_t recompute;  /* STRATA_RECOMPUTE_AUTO: chosen */
   unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
+  int state_dtypes;              /* a state type other than fp32 given */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */

@@ -101,6 +101,9 @@
   F(CONF, int,     etp,                  etp,                   "expert tensor-parallel size", 0, BIG,      HI, 39, OPTS, NUM,    p->experts > 0,     19) \
   F(CONF, double,  moe_imbalance,        moe_imbalance,         NULL,                       0,  0,          HD, 16, OPTS, NUM,    p->experts > 0,     0)  \
   F(CONF, int,     fp8,                  fp8,                   "FP8 recipe",               0,  2,          HI, 41, OPTS, PREC,   p->fp8,             20) \
+  F(CONF, int,     main_grads_dtype,     main_grads_dtype,      "main gradients' type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
+  F(CONF, int,     exp_avg_dtype,        exp_avg_dtype,         "first moment's type",      0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
+  F(CONF, int,     exp_avg_sq_dtype,     exp_avg_sq_dtype,      "second moment's type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 30) \
   F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \
@@ -160,7 +163,10 @@
     "the embedding counts as a layer of the\nsplit (Megatron-LM's --account-for-\nembedding-in-pipeline-split; default: choose)") \
   S(F, account_loss, account_for_loss, "loss counted in the split", TI, 9, 29, \
     "account-for-loss", STRATA_AUTO,                                            \
-    "the loss counts as a layer of the split\n(--account-for-loss-in-pipeline-split;\ndefault: choose)")
+    "the loss counts as a layer of the split\n(--account-for-loss-in-pipeline-split;\ndefault: choose)") \
+  S(F, precision_aware_optimizer, precision_aware_optimizer, "precision-aware optimizer", TI, 9, 31, \
+    "precision-aware-optimizer", 0,                                             \
+    "Transformer Engine's FusedAdam: fp32 master\nweights as 16-bit remainders, the moments\nand main gradients in --exp-avg-dtype,\n--exp-avg-sq-dtype, --main-grads-dtype\n(default off)")
 /* clang-format on */
 
 /* A switch as a row of STRATA_PLAN_FIELDS. */
