@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""run.py - NVIDIA's published Megatron-Bridge recipes as strata estimate
+commands (tests/data/bridge/recipes.tsv: every H100, B200 and GB200
+pre-training row of the performance summary, with its recipe settings).
+
+Usage: run.py STRATA [--plan] [--show]
+
+Each row becomes one `strata estimate` command that states its
+parallelism, batch, sequence, precision and the recipe's settings
+(pipeline layout, the embedding and loss counted in the split,
+recompute and its modules, FSDP, overlaps, MoE run-time options).  A
+stated row must be accepted: exit 0 (it fits) or 3 (it does not, and the
+report names the memory over the device).  A setting strata cannot state
+yet makes the row "not stated" with the setting named; those are listed,
+and counted, not run.
+
+With --plan, for each distinct (model, GPUs, global batch, sequence,
+precision) of the stated rows, `strata plan` on the same cluster must
+return a plan that fits and whose step, by strata's own model, is no
+slower than the best of those rows' recipes that fit (the recipe's
+configuration is one the search could choose, so a slower plan is a
+search defect).  --show prints every command.
+
+Ends with a summary; exits 1 if any stated row or plan check fails.
+"""
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TSV = os.path.join(HERE, "..", "data", "bridge", "recipes.tsv")
+
+MODELS = {
+    "LLAMA3_8B": "llama3-8b",
+    "LLAMA3_70B": "llama3-70b",
+    "LLAMA3.1_405B": "llama3-405b",
+    "DeepSeekV3": "deepseek-v3",
+    "GPT OSS 120B": "gpt-oss-120b",
+    "Qwen3_30B_a3B": "qwen3-30b-a3b",
+    "Qwen3_235B_a22B": "qwen3-235b-a22b",
+}
+# (preset, GPUs per node)
+SYSTEMS = {"H100": ("dgx-h100", 8), "B200": ("hgx-b200", 8),
+           "GB200": ("gb200-nvl72", 72)}
+
+
+def given(v):
+    return v not in ("-", "", "?")
+
+
+def flag(args, name, value=None):
+    args.append(name)
+    if value is not None:
+        args.append(str(value))
+
+
+def parallel_args(r, args, why):
+    """Degrees, batch and sequence; the missing is appended to why."""
+    gpus, tp, pp, cp = (int(r[k]) for k in ("gpus", "tp", "pp", "cp"))
+    ep = int(r["ep"]) if given(r["ep"]) else 1
+    vp = int(r["vp"]) if given(r["vp"]) else 1
+    if gpus % (tp * cp * pp):
+        why.append("GPUs %d not a multiple of tp x cp x pp" % gpus)
+        return
+    etp = int(r["etp"]) if given(r["etp"]) else tp
+    if ep * etp > gpus // pp:
+        why.append("ep %d x etp %d over the %d GPUs of a pipeline stage "
+                   "(the table's degrees; Megatron-LM's parallel_state "
+                   "refuses them)" % (ep, etp, gpus // pp))
+    preset, per = SYSTEMS[r["system"]]
+    nodes = -(-gpus // per)
+    flag(args, "--cluster", "%s:%d" % (preset, nodes))
+    flag(args, "--tp", tp)
+    flag(args, "--pp", pp)
+    flag(args, "--cp", cp)
+    flag(args, "--dp", gpus // (tp * cp * pp))
+    if ep > 1 or r["model"] not in ("LLAMA3_8B", "LLAMA3_70B",
+                                    "LLAMA3.1_405B"):
+        flag(args, "--ep", ep)
+        if given(r["etp"]):
+            flag(args, "--etp", r["etp"])
+    if vp > 1 and not given(r["layout"]):
+        flag(args, "--vpp", vp)
+    flag(args, "--global-batch", r["gbs"])
+    flag(args, "--micro-batch", r["mbs"])
+    flag(args, "--seq", r["seq"])
+
+
+def precision_args(r, args, why):
+    p = r["precision"]
+    if p == "BF16":
+        flag(args, "--precision", "bf16")
+    elif p.startswith("FP8") or p == "MXFP8":
+        flag(args, "--precision", "fp8")
+    else:
+        why.append("precision %s" % p)
+    if r["fp8_param_gather"] == "1":
+        flag(args, "--fp8-param-gather")
+    if r["precision_aware_optimizer"] == "1":
+        flag(args, "--precision-aware-optimizer")
+        for k, f in (("main_grads_dtype", "--main-grads-dtype"),
+                     ("exp_avg_dtype", "--exp-avg-dtype"),
+                     ("exp_avg_sq_dtype", "--exp-avg-sq-dtype")):
+            if given(r[k]) and r[k] != "fp32":
+                flag(args, f, r[k])
+
+
+def layout_stages(layout):
+    """Megatron-LM's expansion of a layout (pipeline_parallel_layer_layout.py,
+    parse_str_to_list): its virtual stages' strings."""
+    x = layout.replace(",", "")
+    x = re.sub(r"\(([^)]+)\)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), x)
+    x = re.sub(r"(.)\*(\d+)", lambda m: m.group(1) * int(m.group(2)), x)
+    return x.split("|")
+
+
+def vpp_of(r):
+    if given(r["layout"]):
+        return len(layout_stages(r["layout"])) // int(r["pp"])
+    return int(r["vp"]) if given(r["vp"]) else 1
+
+
+def split_args(r, args, why):
+    if given(r["layout"]) and any("t" not in st
+                                  for st in layout_stages(r["layout"])):
+        why.append("a virtual stage of no transformer layer in %s" %
+                   r["layout"])
+    if r["layout"] == "?":
+        why.append("a layout the recipe does not give")
+    elif given(r["layout"]):
+        flag(args, "--pipeline-layout", r["layout"])
+    acct = (r["account_embedding"] == "1") + (r["account_loss"] == "1")
+    pp, vp = int(r["pp"]), int(r["vp"]) if given(r["vp"]) else 1
+    if acct and pp > 1 and units_per_chunk(r, acct, pp * vp) < 2:
+        why.append("a virtual stage of the embedding or the loss alone "
+                   "(%d x %d chunks)" % (pp, vp))
+    if r["account_embedding"] == "1":
+        flag(args, "--account-for-embedding")
+    if r["account_loss"] == "1":
+        flag(args, "--account-for-loss")
+    for k, f in (("first_stage_layers", "--first-stage-layers"),
+                 ("last_stage_layers", "--last-stage-layers")):
+        if given(r[k]):
+            flag(args, f, r[k])
+
+
+LAYERS = {"LLAMA3_8B": 32, "LLAMA3_70B": 80, "LLAMA3.1_405B": 126,
+          "DeepSeekV3": 61, "GPT OSS 120B": 36, "Qwen3_30B_a3B": 48,
+          "Qwen3_235B_a22B": 94}
+
+
+def units_per_chunk(r, acct, chunks):
+    return (LAYERS.get(r["model"], 0) + acct) // chunks
+
+
+def memory_args(r, args, why):
+    g = r["recompute_granularity"]
+    mods = r["recompute_modules"]
+    if g == "selective" and mods == "":
+        flag(args, "--recompute", "none")  # an empty list: nothing
+    elif g == "selective" and given(mods):
+        flag(args, "--recompute-modules", mods)
+    elif g == "selective":
+        flag(args, "--recompute", "selective")
+    elif g == "full":
+        if r["recompute_method"] == "block" or r["recompute_num_layers"] not in (
+                "-", "1"):
+            why.append("full recompute of %s layers by %s" %
+                       (r["recompute_num_layers"], r["recompute_method"]))
+        flag(args, "--recompute", "full")
+    else:
+        flag(args, "--recompute", "none")
+    if given(r["cpu_offload_layers"]) and r["cpu_offload_layers"] != "0":
+        why.append("%s layers' activations offloaded" % r["cpu_offload_layers"])
+    if r["optimizer_cpu_offload"] == "1":
+        why.append("the optimizer offloaded")
+    if r["use_megatron_fsdp"] == "1":
+        if int(r["pp"]) > 1:
+            why.append("Megatron-FSDP with a pipeline")
+        flag(args, "--zero", 3)
+
+
+def overlap_args(r, args, why):
+    if r["sequence_parallel"] == "1":
+        flag(args, "--sequence-parallel")
+    elif r["sequence_parallel"] == "0" and int(r["tp"]) > 1:
+        flag(args, "--no-sequence-parallel")
+    if r["tp_comm_overlap"] == "1":
+        flag(args, "--tp-comm-overlap")
+    if r["moe_a2a_overlap"] == "1":
+        if int(r["pp"]) > 1 and vpp_of(r) <= 1:
+            # the table's parallelism with the recipe's overlap at HEAD:
+            # transformer_config.py refuses it (pp > 1 needs vpp)
+            why.append("the expert all-to-all overlap without vpp at pp %s, "
+                       "which Megatron-LM refuses (the table's parallelism, "
+                       "the recipe's overlap at HEAD)" % r["pp"])
+        flag(args, "--overlap-moe-expert-parallel-comm")
+
+
+def command(r):
+    """The estimate arguments of row r, and what it cannot state."""
+    why = []
+    model = MODELS.get(r["model"])
+    if not model:
+        return None, ["model %s" % r["model"]]
+    args = ["--model", model]
+    if r["model"] == "DeepSeekV3" and "w/o MTP" in r["variant"]:
+        flag(args, "--mtp-layers", 0)
+    parallel_args(r, args, why)
+    precision_args(r, args, why)
+    split_args(r, args, why)
+    memory_args(r, args, why)
+    overlap_args(r, args, why)
+    return args, why
+
+
+# What the framework runs rather than a degree or split: the plan is
+# given the best recipe's (its overlaps, its optimizer), and searches the
+# rest (degrees, split, micro-batch, recompute, sequence parallelism).
+RUNTIME = {"--tp-comm-overlap": 0, "--overlap-moe-expert-parallel-comm": 0,
+           "--precision-aware-optimizer": 0, "--fp8-param-gather": 0,
+           "--main-grads-dtype": 1, "--exp-avg-dtype": 1,
+           "--exp-avg-sq-dtype": 1, "--mtp-layers": 1}
+
+
+def switches(args):
+    out, i = [], 0
+    while i < len(args):
+        n = RUNTIME.get(args[i])
+        if n is not None:
+            out += args[i:i + 1 + n]
+            i += n
+        i += 1
+    return out
+
+
+def estimate(strata, args):
+    p = subprocess.run([strata, "estimate"] + args + ["--json", "--no-compare"],
+                       capture_output=True, text=True)
+    out = None
+    if p.returncode in (0, 3):
+        try:
+            out = json.loads(p.stdout)
+        except ValueError:
+            out = None
+    return p.returncode, out, p.stderr.strip()
+
+
+def plan_step(strata, args):
+    p = subprocess.run([strata, "plan"] + args + ["--json", "--quiet"],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, p.stderr.strip()
+    try:
+        j = json.loads(p.stdout)
+    except ValueError:
+        return None, "not JSON"
+    return j, ""
+
+
+def fig(j, key):
+    return j.get(key)
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    strata, opts = sys.argv[1], sys.argv[2:]
+    with open(TSV, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    fails, unstated, fit, nofit = [], [], 0, 0
+    groups = {}
+    for i, r in enumerate(rows):
+        label = "%s %s %s %s x%s tp%s pp%s cp%s vp%s ep%s" % (
+            r["release"], r["system"], r["model"], r["precision"], r["gpus"],
+            r["tp"], r["pp"], r["cp"], r["vp"], r["ep"])
+        args, why = command(r)
+        if why:
+            unstated.append("%s: %s" % (label, "; ".join(why)))
+            continue
+        if "--show" in opts:
+            print("strata estimate " + " ".join(args))
+        rc, out, err = estimate(strata, args)
+        if rc not in (0, 3) or out is None:
+            fails.append("%s: exit %d: %s" % (label, rc, err[:300]))
+            continue
+        peak, have = fig(out, "peak_memory_bytes"), fig(out, "gpu_memory_bytes")
+        if rc == 3 and not (peak and have and peak > have):
+            fails.append("%s: exit 3 without a peak over the device" % label)
+            continue
+        if rc == 0:
+            fit += 1
+        else:
+            nofit += 1
+        key = tuple(args[args.index(k) + 1] for k in
+                    ("--model", "--cluster", "--global-batch", "--seq",
+                     "--precision"))
+        key += (r["gpus"],)
+        step = fig(out, "step_seconds")
+        # [best in the search's space, its label, its run-time switches,
+        #  best of all (a hand-written layout too), its label]
+        g = groups.setdefault(key, [None, label, [], None, label, []])
+        searched = "--pipeline-layout" not in args
+        if rc == 0 and step and searched and (g[0] is None or step < g[0]):
+            g[0], g[1], g[2] = step, label, switches(args)
+        if rc == 0 and step and (g[3] is None or step < g[3]):
+            g[3], g[4], g[5] = step, label, switches(args)
+    plans_checked = 0
+    if "--plan" in opts:
+        for key, (best, label, sw, top, top_label, top_sw) in sorted(
+                groups.items()):
+            if top is None:
+                continue  # no recipe of the group fits
+            if best is None:  # only hand-written layouts fit: report
+                best, label = float("inf"), "none in the search's space"
+                sw = top_sw
+            model, cluster, gbs, seq, prec, gpus = key
+            args = ["--model", model, "--cluster", cluster, "--global-batch",
+                    gbs, "--seq", seq, "--precision", prec] + sw
+            if int(gpus) % SYSTEMS_PER(cluster):
+                continue  # the recipe's GPUs are part of a node: no plan
+            j, err = plan_step(strata, args)
+            plans_checked += 1
+            if j is None:
+                fails.append("plan %s: %s" % (" ".join(args), err[:300]))
+                continue
+            step = fig(j, "step_seconds")
+            if step > best * (1 + 1e-9):
+                fails.append("plan %s: %.3f s, slower than the recipe %s "
+                             "(%.3f s)" % (" ".join(args), step, label, best))
+            else:
+                print("plan %-40s %.3f s <= recipe %.3f s (%s)" %
+                      (" ".join(args[1:4:2]), step, best, label))
+            if top < best and step > top:
+                # a hand-written --pipeline-layout: a split the search
+                # does not try (its splits: even, first/last, the
+                # embedding and loss counted)
+                print("  (the recipe %s's own layout: %.3f s, %.2f %% "
+                      "faster than the plan)" % (top_label, top,
+                                                  100 * (step / top - 1)))
+    for u in unstated:
+        print("not stated: " + u)
+    for x in fails:
+        print("FAIL " + x)
+    print("%d recipes: %d stated (%d fit, %d do not), %d not stated; "
+          "%d plans checked; %d failed" %
+          (len(rows), fit + nofit + len([x for x in fails
+                                          if not x.startswith("plan")]),
+           fit, nofit, len(unstated), plans_checked, len(fails)))
+    return 1 if fails else 0
+
+
+def SYSTEMS_PER(cluster):
+    preset = cluster.split(":")[0]
+    for p, per in SYSTEMS.values():
+        if p == preset:
+            return per
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
