@@ -89,6 +89,7 @@ static const struct {
     {"mixtral-8x7b.json", 46.7e9, 0},
     {"deepseek-v3.json", 671e9, 0},
     {"qwen3-235b-a22b.json", 235e9, 0},
+    {"qwen3-30b-a3b.json", 30.5e9, 0},
     {"gpt-oss-120b.json", 116.83e9, 0},
     {"qwen1.5-moe-a2.7b.json", 14.3e9, 0},
     /* GLM-4.5 technical report (arXiv:2508.06471), Table 1: 355B and
@@ -717,6 +718,7 @@ TEST(moe_configs_are_their_presets) {
   static const char *pairs[][2] = {{"mixtral-8x7b.json", "mixtral-8x7b"},
                                    {"deepseek-v3.json", "deepseek-v3"},
                                    {"qwen3-235b-a22b.json", "qwen3-235b-a22b"},
+                                   {"qwen3-30b-a3b.json", "qwen3-30b-a3b"},
                                    {"gpt-oss-120b.json", "gpt-oss-120b"}};
   for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
     strata_graph_t *g = import(pairs[i][0], 0, 0), *p = NULL;
@@ -742,6 +744,26 @@ TEST(moe_configs_are_their_presets) {
     strata_graph_destroy(p);
     strata_graph_destroy(g);
   }
+}
+
+/* The Llama 3 presets are Meta's configs: Meta-Llama-3-8B's config.json
+ * at its 8192 tokens builds the same graph as llama3-8b (parameters,
+ * FLOPs, saved bytes and the RoPE base). */
+TEST(llama3_preset_is_its_config) {
+  strata_graph_t *g = import("llama-3-8b.json", 0, 8192), *p = NULL;
+  strata_gen_opts_t o;
+  ASSERT_OK(strata_preset_opts("llama3-8b", &o));
+  ASSERT_OK(strata_generate(&o, "llama3-8b", &p));
+  strata_graph_stats_t a, b;
+  strata_graph_stats(g, &a);
+  strata_graph_stats(p, &b);
+  ASSERT_EQ(a.parameters, b.parameters);
+  ASSERT_NEAR(a.flops_per_microbatch, b.flops_per_microbatch, 1e-15, 0);
+  ASSERT_NEAR(a.activation_bytes, b.activation_bytes, 1e-15, 0);
+  ASSERT_EQ(g->seq_len, p->seq_len);
+  ASSERT(g->hp.rope_theta == 500000 && p->hp.rope_theta == 500000);
+  strata_graph_destroy(p);
+  strata_graph_destroy(g);
 }
 
 /* Every imported model re-batches (FLOPs scale with the batch) and has
@@ -1042,6 +1064,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(t5_encoder_decoder),
     TEST_ENTRY(refused_configs),
     TEST_ENTRY(moe_configs_are_their_presets),
+    TEST_ENTRY(llama3_preset_is_its_config),
     TEST_ENTRY(router_groups_and_scaling),
     TEST_ENTRY(rope_scaling_in_the_model),
     TEST_ENTRY(rope_scaling_exports_or_is_refused),

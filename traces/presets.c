@@ -8,7 +8,10 @@
  * Large-Scale Language Model Training on GPU Clusters Using Megatron-LM"),
  * Table 1, with V = 51200 and s = 2048, plus GPT-3 175B (Brown et al.
  * 2020).  LLaMA presets use the published configurations (Llama 2 70B:
- * ffn 28672, 8 KV heads; Llama 3.1 405B: ffn 53248, 8 KV heads).
+ * ffn 28672, 8 KV heads; Llama 3.1 405B: ffn 53248, 8 KV heads; Llama 3
+ * 8B and 70B: Meta-Llama-3-8B's and -70B's config.json on Hugging Face,
+ * Grattafiori et al. 2024, "The Llama 3 Herd of Models", Table 3: ffn
+ * 14336 and 28672, 8 KV heads, V 128256, RoPE base 500,000, s 8192).
  *
  * The mixtures of experts follow their published configurations (each
  * model's config.json on Hugging Face and its paper or model card;
@@ -23,12 +26,13 @@ typedef struct {
   const char *name;
   strata_family_t family;
   int layers, hidden, heads, kv_heads, ffn, vocab, seq;
+  double rope_theta; /* 0: none stated */
 } preset_t;
 
 #define GPT(n, h, l, a)                                                        \
-  { n, STRATA_FAMILY_GPT, l, h, a, 0, 0, 51200, 2048 }
+  { n, STRATA_FAMILY_GPT, l, h, a, 0, 0, 51200, 2048, 0 }
 static const preset_t presets[] = {
-    {"bert-large", STRATA_FAMILY_BERT, 24, 1024, 16, 0, 0, 30522, 512},
+    {"bert-large", STRATA_FAMILY_BERT, 24, 1024, 16, 0, 0, 30522, 512, 0},
     GPT("gpt-1.7b", 2304, 24, 24),
     GPT("gpt-3.6b", 3072, 30, 32),
     GPT("gpt-7.5b", 4096, 36, 32),
@@ -39,10 +43,14 @@ static const preset_t presets[] = {
     GPT("gpt-310.1b", 16384, 96, 128),
     GPT("gpt-529.6b", 20480, 105, 128),
     GPT("gpt-1t", 25600, 128, 160),
-    {"gpt3-175b", STRATA_FAMILY_GPT, 96, 12288, 96, 0, 0, 50257, 2048},
-    {"llama2-70b", STRATA_FAMILY_LLAMA, 80, 8192, 64, 8, 28672, 32000, 4096},
+    {"gpt3-175b", STRATA_FAMILY_GPT, 96, 12288, 96, 0, 0, 50257, 2048, 0},
+    {"llama2-70b", STRATA_FAMILY_LLAMA, 80, 8192, 64, 8, 28672, 32000, 4096, 0},
+    {"llama3-8b", STRATA_FAMILY_LLAMA, 32, 4096, 32, 8, 14336, 128256, 8192,
+     500000},
+    {"llama3-70b", STRATA_FAMILY_LLAMA, 80, 8192, 64, 8, 28672, 128256, 8192,
+     500000},
     {"llama3-405b", STRATA_FAMILY_LLAMA, 126, 16384, 128, 8, 53248, 128256,
-     8192},
+     8192, 0},
 };
 #undef GPT
 #define N_PRESETS (int)(sizeof presets / sizeof presets[0])
@@ -132,6 +140,16 @@ static const moe_preset_t moe_presets[] = {
      8, /* DeepSeek-V3's config.json: n_group 8, topk_group 4, */
      4, /* routed_scaling_factor 2.5 */
      2.5},
+    /* Kimi K2 (Kimi Team 2025, "Kimi K2: Open Agentic Intelligence",
+     * arXiv 2507.20534, and Kimi-K2-Instruct's config.json): DeepSeek-V3's
+     * architecture with 64 heads, 1 dense layer, then 1 shared + 384
+     * routed experts top-8 by sigmoid scores, one group (n_group 1: no
+     * group-limited routing), routed_scaling_factor 2.827, RoPE base
+     * 50,000, no multi-token prediction module (its model card: 1T
+     * parameters, 32B activated) */
+    {"kimi-k2", 61,  7168, 64,  0,   18432, 163840, 0,    0, 0,
+     0,         0,   0,    5e4, 384, 8,     2048,   2048, 1, 0,
+     1536,      512, 128,  64,  128, 0,     1,      0,    0, 2.827},
     /* Qwen3-235B-A22B (Qwen Team 2025, Qwen3 technical report, Table 2) */
     {"qwen3-235b-a22b",
      94,
@@ -150,6 +168,40 @@ static const moe_preset_t moe_presets[] = {
      128,
      8,
      1536,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0},
+    /* Qwen3-30B-A3B (Qwen Team 2025, Qwen3 technical report, Table 2, and
+     * its config.json): 128 experts top-8 of hidden 768 on all 48
+     * layers, no shared expert, q/k norms, head 128 (its model card: 30.5B
+     * parameters, 3.3B activated) */
+    {"qwen3-30b-a3b",
+     48,
+     2048,
+     32,
+     4,
+     6144,
+     151936,
+     128,
+     0,
+     0,
+     1,
+     0,
+     0,
+     1e6,
+     128,
+     8,
+     768,
      0,
      0,
      0,
@@ -242,6 +294,7 @@ int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {
     o->ffn = p->ffn;
     o->vocab = p->vocab;
     o->seq = p->seq;
+    o->rope_theta = p->rope_theta;
     return 0;
   }
   for (int i = 0; i < N_MOE; i++)
