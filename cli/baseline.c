@@ -90,6 +90,13 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
 #define COPY_SWITCH(F, m, ...) o->m = old->m;
   STRATA_PLAN_SWITCHES(COPY_SWITCH, o)
 #undef COPY_SWITCH
+  /* what OLD holds as the default is not given (the rulebook refuses a
+   * MoE option given for a dense model) */
+  o->moe_grouped_gemm = old->moe_grouped_gemm ? STRATA_AUTO : 0;
+  o->moe_shared_overlap = old->moe_shared_overlap ? 1 : STRATA_AUTO;
+#define COPY_CHOICE(F, kind, m, ...) o->m = old->m;
+  STRATA_PLAN_CHOICES(COPY_CHOICE, o)
+#undef COPY_CHOICE
   o->no_memory_check = 1;
   o->top = 1;
   o->quiet = 1;

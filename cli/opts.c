@@ -162,6 +162,10 @@ static int store(const cli_optspec_t *s, const row_t *r, int neg,
     if (!(rc = cli_parse_double(s->cmd, name, arg, o->lo, o->hi, &d)))
       *(double *)p = d * (o->scale ? o->scale : 1);
     return rc;
+  case CLI_OPT_PARSE:
+    return o->parse(arg, (int *)p)
+               ? cli_usage_error(s->cmd, "%s: %s", name, strata_last_error())
+               : 0;
   default:
     return s->call(s->cmd, o->id, arg, args);
   }

@@ -32,6 +32,7 @@ typedef enum {
   CLI_OPT_INT,     /* int target = the value, an integer in [lo, hi] */
   CLI_OPT_DOUBLE,  /* double target = the value (in [lo, hi]) * scale */
   CLI_OPT_CALL,    /* the spec's call(id, value or NULL) */
+  CLI_OPT_PARSE,   /* int target = parse(value): a name the row's reads */
   CLI_OPT_INCLUDE  /* the rows of sub, their offsets from off */
 } cli_opt_kind_t;
 
@@ -48,6 +49,7 @@ typedef struct cli_opt {
   unsigned only;        /* nonzero: the spec modes that take it */
   const char *why;      /* others refuse it, saying why */
   const struct cli_opt *sub;
+  int (*parse)(const char *s, int *out); /* PARSE: 0, or an error */
 } cli_opt_t;
 
 typedef struct {
@@ -90,6 +92,8 @@ extern const cli_opt_t cli_model_opts[];
   CLI_O_(CLI_OPT_DOUBLE, n, 0, F, lo, hi, sc, a, h)
 #define CLI_CALL(n, s, i, a, h)                                                \
   .kind = CLI_OPT_CALL, .name = n, .short_name = s, .id = i, .arg = a, .help = h
+#define CLI_PARSE(n, F, fn, a, h)                                              \
+  CLI_O_(CLI_OPT_PARSE, n, 0, F, 0, 0, 0, a, h), .parse = fn
 #define CLI_INCLUDE(F, t)                                                      \
   .kind = CLI_OPT_INCLUDE, .off = offsetof(CLI_ARGS_T, F), .sub = t
 #define CLI_END .kind = CLI_OPT_END

@@ -132,6 +132,14 @@ static const cli_opt_t opts[] = {
     STRATA_PLAN_SWITCHES(SWITCH_ROW, po)
 #undef SWITCH_ROW
     /* clang-format on */
+    {CLI_HEAD("Megatron-LM's MoE layer and CUDA graphs (exported, not "
+              "costed):")},
+/* clang-format off */
+#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
+  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
+    STRATA_PLAN_CHOICES(CHOICE_ROW, po)
+#undef CHOICE_ROW
+    /* clang-format on */
     {CLI_HEAD("Search and output:")},
     {CLI_INT("top", po.top, 1, 100, "K",
              "best distinct configurations kept (default 3)"),

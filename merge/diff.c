@@ -123,6 +123,10 @@ static void diff_frameworks(changes_t *c, const strata_plan_t *a,
 #define DIFF_PUT_NAME(key, x, y)                                               \
   add_str(c, SEC_DEGREES, #key, strata_##key##_name(x), strata_##key##_name(y))
 #define DIFF_PUT_NUM(key, x, y) add_num(c, SEC_DEGREES, #key, x, y)
+#define DIFF_PUT_NAMES(key, x, y)                                              \
+  add_str(c, SEC_DEGREES, #key,                                                \
+          set_names(strata_##key##_name, x, sx, sizeof sx),                    \
+          set_names(strata_##key##_name, y, sy, sizeof sy))
 #define DIFF_PUT_BOOL DIFF_PUT_NUM
 #define DIFF_PUT_POS DIFF_PUT_NUM
 #define DIFF_PUT_PREC DIFF_PUT_NUM
@@ -141,8 +145,20 @@ static void diff_frameworks(changes_t *c, const strata_plan_t *a,
   _Static_assert((diff) <= DIFF_LAST, #key "'s diff place is past DIFF_LAST");
 STRATA_PLAN_FIELDS(DIFF_BOUND)
 
+/* A set's names joined by commas ("none" for none). */
+static const char *set_names(const char *(*name)(int), int v, char *buf,
+                             size_t size) {
+  size_t n = 0;
+  snprintf(buf, size, "none");
+  for (int k = 0; name(k) && n < size; k++)
+    if (v & (1 << k))
+      n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", name(k));
+  return buf;
+}
+
 static void diff_field(changes_t *c, const strata_plan_t *a,
                        const strata_plan_t *b, int pos) {
+  char sx[160], sy[160];
   STRATA_PLAN_FIELDS(DIFF_ROW)
 }
 

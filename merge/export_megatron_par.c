@@ -89,9 +89,11 @@ static int shared_gate(const strata_plan_t *p) {
   return 0;
 }
 
-/* Megatron-Core's MoE layer as planned: grouped GEMMs, the all-to-all
- * token dispatcher, the expert layers after the dense ones, and the
- * capacity (padded to it, as costed) or dropless routing. */
+/* Megatron-Core's MoE layer as planned: grouped GEMMs (unless the plan
+ * turns them off), the token dispatcher (all-to-all unless the plan names
+ * another) and the router's dtype (fp32 unless fp64), the expert layers
+ * after the dense ones, and the capacity (padded to it, as costed, with
+ * the drop policy the plan names) or dropless routing. */
 static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (!p->experts) return;
   flag(b, "--num-experts", "%d", p->experts);
@@ -119,13 +121,22 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   }
   if (p->router_topk_scale > 0)
     flag(b, "--moe-router-topk-scaling-factor", "%g", p->router_topk_scale);
-  flag(b, "--moe-grouped-gemm", NULL);
-  flag(b, "--moe-token-dispatcher-type", "alltoall");
-  flag(b, "--moe-router-dtype", "fp32");
+  if (p->moe_grouped_gemm) flag(b, "--moe-grouped-gemm", NULL);
+  flag(b, "--moe-token-dispatcher-type", "%s",
+       strata_moe_token_dispatcher_name(p->moe_dispatcher));
+  if (STRATA_CHOICE(p->moe_dispatcher) == STRATA_MOE_FLEX)
+    flag(b, "--moe-flex-dispatcher-backend", "%s",
+         strata_moe_flex_backend_name(p->moe_flex_backend));
+  flag(b, "--moe-router-dtype", "%s",
+       strata_moe_router_dtype_name(p->moe_router_dtype));
   if (p->capacity > 0) {
     flag(b, "--moe-expert-capacity-factor", "%g", p->capacity);
     flag(b, "--moe-pad-expert-input-to-capacity", NULL);
+    if (p->moe_drop_policy)
+      flag(b, "--moe-token-drop-policy", "%s",
+           strata_moe_token_drop_policy_name(p->moe_drop_policy));
   }
+  if (p->moe_shared_overlap) flag(b, "--moe-shared-expert-overlap", NULL);
   flag(b, "--expert-model-parallel-size", "%d", p->ep > 0 ? p->ep : 1);
   flag(b, "--expert-tensor-parallel-size", "%d", p->etp > 0 ? p->etp : p->tp);
 }
@@ -200,8 +211,25 @@ static void parallel_flags(st__mg_args_t *b, const strata_plan_t *p) {
   }
 }
 
+/* Per-layer CUDA graphs: the implementation given, and what a layer's
+ * graph captures (--cuda-graph-modules, which replaced --cuda-graph-scope
+ * at the pinned Megatron-LM; nothing: the whole layer). */
+static void cuda_graph_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  char v[160];
+  size_t n = 0;
+  if (!p->cuda_graph_impl) return;
+  flag(b, "--cuda-graph-impl", "%s",
+       strata_cuda_graph_impl_name(p->cuda_graph_impl));
+  for (int k = 0; strata_cuda_graph_scope_name(k) && n < sizeof v; k++)
+    if (p->cuda_graph_scope & (1 << k))
+      n += (size_t)snprintf(v + n, sizeof v - n, "%s%s", n ? " " : "",
+                            strata_cuda_graph_scope_name(k));
+  if (n) flag(b, "--cuda-graph-modules", "%s", v);
+}
+
 void st__megatron_par_flags(st__mg_args_t *b, const strata_plan_t *p) {
   parallel_flags(b, p);
+  cuda_graph_flags(b, p);
   moe_flags(b, p);
   attention_flags(b, p);
   /* Megatron-LM builds them on the last pipeline stage, as planned */

@@ -55,6 +55,7 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
 #define ENC_HD(m, slot) dbl[slot] = p->m;
 #define ENC_HZD(m, slot) dbl[slot] = 0.0;
 #define ENC_TI(m, slot)
+#define ENC_TN ENC_TI
 #define ENC_TD(m, slot)
 #define ENC(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
   ENC_##codec(m, slot)
@@ -199,6 +200,7 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
  * format of its slot on, in the order of the list. */
 #define TAIL_TI(m, slot)                                                       \
   if (f == slot) st__wr_i(w, p->m);
+#define TAIL_TN TAIL_TI
 #define TAIL_TD(m, slot)                                                       \
   if (f == slot) st__wr_f(w, p->m);
 #define TAIL_HI(m, slot)
@@ -213,6 +215,7 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
   _Static_assert(ST__TI_##codec(slot) <= STRATA_PLAN_FORMAT_VERSION,           \
                  #key "'s format is newer than STRATA_PLAN_FORMAT_VERSION");
 #define ST__TI_TI(slot) (slot)
+#define ST__TI_TN(slot) (slot)
 #define ST__TI_TD(slot) (slot)
 #define ST__TI_HI(slot) 0
 #define ST__TI_HE(slot) 0
@@ -225,9 +228,12 @@ static void put_tail_fields(st__wr_t *w, const strata_plan_t *p, int f) {
   STRATA_PLAN_FIELDS(TAIL)
 }
 
-/* The format a tail field needs: its slot, where it is not 0. */
+/* The format a tail field needs: its slot, where it is not 0 (not 1 for
+ * a TN switch). */
 #define NEED_TI(m, slot)                                                       \
   if (p->m != 0 && v < slot) v = slot;
+#define NEED_TN(m, slot)                                                       \
+  if (p->m != 1 && v < slot) v = slot;
 #define NEED_TD NEED_TI
 #define NEED_HI(m, slot)
 #define NEED_HE NEED_HI
@@ -334,6 +340,7 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
 #define SLOT_HD(key, lo, hi, slot)
 #define SLOT_HZD SLOT_HD
 #define SLOT_TI SLOT_HD
+#define SLOT_TN SLOT_HD
 #define SLOT_TD SLOT_HD
 #define SLOT(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
   SLOT_##codec(key, lo, hi, slot)
@@ -349,6 +356,7 @@ static const struct {
 #define DEC_HD(t, m, slot) p->m = dbl[slot];
 #define DEC_HZD DEC_HD
 #define DEC_TI(t, m, slot)
+#define DEC_TN DEC_TI
 #define DEC_TD DEC_TI
 #define DEC(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
   DEC_##codec(t, m, slot)
@@ -361,6 +369,7 @@ static const struct {
 #define STAT_HE STAT_HI
 #define STAT_HD STAT_HI
 #define STAT_TI STAT_HI
+#define STAT_TN STAT_HI
 #define STAT_TD STAT_HI
 #define STAT(part, t, m, key, what, lo, hi, codec, slot, ...) STAT_##codec(slot)
 
@@ -707,6 +716,7 @@ static int etp_of(const strata_plan_t *p) {
   if (what) ck_int(k, what, p->m, lo, hi);
 #define CK_HE CK_HI
 #define CK_TI CK_HI
+#define CK_TN CK_HI
 #define CK_HZ(m, what, lo, hi)
 #define CK_HD CK_HZ
 #define CK_HZD CK_HZ
@@ -987,6 +997,7 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
 /* Format f's fields after the stages (put_tail_fields). */
 #define GET_TI(m, what, lo, hi, slot)                                          \
   if (f == slot) p->m = st__rd_int(r, what, lo_of(f, version, lo), hi);
+#define GET_TN GET_TI
 #define GET_TD(m, what, lo, hi, slot)                                          \
   if (f == slot) p->m = tail_figure(r, what);
 #define GET_HI(m, what, lo, hi, slot)
@@ -1013,6 +1024,21 @@ static int lo_of(int f, unsigned version, int lo) {
   return f == 6 && version == 6 ? 1 : lo;
 }
 
+/* A TN switch is on in a file too old to hold it. */
+#define ON_TN(m) p->m = 1;
+#define ON_TI(m)
+#define ON_TD ON_TI
+#define ON_HI ON_TI
+#define ON_HE ON_TI
+#define ON_HZ ON_TI
+#define ON_HD ON_TI
+#define ON_HZD ON_TI
+#define ON(part, t, m, key, what, lo, hi, codec, ...) ON_##codec(m)
+
+static void tail_defaults(strata_plan_t *p) {
+  STRATA_PLAN_FIELDS(ON)
+}
+
 static void get_tail_fields(st__rd_t *r, strata_plan_t *p, int f,
                             unsigned version) {
   STRATA_PLAN_FIELDS(GET)
@@ -1037,6 +1063,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
     r.why = version >= 5 ? "is not 0, 1 or 2" : "is not 0 or 1";
   }
   if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
+  tail_defaults(p);
   for (unsigned f = 5; !rc && !r.bad && f <= version; f++) {
     get_tail_fields(&r, p, (int)f, version);
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);

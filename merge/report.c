@@ -391,6 +391,7 @@ enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
 #define JPUT_BOOL(o, key, v) st__json_add_bool(o, #key, v)
 #define JPUT_POS(o, key, v) st__json_add_bool(o, #key, (v) > 0)
 #define JPUT_NAME(o, key, v) st__json_add_str(o, #key, strata_##key##_name(v))
+#define JPUT_NAMES(o, key, v) json_names(o, #key, strata_##key##_name, v)
 #define JPUT_CPCOMM(o, key, v)                                                 \
   st__json_add_str(o, #key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
 #define JPUT_PREC(o, key, v) st__json_add_str(o, "precision", "fp8")
@@ -407,6 +408,21 @@ enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
 static const char *modules_of(int m, char *buf) {
   strata_recompute_modules_format((unsigned)m, ",", buf, 128);
   return buf;
+}
+
+/* A set's names as a list (bit k, strata_<key>_name(k)). */
+static int json_names(cJSON *o, const char *key, const char *(*name)(int),
+                      int v) {
+  cJSON *a = cJSON_AddArrayToObject(o, key);
+  if (!a) return -1;
+  for (int k = 0; name(k); k++) {
+    cJSON *x = v & (1 << k) ? cJSON_CreateString(name(k)) : NULL;
+    if (v & (1 << k) && (!x || !cJSON_AddItemToArray(a, x))) {
+      cJSON_Delete(x);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 /* The fields of section sec into o. */

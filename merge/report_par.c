@@ -45,6 +45,45 @@ void st__degrees(const strata_plan_t *p, char *buf, size_t size) {
   if (n < size) snprintf(buf + n, size - n, ", pp %d, dp %d", p->pp, p->dp);
 }
 
+/* The MoE layer's choices where the plan sets one (Megatron-LM's
+ * defaults, as exported, are not repeated). */
+static void summary_moe_layer(strata_buf_t *b, const strata_plan_t *p) {
+  int d = p->moe_dispatcher;
+  if (p->experts <= 0 ||
+      !(d || p->moe_flex_backend || p->moe_router_dtype || p->moe_drop_policy ||
+        !p->moe_grouped_gemm || p->moe_shared_overlap))
+    return;
+  strata_buf_printf(b, "  %-20s %s dispatcher", "MoE layer",
+                    strata_moe_token_dispatcher_name(d));
+  if (STRATA_CHOICE(d) == STRATA_MOE_FLEX)
+    strata_buf_printf(b, " (%s)",
+                      strata_moe_flex_backend_name(p->moe_flex_backend));
+  strata_buf_printf(b, ", router %s, %s GEMMs",
+                    strata_moe_router_dtype_name(p->moe_router_dtype),
+                    p->moe_grouped_gemm ? "grouped" : "sequential");
+  if (p->moe_drop_policy)
+    strata_buf_printf(b, ", drops by %s",
+                      strata_moe_token_drop_policy_name(p->moe_drop_policy));
+  if (p->moe_shared_overlap)
+    strata_buf_puts(b, ", shared experts under the dispatch");
+  strata_buf_puts(b, "\n");
+}
+
+/* Per-layer CUDA graphs, where the plan names an implementation. */
+static void summary_cuda_graphs(strata_buf_t *b, const strata_plan_t *p) {
+  int n = 0;
+  if (!p->cuda_graph_impl) return;
+  strata_buf_printf(b, "  %-20s %s", "CUDA graphs",
+                    strata_cuda_graph_impl_name(p->cuda_graph_impl));
+  for (int k = 0; strata_cuda_graph_scope_name(k); k++)
+    if (p->cuda_graph_scope & (1 << k))
+      strata_buf_printf(b, "%s%s", n++ ? ", " : ", capturing ",
+                        strata_cuda_graph_scope_name(k));
+  if (!n && STRATA_CHOICE(p->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE)
+    strata_buf_puts(b, ", capturing each whole layer");
+  strata_buf_puts(b, "\n");
+}
+
 void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
   if (p->cp > 1)
     strata_buf_printf(b, "  %-20s cp %d, %s, sequences split in %lld chunks\n",
@@ -71,6 +110,8 @@ void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
                                   p->dp / ((long long)p->ep * p->etp))
                           : p->dp);
   }
+  summary_moe_layer(b, p);
+  summary_cuda_graphs(b, p);
   if (p->mtp_layers > 0)
     strata_buf_printf(b,
                       "  %-20s %d module%s on the last stage (a layer, the "

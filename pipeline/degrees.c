@@ -257,6 +257,9 @@ static int add_variants(st__search_t *S, st__family_t *base) {
   for (int r = 0; r < 3 && !rc; r++) {
     if (o->recompute != STRATA_RECOMPUTE_AUTO && r != (int)o->recompute)
       continue;
+    /* per-layer CUDA graphs take no recompute they would hold */
+    c.recompute = (strata_recompute_t)r;
+    if (st__rule_cuda_graph_recompute(&c, NULL, 0)) continue;
     for (int sp = 0; sp <= 1 && !rc; sp++) {
       /* the rulebook's: sequence parallelism needs tp > 1; expert with
        * tensor parallelism needs sequence parallelism (Megatron-Core) */

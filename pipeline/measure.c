@@ -56,6 +56,9 @@ static const key_t_ keys[] = {
 #define SWITCH_KEY(F, m, key, ...) {#key, K_BOOL},
     STRATA_PLAN_SWITCHES(SWITCH_KEY, keys)
 #undef SWITCH_KEY
+#define CHOICE_KEY(F, kind, m, key, ...) {#key, K_STR},
+    STRATA_PLAN_CHOICES(CHOICE_KEY, keys)
+#undef CHOICE_KEY
     /* clang-format on */
     {"flash_attention", K_BOOL},
     {"layers", K_INT},
@@ -118,6 +121,10 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   if (!strcmp(key, "recompute")) rc = strata_recompute_parse(s, &o->recompute);
   if (!strcmp(key, "recipe")) rc = strata_recipe_parse(s, &o->recipe);
   if (!strcmp(key, "framework")) rc = strata_framework_parse(s, &o->framework);
+#define CHOICE_SET(F, kind, m, k, ...)                                         \
+  if (!strcmp(key, #k)) rc = strata_##k##_parse(s, &o->m);
+  STRATA_PLAN_CHOICES(CHOICE_SET, o)
+#undef CHOICE_SET
   if (rc) {
     strata_error_prefix("%s: %s", at, key);
     return rc;

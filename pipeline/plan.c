@@ -143,6 +143,32 @@ static int blackwell(const strata_cluster_t *c) {
   return m && m->name && strstr(m->name, "B200") != NULL;
 }
 
+/* The switches and choices as the plan runs them: each as asked where
+ * the configuration keeps it, the framework's default where not given.
+ * DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
+ * ZeRO 2's step (eval.c, dp_sync); the experts' GEMMs are grouped unless
+ * asked not to be. */
+static void plan_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
+                          strata_plan_t *p) {
+  int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
+#define SWITCH_COPY(F, m, ...) p->m = o->m > 0;
+  STRATA_PLAN_SWITCHES(SWITCH_COPY, p)
+#undef SWITCH_COPY
+#define CHOICE_COPY(F, kind, m, ...) p->m = o->m > 0 ? o->m : 0;
+  STRATA_PLAN_CHOICES(CHOICE_COPY, p)
+#undef CHOICE_COPY
+  p->overlap_grad_reduce =
+      o->overlap_grad_reduce != 0 && cf->dp > 1 && !(ds && cf->f->zero < 2);
+  p->overlap_param_gather =
+      o->overlap_param_gather != 0 && cf->dp > 1 && cf->f->zero >= 1 && !ds;
+  p->tp_comm_overlap = o->tp_comm_overlap > 0 && cf->f->sp;
+  p->overlap_ep_comm = cf->f->epo;
+  p->overlap_p2p = cf->v <= 1 && o->megatron ? 0
+                   : o->overlap_p2p >= 0     ? o->overlap_p2p
+                                             : cf->v > 1;
+  p->moe_grouped_gemm = o->moe_grouped_gemm != 0;
+}
+
 /* The plan's header fields from the configuration and its cost. */
 static int plan_header(st__search_t *S, const st__cfg_t *cf,
                        const st__cost_t *c, strata_plan_t *p) {
@@ -179,23 +205,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->recompute_modules =
       cf->f->rc == STRATA_RECOMPUTE_SELECTIVE ? (int)o->recompute_modules : 0;
   p->framework = o->framework;
-  /* every switch as asked; those the configuration decides, below */
-#define SWITCH_COPY(F, m, ...) p->m = o->m;
-  STRATA_PLAN_SWITCHES(SWITCH_COPY, p)
-#undef SWITCH_COPY
-  /* DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
-   * ZeRO 2's step (eval.c, dp_sync) */
-  int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
-  p->overlap_grad_reduce =
-      o->overlap_grad_reduce && cf->dp > 1 && !(ds && cf->f->zero < 2);
-  p->overlap_param_gather =
-      o->overlap_param_gather && cf->dp > 1 && cf->f->zero >= 1 && !ds;
-  p->tp_comm_overlap = o->tp_comm_overlap && cf->f->sp;
-  p->overlap_ep_comm = cf->f->epo;
-  p->overlap_p2p = cf->v <= 1 && o->megatron ? 0
-                   : o->overlap_p2p >= 0     ? o->overlap_p2p
-                                             : cf->v > 1;
-  p->scatter_gather = o->scatter_gather;
+  plan_switches(o, cf, p);
   if (p->precision_aware_optimizer > 0) {
     p->main_grads_dtype = o->main_grads_dtype;
     p->exp_avg_dtype = o->exp_avg_dtype;

@@ -25,9 +25,11 @@
 
 typedef strata_rules_config_t cfg_t;
 
-/* Every switch of plan_fields.h as options or a plan set it. */
+/* Every switch and choice of plan_fields.h as options or a plan set it. */
 #define SWITCH_FROM(F, m, ...) c->m = F->m;
 #define SWITCHES_FROM(src) STRATA_PLAN_SWITCHES(SWITCH_FROM, src)
+#define CHOICE_FROM(F, kind, m, ...) c->m = F->m;
+#define CHOICES_FROM(src) STRATA_PLAN_CHOICES(CHOICE_FROM, src)
 
 #define MG STRATA_RULES_MEGATRON
 #define DS STRATA_RULES_DEEPSPEED
@@ -445,6 +447,144 @@ static int fp8_gather(const cfg_t *c, char *why, size_t n) {
              "(--zero 1 or more)");
 }
 
+/* ---- Megatron-Core's MoE layer and CUDA graphs (plan_fields.h's
+ * choices and the moe- switches; megatron/core/transformer/
+ * transformer_config.py, megatron/training/arguments.py).  A choice is
+ * given where it is not 0, a switch where it is not STRATA_AUTO (a saved
+ * plan's default reads as not given). ---- */
+
+typedef struct {
+  const char *cli;
+  int given, v, on_off;       /* on_off: a switch */
+  const char *(*name)(int v); /* a choice's names (NULL: a set) */
+} knob_t;
+
+/* The first MoE option (plan_fields.h's rows named moe-...) given, as the
+ * command line gives it ("moe-token-dispatcher flex",
+ * "no-moe-grouped-gemm"), into buf; with a CUDA graph option too where
+ * `graphs`.  NULL: none. */
+#define KNOB_NAME_NAME(key) strata_##key##_name
+#define KNOB_NAME_NAMES(key) NULL
+static const char *knob_given(const cfg_t *c, int graphs, char *buf,
+                              size_t size) {
+#define KNOB_CHOICE(F, kind, m, key, what, slot, diff, cli, ...)               \
+  {cli, c->m > 0, c->m, 0, KNOB_NAME_##kind(key)},
+#define KNOB_SWITCH(F, m, key, what, codec, slot, diff, cli, def, ...)         \
+  {cli, (def) == STRATA_AUTO && c->m >= 0, c->m, 1, NULL},
+  const knob_t k[] = {STRATA_PLAN_CHOICES(KNOB_CHOICE, _)
+                          STRATA_PLAN_SWITCHES(KNOB_SWITCH, _)};
+#undef KNOB_CHOICE
+#undef KNOB_SWITCH
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+    if (!k[i].given || (strncmp(k[i].cli, "moe-", 4) &&
+                        (!graphs || strncmp(k[i].cli, "cuda-graph-", 11))))
+      continue;
+    snprintf(buf, size, "--%s%s%s%s", k[i].on_off && !k[i].v ? "no-" : "",
+             k[i].cli, k[i].name ? " " : "",
+             k[i].name ? k[i].name(k[i].v) : "");
+    return buf;
+  }
+  return NULL;
+}
+static int moe_dense(const cfg_t *c, char *why, size_t n) {
+  char b[96];
+  const char *k = c->experts ? NULL : knob_given(c, 0, b, sizeof b);
+  return k && SAY("%s: model '%s' has no experts, so no MoE layer to set "
+                  "up; leave the option out",
+                  k, c->model ? c->model : "?");
+}
+static int flex_backend(const cfg_t *c, char *why, size_t n) {
+  return c->moe_flex_backend > 0 &&
+         STRATA_CHOICE(c->moe_dispatcher) != STRATA_MOE_FLEX &&
+         SAY("--moe-flex-backend %s is the flex dispatcher's backend: give "
+             "--moe-token-dispatcher flex (Megatron-LM's "
+             "--moe-flex-dispatcher-backend)",
+             strata_moe_flex_backend_name(c->moe_flex_backend));
+}
+/* The export pads the experts' input to a capacity it is given
+ * (--moe-pad-expert-input-to-capacity), which DeepEP does not do. */
+static int flex_capacity(const cfg_t *c, char *why, size_t n) {
+  return STRATA_CHOICE(c->moe_dispatcher) == STRATA_MOE_FLEX &&
+         STRATA_CHOICE(c->moe_flex_backend) == STRATA_MOE_DEEPEP &&
+         c->capacity > 0 &&
+         SAY("the flex dispatcher with the deepep backend does not pad the "
+             "experts' input to the capacity (capacity factor %g) that the "
+             "plan runs: give --moe-flex-backend hybridep, or another "
+             "dispatcher",
+             c->capacity);
+}
+static int drop_policy(const cfg_t *c, char *why, size_t n) {
+  return c->moe_drop_policy > 0 && !(c->capacity > 0) &&
+         SAY("--moe-token-drop-policy %s says which tokens a capacity "
+             "factor drops, and model '%s' routes without dropping: give "
+             "--capacity-factor F, or leave the option out",
+             strata_moe_token_drop_policy_name(c->moe_drop_policy),
+             c->model ? c->model : "?");
+}
+static int shared_overlap(const cfg_t *c, char *why, size_t n) {
+  if (c->moe_shared_overlap <= 0) return 0;
+  if (c->shared_ffn <= 0)
+    return SAY("--moe-shared-expert-overlap: model '%s' has no shared "
+               "experts to overlap",
+               c->model ? c->model : "?");
+  return STRATA_CHOICE(c->moe_dispatcher) == STRATA_MOE_ALLGATHER &&
+         SAY("--moe-shared-expert-overlap works with the alltoall or flex "
+             "token dispatcher only: give --moe-token-dispatcher alltoall or "
+             "flex");
+}
+
+/* A scope's captures as Megatron-Core allows them; cudagraph() below
+ * names the implementation they need. */
+static int graph_scope(const cfg_t *c, char *why, size_t n) {
+  int s = c->cuda_graph_scope, moe = STRATA_CUDA_GRAPH_MOE;
+  int router = STRATA_CUDA_GRAPH_MOE_ROUTER;
+  int pre = STRATA_CUDA_GRAPH_MOE_PREPROCESS;
+  if (!s) return 0;
+  if (STRATA_CHOICE(c->cuda_graph_impl) == STRATA_CUDA_GRAPH_NONE)
+    return SAY("--cuda-graph-scope says what a layer's CUDA graph captures: "
+               "give --cuda-graph-impl local or transformer_engine");
+  if (s & (moe | router | pre) && !c->experts)
+    return SAY("--cuda-graph-scope: moe, moe_router and moe_preprocess "
+               "capture MoE layers, and model '%s' has none",
+               c->model ? c->model : "?");
+  if (s & STRATA_CUDA_GRAPH_MLP && c->experts && !c->dense_layers)
+    return SAY("--cuda-graph-scope: mlp captures a dense layer's MLP, and "
+               "every layer of model '%s' has experts",
+               c->model ? c->model : "?");
+  if ((s & moe) && (s & router))
+    return SAY("--cuda-graph-scope must not hold both moe and moe_router");
+  if ((s & pre) && !(s & router) && c->cuda_graph_impl == STRATA_CUDA_GRAPH_TE)
+    return SAY("--cuda-graph-scope: moe_preprocess is captured only with "
+               "moe_router");
+  if ((s & moe) && !(c->capacity > 0))
+    return SAY("--cuda-graph-scope: moe captures a MoE layer whose experts' "
+               "input is padded to a capacity: give --capacity-factor F");
+  return (s & pre) && c->capacity > 0 &&
+         STRATA_CHOICE(c->moe_dispatcher) == STRATA_MOE_ALLTOALL &&
+         SAY("--cuda-graph-scope: moe_preprocess is not captured with the "
+             "alltoall dispatcher and a capacity factor (its preprocess "
+             "copies to the host)");
+}
+/* Per-layer graphs and recompute: full recompute only with the whole
+ * iteration graphed; selective recompute (core_attn) not of an attention
+ * with dropout that the graph holds. */
+int st__rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
+  int impl = STRATA_CHOICE(c->cuda_graph_impl);
+  int attn =
+      !c->cuda_graph_scope || (c->cuda_graph_scope & STRATA_CUDA_GRAPH_ATTN);
+  if (impl == STRATA_CUDA_GRAPH_NONE) return 0;
+  if (c->recompute == STRATA_RECOMPUTE_FULL)
+    return SAY("--cuda-graph-impl %s graphs each layer, and Megatron-LM "
+               "recomputes whole layers only under a full-iteration graph: "
+               "give --recompute none or selective",
+               strata_cuda_graph_impl_name(impl));
+  return c->recompute == STRATA_RECOMPUTE_SELECTIVE && c->dropout && attn &&
+         SAY("--cuda-graph-impl %s with selective recompute: the graph holds "
+             "the recomputed attention of model '%s', which has dropout; "
+             "give --recompute none, or a --cuda-graph-scope without attn",
+             strata_cuda_graph_impl_name(impl), c->model ? c->model : "?");
+}
+
 /* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c): one
  * row each, in the order the search has always named them ---- */
 
@@ -529,6 +669,13 @@ static int ds_zero0(const cfg_t *c, char *why, size_t n) {
                "its bf16 mode has none; --zero 1 keeps them)",
                why, n);
 }
+static int ds_megatron_moe(const cfg_t *c, char *why, size_t n) {
+  char b[96], what[128];
+  const char *k = knob_given(c, 1, b, sizeof b);
+  if (!k) return 0;
+  snprintf(what, sizeof what, "%s (Megatron-LM's)", k);
+  return ds_no(c, what, why, n);
+}
 int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
   return c->pp > 1 && c->layers % c->pp && !given(c) &&
          SAY("--framework deepspeed: %d layers do not split evenly over %d "
@@ -563,6 +710,15 @@ static int torch_modules(const cfg_t *c, char *why, size_t n) {
          SAY("the plan recomputes Megatron-LM's modules "
              "(--recompute-modules), which this export does not say; "
              "export it for Megatron-LM");
+}
+/* The CUDA graphs Megatron-LM captures; DTensor and torchtitan are told
+ * nothing of them. */
+static int torch_graphs(const cfg_t *c, char *why, size_t n) {
+  return STRATA_CHOICE(c->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE &&
+         SAY("the plan captures CUDA graphs with Megatron-LM's "
+             "--cuda-graph-impl %s, which this export does not set up; "
+             "export it for Megatron-LM",
+             strata_cuda_graph_impl_name(c->cuda_graph_impl));
 }
 static int titan_fp8(const cfg_t *c, char *why, size_t n) {
   return c->precision == STRATA_PRECISION_FP8 &&
@@ -636,6 +792,16 @@ static const rule_t rules[] = {
      scatter},
     {"param-gather-grad-reduce", MG, PLAN, ARGS, param_gather},
     {"fp8-param-gather", MG | DS, CONFIG | OPTIONS, ARGS, fp8_gather},
+    {"moe-dense", MG | DS, OPTIONS, TCONF, moe_dense},
+    {"moe-flex-backend", MG | DS, OPTIONS | PLAN, TCONF, flex_backend},
+    {"moe-flex-capacity", MG | DS, OPTIONS | PLAN, TCONF, flex_capacity},
+    {"moe-token-drop-policy", MG | DS, OPTIONS | PLAN, TCONF, drop_policy},
+    {"moe-shared-expert-overlap", MG | DS, OPTIONS | PLAN, TCONF,
+     shared_overlap},
+    {"cuda-graph-scope", MG | DS, OPTIONS | PLAN, TCONF, graph_scope},
+    {"cuda-graph-recompute", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
+     st__rule_cuda_graph_recompute},
+    {"ds-megatron-moe", DS, OPTIONS | PLAN, DSX, ds_megatron_moe},
     {"ds-free", DS, OPTIONS, DSX, ds_free},
     {"ds-cp", DS, OPTIONS | PLAN, DSX, ds_cp},
     {"ds-ep", DS, OPTIONS | PLAN, DSX, ds_ep},
@@ -660,6 +826,8 @@ static const rule_t rules[] = {
      titan_qwen3_pp},
     {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",
      titan_fp8},
+    {"torch-cuda-graphs", TORCH | TITAN, PLAN,
+     "merge/export_torch.c, export_torchtitan.c", torch_graphs},
 };
 
 int strata_rules_check(const strata_rules_config_t *c, unsigned when,
@@ -701,6 +869,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->state_dtypes =
       o->main_grads_dtype || o->exp_avg_dtype || o->exp_avg_sq_dtype;
   SWITCHES_FROM(o);
+  CHOICES_FROM(o);
   c->precision = o->precision;
   c->framework = o->framework;
   c->cp_comm = o->cp_comm;
@@ -716,6 +885,9 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->experts = m.experts, c->moe_ffn = m.moe_ffn;
   c->shared = g->hp.shared_ffn > 0, c->mla = g->hp.kv_lora > 0;
   c->moe_layers = m.experts ? m.moe_layers : 0;
+  c->shared_ffn = g->hp.shared_ffn, c->capacity = m.capacity;
+  c->dense_layers = m.experts ? c->layers - m.moe_layers : c->layers;
+  c->dropout = g->hp.dropout;
 }
 
 /* A plan's ep of 0 is 1 with experts (older files); its etp counts only
@@ -738,6 +910,11 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->recompute = p->recompute;
   c->recompute_modules = (unsigned)p->recompute_modules;
   SWITCHES_FROM(p);
+  CHOICES_FROM(p);
+  /* the moe- switches a plan always holds: their defaults, and anything
+   * of a model without experts, are not given */
+  c->moe_grouped_gemm = p->moe_grouped_gemm || !p->experts ? STRATA_AUTO : 0;
+  c->moe_shared_overlap = p->moe_shared_overlap && p->experts ? 1 : STRATA_AUTO;
   c->precision = p->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
   c->framework = p->framework;
   c->cp_comm = p->cp_comm, c->windowed = p->window > 0;
@@ -748,6 +925,9 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->shared = p->shared_ffn > 0, c->mla = p->kv_lora > 0;
   c->moe_layers = p->experts ? p->moe_layers : 0;
   c->mtp_layers = p->mtp_layers;
+  c->shared_ffn = p->shared_ffn, c->capacity = p->capacity;
+  c->dense_layers = p->experts ? p->layers - p->moe_layers : p->layers;
+  c->dropout = p->dropout;
 }
 
 /* A fixed configuration's split: the virtual stages a layout gives, and

@@ -126,7 +126,8 @@ typedef int st__rule_fn(const strata_rules_config_t *c, char *why, size_t n);
 st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
     st__rule_ep_experts, st__rule_etp_ffn, st__rule_ep_layout, st__rule_ep_sp,
     st__rule_sp_tp, st__rule_vpp_pp, st__rule_vpp_micro, st__rule_ds_split,
-    st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window;
+    st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window,
+    st__rule_cuda_graph_recompute;
 
 /* A configuration of one family. */
 typedef struct {

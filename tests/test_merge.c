@@ -90,6 +90,7 @@ static strata_plan_t *hand_plan(int tp, int pp, int dp, int layers,
   p->seq_len = 128, p->layers = layers, p->hidden = 256, p->heads = 4;
   p->kv_heads = 4, p->ffn = 1024, p->vocab = 1000, p->dropout = 1;
   p->max_position = 128;
+  p->moe_grouped_gemm = 1; /* as every plan strata makes holds it */
   p->gpu_memory_bytes = 80e9, p->gpu_peak_flops = 989e12;
   p->n_stages = pp;
   p->stages = strata_calloc((size_t)pp, sizeof *p->stages);
@@ -631,8 +632,12 @@ TEST(format5_multi_token_prediction) {
 }
 
 /* plan_fields.h drives the codec, the JSON and diff: every header slot
- * is a field's, and each switch, set alone, survives the file, is true in
- * show --json and is the one configuration line diff reports. */
+ * is a field's, and each switch, set alone away from its default (off,
+ * on for a TN row), survives the file, is so in show --json and is the
+ * one configuration line diff reports. */
+#define REST_HI 0
+#define REST_TI 0
+#define REST_TN 1
 TEST(plan_fields_table) {
   ASSERT_EQ(st__plan_fields_complete(), 1);
   static const char *keys[] = {
@@ -643,17 +648,19 @@ TEST(plan_fields_table) {
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
     strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *b, *q;
     char *json = NULL, *diff = NULL, want[128];
+    const char *was = "";
     b = hand_plan(2, 4, 2, 16, NULL);
     int k = 0;
-#define SWITCH_SET(F, m, key, ...)                                             \
-  p->m = b->m = 0;                                                             \
-  if (k++ == (int)i) p->m = 1;
+#define SWITCH_SET(F, m, key, what, codec, ...)                                \
+  p->m = b->m = REST_##codec;                                                  \
+  if (k++ == (int)i)                                                           \
+    p->m = !REST_##codec, was = REST_##codec ? "false" : "true";
     STRATA_PLAN_SWITCHES(SWITCH_SET, p)
 #undef SWITCH_SET
     q = roundtrip(p);
     assert_same_plan(p, q);
     ASSERT_OK(strata_plan_json(q, &json));
-    snprintf(want, sizeof want, "\"%s\":\ttrue", keys[i]);
+    snprintf(want, sizeof want, "\"%s\":\t%s", keys[i], was);
     ASSERT_CONTAINS(json, want);
     int differs = 0;
     ASSERT_OK(strata_plan_diff(b, q, 1, &diff, &differs));
@@ -666,6 +673,76 @@ TEST(plan_fields_table) {
     strata_plan_destroy(b);
     strata_plan_destroy(p);
   }
+}
+
+/* Each choice of plan_fields.h, set alone to its last name (a set to all
+ * of them), makes a format 9 file that reads back the same, is named in
+ * show --json and is the one configuration line diff reports; left at 0
+ * it writes nothing (the file keeps its older format). */
+TEST(plan_choices_table) {
+  static const struct {
+    const char *key, *json;
+  } rows[] = {
+      {"moe_token_dispatcher", "\"moe_token_dispatcher\":\t\"flex\""},
+      {"moe_flex_backend", "\"moe_flex_backend\":\t\"hybridep\""},
+      {"moe_router_dtype", "\"moe_router_dtype\":\t\"fp64\""},
+      {"moe_token_drop_policy", "\"moe_token_drop_policy\":\t\"position\""},
+      {"cuda_graph_impl", "\"cuda_graph_impl\":\t\"transformer_engine\""},
+      {"cuda_graph_scope", "\"cuda_graph_scope\":\t[\"attn\", \"mlp\", "
+                           "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
+  };
+  size_t len;
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *b, *q;
+    b = hand_plan(2, 4, 2, 16, NULL);
+    unsigned char *d = encode(p, &len);
+    ASSERT(d[4] < 9);
+    strata_free(d);
+    char *json = NULL, *diff = NULL, want[128];
+    int k = 0;
+#define CHOICE_SET(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
+  if (k++ == (int)i) p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__);
+    STRATA_PLAN_CHOICES(CHOICE_SET, p)
+#undef CHOICE_SET
+    d = encode(p, &len);
+    ASSERT_EQ(d[4], 9);
+    strata_free(d);
+    q = roundtrip(p);
+    assert_same_plan(p, q);
+    ASSERT_OK(strata_plan_json(q, &json));
+    ASSERT_CONTAINS(json, rows[i].json);
+    int differs = 0;
+    ASSERT_OK(strata_plan_diff(b, q, 1, &diff, &differs));
+    ASSERT_EQ(differs, 1);
+    snprintf(want, sizeof want, "\"%s\"", rows[i].key);
+    ASSERT_CONTAINS(diff, want);
+    strata_free(json);
+    strata_free(diff);
+    strata_plan_destroy(q);
+    strata_plan_destroy(b);
+    strata_plan_destroy(p);
+  }
+}
+
+/* A plan of format 8 or older reads with the experts' GEMMs grouped, as
+ * its export always said; one that turns them off is format 9. */
+TEST(grouped_gemm_defaults_on) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL), *q;
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT(d[4] < 9);
+  ASSERT_OK(strata_plan_decode(d, len, "g", &q));
+  ASSERT_EQ(q->moe_grouped_gemm, 1);
+  strata_free(d);
+  strata_plan_destroy(q);
+  p->moe_grouped_gemm = 0;
+  d = encode(p, &len);
+  ASSERT_EQ(d[4], 9);
+  ASSERT_OK(strata_plan_decode(d, len, "g", &q));
+  ASSERT_EQ(q->moe_grouped_gemm, 0);
+  strata_free(d);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
 }
 
 /* Every byte truncation and many random corruptions fail cleanly. */
@@ -1790,6 +1867,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(decode_bad_payload),
     TEST_ENTRY(format5_multi_token_prediction),
     TEST_ENTRY(plan_fields_table),
+    TEST_ENTRY(plan_choices_table),
+    TEST_ENTRY(grouped_gemm_defaults_on),
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),
     TEST_ENTRY(encode_refuses_what_decode_refuses),

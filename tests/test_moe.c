@@ -1270,6 +1270,98 @@ TEST(qwen2_moe_shared_expert_gate) {
   strata_graph_destroy(g);
 }
 
+/* The MoE layer's and the CUDA graphs' choices of a plan: Kimi K2 cut to
+ * 4 layers on one DGX H100 with each given away from its default, and
+ * full recompute, which per-layer graphs do not take, left to the search.
+ * The plan file (format 9) keeps them, the figures do not move (they are
+ * not costed), the Megatron-LM export writes each flag (all in the
+ * reference list), and the DeepSpeed export refuses them. */
+static strata_plan_t *plan_kimi(const strata_plan_opts_t *given) {
+  strata_plan_opts_t po = *given;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  po.gen.layers = 4;
+  po.model_spec = "kimi-k2";
+  po.quiet = 1;
+  po.global_batch = 64;
+  po.fix_ep = 8, po.fix_tp = 1, po.fix_pp = 1;
+  po.no_memory_check = 1;
+  strata_graph_t *g = model("kimi-k2", &po.gen);
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return p;
+}
+
+TEST(moe_choices_recorded_and_exported) {
+  strata_plan_opts_t po;
+  strata_plan_opts_init(&po);
+  strata_plan_t *a = plan_kimi(&po);
+  po.moe_dispatcher = STRATA_MOE_FLEX, po.moe_flex_backend = 2;
+  po.moe_router_dtype = STRATA_MOE_FP64, po.moe_grouped_gemm = 0;
+  po.moe_shared_overlap = 1;
+  po.cuda_graph_impl = STRATA_CUDA_GRAPH_TE;
+  po.cuda_graph_scope = STRATA_CUDA_GRAPH_ATTN | STRATA_CUDA_GRAPH_MOE_ROUTER;
+  strata_plan_t *b = plan_kimi(&po), *q = NULL;
+  ASSERT_NEAR(b->step_seconds, a->step_seconds, 0, 0);
+  ASSERT(b->recompute != STRATA_RECOMPUTE_FULL);
+  unsigned char *data = NULL;
+  size_t len = 0;
+  ASSERT_OK(strata_plan_encode(a, &data, &len));
+  ASSERT(data[4] < 9);
+  strata_free(data);
+  ASSERT_OK(strata_plan_encode(b, &data, &len));
+  ASSERT_EQ(data[4], 9);
+  ASSERT_OK(strata_plan_decode(data, len, "b", &q));
+  strata_free(data);
+  ASSERT_EQ(q->moe_dispatcher, STRATA_MOE_FLEX);
+  ASSERT_EQ(q->moe_flex_backend, STRATA_MOE_HYBRIDEP);
+  ASSERT_EQ(q->moe_router_dtype, STRATA_MOE_FP64);
+  ASSERT_EQ(q->moe_grouped_gemm, 0);
+  ASSERT_EQ(q->moe_shared_overlap, 1);
+  ASSERT_EQ(q->cuda_graph_impl, STRATA_CUDA_GRAPH_TE);
+  ASSERT_EQ(q->cuda_graph_scope, b->cuda_graph_scope);
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(a, &t));
+  ASSERT_CONTAINS(t, "--moe-grouped-gemm");
+  ASSERT_CONTAINS(t, "--moe-token-dispatcher-type alltoall");
+  ASSERT_CONTAINS(t, "--moe-router-dtype fp32");
+  ASSERT(!strstr(t, "--cuda-graph") && !strstr(t, "--moe-flex"));
+  strata_free(t);
+  ASSERT_OK(strata_export_megatron(q, &t));
+  check_flags(t);
+  ASSERT(!strstr(t, "--moe-grouped-gemm"));
+  ASSERT_CONTAINS(t, "--moe-token-dispatcher-type flex");
+  ASSERT_CONTAINS(t, "--moe-flex-dispatcher-backend hybridep");
+  ASSERT_CONTAINS(t, "--moe-router-dtype fp64");
+  ASSERT_CONTAINS(t, "--moe-shared-expert-overlap");
+  ASSERT_CONTAINS(t, "--cuda-graph-impl transformer_engine");
+  ASSERT_CONTAINS(t, "--cuda-graph-modules attn moe_router");
+  strata_free(t);
+  ASSERT_OK(strata_plan_summary(q, &t));
+  ASSERT_CONTAINS(t, "flex dispatcher (hybridep), router fp64, sequential "
+                     "GEMMs, shared experts under the dispatch");
+  ASSERT_CONTAINS(t, "transformer_engine, capturing attn, moe_router");
+  strata_free(t);
+  ASSERT_EQ(strata_export_deepspeed(q, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "--moe-token-dispatcher");
+  strata_error_clear();
+  /* the drop policy goes with a capacity factor */
+  strata_plan_opts_init(&po);
+  po.gen.capacity = 1.25, po.moe_drop_policy = STRATA_MOE_DROP_POSITION;
+  strata_plan_t *d = plan_kimi(&po);
+  ASSERT_OK(strata_export_megatron(d, &t));
+  ASSERT_CONTAINS(t, "--moe-expert-capacity-factor 1.25");
+  ASSERT_CONTAINS(t, "--moe-token-drop-policy position");
+  strata_free(t);
+  strata_plan_destroy(d);
+  strata_plan_destroy(q);
+  strata_plan_destroy(b);
+  strata_plan_destroy(a);
+}
+
 /* A 16-layer DeepSeek-V3 on 64 H100s (tp 2, ep 8, pp 4, dp 8): with one
  * multi-token prediction module the last rank holds it (the embedding
  * table's copy and eh_proj at least, split over tp), the middle ranks are
@@ -1392,6 +1484,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(mtp_on_the_last_stage),
     TEST_ENTRY(megatron_flags_of_the_new_degrees),
     TEST_ENTRY(qwen2_moe_shared_expert_gate),
+    TEST_ENTRY(moe_choices_recorded_and_exported),
 };
 
 TEST_MAIN(tests)

@@ -23,6 +23,7 @@ static strata_rules_config_t dense(void) {
   c.tp = 2, c.pp = 2, c.dp = 4, c.cp = 1, c.vpp = 1;
   c.micro_batch = 1, c.global_batch = 64;
   c.zero_stage = -1, c.sequence_parallel = -1;
+  c.moe_grouped_gemm = c.moe_shared_overlap = STRATA_AUTO; /* not given */
   c.recompute = STRATA_RECOMPUTE_NONE;
   c.precision = STRATA_PRECISION_BF16;
   c.model = "m";
@@ -303,6 +304,126 @@ TEST(fp8_param_gather) {
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
 }
 
+/* The MoE layer's choices: given to a dense model, or where the others
+ * make them mean nothing, refused with the reason. */
+TEST(moe_choices) {
+  const unsigned OPT = STRATA_RULES_OPTIONS, PLAN = STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.moe_dispatcher = STRATA_MOE_ALLTOALL;
+  refused(&c, OPT, "moe-dense",
+          "--moe-token-dispatcher alltoall: model 'm' has no");
+  c = dense(), c.moe_grouped_gemm = 0;
+  refused(&c, OPT, "moe-dense", "--no-moe-grouped-gemm: model 'm' has no");
+  c = dense(), c.moe_shared_overlap = 0;
+  refused(&c, OPT, "moe-dense", "--no-moe-shared-expert-overlap: model 'm'");
+  c = moe(), c.sequence_parallel = 1;
+  c.moe_dispatcher = STRATA_MOE_ALLGATHER, c.moe_router_dtype = 2;
+  c.moe_grouped_gemm = 0, c.moe_shared_overlap = 0;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.moe_flex_backend = STRATA_MOE_HYBRIDEP;
+  refused(&c, OPT | PLAN, "moe-flex-backend", "give --moe-token-dispatcher");
+  c.moe_dispatcher = STRATA_MOE_FLEX;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.moe_flex_backend = 0, c.capacity = 1.25; /* deepep, its default */
+  refused(&c, OPT | PLAN, "moe-flex-capacity", "capacity factor 1.25");
+  c.moe_flex_backend = STRATA_MOE_HYBRIDEP;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.capacity = 0, c.moe_drop_policy = STRATA_MOE_DROP_POSITION;
+  refused(&c, OPT | PLAN, "moe-token-drop-policy", "give --capacity-factor");
+  c.capacity = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.moe_shared_overlap = 1;
+  refused(&c, OPT | PLAN, "moe-shared-expert-overlap", "no shared experts");
+  c.shared_ffn = 1024, c.moe_dispatcher = STRATA_MOE_ALLGATHER;
+  c.moe_flex_backend = 0;
+  refused(&c, OPT | PLAN, "moe-shared-expert-overlap", "alltoall or flex");
+  c.moe_dispatcher = 0; /* alltoall, the default */
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.target = STRATA_RULES_DEEPSPEED, c.ep = 0;
+  refused(&c, OPT, "ds-megatron-moe",
+          "sets up no --moe-router-dtype fp64 (Megatron-LM's)");
+}
+
+/* Per-layer CUDA graphs: a scope needs an implementation and captures
+ * only what the model has; recompute only outside the graph. */
+TEST(cuda_graphs) {
+  const unsigned OPT = STRATA_RULES_OPTIONS, PLAN = STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.cuda_graph_scope = STRATA_CUDA_GRAPH_ATTN;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "give --cuda-graph-impl");
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_NONE;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "give --cuda-graph-impl");
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.cuda_graph_scope = STRATA_CUDA_GRAPH_MOE_ROUTER;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "and model 'm' has none");
+  c = moe(), c.sequence_parallel = 1, c.dense_layers = 0;
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_TE;
+  c.cuda_graph_scope = STRATA_CUDA_GRAPH_MLP;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "every layer of model 'm'");
+  c.dense_layers = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.cuda_graph_scope = STRATA_CUDA_GRAPH_MOE;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "give --capacity-factor");
+  c.capacity = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.cuda_graph_scope |= STRATA_CUDA_GRAPH_MOE_ROUTER;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "both moe and moe_router");
+  c.cuda_graph_scope = STRATA_CUDA_GRAPH_MOE_PREPROCESS;
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "only with moe_router");
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL; /* it adds moe_router */
+  refused(&c, OPT | PLAN, "cuda-graph-scope", "copies to the host");
+  c.moe_dispatcher = STRATA_MOE_FLEX, c.moe_flex_backend = 2;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.recompute = STRATA_RECOMPUTE_FULL;
+  refused(&c, ALL | PLAN, "cuda-graph-recompute", "full-iteration graph");
+  c = dense(), c.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL, c.dropout = 1;
+  c.recompute = STRATA_RECOMPUTE_SELECTIVE;
+  refused(&c, ALL | PLAN, "cuda-graph-recompute", "which has dropout");
+  c.cuda_graph_scope = STRATA_CUDA_GRAPH_MLP; /* attention not graphed */
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.target = STRATA_RULES_DEEPSPEED, c.zero_stage = 1;
+  refused(&c, OPT, "ds-megatron-moe",
+          "no --cuda-graph-impl local (Megatron-LM's)");
+  c.saved = 1;
+  refused(&c, PLAN, "ds-megatron-moe",
+          "the plan uses --cuda-graph-impl local (Megatron-LM's), which the "
+          "DeepSpeed config does not set up; export it for Megatron-LM");
+  c.target = STRATA_RULES_DTENSOR;
+  refused(&c, PLAN, "torch-cuda-graphs", "--cuda-graph-impl local");
+  c.target = STRATA_RULES_TORCHTITAN;
+  refused(&c, PLAN, "torch-cuda-graphs", "export it for Megatron-LM");
+}
+
+/* A saved plan's moe- switches: grouped GEMMs on and the shared experts'
+ * overlap off are its defaults, not given; so is anything of a model
+ * without experts. */
+TEST(moe_switches_of_plan) {
+  strata_plan_t p;
+  strata_rules_config_t c;
+  memset(&p, 0, sizeof p);
+  p.devices = 16, p.tp = 2, p.pp = 2, p.dp = 4, p.vpp = 1;
+  p.micro_batch = 1, p.global_batch = 64, p.megatron = 1;
+  p.layers = 24, p.heads = 16, p.seq_len = 2048, p.moe_grouped_gemm = 1;
+  p.zero_stage = 1;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_DEEPSPEED);
+  ASSERT_EQ(c.moe_grouped_gemm, STRATA_AUTO);
+  ASSERT_EQ(c.moe_shared_overlap, STRATA_AUTO);
+  p.moe_grouped_gemm = 0; /* of a dense model: nothing */
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_DEEPSPEED);
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_PLAN, NULL), 0);
+  p.experts = 8, p.moe_ffn = 512, p.moe_layers = 24;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_DEEPSPEED);
+  ASSERT_EQ(c.moe_grouped_gemm, 0);
+  refused(&c, STRATA_RULES_PLAN, "ds-megatron-moe", "--no-moe-grouped-gemm");
+  p.moe_grouped_gemm = 1, p.moe_dispatcher = STRATA_MOE_FLEX;
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_DEEPSPEED);
+  refused(&c, STRATA_RULES_PLAN, "ds-megatron-moe",
+          "--moe-token-dispatcher flex (Megatron-LM's)");
+  strata_rules_config_of_plan(&c, &p, STRATA_RULES_MEGATRON);
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_PLAN, NULL), 0);
+}
+
 /* DeepSpeed's rows say the remedy of where they are asked. */
 TEST(deepspeed_remedy) {
   strata_rules_config_t c = dense();
@@ -501,6 +622,9 @@ TEST(search_keeps_what_the_rules_accept) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
+    TEST_ENTRY(moe_choices),
+    TEST_ENTRY(cuda_graphs),
+    TEST_ENTRY(moe_switches_of_plan),
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(recompute_modules_rules),

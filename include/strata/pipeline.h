@@ -70,6 +70,9 @@ typedef struct {
    * other on/off switches: plan_fields.h's STRATA_PLAN_SWITCHES, each 0,
    * 1 or STRATA_AUTO (the framework's default). */
   STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_DECL, opts)
+  /* The MoE layer's and the CUDA graphs' choices (plan_fields.h's
+   * STRATA_PLAN_CHOICES; 0: not given), recorded and exported. */
+  STRATA_PLAN_CHOICES(STRATA_PLAN_CHOICE_DECL, opts)
   int vpp; /* virtual stages per rank: 0 choose, 1 none */
   strata_framework_t framework;
   /* To try several micro-batch sizes the planner regenerates the model:
@@ -115,6 +118,17 @@ int strata_state_dtype_parse(const char *s, int *out);
 #define STRATA_CP_MIN_TOKENS 4096
 
 void strata_plan_opts_init(strata_plan_opts_t *o);
+
+/* Each choice's names (pipeline/choices.c): strata_<key>_name(v) is
+ * value v's name (0: the first, the default's; "?" out of range), or for
+ * a set bit v's (NULL past the last); strata_<key>_parse reads one name
+ * (a set: a comma list of them) into *out, STRATA_EINVAL with the names
+ * it takes otherwise. */
+#define STRATA_PLAN_CHOICE_API(F, kind, m, key, ...)                           \
+  const char *strata_##key##_name(int v);                                      \
+  int strata_##key##_parse(const char *s, int *out);
+STRATA_PLAN_CHOICES(STRATA_PLAN_CHOICE_API, api)
+#undef STRATA_PLAN_CHOICE_API
 
 /* Memory of one device, every item the GPU sees (docs/cost-model.md,
  * "Memory as the GPU sees it"). */
@@ -339,14 +353,21 @@ typedef struct {
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */
   STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_DECL, rules)
+  /* the choices (0: not given; from a plan, 0 where it holds the
+   * default) */
+  STRATA_PLAN_CHOICES(STRATA_PLAN_CHOICE_DECL, rules)
   int cp_comm; /* STRATA_CP_P2P or ALLGATHER */
   /* the model */
   const char *model, *family;
   int layers, heads, kv_heads, seq_len, flash_attention;
   int experts, moe_ffn, mtp_layers;
-  int windowed;    /* some layer attends through a sliding window */
-  int shared, mla; /* shared experts; multi-head latent attention */
-  int moe_layers;  /* layers with experts (the rest: a dense MLP) */
+  int windowed;     /* some layer attends through a sliding window */
+  int shared, mla;  /* shared experts; multi-head latent attention */
+  int moe_layers;   /* layers with experts (the rest: a dense MLP) */
+  int shared_ffn;   /* the shared experts' hidden size (0: none) */
+  int dense_layers; /* layers without experts (of a mixture of them) */
+  double capacity;  /* the experts' capacity factor (0: dropless) */
+  int dropout;      /* attention and hidden dropout */
 } strata_rules_config_t;
 
 /* The first rule a configuration breaks: its name (a short tag), where

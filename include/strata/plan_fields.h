@@ -22,10 +22,14 @@
  *             TI, TD  after the stages, from plan format `slot` on, and
  *                     only in files that need that format (a row whose
  *                     value is not 0 raises the format to `slot`)
+ *             TN      a TI switch that is on unless a file says off: one
+ *                     that is off raises the format, and a file older
+ *                     than `slot` reads as on
  *   jsec    its object in show --json: ROOT, ARCH ("architecture"), OPTS
  *           ("options"), FIG (the figures after the stages), STEP
  *           ("step_items"), SEARCH ("search"), NONE
- *   jkind   NUM, BOOL (!= 0), POS (> 0), NAME (strata_<key>_name), CPCOMM
+ *   jkind   NUM, BOOL (!= 0), POS (> 0), NAME (strata_<key>_name), NAMES
+ *           (a list: the names of the bits set, strata_<key>_name(bit)), CPCOMM
  *           ("p2p" or "all_gather"), PREC ("precision": "fp8"), SIGMOID
  *           ("router_scores": "sigmoid"), TIMING (NUM with --timings only)
  *   when    when show --json writes it (an expression on p)
@@ -95,6 +99,7 @@
   F(CONF, double,  alpha,                alpha,                 NULL,                       0,  0,          HD, 0,  OPTS, NUM,    1,                  0)  \
   F(CONF, strata_framework_t, framework, framework,             "framework",                0,  1,          HE, 29, OPTS, NAME,   1,                  0)  \
   STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_FIELD, F)                          \
+  STRATA_PLAN_CHOICES(STRATA_PLAN_CHOICE_FIELD, F)                            \
   F(CONF, int,     cp,                   cp,                    "context-parallel size",    0,  BIG,        HI, 37, OPTS, NUM,    p->cp > 1,          17) \
   F(CONF, int,     cp_comm,              cp_comm,               "context-parallel communication", 0, 1,     HI, 40, OPTS, CPCOMM, p->cp > 1,          0)  \
   F(CONF, int,     ep,                   ep,                    "expert-parallel size",     0,  BIG,        HI, 38, OPTS, NUM,    p->experts > 0,     18) \
@@ -104,7 +109,7 @@
   F(CONF, int,     main_grads_dtype,     main_grads_dtype,      "main gradients' type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_dtype,        exp_avg_dtype,         "first moment's type",      0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_sq_dtype,     exp_avg_sq_dtype,      "second moment's type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
-  F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 30) \
+  F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 39) \
   F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  mfu,                  mfu,                   NULL,                       0,  0,          HD, 3,  FIG,  NUM,    1,                  0)  \
@@ -158,15 +163,21 @@
   S(F, fp8_param_gather, fp8_param_gather, "FP8 parameter gather", TI, 8, 27, \
     "fp8-param-gather", 0,                                                      \
     "with --precision fp8: the compute weights\nkept and all-gathered in FP8 (default off)") \
-  S(F, account_embedding, account_for_embedding, "embedding counted in the split", TI, 9, 28, \
+  S(F, account_embedding, account_for_embedding, "embedding counted in the split", TI, 9, 36, \
     "account-for-embedding", STRATA_AUTO,                                       \
     "the embedding counts as a layer of the\nsplit (Megatron-LM's --account-for-\nembedding-in-pipeline-split; default: choose)") \
-  S(F, account_loss, account_for_loss, "loss counted in the split", TI, 9, 29, \
+  S(F, account_loss, account_for_loss, "loss counted in the split", TI, 9, 37, \
     "account-for-loss", STRATA_AUTO,                                            \
     "the loss counts as a layer of the split\n(--account-for-loss-in-pipeline-split;\ndefault: choose)") \
-  S(F, precision_aware_optimizer, precision_aware_optimizer, "precision-aware optimizer", TI, 9, 31, \
+  S(F, precision_aware_optimizer, precision_aware_optimizer, "precision-aware optimizer", TI, 9, 38, \
     "precision-aware-optimizer", 0,                                             \
-    "Transformer Engine's FusedAdam: fp32 master\nweights as 16-bit remainders, the moments\nand main gradients in --exp-avg-dtype,\n--exp-avg-sq-dtype, --main-grads-dtype\n(default off)")
+    "Transformer Engine's FusedAdam: fp32 master\nweights as 16-bit remainders, the moments\nand main gradients in --exp-avg-dtype,\n--exp-avg-sq-dtype, --main-grads-dtype\n(default off)") \
+  S(F, moe_grouped_gemm, moe_grouped_gemm, "grouped GEMM", TN, 9, 28,          \
+    "moe-grouped-gemm", STRATA_AUTO,                                            \
+    "the experts' GEMMs of a rank as one grouped\nGEMM (default on; a mixture of experts)") \
+  S(F, moe_shared_overlap, moe_shared_expert_overlap, "shared expert overlap", TI, 9, 29, \
+    "moe-shared-expert-overlap", STRATA_AUTO,                                   \
+    "the shared experts under the token dispatch\n(default off; alltoall or flex dispatcher)")
 /* clang-format on */
 
 /* A switch as a row of STRATA_PLAN_FIELDS. */
@@ -177,11 +188,87 @@
     STRATA_PLAN_SWITCH_WHEN_##codec(m, slot), diff)
 #define STRATA_PLAN_SWITCH_WHEN_HI(m, slot) 1
 #define STRATA_PLAN_SWITCH_WHEN_TI(m, slot) ((slot) <= 7 || p->m)
+#define STRATA_PLAN_SWITCH_WHEN_TN(m, slot) (!p->m)
 #define STRATA_PLAN_SWITCH_DECL(F, m, ...) int m;
 
-/* The newest plan format: the highest slot of a TI/TD row (9: the
- * embedding and loss counted in the pipeline split), at least 7 (the RoPE
- * scaling, a struct of its own). */
+/* The planning choices: options that take one of a few names (or, for a
+ * SET, a list of them), recorded in the plan and exported, stated once
+ * for strata_plan_opts_t, the plan, its file, show --json, diff, the
+ * rulebook's configuration, the runs files of strata calibrate,
+ * --baseline and the command line's --NAME VALUE with its help
+ * (pipeline/choices.c gives each its strata_<key>_name and _parse).  A
+ * value is 0 where it is not given (the default, which the first name
+ * says: the plan runs and exports it), else k for the k-th name (1, 2,
+ * ...); a SET is a mask, bit k - 1 for the k-th name.  Columns: kind
+ * (NAME: one value, NAMES: a set; show --json's kind), member, key,
+ * what, slot (codec TI) and diff as in STRATA_PLAN_FIELDS; the option's
+ * name; when show --json writes it; its help (lines of at most 46
+ * characters); then the names, in the order of their constants below. */
+/* clang-format off */
+#define STRATA_PLAN_CHOICES(C, F)                                               \
+  C(F, NAME, moe_dispatcher, moe_token_dispatcher, "token dispatcher", 9, 30,  \
+    "moe-token-dispatcher", p->moe_dispatcher,                                 \
+    "the experts' token dispatcher: alltoall\n(default), allgather or flex",     \
+    "alltoall", "allgather", "flex")                                           \
+  C(F, NAME, moe_flex_backend, moe_flex_backend, "flex dispatcher backend", 9, 31, \
+    "moe-flex-backend", p->moe_flex_backend || p->moe_dispatcher == STRATA_MOE_FLEX, \
+    "with --moe-token-dispatcher flex: deepep\n(default) or hybridep",           \
+    "deepep", "hybridep")                                                      \
+  C(F, NAME, moe_router_dtype, moe_router_dtype, "router dtype", 9, 32,        \
+    "moe-router-dtype", p->moe_router_dtype,                                   \
+    "the router's scores and the experts'\nweighting in fp32 (default) or fp64", \
+    "fp32", "fp64")                                                            \
+  C(F, NAME, moe_drop_policy, moe_token_drop_policy, "token drop policy", 9, 33, \
+    "moe-token-drop-policy", p->moe_drop_policy,                               \
+    "with --capacity-factor: drop the tokens of\nleast probability (probs, the default) or\nlast in the batch (position)", \
+    "probs", "position")                                                       \
+  C(F, NAME, cuda_graph_impl, cuda_graph_impl, "CUDA graph implementation", 9, 34, \
+    "cuda-graph-impl", p->cuda_graph_impl,                                     \
+    "CUDA graphs of each layer: none (default),\nlocal (Megatron-Core's) or\ntransformer_engine", \
+    "none", "local", "transformer_engine")                                     \
+  C(F, NAMES, cuda_graph_scope, cuda_graph_scope, "CUDA graph scope", 9, 35,   \
+    "cuda-graph-scope", p->cuda_graph_scope,                                   \
+    "what a layer's graph captures, a comma list\nof attn, mlp, moe, moe_router,\nmoe_preprocess (default: the whole layer)", \
+    "attn", "mlp", "moe", "moe_router", "moe_preprocess")
+/* clang-format on */
+
+/* The choices' values (0: not given, the first). */
+enum { STRATA_MOE_ALLTOALL = 1, STRATA_MOE_ALLGATHER, STRATA_MOE_FLEX };
+enum { STRATA_MOE_DEEPEP = 1, STRATA_MOE_HYBRIDEP };
+enum { STRATA_MOE_FP32 = 1, STRATA_MOE_FP64 };
+enum { STRATA_MOE_DROP_PROBS = 1, STRATA_MOE_DROP_POSITION };
+enum {
+  STRATA_CUDA_GRAPH_NONE = 1,
+  STRATA_CUDA_GRAPH_LOCAL,
+  STRATA_CUDA_GRAPH_TE
+};
+enum {
+  STRATA_CUDA_GRAPH_ATTN = 1,
+  STRATA_CUDA_GRAPH_MLP = 2,
+  STRATA_CUDA_GRAPH_MOE = 4,
+  STRATA_CUDA_GRAPH_MOE_ROUTER = 8,
+  STRATA_CUDA_GRAPH_MOE_PREPROCESS = 16
+};
+/* A choice as it runs: the value given, or the first. */
+#define STRATA_CHOICE(v) ((v) > 0 ? (v) : 1)
+
+/* A choice as a row of STRATA_PLAN_FIELDS: 0 to the count of its names
+ * (a mask of them for a set). */
+#define STRATA_PLAN_CHOICE_FIELD(F, kind, m, key, what, slot, diff, cli, when, \
+                                 help, ...)                                    \
+  F(CONF, int, m, key, what, 0, STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__), TI, \
+    slot, OPTS, kind, when, diff)
+#define STRATA_PLAN_CHOICE_COUNT(...)                                          \
+  ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
+#define STRATA_PLAN_CHOICE_HI_NAME(...) STRATA_PLAN_CHOICE_COUNT(__VA_ARGS__)
+#define STRATA_PLAN_CHOICE_HI_NAMES(...)                                       \
+  ((1 << STRATA_PLAN_CHOICE_COUNT(__VA_ARGS__)) - 1)
+#define STRATA_PLAN_CHOICE_DECL(F, kind, m, ...) int m;
+
+/* The newest plan format: the highest slot of a TI/TD row (9: the MoE
+ * layer's and the CUDA graphs' choices, the embedding and loss counted in
+ * the split, recompute modules, the precision-aware optimizer), at least 7 (the
+ * RoPE scaling, a struct of its own). */
 #define STRATA_PLAN_FORMAT_VERSION 9
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
