@@ -220,6 +220,9 @@ static void cuda_graph_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (!p->cuda_graph_impl) return;
   flag(b, "--cuda-graph-impl", "%s",
        strata_cuda_graph_impl_name(p->cuda_graph_impl));
+  /* a whole-step graph cannot hold the host's NaN check (arguments.py) */
+  if (p->cuda_graph_impl == STRATA_CUDA_GRAPH_FULL)
+    flag(b, "--no-check-for-nan-in-loss-and-grad", NULL);
   for (int k = 0; strata_cuda_graph_scope_name(k) && n < sizeof v; k++)
     if (p->cuda_graph_scope & (1 << k))
       n += (size_t)snprintf(v + n, sizeof v - n, "%s%s", n ? " " : "",

@@ -79,7 +79,9 @@ static void summary_cuda_graphs(strata_buf_t *b, const strata_plan_t *p) {
     if (p->cuda_graph_scope & (1 << k))
       strata_buf_printf(b, "%s%s", n++ ? ", " : ", capturing ",
                         strata_cuda_graph_scope_name(k));
-  if (!n && STRATA_CHOICE(p->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE)
+  if (p->cuda_graph_impl == STRATA_CUDA_GRAPH_FULL)
+    strata_buf_puts(b, ", capturing the whole training step");
+  else if (!n && STRATA_CHOICE(p->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE)
     strata_buf_puts(b, ", capturing each whole layer");
   strata_buf_puts(b, "\n");
 }

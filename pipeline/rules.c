@@ -540,9 +540,11 @@ static int graph_scope(const cfg_t *c, char *why, size_t n) {
   int router = STRATA_CUDA_GRAPH_MOE_ROUTER;
   int pre = STRATA_CUDA_GRAPH_MOE_PREPROCESS;
   if (!s) return 0;
-  if (STRATA_CHOICE(c->cuda_graph_impl) == STRATA_CUDA_GRAPH_NONE)
+  if (STRATA_CHOICE(c->cuda_graph_impl) == STRATA_CUDA_GRAPH_NONE ||
+      c->cuda_graph_impl == STRATA_CUDA_GRAPH_FULL)
     return SAY("--cuda-graph-scope says what a layer's CUDA graph captures: "
-               "give --cuda-graph-impl local or transformer_engine");
+               "give --cuda-graph-impl local or transformer_engine (the "
+               "full_iteration graph takes none: arguments.py)");
   if (s & (moe | router | pre) && !c->experts)
     return SAY("--cuda-graph-scope: moe, moe_router and moe_preprocess "
                "capture MoE layers, and model '%s' has none",
@@ -572,7 +574,8 @@ int st__rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
   int impl = STRATA_CHOICE(c->cuda_graph_impl);
   int attn =
       !c->cuda_graph_scope || (c->cuda_graph_scope & STRATA_CUDA_GRAPH_ATTN);
-  if (impl == STRATA_CUDA_GRAPH_NONE) return 0;
+  if (impl == STRATA_CUDA_GRAPH_NONE || impl == STRATA_CUDA_GRAPH_FULL)
+    return 0;
   if (c->recompute == STRATA_RECOMPUTE_FULL)
     return SAY("--cuda-graph-impl %s graphs each layer, and Megatron-LM "
                "recomputes whole layers only under a full-iteration graph: "

@@ -1345,6 +1345,15 @@ TEST(moe_choices_recorded_and_exported) {
                      "GEMMs, shared experts under the dispatch");
   ASSERT_CONTAINS(t, "transformer_engine, capturing attn, moe_router");
   strata_free(t);
+  /* the whole step graphed: no modules, and no host NaN check in it */
+  q->cuda_graph_impl = STRATA_CUDA_GRAPH_FULL, q->cuda_graph_scope = 0;
+  ASSERT_OK(strata_export_megatron(q, &t));
+  ASSERT_CONTAINS(t, "--cuda-graph-impl full_iteration");
+  ASSERT_CONTAINS(t, "--no-check-for-nan-in-loss-and-grad");
+  ASSERT(!strstr(t, "--cuda-graph-modules"));
+  strata_free(t);
+  q->cuda_graph_impl = STRATA_CUDA_GRAPH_TE;
+  q->cuda_graph_scope = b->cuda_graph_scope;
   ASSERT_EQ(strata_export_deepspeed(q, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "--moe-token-dispatcher");
   strata_error_clear();

@@ -377,6 +377,12 @@ TEST(cuda_graphs) {
   ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
   c.recompute = STRATA_RECOMPUTE_FULL;
   refused(&c, ALL | PLAN, "cuda-graph-recompute", "full-iteration graph");
+  /* the whole step graphed: full recompute inside it, no scope */
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_FULL;
+  refused(&c, OPT | PLAN, "cuda-graph-scope",
+          "full_iteration graph takes none");
+  c.cuda_graph_scope = 0;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
   c = dense(), c.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL, c.dropout = 1;
   c.recompute = STRATA_RECOMPUTE_SELECTIVE;
   refused(&c, ALL | PLAN, "cuda-graph-recompute", "which has dropout");

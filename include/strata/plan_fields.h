@@ -224,8 +224,8 @@
     "probs", "position")                                                       \
   C(F, NAME, cuda_graph_impl, cuda_graph_impl, "CUDA graph implementation", 9, 34, \
     "cuda-graph-impl", p->cuda_graph_impl,                                     \
-    "CUDA graphs of each layer: none (default),\nlocal (Megatron-Core's) or\ntransformer_engine", \
-    "none", "local", "transformer_engine")                                     \
+    "CUDA graphs: none (default), each layer's\nby local (Megatron-Core's) or\ntransformer_engine, or full_iteration", \
+    "none", "local", "transformer_engine", "full_iteration")                                     \
   C(F, NAMES, cuda_graph_scope, cuda_graph_scope, "CUDA graph scope", 9, 35,   \
     "cuda-graph-scope", p->cuda_graph_scope,                                   \
     "what a layer's graph captures, a comma list\nof attn, mlp, moe, moe_router,\nmoe_preprocess (default: the whole layer)", \
@@ -240,7 +240,8 @@ enum { STRATA_MOE_DROP_PROBS = 1, STRATA_MOE_DROP_POSITION };
 enum {
   STRATA_CUDA_GRAPH_NONE = 1,
   STRATA_CUDA_GRAPH_LOCAL,
-  STRATA_CUDA_GRAPH_TE
+  STRATA_CUDA_GRAPH_TE,
+  STRATA_CUDA_GRAPH_FULL /* the whole iteration (arguments.py) */
 };
 enum {
   STRATA_CUDA_GRAPH_ATTN = 1,

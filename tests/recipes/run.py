@@ -200,6 +200,27 @@ def overlap_args(r, args, why):
         flag(args, "--overlap-moe-expert-parallel-comm")
 
 
+def moe_args(r, args, why):
+    """The MoE layer's and CUDA graphs' run-time choices."""
+    if given(r["moe_dispatcher"]):
+        flag(args, "--moe-token-dispatcher", r["moe_dispatcher"])
+    if given(r["moe_flex_backend"]):
+        flag(args, "--moe-flex-backend", r["moe_flex_backend"])
+    if r["moe_grouped_gemm"] == "0":
+        flag(args, "--no-moe-grouped-gemm")
+    if given(r["moe_router_dtype"]):
+        flag(args, "--moe-router-dtype", r["moe_router_dtype"])
+    if r["moe_shared_expert_overlap"] == "1":
+        flag(args, "--moe-shared-expert-overlap")
+    impl, scope = r["cuda_graph_impl"], r["cuda_graph_scope"]
+    if impl == "local" and scope == "full_iteration":
+        impl, scope = "full_iteration", "-"  # Megatron-LM's current name
+    if given(impl) and impl != "none":
+        flag(args, "--cuda-graph-impl", impl)
+        if given(scope):
+            flag(args, "--cuda-graph-scope", scope)
+
+
 def command(r):
     """The estimate arguments of row r, and what it cannot state."""
     why = []
@@ -214,6 +235,7 @@ def command(r):
     split_args(r, args, why)
     memory_args(r, args, why)
     overlap_args(r, args, why)
+    moe_args(r, args, why)
     return args, why
 
 
@@ -223,7 +245,11 @@ def command(r):
 RUNTIME = {"--tp-comm-overlap": 0, "--overlap-moe-expert-parallel-comm": 0,
            "--precision-aware-optimizer": 0, "--fp8-param-gather": 0,
            "--main-grads-dtype": 1, "--exp-avg-dtype": 1,
-           "--exp-avg-sq-dtype": 1, "--mtp-layers": 1}
+           "--exp-avg-sq-dtype": 1, "--mtp-layers": 1,
+           "--moe-token-dispatcher": 1, "--moe-flex-backend": 1,
+           "--no-moe-grouped-gemm": 0, "--moe-router-dtype": 1,
+           "--moe-shared-expert-overlap": 0, "--cuda-graph-impl": 1,
+           "--cuda-graph-scope": 1}
 
 
 def switches(args):
