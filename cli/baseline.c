@@ -90,8 +90,10 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
 #define COPY_SWITCH(F, m, ...) o->m = old->m;
   STRATA_PLAN_SWITCHES(COPY_SWITCH, o)
 #undef COPY_SWITCH
-  /* what OLD holds as the default is not given (the rulebook refuses a
-   * MoE option given for a dense model) */
+  /* what OLD holds as the framework's default is not given (the
+   * rulebook refuses a switch given where it means nothing) */
+  if (old->scatter_gather == (old->framework == STRATA_FRAMEWORK_DEEPSPEED))
+    o->scatter_gather = STRATA_AUTO;
   o->moe_grouped_gemm = old->moe_grouped_gemm ? STRATA_AUTO : 0;
   o->moe_shared_overlap = old->moe_shared_overlap ? 1 : STRATA_AUTO;
 #define COPY_CHOICE(F, kind, m, ...) o->m = old->m;

@@ -583,7 +583,7 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
     int rc = dp_coll(S, cf, 2, nb, bd, edp > 1 ? be : 0, &ag);
     if (rc) return rc;
     rt->gather = ag;
-    if (S->o->overlap_param_gather && !ds) {
+    if (S->o->overlap_param_gather && S->o->overlap_grad_reduce && !ds) {
       double e = ag - rt->fwd1, last = ag / nb;
       rt->gather = e > last ? e : last;
     }

@@ -144,10 +144,12 @@ static int blackwell(const strata_cluster_t *c) {
 }
 
 /* The switches and choices as the plan runs them: each as asked where
- * the configuration keeps it, the framework's default where not given.
+ * the configuration keeps it (the rulebook refused one given where no
+ * configuration could), the framework's default where not given.
  * DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
- * ZeRO 2's step (eval.c, dp_sync); the experts' GEMMs are grouped unless
- * asked not to be. */
+ * ZeRO 2's step (eval.c, dp_sync); the parameter gather is overlapped
+ * only behind an overlapped gradient reduce (Megatron-LM's rule); the
+ * experts' GEMMs are grouped unless asked not to be. */
 static void plan_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
                           strata_plan_t *p) {
   int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
@@ -159,8 +161,8 @@ static void plan_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
 #undef CHOICE_COPY
   p->overlap_grad_reduce =
       o->overlap_grad_reduce != 0 && cf->dp > 1 && !(ds && cf->f->zero < 2);
-  p->overlap_param_gather =
-      o->overlap_param_gather != 0 && cf->dp > 1 && cf->f->zero >= 1 && !ds;
+  p->overlap_param_gather = o->overlap_param_gather != 0 && cf->dp > 1 &&
+                            cf->f->zero >= 1 && !ds && p->overlap_grad_reduce;
   p->tp_comm_overlap = o->tp_comm_overlap > 0 && cf->f->sp;
   p->overlap_ep_comm = cf->f->epo;
   p->overlap_p2p = cf->v <= 1 && o->megatron ? 0
@@ -607,8 +609,7 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   strata_rules_config_t rc;
   strata_rules_verdict_t v;
   int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
-  if (o->scatter_gather < 0) o->scatter_gather = ds;
-  strata_rules_config_init(&rc, g, c, o);
+  strata_rules_config_init(&rc, g, c, o); /* the options as given */
   if (strata_rules_check(&rc, STRATA_RULES_OPTIONS, &v))
     return strata_error(STRATA_EINVAL, "%s", v.why);
   /* modules given: selective recompute of them */
@@ -616,6 +617,7 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
     o->recompute = STRATA_RECOMPUTE_SELECTIVE;
   /* one stage: no split for the embedding and the loss to count in */
   if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
+  if (o->scatter_gather < 0) o->scatter_gather = ds;
   if (!ds) return 0;
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;

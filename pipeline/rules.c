@@ -447,6 +447,80 @@ static int fp8_gather(const cfg_t *c, char *why, size_t n) {
              "(--zero 1 or more)");
 }
 
+/* ---- a switch given on that the configuration makes meaningless: the
+ * plan could not record it as given, so it is refused (a switch given off
+ * is what the plan runs; left out, STRATA_AUTO, it is the framework's
+ * default where it means something).  Asked of the options: what the
+ * search chooses keeps it where its configuration runs it, as the
+ * experts' overlap always was. ---- */
+
+/* dp is 1 whatever the search chooses: given, or tp x pp the cluster. */
+static int dp_one(const cfg_t *c) {
+  return c->dp == 1 || (!c->dp && c->tp > 0 && c->pp > 0 && dp_of(c) == 1);
+}
+static int grad_reduce(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_grad_reduce <= 0) return 0;
+  if (deepspeed(c) && c->zero_stage != 2 && c->zero_stage != 3)
+    return SAY("--overlap-grad-reduce: DeepSpeed overlaps the gradient "
+               "reduction (its overlap_comm) only from ZeRO 2: give --zero 2 "
+               "or 3, or leave the option out");
+  return dp_one(c) &&
+         SAY("--overlap-grad-reduce: with dp 1 there is no data-parallel "
+             "gradient reduction to overlap; leave the option out");
+}
+static int param_gather_on(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_param_gather <= 0) return 0;
+  if (deepspeed(c))
+    return SAY("--overlap-param-gather: DeepSpeed's engine does not overlap "
+               "the parameter gather after its step; leave the option out");
+  if (c->zero_stage == 0)
+    return SAY("--overlap-param-gather overlaps the distributed optimizer's "
+               "parameter gather: it needs --zero 1 or more");
+  return dp_one(c) && SAY("--overlap-param-gather: with dp 1 there is no "
+                          "parameter gather to overlap; leave the option out");
+}
+static int tp_overlap_on(const cfg_t *c, char *why, size_t n) {
+  if (c->tp_comm_overlap <= 0) return 0;
+  if (!c->megatron)
+    return SAY("--tp-comm-overlap needs sequence parallelism, which free "
+               "mode (--free) does not plan");
+  return c->tp == 1 && SAY("--tp-comm-overlap: with --tp 1 there is no "
+                           "tensor-parallel communication to overlap");
+}
+static int ep_overlap_on(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_ep_comm <= 0) return 0;
+  if (!c->experts)
+    return SAY("--overlap-moe-expert-parallel-comm: model '%s' has no "
+               "experts, so no all-to-all to overlap",
+               c->model ? c->model : "?");
+  return (c->ep == 1 || (c->pp > 1 && c->vpp == 1) ||
+          c->recompute == STRATA_RECOMPUTE_FULL || c->mtp_layers > 1 ||
+          !c->megatron) &&
+         SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
+             "(--ep > 1), --vpp > 1 with pipeline parallelism, no full "
+             "recompute, one MTP module at most and Megatron mode "
+             "(Megatron-LM's rules), which the options given rule out");
+}
+static int p2p_on(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_p2p > 0 && c->megatron &&
+         (c->vpp == 1 || c->pp == 1 || deepspeed(c)) &&
+         SAY("--overlap-p2p: Megatron-LM overlaps p2p only with virtual "
+             "pipeline stages (%s); leave the option out",
+             deepspeed(c) ? "which DeepSpeed's engine does not run"
+             : c->pp == 1 ? "and --pp 1 has no p2p"
+                          : "--vpp 2 or more with --pp 2 or more");
+}
+static int scatter_on(const cfg_t *c, char *why, size_t n) {
+  return c->scatter_gather > 0 &&
+         (c->pp == 1 || c->tp == 1 || c->sequence_parallel > 0) &&
+         SAY("--scatter-gather sends 1/tp of each boundary tensor between "
+             "pipeline stages without sequence parallelism: %s has nothing "
+             "to scatter; leave the option out",
+             c->pp == 1   ? "--pp 1"
+             : c->tp == 1 ? "--tp 1"
+                          : "--sequence-parallel");
+}
+
 /* ---- Megatron-Core's MoE layer and CUDA graphs (plan_fields.h's
  * choices and the moe- switches; megatron/core/transformer/
  * transformer_config.py, megatron/training/arguments.py).  A choice is
@@ -737,6 +811,7 @@ static int titan_fp8(const cfg_t *c, char *why, size_t n) {
 #define TCONF "megatron/core/transformer/transformer_config.py"
 #define MOE "megatron/core/transformer/moe, docs/cost-model.md"
 #define DSX "merge/export_deepspeed.c (what its config can say)"
+#define DSXE ARGS "; deepspeed/runtime/engine.py"
 
 static const rule_t rules[] = {
     {"world", MG | DS, CONFIG, STATE, world},
@@ -793,8 +868,15 @@ static const rule_t rules[] = {
      "megatron/core/pipeline_parallel/p2p_"
      "communication.py",
      scatter},
-    {"param-gather-grad-reduce", MG, PLAN, ARGS, param_gather},
+    {"param-gather-grad-reduce", MG, OPTIONS | PLAN, ARGS, param_gather},
     {"fp8-param-gather", MG | DS, CONFIG | OPTIONS, ARGS, fp8_gather},
+    {"grad-reduce-meaningless", MG | DS, OPTIONS, DSXE, grad_reduce},
+    {"param-gather-meaningless", MG | DS, OPTIONS, DSXE, param_gather_on},
+    {"tp-comm-overlap-meaningless", MG | DS, OPTIONS, ARGS, tp_overlap_on},
+    {"ep-overlap-meaningless", MG | DS, OPTIONS, TCONF, ep_overlap_on},
+    {"p2p-overlap-meaningless", MG | DS, OPTIONS, ARGS, p2p_on},
+    {"scatter-gather-meaningless", MG | DS, OPTIONS,
+     "megatron/core/pipeline_parallel/p2p_communication.py", scatter_on},
     {"moe-dense", MG | DS, OPTIONS, TCONF, moe_dense},
     {"moe-flex-backend", MG | DS, OPTIONS | PLAN, TCONF, flex_backend},
     {"moe-flex-capacity", MG | DS, OPTIONS | PLAN, TCONF, flex_capacity},

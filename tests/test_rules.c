@@ -304,6 +304,51 @@ TEST(fp8_param_gather) {
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
 }
 
+/* A switch given on that the options make meaningless is refused by
+ * name; left out (STRATA_AUTO) or given off it is not. */
+TEST(meaningless_switches) {
+  const unsigned OPT = STRATA_RULES_OPTIONS;
+  strata_rules_config_t c = dense();
+  c.overlap_grad_reduce = c.overlap_param_gather = STRATA_AUTO;
+  c.overlap_p2p = c.scatter_gather = STRATA_AUTO;
+  ASSERT_EQ(strata_rules_check(&c, OPT, NULL), 0);
+  c.target = STRATA_RULES_DEEPSPEED, c.zero_stage = 1;
+  ASSERT_EQ(strata_rules_check(&c, OPT, NULL), 0);
+  c.overlap_grad_reduce = 0; /* off is what DeepSpeed runs */
+  ASSERT_EQ(strata_rules_check(&c, OPT, NULL), 0);
+  c.overlap_grad_reduce = 1;
+  refused(&c, OPT, "grad-reduce-meaningless", "only from ZeRO 2");
+  c.overlap_grad_reduce = STRATA_AUTO, c.overlap_param_gather = 1;
+  refused(&c, OPT, "param-gather-meaningless", "DeepSpeed's engine");
+  c = dense(), c.dp = 0, c.world = 4, c.overlap_grad_reduce = 1;
+  refused(&c, OPT, "grad-reduce-meaningless", "with dp 1");
+  c.world = 8; /* dp 2 */
+  ASSERT_EQ(strata_rules_check(&c, OPT, NULL), 0);
+  c = dense(), c.overlap_param_gather = 1, c.zero_stage = 0;
+  c.overlap_grad_reduce = STRATA_AUTO;
+  refused(&c, OPT, "param-gather-meaningless", "--zero 1 or more");
+  c.zero_stage = 1, c.overlap_grad_reduce = 0;
+  refused(&c, OPT, "param-gather-grad-reduce", "--overlap-grad-reduce");
+  c = dense(), c.overlap_p2p = 1; /* vpp 1 given */
+  refused(&c, OPT, "p2p-overlap-meaningless", "--vpp 2 or more");
+  c.vpp = 0; /* chosen */
+  ASSERT_EQ(strata_rules_check(&c, OPT, NULL), 0);
+  c.pp = 1;
+  refused(&c, OPT, "p2p-overlap-meaningless", "--pp 1 has no p2p");
+  c = dense(), c.tp = 1, c.dp = 8, c.tp_comm_overlap = 1;
+  refused(&c, OPT, "tp-comm-overlap-meaningless", "with --tp 1");
+  c.tp = 2, c.megatron = 0;
+  refused(&c, OPT, "tp-comm-overlap-meaningless", "free mode");
+  c = dense(), c.pp = 1, c.dp = 8, c.scatter_gather = 1;
+  refused(&c, OPT, "scatter-gather-meaningless", "--pp 1 has nothing");
+  c = dense(), c.overlap_ep_comm = 1;
+  refused(&c, OPT, "ep-overlap-meaningless", "has no experts");
+  c = moe(), c.pp = 1, c.dp = 8, c.ep = 1, c.overlap_ep_comm = 1;
+  refused(&c, OPT, "ep-overlap-meaningless", "rule out");
+  c.ep = 0; /* chosen: the search keeps it where it runs */
+  ASSERT_EQ(strata_rules_check(&c, OPT, NULL), 0);
+}
+
 /* The MoE layer's choices: given to a dense model, or where the others
  * make them mean nothing, refused with the reason. */
 TEST(moe_choices) {
@@ -628,6 +673,7 @@ TEST(search_keeps_what_the_rules_accept) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
+    TEST_ENTRY(meaningless_switches),
     TEST_ENTRY(moe_choices),
     TEST_ENTRY(cuda_graphs),
     TEST_ENTRY(moe_switches_of_plan),

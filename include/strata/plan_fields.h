@@ -147,9 +147,9 @@
 /* clang-format off */
 #define STRATA_PLAN_SWITCHES(S, F)                                              \
   S(F, overlap_grad_reduce, overlap_grad_reduce, "gradient reduce overlap", HI, 30, 21, \
-    "overlap-grad-reduce", 1, "(default on)")                                   \
+    "overlap-grad-reduce", STRATA_AUTO, "(default on)")                         \
   S(F, overlap_param_gather, overlap_param_gather, "parameter gather overlap", HI, 31, 22, \
-    "overlap-param-gather", 1, "(default on, with ZeRO 1)")                     \
+    "overlap-param-gather", STRATA_AUTO, "(default on, with ZeRO 1)")           \
   S(F, tp_comm_overlap, tp_comm_overlap, "tensor-parallel overlap", HI, 32, 23, \
     "tp-comm-overlap", 0, "(default off; needs sequence parallel)")             \
   S(F, overlap_ep_comm, overlap_moe_expert_parallel_comm, "expert all-to-all overlap", TI, 6, 24, \
