@@ -687,7 +687,7 @@ TEST(plan_choices_table) {
       {"moe_flex_backend", "\"moe_flex_backend\":\t\"hybridep\""},
       {"moe_router_dtype", "\"moe_router_dtype\":\t\"fp64\""},
       {"moe_token_drop_policy", "\"moe_token_drop_policy\":\t\"position\""},
-      {"cuda_graph_impl", "\"cuda_graph_impl\":\t\"transformer_engine\""},
+      {"cuda_graph_impl", "\"cuda_graph_impl\":\t\"full_iteration\""},
       {"cuda_graph_scope", "\"cuda_graph_scope\":\t[\"attn\", \"mlp\", "
                            "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
   };
