@@ -98,6 +98,10 @@ static const cli_opt_t opts[] = {
              "loss, '|' between stages, x*N, (..)*N\n"
              "(e.g. 'Et*3|(t*4|)*14tmL'); with --pp")},
     {CLI_CALL("recompute", 0, C_RC, "R", "none, selective or full")},
+    {CLI_INT("cpu-offloading-num-layers", po.offload_layers, 1, 1 << 20, "N",
+             "keep N layers' saved activations in host\n"
+             "memory between forward and backward\n"
+             "(Megatron-LM's; pp 1, no recompute)")},
     {CLI_CALL("recompute-modules", 0, C_RCM, "LIST",
               "selective recompute of Megatron-LM's modules\n"
               "(core_attn, layernorm, mlp, moe, moe_act,\n"

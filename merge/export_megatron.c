@@ -322,6 +322,8 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
     flag(a, "--use-distributed-optimizer", NULL);
     if (p->recipe == STRATA_RECIPE_ZERO) flag(a, "--grad-reduce-in-bf16", NULL);
   }
+  if (p->offload_layers > 0) /* arguments.py sets cpu_offloading */
+    flag(a, "--cpu-offloading-num-layers", "%d", p->offload_layers);
   if (p->precision_aware_optimizer > 0) { /* optimizer_config.py */
     flag(a, "--use-precision-aware-optimizer", NULL);
     if (p->main_grads_dtype)

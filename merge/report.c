@@ -142,6 +142,11 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   }
   strata_buf_printf(b, "  %-20s %s%s\n", "recompute",
                     strata_recompute_name(p->recompute), rcm);
+  if (p->offload_layers > 0)
+    strata_buf_printf(b,
+                      "  %-20s %d layers' saved activations in host memory "
+                      "between forward and backward\n",
+                      "offloading", p->offload_layers);
   if (p->precision_aware_optimizer > 0)
     strata_buf_printf(b,
                       "  %-20s precision-aware (main gradients %s, moments "

@@ -317,6 +317,39 @@ static int zero_collectives(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
   return 0;
 }
 
+/* One way to the host's memory, bytes/s: the GPU model's host link
+ * (GB200: NVLink-C2C), else its PCIe link, at the copies' efficiency. */
+static double host_bandwidth(const st__search_t *S) {
+  const strata_gpu_model_t *m = strata_cluster_gpu_model(S->c);
+  const strata_perf_t *pf = strata_cluster_perf(S->c);
+  double bw = m && m->host_bandwidth > 0   ? m->host_bandwidth
+              : m && m->pcie_bandwidth > 0 ? m->pcie_bandwidth
+                                           : 64e9;
+  double eff = pf->link_eff[STRATA_LEVEL_PCIE];
+  return bw * (eff > 0 && eff <= 1 ? eff : 1);
+}
+
+/* --cpu-offloading-num-layers N (one stage, Megatron-LM's
+ * cpu_offload_context): N layers' saved activations go to the host during
+ * forward and come back during backward, overlapped with those layers'
+ * compute; what the copy takes beyond it is exposed.  The activations of
+ * a layer are the stage's over its layers (one layer's kept on the GPU
+ * as the copy's buffer, rank_memory). */
+static void offload_time(const st__search_t *S, chunk_t *c) {
+  int N = S->o->offload_layers, L = S->L;
+  if (N < 1 || L < 1) return;
+  st__part_t *x = &c->part;
+  double bytes = x->act * N / L, t = bytes / host_bandwidth(S);
+  double ef = t - x->fwd * N / L, eb = t - x->bwd * N / L;
+  x->fwd += ef > 0 ? ef : 0;
+  x->bwd += eb > 0 ? eb : 0;
+}
+
+static double offload_share(const st__search_t *S) {
+  int N = S->o->offload_layers, L = S->L;
+  return N > 0 && L > 0 && N < L ? (L - N + 1.0) / L : 1;
+}
+
 static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
                         int *K_out) {
   int n[ST__MAX_PP];
@@ -341,6 +374,7 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     int rc = zero_collectives(S, cf, ch, K);
     if (rc) return rc;
   }
+  if (K == 1) offload_time(S, &ch[0]);
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
@@ -487,7 +521,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (z >= 1 && p == 1) m->buckets = 2.0 * 5e8; /* reduce_bucket_size */
     if (z >= 3) m->buckets += 2.0 * 5e7;          /* prefetch bucket */
   }
-  m->activations = act;
+  m->activations = act * offload_share(S); /* the host holds the rest */
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
    * no replicas, hold none): the largest one on the device */
@@ -502,7 +536,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   m->nccl = nccl_bytes(S, cf, r);
   m->ep_buffers = ep_buffers(S, f);
   m->cp_buffers = cp_buffers(S, f);
-  m->fragmentation = 0.15 * (act + tr);
+  m->fragmentation = 0.15 * (m->activations + tr);
   m->calibration = strata_cluster_calibration(S->c)->memory_bytes;
   m->total = m->weights + m->gradients + m->optimizer + m->activations +
              m->transient + m->context + m->workspace + m->nccl + m->buckets +

@@ -213,6 +213,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
     p->exp_avg_dtype = o->exp_avg_dtype;
     p->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
   }
+  p->offload_layers = o->offload_layers;
   p->account_embedding = cf->acct & 1;
   p->account_loss = (cf->acct & 2) >> 1;
   p->alpha = o->alpha;
@@ -615,6 +616,12 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   /* modules given: selective recompute of them */
   if (o->recompute_modules && o->recompute == STRATA_RECOMPUTE_AUTO)
     o->recompute = STRATA_RECOMPUTE_SELECTIVE;
+  /* offloading: one stage, nothing recomputed (Megatron-LM's rules) */
+  if (o->offload_layers > 0) {
+    if (o->recompute == STRATA_RECOMPUTE_AUTO)
+      o->recompute = STRATA_RECOMPUTE_NONE;
+    if (!o->fix_pp) o->max_pp = 1;
+  }
   /* one stage: no split for the embedding and the loss to count in */
   if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
   if (o->scatter_gather < 0) o->scatter_gather = ds;

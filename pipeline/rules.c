@@ -405,6 +405,28 @@ static int pao_zero(const cfg_t *c, char *why, size_t n) {
              "optimizer (--zero 1 or more), not with --zero 0");
 }
 
+/* ---- layers' activations offloaded to the host (transformer_config.py,
+ * cpu_offloading) ---- */
+static int offload_rules(const cfg_t *c, char *why, size_t n) {
+  int k = c->offload_layers;
+  if (!k) return 0;
+  if (c->layers && k >= c->layers)
+    return SAY("--cpu-offloading-num-layers %d: Megatron-LM offloads fewer "
+               "layers than the model's %d",
+               k, c->layers);
+  if (c->pp > 1)
+    return SAY("--cpu-offloading-num-layers: Megatron-LM offloads without "
+               "pipeline parallelism only (--pp 1)");
+  if (c->recompute >= 0 && c->recompute != STRATA_RECOMPUTE_NONE)
+    return SAY("--cpu-offloading-num-layers: Megatron-LM offloads with no "
+               "recompute (--recompute none)");
+  return c->cuda_graph_impl > 0 &&
+         c->cuda_graph_impl != STRATA_CUDA_GRAPH_NONE &&
+         c->cuda_graph_impl != STRATA_CUDA_GRAPH_FULL &&
+         SAY("--cpu-offloading-num-layers: CUDA graphs only of the whole "
+             "step (--cuda-graph-impl full_iteration) with offloading");
+}
+
 /* ---- what Megatron-LM's arguments allow of a plan's overlaps
  * (megatron/training/arguments.py) ---- */
 
@@ -739,6 +761,11 @@ static int ds_pao(const cfg_t *c, char *why, size_t n) {
                "--precision-aware-optimizer)",
                why, n);
 }
+static int ds_offload(const cfg_t *c, char *why, size_t n) {
+  return c->offload_layers > 0 &&
+         ds_no(c, "activation offloading (--cpu-offloading-num-layers)", why,
+               n);
+}
 static int ds_zero0(const cfg_t *c, char *why, size_t n) {
   return c->zero_stage == 0 &&
          ds_no(c,
@@ -854,6 +881,8 @@ static const rule_t rules[] = {
      modules_selective},
     {"recompute-modules-model", MG | DS, CONFIG | OPTIONS, TCONF,
      modules_model},
+    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF, offload_rules},
+    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, ds_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
      "megatron/core/optimizer/optimizer_config.py", state_types},
     {"precision-aware-zero", MG | DS, CONFIG | OPTIONS | PLAN,
@@ -951,6 +980,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->sequence_parallel = o->sequence_parallel;
   c->recompute = o->recompute;
   c->recompute_modules = o->recompute_modules;
+  c->offload_layers = o->offload_layers;
   c->state_dtypes =
       o->main_grads_dtype || o->exp_avg_dtype || o->exp_avg_sq_dtype;
   SWITCHES_FROM(o);
@@ -994,6 +1024,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->sequence_parallel = p->sequence_parallel;
   c->recompute = p->recompute;
   c->recompute_modules = (unsigned)p->recompute_modules;
+  c->offload_layers = p->offload_layers;
   SWITCHES_FROM(p);
   CHOICES_FROM(p);
   /* the moe- switches a plan always holds: their defaults, and anything

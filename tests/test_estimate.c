@@ -35,6 +35,7 @@ typedef struct {
   strata_precision_t precision;
   int fp8_param_gather;
   int pao, state; /* precision-aware optimizer; every state's type */
+  int offload;    /* --cpu-offloading-num-layers */
   strata_recipe_t recipe;
   strata_recompute_t rc;
 } est_t;
@@ -94,6 +95,7 @@ static strata_plan_t *estimate(const est_t *e) {
   po.precision = e->precision;
   po.fp8_param_gather = e->fp8_param_gather;
   po.precision_aware_optimizer = e->pao;
+  po.offload_layers = e->offload;
   po.main_grads_dtype = po.exp_avg_dtype = po.exp_avg_sq_dtype = e->state;
   /* Megatron-LM's default: equal stages when the layers divide */
   if (strata_graph_layers(g) % e->pp == 0)
@@ -105,7 +107,7 @@ static strata_plan_t *estimate(const est_t *e) {
   ASSERT_EQ(p->dp, dp);
   ASSERT_EQ(p->n_stages, e->pp);
   /* (the stages' own solves keep 16-bit weights; the ranks' FP8 ones) */
-  if (!e->fp8_param_gather && !e->pao) assert_exact_stages(p);
+  if (!e->fp8_param_gather && !e->pao && !e->offload) assert_exact_stages(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return p;
@@ -367,6 +369,29 @@ TEST(precision_aware_optimizer) {
   strata_plan_destroy(c);
 }
 
+/* Activations offloaded (--cpu-offloading-num-layers N of L layers, one
+ * stage): the GPU keeps (L - N + 1) / L of them (one layer's as the
+ * copy's buffer); the copy over the host link is exposed only beyond the
+ * offloaded layers' compute, so the step grows or stays. */
+TEST(activation_offloading) {
+  est_t e = est("gpt-1.7b", "dgx-h100:1", 1, 1);
+  e.dp = 8, e.gb = 16;
+  strata_plan_t *a = estimate(&e);
+  e.offload = 12; /* of 24 */
+  strata_plan_t *b = estimate(&e);
+  ASSERT_EQ(b->offload_layers, 12);
+  ASSERT_NEAR(b->ranks[0].mem.activations,
+              a->ranks[0].mem.activations * 13 / 24, 1e-12, 0);
+  ASSERT(b->step_seconds >= a->step_seconds);
+  ASSERT(b->peak_memory_bytes < a->peak_memory_bytes);
+  char *t = NULL;
+  ASSERT_OK(strata_export_megatron(b, &t));
+  ASSERT_CONTAINS(t, "--cpu-offloading-num-layers 12");
+  strata_free(t);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+}
+
 /* ---- the schedule's figures ---------------------------------------------- */
 
 TEST(rates_from_step) {
@@ -555,6 +580,7 @@ TEST(memory_fragmentation_calibration_total) {
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
     TEST_ENTRY(precision_aware_optimizer),
+    TEST_ENTRY(activation_offloading),
     TEST_ENTRY(zero_paper_fig1),
     TEST_ENTRY(korthikanti_per_layer),
     TEST_ENTRY(korthikanti_first_stage_1f1b),

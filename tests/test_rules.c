@@ -159,6 +159,26 @@ TEST(recompute_modules_rules) {
 
 /* The precision-aware optimizer: the state types only with it, and only
  * in the distributed optimizer; DeepSpeed's config has none. */
+/* Activations offloaded: fewer layers than the model's, one stage, no
+ * recompute, CUDA graphs of the whole step only; not DeepSpeed. */
+TEST(offloading_rules) {
+  strata_rules_config_t c = dense();
+  c.pp = 1, c.dp = 8, c.offload_layers = 12;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.offload_layers = 24;
+  refused(&c, ALL, "cpu-offloading", "fewer layers than the model's 24");
+  c.offload_layers = 12, c.pp = 2, c.dp = 4;
+  refused(&c, ALL, "cpu-offloading", "--pp 1");
+  c.pp = 1, c.dp = 8, c.recompute = STRATA_RECOMPUTE_SELECTIVE;
+  refused(&c, ALL, "cpu-offloading", "--recompute none");
+  c.recompute = STRATA_RECOMPUTE_NONE, c.cuda_graph_impl = STRATA_CUDA_GRAPH_TE;
+  refused(&c, ALL, "cpu-offloading", "full_iteration");
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_FULL;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.cuda_graph_impl = 0, c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, ALL, "ds-cpu-offloading", "activation offloading");
+}
+
 TEST(precision_aware_optimizer_rules) {
   strata_rules_config_t c = dense();
   c.state_dtypes = 1;
@@ -680,6 +700,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(recompute_modules_rules),
+    TEST_ENTRY(offloading_rules),
     TEST_ENTRY(precision_aware_optimizer_rules),
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),

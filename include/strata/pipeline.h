@@ -106,6 +106,10 @@ typedef struct {
   /* with the precision-aware optimizer: the main gradients' and the
    * moments' types (STRATA_STATE_FP32, default, BF16 or FP16) */
   int main_grads_dtype, exp_avg_dtype, exp_avg_sq_dtype;
+  /* Megatron-LM's --cpu-offloading-num-layers: the saved activations of
+   * that many layers kept in host memory between forward and backward
+   * (0: none; pp 1, no recompute) */
+  int offload_layers;
 } strata_plan_opts_t;
 
 /* An optimizer state's type (Megatron-LM's --main-grads-dtype,
@@ -349,6 +353,7 @@ typedef struct {
   strata_recompute_t recompute;  /* STRATA_RECOMPUTE_AUTO: chosen */
   unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
   int state_dtypes;              /* a state type other than fp32 given */
+  int offload_layers;            /* --cpu-offloading-num-layers */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */

@@ -109,6 +109,7 @@
   F(CONF, int,     main_grads_dtype,     main_grads_dtype,      "main gradients' type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_dtype,        exp_avg_dtype,         "first moment's type",      0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_sq_dtype,     exp_avg_sq_dtype,      "second moment's type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
+  F(CONF, int,     offload_layers,       cpu_offloading_num_layers, "layers offloaded",     0,  BIG,        TI, 9,  OPTS, NUM,    p->offload_layers > 0, 40) \
   F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 39) \
   F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \

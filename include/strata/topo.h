@@ -77,6 +77,8 @@ typedef struct {
   double peak_flops;       /* bf16 dense (fp16 where bf16 is missing) */
   double nvlink_bandwidth; /* bytes/s one direction, all links; 0: none */
   double pcie_bandwidth;   /* bytes/s one direction (x16 link) */
+  double host_bandwidth;   /* bytes/s one direction to the host's memory
+                              (0: the PCIe link's; GB200: NVLink-C2C) */
 } strata_gpu_model_t;
 
 int strata_gpu_model_count(void);

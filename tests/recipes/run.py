@@ -174,7 +174,7 @@ def memory_args(r, args, why):
     else:
         flag(args, "--recompute", "none")
     if given(r["cpu_offload_layers"]) and r["cpu_offload_layers"] != "0":
-        why.append("%s layers' activations offloaded" % r["cpu_offload_layers"])
+        flag(args, "--cpu-offloading-num-layers", r["cpu_offload_layers"])
     if r["optimizer_cpu_offload"] == "1":
         why.append("the optimizer offloaded")
     if r["use_megatron_fsdp"] == "1":
