@@ -196,7 +196,9 @@ static int estimate(const run_t *r, double *step, double *mem) {
   po.overlap_grad_reduce = r->ddp_overlap;
   po.overlap_param_gather = 0;
   po.overlap_p2p = 0;
-  po.scatter_gather = r->sg;
+  /* 2021's scatter/gather, where there is a boundary to split (given
+   * elsewhere, the rulebook refuses it as meaning nothing) */
+  po.scatter_gather = r->sg && r->pp > 1 && r->tp > 1 ? 1 : STRATA_AUTO;
   po.quiet = 1;
   po.micro_batch = r->mb;
   po.global_batch = r->batch;
