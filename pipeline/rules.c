@@ -374,6 +374,13 @@ static int modules_selective(const cfg_t *c, char *why, size_t n) {
              "with --recompute %s",
              strata_recompute_name(c->recompute));
 }
+static int modules_fp8(const cfg_t *c, char *why, size_t n) {
+  return c->fp8_delayed &&
+         (c->recompute_modules & (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT)) &&
+         SAY("--recompute-modules layernorm and moe_act: Megatron-LM refuses "
+             "them with FP8's delayed scaling, the recipe this GPU's FP8 "
+             "exports (--fp8-recipe delayed); drop them or plan in bf16");
+}
 static int modules_model(const cfg_t *c, char *why, size_t n) {
   unsigned m = c->recompute_modules;
   const char *what =
@@ -881,6 +888,7 @@ static const rule_t rules[] = {
      modules_selective},
     {"recompute-modules-model", MG | DS, CONFIG | OPTIONS, TCONF,
      modules_model},
+    {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
     {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF, offload_rules},
     {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, ds_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
@@ -981,6 +989,11 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->recompute = o->recompute;
   c->recompute_modules = o->recompute_modules;
   c->offload_layers = o->offload_layers;
+  {
+    const strata_gpu_model_t *gm = strata_cluster_gpu_model(cl);
+    c->fp8_delayed = o->precision == STRATA_PRECISION_FP8 &&
+                     !(gm && gm->name && strstr(gm->name, "B200"));
+  }
   c->state_dtypes =
       o->main_grads_dtype || o->exp_avg_dtype || o->exp_avg_sq_dtype;
   SWITCHES_FROM(o);
@@ -1025,6 +1038,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->recompute = p->recompute;
   c->recompute_modules = (unsigned)p->recompute_modules;
   c->offload_layers = p->offload_layers;
+  c->fp8_delayed = p->fp8 == 1;
   SWITCHES_FROM(p);
   CHOICES_FROM(p);
   /* the moe- switches a plan always holds: their defaults, and anything

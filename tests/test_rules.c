@@ -152,6 +152,13 @@ TEST(recompute_modules_rules) {
   c.recompute = STRATA_RECOMPUTE_AUTO;
   c.target = STRATA_RULES_DEEPSPEED;
   refused(&c, ALL, "ds-recompute-modules", "--recompute-modules");
+  /* Megatron-LM's delayed FP8 scaling takes neither layernorm nor moe_act */
+  c = dense(), c.recompute_modules = STRATA_RCM_LAYERNORM;
+  c.recompute = STRATA_RECOMPUTE_AUTO, c.fp8_delayed = 1;
+  refused(&c, ALL | STRATA_RULES_PLAN, "recompute-modules-fp8",
+          "--fp8-recipe delayed");
+  c.recompute_modules = STRATA_RCM_MLP;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
   c.target = STRATA_RULES_TORCHTITAN;
   refused(&c, STRATA_RULES_PLAN, "torch-recompute-modules",
           "export it for Megatron-LM");

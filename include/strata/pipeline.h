@@ -354,6 +354,8 @@ typedef struct {
   unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
   int state_dtypes;              /* a state type other than fp32 given */
   int offload_layers;            /* --cpu-offloading-num-layers */
+  int fp8_delayed; /* FP8 by Transformer Engine's delayed scaling (the
+                      export's recipe before Blackwell's MXFP8) */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */
