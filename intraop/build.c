@@ -159,22 +159,21 @@ static unsigned skip_saved(const strata_graph_t *g, const strata_op_t *op,
 /* Selective recompute of Megatron-LM's modules: the slots a recomputed
  * module makes again (its internal tensors; bit 31: the op's own extra
  * saved state, inside a module). */
-static unsigned module_skip(const strata_graph_t *g, int i, unsigned mods) {
+static unsigned module_skip(const strata_graph_t *g, const unsigned *mods_of,
+                            int i, unsigned mods) {
   const strata_op_t *op = &g->ops[i];
   unsigned skip = 0;
   if (!mods) return 0;
   for (int s = 0; s < op->n_in + op->n_out; s++) {
     int t = s < op->n_in ? op->in[s] : op->out[s - op->n_in];
-    if (st__module_drops(g, t, mods)) skip |= 1u << s;
+    if (st__module_drops(g, mods_of, t, mods)) skip |= 1u << s;
   }
-  return skip | ((strata_op_modules(g, i) & mods) ? 1u << 31 : 0);
+  return skip | ((mods_of[i] & mods) ? 1u << 31 : 0);
 }
 
-static int fill_info(const strata_graph_t *g, st__stage_t *st,
-                     const index_t *ix, unsigned char *seen) {
-  unsigned mods = st->o.recompute == STRATA_RECOMPUTE_SELECTIVE
-                      ? st->o.recompute_modules
-                      : 0;
+static int fill_ops(const strata_graph_t *g, st__stage_t *st, const index_t *ix,
+                    unsigned char *seen, unsigned mods,
+                    const unsigned *mods_of) {
   for (int i = 0; i < g->n_ops; i++) {
     int id = ix->info_of[i];
     if (id < 0) continue;
@@ -192,10 +191,10 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
       const strata_block_t *bl = &g->blocks[op->block];
       in->is_ckpt = st->o.recompute == STRATA_RECOMPUTE_FULL &&
                     g->tensors[bl->output].producer == i;
-      in->in_recompute = st->o.recompute == STRATA_RECOMPUTE_FULL ||
-                         (st->o.recompute == STRATA_RECOMPUTE_SELECTIVE &&
-                          (mods ? (strata_op_modules(g, i) & mods) != 0
-                                : is_attention_out(g, op)));
+      in->in_recompute =
+          st->o.recompute == STRATA_RECOMPUTE_FULL ||
+          (st->o.recompute == STRATA_RECOMPUTE_SELECTIVE &&
+           (mods ? (mods_of[i] & mods) != 0 : is_attention_out(g, op)));
     }
     int rc = st__opdims(g, op, &in->dims);
     if (!rc)
@@ -211,12 +210,29 @@ static int fill_info(const strata_graph_t *g, st__stage_t *st,
                           st->ctx.devices);
     in->cost = strata_calloc((size_t)in->n_strat, sizeof *in->cost);
     if (!in->cost) return strata_error(STRATA_ENOMEM, "out of memory");
-    unsigned skip = skip_saved(g, op, seen) | module_skip(g, i, mods);
+    unsigned skip = skip_saved(g, op, seen) | module_skip(g, mods_of, i, mods);
     for (int s = 0; s < in->n_strat; s++)
       st__op_cost(&st->ctx, op, &in->dims, &in->strat[s], in->owns, skip,
                   in->is_ckpt, in->in_recompute, &in->cost[s]);
   }
   return 0;
+}
+
+/* Every op's info; with recompute modules, each op's module read once. */
+static int fill_info(const strata_graph_t *g, st__stage_t *st,
+                     const index_t *ix, unsigned char *seen) {
+  unsigned mods = st->o.recompute == STRATA_RECOMPUTE_SELECTIVE
+                      ? st->o.recompute_modules
+                      : 0;
+  unsigned *mods_of = NULL;
+  if (mods) {
+    mods_of = strata_calloc((size_t)g->n_ops + 1, sizeof *mods_of);
+    if (!mods_of) return strata_error(STRATA_ENOMEM, "out of memory");
+    st__graph_modules(g, mods_of);
+  }
+  int rc = fill_ops(g, st, ix, seen, mods, mods_of);
+  strata_free(mods_of);
+  return rc;
 }
 
 static void fill_nodes(const strata_graph_t *g, st__stage_t *st,

@@ -150,15 +150,23 @@ unsigned strata_op_modules(const strata_graph_t *g, int op) {
   return m[op - bl->first_op];
 }
 
+void st__graph_modules(const strata_graph_t *g, unsigned *m) {
+  for (int i = 0; i < g->n_ops; i++)
+    m[i] = 0;
+  for (int b = 0; b < g->n_blocks; b++)
+    block_modules(g, b, m + g->blocks[b].first_op);
+}
+
 /* Modules that drop their output too (CheckpointWithoutOutput). */
 #define DROP_OUTPUT                                                            \
   (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT | STRATA_RCM_MLA_UP_PROJ)
 
-int st__module_drops(const strata_graph_t *g, int t, unsigned active) {
+int st__module_drops(const strata_graph_t *g, const unsigned *mods_of, int t,
+                     unsigned active) {
   int p = g->tensors[t].producer;
   if (!active || p < 0 || g->tensors[t].kind != STRATA_TENSOR_ACTIVATION)
     return 0;
-  unsigned mp = strata_op_modules(g, p) & active;
+  unsigned mp = mods_of[p] & active;
   if (!mp) return 0;
   if (mp & DROP_OUTPUT) return 1;
   /* kept at the module's edge: dropped only when every consumer is in a
@@ -167,6 +175,6 @@ int st__module_drops(const strata_graph_t *g, int t, unsigned active) {
   const strata_block_t *bl = &g->blocks[g->ops[p].block];
   for (int i = p + 1; i < bl->first_op + bl->n_ops && inside; i++)
     for (int s = 0; s < g->ops[i].n_in; s++)
-      if (g->ops[i].in[s] == t) inside &= strata_op_modules(g, i);
+      if (g->ops[i].in[s] == t) inside &= mods_of[i];
   return inside != 0;
 }

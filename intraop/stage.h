@@ -53,9 +53,12 @@ typedef struct {
 int st__stage_build(const strata_graph_t *g, const strata_stage_opts_t *o,
                     st__stage_t *st);
 void st__stage_free(st__stage_t *st);
-/* modules.c: whether the activation t is not saved when the modules in
- * `active` are recomputed (made inside one, and not kept at its edge). */
-int st__module_drops(const strata_graph_t *g, int t, unsigned active);
+/* modules.c: every op's modules (m[n_ops]), and whether the activation t
+ * is not saved when the modules in `active` are recomputed (made inside
+ * one, and not kept at its edge), from those. */
+void st__graph_modules(const strata_graph_t *g, unsigned *m);
+int st__module_drops(const strata_graph_t *g, const unsigned *mods_of, int t,
+                     unsigned active);
 /* Fixed layouts for the megatron and dp objectives. */
 int st__fixed_layouts(st__stage_t *st);
 /* Memory of one strategy as the ILP's memory row sees it (per device). */
