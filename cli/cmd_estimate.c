@@ -132,8 +132,8 @@ static cJSON *compare_json(const strata_plan_t *mine, const strata_plan_t *best,
   return o;
 }
 
-static int json_out(strata_plan_t *p, int fits, const char *cmp, cJSON **cmpj,
-                    int timings) {
+static int json_out(strata_plan_t *p, int fits, double budget, const char *cmp,
+                    cJSON **cmpj, int timings) {
   char *text = NULL;
   cJSON *root = NULL;
   /* the run's time only when asked for: the same plan, the same bytes */
@@ -143,6 +143,8 @@ static int json_out(strata_plan_t *p, int fits, const char *cmp, cJSON **cmpj,
   strata_free(text);
   text = NULL;
   if (!rc) rc = st__json_add_bool(root, "fits", fits);
+  /* what fits is measured against: the device less the reserve */
+  if (!rc) rc = st__json_add_num(root, "memory_budget_bytes", budget);
   if (!rc && cmp) rc = st__json_add_str(root, "comparison", cmp);
   if (!rc && *cmpj) {
     if (!cJSON_AddItemToObject(root, "comparison_with_best", *cmpj))
@@ -238,7 +240,7 @@ int cli_cmd_estimate(int argc, char **argv) {
     user.po.quiet = 1;
     cmp = comparison(&user, p, g, c, budget, fits, a.json ? &cmpj : NULL);
   }
-  rc = a.json ? json_out(p, fits, cmp, &cmpj, a.timings)
+  rc = a.json ? json_out(p, fits, budget, cmp, &cmpj, a.timings)
               : human_out(p, fits, budget, cmp);
   if (!rc && !fits) rc = CLI_INFEASIBLE;
 out:

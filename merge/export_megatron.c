@@ -158,10 +158,12 @@ static int account_split(const strata_plan_t *p, int *first, int *last) {
  * a rank's chunks of different sizes). */
 static int check_split(const strata_plan_t *p, int *first, int *last) {
   int n = p->n_stages, next = 0, pp = p->pp, v = p->vpp > 1 ? p->vpp : 1;
+  int empty = 0;
   *first = *last = 0;
   for (int s = 0; s < n; s++) { /* model chunks, in order */
     const strata_plan_stage_t *st = &p->stages[s];
-    if (st->layer_begin != next || st->layer_end <= st->layer_begin)
+    empty |= st->layer_end == st->layer_begin;
+    if (st->layer_begin != next || st->layer_end < st->layer_begin)
       return REFUSE("stage %d holds layers [%d, %d), not a split of the model "
                     "in order",
                     s, st->layer_begin, st->layer_end);
@@ -173,6 +175,10 @@ static int check_split(const strata_plan_t *p, int *first, int *last) {
   if (pp == 1) return 0;
   if (p->account_embedding > 0 || p->account_loss > 0)
     return account_split(p, first, last);
+  if (empty) { /* a chunk of no layer: only a layout says it */
+    *first = *last = -1;
+    return 0;
+  }
   /* Megatron-LM's first/last form: each rank's chunks alike (rank r holds
    * chunks r, r + pp, ...), the middle ranks alike */
   int form = 1;

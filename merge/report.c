@@ -211,7 +211,11 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
 static void sum_stage(strata_buf_t *b, const strata_plan_t *p, int s) {
   const strata_plan_stage_t *st = &p->stages[s];
   char lay[32], dev[32];
-  snprintf(lay, sizeof lay, "%d-%d", st->layer_begin, st->layer_end - 1);
+  if (st->layer_end > st->layer_begin)
+    snprintf(lay, sizeof lay, "%d-%d", st->layer_begin, st->layer_end - 1);
+  else /* a chunk of the embedding or the loss alone */
+    snprintf(lay, sizeof lay, "%s", s == 0 ? "E" : s + 1 == p->n_stages ? "L"
+                                                                       : "-");
   snprintf(dev, sizeof dev, "%dx%d", st->nodes, st->gpus_per_node);
   strata_buf_printf(
       b, "  %5d %5d  %-9s %-8s %9d  %9.3f %9.3f %9.3f", s, st->rank, lay, dev,

@@ -32,7 +32,10 @@ static void chunk_token(const strata_plan_t *p, int s, char *t, size_t n) {
   char mtp[24] = "";
   if (last && p->mtp_layers > 0)
     snprintf(mtp, sizeof mtp, p->mtp_layers > 1 ? "m*%d" : "m", p->mtp_layers);
-  snprintf(t, n, "%s%s%.0d%s%s", s == 0 ? "E" : "", layers > 1 ? "t*" : "t",
+  snprintf(t, n, "%s%s%.0d%s%s", s == 0 ? "E" : "",
+           layers > 1    ? "t*"
+           : layers == 1 ? "t"
+                         : "",
            layers > 1 ? layers : 0, mtp, last ? "L" : "");
 }
 
@@ -86,9 +89,13 @@ int st__last_layer_op(const strata_stage_result_t *r) {
 static int check_plan(const strata_plan_t *p, const strata_graph_t *g) {
   if (!p || !g || p->n_stages < 1 || !p->stages || p->pp < 1 || !p->ranks)
     return strata_error(STRATA_EINVAL, "stitch: a plan with no stage");
+  /* a chunk may hold no layer (the embedding's or the loss's alone, or
+   * one a Megatron-LM layout leaves empty), the whole not */
+  if (p->stages[p->n_stages - 1].layer_end <= p->stages[0].layer_begin)
+    return strata_error(STRATA_EINVAL, "stitch: a plan of no layer");
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
-    if (st->layer_end <= st->layer_begin || st->layer_begin < 0 ||
+    if (st->layer_end < st->layer_begin || st->layer_begin < 0 ||
         st__stage_devices(st) < 1)
       return strata_error(STRATA_EINVAL,
                           "stitch: stage %d has layers [%d, %d) on %d x %d "

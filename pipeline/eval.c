@@ -378,7 +378,10 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
-    double bytes = boundary_bytes(S, f, ch[k].k0 + ch[k].n - 1);
+    /* a chunk of no layer (the embedding's alone, or one Megatron-LM's
+     * layout leaves empty) passes on what a layer does */
+    int last = ch[k].k0 + ch[k].n - 1;
+    double bytes = boundary_bytes(S, f, last > 0 ? last : 0);
     ch[k].p2p = p2p_after(S, cf, k, bytes, f->t * cf->dp);
   }
   for (int k = 1; k < K; k++) {

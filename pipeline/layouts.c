@@ -22,11 +22,11 @@ int st__split_accounted(int L, int p, int v, int acct, int *n) {
   for (int k = 0; k < K; k++)
     n[k] = units / K;
   /* the first virtual stage of the first rank builds one layer fewer,
-   * the last of the last rank likewise; each keeps one at least (Strata
-   * costs no chunk of no layer) */
+   * the last of the last rank likewise: one unit a chunk leaves the
+   * embedding (or the loss) alone in its chunk */
   if (acct & 1) n[0]--;
   if (acct & 2) n[K - 1]--;
-  return n[0] >= 1 && n[K - 1] >= 1 ? K : -1;
+  return n[0] >= 0 && n[K - 1] >= 0 && K > 1 ? K : -1;
 }
 
 /* The count after a '*' at s[i] (0 to 2^20): its value, *end past it. */
@@ -123,11 +123,7 @@ int st__layout_parse(const char *s, int layers, int mtp, int *nl, int cap,
               (u[bad] > 32 && u[bad] < 127) ? u[bad] : '?');
   for (size_t i = 0; !rc && i < len; i++) {
     char c = u[i];
-    if (c == '|' && nl[K] < 1)
-      rc = SAYF("pipeline layout: virtual stage %d holds no transformer "
-                "layer (Strata costs none without one)",
-                K);
-    else if (c == '|' && ++K >= cap)
+    if (c == '|' && ++K >= cap)
       rc = SAYF("pipeline layout: more than %d virtual stages", cap);
     else if ((c == 'E') != (i == 0))
       rc = SAYF("pipeline layout: the embedding 'E' comes once, first");
@@ -148,10 +144,6 @@ int st__layout_parse(const char *s, int layers, int mtp, int *nl, int cap,
   if (!rc && len == 0)
     rc = SAYF("pipeline layout: it begins with the embedding 'E' and ends "
               "with the loss 'L'");
-  if (!rc && nl[K] < 1)
-    rc = SAYF("pipeline layout: virtual stage %d holds no transformer layer "
-              "(Strata costs none without one)",
-              K);
   if (!rc && t != layers)
     rc = SAYF("pipeline layout: %d transformer layers 't', the model has %d", t,
               layers);

@@ -47,6 +47,15 @@ SYSTEMS = {"H100": ("dgx-h100", 8), "B200": ("hgx-b200", 8),
            "GB200": ("gb200-nvl72", 72)}
 
 
+class REFUSED(str):
+    """A row that cannot run as published: Strata must refuse it, saying
+    `expect` (the reason is the string)."""
+    def __new__(cls, expect, reason):
+        o = str.__new__(cls, reason)
+        o.expect = expect
+        return o
+
+
 def given(v):
     return v not in ("-", "", "?")
 
@@ -67,9 +76,12 @@ def parallel_args(r, args, why):
         return
     etp = int(r["etp"]) if given(r["etp"]) else tp
     if ep * etp > gpus // pp:
-        why.append("ep %d x etp %d over the %d GPUs of a pipeline stage "
-                   "(the table's degrees; Megatron-LM's parallel_state "
-                   "refuses them)" % (ep, etp, gpus // pp))
+        # as published, Megatron-LM's parallel_state refuses them: so
+        # must Strata
+        why.append(REFUSED("is not divisible by expert tensor x expert "
+                           "model parallel size",
+                           "ep %d x etp %d over the %d GPUs of a pipeline "
+                           "stage" % (ep, etp, gpus // pp)))
     preset, per = SYSTEMS[r["system"]]
     nodes = -(-gpus // per)
     flag(args, "--cluster", "%s:%d" % (preset, nodes))
@@ -124,19 +136,15 @@ def vpp_of(r):
 
 
 def split_args(r, args, why):
-    if given(r["layout"]) and any("t" not in st
-                                  for st in layout_stages(r["layout"])):
-        why.append("a virtual stage of no transformer layer in %s" %
-                   r["layout"])
     if r["layout"] == "?":
-        why.append("a layout the recipe does not give")
+        # the release's recipe sets none for its (pp, vp), and its layers
+        # split over no even chunks: Megatron-LM would refuse it as
+        # published, and so must Strata
+        why.append(REFUSED("do not split evenly",
+                           "no layout in the recipe for pp %s x vp %s" %
+                           (r["pp"], r["vp"])))
     elif given(r["layout"]):
         flag(args, "--pipeline-layout", r["layout"])
-    acct = (r["account_embedding"] == "1") + (r["account_loss"] == "1")
-    pp, vp = int(r["pp"]), int(r["vp"]) if given(r["vp"]) else 1
-    if acct and pp > 1 and units_per_chunk(r, acct, pp * vp) < 2:
-        why.append("a virtual stage of the embedding or the loss alone "
-                   "(%d x %d chunks)" % (pp, vp))
     if r["account_embedding"] == "1":
         flag(args, "--account-for-embedding")
     if r["account_loss"] == "1":
@@ -193,10 +201,11 @@ def overlap_args(r, args, why):
     if r["moe_a2a_overlap"] == "1":
         if int(r["pp"]) > 1 and vpp_of(r) <= 1:
             # the table's parallelism with the recipe's overlap at HEAD:
-            # transformer_config.py refuses it (pp > 1 needs vpp)
-            why.append("the expert all-to-all overlap without vpp at pp %s, "
-                       "which Megatron-LM refuses (the table's parallelism, "
-                       "the recipe's overlap at HEAD)" % r["pp"])
+            # transformer_config.py refuses it (pp > 1 needs vpp) since
+            # Megatron-LM d7bf5aa (2025-08-26), before the first release
+            # here (25.09): the run cannot have had it, and is stated
+            # without it
+            return
         flag(args, "--overlap-moe-expert-parallel-comm")
 
 
@@ -298,13 +307,24 @@ def main():
     strata, opts = sys.argv[1], sys.argv[2:]
     with open(TSV, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
-    fails, unstated, fit, nofit = [], [], 0, 0
+    fails, unstated, as_published, fit, nofit = [], [], [], 0, 0
     groups = {}
     for i, r in enumerate(rows):
         label = "%s %s %s %s x%s tp%s pp%s cp%s vp%s ep%s" % (
             r["release"], r["system"], r["model"], r["precision"], r["gpus"],
             r["tp"], r["pp"], r["cp"], r["vp"], r["ep"])
         args, why = command(r)
+        refused = [w for w in why if isinstance(w, REFUSED)]
+        if refused and args and len(refused) == len(why):
+            rc, out, err = estimate(strata, args)
+            if rc in (0, 3) or refused[0].expect not in err:
+                fails.append("%s: as published (%s) it should be refused "
+                             "saying '%s'; exit %d: %s" %
+                             (label, refused[0], refused[0].expect, rc,
+                              err[:300]))
+            else:
+                as_published.append("%s: %s" % (label, refused[0]))
+            continue
         if why:
             unstated.append("%s: %s" % (label, "; ".join(why)))
             continue
@@ -314,7 +334,7 @@ def main():
         if rc not in (0, 3) or out is None:
             fails.append("%s: exit %d: %s" % (label, rc, err[:300]))
             continue
-        peak, have = fig(out, "peak_memory_bytes"), fig(out, "gpu_memory_bytes")
+        peak, have = fig(out, "peak_memory_bytes"), fig(out, "memory_budget_bytes")
         if rc == 3 and not (peak and have and peak > have):
             fails.append("%s: exit 3 without a peak over the device" % label)
             continue
@@ -368,15 +388,18 @@ def main():
                 print("  (the recipe %s's own layout: %.3f s, %.2f %% "
                       "faster than the plan)" % (top_label, top,
                                                   100 * (step / top - 1)))
+    for u in as_published:
+        print("refused as published: " + u)
     for u in unstated:
         print("not stated: " + u)
     for x in fails:
         print("FAIL " + x)
-    print("%d recipes: %d stated (%d fit, %d do not), %d not stated; "
-          "%d plans checked; %d failed" %
+    print("%d recipes: %d stated (%d fit, %d do not), %d refused as "
+          "published, %d not stated; %d plans checked; %d failed" %
           (len(rows), fit + nofit + len([x for x in fails
                                           if not x.startswith("plan")]),
-           fit, nofit, len(unstated), plans_checked, len(fails)))
+           fit, nofit, len(as_published), len(unstated), plans_checked,
+           len(fails)))
     return 1 if fails else 0
 
 
