@@ -289,12 +289,15 @@ static void layout_flag(st__mg_args_t *a, const strata_plan_t *p) {
   size_t n = 0;
   /* the multi-token prediction modules ('m') on the last stage */
   snprintf(mtp, sizeof mtp, "m*%d", p->mtp_layers);
-  for (int s = 0; s < p->n_stages && n < sizeof v; s++)
-    n += (size_t)snprintf(v + n, sizeof v - n, "%s%st*%d%s%s", s ? "|" : "",
-                          s == 0 ? "E" : "",
-                          p->stages[s].layer_end - p->stages[s].layer_begin,
+  for (int s = 0; s < p->n_stages && n < sizeof v; s++) {
+    int t = p->stages[s].layer_end - p->stages[s].layer_begin;
+    char layers[24] = ""; /* none in a chunk of the embedding alone */
+    if (t > 0) snprintf(layers, sizeof layers, "t*%d", t);
+    n += (size_t)snprintf(v + n, sizeof v - n, "%s%s%s%s%s", s ? "|" : "",
+                          s == 0 ? "E" : "", layers,
                           s == p->n_stages - 1 && p->mtp_layers > 0 ? mtp : "",
                           s == p->n_stages - 1 ? "L" : "");
+  }
   flag(a, "--pipeline-model-parallel-layout", "'%s'", v); /* '|' and '*' */
 }
 

@@ -163,12 +163,13 @@ static void model_parts(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_puts(b, "module_fqns_per_model_part = [\n");
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
+    const char *sep = ""; /* a part may hold no layer */
     strata_buf_puts(b, "    [");
-    if (s == 0) strata_buf_puts(b, "\"tok_embeddings\", ");
-    for (int l = st->layer_begin; l < st->layer_end; l++)
-      strata_buf_printf(b, "%s\"layers.%d\"", l > st->layer_begin ? ", " : "",
-                        l);
-    if (s == p->n_stages - 1) strata_buf_puts(b, ", \"norm\", \"output\"");
+    if (s == 0) strata_buf_puts(b, "\"tok_embeddings\""), sep = ", ";
+    for (int l = st->layer_begin; l < st->layer_end; l++, sep = ", ")
+      strata_buf_printf(b, "%s\"layers.%d\"", sep, l);
+    if (s == p->n_stages - 1)
+      strata_buf_printf(b, "%s\"norm\", \"output\"", sep);
     strata_buf_puts(b, "],\n");
   }
   strata_buf_puts(b, "]\n");

@@ -1274,6 +1274,15 @@ TEST(megatron_rules) {
   ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "multi-token prediction");
   strata_plan_destroy(p);
+  /* chunks of no layer: the embedding's and the loss's alone, written
+   * without a "t*0" (Megatron-LM's layout; torchtitan's model parts:
+   * tests/cli/cases/export_torchtitan_embedding_alone) */
+  int alone[4] = {0, 8, 8, 0};
+  p = hand_plan(2, 4, 1, 16, alone);
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'E|t*8|t*8|L'");
+  strata_free(t);
+  strata_plan_destroy(p);
   p = hand_plan(2, 2, 1, 8, NULL);
   p->stages[1].layer_begin = 5;
   expect_refusal(p, "not a split of the model in order");

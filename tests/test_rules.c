@@ -91,6 +91,12 @@ TEST(layer_splits_beyond_first_and_last) {
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
   c.pipeline_layout = "Et*2,t*3|t*6|t*6|t*7L"; /* commas are cosmetic */
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  /* chunks of no transformer layer: the embedding's alone, the loss's
+   * alone, and one left empty (Megatron-LM's layouts allow all three) */
+  c.pipeline_layout = "E|t*8|t*8|t*8L";
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.pipeline_layout = "Et*12|t*12||L";
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
   static const struct {
     const char *layout, *words;
   } bad[] = {
@@ -99,13 +105,12 @@ TEST(layer_splits_beyond_first_and_last) {
       {"t*5|t*6|t*6|t*7L", "the embedding 'E' comes once, first"},
       {"Et*5|t*6|t*6|t*7Lt", "the loss 'L' comes once, last"},
       {"Et*5|t*6|t*6|t*7mL", "1 multi-token prediction modules"},
-      {"E|t*12|t*5|t*7L", "virtual stage 0 holds no transformer layer"},
       {"Et*5|(t*6|*2t*7L", "has no ')'"},
       {"Et*5|((t*6|)*2)*1t*7L", "does not nest them"},
       {"Et*5|(t*6|)t*7L", "needs something inside and '*N'"},
       {"Et*5|t*6|t*6|t*7xL", "'x' is not a layer"},
       {"Et*99999999|L", "a count of 0 to 2^20"},
-      {"Et*24|L", "holds no transformer layer"},
+      {"E|||L", "0 transformer layers 't', the model has 24"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     c.pipeline_layout = bad[i].layout;
