@@ -66,7 +66,11 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->fix_ep = old->experts > 0 && old->ep > 0 ? old->ep : 0;
   o->fix_etp = old->experts > 0 && old->etp > 0 ? old->etp : 0;
   o->cp_comm = old->cp_comm;
-  o->precision = old->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
+  o->precision = old->fp8 == STRATA_LOWP_NVFP4 ? STRATA_PRECISION_FP4
+                 : old->fp8                      ? STRATA_PRECISION_FP8
+                                                 : STRATA_PRECISION_BF16;
+  /* the recipe OLD ran, given where it is not the GPU's own */
+  o->fp8_recipe = old->fp8 && old->fp8 != STRATA_LOWP_NVFP4 ? old->fp8 : 0;
   if (old->moe_imbalance > 0) o->moe_imbalance = old->moe_imbalance;
   o->micro_batch = o->gen.micro_batch = old->micro_batch;
   o->vpp = old->vpp > 1 ? old->vpp : 1;

@@ -16,6 +16,7 @@ enum {
   C_ZERO,
   C_CPCOMM,
   C_PREC,
+  C_FP8R,
   C_RECIPE,
   C_RC,
   C_RCM,
@@ -78,7 +79,12 @@ static const cli_opt_t opts[] = {
               "p2p (ring; the default) or allgather (the\n"
               "default with sliding-window attention)")},
     {CLI_CALL("precision", 0, C_PREC, "P",
-              "bf16 (default), fp8 or auto (both)")},
+              "bf16 (default), fp8, auto (both) or fp4\n"
+              "(NVFP4, Blackwell)")},
+    {CLI_CALL("fp8-recipe", 0, C_FP8R, "R",
+              "FP8's scaling: delayed, tensorwise, blockwise\n"
+              "or mxfp8 (default: delayed, mxfp8 on\n"
+              "Blackwell)")},
     {CLI_DOUBLE("moe-imbalance", po.moe_imbalance, 1, 1000, 0, "F",
                 "dropless MoE: the most loaded rank's token\n"
                 "copies over the mean (default 1)")},
@@ -225,6 +231,11 @@ static int call(const char *cmd, int id, const char *arg, void *args) {
     return call_cp_comm(cmd, arg, po);
   case C_PREC:
     return parse_enum(cmd, strata_precision_parse(arg, &po->precision));
+  case C_FP8R:
+    if (!strcmp(arg, "nvfp4"))
+      return cli_usage_error(cmd, "--fp8-recipe nvfp4: NVFP4 is FP4's, give "
+                                  "--precision fp4");
+    return parse_enum(cmd, strata_lowp_parse(arg, &po->fp8_recipe));
   case C_RECIPE:
     return parse_enum(cmd, strata_recipe_parse(arg, &po->recipe));
   case C_RC:

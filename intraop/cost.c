@@ -125,11 +125,33 @@ static int zero_ways(const st__cost_ctx_t *c, const st__opdims_t *d,
   return z;
 }
 
-/* Transformer Engine runs a layer's linear GEMMs in FP8 (the embedding,
- * the router and the output layer stay in 16 bits). */
+/* Transformer Engine runs a layer's linear GEMMs in FP8 or FP4 (the
+ * embedding, the router and the output layer stay in 16 bits), by the
+ * recipe's row (intraop/lowp.c). */
 static int fp8_gemm(const st__cost_ctx_t *c, const strata_op_t *op) {
   return c->o->fp8 && op->block >= 0 &&
          (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR);
+}
+
+/* The recipe of the stage's narrow GEMMs (delayed scaling when a caller
+ * set fp8 to 1 without naming one: the same row). */
+static const strata_lowp_t *lowp(const st__cost_ctx_t *c) {
+  const strata_lowp_t *r = strata_lowp(c->o->fp8);
+  return r ? r : strata_lowp(STRATA_LOWP_DELAYED);
+}
+
+/* A GEMM of the op: narrow by the recipe where the op's are, else 16-bit;
+ * current scaling first reads the 16-bit input it casts (cast: the
+ * forward's input, the backward's output gradient, once) for the amax. */
+static double gemm_of(const st__cost_ctx_t *c, const strata_op_t *op,
+                      double batch, double m, double n, double k, int cast) {
+  const strata_perf_t *pf = &c->o->perf;
+  if (!fp8_gemm(c, op)) return strata_perf_gemm(pf, batch, m, n, k, 2);
+  const strata_lowp_t *r = lowp(c);
+  double amax = cast && r->amax_read > 0
+                    ? strata_perf_stream(pf, r->amax_read * batch * m * k, 1)
+                    : 0;
+  return strata_perf_gemm_narrow(pf, batch, m, n, k, r->operand, r->fp4) + amax;
 }
 
 /* The states of the parameter in slot of op; the experts' also apart. */
@@ -141,9 +163,11 @@ static void param_states(const st__cost_ctx_t *c, const strata_op_t *op,
   int z = o->zero_stage, od = outer_ways(c, expert);
   double w = wb * numel / (z >= 3 ? zw : 1), g = gb * numel / (z >= 2 ? zw : 1),
          opt = ob * numel / (z >= 1 ? zw : 1);
-  /* FP8: Transformer Engine keeps the weight's row- and column-wise FP8
-   * copies (a byte each) from one micro-batch to the next */
-  if (fp8_gemm(c, op) && slot == 1) w += 2.0 * numel;
+  /* FP8/FP4: Transformer Engine keeps the weight's row- and column-wise
+   * quantised copies (a byte each in FP8) from one micro-batch to the
+   * next */
+  double copies = fp8_gemm(c, op) && slot == 1 ? lowp(c)->weight_copies : 0;
+  w += copies * numel;
   r->weights += w;
   r->grads += g;
   r->optimizer += opt;
@@ -156,7 +180,7 @@ static void param_states(const st__cost_ctx_t *c, const strata_op_t *op,
    * spread over the outer replicas */
   r->unique += wb * full / (z >= 3 ? od : 1) + gb * full / (z >= 2 ? od : 1) +
                ob * full / (z >= 1 ? od : 1);
-  if (fp8_gemm(c, op) && slot == 1) r->unique += 2.0 * full;
+  r->unique += copies * full;
 }
 
 static void param_cost(const st__cost_ctx_t *c, const strata_op_t *op,
@@ -237,7 +261,7 @@ static double saved_slot_bytes(const st__cost_ctx_t *c, const strata_op_t *op,
                                int slot) {
   double b = slot_bytes(c, d, s, slot) * slot_factor(c, d, slot);
   if (slot == 0 && fp8_gemm(c, op))
-    b /= strata_dtype_size(c->g->tensors[d->tensor[0]].dtype);
+    b *= lowp(c)->saved / strata_dtype_size(c->g->tensors[d->tensor[0]].dtype);
   if (slot < op->n_in) b *= strata_op_saved_scale(c->g, op, slot);
   return b;
 }
@@ -381,15 +405,12 @@ static double act_bytes(const st__cost_ctx_t *c, const st__opdims_t *d,
 static void time_linear(const st__cost_ctx_t *c, const strata_op_t *op,
                         const st__opdims_t *d, const st__strat_t *s,
                         st__op_cost_t *r) {
-  const strata_perf_t *pf = &c->o->perf;
   int pn = d->pdim_n, pk = pdim_named(d, "k");
   double m = 1, n = local_dim(c, d, s, pn), k = local_dim(c, d, s, pk);
-  int eb = fp8_gemm(c, op) ? 1 : 2;
   for (int p = 0; p < d->n_pdims; p++)
     if (p != pn && p != pk) m *= local_dim(c, d, s, p);
-  r->gemm_fwd = strata_perf_gemm(pf, 1, m, n, k, eb);
-  r->gemm_bwd = strata_perf_gemm(pf, 1, m, k, n, eb) +
-                strata_perf_gemm(pf, 1, n, k, m, eb);
+  r->gemm_fwd = gemm_of(c, op, 1, m, n, k, 1);
+  r->gemm_bwd = gemm_of(c, op, 1, m, k, n, 1) + gemm_of(c, op, 1, n, k, m, 0);
   r->fwd = r->gemm_fwd;
   r->bwd = r->gemm_bwd;
 }
@@ -401,18 +422,15 @@ static void time_linear(const st__cost_ctx_t *c, const strata_op_t *op,
 static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
                          const st__opdims_t *d, const st__strat_t *s,
                          st__op_cost_t *r) {
-  const strata_perf_t *pf = &c->o->perf;
   double eo = c->o->ep_outer > 1 ? c->o->ep_outer : 1;
   double E = local_dim(c, d, s, pdim_named(d, "e")) / eo;
   double m = local_dim(c, d, s, pdim_named(d, "b")) *
              local_dim(c, d, s, pdim_named(d, "c")) * eo * slot_factor(c, d, 0);
   double n = local_dim(c, d, s, d->pdim_n),
          k = local_dim(c, d, s, pdim_named(d, "k"));
-  int eb = fp8_gemm(c, op) ? 1 : 2;
   if (E < 1) E = 1;
-  r->gemm_fwd = strata_perf_gemm(pf, E, m, n, k, eb);
-  r->gemm_bwd = strata_perf_gemm(pf, E, m, k, n, eb) +
-                strata_perf_gemm(pf, E, n, k, m, eb);
+  r->gemm_fwd = gemm_of(c, op, E, m, n, k, 1);
+  r->gemm_bwd = gemm_of(c, op, E, m, k, n, 1) + gemm_of(c, op, E, n, k, m, 0);
   r->fwd = r->gemm_fwd;
   r->bwd = r->gemm_bwd;
 }

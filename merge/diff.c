@@ -129,7 +129,9 @@ static void diff_frameworks(changes_t *c, const strata_plan_t *a,
           set_names(strata_##key##_name, y, sy, sizeof sy))
 #define DIFF_PUT_BOOL DIFF_PUT_NUM
 #define DIFF_PUT_POS DIFF_PUT_NUM
-#define DIFF_PUT_PREC DIFF_PUT_NUM
+#define DIFF_PUT_PREC(key, x, y)                                               \
+  add_str(c, SEC_DEGREES, "gemm_recipe", strata_lowp_name(x),                  \
+          strata_lowp_name(y))
 #define DIFF_PUT_CPCOMM DIFF_PUT_NUM
 #define DIFF_PUT_SIGMOID DIFF_PUT_NUM
 #define DIFF_PUT_TIMING DIFF_PUT_NUM

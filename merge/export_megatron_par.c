@@ -197,9 +197,13 @@ static void parallel_flags(st__mg_args_t *b, const strata_plan_t *p) {
     flag(b, "--cp-comm-type", "%s",
          p->cp_comm == STRATA_CP_ALLGATHER ? "allgather" : "p2p");
   }
-  if (p->fp8) {
+  if (p->fp8 == STRATA_LOWP_NVFP4) { /* FP4: its own format and recipe */
+    flag(b, "--fp4-format", "e2m1");
+    flag(b, "--fp4-recipe", "nvfp4");
+    if (p->fp8_param_gather) flag(b, "--fp4-param-gather", NULL);
+  } else if (p->fp8) {
     flag(b, "--fp8-format", "hybrid");
-    flag(b, "--fp8-recipe", "%s", p->fp8 == 2 ? "mxfp8" : "delayed");
+    flag(b, "--fp8-recipe", "%s", strata_lowp_name(p->fp8));
     if (p->fp8_param_gather) flag(b, "--fp8-param-gather", NULL);
   }
   if (p->zero_stage >= 2) { /* Megatron-FSDP */

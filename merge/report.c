@@ -403,7 +403,9 @@ enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
 #define JPUT_NAMES(o, key, v) json_names(o, #key, strata_##key##_name, v)
 #define JPUT_CPCOMM(o, key, v)                                                 \
   st__json_add_str(o, #key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
-#define JPUT_PREC(o, key, v) st__json_add_str(o, "precision", "fp8")
+#define JPUT_PREC(o, key, v)                                                   \
+  (st__json_add_str(o, "precision", (v) == STRATA_LOWP_NVFP4 ? "fp4" : "fp8") || \
+   st__json_add_str(o, "gemm_recipe", strata_lowp_name(v)))
 #define JPUT_SIGMOID(o, key, v) st__json_add_str(o, #key, "sigmoid")
 #define JPUT_DTYPE(o, key, v)                                                  \
   st__json_add_str(o, #key, strata_state_dtype_name(v))

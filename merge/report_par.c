@@ -122,9 +122,10 @@ void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
                       p->mtp_layers > 1 ? "s" : "");
   if (p->fp8)
     strata_buf_printf(b,
-                      "  %-20s FP8 GEMMs (Transformer Engine), BF16 "
-                      "attention\n",
-                      "precision");
+                      "  %-20s %s GEMMs (Transformer Engine, %s recipe), "
+                      "BF16 attention\n",
+                      "precision", p->fp8 == STRATA_LOWP_NVFP4 ? "FP4" : "FP8",
+                      strata_lowp_name(p->fp8));
 }
 
 /* Which extra memory columns the rank table shows. */

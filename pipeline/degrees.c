@@ -225,8 +225,13 @@ static void choices(const st__search_t *S, choices_t *c) {
   else
     c->zero[c->n_zero++] = S->zero;
   int has_fp8 = strata_cluster_perf(S->c)->peak_fp8_flops > 0;
-  if (o->precision != STRATA_PRECISION_FP8) c->fp8[c->n_fp8++] = 0;
-  if (o->precision != STRATA_PRECISION_BF16 && has_fp8) c->fp8[c->n_fp8++] = 1;
+  if (!st__narrow(o->precision)) c->fp8[c->n_fp8++] = 0;
+  /* the narrow GEMMs' recipe (NVFP4 only when given: plan.c checks the
+   * GPU has FP4 tensor cores) */
+  if (o->precision == STRATA_PRECISION_FP4)
+    c->fp8[c->n_fp8++] = STRATA_LOWP_NVFP4;
+  else if (o->precision != STRATA_PRECISION_BF16 && has_fp8)
+    c->fp8[c->n_fp8++] = st__lowp_of(o, S->c);
   /* the experts' all-to-all overlapped where asked: both, the search
    * keeping it where Megatron-LM runs it (the rulebook's ep-overlap:
    * add_variants, then eval.c's cfg_valid) */

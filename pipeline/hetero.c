@@ -589,7 +589,7 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
       strata_error_prefix(
           "node group %d (%s)", z,
           strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
-    if (rc && o->precision == STRATA_PRECISION_FP8 &&
+    if (rc && st__narrow(o->precision) &&
         !(strata_cluster_perf(strata_cluster_group(c, z))->peak_fp8_flops >
           0)) { /* what a mixed cluster can do instead */
       char msg[1024];

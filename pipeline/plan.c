@@ -136,11 +136,18 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->rope_scaling = g->hp.rope_scaling;
 }
 
+int st__blackwell(const strata_cluster_t *c) {
+  const strata_gpu_model_t *m = c ? strata_cluster_gpu_model(c) : NULL;
+  if (!m || !m->name) return -1;
+  return strstr(m->name, "B200") != NULL;
+}
+
 /* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier
  * GPUs scale per tensor. */
-static int blackwell(const strata_cluster_t *c) {
-  const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
-  return m && m->name && strstr(m->name, "B200") != NULL;
+int st__lowp_of(const strata_plan_opts_t *o, const strata_cluster_t *c) {
+  if (o->precision == STRATA_PRECISION_FP4) return STRATA_LOWP_NVFP4;
+  if (o->fp8_recipe > STRATA_LOWP_NONE) return o->fp8_recipe;
+  return st__blackwell(c) == 1 ? STRATA_LOWP_MXFP8 : STRATA_LOWP_DELAYED;
 }
 
 /* The switches and choices as the plan runs them: each as asked where
@@ -187,7 +194,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->ep = cf->f->ep;
   p->etp = cf->f->etp;
   p->cp_comm = o->cp_comm;
-  p->fp8 = cf->f->fp8 ? 1 + blackwell(S->c) : 0;
+  p->fp8 = cf->f->fp8; /* the recipe, st__lowp_of's */
   p->moe_imbalance = o->moe_imbalance > 1 ? o->moe_imbalance : 1;
   model_header(g, p);
   p->pp = cf->p;
@@ -373,22 +380,23 @@ static const struct {
   strata_precision_t p;
 } precisions[] = {{"bf16", STRATA_PRECISION_BF16},
                   {"fp8", STRATA_PRECISION_FP8},
+                  {"fp4", STRATA_PRECISION_FP4},
                   {"auto", STRATA_PRECISION_AUTO}};
 
 const char *strata_precision_name(strata_precision_t p) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (precisions[i].p == p) return precisions[i].name;
   return "?";
 }
 
 int strata_precision_parse(const char *s, strata_precision_t *out) {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < 4; i++)
     if (!strcmp(s, precisions[i].name)) {
       *out = precisions[i].p;
       return 0;
     }
   return strata_error(STRATA_EINVAL,
-                      "unknown precision '%s' (bf16, fp8 or auto)", s);
+                      "unknown precision '%s' (bf16, fp8, fp4 or auto)", s);
 }
 
 static const char *const state_dtypes[] = {"fp32", "bf16", "fp16"};
@@ -564,6 +572,14 @@ static int check_opts(const st__search_t *S) {
                         "MoE imbalance %g: the most loaded rank's share over "
                         "the mean is at least 1",
                         o->moe_imbalance);
+  if (o->precision == STRATA_PRECISION_FP4 &&
+      !(strata_cluster_perf(S->c)->peak_fp4_flops > 0))
+    return strata_error(STRATA_EINVAL,
+                        "FP4 (NVFP4) needs FP4 tensor cores, which the %s "
+                        "does not have (B200 and GB200 do)",
+                        strata_cluster_gpu_model(S->c)
+                            ? strata_cluster_gpu_model(S->c)->name
+                            : "cluster's GPU");
   if (o->precision == STRATA_PRECISION_FP8 &&
       !(strata_cluster_perf(S->c)->peak_fp8_flops > 0))
     return strata_error(STRATA_EINVAL,

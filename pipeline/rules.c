@@ -375,7 +375,7 @@ static int modules_selective(const cfg_t *c, char *why, size_t n) {
              strata_recompute_name(c->recompute));
 }
 static int modules_fp8(const cfg_t *c, char *why, size_t n) {
-  return c->fp8_delayed &&
+  return c->lowp == STRATA_LOWP_DELAYED &&
          (c->recompute_modules & (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT)) &&
          SAY("--recompute-modules layernorm and moe_act: Megatron-LM refuses "
              "them with FP8's delayed scaling, the recipe this GPU's FP8 "
@@ -468,9 +468,9 @@ static int param_gather(const cfg_t *c, char *why, size_t n) {
  * asked of the options, so that every configuration searched is one. */
 static int fp8_gather(const cfg_t *c, char *why, size_t n) {
   if (!c->fp8_param_gather) return 0;
-  if (c->precision != STRATA_PRECISION_FP8)
-    return SAY("--fp8-param-gather keeps the weights in FP8: give "
-               "--precision fp8");
+  if (!st__narrow(c->precision))
+    return SAY("--fp8-param-gather keeps the weights in FP8 (or FP4): give "
+               "--precision fp8 or fp4");
   return c->zero_stage == 0 &&
          SAY("--fp8-param-gather needs the distributed optimizer "
              "(--zero 1 or more)");
@@ -735,8 +735,10 @@ static int ds_vpp(const cfg_t *c, char *why, size_t n) {
   return c->vpp > 1 && ds_no(c, "interleaving (--vpp)", why, n);
 }
 static int ds_fp8(const cfg_t *c, char *why, size_t n) {
-  return c->precision == STRATA_PRECISION_FP8 &&
-         ds_no_as(c, "FP8 (--precision)", "FP8", why, n);
+  int fp4 = c->precision == STRATA_PRECISION_FP4;
+  return st__narrow(c->precision) &&
+         ds_no_as(c, fp4 ? "FP4 (--precision)" : "FP8 (--precision)",
+                  fp4 ? "FP4" : "FP8", why, n);
 }
 static int ds_ep_overlap(const cfg_t *c, char *why, size_t n) {
   return c->overlap_ep_comm && ds_no(c,
@@ -801,13 +803,13 @@ int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
  * (merge/export_torch.c, export_torchtitan.c) ---- */
 
 static int dtensor_styles(const cfg_t *c, char *why, size_t n) {
-  int fp8 = c->precision == STRATA_PRECISION_FP8;
+  int fp8 = st__narrow(c->precision);
   return (c->cp > 1 || c->experts > 0 || fp8 || c->mtp_layers > 0) &&
          SAY("the plan uses %s, which DTensor's parallel styles do not "
              "express; export it for Megatron-LM",
              c->cp > 1        ? "context parallelism"
              : c->experts > 0 ? "experts (token dispatch)"
-             : fp8            ? "FP8 GEMMs"
+             : fp8            ? "FP8 or FP4 GEMMs"
                               : "multi-token prediction modules");
 }
 /* qwen3's TrainSpec has no pipelining_fn at 238fa995 */
@@ -832,10 +834,35 @@ static int torch_graphs(const cfg_t *c, char *why, size_t n) {
              strata_cuda_graph_impl_name(c->cuda_graph_impl));
 }
 static int titan_fp8(const cfg_t *c, char *why, size_t n) {
-  return c->precision == STRATA_PRECISION_FP8 &&
-         SAY("the plan runs its GEMMs in FP8 with Transformer Engine's "
+  return st__narrow(c->precision) &&
+         SAY("the plan runs its GEMMs in %s with Transformer Engine's "
              "recipe; re-plan with --precision bf16 or export it for "
-             "Megatron-LM");
+             "Megatron-LM",
+             c->precision == STRATA_PRECISION_FP4 ? "FP4" : "FP8");
+}
+
+/* Transformer Engine's recipes: --fp8-recipe is FP8's, and MXFP8 and
+ * NVFP4 scale blocks on Blackwell's tensor cores only (transformer_
+ * config.py: "'mxfp8' for Blackwell architecture only", NVFP4BlockScaling
+ * "for Blackwell+ architecture"). */
+static int fp8_recipe_rules(const cfg_t *c, char *why, size_t n) {
+  if (c->fp8_recipe && (c->precision == STRATA_PRECISION_BF16 ||
+                        c->precision == STRATA_PRECISION_FP4))
+    return SAY("--fp8-recipe %s is an FP8 recipe: give --precision fp8 (or "
+               "auto)%s",
+               strata_lowp_name(c->fp8_recipe),
+               c->precision == STRATA_PRECISION_FP4
+                   ? "; FP4 runs NVFP4's recipe alone"
+                   : "");
+  if (c->fp8_recipe == STRATA_LOWP_NVFP4)
+    return SAY("NVFP4 is FP4's recipe, not FP8's: give --precision fp4");
+  const strata_lowp_t *r = strata_lowp(c->lowp);
+  return r && r->blackwell && c->blackwell == 0 &&
+         SAY("%s scales blocks on Blackwell's tensor cores only (Megatron-"
+             "LM's transformer_config.py): use a B200 or GB200 cluster, or "
+             "%s",
+             r->fp4 ? "NVFP4 (--precision fp4)" : "--fp8-recipe mxfp8",
+             r->fp4 ? "--precision fp8" : "another --fp8-recipe");
 }
 
 /* ---- the table ---- */
@@ -889,6 +916,7 @@ static const rule_t rules[] = {
     {"recompute-modules-model", MG | DS, CONFIG | OPTIONS, TCONF,
      modules_model},
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
+    {"fp8-recipe", MG | DS, CONFIG | OPTIONS, TCONF, fp8_recipe_rules},
     {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF, offload_rules},
     {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, ds_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
@@ -989,11 +1017,9 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->recompute = o->recompute;
   c->recompute_modules = o->recompute_modules;
   c->offload_layers = o->offload_layers;
-  {
-    const strata_gpu_model_t *gm = strata_cluster_gpu_model(cl);
-    c->fp8_delayed = o->precision == STRATA_PRECISION_FP8 &&
-                     !(gm && gm->name && strstr(gm->name, "B200"));
-  }
+  c->blackwell = st__blackwell(cl);
+  c->fp8_recipe = o->fp8_recipe;
+  c->lowp = o->precision == STRATA_PRECISION_BF16 ? 0 : st__lowp_of(o, cl);
   c->state_dtypes =
       o->main_grads_dtype || o->exp_avg_dtype || o->exp_avg_sq_dtype;
   SWITCHES_FROM(o);
@@ -1038,14 +1064,17 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->recompute = p->recompute;
   c->recompute_modules = (unsigned)p->recompute_modules;
   c->offload_layers = p->offload_layers;
-  c->fp8_delayed = p->fp8 == 1;
+  c->lowp = p->fp8;
+  c->blackwell = -1; /* a plan's GPU is its cluster's: not asked again */
   SWITCHES_FROM(p);
   CHOICES_FROM(p);
   /* the moe- switches a plan always holds: their defaults, and anything
    * of a model without experts, are not given */
   c->moe_grouped_gemm = p->moe_grouped_gemm || !p->experts ? STRATA_AUTO : 0;
   c->moe_shared_overlap = p->moe_shared_overlap && p->experts ? 1 : STRATA_AUTO;
-  c->precision = p->fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
+  c->precision = p->fp8 == STRATA_LOWP_NVFP4 ? STRATA_PRECISION_FP4
+                 : p->fp8                      ? STRATA_PRECISION_FP8
+                                               : STRATA_PRECISION_BF16;
   c->framework = p->framework;
   c->cp_comm = p->cp_comm, c->windowed = p->window > 0;
   c->model = p->model, c->family = p->family;

@@ -114,6 +114,17 @@ typedef struct {
  * embedding (acct & 1) and the loss (acct & 2) counted as layers of an
  * even split; K, or -1 when they do not split so. */
 int st__split_accounted(int L, int p, int v, int acct, int *n);
+/* The cluster's GPU is a Blackwell (B200, GB200): 1, 0, or -1 when it is
+ * not known. */
+int st__blackwell(const strata_cluster_t *c);
+/* The STRATA_LOWP_* recipe of the options' narrow GEMMs on the cluster:
+ * NVFP4 at --precision fp4, else --fp8-recipe, else the GPU's (MXFP8 on
+ * Blackwell, delayed scaling before). */
+int st__lowp_of(const strata_plan_opts_t *o, const strata_cluster_t *c);
+/* FP8 or FP4. */
+static inline int st__narrow(strata_precision_t p) {
+  return p == STRATA_PRECISION_FP8 || p == STRATA_PRECISION_FP4;
+}
 /* Megatron-LM's layout string: each virtual stage's transformer layers
  * into n[0..*K) (cap at most); 0, or 1 with the reason in why. */
 int st__layout_parse(const char *s, int layers, int mtp, int *n, int cap,

@@ -159,7 +159,8 @@ TEST(recompute_modules_rules) {
   refused(&c, ALL, "ds-recompute-modules", "--recompute-modules");
   /* Megatron-LM's delayed FP8 scaling takes neither layernorm nor moe_act */
   c = dense(), c.recompute_modules = STRATA_RCM_LAYERNORM;
-  c.recompute = STRATA_RECOMPUTE_AUTO, c.fp8_delayed = 1;
+  c.recompute = STRATA_RECOMPUTE_AUTO, c.lowp = STRATA_LOWP_DELAYED;
+  c.precision = STRATA_PRECISION_FP8;
   refused(&c, ALL | STRATA_RULES_PLAN, "recompute-modules-fp8",
           "--fp8-recipe delayed");
   c.recompute_modules = STRATA_RCM_MLP;
@@ -167,6 +168,38 @@ TEST(recompute_modules_rules) {
   c.target = STRATA_RULES_TORCHTITAN;
   refused(&c, STRATA_RULES_PLAN, "torch-recompute-modules",
           "export it for Megatron-LM");
+  /* ... and the other recipes do */
+  c = dense(), c.recompute_modules = STRATA_RCM_LAYERNORM;
+  c.recompute = STRATA_RECOMPUTE_AUTO, c.precision = STRATA_PRECISION_FP8;
+  c.fp8_recipe = c.lowp = STRATA_LOWP_TENSORWISE;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+}
+
+/* Transformer Engine's recipes: --fp8-recipe is FP8's; MXFP8 and NVFP4
+ * need Blackwell's tensor cores. */
+TEST(fp8_recipe_rules) {
+  strata_rules_config_t c = dense();
+  c.precision = STRATA_PRECISION_FP8, c.blackwell = 0;
+  c.fp8_recipe = c.lowp = STRATA_LOWP_BLOCKWISE;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.precision = STRATA_PRECISION_BF16, c.lowp = 0;
+  refused(&c, ALL, "fp8-recipe", "give --precision fp8");
+  c.precision = STRATA_PRECISION_FP4, c.lowp = STRATA_LOWP_NVFP4;
+  c.blackwell = 1;
+  refused(&c, ALL, "fp8-recipe", "NVFP4's recipe alone");
+  c = dense(), c.precision = STRATA_PRECISION_FP8, c.blackwell = 0;
+  c.fp8_recipe = c.lowp = STRATA_LOWP_MXFP8;
+  refused(&c, ALL, "fp8-recipe", "Blackwell's tensor cores only");
+  c.blackwell = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.blackwell = -1; /* not known (a plan's): not refused */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c = dense(), c.precision = STRATA_PRECISION_FP4, c.blackwell = 0;
+  c.lowp = STRATA_LOWP_NVFP4;
+  refused(&c, ALL, "fp8-recipe", "NVFP4 (--precision fp4)");
+  c.fp8_recipe = STRATA_LOWP_NVFP4, c.precision = STRATA_PRECISION_FP8;
+  c.blackwell = 1;
+  refused(&c, ALL, "fp8-recipe", "--precision fp4");
 }
 
 /* The precision-aware optimizer: the state types only with it, and only
@@ -712,6 +745,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(recompute_modules_rules),
+    TEST_ENTRY(fp8_recipe_rules),
     TEST_ENTRY(offloading_rules),
     TEST_ENTRY(precision_aware_optimizer_rules),
     TEST_ENTRY(sizes),

@@ -33,7 +33,7 @@
 
 typedef struct {
   const char *name;
-  double fp8, hbm;
+  double fp8, fp4, hbm;
   int sms;
   double gemm_max, mem_eff, attn_fwd, attn_bwd, attn_s0;
   double workspace, nccl_comm, nccl_pair;
@@ -62,50 +62,50 @@ typedef struct {
 #define STREAM_EFF 0.7
 #define CONTEXT (512 * MIB)
 
-/* name, fp8 dense FLOP/s, HBM bytes/s, SMs; gemm_max (maximum achievable
+/* name, fp8 and fp4 dense FLOP/s, HBM bytes/s, SMs; gemm_max (maximum achievable
  * matmul / peak); streaming fraction of HBM; fused attention forward and
  * backward fraction of peak and its half-sequence; workspaces; NCCL
  * buffers per communicator (> 2 ranks, 2 ranks); NCCL bus bandwidth over
  * line rate on NVLink/XGMI, PCIe and the network.  Sources per figure in
  * docs/cost-model.md ("The GPU table"). */
 static const row_t rows[] = {
-    {"A100-40GB", 0, 1555e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
+    {"A100-40GB", 0, 0, 1555e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
      688e6, 544e6, 0.78, 0.80, 0.94},
-    {"A100-80GB", 0, 2039e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
+    {"A100-80GB", 0, 0, 2039e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
      688e6, 544e6, 0.78, 0.80, 0.94},
-    {"H100-SXM", 1978.9e12, 3352e9, 132, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
+    {"H100-SXM", 1978.9e12, 0, 3352e9, 132, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
      550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
-    {"H100-PCIe", 1513e12, 2000e9, 114, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
+    {"H100-PCIe", 1513e12, 0, 2000e9, 114, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
      294 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
-    {"H200", 1978.9e12, 4800e9, 132, 0.803, 0.85, 0.57, 0.55, 320, 98 * MIB,
+    {"H200", 1978.9e12, 0, 4800e9, 132, 0.803, 0.85, 0.57, 0.55, 320, 98 * MIB,
      550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
     /* H800: the H100 SXM's die and HBM3 with fewer NVLink links */
-    {"H800", 1978.9e12, 3352e9, 132, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
+    {"H800", 1978.9e12, 0, 3352e9, 132, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
      550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
     /* H20: Hopper at a sixth of the H100's tensor rate (78 SMs), HBM3 of
      * 4.0 TB/s; kernel fractions as the H100's */
-    {"H20", 296e12, 4000e9, 78, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
+    {"H20", 296e12, 0, 4000e9, 78, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
      550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
     /* A800: the A100 80GB with 8 NVLink links of the A100's 12 */
-    {"A800-80GB", 0, 2039e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
+    {"A800-80GB", 0, 0, 2039e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
      688e6, 544e6, 0.78, 0.80, 0.94},
-    {"B200", 4500e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320, 50.25 * MIB,
+    {"B200", 4500e12, 9000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320, 50.25 * MIB,
      550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
     /* GB200: the B200's die at 1.2 kW (NVL72 datasheet: 2.5 PF bf16) */
-    {"GB200", 5000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320, 50.25 * MIB,
+    {"GB200", 5000e12, 10000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320, 50.25 * MIB,
      550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
-    {"V100", 0, 900e9, 80, 0.80, 0.80, 0.35, 0.30, 512, 22.25 * MIB, 688e6,
+    {"V100", 0, 0, 900e9, 80, 0.80, 0.80, 0.35, 0.30, 512, 22.25 * MIB, 688e6,
      544e6, 0.80, 0.80, 0.94},
-    {"P100", 0, 732e9, 56, 0.80, 0.80, 0.30, 0.25, 512, 22.25 * MIB, 688e6,
+    {"P100", 0, 0, 732e9, 56, 0.80, 0.80, 0.30, 0.25, 512, 22.25 * MIB, 688e6,
      544e6, 0.80, 0.80, 0.94},
-    {"MI250X", 0, 1638e9, 110, 0.60, 0.78, 0.30, 0.25, 512, 22.25 * MIB, 688e6,
+    {"MI250X", 0, 0, 1638e9, 110, 0.60, 0.78, 0.30, 0.25, 512, 22.25 * MIB, 688e6,
      544e6, 0.71, 0.80, 0.94},
-    {"MI300A", 1961.2e12, 5300e9, 228, 0.511, 0.78, 0.28, 0.24, 512,
+    {"MI300A", 1961.2e12, 0, 5300e9, 228, 0.511, 0.78, 0.28, 0.24, 512,
      22.25 * MIB, 688e6, 544e6, 0.71, 0.80, 0.94},
-    {"MI300X", 2614.9e12, 5300e9, 304, 0.511, 0.78, 0.28, 0.24, 512,
+    {"MI300X", 2614.9e12, 0, 5300e9, 304, 0.511, 0.78, 0.28, 0.24, 512,
      22.25 * MIB, 688e6, 544e6, 0.71, 0.80, 0.94},
     /* MI325X: the MI300X's CDNA 3 compute with HBM3E of 6 TB/s */
-    {"MI325X", 2614.9e12, 6000e9, 304, 0.511, 0.78, 0.28, 0.24, 512,
+    {"MI325X", 2614.9e12, 0, 6000e9, 304, 0.511, 0.78, 0.28, 0.24, 512,
      22.25 * MIB, 688e6, 544e6, 0.71, 0.80, 0.94},
 };
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
@@ -124,6 +124,7 @@ void strata_perf_of(const strata_gpu_model_t *m, strata_perf_t *p, int *known) {
   memset(p, 0, sizeof *p);
   p->peak_flops = m && m->peak_flops > 0 ? m->peak_flops : 989.4e12;
   p->peak_fp8_flops = r->fp8;
+  p->peak_fp4_flops = r->fp4;
   p->hbm_bandwidth = r->hbm;
   p->sms = r->sms;
   p->gemm_max = r->gemm_max;
@@ -160,18 +161,31 @@ double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
          (w / (w + p->gemm_w0)) * (k / (k + p->gemm_k0));
 }
 
-double strata_perf_gemm(const strata_perf_t *p, double batch, double m,
-                        double n, double k, int elem_bytes) {
+static double gemm_at(const strata_perf_t *p, double batch, double m,
+                      double n, double k, double elem_bytes, double peak) {
   double eff = strata_perf_gemm_eff(p, batch, m, n, k);
   if (!(eff > 0)) return 0;
-  double peak = elem_bytes == 1 && p->peak_fp8_flops > 0 ? p->peak_fp8_flops
-                                                         : p->peak_flops;
   double flops = 2.0 * batch * m * n * k;
   /* operands at their width, the result in 16 bits */
   double bytes = batch * ((m * k + k * n) * elem_bytes + 2.0 * m * n);
   double tc = flops / (peak * eff);
   double tm = bytes / (p->hbm_bandwidth * p->mem_eff);
   return (tc > tm ? tc : tm) + p->launch_seconds;
+}
+
+double strata_perf_gemm(const strata_perf_t *p, double batch, double m,
+                        double n, double k, int elem_bytes) {
+  double peak = elem_bytes == 1 && p->peak_fp8_flops > 0 ? p->peak_fp8_flops
+                                                         : p->peak_flops;
+  return gemm_at(p, batch, m, n, k, elem_bytes, peak);
+}
+
+double strata_perf_gemm_narrow(const strata_perf_t *p, double batch, double m,
+                               double n, double k, double operand, int fp4) {
+  double peak = fp4 && p->peak_fp4_flops > 0    ? p->peak_fp4_flops
+                : !fp4 && p->peak_fp8_flops > 0 ? p->peak_fp8_flops
+                                                : p->peak_flops;
+  return gemm_at(p, batch, m, n, k, operand, peak);
 }
 
 double strata_perf_stream(const strata_perf_t *p, double bytes, int kernels) {

@@ -71,7 +71,8 @@ typedef struct {
   strata_link_t outer_link;   /* link of the outer data parallelism */
   strata_perf_t perf;         /* the device's kernel rates (topo/perf.c);
                                  default: the H100-SXM's */
-  int fp8;                    /* linear layers' GEMMs in fp8 */
+  int fp8;                    /* linear layers' GEMMs in a narrow format:
+                                 0 none, else its STRATA_LOWP_* recipe */
   int tp_comm_overlap;        /* tensor-parallel collectives overlap the
                                  GEMMs next to them (Megatron-LM's
                                  --tp-comm-overlap) */
@@ -130,6 +131,37 @@ int strata_recompute_modules_format(unsigned m, const char *sep, char *buf,
 /* The modules op belongs to (0: none; several: the shared experts are in
  * moe too, the experts' activation in moe and moe_act). */
 unsigned strata_op_modules(const strata_graph_t *g, int op);
+/* Transformer Engine's narrow-precision recipes for the layers' GEMMs
+ * (Megatron-LM's --fp8-recipe, and --fp4-format e2m1 --fp4-recipe nvfp4):
+ * the value a plan's fp8 field and the stage options' fp8 hold.  One row
+ * each in intraop/lowp.c, with what it costs and its sources
+ * (docs/cost-model.md, "FP8 and FP4 recipes"). */
+enum {
+  STRATA_LOWP_NONE = 0,
+  STRATA_LOWP_DELAYED,    /* per-tensor scales from an amax history */
+  STRATA_LOWP_MXFP8,      /* a scale per 32 elements (Blackwell) */
+  STRATA_LOWP_TENSORWISE, /* per-tensor scales of the current tensor */
+  STRATA_LOWP_BLOCKWISE,  /* 1x128 and 128x128 blocks, fp32 scales */
+  STRATA_LOWP_NVFP4,      /* FP4 E2M1, a scale per 16 elements (Blackwell) */
+  STRATA_LOWP_COUNT
+};
+typedef struct {
+  const char *name;     /* the recipe's name in Megatron-LM */
+  int fp4;              /* its GEMMs at the FP4 rate (--fp4-format) */
+  int blackwell;        /* needs Blackwell's tensor cores */
+  double operand;       /* bytes of a GEMM operand element, scales in */
+  double weight_copies; /* bytes a weight element's quantised copies
+                           (row- and column-wise) keep between uses */
+  double saved;         /* bytes of a GEMM input element saved for the
+                           backward */
+  double amax_read;     /* bytes an element's amax pass reads before its
+                           cast (current scaling) */
+} strata_lowp_t;
+/* The recipe's row; NULL for STRATA_LOWP_NONE or a value out of range. */
+const strata_lowp_t *strata_lowp(int recipe);
+/* "tensorwise" into its value; STRATA_EINVAL naming the known ones. */
+int strata_lowp_parse(const char *s, int *out);
+const char *strata_lowp_name(int recipe); /* "bf16" for none */
 const char *strata_recompute_name(strata_recompute_t r);
 int strata_recompute_parse(const char *s, strata_recompute_t *out);
 const char *strata_recipe_name(strata_recipe_t r);

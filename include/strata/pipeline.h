@@ -37,7 +37,8 @@ int strata_framework_parse(const char *s, strata_framework_t *out);
 typedef enum {
   STRATA_PRECISION_AUTO = STRATA_AUTO, /* plan both */
   STRATA_PRECISION_BF16,
-  STRATA_PRECISION_FP8
+  STRATA_PRECISION_FP8,
+  STRATA_PRECISION_FP4 /* NVFP4 (Blackwell): given, never chosen by AUTO */
 } strata_precision_t;
 const char *strata_precision_name(strata_precision_t p);
 int strata_precision_parse(const char *s, strata_precision_t *out);
@@ -101,6 +102,9 @@ typedef struct {
                                    the model's (ALLGATHER with sliding
                                    windows, else P2P) */
   strata_precision_t precision; /* default BF16 */
+  int fp8_recipe;               /* STRATA_LOWP_* of --fp8-recipe; 0: the
+                                   GPU's (delayed before Blackwell, mxfp8
+                                   on it) */
   double moe_imbalance;         /* dropless MoE: the most loaded rank's
                                    token copies over the mean (default 1) */
   /* with the precision-aware optimizer: the main gradients' and the
@@ -354,8 +358,10 @@ typedef struct {
   unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
   int state_dtypes;              /* a state type other than fp32 given */
   int offload_layers;            /* --cpu-offloading-num-layers */
-  int fp8_delayed; /* FP8 by Transformer Engine's delayed scaling (the
-                      export's recipe before Blackwell's MXFP8) */
+  int lowp;        /* the GEMMs' STRATA_LOWP_* recipe as it runs (0: none,
+                      or not known) */
+  int fp8_recipe;  /* --fp8-recipe as given (0: none) */
+  int blackwell;   /* the GPU is a Blackwell (1), not (0), not known (-1) */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */

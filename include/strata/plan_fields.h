@@ -30,7 +30,8 @@
  *           ("step_items"), SEARCH ("search"), NONE
  *   jkind   NUM, BOOL (!= 0), POS (> 0), NAME (strata_<key>_name), NAMES
  *           (a list: the names of the bits set, strata_<key>_name(bit)), CPCOMM
- *           ("p2p" or "all_gather"), PREC ("precision": "fp8"), SIGMOID
+ *           ("p2p" or "all_gather"), PREC ("precision": "fp8" or "fp4" and
+ *           "gemm_recipe": its STRATA_LOWP_* name), SIGMOID
  *           ("router_scores": "sigmoid"), TIMING (NUM with --timings only)
  *   when    when show --json writes it (an expression on p)
  *   diff    its place among the configuration lines of `strata diff`
@@ -105,7 +106,7 @@
   F(CONF, int,     ep,                   ep,                    "expert-parallel size",     0,  BIG,        HI, 38, OPTS, NUM,    p->experts > 0,     18) \
   F(CONF, int,     etp,                  etp,                   "expert tensor-parallel size", 0, BIG,      HI, 39, OPTS, NUM,    p->experts > 0,     19) \
   F(CONF, double,  moe_imbalance,        moe_imbalance,         NULL,                       0,  0,          HD, 16, OPTS, NUM,    p->experts > 0,     0)  \
-  F(CONF, int,     fp8,                  fp8,                   "FP8 recipe",               0,  2,          HI, 41, OPTS, PREC,   p->fp8,             20) \
+  F(CONF, int,     fp8,                  fp8,                   "GEMM recipe",              0,  STRATA_LOWP_COUNT - 1, HI, 41, OPTS, PREC, p->fp8,   20) \
   F(CONF, int,     main_grads_dtype,     main_grads_dtype,      "main gradients' type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_dtype,        exp_avg_dtype,         "first moment's type",      0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_sq_dtype,     exp_avg_sq_dtype,      "second moment's type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \

@@ -103,6 +103,7 @@ const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
 typedef struct {
   double peak_flops;      /* dense bf16/fp16 tensor FLOP/s */
   double peak_fp8_flops;  /* dense fp8 FLOP/s; 0: no fp8 tensor cores */
+  double peak_fp4_flops;  /* dense fp4 FLOP/s; 0: no fp4 tensor cores */
   double hbm_bandwidth;   /* bytes/s, datasheet */
   int sms;                /* streaming multiprocessors / compute units */
   double gemm_max;        /* fraction of peak the largest GEMMs reach */
@@ -138,6 +139,11 @@ double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
  * the memory time, plus one launch.  0 for an empty product. */
 double strata_perf_gemm(const strata_perf_t *p, double batch, double m,
                         double n, double k, int elem_bytes);
+/* The same with operands of `operand` bytes an element (their scales
+ * in) at the fp8 peak, or the fp4 peak where fp4 (a narrow-precision
+ * recipe's GEMM: intraop.h, strata_lowp_t). */
+double strata_perf_gemm_narrow(const strata_perf_t *p, double batch, double m,
+                               double n, double k, double operand, int fp4);
 /* Seconds of kernels that stream `bytes` through HBM. */
 double strata_perf_stream(const strata_perf_t *p, double bytes, int kernels);
 /* Seconds of fused attention doing `flops` over sequences of `seq`

@@ -107,6 +107,10 @@ def precision_args(r, args, why):
         flag(args, "--precision", "bf16")
     elif p.startswith("FP8") or p == "MXFP8":
         flag(args, "--precision", "fp8")
+        if given(r["fp8_recipe"]):
+            flag(args, "--fp8-recipe", r["fp8_recipe"])
+    elif p == "NVFP4":
+        flag(args, "--precision", "fp4")
     else:
         why.append("precision %s" % p)
     if r["fp8_param_gather"] == "1":
@@ -251,7 +255,7 @@ def command(r):
 # What the framework runs rather than a degree or split: the plan is
 # given the best recipe's (its overlaps, its optimizer), and searches the
 # rest (degrees, split, micro-batch, recompute, sequence parallelism).
-RUNTIME = {"--tp-comm-overlap": 0, "--overlap-moe-expert-parallel-comm": 0,
+RUNTIME = {"--fp8-recipe": 1, "--tp-comm-overlap": 0, "--overlap-moe-expert-parallel-comm": 0,
            "--precision-aware-optimizer": 0, "--fp8-param-gather": 0,
            "--main-grads-dtype": 1, "--exp-avg-dtype": 1,
            "--exp-avg-sq-dtype": 1, "--mtp-layers": 1,
