@@ -67,8 +67,8 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->fix_etp = old->experts > 0 && old->etp > 0 ? old->etp : 0;
   o->cp_comm = old->cp_comm;
   o->precision = old->fp8 == STRATA_LOWP_NVFP4 ? STRATA_PRECISION_FP4
-                 : old->fp8                      ? STRATA_PRECISION_FP8
-                                                 : STRATA_PRECISION_BF16;
+                 : old->fp8                    ? STRATA_PRECISION_FP8
+                                               : STRATA_PRECISION_BF16;
   /* the recipe OLD ran, given where it is not the GPU's own */
   o->fp8_recipe = old->fp8 && old->fp8 != STRATA_LOWP_NVFP4 ? old->fp8 : 0;
   if (old->moe_imbalance > 0) o->moe_imbalance = old->moe_imbalance;

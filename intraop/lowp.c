@@ -24,14 +24,14 @@
 
 static const strata_lowp_t rows[STRATA_LOWP_COUNT] = {
     [STRATA_LOWP_DELAYED] = {"delayed", 0, 0, 1.0, 2.0, 1.0, 0},
-    [STRATA_LOWP_MXFP8] = {"mxfp8", 0, 1, 1.0 + 1.0 / 32, 2.0 * (1.0 + 1.0 / 32),
-                           1.0 + 1.0 / 32, 0},
+    [STRATA_LOWP_MXFP8] = {"mxfp8", 0, 1, 1.0 + 1.0 / 32,
+                           2.0 * (1.0 + 1.0 / 32), 1.0 + 1.0 / 32, 0},
     [STRATA_LOWP_TENSORWISE] = {"tensorwise", 0, 0, 1.0, 2.0, 1.0, 2.0},
     [STRATA_LOWP_BLOCKWISE] = {"blockwise", 0, 0, 1.0 + 4.0 / 128,
-                               2.0 * (1.0 + 4.0 / (128 * 128)),
-                               1.0 + 4.0 / 128, 0},
-    [STRATA_LOWP_NVFP4] = {"nvfp4", 1, 1, 0.5 + 1.0 / 16, 2.0 * (0.5 + 1.0 / 16),
-                           0.5 + 1.0 / 16, 0},
+                               2.0 * (1.0 + 4.0 / (128 * 128)), 1.0 + 4.0 / 128,
+                               0},
+    [STRATA_LOWP_NVFP4] = {"nvfp4", 1, 1, 0.5 + 1.0 / 16,
+                           2.0 * (0.5 + 1.0 / 16), 0.5 + 1.0 / 16, 0},
 };
 
 const strata_lowp_t *strata_lowp(int recipe) {

@@ -760,8 +760,12 @@ static void ck_degrees(ck_t *k, const strata_plan_t *p) {
   if (!k->rc && p->n_stages != p->pp * p->vpp)
     ck_bad(k, "stage count %d is not pp %d x virtual stages %d", p->n_stages,
            p->pp, p->vpp);
-  if (!k->rc && p->n_stages > p->layers)
-    ck_bad(k, "stage count %d is above its %d layers", p->n_stages, p->layers);
+  /* a chunk may hold no layer (the embedding's or the loss's alone, or one
+   * a layout leaves empty), so the count is bounded by the planner's
+   * most chunks (pipeline/search.h), not by the layers */
+  if (!k->rc && p->n_stages > 1024)
+    ck_bad(k, "stage count %d is above the 1024 model chunks a plan holds",
+           p->n_stages);
 }
 
 static void ck_result(ck_t *k, const strata_plan_t *p, int s,

@@ -214,8 +214,10 @@ static void sum_stage(strata_buf_t *b, const strata_plan_t *p, int s) {
   if (st->layer_end > st->layer_begin)
     snprintf(lay, sizeof lay, "%d-%d", st->layer_begin, st->layer_end - 1);
   else /* a chunk of the embedding or the loss alone */
-    snprintf(lay, sizeof lay, "%s", s == 0 ? "E" : s + 1 == p->n_stages ? "L"
-                                                                       : "-");
+    snprintf(lay, sizeof lay, "%s",
+             s == 0                 ? "E"
+             : s + 1 == p->n_stages ? "L"
+                                    : "-");
   snprintf(dev, sizeof dev, "%dx%d", st->nodes, st->gpus_per_node);
   strata_buf_printf(
       b, "  %5d %5d  %-9s %-8s %9d  %9.3f %9.3f %9.3f", s, st->rank, lay, dev,
@@ -404,7 +406,8 @@ enum { J_ROOT, J_ARCH, J_OPTS, J_FIG, J_STEP, J_SEARCH, J_NONE };
 #define JPUT_CPCOMM(o, key, v)                                                 \
   st__json_add_str(o, #key, (v) == STRATA_CP_ALLGATHER ? "all_gather" : "p2p")
 #define JPUT_PREC(o, key, v)                                                   \
-  (st__json_add_str(o, "precision", (v) == STRATA_LOWP_NVFP4 ? "fp4" : "fp8") || \
+  (st__json_add_str(o, "precision",                                            \
+                    (v) == STRATA_LOWP_NVFP4 ? "fp4" : "fp8") ||               \
    st__json_add_str(o, "gemm_recipe", strata_lowp_name(v)))
 #define JPUT_SIGMOID(o, key, v) st__json_add_str(o, #key, "sigmoid")
 #define JPUT_DTYPE(o, key, v)                                                  \

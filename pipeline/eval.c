@@ -215,6 +215,17 @@ static double expert_params(const st__part_t *x) {
  * (store_param_remainders), Adam's moments and the main gradients in
  * their types -- over the recipe's 12 optimizer and 4 gradient bytes a
  * parameter. */
+/* The quantised copies (row- and column-wise: two bytes in FP8) of the
+ * GEMM weights among w bytes of weights of n parameters, wc bytes a GEMM
+ * parameter (intraop/cost.c; intraop/lowp.c's weight_copies). */
+static double fp8_copies(double w, double n) {
+  return w > 2.0 * n ? w - 2.0 * n : 0;
+}
+static double lowp_copies(const st__family_t *f) {
+  const strata_lowp_t *r = strata_lowp(f->fp8);
+  return r ? r->weight_copies : 2.0;
+}
+
 static double state_bytes(int t) {
   return t == STRATA_STATE_FP32 ? 4.0 : 2.0;
 }
@@ -506,12 +517,16 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (x->transient > tr) tr = x->transient;
   }
   memset(m, 0, sizeof *m);
-  /* --fp8-param-gather: a GEMM's FP8 weight and its transpose are its
-   * compute copy (two bytes a parameter), with no 16-bit weight beside
-   * them; the other weights stay 16-bit (two bytes too) */
+  /* --fp8-param-gather: a GEMM's quantised weight and its transpose are
+   * its compute copy (two bytes a parameter in FP8, the recipe's
+   * weight_copies), with no 16-bit weight beside them; the other weights
+   * stay 16-bit */
   if (S->o->fp8_param_gather && f->fp8) {
-    sum.ew = 2.0 * expert_params(&sum);
-    sum.w = 2.0 * dense_params(&sum) + sum.ew;
+    double wc = lowp_copies(f);
+    double ge = fp8_copies(sum.ew, expert_params(&sum)) / wc;
+    double gd = fp8_copies(sum.w - sum.ew, dense_params(&sum)) / wc;
+    sum.ew = 2.0 * expert_params(&sum) - (2.0 - wc) * ge;
+    sum.w = 2.0 * dense_params(&sum) - (2.0 - wc) * gd + sum.ew;
   }
   double os = optimizer_scale(S), gs = grad_scale(S);
   sum.o *= os, sum.eo *= os, sum.g *= gs, sum.eg *= gs;
@@ -564,12 +579,6 @@ static int blocking_p2p(const st__search_t *S, const st__cfg_t *cf) {
   return cf->v <= 1;
 }
 
-/* The FP8 copies (row- and column-wise, a byte each) of the GEMM weights
- * among w bytes of weights of n parameters (intraop/cost.c). */
-static double fp8_copies(double w, double n) {
-  return w > 2.0 * n ? w - 2.0 * n : 0;
-}
-
 /* The gradient synchronisation once per step over the data-parallel
  * replicas (ZeRO 0: all-reduce, 1: reduce-scatter; 2 and 3 reduce every
  * micro-batch, in the chunks' backward), in buckets overlapped with the
@@ -613,9 +622,12 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
   if (z == 1 || z == 2) { /* the updated parameters gathered back */
     double ag = 0;
     double bd = 2.0 * pd, be = 2.0 * pe;        /* 16-bit weights */
-    if (S->o->fp8_param_gather && cf->f->fp8) { /* the GEMMs' in FP8 */
-      bd -= fp8_copies(x->w - x->ew, pd) / 4;
-      be -= fp8_copies(x->ew, pe) / 4;
+    if (S->o->fp8_param_gather && cf->f->fp8) { /* the GEMMs' narrow */
+      const strata_lowp_t *lr = strata_lowp(cf->f->fp8);
+      /* each GEMM parameter moves at the recipe's operand bytes, not 2 */
+      double wc = lowp_copies(cf->f), cut = 2.0 - lr->operand;
+      bd -= fp8_copies(x->w - x->ew, pd) / wc * cut;
+      be -= fp8_copies(x->ew, pe) / wc * cut;
     }
     int rc = dp_coll(S, cf, 2, nb, bd, edp > 1 ? be : 0, &ag);
     if (rc) return rc;

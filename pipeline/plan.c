@@ -136,20 +136,6 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->rope_scaling = g->hp.rope_scaling;
 }
 
-int st__blackwell(const strata_cluster_t *c) {
-  const strata_gpu_model_t *m = c ? strata_cluster_gpu_model(c) : NULL;
-  if (!m || !m->name) return -1;
-  return strstr(m->name, "B200") != NULL;
-}
-
-/* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier
- * GPUs scale per tensor. */
-int st__lowp_of(const strata_plan_opts_t *o, const strata_cluster_t *c) {
-  if (o->precision == STRATA_PRECISION_FP4) return STRATA_LOWP_NVFP4;
-  if (o->fp8_recipe > STRATA_LOWP_NONE) return o->fp8_recipe;
-  return st__blackwell(c) == 1 ? STRATA_LOWP_MXFP8 : STRATA_LOWP_DELAYED;
-}
-
 /* The switches and choices as the plan runs them: each as asked where
  * the configuration keeps it (the rulebook refused one given where no
  * configuration could), the framework's default where not given.

@@ -1073,8 +1073,8 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->moe_grouped_gemm = p->moe_grouped_gemm || !p->experts ? STRATA_AUTO : 0;
   c->moe_shared_overlap = p->moe_shared_overlap && p->experts ? 1 : STRATA_AUTO;
   c->precision = p->fp8 == STRATA_LOWP_NVFP4 ? STRATA_PRECISION_FP4
-                 : p->fp8                      ? STRATA_PRECISION_FP8
-                                               : STRATA_PRECISION_BF16;
+                 : p->fp8                    ? STRATA_PRECISION_FP8
+                                             : STRATA_PRECISION_BF16;
   c->framework = p->framework;
   c->cp_comm = p->cp_comm, c->windowed = p->window > 0;
   c->model = p->model, c->family = p->family;

@@ -770,8 +770,10 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
           consider(S, &cf, b);
           continue;
         }
-        /* every first and last rank, with and without virtual stages */
-        for (int v = 1; p * v <= L; v++) {
+        /* every first and last rank, with and without virtual stages
+         * (counting the embedding and the loss, up to two chunks more
+         * than layers: the embedding's and the loss's alone) */
+        for (int v = 1; p * v <= L + 2; v++) {
           if (v > 1 && (cf.m % p || cf.m < p)) continue;
           if (S->o->vpp > 0 && v != S->o->vpp) continue;
           cf.v = v;

@@ -62,21 +62,21 @@ typedef struct {
 #define STREAM_EFF 0.7
 #define CONTEXT (512 * MIB)
 
-/* name, fp8 and fp4 dense FLOP/s, HBM bytes/s, SMs; gemm_max (maximum achievable
- * matmul / peak); streaming fraction of HBM; fused attention forward and
- * backward fraction of peak and its half-sequence; workspaces; NCCL
- * buffers per communicator (> 2 ranks, 2 ranks); NCCL bus bandwidth over
- * line rate on NVLink/XGMI, PCIe and the network.  Sources per figure in
- * docs/cost-model.md ("The GPU table"). */
+/* name, fp8 and fp4 dense FLOP/s, HBM bytes/s, SMs; gemm_max (maximum
+ * achievable matmul / peak); streaming fraction of HBM; fused attention forward
+ * and backward fraction of peak and its half-sequence; workspaces; NCCL buffers
+ * per communicator (> 2 ranks, 2 ranks); NCCL bus bandwidth over line rate on
+ * NVLink/XGMI, PCIe and the network.  Sources per figure in docs/cost-model.md
+ * ("The GPU table"). */
 static const row_t rows[] = {
     {"A100-40GB", 0, 0, 1555e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
      688e6, 544e6, 0.78, 0.80, 0.94},
     {"A100-80GB", 0, 0, 2039e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
      688e6, 544e6, 0.78, 0.80, 0.94},
-    {"H100-SXM", 1978.9e12, 0, 3352e9, 132, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
-     550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
-    {"H100-PCIe", 1513e12, 0, 2000e9, 114, 0.803, 0.88, 0.57, 0.55, 320, 98 * MIB,
-     294 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
+    {"H100-SXM", 1978.9e12, 0, 3352e9, 132, 0.803, 0.88, 0.57, 0.55, 320,
+     98 * MIB, 550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
+    {"H100-PCIe", 1513e12, 0, 2000e9, 114, 0.803, 0.88, 0.57, 0.55, 320,
+     98 * MIB, 294 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
     {"H200", 1978.9e12, 0, 4800e9, 132, 0.803, 0.85, 0.57, 0.55, 320, 98 * MIB,
      550 * MIB, 294 * MIB, 0.81, 0.80, 0.94},
     /* H800: the H100 SXM's die and HBM3 with fewer NVLink links */
@@ -89,17 +89,17 @@ static const row_t rows[] = {
     /* A800: the A100 80GB with 8 NVLink links of the A100's 12 */
     {"A800-80GB", 0, 0, 2039e9, 108, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
      688e6, 544e6, 0.78, 0.80, 0.94},
-    {"B200", 4500e12, 9000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320, 50.25 * MIB,
-     550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
+    {"B200", 4500e12, 9000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320,
+     50.25 * MIB, 550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
     /* GB200: the B200's die at 1.2 kW (NVL72 datasheet: 2.5 PF bf16) */
-    {"GB200", 5000e12, 10000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320, 50.25 * MIB,
-     550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
+    {"GB200", 5000e12, 10000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320,
+     50.25 * MIB, 550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
     {"V100", 0, 0, 900e9, 80, 0.80, 0.80, 0.35, 0.30, 512, 22.25 * MIB, 688e6,
      544e6, 0.80, 0.80, 0.94},
     {"P100", 0, 0, 732e9, 56, 0.80, 0.80, 0.30, 0.25, 512, 22.25 * MIB, 688e6,
      544e6, 0.80, 0.80, 0.94},
-    {"MI250X", 0, 0, 1638e9, 110, 0.60, 0.78, 0.30, 0.25, 512, 22.25 * MIB, 688e6,
-     544e6, 0.71, 0.80, 0.94},
+    {"MI250X", 0, 0, 1638e9, 110, 0.60, 0.78, 0.30, 0.25, 512, 22.25 * MIB,
+     688e6, 544e6, 0.71, 0.80, 0.94},
     {"MI300A", 1961.2e12, 0, 5300e9, 228, 0.511, 0.78, 0.28, 0.24, 512,
      22.25 * MIB, 688e6, 544e6, 0.71, 0.80, 0.94},
     {"MI300X", 2614.9e12, 0, 5300e9, 304, 0.511, 0.78, 0.28, 0.24, 512,
@@ -161,8 +161,8 @@ double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
          (w / (w + p->gemm_w0)) * (k / (k + p->gemm_k0));
 }
 
-static double gemm_at(const strata_perf_t *p, double batch, double m,
-                      double n, double k, double elem_bytes, double peak) {
+static double gemm_at(const strata_perf_t *p, double batch, double m, double n,
+                      double k, double elem_bytes, double peak) {
   double eff = strata_perf_gemm_eff(p, batch, m, n, k);
   if (!(eff > 0)) return 0;
   double flops = 2.0 * batch * m * n * k;

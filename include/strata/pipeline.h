@@ -358,10 +358,10 @@ typedef struct {
   unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
   int state_dtypes;              /* a state type other than fp32 given */
   int offload_layers;            /* --cpu-offloading-num-layers */
-  int lowp;        /* the GEMMs' STRATA_LOWP_* recipe as it runs (0: none,
-                      or not known) */
-  int fp8_recipe;  /* --fp8-recipe as given (0: none) */
-  int blackwell;   /* the GPU is a Blackwell (1), not (0), not known (-1) */
+  int lowp;       /* the GEMMs' STRATA_LOWP_* recipe as it runs (0: none,
+                     or not known) */
+  int fp8_recipe; /* --fp8-recipe as given (0: none) */
+  int blackwell;  /* the GPU is a Blackwell (1), not (0), not known (-1) */
   strata_precision_t precision;
   strata_framework_t framework; /* what it was planned for */
   /* the switches (plan_fields.h; STRATA_AUTO: the framework's default) */
