@@ -34,6 +34,7 @@ typedef struct {
   int unfused; /* the unfused attention of 2021 (GPT's default is fused) */
   strata_precision_t precision;
   int fp8_param_gather;
+  int fp8_recipe; /* STRATA_LOWP_* (0: the GPU's default) */
   int pao, state; /* precision-aware optimizer; every state's type */
   int offload;    /* --cpu-offloading-num-layers */
   strata_recipe_t recipe;
@@ -94,6 +95,7 @@ static strata_plan_t *estimate(const est_t *e) {
   po.no_memory_check = 1;
   po.precision = e->precision;
   po.fp8_param_gather = e->fp8_param_gather;
+  po.fp8_recipe = e->fp8_recipe;
   po.precision_aware_optimizer = e->pao;
   po.offload_layers = e->offload;
   po.main_grads_dtype = po.exp_avg_dtype = po.exp_avg_sq_dtype = e->state;
@@ -315,29 +317,41 @@ TEST(megatron_bytes_per_param) {
 
 /* --fp8-param-gather: a GEMM's FP8 weight and its transpose are its
  * compute copy, so no 16-bit weight is kept beside them (two bytes a
- * parameter in all), and the distributed optimizer gathers them in FP8;
- * nothing else of memory moves, and the plan says it is on. */
+ * parameter in all under per-tensor scaling, two copies of a byte and a
+ * thirty-second under MXFP8's scales), and the distributed optimizer
+ * gathers them in FP8; nothing else of memory moves, and the plan says it
+ * is on. */
 TEST(fp8_param_gather) {
-  est_t e = est("gpt-1.7b", "hgx-b200:1", 2, 2);
-  e.dp = 2, e.zero = 1, e.gb = 16, e.precision = STRATA_PRECISION_FP8;
-  strata_plan_t *a = estimate(&e);
-  e.fp8_param_gather = 1;
-  strata_plan_t *b = estimate(&e);
-  ASSERT_EQ(a->fp8_param_gather, 0);
-  ASSERT_EQ(b->fp8_param_gather, 1);
-  for (int r = 0; r < 2; r++) {
-    const strata_mem_items_t *x = &a->ranks[r].mem, *y = &b->ranks[r].mem;
-    double params = x->optimizer * 2 / 12; /* ZeRO 1 over dp 2 */
-    /* 16-bit copies of 2 bytes plus FP8 copies of 2 bytes a GEMM weight */
-    ASSERT(x->weights > 2 * params * 1.5);
-    ASSERT_NEAR(y->weights, 2 * params, 1e-12, 0);
-    ASSERT_NEAR(y->optimizer, x->optimizer, 1e-12, 0);
-    ASSERT_NEAR(y->gradients, x->gradients, 1e-12, 0);
-    ASSERT_NEAR(y->total, x->total - (x->weights - y->weights), 1e-12, 1);
+  const int recipes[] = {STRATA_LOWP_DELAYED, STRATA_LOWP_MXFP8};
+  for (int k = 0; k < 2; k++) {
+    est_t e = est("gpt-1.7b", "hgx-b200:1", 2, 2);
+    e.dp = 2, e.zero = 1, e.gb = 16, e.precision = STRATA_PRECISION_FP8;
+    e.fp8_recipe = recipes[k];
+    strata_plan_t *a = estimate(&e);
+    e.fp8_param_gather = 1;
+    strata_plan_t *b = estimate(&e);
+    ASSERT_EQ(a->fp8_param_gather, 0);
+    ASSERT_EQ(b->fp8_param_gather, 1);
+    ASSERT_EQ(b->fp8, recipes[k]);
+    for (int r = 0; r < 2; r++) {
+      const strata_mem_items_t *x = &a->ranks[r].mem, *y = &b->ranks[r].mem;
+      double params = x->optimizer * 2 / 12; /* ZeRO 1 over dp 2 */
+      /* 16-bit copies of 2 bytes plus FP8 copies of 2 bytes a GEMM weight */
+      ASSERT(x->weights > 2 * params * 1.5);
+      if (recipes[k] == STRATA_LOWP_DELAYED) {
+        ASSERT_NEAR(y->weights, 2 * params, 1e-12, 0);
+      } else { /* the GEMMs' weights at 2 x (1 + 1/32), the rest at 2 */
+        ASSERT(y->weights > 2 * params * 1.01);
+        ASSERT(y->weights <= 2 * params * (1 + 1.0 / 32) + 1);
+      }
+      ASSERT_NEAR(y->optimizer, x->optimizer, 1e-12, 0);
+      ASSERT_NEAR(y->gradients, x->gradients, 1e-12, 0);
+      ASSERT_NEAR(y->total, x->total - (x->weights - y->weights), 1e-12, 1);
+    }
+    ASSERT(b->step_items.param_gather < a->step_items.param_gather);
+    strata_plan_destroy(a);
+    strata_plan_destroy(b);
   }
-  ASSERT(b->step_items.param_gather < a->step_items.param_gather);
-  strata_plan_destroy(a);
-  strata_plan_destroy(b);
 }
 
 /* The precision-aware optimizer (optimizer_config.py): fp32 master weights
