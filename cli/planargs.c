@@ -108,6 +108,9 @@ static const cli_opt_t opts[] = {
              "keep N layers' saved activations in host\n"
              "memory between forward and backward\n"
              "(Megatron-LM's; pp 1, no recompute)")},
+    {CLI_INT("recompute-num-layers", po.recompute_layers, 1, 1 << 20, "N",
+             "full recompute by units of N layers (see\n"
+             "--recompute-method; implies --recompute full)")},
     {CLI_CALL("recompute-modules", 0, C_RCM, "LIST",
               "selective recompute of Megatron-LM's modules\n"
               "(core_attn, layernorm, mlp, moe, moe_act,\n"
@@ -142,8 +145,8 @@ static const cli_opt_t opts[] = {
     STRATA_PLAN_SWITCHES(SWITCH_ROW, po)
 #undef SWITCH_ROW
     /* clang-format on */
-    {CLI_HEAD("Megatron-LM's MoE layer and CUDA graphs (exported, not "
-              "costed):")},
+    {CLI_HEAD("Megatron-LM's run-time choices (those of the MoE layer and "
+              "CUDA graphs exported, not costed):")},
 /* clang-format off */
 #define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
   {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},

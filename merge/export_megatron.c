@@ -355,8 +355,10 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
   }
   if (p->recompute == STRATA_RECOMPUTE_FULL) {
     flag(a, "--recompute-granularity", "full");
-    flag(a, "--recompute-method", "uniform");
-    flag(a, "--recompute-num-layers", "1");
+    flag(a, "--recompute-method", "%s",
+         strata_recompute_method_name(p->recompute_method));
+    flag(a, "--recompute-num-layers", "%d",
+         p->recompute_layers > 0 ? p->recompute_layers : 1);
   }
 }
 

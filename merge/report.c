@@ -140,6 +140,14 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                                     rcm + 10, sizeof rcm - 12);
     strcat(rcm, ")");
   }
+  if (p->recompute == STRATA_RECOMPUTE_FULL &&
+      STRATA_CHOICE(p->recompute_method) == STRATA_RECOMPUTE_BLOCK)
+    snprintf(rcm, sizeof rcm,
+             " (block: the first %d layers of every chunk, the rest not)",
+             p->recompute_layers > 0 ? p->recompute_layers : 1);
+  else if (p->recompute == STRATA_RECOMPUTE_FULL && p->recompute_layers > 1)
+    snprintf(rcm, sizeof rcm, " (uniform: a checkpoint every %d layers)",
+             p->recompute_layers);
   strata_buf_printf(b, "  %-20s %s%s\n", "recompute",
                     strata_recompute_name(p->recompute), rcm);
   if (p->offload_layers > 0)

@@ -259,8 +259,14 @@ static int add_variants(st__search_t *S, st__family_t *base) {
   choices(S, &ch);
   strata_rules_config_t c = S->rules;
   c.tp = base->tp, c.ep = base->ep;
+  /* block recompute: a full family's layers past a chunk's first N are
+   * its sibling's without recompute, added as no candidate of its own
+   * where full recompute was asked */
+  int block = STRATA_CHOICE(o->recompute_method) == STRATA_RECOMPUTE_BLOCK;
   for (int r = 0; r < 3 && !rc; r++) {
-    if (o->recompute != STRATA_RECOMPUTE_AUTO && r != (int)o->recompute)
+    int aux = block && r == STRATA_RECOMPUTE_NONE &&
+              o->recompute == STRATA_RECOMPUTE_FULL;
+    if (o->recompute != STRATA_RECOMPUTE_AUTO && r != (int)o->recompute && !aux)
       continue;
     /* per-layer CUDA graphs take no recompute they would hold */
     c.recompute = (strata_recompute_t)r;
@@ -284,6 +290,7 @@ static int add_variants(st__search_t *S, st__family_t *base) {
             f.zero = ch.zero[z];
             f.fp8 = ch.fp8[p];
             f.epo = ch.epo[e];
+            f.aux = aux;
             rc = st__family_add(S, &f);
           }
     }
@@ -311,6 +318,31 @@ static int add_layouts(st__search_t *S, int gi, int tp, int cp, int nodes,
     if (tp == 1) break;
   }
   return rc;
+}
+
+/* Two families alike but for recompute. */
+static int same_shape(const st__family_t *a, const st__family_t *b) {
+  return a->nodes == b->nodes && a->gpn == b->gpn && a->tp == b->tp &&
+         a->cp == b->cp && a->ep == b->ep && a->etp == b->etp &&
+         a->ep_outer == b->ep_outer && a->ep_axes == b->ep_axes &&
+         a->graph == b->graph && a->sp == b->sp && a->zero == b->zero &&
+         a->fp8 == b->fp8;
+}
+
+/* Block recompute: each full family's sibling without recompute (the
+ * experts' overlap aside: full recompute has none), or the family is
+ * dropped. */
+static void link_siblings(st__search_t *S) {
+  if (STRATA_CHOICE(S->o->recompute_method) != STRATA_RECOMPUTE_BLOCK) return;
+  for (int i = 0; i < S->n_fam; i++) {
+    st__family_t *f = &S->fam[i];
+    if (f->rc != STRATA_RECOMPUTE_FULL) continue;
+    for (int j = 0; j < S->n_fam && f->sib < 0; j++)
+      if (S->fam[j].rc == STRATA_RECOMPUTE_NONE && !S->fam[j].epo &&
+          same_shape(f, &S->fam[j]))
+        f->sib = j;
+    if (f->sib < 0) f->aux = 1; /* not costable */
+  }
 }
 
 int st__enumerate_families(st__search_t *S) {
@@ -342,6 +374,7 @@ int st__enumerate_families(st__search_t *S) {
                       "ep / (tp / etp) is 1 or a multiple of cp",
                       o->fix_tp, o->fix_cp ? o->fix_cp : 1,
                       o->fix_ep ? o->fix_ep : 1, o->fix_etp, S->G);
+  if (!rc) link_siblings(S);
   return rc;
 }
 
@@ -403,6 +436,7 @@ int st__family_add(st__search_t *S, const st__family_t *f) {
   if (S->n_fam >= ST__MAX_FAMILIES) return 0;
   st__family_t *n = &S->fam[S->n_fam];
   *n = *f;
+  n->sib = -1;
   n->mid = NULL;
   n->layer = NULL;
   n->pre = NULL;

@@ -375,11 +375,12 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     c->t = f->t;
     if (K == 1) {
       c->part = f->only_part;
+      st__unit_only(S, f, &c->part);
       continue;
     }
     if (k == 0) c->part = f->pro;
     if (k == K - 1) c->part = f->epi;
-    st__layers_add(search_of(S, cf, k), f, l, n[k], &c->part);
+    st__chunk_add(search_of(S, cf, k), f, l, n[k], &c->part);
   }
   if (cf->f->zero >= 2) {
     int rc = zero_collectives(S, cf, ch, K);
@@ -737,11 +738,12 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
     x->t = f->t;
     if (p == 1) {
       x->part = f->only_part;
+      st__unit_only(S, f, &x->part);
       continue;
     }
     if (r == 0 && c == 0) x->part = f->pro;
     if (r == p - 1 && c == v - 1) x->part = f->epi;
-    st__layers_add(S, f, x->k0, x->n, &x->part);
+    st__chunk_add(S, f, x->k0, x->n, &x->part);
   }
   rank_memory(S, cf, ch, r, &m);
   return m.total;

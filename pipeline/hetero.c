@@ -581,8 +581,19 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
                       "the planner takes up to %d: give groups of one shape "
                       "one entry",
                       strata_cluster_name(c), M->K, MAX_GROUPS);
+  /* one FP8 recipe for every group (Megatron-LM runs one): MXFP8 where
+   * all are Blackwells, else delayed scaling, unless one is given */
+  strata_plan_opts_t mo = *o;
+  if (!mo.fp8_recipe && !rc &&
+      (mo.precision == STRATA_PRECISION_FP8 ||
+       mo.precision == STRATA_PRECISION_AUTO)) {
+    int all = 1;
+    for (int z = 0; z < M->K; z++)
+      all &= st__blackwell(strata_cluster_group(c, z)) == 1;
+    mo.fp8_recipe = all ? STRATA_LOWP_MXFP8 : STRATA_LOWP_DELAYED;
+  }
   for (int z = 0; z < M->K && !rc; z++) {
-    rc = st__search_prepare_in(&M->S[z], g, strata_cluster_group(c, z), o,
+    rc = st__search_prepare_in(&M->S[z], g, strata_cluster_group(c, z), &mo,
                                z ? M->S[0].cache : NULL);
     M->prepared[z] = 1;
     if (rc)

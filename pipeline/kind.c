@@ -12,6 +12,7 @@
  * sums against exact solves.
  */
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "pipeline/search.h"
@@ -154,6 +155,55 @@ void st__family_free(st__family_t *f) {
   f->mid = NULL;
   f->layer = NULL;
   f->pre = NULL;
+}
+
+void st__chunk_add(const st__search_t *S, const st__family_t *f, int k, int n,
+                   st__part_t *acc) {
+  int N = S->o->recompute_layers,
+      block = STRATA_CHOICE(S->o->recompute_method) == STRATA_RECOMPUTE_BLOCK;
+  if (f->rc != STRATA_RECOMPUTE_FULL || n < 1 || (N <= 1 && !block)) {
+    st__layers_add(S, f, k, n, acc);
+    return;
+  }
+  if (N < 1) N = 1;
+  if (block) { /* the chunk's first N layers recomputed, the rest not */
+    int nf = N < n ? N : n;
+    st__layers_add(S, f, k, nf, acc);
+    if (n > nf)
+      st__layers_add(S, f->sib >= 0 ? &S->fam[f->sib] : f, k + nf, n - nf, acc);
+    return;
+  }
+  /* uniform: one checkpoint (a layer's input) every N layers, and a
+   * unit's N layers re-run at once in its backward */
+  st__part_t x;
+  memset(&x, 0, sizeof x);
+  st__layers_add(S, f, k, n, &x);
+  x.act *= (double)((n + N - 1) / N) / n;
+  x.fixed_act *= N < n ? N : n;
+  st__part_add(acc, &x);
+}
+
+void st__unit_only(const st__search_t *S, const st__family_t *f,
+                   st__part_t *only) {
+  st__part_t all, unit;
+  if (f->rc != STRATA_RECOMPUTE_FULL ||
+      (S->o->recompute_layers <= 1 &&
+       STRATA_CHOICE(S->o->recompute_method) != STRATA_RECOMPUTE_BLOCK))
+    return;
+  memset(&all, 0, sizeof all);
+  memset(&unit, 0, sizeof unit);
+  st__layers_add(S, f, 0, S->L, &all);
+  st__chunk_add(S, f, 0, S->L, &unit);
+  double *a = &only->w, *x = &all.w, *u = &unit.w;
+  /* the additive fields before transient (w to fixed_act, st__part_t's
+   * order), then the times */
+  for (size_t i = 0; i < offsetof(st__part_t, transient) / sizeof(double); i++)
+    a[i] += u[i] - x[i];
+  only->fwd += unit.fwd - all.fwd;
+  only->bwd += unit.bwd - all.bwd;
+  only->comm_fwd += unit.comm_fwd - all.comm_fwd;
+  only->comm_bwd += unit.comm_bwd - all.comm_bwd;
+  only->sync += unit.sync - all.sync;
 }
 
 void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,

@@ -207,6 +207,10 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
     p->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
   }
   p->offload_layers = o->offload_layers;
+  if (cf->f->rc == STRATA_RECOMPUTE_FULL) { /* full recompute's unit */
+    p->recompute_layers = o->recompute_layers;
+    p->recompute_method = o->recompute_method;
+  }
   p->account_embedding = cf->acct & 1;
   p->account_loss = (cf->acct & 2) >> 1;
   p->alpha = o->alpha;
@@ -615,6 +619,10 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   strata_rules_config_init(&rc, g, c, o); /* the options as given */
   if (strata_rules_check(&rc, STRATA_RULES_OPTIONS, &v))
     return strata_error(STRATA_EINVAL, "%s", v.why);
+  /* a unit of layers given: full recompute of it */
+  if ((o->recompute_layers > 0 || o->recompute_method) &&
+      o->recompute == STRATA_RECOMPUTE_AUTO)
+    o->recompute = STRATA_RECOMPUTE_FULL;
   /* modules given: selective recompute of them */
   if (o->recompute_modules && o->recompute == STRATA_RECOMPUTE_AUTO)
     o->recompute = STRATA_RECOMPUTE_SELECTIVE;

@@ -374,6 +374,16 @@ static int modules_selective(const cfg_t *c, char *why, size_t n) {
              "with --recompute %s",
              strata_recompute_name(c->recompute));
 }
+/* Full recompute's unit (--recompute-num-layers, --recompute-method):
+ * Megatron-LM's arguments of --recompute-granularity full alone
+ * (transformer_config.py: "recompute_method ... only with full"). */
+static int recompute_unit(const cfg_t *c, char *why, size_t n) {
+  return (c->recompute_layers > 0 || c->recompute_method > 0) &&
+         c->recompute >= 0 && c->recompute != STRATA_RECOMPUTE_FULL &&
+         SAY("--recompute-num-layers and --recompute-method are full "
+             "recompute's; they cannot go with --recompute %s",
+             strata_recompute_name(c->recompute));
+}
 static int modules_fp8(const cfg_t *c, char *why, size_t n) {
   return c->lowp == STRATA_LOWP_DELAYED &&
          (c->recompute_modules & (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT)) &&
@@ -763,6 +773,14 @@ static int ds_modules(const cfg_t *c, char *why, size_t n) {
          ds_no(c, "recompute of Megatron-LM's modules (--recompute-modules)",
                why, n);
 }
+static int ds_recompute_unit(const cfg_t *c, char *why, size_t n) {
+  return (c->recompute_layers > 1 ||
+          STRATA_CHOICE(c->recompute_method) != STRATA_RECOMPUTE_UNIFORM) &&
+         ds_no(c,
+               "full recompute by units of layers (--recompute-num-layers, "
+               "--recompute-method)",
+               why, n);
+}
 static int ds_pao(const cfg_t *c, char *why, size_t n) {
   return c->precision_aware_optimizer > 0 &&
          ds_no(c,
@@ -819,6 +837,14 @@ static int titan_qwen3_pp(const cfg_t *c, char *why, size_t n) {
              "pipelining_fn is None); re-plan with --pp 1");
 }
 static int torch_modules(const cfg_t *c, char *why, size_t n) {
+  if ((c->recompute_layers > 1 ||
+       STRATA_CHOICE(c->recompute_method) != STRATA_RECOMPUTE_UNIFORM) &&
+      c->recompute == STRATA_RECOMPUTE_FULL)
+    return SAY("the plan recomputes units of layers (--recompute-num-layers "
+               "%d, --recompute-method %s), which this export does not say; "
+               "export it for Megatron-LM",
+               c->recompute_layers,
+               strata_recompute_method_name(c->recompute_method));
   return c->recompute_modules &&
          SAY("the plan recomputes Megatron-LM's modules "
              "(--recompute-modules), which this export does not say; "
@@ -913,6 +939,7 @@ static const rule_t rules[] = {
      "megatron/core/transformer/transformer_block.py", account_split},
     {"recompute-modules-selective", MG | DS, CONFIG | OPTIONS, TCONF,
      modules_selective},
+    {"recompute-unit", MG | DS, CONFIG | OPTIONS, TCONF, recompute_unit},
     {"recompute-modules-model", MG | DS, CONFIG | OPTIONS, TCONF,
      modules_model},
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
@@ -961,6 +988,7 @@ static const rule_t rules[] = {
     {"ds-mtp", DS, OPTIONS | PLAN, DSX, ds_mtp},
     {"ds-layout", DS, OPTIONS | PLAN, DSX, ds_layout},
     {"ds-recompute-modules", DS, OPTIONS | PLAN, DSX, ds_modules},
+    {"ds-recompute-unit", DS, OPTIONS | PLAN, DSX, ds_recompute_unit},
     {"ds-precision-aware-optimizer", DS, OPTIONS | PLAN, DSX, ds_pao},
     {"ds-zero0", DS, OPTIONS | PLAN,
      "deepspeed/runtime/engine.py "
@@ -1017,6 +1045,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->recompute = o->recompute;
   c->recompute_modules = o->recompute_modules;
   c->offload_layers = o->offload_layers;
+  c->recompute_layers = o->recompute_layers;
   c->blackwell = st__blackwell(cl);
   c->fp8_recipe = o->fp8_recipe;
   c->lowp = o->precision == STRATA_PRECISION_BF16 ? 0 : st__lowp_of(o, cl);
@@ -1064,6 +1093,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->recompute = p->recompute;
   c->recompute_modules = (unsigned)p->recompute_modules;
   c->offload_layers = p->offload_layers;
+  c->recompute_layers = p->recompute_layers;
   c->lowp = p->fp8;
   c->blackwell = -1; /* a plan's GPU is its cluster's: not asked again */
   SWITCHES_FROM(p);

@@ -54,6 +54,11 @@ typedef struct {
   int sp, zero, fp8;
   int epo; /* the experts' all-to-all overlapped (ep > 1) */
   strata_recompute_t rc;
+  /* block recompute (--recompute-method block): a full family's layers
+   * past the first N of a chunk are those of its sibling, the family of
+   * the same shape without recompute (its index; -1: none), which is
+   * itself no candidate (aux) where --recompute full was asked */
+  int sib, aux;
   /* probes */
   st__sub_t **mid; /* [n_blocks][2] */
   st__sub_t *first[2], *last[2], *only;
@@ -203,6 +208,15 @@ int st__family_fit(const st__search_t *S, st__family_t *f);
 void st__family_free(st__family_t *f);
 /* Sum of the layers [k, k + n) into acc (acc is added to); the largest
  * transient taken, the re-run layer of each block touched added. */
+/* The layers [k, k + n) of a chunk starting at k (all of them: n from
+ * the chunk's first layer) into acc, as full recompute's unit has them
+ * (--recompute-num-layers, --recompute-method; st__layers_add else). */
+void st__chunk_add(const st__search_t *S, const st__family_t *f, int k, int n,
+                   st__part_t *acc);
+/* A one-stage family's part (only_part) with full recompute's unit in
+ * place of every layer's (st__chunk_add over all layers). */
+void st__unit_only(const st__search_t *S, const st__family_t *f,
+                   st__part_t *only);
 void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
                     st__part_t *acc);
 void st__part_add(st__part_t *acc, const st__part_t *x);

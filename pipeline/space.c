@@ -174,11 +174,17 @@ static int visit(top_t *T, const st__cfg_t *cf) {
 
 /* ---- work of stage shapes, for the scans ---- */
 
+/* Work of layers [k, k + n): of a chunk that starts at k (chunk), else at
+ * least (block recompute's full family: its sibling's, which recomputes
+ * none of them). */
 static double work_range(const st__search_t *S, const st__family_t *f, int k,
-                         int n) {
+                         int n, int chunk) {
   st__part_t x;
   memset(&x, 0, sizeof x);
-  st__layers_add(S, f, k, n, &x);
+  if (chunk)
+    st__chunk_add(S, f, k, n, &x);
+  else
+    st__layers_add(S, f->sib >= 0 ? &S->fam[f->sib] : f, k, n, &x);
   return x.fwd + x.bwd;
 }
 
@@ -203,7 +209,8 @@ static double end_lb(const st__search_t *S, const st__cfg_t *cf, int last_rank,
   int v = cf->v > 1 ? cf->v : 1;
   double w = part_work(last_rank ? &cf->f->epi : &cf->f->pro);
   for (int c = 0; c < v; c++)
-    w += work_range(S, cf->f, end_chunk_start(S, cf, last_rank, c, n), n / v);
+    w +=
+        work_range(S, cf->f, end_chunk_start(S, cf, last_rank, c, n), n / v, 1);
   return cf->m * w;
 }
 
@@ -449,7 +456,7 @@ static double group_lb(const st__search_t *S, const st__cfg_t *cf) {
   const st__family_t *f = cf->f;
   double work;
   if (cf->p == 1) return cf->m * part_work(&f->only_part);
-  work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L);
+  work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L, 0);
   if (cf->v > 1) return cf->m * work / cf->p;
   double phi = min_share(S, f);
   return (cf->m - phi) * work / cf->p + phi * work;
@@ -599,7 +606,7 @@ static void least_first(group_t *g, int n, int k) {
 static int cum_work(const st__search_t *S, const st__cfg_t *cf, double *c) {
   c[0] = 0;
   for (int k = 0; k < S->L; k++)
-    c[k + 1] = c[k] + work_range(S, cf->f, k, 1);
+    c[k + 1] = c[k] + work_range(S, cf->f, k, 1, 0);
   return 0;
 }
 
@@ -684,6 +691,16 @@ static int visit_free(top_t *T, st__cfg_t cf) {
   return visit(T, &cf);
 }
 
+/* The groups of every family the search runs (not a block recompute's
+ * sibling of no recompute, costed through its full family). */
+static int all_groups(st__search_t *S, group_t **g, int *ng, int *cap) {
+  int rc = st__eval_scratch(S);
+  for (int i = 0; i < S->n_fam && !rc; i++)
+    if (S->fam[i].ok && !S->fam[i].aux)
+      rc = groups_of(S, &S->fam[i], g, ng, cap);
+  return rc;
+}
+
 int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
                int *n_out, st__cfg_t *lowest, st__cost_t *lowest_cost) {
   group_t *g = NULL;
@@ -694,9 +711,7 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   T.K = top > 0 ? top : 1;
   T.slot = strata_calloc((size_t)T.K, sizeof *T.slot);
   if (!T.slot) return strata_error(STRATA_ENOMEM, "out of memory");
-  rc = st__eval_scratch(S);
-  for (int i = 0; i < S->n_fam && !rc; i++)
-    if (S->fam[i].ok) rc = groups_of(S, &S->fam[i], &g, &ng, &cap);
+  rc = all_groups(S, &g, &ng, &cap);
   order_S = S;
   /* Groups in order of their bound: the least 4096 first; the rest only
    * if the search gets past them, and then only those still below the

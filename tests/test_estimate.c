@@ -39,6 +39,7 @@ typedef struct {
   int offload;    /* --cpu-offloading-num-layers */
   strata_recipe_t recipe;
   strata_recompute_t rc;
+  int rc_layers, rc_method; /* --recompute-num-layers, --recompute-method */
 } est_t;
 
 static est_t est(const char *model, const char *cluster, int tp, int pp) {
@@ -96,6 +97,8 @@ static strata_plan_t *estimate(const est_t *e) {
   po.precision = e->precision;
   po.fp8_param_gather = e->fp8_param_gather;
   po.fp8_recipe = e->fp8_recipe;
+  po.recompute_layers = e->rc_layers;
+  po.recompute_method = e->rc_method;
   po.precision_aware_optimizer = e->pao;
   po.offload_layers = e->offload;
   po.main_grads_dtype = po.exp_avg_dtype = po.exp_avg_sq_dtype = e->state;
@@ -109,7 +112,8 @@ static strata_plan_t *estimate(const est_t *e) {
   ASSERT_EQ(p->dp, dp);
   ASSERT_EQ(p->n_stages, e->pp);
   /* (the stages' own solves keep 16-bit weights; the ranks' FP8 ones) */
-  if (!e->fp8_param_gather && !e->pao && !e->offload) assert_exact_stages(p);
+  if (!e->fp8_param_gather && !e->pao && !e->offload && !e->rc_layers)
+    assert_exact_stages(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return p;
@@ -354,6 +358,56 @@ TEST(fp8_param_gather) {
   }
 }
 
+/* Full recompute by units (--recompute-method, --recompute-num-layers):
+ * 'block' recomputes the first N layers of each chunk whole and keeps the
+ * rest's activations, so its memory and time lie between no recompute's
+ * and full's, and with N the chunk's layers it is full recompute;
+ * 'uniform' keeps one layer's input every N layers, so its checkpoints
+ * are a fraction of full's, and with N 1 it is full recompute. */
+TEST(recompute_units) {
+  est_t e = est("gpt-1.7b", "dgx-a100:1", 2, 2); /* 12 layers a stage */
+  e.dp = 2, e.gb = 16, e.mb = 2;
+  e.rc = STRATA_RECOMPUTE_NONE;
+  strata_plan_t *none = estimate(&e);
+  e.rc = STRATA_RECOMPUTE_FULL;
+  strata_plan_t *full = estimate(&e);
+  e.rc_method = STRATA_RECOMPUTE_BLOCK, e.rc_layers = 4;
+  strata_plan_t *block = estimate(&e);
+  e.rc_layers = 12;
+  strata_plan_t *block12 = estimate(&e);
+  e.rc_method = STRATA_RECOMPUTE_UNIFORM, e.rc_layers = 1;
+  strata_plan_t *uni1 = estimate(&e);
+  e.rc_layers = 4;
+  strata_plan_t *uni4 = estimate(&e);
+  ASSERT_EQ(block->recompute_method, STRATA_RECOMPUTE_BLOCK);
+  ASSERT_EQ(block->recompute_layers, 4);
+  for (int r = 0; r < 2; r++) {
+    double an = none->ranks[r].mem.activations,
+           af = full->ranks[r].mem.activations,
+           ab = block->ranks[r].mem.activations,
+           au = uni4->ranks[r].mem.activations;
+    printf("  rank %d activations: none %.0f MiB, block 4 %.0f, full %.0f, "
+           "uniform 4 %.0f\n",
+           r, an / MIB, ab / MIB, af / MIB, au / MIB);
+    ASSERT(af < ab && ab < an);
+    ASSERT_NEAR(block12->ranks[r].mem.activations, af, 1e-9, 1);
+    ASSERT_NEAR(uni1->ranks[r].mem.activations, af, 1e-9, 1);
+    ASSERT(au < an);
+    ASSERT_NEAR(block->ranks[r].mem.weights, full->ranks[r].mem.weights, 1e-12,
+                0);
+  }
+  double tn = none->step_seconds, tf = full->step_seconds,
+         tb = block->step_seconds;
+  printf("  step: none %.4f s, block 4 %.4f s, full %.4f s, uniform 4 %.4f s\n",
+         tn, tb, tf, uni4->step_seconds);
+  ASSERT(tn < tb && tb < tf);
+  ASSERT_NEAR(block12->step_seconds, tf, 1e-9, 0);
+  ASSERT_NEAR(uni1->step_seconds, tf, 1e-9, 0);
+  strata_plan_t *ps[] = {none, full, block, block12, uni1, uni4};
+  for (int i = 0; i < 6; i++)
+    strata_plan_destroy(ps[i]);
+}
+
 /* The precision-aware optimizer (optimizer_config.py): fp32 master weights
  * as 16-bit remainders, 2 + 4 + 4 bytes a parameter of the 12; with bf16
  * moments 2 + 2 + 2, and bf16 main gradients 2 of the 4; the gradients'
@@ -593,6 +647,7 @@ TEST(memory_fragmentation_calibration_total) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
+    TEST_ENTRY(recompute_units),
     TEST_ENTRY(precision_aware_optimizer),
     TEST_ENTRY(activation_offloading),
     TEST_ENTRY(zero_paper_fig1),

@@ -676,9 +676,9 @@ TEST(plan_fields_table) {
 }
 
 /* Each choice of plan_fields.h, set alone to its last name (a set to all
- * of them), makes a format 9 file that reads back the same, is named in
- * show --json and is the one configuration line diff reports; left at 0
- * it writes nothing (the file keeps its older format). */
+ * of them), makes a file of its slot's format that reads back the same, is
+ * named in show --json and is the one configuration line diff reports; left at
+ * 0 it writes nothing (the file keeps its older format). */
 TEST(plan_choices_table) {
   static const struct {
     const char *key, *json;
@@ -690,8 +690,14 @@ TEST(plan_choices_table) {
       {"cuda_graph_impl", "\"cuda_graph_impl\":\t\"full_iteration\""},
       {"cuda_graph_scope", "\"cuda_graph_scope\":\t[\"attn\", \"mlp\", "
                            "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
+      {"recompute_method", "\"recompute_method\":\t\"block\""},
   };
   size_t len;
+  int n_choices = 0; /* every choice has its row here */
+#define CHOICE_COUNT(F, ...) n_choices++;
+  STRATA_PLAN_CHOICES(CHOICE_COUNT, p)
+#undef CHOICE_COUNT
+  ASSERT_EQ((int)(sizeof rows / sizeof rows[0]), n_choices);
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *b, *q;
     b = hand_plan(2, 4, 2, 16, NULL);
@@ -699,13 +705,15 @@ TEST(plan_choices_table) {
     ASSERT(d[4] < 9);
     strata_free(d);
     char *json = NULL, *diff = NULL, want[128];
-    int k = 0;
+    int k = 0, format = 0;
 #define CHOICE_SET(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
-  if (k++ == (int)i) p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__);
+  if (k++ == (int)i)                                                           \
+    p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__), format = slot;
     STRATA_PLAN_CHOICES(CHOICE_SET, p)
 #undef CHOICE_SET
+    ASSERT(format >= 9);
     d = encode(p, &len);
-    ASSERT_EQ(d[4], 9);
+    ASSERT_EQ(d[4], format);
     strata_free(d);
     q = roundtrip(p);
     assert_same_plan(p, q);
@@ -1161,6 +1169,11 @@ TEST(megatron_gpt) {
   t = megatron(p);
   ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "
                      "uniform \\\n--recompute-num-layers 1");
+  strata_free(t);
+  p->recompute_method = STRATA_RECOMPUTE_BLOCK, p->recompute_layers = 3;
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "
+                     "block \\\n--recompute-num-layers 3");
   strata_free(t);
   strata_plan_destroy(p);
 }

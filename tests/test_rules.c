@@ -175,6 +175,32 @@ TEST(recompute_modules_rules) {
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
 }
 
+/* Full recompute by units of layers: full recompute's arguments alone;
+ * DeepSpeed's checkpointing and the PyTorch exports recompute each layer
+ * whole. */
+TEST(recompute_unit_rules) {
+  strata_rules_config_t c = dense();
+  c.recompute = STRATA_RECOMPUTE_FULL, c.recompute_layers = 4;
+  c.recompute_method = STRATA_RECOMPUTE_BLOCK;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute = STRATA_RECOMPUTE_SELECTIVE;
+  refused(&c, ALL, "recompute-unit", "--recompute selective");
+  c.recompute = STRATA_RECOMPUTE_NONE, c.recompute_method = 0;
+  refused(&c, ALL, "recompute-unit", "--recompute none");
+  c.recompute = STRATA_RECOMPUTE_AUTO; /* the search makes it full */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute = STRATA_RECOMPUTE_FULL, c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, ALL, "ds-recompute-unit", "--recompute-num-layers");
+  c.recompute_layers = 1; /* each layer its own unit: DeepSpeed's too */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute_method = STRATA_RECOMPUTE_BLOCK;
+  refused(&c, ALL, "ds-recompute-unit", "--recompute-method");
+  c = dense(), c.recompute = STRATA_RECOMPUTE_FULL, c.recompute_layers = 2;
+  c.target = STRATA_RULES_TORCHTITAN;
+  refused(&c, STRATA_RULES_PLAN, "torch-recompute-modules",
+          "--recompute-num-layers 2, --recompute-method uniform");
+}
+
 /* Transformer Engine's recipes: --fp8-recipe is FP8's; MXFP8 and NVFP4
  * need Blackwell's tensor cores. */
 TEST(fp8_recipe_rules) {
@@ -745,6 +771,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(accepted_by_both_planned_frameworks),
     TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(recompute_modules_rules),
+    TEST_ENTRY(recompute_unit_rules),
     TEST_ENTRY(fp8_recipe_rules),
     TEST_ENTRY(offloading_rules),
     TEST_ENTRY(precision_aware_optimizer_rules),

@@ -114,6 +114,11 @@ typedef struct {
    * that many layers kept in host memory between forward and backward
    * (0: none; pp 1, no recompute) */
   int offload_layers;
+  /* Megatron-LM's --recompute-num-layers N with full recompute: the
+   * layers of a checkpointed unit (--recompute-method uniform) or the
+   * layers recomputed at the start of every chunk (block); 0: every
+   * layer's input (uniform, 1) */
+  int recompute_layers;
 } strata_plan_opts_t;
 
 /* An optimizer state's type (Megatron-LM's --main-grads-dtype,
@@ -358,6 +363,7 @@ typedef struct {
   unsigned recompute_modules;    /* STRATA_RCM_*; 0: none given */
   int state_dtypes;              /* a state type other than fp32 given */
   int offload_layers;            /* --cpu-offloading-num-layers */
+  int recompute_layers;          /* --recompute-num-layers */
   int lowp;       /* the GEMMs' STRATA_LOWP_* recipe as it runs (0: none,
                      or not known) */
   int fp8_recipe; /* --fp8-recipe as given (0: none) */

@@ -111,6 +111,7 @@
   F(CONF, int,     exp_avg_dtype,        exp_avg_dtype,         "first moment's type",      0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     exp_avg_sq_dtype,     exp_avg_sq_dtype,      "second moment's type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     offload_layers,       cpu_offloading_num_layers, "layers offloaded",     0,  BIG,        TI, 9,  OPTS, NUM,    p->offload_layers > 0, 40) \
+  F(CONF, int,     recompute_layers,     recompute_num_layers,  "layers a recompute unit",  0,  BIG,        TI, 10, OPTS, NUM,    p->recompute_layers > 0, 46) \
   F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 39) \
   F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \
@@ -231,7 +232,11 @@
   C(F, NAMES, cuda_graph_scope, cuda_graph_scope, "CUDA graph scope", 9, 35,   \
     "cuda-graph-scope", p->cuda_graph_scope,                                   \
     "what a layer's graph captures, a comma list\nof attn, mlp, moe, moe_router,\nmoe_preprocess (default: the whole layer)", \
-    "attn", "mlp", "moe", "moe_router", "moe_preprocess")
+    "attn", "mlp", "moe", "moe_router", "moe_preprocess")                     \
+  C(F, NAME, recompute_method, recompute_method, "recompute method", 10, 45,   \
+    "recompute-method", p->recompute_method,                                   \
+    "with --recompute full: uniform (default;\nevery N layers' input kept, N of\n--recompute-num-layers) or block (the first\nN layers of every chunk recomputed, the\nrest not)", \
+    "uniform", "block")
 /* clang-format on */
 
 /* The choices' values (0: not given, the first). */
@@ -239,6 +244,7 @@ enum { STRATA_MOE_ALLTOALL = 1, STRATA_MOE_ALLGATHER, STRATA_MOE_FLEX };
 enum { STRATA_MOE_DEEPEP = 1, STRATA_MOE_HYBRIDEP };
 enum { STRATA_MOE_FP32 = 1, STRATA_MOE_FP64 };
 enum { STRATA_MOE_DROP_PROBS = 1, STRATA_MOE_DROP_POSITION };
+enum { STRATA_RECOMPUTE_UNIFORM = 1, STRATA_RECOMPUTE_BLOCK };
 enum {
   STRATA_CUDA_GRAPH_NONE = 1,
   STRATA_CUDA_GRAPH_LOCAL,
@@ -270,9 +276,11 @@ enum {
 
 /* The newest plan format: the highest slot of a TI/TD row (9: the MoE
  * layer's and the CUDA graphs' choices, the embedding and loss counted in
- * the split, recompute modules, the precision-aware optimizer), at least 7 (the
- * RoPE scaling, a struct of its own). */
-#define STRATA_PLAN_FORMAT_VERSION 9
+ * the split, recompute modules, the precision-aware optimizer; 10: full
+ * recompute's method and unit), at least 7 (the RoPE scaling, a struct of
+ * its own).  A row added to a released format's slot would make its
+ * files unreadable: new rows take a new slot. */
+#define STRATA_PLAN_FORMAT_VERSION 10
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60

@@ -178,11 +178,11 @@ def memory_args(r, args, why):
     elif g == "selective":
         flag(args, "--recompute", "selective")
     elif g == "full":
-        if r["recompute_method"] == "block" or r["recompute_num_layers"] not in (
-                "-", "1"):
-            why.append("full recompute of %s layers by %s" %
-                       (r["recompute_num_layers"], r["recompute_method"]))
         flag(args, "--recompute", "full")
+        if given(r["recompute_method"]):
+            flag(args, "--recompute-method", r["recompute_method"])
+        if given(r["recompute_num_layers"]):
+            flag(args, "--recompute-num-layers", r["recompute_num_layers"])
     else:
         flag(args, "--recompute", "none")
     if given(r["cpu_offload_layers"]) and r["cpu_offload_layers"] != "0":
