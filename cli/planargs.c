@@ -123,6 +123,12 @@ static const cli_opt_t opts[] = {
               "optimizer; 2 and 3 without pipelining)")},
     {CLI_CALL("recipe", 0, C_RECIPE, "R",
               "megatron (default, 2+4+12 B/param) or zero")},
+    {CLI_DOUBLE("optimizer-offload-fraction", po.optimizer_offload, 1e-6, 1, 0,
+                "F",
+                "that share of the optimizer's states and\n"
+                "step on the host (Megatron-LM's\n"
+                "--optimizer-cpu-offload; with\n"
+                "--precision-aware-optimizer)")},
     {CLI_CALL("main-grads-dtype", 0, C_MGD, "T",
               "with --precision-aware-optimizer: the main\n"
               "gradients' type, fp32 (default), bf16, fp16")},

@@ -335,6 +335,11 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
     flag(a, "--cpu-offloading-num-layers", "%d", p->offload_layers);
   if (p->precision_aware_optimizer > 0) { /* optimizer_config.py */
     flag(a, "--use-precision-aware-optimizer", NULL);
+    if (p->optimizer_offload > 0) { /* HybridDeviceOptimizer */
+      flag(a, "--optimizer-cpu-offload", NULL);
+      flag(a, "--optimizer-offload-fraction", "%.17g", p->optimizer_offload);
+      flag(a, "--overlap-cpu-optimizer-d2h-h2d", NULL);
+    }
     if (p->main_grads_dtype)
       flag(a, "--main-grads-dtype", "%s",
            strata_state_dtype_name(p->main_grads_dtype));

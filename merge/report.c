@@ -155,6 +155,11 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "  %-20s %d layers' saved activations in host memory "
                       "between forward and backward\n",
                       "offloading", p->offload_layers);
+  if (p->optimizer_offload > 0)
+    strata_buf_printf(b,
+                      "  %-20s %.3g of the optimizer's states and step on the "
+                      "host (its memory not checked)\n",
+                      "optimizer offload", p->optimizer_offload);
   if (p->precision_aware_optimizer > 0)
     strata_buf_printf(b,
                       "  %-20s precision-aware (main gradients %s, moments "

@@ -532,6 +532,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   double os = optimizer_scale(S), gs = grad_scale(S);
   sum.o *= os, sum.eo *= os, sum.g *= gs, sum.eg *= gs;
   model_states(cf, &sum, m);
+  m->optimizer *= 1 - S->o->optimizer_offload; /* the host holds the rest */
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED) {
     /* bf16 .grad tensors live next to the fp32 accumulation buffer
      * (DeepSpeed's BF16_Optimizer) */
@@ -641,9 +642,32 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
   return 0;
 }
 
+/* Adam over a shard of n parameters: on the GPU, reading the gradient,
+ * master weight and two moments (16 B) and writing those three (12 B) and
+ * the bf16 weight (2 B); with --optimizer-offload-fraction F, Megatron-
+ * LM's HybridDeviceOptimizer steps F of them on the host at once: their
+ * gradients copied to it, Adam over the fp32 copies there (28 B a
+ * parameter through the host's DRAM), the weights copied back in bf16
+ * (cast on the host before the copy), each parameter's three pipelined
+ * with --overlap-cpu-optimizer-d2h-h2d, as the export sets. */
+static double optimizer_time(const st__search_t *S, double n) {
+  const strata_perf_t *pf = strata_cluster_perf(S->c);
+  double F = S->o->optimizer_offload;
+  double gpu = strata_perf_stream(pf, 30.0 * n * (1 - F), 4);
+  if (!(F > 0)) return gpu;
+  const strata_gpu_model_t *g = strata_cluster_gpu_model(S->c);
+  double dram = g && g->host_memory_bandwidth > 0 ? g->host_memory_bandwidth
+                                                  : 50e9,
+         link = host_bandwidth(S), h = F * n;
+  double d2h = h * 4.0 * grad_scale(S) / link, h2d = h * 2.0 / link,
+         cpu = h * 28.0 / dram;
+  double host = d2h > cpu ? d2h : cpu;
+  if (h2d > host) host = h2d;
+  return gpu > host ? gpu : host;
+}
+
 static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
                      int K, int r, rank_time_t *rt) {
-  const strata_perf_t *pf = strata_cluster_perf(S->c);
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, z = cf->f->zero;
   int blocking = blocking_p2p(S, cf);
   double comm = 0;
@@ -677,7 +701,7 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   double shard =
       z >= 1 ? dense_params(&sum) / cf->dp + expert_params(&sum) / expert_dp(cf)
              : dense_params(&sum) + expert_params(&sum);
-  rt->opt = strata_perf_stream(pf, 30.0 * shard, 4);
+  rt->opt = optimizer_time(S, shard);
   return 0;
 }
 

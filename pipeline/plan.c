@@ -207,6 +207,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
     p->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
   }
   p->offload_layers = o->offload_layers;
+  p->optimizer_offload = o->optimizer_offload;
   if (cf->f->rc == STRATA_RECOMPUTE_FULL) { /* full recompute's unit */
     p->recompute_layers = o->recompute_layers;
     p->recompute_method = o->recompute_method;

@@ -422,6 +422,24 @@ static int pao_zero(const cfg_t *c, char *why, size_t n) {
              "optimizer (--zero 1 or more), not with --zero 0");
 }
 
+/* ---- the optimizer offloaded to the host (arguments.py: "The optimizer
+ * cpu offload must be used in conjunction with
+ * --use-precision-aware-optimizer", and with --fp8-param-gather only
+ * under the delayed recipe) ---- */
+static int optimizer_offload(const cfg_t *c, char *why, size_t n) {
+  double f = c->optimizer_offload;
+  if (f == 0) return 0;
+  if (!(f > 0 && f <= 1))
+    return SAY("--optimizer-offload-fraction %g is not in (0, 1]", f);
+  if (c->precision_aware_optimizer <= 0)
+    return SAY("--optimizer-offload-fraction needs "
+               "--precision-aware-optimizer (Megatron-LM's hybrid device "
+               "optimizer runs in its code path)");
+  return c->fp8_param_gather > 0 && c->lowp != STRATA_LOWP_DELAYED &&
+         SAY("--optimizer-offload-fraction with --fp8-param-gather needs "
+             "--fp8-recipe delayed (Megatron-LM's arguments.py)");
+}
+
 /* ---- layers' activations offloaded to the host (transformer_config.py,
  * cpu_offloading) ---- */
 static int offload_rules(const cfg_t *c, char *why, size_t n) {
@@ -836,6 +854,21 @@ static int titan_qwen3_pp(const cfg_t *c, char *why, size_t n) {
          SAY("torchtitan's qwen3 has no pipeline split (its TrainSpec's "
              "pipelining_fn is None); re-plan with --pp 1");
 }
+/* Megatron-LM's memory techniques of the optimizer and the host, which
+ * the PyTorch exports do not set up. */
+static int torch_memory(const cfg_t *c, char *why, size_t n) {
+  const char *what =
+      c->optimizer_offload > 0 ? "the optimizer offloaded to the host "
+                                 "(--optimizer-offload-fraction)"
+      : c->precision_aware_optimizer > 0 ? "the precision-aware optimizer "
+                                           "(--precision-aware-optimizer)"
+      : c->offload_layers > 0            ? "activations offloaded to the host "
+                                           "(--cpu-offloading-num-layers)"
+                                         : NULL;
+  return what && SAY("the plan keeps %s, which this export does not say; "
+                     "export it for Megatron-LM",
+                     what);
+}
 static int torch_modules(const cfg_t *c, char *why, size_t n) {
   if ((c->recompute_layers > 1 ||
        STRATA_CHOICE(c->recompute_method) != STRATA_RECOMPUTE_UNIFORM) &&
@@ -945,6 +978,8 @@ static const rule_t rules[] = {
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
     {"fp8-recipe", MG | DS, CONFIG | OPTIONS, TCONF, fp8_recipe_rules},
     {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF, offload_rules},
+    {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN, ARGS,
+     optimizer_offload},
     {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, ds_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
      "megatron/core/optimizer/optimizer_config.py", state_types},
@@ -1004,6 +1039,8 @@ static const rule_t rules[] = {
      titan_qwen3_pp},
     {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",
      titan_fp8},
+    {"torch-megatron-memory", TORCH | TITAN, PLAN,
+     "merge/export_torch.c, export_torchtitan.c", torch_memory},
     {"torch-cuda-graphs", TORCH | TITAN, PLAN,
      "merge/export_torch.c, export_torchtitan.c", torch_graphs},
 };
@@ -1046,6 +1083,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->recompute_modules = o->recompute_modules;
   c->offload_layers = o->offload_layers;
   c->recompute_layers = o->recompute_layers;
+  c->optimizer_offload = o->optimizer_offload;
   c->blackwell = st__blackwell(cl);
   c->fp8_recipe = o->fp8_recipe;
   c->lowp = o->precision == STRATA_PRECISION_BF16 ? 0 : st__lowp_of(o, cl);
@@ -1094,6 +1132,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->recompute_modules = (unsigned)p->recompute_modules;
   c->offload_layers = p->offload_layers;
   c->recompute_layers = p->recompute_layers;
+  c->optimizer_offload = p->optimizer_offload;
   c->lowp = p->fp8;
   c->blackwell = -1; /* a plan's GPU is its cluster's: not asked again */
   SWITCHES_FROM(p);

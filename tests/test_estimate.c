@@ -34,9 +34,10 @@ typedef struct {
   int unfused; /* the unfused attention of 2021 (GPT's default is fused) */
   strata_precision_t precision;
   int fp8_param_gather;
-  int fp8_recipe; /* STRATA_LOWP_* (0: the GPU's default) */
-  int pao, state; /* precision-aware optimizer; every state's type */
-  int offload;    /* --cpu-offloading-num-layers */
+  int fp8_recipe;     /* STRATA_LOWP_* (0: the GPU's default) */
+  int pao, state;     /* precision-aware optimizer; every state's type */
+  int offload;        /* --cpu-offloading-num-layers */
+  double opt_offload; /* --optimizer-offload-fraction */
   strata_recipe_t recipe;
   strata_recompute_t rc;
   int rc_layers, rc_method; /* --recompute-num-layers, --recompute-method */
@@ -101,6 +102,7 @@ static strata_plan_t *estimate(const est_t *e) {
   po.recompute_method = e->rc_method;
   po.precision_aware_optimizer = e->pao;
   po.offload_layers = e->offload;
+  po.optimizer_offload = e->opt_offload;
   po.main_grads_dtype = po.exp_avg_dtype = po.exp_avg_sq_dtype = e->state;
   /* Megatron-LM's default: equal stages when the layers divide */
   if (strata_graph_layers(g) % e->pp == 0)
@@ -437,6 +439,45 @@ TEST(precision_aware_optimizer) {
   strata_plan_destroy(c);
 }
 
+/* The optimizer offloaded (--optimizer-offload-fraction F, with the
+ * precision-aware optimizer): F of the rank's optimizer states leave the
+ * GPU and nothing else; F of Adam's step runs on the host, through its
+ * DRAM (76.8 GB/s a GPU on a DGX H100) beside the GPU's share, the
+ * gradients' and weights' copies pipelined with it. */
+TEST(optimizer_offloading) {
+  est_t e = est("gpt-1.7b", "dgx-h100:1", 1, 1);
+  e.dp = 8, e.zero = 1, e.gb = 16, e.pao = 1;
+  strata_plan_t *a = estimate(&e);
+  e.opt_offload = 0.5;
+  strata_plan_t *h = estimate(&e);
+  e.opt_offload = 1;
+  strata_plan_t *b = estimate(&e);
+  ASSERT_NEAR(b->optimizer_offload, 1, 0, 0);
+  ASSERT_NEAR(h->optimizer_offload, 0.5, 0, 0);
+  const strata_mem_items_t *x = &a->ranks[0].mem, *y = &b->ranks[0].mem,
+                           *z = &h->ranks[0].mem;
+  ASSERT(x->optimizer > 0);
+  ASSERT_NEAR(y->optimizer, 0, 0, 0);
+  ASSERT_NEAR(z->optimizer, x->optimizer / 2, 1e-12, 0);
+  ASSERT_NEAR(y->weights, x->weights, 1e-12, 0);
+  ASSERT_NEAR(y->gradients, x->gradients, 1e-12, 0);
+  ASSERT_NEAR(y->activations, x->activations, 1e-12, 0);
+  ASSERT_NEAR(y->total, x->total - x->optimizer, 1e-12, 1);
+  /* the precision-aware optimizer's 10 bytes a parameter of the shard */
+  double n = x->optimizer / 10, host = n * 28 / 76.8e9;
+  printf("  optimizer step: %.1f ms on the GPU, %.1f ms with half on the "
+         "host, %.1f ms all there (DRAM bound %.1f ms)\n",
+         a->step_items.optimizer * 1e3, h->step_items.optimizer * 1e3,
+         b->step_items.optimizer * 1e3, host * 1e3);
+  ASSERT_NEAR(b->step_items.optimizer, host, 1e-9, 0);
+  ASSERT_NEAR(h->step_items.optimizer, host / 2, 1e-9, 0);
+  ASSERT(a->step_items.optimizer < h->step_items.optimizer);
+  ASSERT(b->step_seconds > a->step_seconds);
+  strata_plan_destroy(a);
+  strata_plan_destroy(h);
+  strata_plan_destroy(b);
+}
+
 /* Activations offloaded (--cpu-offloading-num-layers N of L layers, one
  * stage): the GPU keeps (L - N + 1) / L of them (one layer's as the
  * copy's buffer); the copy over the host link is exposed only beyond the
@@ -649,6 +690,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
     TEST_ENTRY(recompute_units),
     TEST_ENTRY(precision_aware_optimizer),
+    TEST_ENTRY(optimizer_offloading),
     TEST_ENTRY(activation_offloading),
     TEST_ENTRY(zero_paper_fig1),
     TEST_ENTRY(korthikanti_per_layer),

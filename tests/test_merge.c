@@ -1170,6 +1170,14 @@ TEST(megatron_gpt) {
   ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "
                      "uniform \\\n--recompute-num-layers 1");
   strata_free(t);
+  p->precision_aware_optimizer = 1, p->optimizer_offload = 0.75;
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--use-precision-aware-optimizer \\\n"
+                     "--optimizer-cpu-offload \\\n"
+                     "--optimizer-offload-fraction 0.75 \\\n"
+                     "--overlap-cpu-optimizer-d2h-h2d");
+  strata_free(t);
+  p->precision_aware_optimizer = 0, p->optimizer_offload = 0;
   p->recompute_method = STRATA_RECOMPUTE_BLOCK, p->recompute_layers = 3;
   t = megatron(p);
   ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "

@@ -250,6 +250,31 @@ TEST(offloading_rules) {
   refused(&c, ALL, "ds-cpu-offloading", "activation offloading");
 }
 
+/* The optimizer offloaded: a fraction in (0, 1], with the precision-aware
+ * optimizer, with the FP8 parameter gather only under delayed scaling;
+ * the PyTorch exports refuse it. */
+TEST(optimizer_offload_rules) {
+  strata_rules_config_t c = dense();
+  c.optimizer_offload = 0.5;
+  refused(&c, ALL, "optimizer-offload", "--precision-aware-optimizer");
+  c.precision_aware_optimizer = 1, c.zero_stage = 1;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.optimizer_offload = 1.5;
+  refused(&c, ALL | STRATA_RULES_PLAN, "optimizer-offload", "not in (0, 1]");
+  c.optimizer_offload = 1, c.precision = STRATA_PRECISION_FP8;
+  c.fp8_param_gather = 1, c.lowp = STRATA_LOWP_TENSORWISE;
+  refused(&c, ALL, "optimizer-offload", "--fp8-recipe delayed");
+  c.lowp = STRATA_LOWP_DELAYED;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c = dense(), c.optimizer_offload = 1, c.precision_aware_optimizer = 1;
+  c.target = STRATA_RULES_TORCHTITAN;
+  refused(&c, STRATA_RULES_PLAN, "torch-megatron-memory",
+          "--optimizer-offload-fraction");
+  c.optimizer_offload = 0;
+  refused(&c, STRATA_RULES_PLAN, "torch-megatron-memory",
+          "--precision-aware-optimizer");
+}
+
 TEST(precision_aware_optimizer_rules) {
   strata_rules_config_t c = dense();
   c.state_dtypes = 1;
@@ -772,6 +797,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(layer_splits_beyond_first_and_last),
     TEST_ENTRY(recompute_modules_rules),
     TEST_ENTRY(recompute_unit_rules),
+    TEST_ENTRY(optimizer_offload_rules),
     TEST_ENTRY(fp8_recipe_rules),
     TEST_ENTRY(offloading_rules),
     TEST_ENTRY(precision_aware_optimizer_rules),

@@ -119,6 +119,10 @@ typedef struct {
    * layers recomputed at the start of every chunk (block); 0: every
    * layer's input (uniform, 1) */
   int recompute_layers;
+  /* Megatron-LM's --optimizer-cpu-offload --optimizer-offload-fraction F:
+   * that share of the rank's optimizer (its fp32 weights and moments, and
+   * Adam's step over them) on the host (0: none) */
+  double optimizer_offload;
 } strata_plan_opts_t;
 
 /* An optimizer state's type (Megatron-LM's --main-grads-dtype,
@@ -364,6 +368,7 @@ typedef struct {
   int state_dtypes;              /* a state type other than fp32 given */
   int offload_layers;            /* --cpu-offloading-num-layers */
   int recompute_layers;          /* --recompute-num-layers */
+  double optimizer_offload;      /* --optimizer-offload-fraction (0: none) */
   int lowp;       /* the GEMMs' STRATA_LOWP_* recipe as it runs (0: none,
                      or not known) */
   int fp8_recipe; /* --fp8-recipe as given (0: none) */

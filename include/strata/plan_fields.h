@@ -112,6 +112,7 @@
   F(CONF, int,     exp_avg_sq_dtype,     exp_avg_sq_dtype,      "second moment's type",     0,  2,          TI, 9,  OPTS, DTYPE,  p->precision_aware_optimizer > 0, 0) \
   F(CONF, int,     offload_layers,       cpu_offloading_num_layers, "layers offloaded",     0,  BIG,        TI, 9,  OPTS, NUM,    p->offload_layers > 0, 40) \
   F(CONF, int,     recompute_layers,     recompute_num_layers,  "layers a recompute unit",  0,  BIG,        TI, 10, OPTS, NUM,    p->recompute_layers > 0, 46) \
+  F(CONF, double,  optimizer_offload,    optimizer_offload_fraction, "optimizer offload fraction", 0, 0,      TD, 10, OPTS, NUM,    p->optimizer_offload > 0, 47) \
   F(CONF, int,     recompute_modules,    recompute_modules,     "recompute modules",        0,  STRATA_RCM_ALL, TI, 9, OPTS, MODULES, p->recompute_modules > 0, 39) \
   F(RUN,  double,  step_seconds,         step_seconds,          NULL,                       0,  0,          HD, 1,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  tokens_per_second,    tokens_per_second,     NULL,                       0,  0,          HD, 2,  FIG,  NUM,    1,                  0)  \
@@ -277,9 +278,9 @@ enum {
 /* The newest plan format: the highest slot of a TI/TD row (9: the MoE
  * layer's and the CUDA graphs' choices, the embedding and loss counted in
  * the split, recompute modules, the precision-aware optimizer; 10: full
- * recompute's method and unit), at least 7 (the RoPE scaling, a struct of
- * its own).  A row added to a released format's slot would make its
- * files unreadable: new rows take a new slot. */
+ * recompute's method and unit, the optimizer's offload), at least 7 (the RoPE
+ * scaling, a struct of its own).  A row added to a released format's slot would
+ * make its files unreadable: new rows take a new slot. */
 #define STRATA_PLAN_FORMAT_VERSION 10
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */

@@ -71,14 +71,17 @@ int strata_mesh_devices(const strata_mesh_t *m);
  * cites the vendors' datasheets for each).
  */
 typedef struct {
-  const char *name;        /* "H100-SXM" */
-  const char *vendor;      /* "NVIDIA", "AMD" */
-  uint64_t memory_bytes;   /* HBM per device */
-  double peak_flops;       /* bf16 dense (fp16 where bf16 is missing) */
-  double nvlink_bandwidth; /* bytes/s one direction, all links; 0: none */
-  double pcie_bandwidth;   /* bytes/s one direction (x16 link) */
-  double host_bandwidth;   /* bytes/s one direction to the host's memory
-                              (0: the PCIe link's; GB200: NVLink-C2C) */
+  const char *name;             /* "H100-SXM" */
+  const char *vendor;           /* "NVIDIA", "AMD" */
+  uint64_t memory_bytes;        /* HBM per device */
+  double peak_flops;            /* bf16 dense (fp16 where bf16 is missing) */
+  double nvlink_bandwidth;      /* bytes/s one direction, all links; 0: none */
+  double pcie_bandwidth;        /* bytes/s one direction (x16 link) */
+  double host_bandwidth;        /* bytes/s one direction to the host's memory
+                                   (0: the PCIe link's; GB200: NVLink-C2C) */
+  double host_memory_bandwidth; /* bytes/s of the host's DRAM a GPU has in
+                                   its reference system (the node's over
+                                   its GPUs; 0: not known) */
 } strata_gpu_model_t;
 
 int strata_gpu_model_count(void);
