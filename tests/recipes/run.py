@@ -188,7 +188,9 @@ def memory_args(r, args, why):
     if given(r["cpu_offload_layers"]) and r["cpu_offload_layers"] != "0":
         flag(args, "--cpu-offloading-num-layers", r["cpu_offload_layers"])
     if r["optimizer_cpu_offload"] == "1":
-        why.append("the optimizer offloaded")
+        # Megatron-LM's default fraction is 1.0 (arguments.py)
+        f = r["optimizer_offload_fraction"]
+        flag(args, "--optimizer-offload-fraction", f if given(f) else "1")
     if r["use_megatron_fsdp"] == "1":
         if int(r["pp"]) > 1:
             why.append("Megatron-FSDP with a pipeline")
