@@ -122,9 +122,11 @@ static const cli_opt_t opts[] = {
     {CLI_CALL("exp-avg-sq-dtype", 0, C_EASD, "T",
               "... and its second moment's")},
     {CLI_CALL("framework", 0, C_FW, "F",
-              "megatron (default) or deepspeed (searches what\n"
+              "megatron (default), deepspeed (searches what\n"
               "its config sets up: no cp, ep, vpp, FP8, MTP,\n"
-              "--zero 0 or --free)")},
+              "--zero 0 or --free) or torchtitan (FSDP2 and\n"
+              "PyTorch's pipelining: --zero 3 with --pp > 1;\n"
+              "dense llama3/qwen3 in bf16)")},
     {CLI_FLAG("free", po.megatron, 0,
               "lift the Megatron-compatible restrictions:\n"
               "ILP layouts, balanced uneven splits")},

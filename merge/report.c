@@ -133,6 +133,16 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
                     p->zero_stage, strata_recipe_name(p->recipe),
                     strata_framework_name(p->framework));
+  if (p->framework == STRATA_FRAMEWORK_TORCHTITAN && p->pp > 1 && p->dp > 1)
+    strata_buf_printf(b, "  %-20s %s\n", "",
+                      "FSDP2 under the pipeline: parameters gathered from "
+                      "the first forward, fp32 gradients whole to the last "
+                      "backward; one all-gather, one reduce-scatter a step");
+  else if (p->framework == STRATA_FRAMEWORK_MEGATRON && p->pp > 1 &&
+           p->zero_stage >= 2)
+    strata_buf_printf(b, "  %-20s %s\n", "",
+                      "Megatron-FSDP with a pipeline: gradients "
+                      "reduce-scattered every micro-batch's backward");
   char rcm[160] = "";
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE && p->recompute_modules > 0) {
     strcpy(rcm, " (modules ");

@@ -226,17 +226,22 @@ int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
   return c->sequence_parallel > 0 && c->tp == 1 &&
          SAY("sequence parallelism needs a tensor-parallel size above 1");
 }
+/* ZeRO 2 and 3 with pipelining.  DeepSpeed's pipeline engine asserts
+ * ZeRO stage 0 or 1 (deepspeed/runtime/pipe/engine.py).  Megatron-LM
+ * runs Megatron-FSDP (--use-megatron-fsdp, version 1, its default) with
+ * a pipeline: arguments.py asserts pp 1 only of --use-torch-fsdp2, and
+ * the version 2 adapter, which refuses pp (mcore_fsdp_adapter.py), is
+ * not what the export asks for.  torchtitan runs FSDP2 under PyTorch's
+ * pipelining (torchtitan/models/llama3/infra/parallelize.py, apply_fsdp
+ * with pp_enabled). */
 int st__rule_zero_pp(const cfg_t *c, char *why, size_t n) {
-  int ds = deepspeed(c);
-  return c->zero_stage >= 2 && c->pp > 1 &&
+  return deepspeed(c) && c->zero_stage >= 2 && c->pp > 1 &&
          SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
-             "which %s runs without pipeline parallelism (%s): use --pp 1 or "
-             "--zero 1",
-             c->zero_stage, c->zero_stage >= 3 ? " and parameters" : "",
-             ds ? "DeepSpeed" : "FSDP",
-             ds ? "its pipeline engine supports ZeRO stage 0 and 1"
-                : "PyTorch FSDP2 refuses pipelining; Megatron-FSDP is run "
-                  "without it");
+             "which DeepSpeed runs without pipeline parallelism (its "
+             "pipeline engine supports ZeRO stage 0 and 1): use --pp 1 or "
+             "--zero 1, or plan for Megatron-FSDP (--framework megatron) or "
+             "torchtitan's FSDP2 (--framework torchtitan)",
+             c->zero_stage, c->zero_stage >= 3 ? " and parameters" : "");
 }
 static int tp_node(const cfg_t *c, char *why, size_t n) {
   int tp = c->tp, g = c->gpus_per_node;
@@ -797,6 +802,36 @@ int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
              c->layers, c->pp);
 }
 
+/* ---- planning for torchtitan (--framework torchtitan): what its job
+ * config and its model definitions run (merge/export_torchtitan.c) ---- */
+static int titan_plan(const cfg_t *c, char *why, size_t n) {
+  const char *what =
+      !c->megatron ? "free-mode layouts (--free): its tensor parallelism is "
+                     "Megatron's layout"
+      : c->experts > 0    ? "experts (its dense llama3 and qwen3 are the "
+                            "models it trains of Strata's families)"
+      : c->mla            ? "latent attention"
+      : c->mtp_layers > 0 ? "multi-token prediction (--mtp-layers 0 drops it)"
+      : c->precision == STRATA_PRECISION_FP8
+          ? "Transformer Engine's FP8 recipe (--precision bf16)"
+      : c->zero_stage == 0
+          ? "--zero 0: its data parallelism over a mesh of more than one "
+            "dimension is FSDP2 (apply_ddp raises 'DDP has not supported > "
+            "1D parallelism'); --zero 1 to 3 are FSDP2"
+      : c->recompute_modules ? "recompute of Megatron-LM's modules "
+                               "(--recompute-modules)"
+      : STRATA_CHOICE(c->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE
+          ? "Megatron-LM's CUDA graphs (--cuda-graph-impl)"
+      : c->offload_layers > 0 ? "activation offloading "
+                                "(--cpu-offloading-num-layers)"
+      : c->precision_aware_optimizer > 0
+          ? "Transformer Engine's precision-aware optimizer"
+          : NULL;
+  return what && SAY("--framework torchtitan: torchtitan runs no %s; plan "
+                     "for Megatron-LM (--framework megatron) to use it",
+                     what);
+}
+
 /* ---- what DTensor's parallel styles and torchtitan's job config express
  * (merge/export_torch.c, export_torchtitan.c) ---- */
 
@@ -869,8 +904,8 @@ static const rule_t rules[] = {
     {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
     {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
     {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, st__rule_sp_tp},
-    {"zero-pp", MG | DS, CONFIG | PLAN,
-     "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", st__rule_zero_pp},
+    {"zero-pp", DS, CONFIG | PLAN, "deepspeed/runtime/pipe/engine.py",
+     st__rule_zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
     {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
@@ -940,6 +975,9 @@ static const rule_t rules[] = {
      ds_zero0},
     {"ds-even-split", DS, OPTIONS,
      "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"titan-plan", TITAN, OPTIONS,
+     "torchtitan/models/llama3/infra/parallelize.py; merge/export_torchtitan.c",
+     titan_plan},
     {"torch-recompute-modules", TORCH | TITAN, PLAN,
      "torchtitan activation_checkpoint; torch.utils.checkpoint", torch_modules},
     {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
@@ -974,7 +1012,11 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
                               const strata_plan_opts_t *o) {
   strata_moe_info_t m;
   memset(c, 0, sizeof *c);
-  c->target = o->framework == STRATA_FRAMEWORK_DEEPSPEED ? DS : MG;
+  /* torchtitan's tensor parallelism and splits are Megatron-LM's layouts:
+   * Megatron-LM's rules and torchtitan's own */
+  c->target = o->framework == STRATA_FRAMEWORK_DEEPSPEED    ? DS
+              : o->framework == STRATA_FRAMEWORK_TORCHTITAN ? MG | TITAN
+                                                            : MG;
   c->megatron = o->megatron;
   c->world = strata_cluster_gpus(cl);
   c->gpus_per_node = strata_cluster_gpus_per_node(cl);

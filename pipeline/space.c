@@ -395,7 +395,10 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
 static int acct_allowed(const st__search_t *S, int acct) {
   const strata_plan_opts_t *o = S->o;
   int e = o->account_embedding, l = o->account_loss;
-  if (acct && (!o->megatron || o->framework != STRATA_FRAMEWORK_MEGATRON ||
+  /* torchtitan lists each stage's modules (module_fqns_per_model_part):
+   * its default split counts the embedding and the output as layers
+   * (pipeline_parallel_first/last_stage_less_layers = 1) */
+  if (acct && (!o->megatron || o->framework == STRATA_FRAMEWORK_DEEPSPEED ||
                o->fix_first || o->fix_last))
     return 0;
   return (e < 0 || e == (acct & 1)) && (l < 0 || l == (acct >> 1 & 1));

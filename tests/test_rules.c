@@ -251,10 +251,16 @@ TEST(batch_and_interleaving) {
   refused(&c, ALL, "global-batch", "global batch size (63)");
   c = dense(), c.tp = 1, c.dp = 8, c.sequence_parallel = 1;
   refused(&c, ALL, "sp-tp", "tensor-parallel size above 1");
-  c = dense(), c.zero_stage = 2;
-  refused(&c, ALL, "zero-pp", "which FSDP runs without");
-  c.target = STRATA_RULES_DEEPSPEED;
-  refused(&c, ALL, "zero-pp", "which DeepSpeed runs without");
+  /* ZeRO 2/3 with a pipeline: Megatron-FSDP and torchtitan's FSDP2 run
+   * it, DeepSpeed's pipeline engine does not */
+  c = dense(), c.zero_stage = 3;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.target = STRATA_RULES_MEGATRON | STRATA_RULES_TORCHTITAN;
+  c.framework = STRATA_FRAMEWORK_TORCHTITAN;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c = dense(), c.zero_stage = 2, c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, STRATA_RULES_CONFIG, "zero-pp",
+          "which DeepSpeed runs without pipeline parallelism");
   c = dense(), c.pp = 1, c.dp = 8, c.vpp = 2;
   refused(&c, ALL, "vpp-pp", "a pipeline of 2 stages or more");
   c = dense(), c.vpp = 2, c.global_batch = 4; /* 1 micro-batch a step */

@@ -25,8 +25,11 @@ extern "C" {
 #endif
 
 typedef enum {
-  STRATA_FRAMEWORK_MEGATRON, /* Megatron-LM (Megatron-Core DDP) */
-  STRATA_FRAMEWORK_DEEPSPEED /* Megatron-DeepSpeed / DeepSpeed ZeRO */
+  STRATA_FRAMEWORK_MEGATRON,  /* Megatron-LM (Megatron-Core DDP) */
+  STRATA_FRAMEWORK_DEEPSPEED, /* Megatron-DeepSpeed / DeepSpeed ZeRO */
+  STRATA_FRAMEWORK_TORCHTITAN /* torchtitan: FSDP2, DTensor, PyTorch's
+                                 pipelining (docs/cost-model.md,
+                                 "torchtitan") */
 } strata_framework_t;
 const char *strata_framework_name(strata_framework_t f);
 int strata_framework_parse(const char *s, strata_framework_t *out);

@@ -97,7 +97,7 @@
   F(CONF, int,     megatron,             megatron,              "mode",                     0,  1,          HI, 9,  OPTS, POS,    1,                  14) \
   F(CONF, int,     vpp,                  vpp,                   "virtual stages per rank",  1,  MAX_VPP,    HI, 10, OPTS, NUM,    1,                  15) \
   F(CONF, double,  alpha,                alpha,                 NULL,                       0,  0,          HD, 0,  OPTS, NUM,    1,                  0)  \
-  F(CONF, strata_framework_t, framework, framework,             "framework",                0,  1,          HE, 29, OPTS, NAME,   1,                  0)  \
+  F(CONF, strata_framework_t, framework, framework,             "framework",                0,  2,          HE, 29, OPTS, NAME,   1,                  0)  \
   STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_FIELD, F)                          \
   STRATA_PLAN_CHOICES(STRATA_PLAN_CHOICE_FIELD, F)                            \
   F(CONF, int,     cp,                   cp,                    "context-parallel size",    0,  BIG,        HI, 37, OPTS, NUM,    p->cp > 1,          17) \
