@@ -127,6 +127,12 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   sum_parallelism(b, p);
   sum_schedule(b, p);
   sum_account(b, p);
+  if (p->ds_partition > 0)
+    strata_buf_printf(b,
+                      "  %-20s DeepSpeed's PipelineModule, partition_method "
+                      "'%s' (the split it gives)\n",
+                      "split",
+                      strata_ds_partition_method_name(p->ds_partition));
   sum_groups(b, p);
   strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
                     "batch", p->micro_batch, p->global_batch, p->n_micro);

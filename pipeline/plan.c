@@ -169,6 +169,7 @@ static void plan_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
                    : o->overlap_p2p >= 0     ? o->overlap_p2p
                                              : cf->v > 1;
   p->moe_grouped_gemm = o->moe_grouped_gemm != 0;
+  if (cf->p < 2) p->ds_partition = 0; /* no pipeline to partition */
   /* torchtitan's FSDP2 under a pipeline reduces after the last backward
    * and gathers in the first forward (eval.c, fsdp_pp): neither of
    * Megatron-LM's overlaps */
@@ -664,10 +665,13 @@ static int cp_exchange(st__search_t *S) {
 }
 
 /* --pipeline-layout (the rulebook checked it): its chunks' layers, and
- * the virtual stages it gives. */
+ * the virtual stages it gives; the buffer of --ds-partition-method's
+ * splits. */
 static int layout_of(st__search_t *S) {
   strata_plan_opts_t *o = &S->opts;
   char why[512];
+  S->ds_n = strata_calloc(ST__MAX_PP, sizeof *S->ds_n);
+  if (!S->ds_n) return strata_error(STRATA_ENOMEM, "out of memory");
   if (!o->pipeline_layout) return 0;
   S->lay_n = strata_calloc(ST__MAX_PP, sizeof *S->lay_n);
   if (!S->lay_n) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -725,6 +729,7 @@ static void teardown(st__search_t *S) {
   strata_free(S->fam);
   strata_free(S->sync);
   strata_free(S->lay_n);
+  strata_free(S->ds_n);
   st__eval_free(S);
 }
 

@@ -275,10 +275,15 @@ static int given(const cfg_t *c) {
 static int acct_of(const cfg_t *c) {
   return (c->account_embedding > 0) | (c->account_loss > 0) << 1;
 }
+/* DeepSpeed's PipelineModule with a partition method given: its split
+ * (ds_partition.c) */
+static int ds_method(const cfg_t *c) {
+  return deepspeed(c) && c->ds_partition > 0;
+}
 static int split_even(const cfg_t *c, char *why, size_t n) {
   int v = vpp_of(c);
   return c->pp >= 2 && !given(c) && !acct_of(c) && !c->pipeline_layout &&
-         c->layers % (c->pp * v) &&
+         !deepspeed(c) && c->layers % (c->pp * v) &&
          SAY("%d layers do not split evenly over %d pipeline stages%s: count "
              "the embedding and the loss as layers (--account-for-embedding, "
              "--account-for-loss), give --first-stage-layers and/or "
@@ -579,7 +584,7 @@ static const char *knob_given(const cfg_t *c, int graphs, char *buf,
   {cli, c->m > 0, c->m, 0, KNOB_NAME_##kind(key)},
 #define KNOB_SWITCH(F, m, key, what, codec, slot, diff, cli, def, ...)         \
   {cli, (def) == STRATA_AUTO && c->m >= 0, c->m, 1, NULL},
-  const knob_t k[] = {STRATA_PLAN_CHOICES(KNOB_CHOICE, _)
+  const knob_t k[] = {STRATA_PLAN_MEGATRON_CHOICES(KNOB_CHOICE, _)
                           STRATA_PLAN_SWITCHES(KNOB_SWITCH, _)};
 #undef KNOB_CHOICE
 #undef KNOB_SWITCH
@@ -793,13 +798,71 @@ static int ds_megatron_moe(const cfg_t *c, char *why, size_t n) {
   return ds_no(c, what, why, n);
 }
 int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
-  return c->pp > 1 && c->layers % c->pp && !given(c) &&
+  return c->pp > 1 && c->layers % c->pp && !given(c) && !ds_method(c) &&
          SAY("--framework deepspeed: %d layers do not split evenly over %d "
-             "pipeline stages, and DeepSpeed's partition (type:transformer) "
-             "gives the even split only; give a --pp that divides them, or "
-             "the split your partition_method gives (--first-stage-layers, "
-             "--last-stage-layers)",
+             "pipeline stages, and without --ds-partition-method the plan "
+             "takes the even split or the one given; give the "
+             "partition_method the run uses (--ds-partition-method: "
+             "type:transformer balances the layers unevenly, BLOOM's "
+             "type:transformer|embedding counts the embedding and a tied "
+             "head as layers too), a --pp that divides them, or the split "
+             "(--first-stage-layers, --last-stage-layers)",
              c->layers, c->pp);
+}
+/* The split a partition method gives: one Strata runs (each stage a
+ * transformer layer, the embedding and the head on the end stages), and a
+ * hand split only if it is that one. */
+static int ds_partition(const cfg_t *c, char *why, size_t n) {
+  int k[ST__MAX_PP], pp = c->pp, m = c->ds_partition;
+  if (ds_method(c) && pp == 1)
+    return SAY("--ds-partition-method %s splits the layers over pipeline "
+               "stages, and --pp 1 has one; leave the option out",
+               strata_ds_partition_method_name(m));
+  if (!ds_method(c) || pp < 2 || pp > c->layers) return 0;
+  if (c->vpp > 1) return 0; /* ds-vpp's */
+  unsigned specs =
+      (c->tied ? ST__DS_TIED : 0) | (c->experts > 0 ? ST__DS_MOE : 0);
+  int K = st__ds_partition(c->graph, c->layers, specs, m, pp, k);
+  if (K == -2) return SAY("out of memory");
+  if (K < 0)
+    return SAY("--ds-partition-method %s splits the %d layers over %d "
+               "stages with a stage of no transformer layer, or the "
+               "embedding or the head off the end stages, which Strata "
+               "does not run: give another method or --pp",
+               strata_ds_partition_method_name(m), c->layers, pp);
+  if (!given(c)) return 0;
+  /* the hand split as Megatron-LM reads it: a rank not given shares the
+   * rest with the middle ranks */
+  int f = c->first_layers, l = c->last_layers;
+  int others = pp - (f > 0) - (l > 0), rest = c->layers - f - l, ok = 1;
+  for (int s = 0; s < pp && ok; s++) {
+    int h = s == 0 && f ? f : s == pp - 1 && l ? l : 0;
+    if (!h) h = others > 0 && rest % others == 0 ? rest / others : -1;
+    ok = k[s] == h;
+  }
+  if (ok) return 0;
+  char list[256];
+  size_t w = 0;
+  for (int s = 0; s < pp && w < sizeof list; s++)
+    w += (size_t)snprintf(list + w, sizeof list - w, "%s%d", s ? ", " : "",
+                          k[s]);
+  return SAY("--ds-partition-method %s gives the layers per stage %s, not "
+             "the split given (--first-stage-layers %d, --last-stage-layers "
+             "%d): DeepSpeed's PipelineModule runs the method's; drop the "
+             "split or the method",
+             strata_ds_partition_method_name(m), list, c->first_layers,
+             c->last_layers);
+}
+static int ds_partition_fw(const cfg_t *c, char *why, size_t n) {
+  if (c->ds_partition <= 0 || deepspeed(c)) return 0;
+  if (c->saved)
+    return SAY("the plan's split is the one DeepSpeed's PipelineModule "
+               "gives with partition_method '%s'; export it for DeepSpeed, "
+               "or re-plan without --ds-partition-method",
+               strata_ds_partition_method_name(c->ds_partition));
+  return SAY("--ds-partition-method is DeepSpeed's PipelineModule's: plan "
+             "with --framework deepspeed, or split with Megatron-LM's "
+             "options (--first-stage-layers, --pipeline-layout)");
 }
 
 /* ---- planning for torchtitan (--framework torchtitan): what its job
@@ -973,8 +1036,14 @@ static const rule_t rules[] = {
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
      ds_zero0},
-    {"ds-even-split", DS, OPTIONS,
+    {"ds-even-split", DS, CONFIG | OPTIONS,
      "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"ds-partition", DS, CONFIG | OPTIONS,
+     "deepspeed/runtime/pipe/module.py (_partition_layers); "
+     "deepspeed/runtime/utils.py (partition_balanced)",
+     ds_partition},
+    {"ds-partition-framework", MG | TITAN, OPTIONS | PLAN,
+     "deepspeed/runtime/pipe/module.py", ds_partition_fw},
     {"titan-plan", TITAN, OPTIONS,
      "torchtitan/models/llama3/infra/parallelize.py; merge/export_torchtitan.c",
      titan_plan},
@@ -1058,6 +1127,8 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->shared_ffn = g->hp.shared_ffn, c->capacity = m.capacity;
   c->dense_layers = m.experts ? c->layers - m.moe_layers : c->layers;
   c->dropout = g->hp.dropout;
+  c->graph = g;
+  c->tied = strata_graph_find_tensor(g, "head.weight") < 0;
 }
 
 /* A plan's ep of 0 is 1 with experts (older files); its etp counts only
@@ -1100,6 +1171,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->shared_ffn = p->shared_ffn, c->capacity = p->capacity;
   c->dense_layers = p->experts ? p->layers - p->moe_layers : p->layers;
   c->dropout = p->dropout;
+  c->tied = !p->untie_embeddings;
 }
 
 /* A fixed configuration's split: the virtual stages a layout gives, and
@@ -1117,9 +1189,9 @@ static void fix_split(cfg_t *c) {
   if (c->account_embedding < 0) c->account_embedding = 0;
   if (c->account_loss < 0) c->account_loss = 0;
   if (c->pp < 2) c->account_embedding = c->account_loss = 0; /* no split */
-  if (c->pp < 2 || given(c) || c->pipeline_layout ||
+  if (c->pp < 2 || given(c) || c->pipeline_layout || deepspeed(c) ||
       (c->layers % (c->pp * v) == 0 && !acct_of(c)))
-    return;
+    return; /* DeepSpeed's split counts neither (ds-even-split) */
   if (acct_of(c) && st__split_accounted(c->layers, c->pp, v, acct_of(c), k) > 0)
     return; /* as given */
   static const int order[] = {3, 1, 2};
@@ -1150,7 +1222,7 @@ int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
   o->account_embedding = rc.account_embedding;
   o->account_loss = rc.account_loss;
   if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last && !acct_of(&rc) &&
-      !o->pipeline_layout)
+      !o->pipeline_layout && !ds_method(&rc))
     o->fix_first = o->fix_last = rc.layers / o->fix_pp; /* Megatron-LM's */
   return 0;
 }

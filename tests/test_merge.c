@@ -676,9 +676,10 @@ TEST(plan_fields_table) {
 }
 
 /* Each choice of plan_fields.h, set alone to its last name (a set to all
- * of them), makes a format 9 file that reads back the same, is named in
- * show --json and is the one configuration line diff reports; left at 0
- * it writes nothing (the file keeps its older format). */
+ * of them), makes a file of its row's format (9; 10 for DeepSpeed's
+ * partition method) that reads back the same, is named in show --json
+ * and is the one configuration line diff reports; left at 0 it writes
+ * nothing (the file keeps its older format). */
 TEST(plan_choices_table) {
   static const struct {
     const char *key, *json;
@@ -690,6 +691,7 @@ TEST(plan_choices_table) {
       {"cuda_graph_impl", "\"cuda_graph_impl\":\t\"full_iteration\""},
       {"cuda_graph_scope", "\"cuda_graph_scope\":\t[\"attn\", \"mlp\", "
                            "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
+      {"ds_partition_method", "\"ds_partition_method\":\t\"type:embedding\""},
   };
   size_t len;
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
@@ -699,13 +701,15 @@ TEST(plan_choices_table) {
     ASSERT(d[4] < 9);
     strata_free(d);
     char *json = NULL, *diff = NULL, want[128];
-    int k = 0;
+    int k = 0, format = 0;
 #define CHOICE_SET(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
-  if (k++ == (int)i) p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__);
+  if (k++ == (int)i)                                                           \
+    p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__), format = slot;
     STRATA_PLAN_CHOICES(CHOICE_SET, p)
 #undef CHOICE_SET
+    ASSERT_EQ(k, (int)(sizeof rows / sizeof rows[0])); /* a row each */
     d = encode(p, &len);
-    ASSERT_EQ(d[4], 9);
+    ASSERT_EQ(d[4], format);
     strata_free(d);
     q = roundtrip(p);
     assert_same_plan(p, q);
@@ -1363,6 +1367,22 @@ TEST(deepspeed_config) {
   ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(pl, "pipe_partitioned")));
   ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(pl, "grad_partitioned")));
   cJSON_Delete(j);
+  /* a partition method given: the split it gave, recorded in the config
+   * and passed to PipelineModule */
+  p->ds_partition = STRATA_DS_TYPE_TRANSFORMER_EMBEDDING;
+  j = deepspeed(p);
+  ASSERT_STR_EQ(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "pipeline"), "partition")
+          ->valuestring,
+      "type:transformer|embedding");
+  cJSON_Delete(j);
+  {
+    char *py = NULL;
+    ASSERT_OK(strata_export_deepspeed_topology(p, &py));
+    ASSERT_CONTAINS(py, "partition_method=\"type:transformer|embedding\"");
+    strata_free(py);
+  }
+  p->ds_partition = 0;
   p->recompute = STRATA_RECOMPUTE_FULL; /* the engine's interval: 1 layer */
   j = deepspeed(p);
   ASSERT_EQ(

@@ -378,6 +378,10 @@ typedef struct {
   int dense_layers; /* layers without experts (of a mixture of them) */
   double capacity;  /* the experts' capacity factor (0: dropless) */
   int dropout;      /* attention and hidden dropout */
+  /* the model's graph (NULL from a plan: DeepSpeed's 'parameters' split
+   * is then not known) and whether its head is the embedding's table */
+  const strata_graph_t *graph;
+  int tied;
 } strata_rules_config_t;
 
 /* The first rule a configuration breaks: its name (a short tag), where

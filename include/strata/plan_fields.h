@@ -207,6 +207,9 @@
  * characters); then the names, in the order of their constants below. */
 /* clang-format off */
 #define STRATA_PLAN_CHOICES(C, F)                                               \
+  STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)
+/* Megatron-LM's MoE layer and CUDA graphs: exported, not costed */
+#define STRATA_PLAN_MEGATRON_CHOICES(C, F)                                      \
   C(F, NAME, moe_dispatcher, moe_token_dispatcher, "token dispatcher", 9, 30,  \
     "moe-token-dispatcher", p->moe_dispatcher,                                 \
     "the experts' token dispatcher: alltoall\n(default), allgather or flex",     \
@@ -231,6 +234,14 @@
     "cuda-graph-scope", p->cuda_graph_scope,                                   \
     "what a layer's graph captures, a comma list\nof attn, mlp, moe, moe_router,\nmoe_preprocess (default: the whole layer)", \
     "attn", "mlp", "moe", "moe_router", "moe_preprocess")
+/* DeepSpeed's: the pipeline's partition method (pipeline/ds_partition.c),
+ * costed; its own rows so that the help lists it with --framework */
+#define STRATA_PLAN_DS_CHOICES(C, F)                                           \
+  C(F, NAME, ds_partition, ds_partition_method, "DeepSpeed partition method", 10, 41, \
+    "ds-partition-method", p->ds_partition,                                    \
+    "--framework deepspeed: PipelineModule's\npartition_method, whose split is planned:\ntype:transformer, type:transformer|embedding\n(BLOOM's), parameters, uniform or\ntype:embedding (default: the even split or\nthe one given)", \
+    "type:transformer", "type:transformer|embedding", "parameters",           \
+    "uniform", "type:embedding")
 /* clang-format on */
 
 /* The choices' values (0: not given, the first). */
@@ -251,6 +262,14 @@ enum {
   STRATA_CUDA_GRAPH_MOE_ROUTER = 8,
   STRATA_CUDA_GRAPH_MOE_PREPROCESS = 16
 };
+/* DeepSpeed's partition methods (deepspeed/runtime/pipe/module.py) */
+enum {
+  STRATA_DS_TYPE_TRANSFORMER = 1,
+  STRATA_DS_TYPE_TRANSFORMER_EMBEDDING,
+  STRATA_DS_PARAMETERS,
+  STRATA_DS_UNIFORM,
+  STRATA_DS_TYPE_EMBEDDING
+};
 /* A choice as it runs: the value given, or the first. */
 #define STRATA_CHOICE(v) ((v) > 0 ? (v) : 1)
 
@@ -267,11 +286,12 @@ enum {
   ((1 << STRATA_PLAN_CHOICE_COUNT(__VA_ARGS__)) - 1)
 #define STRATA_PLAN_CHOICE_DECL(F, kind, m, ...) int m;
 
-/* The newest plan format: the highest slot of a TI/TD row (9: the MoE
- * layer's and the CUDA graphs' choices, the embedding and loss counted in
- * the split, recompute modules, the precision-aware optimizer), at least 7 (the
- * RoPE scaling, a struct of its own). */
-#define STRATA_PLAN_FORMAT_VERSION 9
+/* The newest plan format: the highest slot of a TI/TD row (10: DeepSpeed's
+ * partition method; 9: the MoE layer's and the CUDA graphs' choices, the
+ * embedding and loss counted in the split, recompute modules, the
+ * precision-aware optimizer), at least 7 (the RoPE scaling, a struct of
+ * its own). */
+#define STRATA_PLAN_FORMAT_VERSION 10
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60
