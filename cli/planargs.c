@@ -137,9 +137,16 @@ static const cli_opt_t opts[] = {
     {CLI_CALL("exp-avg-sq-dtype", 0, C_EASD, "T",
               "... and its second moment's")},
     {CLI_CALL("framework", 0, C_FW, "F",
-              "megatron (default) or deepspeed (searches what\n"
+              "megatron (default), deepspeed (searches what\n"
               "its config sets up: no cp, ep, vpp, FP8, MTP,\n"
-              "--zero 0 or --free)")},
+              "--zero 0 or --free) or torchtitan (FSDP2 and\n"
+              "PyTorch's pipelining: --zero 3 with --pp > 1;\n"
+              "dense llama3/qwen3 in bf16)")},
+/* clang-format off */
+#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
+  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
+    STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
+    /* clang-format on */
     {CLI_FLAG("free", po.megatron, 0,
               "lift the Megatron-compatible restrictions:\n"
               "ILP layouts, balanced uneven splits")},
@@ -153,10 +160,8 @@ static const cli_opt_t opts[] = {
     /* clang-format on */
     {CLI_HEAD("Megatron-LM's run-time choices (those of the MoE layer and "
               "CUDA graphs exported, not costed):")},
-/* clang-format off */
-#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
-  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
-    STRATA_PLAN_CHOICES(CHOICE_ROW, po)
+    /* clang-format off */
+    STRATA_PLAN_MEGATRON_CHOICES(CHOICE_ROW, po)
 #undef CHOICE_ROW
     /* clang-format on */
     {CLI_HEAD("Search and output:")},

@@ -146,19 +146,25 @@ static int add_checkpointing(cJSON *root, const strata_plan_t *p) {
   return bad ? -1 : 0;
 }
 
-/* The pipeline section, with pipelining: the stage count (a key DeepSpeed
- * defines, default "auto", and does not read: PipelineModule takes it, so
- * it records what the topology lines give); whether the boundary and its
- * gradient go split over the tensor-parallel ranks, as the plan costed
- * them (scatter_gather; the engine's pipe_partitioned and grad_partitioned,
- * on by default); whole layers checkpointed under full recompute. */
+/* The pipeline section, with pipelining: the stage count and, where the
+ * plan was made for one, the partition method (keys DeepSpeed's config.py
+ * defines, defaults "auto" and "best", and does not read: PipelineModule
+ * takes both as arguments, so they record what the topology lines give);
+ * whether the boundary and its gradient go split over the tensor-parallel
+ * ranks, as the plan costed them (scatter_gather; the engine's
+ * pipe_partitioned and grad_partitioned, on by default); whole layers
+ * checkpointed under full recompute. */
 static int add_pipeline(cJSON *root, const strata_plan_t *p) {
   if (p->pp <= 1) return 0;
   cJSON *pl = cJSON_AddObjectToObject(root, "pipeline");
   int sg = p->scatter_gather > 0;
-  int bad = !pl || st__json_add_num(pl, "stages", p->pp) ||
-            st__json_add_bool(pl, "pipe_partitioned", sg) ||
-            st__json_add_bool(pl, "grad_partitioned", sg);
+  int bad =
+      !pl || st__json_add_num(pl, "stages", p->pp) ||
+      (p->ds_partition > 0 &&
+       st__json_add_str(pl, "partition",
+                        strata_ds_partition_method_name(p->ds_partition))) ||
+      st__json_add_bool(pl, "pipe_partitioned", sg) ||
+      st__json_add_bool(pl, "grad_partitioned", sg);
   if (!bad && p->recompute == STRATA_RECOMPUTE_FULL)
     bad = st__json_add_num(pl, "activation_checkpoint_interval", 1);
   return bad ? -1 : 0;
@@ -272,18 +278,23 @@ int strata_export_deepspeed_topology(const strata_plan_t *p, char **text) {
       "topology=topology,\n"
       "                          partition_method=\"%s\",\n"
       "                          activation_checkpoint_interval=%d)\n",
-      even_split(p)
+      p->ds_partition > 0
+          ? "the split this partition_method gives over Megatron-DeepSpeed's "
+            "GPTModelPipe specs, as the plan costed it (bigscience's fork "
+            "takes it as --pp-partition-method, deepspeedai's passes "
+            "type:transformer)"
+      : even_split(p)
           ? "the plan splits the transformer layers evenly, as 'type:' "
             "balances the count of the layers whose class matches it "
             "(Megatron-DeepSpeed's ParallelTransformerLayerPipe)"
       : p->framework == STRATA_FRAMEWORK_DEEPSPEED
-          ? "uneven split, as given to the plan: 'type:transformer' balances "
-            "the transformer layers evenly; a regex that also counts the "
-            "embedding (BLOOM's 'type:transformer|embedding') gives the end "
-            "stages fewer"
+          ? "uneven split, as given to the plan: 'type:transformer' may give "
+            "another; re-plan with --ds-partition-method for the split a "
+            "method gives"
           : "uneven split, which 'type:transformer' does not keep (it "
             "balances the count of layers); re-plan with --framework "
             "deepspeed for the split it gives",
-      "type:transformer", p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
+      strata_ds_partition_method_name(p->ds_partition),
+      p->recompute == STRATA_RECOMPUTE_FULL ? 1 : 0);
   return strata_buf_finish(&b, text);
 }

@@ -208,6 +208,8 @@ static void parallel_flags(st__mg_args_t *b, const strata_plan_t *p) {
   }
   if (p->zero_stage >= 2) { /* Megatron-FSDP */
     flag(b, "--use-megatron-fsdp", NULL);
+    /* its version 2 refuses a pipeline (mcore_fsdp_adapter.py) */
+    if (p->pp > 1) flag(b, "--megatron-fsdp-version", "1");
     flag(b, "--use-distributed-optimizer", NULL);
     flag(b, "--data-parallel-sharding-strategy", "%s",
          p->zero_stage >= 3 ? "optim_grads_params" : "optim_grads");

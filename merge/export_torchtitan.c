@@ -17,7 +17,14 @@
  * parameters after each forward ("always"); ZeRO 0 to 2 keep them
  * ("never"), which moves the bytes of Megatron's distributed optimizer
  * (reduce-scatter of gradients, all-gather of parameters) and holds no
- * more memory than it -- torchtitan's DDP runs on a 1-D mesh only.
+ * more memory than it -- torchtitan's DDP runs on a 1-D mesh only.  With
+ * a pipeline every stage is torchtitan's default ("default": not
+ * resharded after forward, parallelize.py), which a plan for torchtitan
+ * (--framework torchtitan) costed: PyTorch's pipeline stage keeps the
+ * gradients unsharded to the last backward (docs/cost-model.md,
+ * "torchtitan").  A Megatron-LM plan of ZeRO 2 or 3 with a pipeline was
+ * costed as Megatron-FSDP, which shards what torchtitan keeps whole: it
+ * is refused, to be planned for torchtitan.
  */
 #include <stdio.h>
 #include <string.h>
@@ -129,6 +136,16 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
                                                      : "no q/k norms",
                   *model);
   if ((rc = rope_check(p, *model))) return rc;
+  if (p->pp > 1 && p->zero_stage >= 2 &&
+      p->framework != STRATA_FRAMEWORK_TORCHTITAN)
+    return REFUSE("the plan's ZeRO %d with a pipeline was costed for %s, "
+                  "which shards %s every micro-batch; torchtitan's FSDP2 "
+                  "under a pipeline keeps each stage's parameters and fp32 "
+                  "gradients whole through the step: re-plan with "
+                  "--framework torchtitan",
+                  p->zero_stage, strata_framework_name(p->framework),
+                  p->zero_stage >= 3 ? "the parameters and gradients"
+                                     : "the gradients");
   /* the rulebook's: qwen3 has no pipeline split; no FP8 of Transformer
    * Engine's recipe */
   if ((rc = st__rules_refuse(p, STRATA_RULES_TORCHTITAN, "torchtitan")))
@@ -179,12 +196,23 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(b,
                     "\n[parallelism]\n"
                     "data_parallel_replicate_degree = 1\n"
-                    "data_parallel_shard_degree = %d\n"
-                    "fsdp_reshard_after_forward = \"%s\"  # ZeRO %d\n"
+                    "data_parallel_shard_degree = %d\n",
+                    p->dp);
+  if (p->pp > 1) /* FSDP2 under PyTorch's pipelining, as costed */
+    strata_buf_printf(b,
+                      "fsdp_reshard_after_forward = \"default\"  # ZeRO %d "
+                      "with pp: kept gathered from the first forward,\n"
+                      "# the fp32 gradients unsharded to the last backward, "
+                      "one all-gather and one\n"
+                      "# reduce-scatter a step\n",
+                      p->zero_stage);
+  else
+    strata_buf_printf(b, "fsdp_reshard_after_forward = \"%s\"  # ZeRO %d\n",
+                      p->zero_stage >= 3 ? "always" : "never", p->zero_stage);
+  strata_buf_printf(b,
                     "tensor_parallel_degree = %d\n"
                     "pipeline_parallel_degree = %d\n",
-                    p->dp, p->zero_stage >= 3 ? "always" : "never",
-                    p->zero_stage, p->tp, p->pp);
+                    p->tp, p->pp);
   /* context parallelism: PyTorch's ring attention, the shards passed
    * around by all-to-all ("alltoall", the plan's ring) or all-gathered */
   if (p->cp > 1)

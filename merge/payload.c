@@ -964,7 +964,7 @@ static void ck_top(ck_t *k, const strata_plan_t *p) {
         {"cp", c->cp, 0, BIG},
         {"ep", c->ep, 0, BIG},
         {"etp", c->etp, 0, BIG},
-        {"FP8 recipe", c->fp8, 0, 2},
+        {"GEMM recipe", c->fp8, 0, STRATA_LOWP_COUNT - 1},
         {"first stage layers", c->first_layers, 0, BIG},
         {"last stage layers", c->last_layers, 0, BIG},
         {"recompute", (int)c->recompute, 0, 2},

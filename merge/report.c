@@ -119,20 +119,8 @@ static void sum_account(strata_buf_t *b, const strata_plan_t *p) {
                                                             : "loss");
 }
 
-static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
-  char pk[32], gm[32];
-  strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
-                    p->model ? p->model : "?", p->cluster ? p->cluster : "?",
-                    p->devices);
-  sum_parallelism(b, p);
-  sum_schedule(b, p);
-  sum_account(b, p);
-  sum_groups(b, p);
-  strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
-                    "batch", p->micro_batch, p->global_batch, p->n_micro);
-  strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
-                    p->zero_stage, strata_recipe_name(p->recipe),
-                    strata_framework_name(p->framework));
+/* Recompute, offloading and the optimizer's memory techniques. */
+static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
   char rcm[160] = "";
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE && p->recompute_modules > 0) {
     strcpy(rcm, " (modules ");
@@ -167,6 +155,39 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "optimizer", strata_state_dtype_name(p->main_grads_dtype),
                       strata_state_dtype_name(p->exp_avg_dtype),
                       strata_state_dtype_name(p->exp_avg_sq_dtype));
+}
+
+static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
+  char pk[32], gm[32];
+  strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
+                    p->model ? p->model : "?", p->cluster ? p->cluster : "?",
+                    p->devices);
+  sum_parallelism(b, p);
+  sum_schedule(b, p);
+  sum_account(b, p);
+  if (p->ds_partition > 0)
+    strata_buf_printf(b,
+                      "  %-20s DeepSpeed's PipelineModule, partition_method "
+                      "'%s' (the split it gives)\n",
+                      "split",
+                      strata_ds_partition_method_name(p->ds_partition));
+  sum_groups(b, p);
+  strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
+                    "batch", p->micro_batch, p->global_batch, p->n_micro);
+  strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
+                    p->zero_stage, strata_recipe_name(p->recipe),
+                    strata_framework_name(p->framework));
+  if (p->framework == STRATA_FRAMEWORK_TORCHTITAN && p->pp > 1 && p->dp > 1)
+    strata_buf_printf(b, "  %-20s %s\n", "",
+                      "FSDP2 under the pipeline: parameters gathered from "
+                      "the first forward, fp32 gradients whole to the last "
+                      "backward; one all-gather, one reduce-scatter a step");
+  else if (p->framework == STRATA_FRAMEWORK_MEGATRON && p->pp > 1 &&
+           p->zero_stage >= 2)
+    strata_buf_printf(b, "  %-20s %s\n", "",
+                      "Megatron-FSDP with a pipeline: gradients "
+                      "reduce-scattered every micro-batch's backward");
+  sum_memory(b, p);
   strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
                     st__onoff(p->sequence_parallel));
   st__summary_par(b, p);

@@ -21,7 +21,8 @@ STRATA_PLAN_CHOICES(CHOICE_NAMES, _)
 _Static_assert(STRATA_MOE_FLEX == 3 && STRATA_MOE_HYBRIDEP == 2 &&
                    STRATA_MOE_FP64 == 2 && STRATA_MOE_DROP_POSITION == 2 &&
                    STRATA_CUDA_GRAPH_TE == 3 && STRATA_CUDA_GRAPH_FULL == 4 &&
-                   STRATA_CUDA_GRAPH_MOE_PREPROCESS == 1 << 4,
+                   STRATA_CUDA_GRAPH_MOE_PREPROCESS == 1 << 4 &&
+                   STRATA_DS_TYPE_EMBEDDING == 5,
                "plan_fields.h's constants follow the names of its choices");
 
 static int count(const char *const *names) {

@@ -243,6 +243,22 @@ static double grad_scale(const st__search_t *S) {
   return state_bytes(o->main_grads_dtype) / 4.0;
 }
 
+/* torchtitan's FSDP2 under PyTorch's pipelining (any ZeRO stage of a
+ * pipeline: its data parallelism is FSDP2 whatever the stage): with a
+ * pipeline torchtitan does not reshard after forward (apply_fsdp,
+ * reshard_after_forward = not pp_enabled), and the pipeline stage runs
+ * every backward with reshard_after_backward and gradient sync off
+ * (torch/distributed/pipelining/stage.py, backward_maybe_with_nosync),
+ * so the 16-bit parameters stay gathered and the gradients accumulate
+ * unsharded in fp32 (reduce_dtype) through the step; _post_backward then
+ * reduce-scatters every group once, after the last backward, and
+ * reshards.  One all-gather and one reduce-scatter a step, the memory of
+ * ZeRO 1 (docs/cost-model.md, "torchtitan"). */
+static int fsdp_pp(const st__search_t *S, const st__cfg_t *cf) {
+  return S->o->framework == STRATA_FRAMEWORK_TORCHTITAN && cf->p > 1 &&
+         cf->f->zero >= 1;
+}
+
 /* What Megatron-LM and DeepSpeed run: ZeRO-2 and -3 (Megatron-FSDP,
  * PyTorch FSDP2, DeepSpeed's ZeRO) without pipeline parallelism (DeepSpeed's
  * pipeline engine supports ZeRO stage 0 and 1; FSDP2 refuses a pipeline),
@@ -382,7 +398,7 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     if (k == K - 1) c->part = f->epi;
     st__chunk_add(search_of(S, cf, k), f, l, n[k], &c->part);
   }
-  if (cf->f->zero >= 2) {
+  if (cf->f->zero >= 2 && !fsdp_pp(S, cf)) {
     int rc = zero_collectives(S, cf, ch, K);
     if (rc) return rc;
   }
@@ -487,10 +503,22 @@ static double cp_buffers(const st__search_t *S, const st__family_t *f) {
 
 /* Model states after ZeRO over the outer replicas (Megatron's distributed
  * optimizer: optimizer states, z = 1): the dense ones over dp, the
- * experts' over their own replicas. */
-static void model_states(const st__cfg_t *cf, const st__part_t *x,
+ * experts' over their own replicas.  torchtitan's FSDP2 under a pipeline
+ * (fsdp_pp) holds the whole 16-bit parameters and fp32 gradients of its
+ * stage through the step and shards the rest: ZeRO 1's states, the
+ * parameters and gradients the stage solve shared over the
+ * context-parallel ranks (FSDP's mesh is dp x cp) whole again. */
+static void model_states(const st__cfg_t *cf, int fsdp, const st__part_t *x,
                          strata_mem_items_t *m) {
   int z = cf->f->zero, dp = cf->dp, edp = expert_dp(cf);
+  if (fsdp) {
+    int cp = cf->f->cp > 1 ? cf->f->cp : 1;
+    m->weights = x->w * (z >= 3 ? cp : 1);
+    m->gradients = x->g * (z >= 2 ? cp : 1);
+    m->optimizer = x->o / dp;
+    m->experts = 0; /* torchtitan's models here are dense */
+    return;
+  }
   double w = (x->w - x->ew) / (z >= 3 ? dp : 1) + x->ew / (z >= 3 ? edp : 1);
   double g = (x->g - x->eg) / (z >= 2 ? dp : 1) + x->eg / (z >= 2 ? edp : 1);
   double o = (x->o - x->eo) / (z >= 1 ? dp : 1) + x->eo / (z >= 1 ? edp : 1);
@@ -531,7 +559,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   }
   double os = optimizer_scale(S), gs = grad_scale(S);
   sum.o *= os, sum.eo *= os, sum.g *= gs, sum.eg *= gs;
-  model_states(cf, &sum, m);
+  model_states(cf, fsdp_pp(S, cf), &sum, m);
   m->optimizer *= 1 - S->o->optimizer_offload; /* the host holds the rest */
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED) {
     /* bf16 .grad tensors live next to the fp32 accumulation buffer
@@ -545,7 +573,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
    * no replicas, hold none): the largest one on the device */
-  if (z >= 3 && dp > 1) {
+  if (z >= 3 && dp > 1 && !fsdp_pp(S, cf)) {
     double d = S->max_param[f->graph] / f->tp,
            e = S->max_expert[f->graph] / ((double)f->etp * f->ep);
     m->transient += d > e ? d : e;
@@ -597,13 +625,31 @@ static int blocking_p2p(const st__search_t *S, const st__cfg_t *cf) {
  * fp32 gradients (buffered_allreduce_fallback), and the optimizer's step
  * gathers the updated bf16 weights before it returns (bf16_optimizer.py
  * update_lp_params): nothing overlaps. */
+/* torchtitan's FSDP2 under a pipeline (fsdp_pp): the fp32 gradients
+ * reduce-scattered once, after the last backward, one collective per FSDP
+ * unit (a layer) with nothing left to hide them; the 16-bit parameters
+ * all-gathered once, in the first micro-batch's forward, each unit's
+ * prefetched behind the one before (FSDP2's implicit forward prefetch). */
+static int fsdp_pp_sync(st__search_t *S, const st__cfg_t *cf, int units,
+                        const st__part_t *x, rank_time_t *rt) {
+  double pd = dense_params(x), rs = 0, ag = 0;
+  int rc = dp_coll(S, cf, 1, units, 4.0 * grad_scale(S) * pd, 0, &rs);
+  if (!rc) rc = dp_coll(S, cf, 2, units, 2.0 * pd, 0, &ag);
+  if (rc) return rc;
+  rt->sync += rs;
+  rt->exposed = rt->sync;
+  rt->gather = prefetched(ag, rt->fwd1, units);
+  return 0;
+}
+
 static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
-                   const st__part_t *x, rank_time_t *rt) {
+                   const st__part_t *x, rank_time_t *rt, int units) {
   int dp = cf->dp, z = cf->f->zero, edp = expert_dp(cf);
   int ds = S->o->framework == STRATA_FRAMEWORK_DEEPSPEED;
   double pd = dense_params(x), pe = expert_params(x);
   rt->exposed = rt->sync;
   if (dp <= 1) return 0;
+  if (fsdp_pp(S, cf)) return fsdp_pp_sync(S, cf, units, x, rt);
   double bucket = 4e7 > 1e6 * dp ? 4e7 : 1e6 * dp;
   int bucketed = S->o->overlap_grad_reduce && r == 0 && !ds;
   double nb = bucketed ? ceil((pd + pe) / bucket) : 1;
@@ -669,7 +715,7 @@ static double optimizer_time(const st__search_t *S, double n) {
 static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
                      int K, int r, rank_time_t *rt) {
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, z = cf->f->zero;
-  int blocking = blocking_p2p(S, cf);
+  int blocking = blocking_p2p(S, cf), units = 0;
   double comm = 0;
   st__part_t sum;
   memset(rt, 0, sizeof *rt);
@@ -687,6 +733,7 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     rt->busy += cf->m * (x->fwd + x->bwd + send);
     comm += cf->m * (x->comm_fwd + x->comm_bwd);
     rt->zdp += cf->m * ch[k].zdp;
+    units += ch[k].n + (k == 0) + (k == K - 1); /* layers, embedding, head */
     st__part_add(&sum, x);
   }
   rt->tpc = comm;
@@ -694,7 +741,7 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   rt->fill = ch[r].fill; /* chunks before this rank's first */
   rt->drain = ch[r].drain;
   rt->sync = sum.sync; /* inside the stage's mesh */
-  int rc = dp_sync(S, cf, r, &sum, rt);
+  int rc = dp_sync(S, cf, r, &sum, rt, units);
   if (rc) return rc;
   /* Adam over the rank's shard: read gradient, master weight, two
    * moments (16 B), write those three (12 B) and the bf16 weight (2 B) */

@@ -162,6 +162,12 @@ static void plan_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
                    : o->overlap_p2p >= 0     ? o->overlap_p2p
                                              : cf->v > 1;
   p->moe_grouped_gemm = o->moe_grouped_gemm != 0;
+  if (cf->p < 2) p->ds_partition = 0; /* no pipeline to partition */
+  /* torchtitan's FSDP2 under a pipeline reduces after the last backward
+   * and gathers in the first forward (eval.c, fsdp_pp): neither of
+   * Megatron-LM's overlaps */
+  if (o->framework == STRATA_FRAMEWORK_TORCHTITAN && cf->p > 1)
+    p->overlap_grad_reduce = p->overlap_param_gather = 0;
 }
 
 /* The plan's header fields from the configuration and its cost. */
@@ -407,20 +413,24 @@ int strata_state_dtype_parse(const char *s, int *out) {
                       s);
 }
 
-static const char *const framework_names[] = {"megatron", "deepspeed"};
+static const char *const framework_names[] = {"megatron", "deepspeed",
+                                              "torchtitan"};
+#define N_FRAMEWORKS 3
 
 const char *strata_framework_name(strata_framework_t f) {
-  return (unsigned)f < 2 ? framework_names[f] : "?";
+  return (unsigned)f < N_FRAMEWORKS ? framework_names[f] : "?";
 }
 
 int strata_framework_parse(const char *s, strata_framework_t *out) {
-  for (int i = 0; i < 2; i++)
+  for (int i = 0; i < N_FRAMEWORKS; i++)
     if (!strcmp(s, framework_names[i])) {
       *out = (strata_framework_t)i;
       return 0;
     }
   return strata_error(STRATA_EINVAL,
-                      "unknown framework '%s' (megatron or deepspeed)", s);
+                      "unknown framework '%s' (megatron, deepspeed or "
+                      "torchtitan)",
+                      s);
 }
 
 void strata_plan_opts_init(strata_plan_opts_t *o) {
@@ -636,6 +646,12 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   /* one stage: no split for the embedding and the loss to count in */
   if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
+  if (o->framework == STRATA_FRAMEWORK_TORCHTITAN) {
+    /* dense models in bf16 (the rulebook's titan-plan refused the rest) */
+    o->fix_ep = 1;
+    o->precision = STRATA_PRECISION_BF16;
+    return 0;
+  }
   if (!ds) return 0;
   o->fix_cp = o->fix_ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;
@@ -660,10 +676,13 @@ static int cp_exchange(st__search_t *S) {
 }
 
 /* --pipeline-layout (the rulebook checked it): its chunks' layers, and
- * the virtual stages it gives. */
+ * the virtual stages it gives; the buffer of --ds-partition-method's
+ * splits. */
 static int layout_of(st__search_t *S) {
   strata_plan_opts_t *o = &S->opts;
   char why[512];
+  S->ds_n = strata_calloc(ST__MAX_PP, sizeof *S->ds_n);
+  if (!S->ds_n) return strata_error(STRATA_ENOMEM, "out of memory");
   if (!o->pipeline_layout) return 0;
   S->lay_n = strata_calloc(ST__MAX_PP, sizeof *S->lay_n);
   if (!S->lay_n) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -721,6 +740,7 @@ static void teardown(st__search_t *S) {
   strata_free(S->fam);
   strata_free(S->sync);
   strata_free(S->lay_n);
+  strata_free(S->ds_n);
   st__eval_free(S);
 }
 

@@ -226,17 +226,22 @@ int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
   return c->sequence_parallel > 0 && c->tp == 1 &&
          SAY("sequence parallelism needs a tensor-parallel size above 1");
 }
+/* ZeRO 2 and 3 with pipelining.  DeepSpeed's pipeline engine asserts
+ * ZeRO stage 0 or 1 (deepspeed/runtime/pipe/engine.py).  Megatron-LM
+ * runs Megatron-FSDP (--use-megatron-fsdp, version 1, its default) with
+ * a pipeline: arguments.py asserts pp 1 only of --use-torch-fsdp2, and
+ * the version 2 adapter, which refuses pp (mcore_fsdp_adapter.py), is
+ * not what the export asks for.  torchtitan runs FSDP2 under PyTorch's
+ * pipelining (torchtitan/models/llama3/infra/parallelize.py, apply_fsdp
+ * with pp_enabled). */
 int st__rule_zero_pp(const cfg_t *c, char *why, size_t n) {
-  int ds = deepspeed(c);
-  return c->zero_stage >= 2 && c->pp > 1 &&
+  return deepspeed(c) && c->zero_stage >= 2 && c->pp > 1 &&
          SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
-             "which %s runs without pipeline parallelism (%s): use --pp 1 or "
-             "--zero 1",
-             c->zero_stage, c->zero_stage >= 3 ? " and parameters" : "",
-             ds ? "DeepSpeed" : "FSDP",
-             ds ? "its pipeline engine supports ZeRO stage 0 and 1"
-                : "PyTorch FSDP2 refuses pipelining; Megatron-FSDP is run "
-                  "without it");
+             "which DeepSpeed runs without pipeline parallelism (its "
+             "pipeline engine supports ZeRO stage 0 and 1): use --pp 1 or "
+             "--zero 1, or plan for Megatron-FSDP (--framework megatron) or "
+             "torchtitan's FSDP2 (--framework torchtitan)",
+             c->zero_stage, c->zero_stage >= 3 ? " and parameters" : "");
 }
 static int tp_node(const cfg_t *c, char *why, size_t n) {
   int tp = c->tp, g = c->gpus_per_node;
@@ -270,10 +275,15 @@ static int given(const cfg_t *c) {
 static int acct_of(const cfg_t *c) {
   return (c->account_embedding > 0) | (c->account_loss > 0) << 1;
 }
+/* DeepSpeed's PipelineModule with a partition method given: its split
+ * (ds_partition.c) */
+static int ds_method(const cfg_t *c) {
+  return deepspeed(c) && c->ds_partition > 0;
+}
 static int split_even(const cfg_t *c, char *why, size_t n) {
   int v = vpp_of(c);
   return c->pp >= 2 && !given(c) && !acct_of(c) && !c->pipeline_layout &&
-         c->layers % (c->pp * v) &&
+         !deepspeed(c) && c->layers % (c->pp * v) &&
          SAY("%d layers do not split evenly over %d pipeline stages%s: count "
              "the embedding and the loss as layers (--account-for-embedding, "
              "--account-for-loss), give --first-stage-layers and/or "
@@ -385,11 +395,20 @@ static int recompute_unit(const cfg_t *c, char *why, size_t n) {
              strata_recompute_name(c->recompute));
 }
 static int modules_fp8(const cfg_t *c, char *why, size_t n) {
-  return c->lowp == STRATA_LOWP_DELAYED &&
-         (c->recompute_modules & (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT)) &&
-         SAY("--recompute-modules layernorm and moe_act: Megatron-LM refuses "
-             "them with FP8's delayed scaling, the recipe this GPU's FP8 "
-             "exports (--fp8-recipe delayed); drop them or plan in bf16");
+  unsigned m =
+      c->recompute_modules & (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT);
+  const char *which = m == STRATA_RCM_LAYERNORM ? "layernorm"
+                      : m == STRATA_RCM_MOE_ACT ? "moe_act"
+                                                : "layernorm and moe_act";
+  return c->lowp == STRATA_LOWP_DELAYED && m &&
+         SAY("--recompute-modules %s: Megatron-LM refuses %s with FP8's "
+             "delayed scaling (--fp8-recipe delayed, the default before "
+             "Blackwell); give another --fp8-recipe, drop %s or plan in bf16",
+             which,
+             m == STRATA_RCM_LAYERNORM || m == STRATA_RCM_MOE_ACT ? "it"
+                                                                  : "them",
+             m == STRATA_RCM_LAYERNORM || m == STRATA_RCM_MOE_ACT ? "it"
+                                                                  : "them");
 }
 static int modules_model(const cfg_t *c, char *why, size_t n) {
   unsigned m = c->recompute_modules;
@@ -602,7 +621,7 @@ static const char *knob_given(const cfg_t *c, int graphs, char *buf,
   {cli, c->m > 0, c->m, 0, KNOB_NAME_##kind(key)},
 #define KNOB_SWITCH(F, m, key, what, codec, slot, diff, cli, def, ...)         \
   {cli, (def) == STRATA_AUTO && c->m >= 0, c->m, 1, NULL},
-  const knob_t k[] = {STRATA_PLAN_CHOICES(KNOB_CHOICE, _)
+  const knob_t k[] = {STRATA_PLAN_MEGATRON_CHOICES(KNOB_CHOICE, _)
                           STRATA_PLAN_SWITCHES(KNOB_SWITCH, _)};
 #undef KNOB_CHOICE
 #undef KNOB_SWITCH
@@ -826,13 +845,101 @@ static int ds_megatron_moe(const cfg_t *c, char *why, size_t n) {
   return ds_no(c, what, why, n);
 }
 int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
-  return c->pp > 1 && c->layers % c->pp && !given(c) &&
+  return c->pp > 1 && c->layers % c->pp && !given(c) && !ds_method(c) &&
          SAY("--framework deepspeed: %d layers do not split evenly over %d "
-             "pipeline stages, and DeepSpeed's partition (type:transformer) "
-             "gives the even split only; give a --pp that divides them, or "
-             "the split your partition_method gives (--first-stage-layers, "
-             "--last-stage-layers)",
+             "pipeline stages, and without --ds-partition-method the plan "
+             "takes the even split or the one given; give the "
+             "partition_method the run uses (--ds-partition-method: "
+             "type:transformer balances the layers unevenly, BLOOM's "
+             "type:transformer|embedding counts the embedding and a tied "
+             "head as layers too), a --pp that divides them, or the split "
+             "(--first-stage-layers, --last-stage-layers)",
              c->layers, c->pp);
+}
+/* The split a partition method gives: one Strata runs (each stage a
+ * transformer layer, the embedding and the head on the end stages), and a
+ * hand split only if it is that one. */
+static int ds_partition(const cfg_t *c, char *why, size_t n) {
+  int k[ST__MAX_PP], pp = c->pp, m = c->ds_partition;
+  if (ds_method(c) && pp == 1)
+    return SAY("--ds-partition-method %s splits the layers over pipeline "
+               "stages, and --pp 1 has one; leave the option out",
+               strata_ds_partition_method_name(m));
+  if (!ds_method(c) || pp < 2 || pp > c->layers) return 0;
+  if (c->vpp > 1) return 0; /* ds-vpp's */
+  unsigned specs =
+      (c->tied ? ST__DS_TIED : 0) | (c->experts > 0 ? ST__DS_MOE : 0);
+  int K = st__ds_partition(c->graph, c->layers, specs, m, pp, k);
+  if (K == -2) return SAY("out of memory");
+  if (K < 0)
+    return SAY("--ds-partition-method %s splits the %d layers over %d "
+               "stages with a stage of no transformer layer, or the "
+               "embedding or the head off the end stages, which Strata "
+               "does not run: give another method or --pp",
+               strata_ds_partition_method_name(m), c->layers, pp);
+  if (!given(c)) return 0;
+  /* the hand split as Megatron-LM reads it: a rank not given shares the
+   * rest with the middle ranks */
+  int f = c->first_layers, l = c->last_layers;
+  int others = pp - (f > 0) - (l > 0), rest = c->layers - f - l, ok = 1;
+  for (int s = 0; s < pp && ok; s++) {
+    int h = s == 0 && f ? f : s == pp - 1 && l ? l : 0;
+    if (!h) h = others > 0 && rest % others == 0 ? rest / others : -1;
+    ok = k[s] == h;
+  }
+  if (ok) return 0;
+  char list[256];
+  size_t w = 0;
+  for (int s = 0; s < pp && w < sizeof list; s++)
+    w += (size_t)snprintf(list + w, sizeof list - w, "%s%d", s ? ", " : "",
+                          k[s]);
+  return SAY("--ds-partition-method %s gives the layers per stage %s, not "
+             "the split given (--first-stage-layers %d, --last-stage-layers "
+             "%d): DeepSpeed's PipelineModule runs the method's; drop the "
+             "split or the method",
+             strata_ds_partition_method_name(m), list, c->first_layers,
+             c->last_layers);
+}
+static int ds_partition_fw(const cfg_t *c, char *why, size_t n) {
+  if (c->ds_partition <= 0 || deepspeed(c)) return 0;
+  if (c->saved)
+    return SAY("the plan's split is the one DeepSpeed's PipelineModule "
+               "gives with partition_method '%s'; export it for DeepSpeed, "
+               "or re-plan without --ds-partition-method",
+               strata_ds_partition_method_name(c->ds_partition));
+  return SAY("--ds-partition-method is DeepSpeed's PipelineModule's: plan "
+             "with --framework deepspeed, or split with Megatron-LM's "
+             "options (--first-stage-layers, --pipeline-layout)");
+}
+
+/* ---- planning for torchtitan (--framework torchtitan): what its job
+ * config and its model definitions run (merge/export_torchtitan.c) ---- */
+static int titan_plan(const cfg_t *c, char *why, size_t n) {
+  const char *what =
+      !c->megatron ? "free-mode layouts (--free): its tensor parallelism is "
+                     "Megatron's layout"
+      : c->experts > 0    ? "experts (its dense llama3 and qwen3 are the "
+                            "models it trains of Strata's families)"
+      : c->mla            ? "latent attention"
+      : c->mtp_layers > 0 ? "multi-token prediction (--mtp-layers 0 drops it)"
+      : c->precision == STRATA_PRECISION_FP8
+          ? "Transformer Engine's FP8 recipe (--precision bf16)"
+      : c->zero_stage == 0
+          ? "--zero 0: its data parallelism over a mesh of more than one "
+            "dimension is FSDP2 (apply_ddp raises 'DDP has not supported > "
+            "1D parallelism'); --zero 1 to 3 are FSDP2"
+      : c->recompute_modules ? "recompute of Megatron-LM's modules "
+                               "(--recompute-modules)"
+      : STRATA_CHOICE(c->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE
+          ? "Megatron-LM's CUDA graphs (--cuda-graph-impl)"
+      : c->offload_layers > 0 ? "activation offloading "
+                                "(--cpu-offloading-num-layers)"
+      : c->precision_aware_optimizer > 0
+          ? "Transformer Engine's precision-aware optimizer"
+          : NULL;
+  return what && SAY("--framework torchtitan: torchtitan runs no %s; plan "
+                     "for Megatron-LM (--framework megatron) to use it",
+                     what);
 }
 
 /* ---- what DTensor's parallel styles and torchtitan's job config express
@@ -955,8 +1062,8 @@ static const rule_t rules[] = {
     {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
     {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
     {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, st__rule_sp_tp},
-    {"zero-pp", MG | DS, CONFIG | PLAN,
-     "deepspeed/runtime/pipe/engine.py; Megatron-FSDP", st__rule_zero_pp},
+    {"zero-pp", DS, CONFIG | PLAN, "deepspeed/runtime/pipe/engine.py",
+     st__rule_zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
     {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
@@ -1029,8 +1136,17 @@ static const rule_t rules[] = {
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
      ds_zero0},
-    {"ds-even-split", DS, OPTIONS,
+    {"ds-even-split", DS, CONFIG | OPTIONS,
      "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"ds-partition", DS, CONFIG | OPTIONS,
+     "deepspeed/runtime/pipe/module.py (_partition_layers); "
+     "deepspeed/runtime/utils.py (partition_balanced)",
+     ds_partition},
+    {"ds-partition-framework", MG | TITAN, OPTIONS | PLAN,
+     "deepspeed/runtime/pipe/module.py", ds_partition_fw},
+    {"titan-plan", TITAN, OPTIONS,
+     "torchtitan/models/llama3/infra/parallelize.py; merge/export_torchtitan.c",
+     titan_plan},
     {"torch-recompute-modules", TORCH | TITAN, PLAN,
      "torchtitan activation_checkpoint; torch.utils.checkpoint", torch_modules},
     {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
@@ -1067,7 +1183,11 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
                               const strata_plan_opts_t *o) {
   strata_moe_info_t m;
   memset(c, 0, sizeof *c);
-  c->target = o->framework == STRATA_FRAMEWORK_DEEPSPEED ? DS : MG;
+  /* torchtitan's tensor parallelism and splits are Megatron-LM's layouts:
+   * Megatron-LM's rules and torchtitan's own */
+  c->target = o->framework == STRATA_FRAMEWORK_DEEPSPEED    ? DS
+              : o->framework == STRATA_FRAMEWORK_TORCHTITAN ? MG | TITAN
+                                                            : MG;
   c->megatron = o->megatron;
   c->world = strata_cluster_gpus(cl);
   c->gpus_per_node = strata_cluster_gpus_per_node(cl);
@@ -1109,6 +1229,8 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->shared_ffn = g->hp.shared_ffn, c->capacity = m.capacity;
   c->dense_layers = m.experts ? c->layers - m.moe_layers : c->layers;
   c->dropout = g->hp.dropout;
+  c->graph = g;
+  c->tied = strata_graph_find_tensor(g, "head.weight") < 0;
 }
 
 /* A plan's ep of 0 is 1 with experts (older files); its etp counts only
@@ -1156,6 +1278,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->shared_ffn = p->shared_ffn, c->capacity = p->capacity;
   c->dense_layers = p->experts ? p->layers - p->moe_layers : p->layers;
   c->dropout = p->dropout;
+  c->tied = !p->untie_embeddings;
 }
 
 /* A fixed configuration's split: the virtual stages a layout gives, and
@@ -1173,9 +1296,9 @@ static void fix_split(cfg_t *c) {
   if (c->account_embedding < 0) c->account_embedding = 0;
   if (c->account_loss < 0) c->account_loss = 0;
   if (c->pp < 2) c->account_embedding = c->account_loss = 0; /* no split */
-  if (c->pp < 2 || given(c) || c->pipeline_layout ||
+  if (c->pp < 2 || given(c) || c->pipeline_layout || deepspeed(c) ||
       (c->layers % (c->pp * v) == 0 && !acct_of(c)))
-    return;
+    return; /* DeepSpeed's split counts neither (ds-even-split) */
   if (acct_of(c) && st__split_accounted(c->layers, c->pp, v, acct_of(c), k) > 0)
     return; /* as given */
   static const int order[] = {3, 1, 2};
@@ -1206,7 +1329,7 @@ int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
   o->account_embedding = rc.account_embedding;
   o->account_loss = rc.account_loss;
   if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last && !acct_of(&rc) &&
-      !o->pipeline_layout)
+      !o->pipeline_layout && !ds_method(&rc))
     o->fix_first = o->fix_last = rc.layers / o->fix_pp; /* Megatron-LM's */
   return 0;
 }

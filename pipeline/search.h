@@ -113,7 +113,23 @@ typedef struct {
   /* --pipeline-layout: the layers of each of its lay_K model chunks (0:
    * none given) */
   int lay_K, *lay_n;
+  /* --ds-partition-method: the split it gives, per configuration */
+  int *ds_n;
 } st__search_t;
+
+/* ds_partition.c: the transformer layers of each of pp stages that
+ * DeepSpeed's PipelineModule gives with partition method `method` (a
+ * STRATA_DS_*; 0: type:transformer) over Megatron-DeepSpeed's GPT specs,
+ * `specs` the ST__DS_* that shape them; g may be NULL but for
+ * 'parameters' (then type:transformer's).  pp, -1 when it puts a stage
+ * without a transformer layer or the embedding or the head off the end
+ * stages, -2 out of memory. */
+enum {
+  ST__DS_TIED = 1, /* the head is the embedding's table (TiedLayerSpec) */
+  ST__DS_MOE = 2   /* a mixture of experts: its loss is a spec */
+};
+int st__ds_partition(const strata_graph_t *g, int layers, unsigned specs,
+                     int method, int pp, int *n);
 
 /* layouts.c: the layers of each of the p x v model chunks with the
  * embedding (acct & 1) and the loss (acct & 2) counted as layers of an

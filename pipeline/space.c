@@ -323,6 +323,24 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
   return rc;
 }
 
+/* The split DeepSpeed's PipelineModule gives with the partition method
+ * asked (ds_partition.c; a hand split given is it, or the rulebook
+ * refused it): the one split of the group, none where the method puts a
+ * stage without a layer. */
+static int visit_ds_partition(top_t *T, st__cfg_t cf) {
+  st__search_t *S = T->S;
+  int g = cf.f->graph;
+  unsigned specs =
+      (S->tied[g] ? ST__DS_TIED : 0) | (S->rules.experts > 0 ? ST__DS_MOE : 0);
+  int K = st__ds_partition(S->graphs[g], S->L, specs, S->o->ds_partition, cf.p,
+                           S->ds_n);
+  if (K == -2) return strata_error(STRATA_ENOMEM, "out of memory");
+  if (K < 0) return 0;
+  cf.first = cf.last = 0;
+  cf.split = S->ds_n;
+  return visit(T, &cf);
+}
+
 /* Every split of a group Megatron-LM allows, pruned as above: a first
  * and a last rank of their own sizes and equal middle ranks, each a
  * multiple of the virtual stages (megatron/core/transformer/
@@ -335,6 +353,8 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
     cf.first = cf.last = 0;
     return visit(T, &cf);
   }
+  if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED && S->o->ds_partition > 0)
+    return visit_ds_partition(T, cf);
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED && !S->o->fix_first &&
       !S->o->fix_last) {
     /* DeepSpeed's PipelineModule balances the count of transformer layers
@@ -402,7 +422,10 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
 static int acct_allowed(const st__search_t *S, int acct) {
   const strata_plan_opts_t *o = S->o;
   int e = o->account_embedding, l = o->account_loss;
-  if (acct && (!o->megatron || o->framework != STRATA_FRAMEWORK_MEGATRON ||
+  /* torchtitan lists each stage's modules (module_fqns_per_model_part):
+   * its default split counts the embedding and the output as layers
+   * (pipeline_parallel_first/last_stage_less_layers = 1) */
+  if (acct && (!o->megatron || o->framework == STRATA_FRAMEWORK_DEEPSPEED ||
                o->fix_first || o->fix_last))
     return 0;
   return (e < 0 || e == (acct & 1)) && (l < 0 || l == (acct >> 1 & 1));

@@ -686,7 +686,79 @@ TEST(memory_fragmentation_calibration_total) {
   strata_plan_destroy(p);
 }
 
+/* ZeRO 3 with a pipeline (docs/cost-model.md, "torchtitan"): torchtitan's
+ * FSDP2 keeps each stage's 16-bit parameters gathered and its fp32
+ * gradients whole through the step, as ZeRO 1 does, and moves them once a
+ * step -- an all-gather in the first forward and a reduce-scatter after
+ * the last backward, with nothing to hide it; Megatron-FSDP shards them
+ * and reduce-scatters every micro-batch; DeepSpeed's pipeline engine
+ * refuses it. */
+TEST(fsdp_with_pipelining) {
+  strata_perf_t pf;
+  int tied;
+  items_t x = {2, 2, 8, 3, 1, 0, STRATA_FRAMEWORK_TORCHTITAN, 0};
+  strata_plan_t *t3 = plan_items(&x, &pf, &tied);
+  x.zero = 1;
+  strata_plan_t *t1 = plan_items(&x, &pf, &tied);
+  x.zero = 3, x.fw = STRATA_FRAMEWORK_MEGATRON;
+  strata_plan_t *m3 = plan_items(&x, &pf, &tied);
+  x.zero = 1;
+  strata_plan_t *m1 = plan_items(&x, &pf, &tied);
+  ASSERT_EQ(t3->framework, STRATA_FRAMEWORK_TORCHTITAN);
+  ASSERT_EQ(t3->zero_stage, 3);
+  for (int r = 0; r < 2; r++) {
+    const strata_mem_items_t *a = &t3->ranks[r].mem, *b = &t1->ranks[r].mem;
+    const strata_mem_items_t *c = &m3->ranks[r].mem, *d = &m1->ranks[r].mem;
+    /* torchtitan: ZeRO 3 holds what ZeRO 1 holds, Megatron-LM's ZeRO 1 */
+    ASSERT_NEAR(a->weights, b->weights, 1e-9, 0);
+    ASSERT_NEAR(a->gradients, b->gradients, 1e-9, 0);
+    ASSERT_NEAR(a->optimizer, b->optimizer, 1e-9, 0);
+    ASSERT_NEAR(a->weights, d->weights, 1e-9, 0);
+    ASSERT_NEAR(a->gradients, d->gradients, 1e-9, 0);
+    /* fp32 gradients: twice the bf16 weights; Megatron-FSDP: over dp 8 */
+    ASSERT_NEAR(a->gradients, 2 * a->weights, 1e-9, 0);
+    ASSERT_NEAR(c->weights * 8, a->weights, 1e-9, 0);
+    ASSERT_NEAR(c->gradients * 8, a->gradients, 1e-9, 0);
+    /* the reduce-scatter once, after the last backward: all exposed */
+    ASSERT(t3->ranks[r].sync_seconds > 0);
+    ASSERT_NEAR(t3->ranks[r].exposed_sync, t3->ranks[r].sync_seconds, 1e-12, 0);
+  }
+  /* once a step: no per-micro-batch gathers in the stages' backward, the
+   * exposed gather and reduce-scatter in their own items */
+  ASSERT(t3->step_items.param_gather > 0);
+  ASSERT(t3->step_items.dp_sync > 0);
+  ASSERT_NEAR(t3->step_items.dp_sync, t1->step_items.dp_sync, 1e-9, 0);
+  ASSERT(!t3->overlap_grad_reduce && !t3->overlap_param_gather);
+  /* Megatron-FSDP's gathers every micro-batch cost more than one a step */
+  ASSERT(m3->step_seconds > t3->step_seconds);
+  strata_plan_destroy(t3);
+  strata_plan_destroy(t1);
+  strata_plan_destroy(m3);
+  strata_plan_destroy(m1);
+  /* DeepSpeed's pipeline engine: refused with the rulebook's reason */
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.quiet = 1;
+  ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-a100:4", &c));
+  po.fix_tp = 2, po.fix_pp = 2, po.zero_stage = 3;
+  po.framework = STRATA_FRAMEWORK_DEEPSPEED;
+  ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "which DeepSpeed runs without");
+  /* torchtitan plans no FP8, no --zero 0 */
+  strata_plan_opts_init(&po);
+  po.quiet = 1, po.framework = STRATA_FRAMEWORK_TORCHTITAN, po.zero_stage = 0;
+  ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "--framework torchtitan");
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
+    TEST_ENTRY(fsdp_with_pipelining),
     TEST_ENTRY(fp8_param_gather),
     TEST_ENTRY(recompute_units),
     TEST_ENTRY(precision_aware_optimizer),

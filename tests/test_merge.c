@@ -691,6 +691,7 @@ TEST(plan_choices_table) {
       {"cuda_graph_scope", "\"cuda_graph_scope\":\t[\"attn\", \"mlp\", "
                            "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
       {"recompute_method", "\"recompute_method\":\t\"block\""},
+      {"ds_partition_method", "\"ds_partition_method\":\t\"type:embedding\""},
   };
   size_t len;
   int n_choices = 0; /* every choice has its row here */
@@ -728,6 +729,20 @@ TEST(plan_choices_table) {
     strata_free(diff);
     strata_plan_destroy(q);
     strata_plan_destroy(b);
+    strata_plan_destroy(p);
+  }
+}
+
+/* Every GEMM recipe (delayed, MXFP8, tensorwise, blockwise FP8, NVFP4) is
+ * written and read back, in the plan and in its kept configurations. */
+TEST(gemm_recipes_round_trip) {
+  for (int r = 0; r < STRATA_LOWP_COUNT; r++) {
+    strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *q;
+    p->fp8 = p->top[0].fp8 = p->top[1].fp8 = r;
+    q = roundtrip(p);
+    assert_same_plan(p, q);
+    ASSERT_EQ(q->top[1].fp8, r);
+    strata_plan_destroy(q);
     strata_plan_destroy(p);
   }
 }
@@ -1243,10 +1258,6 @@ TEST(megatron_rules) {
   p = hand_plan(2, 2, 1, 8, NULL);
   p->megatron = 0;
   expect_refusal(p, "free-mode plan");
-  p = hand_plan(2, 2, 1, 8, NULL);
-  p->zero_stage = 2;
-  expect_refusal(p, "ZeRO stage 2 shards gradients over the data-parallel "
-                    "ranks, which FSDP runs without pipeline parallelism");
   /* stages of their own sizes: Megatron-LM's explicit layout, and no
    * first/last counts beside it (Megatron takes one or the other) */
   int odd[4] = {3, 5, 4, 4};
@@ -1397,6 +1408,22 @@ TEST(deepspeed_config) {
   ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(pl, "pipe_partitioned")));
   ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(pl, "grad_partitioned")));
   cJSON_Delete(j);
+  /* a partition method given: the split it gave, recorded in the config
+   * and passed to PipelineModule */
+  p->ds_partition = STRATA_DS_TYPE_TRANSFORMER_EMBEDDING;
+  j = deepspeed(p);
+  ASSERT_STR_EQ(
+      cJSON_GetObjectItem(cJSON_GetObjectItem(j, "pipeline"), "partition")
+          ->valuestring,
+      "type:transformer|embedding");
+  cJSON_Delete(j);
+  {
+    char *py = NULL;
+    ASSERT_OK(strata_export_deepspeed_topology(p, &py));
+    ASSERT_CONTAINS(py, "partition_method=\"type:transformer|embedding\"");
+    strata_free(py);
+  }
+  p->ds_partition = 0;
   p->recompute = STRATA_RECOMPUTE_FULL; /* the engine's interval: 1 layer */
   j = deepspeed(p);
   ASSERT_EQ(
@@ -1868,7 +1895,7 @@ TEST(golden_files) {
     }
     strata_free(dd);
     strata_plan_destroy(d);
-    a->zero_stage = 2; /* Megatron-LM cannot run it */
+    a->zero_stage = 2; /* Megatron-FSDP's optim_grads, with a pipeline */
     strata_free(da);
     da = encode(a, &la);
     snprintf(path, sizeof path, "%s/export_megatron_zero2/plan.splan", dir);
@@ -1898,6 +1925,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(format5_multi_token_prediction),
     TEST_ENTRY(plan_fields_table),
     TEST_ENTRY(plan_choices_table),
+    TEST_ENTRY(gemm_recipes_round_trip),
     TEST_ENTRY(grouped_gemm_defaults_on),
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),

@@ -771,14 +771,19 @@ TEST(zero23_without_pipeline) {
     ASSERT_NEAR(states, want, 1e-12, 0);
     ASSERT(p->step_items.dp_sync > 0); /* reduce-scatter every micro-batch */
     strata_plan_destroy(p);
-    /* with a pipeline: refused by the rulebook, as strata estimate
-     * refuses it (FSDP and DeepSpeed run it with pp 1) */
+    /* with a pipeline: Megatron-FSDP runs it (a plan), DeepSpeed does
+     * not, refused by the rulebook as strata estimate refuses it */
     strata_plan_opts_init(&po);
     po.quiet = 1;
     po.fix_tp = 1, po.fix_pp = 2, po.fix_dp = 32, po.fix_cp = 1;
     po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
     po.fix_first = po.fix_last = 12;
     po.zero_stage = z, po.no_memory_check = 1;
+    ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+    ASSERT_EQ(p->pp, 2);
+    strata_plan_destroy(p);
+    p = NULL;
+    po.framework = STRATA_FRAMEWORK_DEEPSPEED;
     ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
     ASSERT_CONTAINS(strata_last_error(), "runs without pipeline parallelism");
     ASSERT(p == NULL);

@@ -238,6 +238,70 @@ TEST(split_interleaved_uneven) {
     ASSERT_EQ(n[k], 4);
 }
 
+/* DeepSpeed's PipelineModule's splits (ds_partition.c) over Megatron-
+ * DeepSpeed's GPTModelPipe specs, against deepspeed/runtime/utils.py's
+ * partition_balanced and partition_uniform run on the same specs: BLOOM's
+ * 70 layers over 12 stages (its run: 'type:transformer|embedding', 5 on
+ * each end stage), Llama 3 405B's 126 over 16. */
+TEST(deepspeed_partition_methods) {
+  int n[16];
+  static const int tt[12] = {6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5};
+  static const int te[12] = {5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5};
+  static const int un[12] = {5, 7, 7, 6, 6, 6, 6, 6, 6, 6, 6, 3};
+  ASSERT_EQ(st__ds_partition(NULL, 70, ST__DS_TIED, STRATA_DS_TYPE_TRANSFORMER,
+                             12, n),
+            12);
+  for (int s = 0; s < 12; s++)
+    ASSERT_EQ(n[s], tt[s]);
+  ASSERT_EQ(st__ds_partition(NULL, 70, ST__DS_TIED, 0, 12, n),
+            12); /* the default */
+  ASSERT_EQ(n[11], 5);
+  ASSERT_EQ(st__ds_partition(NULL, 70, ST__DS_TIED,
+                             STRATA_DS_TYPE_TRANSFORMER_EMBEDDING, 12, n),
+            12);
+  for (int s = 0; s < 12; s++)
+    ASSERT_EQ(n[s], te[s]);
+  ASSERT_EQ(st__ds_partition(NULL, 70, ST__DS_TIED, STRATA_DS_UNIFORM, 12, n),
+            12);
+  for (int s = 0; s < 12; s++)
+    ASSERT_EQ(n[s], un[s]);
+  /* two embedding specs over 12 stages: stages with no layer */
+  ASSERT_EQ(
+      st__ds_partition(NULL, 70, ST__DS_TIED, STRATA_DS_TYPE_EMBEDDING, 12, n),
+      -1);
+  /* an untied head (LMHeadPipe) matches no 'embedding': 71 weights, the
+   * last stage's 5 layers the lightest */
+  ASSERT_EQ(st__ds_partition(NULL, 70, 0, STRATA_DS_TYPE_TRANSFORMER_EMBEDDING,
+                             12, n),
+            12);
+  for (int s = 0; s < 12; s++)
+    ASSERT_EQ(n[s], te[s]);
+  ASSERT_EQ(st__ds_partition(NULL, 126, 0, STRATA_DS_TYPE_TRANSFORMER, 16, n),
+            16);
+  for (int s = 0; s < 16; s++)
+    ASSERT_EQ(n[s], s < 14 ? 8 : 7);
+  ASSERT_EQ(
+      st__ds_partition(NULL, 8, ST__DS_TIED, STRATA_DS_TYPE_TRANSFORMER, 9, n),
+      -1);
+  /* a mixture of experts adds _calculate_moe_loss after the layers: one
+   * spec more for 'uniform' (76 over 12), none for 'type:' */
+  static const int um[12] = {5, 7, 7, 7, 6, 6, 6, 6, 6, 6, 6, 2};
+  ASSERT_EQ(st__ds_partition(NULL, 70, ST__DS_TIED | ST__DS_MOE,
+                             STRATA_DS_UNIFORM, 12, n),
+            12);
+  for (int s = 0; s < 12; s++)
+    ASSERT_EQ(n[s], um[s]);
+  ASSERT_EQ(st__ds_partition(NULL, 32, ST__DS_TIED | ST__DS_MOE,
+                             STRATA_DS_TYPE_TRANSFORMER, 4, n),
+            4);
+  for (int s = 0; s < 4; s++)
+    ASSERT_EQ(n[s], 8);
+  /* the head's spec on a stage of its own (type:embedding over 2) */
+  ASSERT_EQ(
+      st__ds_partition(NULL, 8, ST__DS_TIED, STRATA_DS_TYPE_EMBEDDING, 2, n),
+      -1);
+}
+
 TEST(split_megatron_rule) {
   int n[128];
   ASSERT_OK(st__split_megatron(96, 16, n));
@@ -265,6 +329,44 @@ static strata_graph_t *small_model(void) {
   o.vocab = 4096;
   if (strata_model_load("gpt", &o, &g)) return NULL;
   return g;
+}
+
+/* 'parameters' over the specs' parameter counts, read from the graph:
+ * 8 layers of 12h^2 + 13h = 3,152,384 (h 512), the embedding 4096 x 512
+ * plus 256 x 512 positions = 2,228,224 (the tied head, its EmbeddingPipe
+ * built again, as much), the final norm 1,024.  partition_balanced on
+ * those weights: [1, 2, 2, 2, 1] over 5 stages (type:transformer gives
+ * [2, 2, 2, 1, 1]), [1, 2, 2, 1, 1, 1] over 6; a 16384 vocabulary
+ * (8,519,680 each end) gives [1, 3, 3, 1] over 4 and, over 5, the end
+ * stages no layer. */
+TEST(deepspeed_partition_parameters) {
+  static const int p5[] = {1, 2, 2, 2, 1}, p6[] = {1, 2, 2, 1, 1, 1};
+  static const int v4[] = {1, 3, 3, 1};
+  strata_gen_opts_t o;
+  strata_graph_t *g = small_model(), *big = NULL;
+  int n[8];
+  ASSERT(g != NULL);
+  ASSERT_EQ(st__ds_partition(g, 8, ST__DS_TIED, STRATA_DS_PARAMETERS, 5, n), 5);
+  for (int s = 0; s < 5; s++)
+    ASSERT_EQ(n[s], p5[s]);
+  ASSERT_EQ(st__ds_partition(g, 8, ST__DS_TIED, STRATA_DS_PARAMETERS, 6, n), 6);
+  for (int s = 0; s < 6; s++)
+    ASSERT_EQ(n[s], p6[s]);
+  ASSERT_EQ(
+      st__ds_partition(g, 8, ST__DS_TIED, STRATA_DS_TYPE_TRANSFORMER, 5, n), 5);
+  ASSERT_EQ(n[0], 2);
+  ASSERT_EQ(n[4], 1);
+  strata_gen_opts_keep(&o);
+  o.layers = 8, o.hidden = 512, o.heads = 8, o.seq = 256, o.vocab = 16384;
+  ASSERT_OK(strata_model_load("gpt", &o, &big));
+  ASSERT_EQ(st__ds_partition(big, 8, ST__DS_TIED, STRATA_DS_PARAMETERS, 4, n),
+            4);
+  for (int s = 0; s < 4; s++)
+    ASSERT_EQ(n[s], v4[s]);
+  ASSERT_EQ(st__ds_partition(big, 8, ST__DS_TIED, STRATA_DS_PARAMETERS, 5, n),
+            -1);
+  strata_graph_destroy(big);
+  strata_graph_destroy(g);
 }
 
 static void plan_opts(strata_plan_opts_t *o, int threads, const char *cache) {
@@ -681,6 +783,36 @@ TEST(plan_megatron_constraints) {
   }
   ASSERT_EQ(layers, 8);
   strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* A search for DeepSpeed with a partition method: each plan's stages
+ * hold the layers the method gives for its pp (8 layers over 3:
+ * type:transformer [3, 3, 2]; uniform over 13 specs [3, 4, 1]). */
+TEST(plan_deepspeed_partition) {
+  static const int tt[3] = {3, 3, 2}, un[3] = {3, 4, 1};
+  strata_graph_t *g = small_model();
+  strata_cluster_t *c = NULL;
+  ASSERT(g != NULL);
+  ASSERT_OK(strata_cluster_load("dgx-h100:3", &c));
+  for (int m = 0; m < 2; m++) {
+    strata_plan_t *p = NULL;
+    strata_plan_opts_t o;
+    plan_opts(&o, 2, NULL);
+    o.framework = STRATA_FRAMEWORK_DEEPSPEED;
+    o.fix_pp = 3;
+    o.global_batch = 48;
+    o.ds_partition = m ? STRATA_DS_UNIFORM : STRATA_DS_TYPE_TRANSFORMER;
+    ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+    ASSERT_EQ(p->pp, 3);
+    ASSERT_EQ(p->ds_partition, o.ds_partition);
+    ASSERT_EQ(p->n_stages, 3);
+    for (int s = 0; s < 3; s++)
+      ASSERT_EQ(p->stages[s].layer_end - p->stages[s].layer_begin,
+                m ? un[s] : tt[s]);
+    strata_plan_destroy(p);
+  }
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
 }
@@ -1131,6 +1263,9 @@ TEST(interleaved_uneven_exact) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(split_dp_equals_brute_force),
+    TEST_ENTRY(deepspeed_partition_methods),
+    TEST_ENTRY(deepspeed_partition_parameters),
+    TEST_ENTRY(plan_deepspeed_partition),
     TEST_ENTRY(split_linear_equals_brute_force),
     TEST_ENTRY(split_prefix_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),

@@ -334,16 +334,54 @@ TEST(experts) {
   refused(&c, ALL, "ep-sequence-parallel", "sequence parallelism must");
 }
 
+/* DeepSpeed's partition methods (--ds-partition-method): the split a
+ * method gives is accepted uneven, a hand split only if it is that one,
+ * and the option is DeepSpeed's alone.  BLOOM: 70 layers over 12 stages,
+ * 5 on each end stage with 'type:transformer|embedding'. */
+TEST(deepspeed_partition_method) {
+  strata_rules_config_t c = dense();
+  c.target = STRATA_RULES_DEEPSPEED;
+  c.layers = 70, c.pp = 12, c.world = 96, c.dp = 2, c.tied = 1;
+  c.global_batch = 48;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-even-split", "--ds-partition-method");
+  c.ds_partition = STRATA_DS_TYPE_TRANSFORMER_EMBEDDING;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.first_layers = c.last_layers = 5; /* BLOOM's, as its run states it */
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.ds_partition = STRATA_DS_TYPE_TRANSFORMER; /* 6 x 10, 5, 5 */
+  refused(&c, ALL, "ds-partition", "6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5");
+  c.first_layers = c.last_layers = 0;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.ds_partition = STRATA_DS_TYPE_EMBEDDING;
+  refused(&c, ALL, "ds-partition", "no transformer layer");
+  /* one stage: nothing to partition */
+  c.ds_partition = STRATA_DS_UNIFORM, c.pp = 1, c.dp = 24;
+  refused(&c, ALL, "ds-partition", "--pp 1 has one");
+  c = dense(), c.ds_partition = STRATA_DS_UNIFORM;
+  refused(&c, STRATA_RULES_OPTIONS, "ds-partition-framework",
+          "--framework deepspeed");
+  /* a saved plan's remedy: the DeepSpeed export */
+  c.saved = 1;
+  refused(&c, STRATA_RULES_PLAN, "ds-partition-framework",
+          "export it for DeepSpeed");
+}
+
 TEST(batch_and_interleaving) {
   strata_rules_config_t c = dense();
   c.global_batch = 63;
   refused(&c, ALL, "global-batch", "global batch size (63)");
   c = dense(), c.tp = 1, c.dp = 8, c.sequence_parallel = 1;
   refused(&c, ALL, "sp-tp", "tensor-parallel size above 1");
-  c = dense(), c.zero_stage = 2;
-  refused(&c, ALL, "zero-pp", "which FSDP runs without");
-  c.target = STRATA_RULES_DEEPSPEED;
-  refused(&c, ALL, "zero-pp", "which DeepSpeed runs without");
+  /* ZeRO 2/3 with a pipeline: Megatron-FSDP and torchtitan's FSDP2 run
+   * it, DeepSpeed's pipeline engine does not */
+  c = dense(), c.zero_stage = 3;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.target = STRATA_RULES_MEGATRON | STRATA_RULES_TORCHTITAN;
+  c.framework = STRATA_FRAMEWORK_TORCHTITAN;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c = dense(), c.zero_stage = 2, c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, STRATA_RULES_CONFIG, "zero-pp",
+          "which DeepSpeed runs without pipeline parallelism");
   c = dense(), c.pp = 1, c.dp = 8, c.vpp = 2;
   refused(&c, ALL, "vpp-pp", "a pipeline of 2 stages or more");
   c = dense(), c.vpp = 2, c.global_batch = 4; /* 1 micro-batch a step */
@@ -373,8 +411,13 @@ TEST(deepspeed_options) {
   refused(&c, STRATA_RULES_OPTIONS, "ds-zero0", "fp32 master weights");
   c.zero_stage = 1, c.layers = 25;
   refused(&c, STRATA_RULES_OPTIONS, "ds-even-split", "type:transformer");
-  /* the configuration's own rule comes first when both are asked */
+  /* under DeepSpeed a configuration's uneven split is its rule too, whose
+   * remedy is the partition method (Megatron-LM's split-even names
+   * Megatron-LM's options) */
+  refused(&c, ALL, "ds-even-split", "--ds-partition-method");
+  c.target = STRATA_RULES_MEGATRON;
   refused(&c, ALL, "split-even", "--decoder-first/last-pipeline-num-layers");
+  c.target = STRATA_RULES_DEEPSPEED;
   c.first_layers = 13;
   ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
 }
@@ -804,6 +847,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),
     TEST_ENTRY(batch_and_interleaving),
+    TEST_ENTRY(deepspeed_partition_method),
     TEST_ENTRY(layer_split),
     TEST_ENTRY(deepspeed_options),
     TEST_ENTRY(first_rule_told),

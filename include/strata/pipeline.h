@@ -25,8 +25,11 @@ extern "C" {
 #endif
 
 typedef enum {
-  STRATA_FRAMEWORK_MEGATRON, /* Megatron-LM (Megatron-Core DDP) */
-  STRATA_FRAMEWORK_DEEPSPEED /* Megatron-DeepSpeed / DeepSpeed ZeRO */
+  STRATA_FRAMEWORK_MEGATRON,  /* Megatron-LM (Megatron-Core DDP) */
+  STRATA_FRAMEWORK_DEEPSPEED, /* Megatron-DeepSpeed / DeepSpeed ZeRO */
+  STRATA_FRAMEWORK_TORCHTITAN /* torchtitan: FSDP2, DTensor, PyTorch's
+                                 pipelining (docs/cost-model.md,
+                                 "torchtitan") */
 } strata_framework_t;
 const char *strata_framework_name(strata_framework_t f);
 int strata_framework_parse(const char *s, strata_framework_t *out);
@@ -392,6 +395,10 @@ typedef struct {
   int dense_layers; /* layers without experts (of a mixture of them) */
   double capacity;  /* the experts' capacity factor (0: dropless) */
   int dropout;      /* attention and hidden dropout */
+  /* the model's graph (NULL from a plan: DeepSpeed's 'parameters' split
+   * is then not known) and whether its head is the embedding's table */
+  const strata_graph_t *graph;
+  int tied;
 } strata_rules_config_t;
 
 /* The first rule a configuration breaks: its name (a short tag), where

@@ -98,7 +98,7 @@
   F(CONF, int,     megatron,             megatron,              "mode",                     0,  1,          HI, 9,  OPTS, POS,    1,                  14) \
   F(CONF, int,     vpp,                  vpp,                   "virtual stages per rank",  1,  MAX_VPP,    HI, 10, OPTS, NUM,    1,                  15) \
   F(CONF, double,  alpha,                alpha,                 NULL,                       0,  0,          HD, 0,  OPTS, NUM,    1,                  0)  \
-  F(CONF, strata_framework_t, framework, framework,             "framework",                0,  1,          HE, 29, OPTS, NAME,   1,                  0)  \
+  F(CONF, strata_framework_t, framework, framework,             "framework",                0,  2,          HE, 29, OPTS, NAME,   1,                  0)  \
   STRATA_PLAN_SWITCHES(STRATA_PLAN_SWITCH_FIELD, F)                          \
   STRATA_PLAN_CHOICES(STRATA_PLAN_CHOICE_FIELD, F)                            \
   F(CONF, int,     cp,                   cp,                    "context-parallel size",    0,  BIG,        HI, 37, OPTS, NUM,    p->cp > 1,          17) \
@@ -210,6 +210,9 @@
  * characters); then the names, in the order of their constants below. */
 /* clang-format off */
 #define STRATA_PLAN_CHOICES(C, F)                                               \
+  STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)
+/* Megatron-LM's MoE layer and CUDA graphs: exported, not costed */
+#define STRATA_PLAN_MEGATRON_CHOICES(C, F)                                      \
   C(F, NAME, moe_dispatcher, moe_token_dispatcher, "token dispatcher", 9, 30,  \
     "moe-token-dispatcher", p->moe_dispatcher,                                 \
     "the experts' token dispatcher: alltoall\n(default), allgather or flex",     \
@@ -238,6 +241,14 @@
     "recompute-method", p->recompute_method,                                   \
     "with --recompute full: uniform (default;\nevery N layers' input kept, N of\n--recompute-num-layers) or block (the first\nN layers of every chunk recomputed, the\nrest not)", \
     "uniform", "block")
+/* DeepSpeed's: the pipeline's partition method (pipeline/ds_partition.c),
+ * costed; its own rows so that the help lists it with --framework */
+#define STRATA_PLAN_DS_CHOICES(C, F)                                           \
+  C(F, NAME, ds_partition, ds_partition_method, "DeepSpeed partition method", 10, 41, \
+    "ds-partition-method", p->ds_partition,                                    \
+    "--framework deepspeed: PipelineModule's\npartition_method, whose split is planned:\ntype:transformer, type:transformer|embedding\n(BLOOM's), parameters, uniform or\ntype:embedding (default: the even split or\nthe one given)", \
+    "type:transformer", "type:transformer|embedding", "parameters",           \
+    "uniform", "type:embedding")
 /* clang-format on */
 
 /* The choices' values (0: not given, the first). */
@@ -259,6 +270,14 @@ enum {
   STRATA_CUDA_GRAPH_MOE_ROUTER = 8,
   STRATA_CUDA_GRAPH_MOE_PREPROCESS = 16
 };
+/* DeepSpeed's partition methods (deepspeed/runtime/pipe/module.py) */
+enum {
+  STRATA_DS_TYPE_TRANSFORMER = 1,
+  STRATA_DS_TYPE_TRANSFORMER_EMBEDDING,
+  STRATA_DS_PARAMETERS,
+  STRATA_DS_UNIFORM,
+  STRATA_DS_TYPE_EMBEDDING
+};
 /* A choice as it runs: the value given, or the first. */
 #define STRATA_CHOICE(v) ((v) > 0 ? (v) : 1)
 
@@ -278,9 +297,10 @@ enum {
 /* The newest plan format: the highest slot of a TI/TD row (9: the MoE
  * layer's and the CUDA graphs' choices, the embedding and loss counted in
  * the split, recompute modules, the precision-aware optimizer; 10: full
- * recompute's method and unit, the optimizer's offload), at least 7 (the RoPE
- * scaling, a struct of its own).  A row added to a released format's slot would
- * make its files unreadable: new rows take a new slot. */
+ * recompute's method and unit, the optimizer's offload, DeepSpeed's
+ * partition method), at least 7 (the RoPE scaling, a struct of its own).
+ * A row added to a released format's slot would make its files
+ * unreadable: new rows take a new slot. */
 #define STRATA_PLAN_FORMAT_VERSION 10
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */

@@ -52,6 +52,10 @@ PLANS=(
     qwen3 "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
     qwen3pp "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64"
     cp "--model llama --layers 8 --cluster dgx-h100:16 --tp 4 --cp 2 --pp 2 --seq 16384 --global-batch 32"
+    # Llama 3 405B's FSDP with pp 16, as Meta trained it, planned for
+    # torchtitan; and Megatron-FSDP's, which torchtitan's export refuses
+    titanfsdp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan"
+    mgfsdp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full"
 )
 
 plan_all() {
@@ -157,13 +161,19 @@ torchtitan() {
     local name
     # mixedllama3: torchtitan's 8B on an H100 and an A100 group, stages of
     # their own layer counts
-    for name in llama llama3 mixedllama3 qwen3; do
+    for name in llama llama3 mixedllama3 qwen3 titanfsdp; do
         "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.toml" || { fail "$name: export"; continue; }
         "$PY" "$here/check_toml.py" "$tmp/$name.toml" "$tmp/$name.json" "$data/export/torchtitan_keys.txt" ||
             fail "$name: the job config"
     done
-    # qwen3pp: torchtitan's qwen3 has no pipeline split
-    for name in gpt free qwen3pp; do
+    # FSDP2 under the pipeline: torchtitan's default, as costed
+    grep -q '^fsdp_reshard_after_forward = "default"' "$tmp/titanfsdp.toml" &&
+        grep -q '^pipeline_parallel_degree = 16$' "$tmp/titanfsdp.toml" &&
+        grep -q '^data_parallel_shard_degree = 2$' "$tmp/titanfsdp.toml" ||
+        fail "titanfsdp: not FSDP2 under the pipeline"
+    # qwen3pp: torchtitan's qwen3 has no pipeline split; mgfsdp: costed as
+    # Megatron-FSDP
+    for name in gpt free qwen3pp mgfsdp; do
         if "$strata" export torchtitan "$tmp/$name.splan" >/dev/null 2>"$tmp/$name.err"; then
             fail "$name: exported for torchtitan"
         fi
