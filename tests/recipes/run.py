@@ -192,8 +192,6 @@ def memory_args(r, args, why):
         f = r["optimizer_offload_fraction"]
         flag(args, "--optimizer-offload-fraction", f if given(f) else "1")
     if r["use_megatron_fsdp"] == "1":
-        if int(r["pp"]) > 1:
-            why.append("Megatron-FSDP with a pipeline")
         flag(args, "--zero", 3)
 
 
