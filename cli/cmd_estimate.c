@@ -242,7 +242,14 @@ int cli_cmd_estimate(int argc, char **argv) {
   }
   rc = a.json ? json_out(p, fits, budget, cmp, &cmpj, a.timings)
               : human_out(p, fits, budget, cmp);
-  if (!rc && !fits) rc = CLI_INFEASIBLE;
+  /* what the offloads hold beyond the host's memory does not run either */
+  int host_fits =
+      !(p->host_capacity_gib > 0 && p->host_memory_gib > p->host_capacity_gib);
+  if (!rc && !host_fits && !a.json)
+    printf("\ndoes not fit in the host's memory: %.2f GiB a GPU offloaded, "
+           "%.2f GiB a GPU in the reference system\n",
+           p->host_memory_gib, p->host_capacity_gib);
+  if (!rc && (!fits || !host_fits)) rc = CLI_INFEASIBLE;
 out:
   strata_free(cmp);
   cJSON_Delete(cmpj);

@@ -145,9 +145,18 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
                       "offloading", p->offload_layers);
   if (p->optimizer_offload > 0)
     strata_buf_printf(b,
-                      "  %-20s %.3g of the optimizer's states and step on the "
-                      "host (its memory not checked)\n",
+                      "  %-20s %.3g of the optimizer's states and step on "
+                      "the host\n",
                       "optimizer offload", p->optimizer_offload);
+  if (p->host_memory_gib > 0 && p->host_capacity_gib > 0)
+    strata_buf_printf(
+        b, "  %-20s %.2f GiB a GPU of %.2f GiB (its share of the host)\n",
+        "host memory", p->host_memory_gib, p->host_capacity_gib);
+  else if (p->host_memory_gib > 0)
+    strata_buf_printf(b,
+                      "  %-20s %.2f GiB a GPU (the host's size not known: "
+                      "not checked)\n",
+                      "host memory", p->host_memory_gib);
   if (p->precision_aware_optimizer > 0)
     strata_buf_printf(b,
                       "  %-20s precision-aware (main gradients %s, moments "

@@ -356,6 +356,13 @@ static double host_bandwidth(const st__search_t *S) {
   return bw * (eff > 0 && eff <= 1 ? eff : 1);
 }
 
+/* The host's DRAM a GPU has (the GPU table's reference system; 0: not
+ * known, not checked). */
+static double host_capacity(const st__search_t *S) {
+  const strata_gpu_model_t *m = strata_cluster_gpu_model(S->c);
+  return m ? m->host_memory_bytes : 0;
+}
+
 /* --cpu-offloading-num-layers N (one stage, Megatron-LM's
  * cpu_offload_context): N layers' saved activations go to the host during
  * forward and come back during backward, overlapped with those layers'
@@ -529,8 +536,17 @@ static void model_states(const st__cfg_t *cf, int fsdp, const st__part_t *x,
                x->eo / (z >= 1 ? edp : 1);
 }
 
+/* The host's memory a rank's offloads hold: the activations the GPU does
+ * not keep, and for the optimizer's offloaded share of its n parameters
+ * their fp32 copy, its gradient and Adam's two moments (16 B each; the
+ * CPU Adam's, fp32 whatever the GPU's types). */
+static double host_bytes(const st__search_t *S, double act, double n) {
+  return act * (1 - offload_share(S)) + S->o->optimizer_offload * n * 16.0;
+}
+
+/* Memory of rank r on its GPU; *host (if given) the host's it holds. */
 static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
-                        int r, strata_mem_items_t *m) {
+                        int r, strata_mem_items_t *m, double *host) {
   const strata_perf_t *pf = strata_cluster_perf(S->c);
   const st__family_t *f = cf->f;
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, dp = cf->dp, z = f->zero;
@@ -557,6 +573,11 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     sum.ew = 2.0 * expert_params(&sum) - (2.0 - wc) * ge;
     sum.w = 2.0 * dense_params(&sum) - (2.0 - wc) * gd + sum.ew;
   }
+  /* the parameters of the rank's optimizer shard (before the states'
+   * types scale the bytes they are counted from) */
+  double shard =
+      z >= 1 ? dense_params(&sum) / dp + expert_params(&sum) / expert_dp(cf)
+             : dense_params(&sum) + expert_params(&sum);
   double os = optimizer_scale(S), gs = grad_scale(S);
   sum.o *= os, sum.eo *= os, sum.g *= gs, sum.eg *= gs;
   model_states(cf, fsdp_pp(S, cf), &sum, m);
@@ -570,6 +591,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (z >= 3) m->buckets += 2.0 * 5e7;          /* prefetch bucket */
   }
   m->activations = act * offload_share(S); /* the host holds the rest */
+  if (host) *host = host_bytes(S, act, shard);
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
    * no replicas, hold none): the largest one on the device */
@@ -816,7 +838,7 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
     if (r == p - 1 && c == v - 1) x->part = f->epi;
     st__chunk_add(S, f, x->k0, x->n, &x->part);
   }
-  rank_memory(S, cf, ch, r, &m);
+  rank_memory(S, cf, ch, r, &m, NULL);
   return m.total;
 }
 
@@ -864,9 +886,11 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
   for (int r = 0; r < cf->p; r++) {
     strata_mem_items_t m;
     st__search_t *R = search_of(S, cf, r); /* each rank on its own GPU */
-    rank_memory(R, cf, ch, r, &m);
+    double host = 0, cap = host_capacity(R);
+    rank_memory(R, cf, ch, r, &m, &host);
     if (m.total > out->peak) out->peak = m.total, out->worst_rank = r;
     if (!(m.total <= R->budget)) out->fits = 0;
+    if (cap > 0 && host > cap) out->fits = 0; /* the host's, not the GPU's */
   }
   if (exact) {
     rc = simulate(cf, ch, K, blocking_p2p(S, cf), end);
@@ -951,7 +975,13 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p) {
     int count[64];
     rc = rank_time(search_of(S, cf, r), cf, ch, K, r, &rt);
     if (rc) break;
-    rank_memory(search_of(S, cf, r), cf, ch, r, &pr->mem);
+    double host = 0;
+    rank_memory(search_of(S, cf, r), cf, ch, r, &pr->mem, &host);
+    if (host / 1073741824.0 >
+        p->host_memory_gib) { /* (GiB: the file's figures) */
+      p->host_memory_gib = host / 1073741824.0;
+      p->host_capacity_gib = host_capacity(search_of(S, cf, r)) / 1073741824.0;
+    }
     in_flight(cf, r, count);
     pr->busy_seconds = rt.busy;
     pr->end_seconds = end[r];

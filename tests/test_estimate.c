@@ -470,6 +470,12 @@ TEST(optimizer_offloading) {
          a->step_items.optimizer * 1e3, h->step_items.optimizer * 1e3,
          b->step_items.optimizer * 1e3, host * 1e3);
   ASSERT_NEAR(b->step_items.optimizer, host, 1e-9, 0);
+  /* the host holds the fp32 copy, its gradient and two moments (16 B) of
+   * the offloaded share; a DGX H100's 2 TiB is 256 GiB a GPU */
+  ASSERT_NEAR(b->host_memory_gib * 1073741824.0, n * 16, 1e-9, 0);
+  ASSERT_NEAR(h->host_memory_gib * 1073741824.0, n * 8, 1e-9, 0);
+  ASSERT_NEAR(b->host_capacity_gib, 256, 1e-12, 0);
+  ASSERT_NEAR(a->host_memory_gib, 0, 0, 0);
   ASSERT_NEAR(h->step_items.optimizer, host / 2, 1e-9, 0);
   ASSERT(a->step_items.optimizer < h->step_items.optimizer);
   ASSERT(b->step_seconds > a->step_seconds);
@@ -491,6 +497,9 @@ TEST(activation_offloading) {
   ASSERT_EQ(b->offload_layers, 12);
   ASSERT_NEAR(b->ranks[0].mem.activations,
               a->ranks[0].mem.activations * 13 / 24, 1e-12, 0);
+  /* the host holds the rest */
+  ASSERT_NEAR(b->host_memory_gib * 1073741824.0,
+              a->ranks[0].mem.activations * 11 / 24, 1e-9, 0);
   ASSERT(b->step_seconds >= a->step_seconds);
   ASSERT(b->peak_memory_bytes < a->peak_memory_bytes);
   char *t = NULL;

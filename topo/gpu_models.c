@@ -19,31 +19,34 @@
 
 static const strata_gpu_model_t models[] = {
     /* name, vendor, memory, bf16 dense, NVLink/IF per dir, PCIe per dir,
-     * host link per dir (0: PCIe), host DRAM per GPU (docs/cluster-
-     * format.md: the reference systems' CPUs, memory channels over GPUs) */
+     * host link per dir (0: PCIe), the host DRAM's bandwidth and size a
+     * GPU (docs/cluster-format.md: the reference systems' CPUs and
+     * memory over their GPUs) */
     {"A100-40GB", "NVIDIA", (uint64_t)(40 * GIB), 312e12, 300e9, 32e9, 0,
-     51.2e9},
+     51.2e9, 128 * GIB},
     {"A100-80GB", "NVIDIA", (uint64_t)(80 * GIB), 312e12, 300e9, 32e9, 0,
-     51.2e9},
+     51.2e9, 256 * GIB},
     {"H100-SXM", "NVIDIA", (uint64_t)(80 * GIB), 989.4e12, 450e9, 64e9, 0,
-     76.8e9},
-    {"H100-PCIe", "NVIDIA", (uint64_t)(80 * GIB), 756e12, 0.0, 64e9, 0, 0},
-    {"H200", "NVIDIA", (uint64_t)(141 * GIB), 989.4e12, 450e9, 64e9, 0, 76.8e9},
-    {"H800", "NVIDIA", (uint64_t)(80 * GIB), 989.4e12, 200e9, 64e9, 0, 0},
-    {"H20", "NVIDIA", (uint64_t)(96 * GIB), 148e12, 450e9, 64e9, 0, 0},
-    {"A800-80GB", "NVIDIA", (uint64_t)(80 * GIB), 312e12, 200e9, 32e9, 0, 0},
-    {"B200", "NVIDIA", (uint64_t)(180 * GIB), 2.25e15, 900e9, 64e9, 0, 89.6e9},
+     76.8e9, 256 * GIB},
+    {"H100-PCIe", "NVIDIA", (uint64_t)(80 * GIB), 756e12, 0.0, 64e9, 0, 0, 0},
+    {"H200", "NVIDIA", (uint64_t)(141 * GIB), 989.4e12, 450e9, 64e9, 0, 76.8e9,
+     256 * GIB},
+    {"H800", "NVIDIA", (uint64_t)(80 * GIB), 989.4e12, 200e9, 64e9, 0, 0, 0},
+    {"H20", "NVIDIA", (uint64_t)(96 * GIB), 148e12, 450e9, 64e9, 0, 0, 0},
+    {"A800-80GB", "NVIDIA", (uint64_t)(80 * GIB), 312e12, 200e9, 32e9, 0, 0, 0},
+    {"B200", "NVIDIA", (uint64_t)(180 * GIB), 2.25e15, 900e9, 64e9, 0, 89.6e9,
+     256 * GIB},
     /* GB200: NVLink-C2C, 900 GB/s both ways between the Grace CPU and
      * its two Blackwell GPUs (NVIDIA GB200 NVL72 datasheet): 225 GB/s one
      * way for each GPU, the two sharing it, and the Grace's LPDDR5X */
     {"GB200", "NVIDIA", (uint64_t)(186 * GIB), 2.5e15, 900e9, 64e9, 225e9,
-     250e9},
-    {"V100", "NVIDIA", (uint64_t)(32 * GIB), 125e12, 150e9, 16e9, 0, 0},
-    {"P100", "NVIDIA", (uint64_t)(16 * GIB), 21.2e12, 80e9, 16e9, 0, 0},
-    {"MI250X", "AMD", (uint64_t)(64 * GIB), 191.5e12, 200e9, 32e9, 0, 0},
-    {"MI300A", "AMD", (uint64_t)(128 * GIB), 980.6e12, 256e9, 64e9, 0, 0},
-    {"MI300X", "AMD", (uint64_t)(192 * GIB), 1307.4e12, 448e9, 64e9, 0, 0},
-    {"MI325X", "AMD", (uint64_t)(256 * GIB), 1307.4e12, 448e9, 64e9, 0, 0},
+     250e9, 240 * GIB},
+    {"V100", "NVIDIA", (uint64_t)(32 * GIB), 125e12, 150e9, 16e9, 0, 0, 0},
+    {"P100", "NVIDIA", (uint64_t)(16 * GIB), 21.2e12, 80e9, 16e9, 0, 0, 0},
+    {"MI250X", "AMD", (uint64_t)(64 * GIB), 191.5e12, 200e9, 32e9, 0, 0, 0},
+    {"MI300A", "AMD", (uint64_t)(128 * GIB), 980.6e12, 256e9, 64e9, 0, 0, 0},
+    {"MI300X", "AMD", (uint64_t)(192 * GIB), 1307.4e12, 448e9, 64e9, 0, 0, 0},
+    {"MI325X", "AMD", (uint64_t)(256 * GIB), 1307.4e12, 448e9, 64e9, 0, 0, 0},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 

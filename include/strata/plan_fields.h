@@ -121,6 +121,8 @@
   F(RUN,  double,  gpu_memory_bytes,     gpu_memory_bytes,      NULL,                       0,  0,          HD, 5,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  gpu_peak_flops,       gpu_peak_flops,        NULL,                       0,  0,          HD, 6,  FIG,  NUM,    1,                  0)  \
   F(RUN,  double,  model_flops_per_step, model_flops_per_step,  NULL,                       0,  0,          HD, 7,  FIG,  NUM,    1,                  0)  \
+  F(RUN,  double,  host_memory_gib,      host_memory_gib,       "host memory a GPU",        0,  0,          TD, 10, FIG,  NUM,    p->host_memory_gib > 0, 0) \
+  F(RUN,  double,  host_capacity_gib,    host_capacity_gib,     "host memory of a GPU",     0,  0,          TD, 10, FIG,  NUM,    p->host_memory_gib > 0, 0) \
   F(ITEM, double,  step_items.compute,   compute_seconds,       NULL,                       0,  0,          HD, 9,  STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.tp_comm,   tp_comm_seconds,       NULL,                       0,  0,          HD, 10, STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.bubble,    bubble_seconds,        NULL,                       0,  0,          HD, 11, STEP, NUM,    1,                  0)  \

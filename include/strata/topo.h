@@ -82,6 +82,8 @@ typedef struct {
   double host_memory_bandwidth; /* bytes/s of the host's DRAM a GPU has in
                                    its reference system (the node's over
                                    its GPUs; 0: not known) */
+  double host_memory_bytes;     /* the host's DRAM a GPU has in its reference
+                                   system (likewise; 0: not known) */
 } strata_gpu_model_t;
 
 int strata_gpu_model_count(void);
