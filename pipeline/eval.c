@@ -279,6 +279,12 @@ static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
      * with the next: one alone has none to pair with */
     c.overlap_ep_comm = f->epo, c.ep = f->ep, c.recompute = f->rc;
     if (f->epo && st__rule_ep_overlap(&c, NULL, 0)) return 0;
+    /* given on, it is off only where it cannot run (never for memory or
+     * speed: the plan would drop what was asked) */
+    c.overlap_ep_comm = 1;
+    if (!f->epo && S->o->overlap_ep_comm > 0 && f->ep > 1 &&
+        !st__rule_ep_overlap(&c, NULL, 0))
+      return 0;
   }
   return 1;
 }

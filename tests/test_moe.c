@@ -1109,6 +1109,30 @@ TEST(ep_overlap_plans_and_exports) {
   ASSERT_OK(strata_plan_diff(x1, x2, 0, &t, &(int){0}));
   ASSERT_CONTAINS(t, "overlap_moe_expert_parallel_comm");
   strata_free(t);
+  /* given on, the overlap is not dropped where it runs because it does
+   * not fit: with room for the configuration without it only, no plan */
+  for (int on = 0; on <= 1; on++) {
+    strata_plan_t *y = NULL;
+    strata_plan_opts_init(&po);
+    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
+    po.micro_batch = po.gen.micro_batch = 1;
+    po.global_batch = 256;
+    po.memory_reserve = 0;
+    po.memory_budget = (x1->peak_memory_bytes + x2->peak_memory_bytes) / 2;
+    po.recompute = x1->recompute; /* (another recompute could fit) */
+    po.zero_stage = x1->zero_stage, po.sequence_parallel = 0;
+    po.overlap_ep_comm = on;
+    int rc = plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
+                      &po, &y);
+    if (rc != (on ? STRATA_EINFEASIBLE : 0))
+      printf("  on %d: rc %d: %s (x1 %.3f GiB, x2 %.3f)\n", on, rc,
+             strata_last_error(), x1->peak_memory_bytes / 1073741824.0,
+             x2->peak_memory_bytes / 1073741824.0);
+    ASSERT_EQ(rc, on ? STRATA_EINFEASIBLE : 0);
+    if (!on) ASSERT_EQ(y->overlap_ep_comm, 0);
+    strata_plan_destroy(y);
+    strata_error_clear();
+  }
   strata_plan_destroy(x1);
   strata_plan_destroy(x2);
   strata_plan_opts_init(&po);
