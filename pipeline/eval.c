@@ -32,6 +32,8 @@
 
 #include "pipeline/search.h"
 
+#define GIB 1073741824.0
+
 struct sync_model {
   int t, dp;
   double lat[3], per_byte[3]; /* all-reduce, reduce-scatter, all-gather */
@@ -983,10 +985,9 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p) {
     if (rc) break;
     double host = 0;
     rank_memory(search_of(S, cf, r), cf, ch, r, &pr->mem, &host);
-    if (host / 1073741824.0 >
-        p->host_memory_gib) { /* (GiB: the file's figures) */
-      p->host_memory_gib = host / 1073741824.0;
-      p->host_capacity_gib = host_capacity(search_of(S, cf, r)) / 1073741824.0;
+    if (host / GIB > p->host_memory_gib) { /* the file's figures in GiB */
+      p->host_memory_gib = host / GIB;
+      p->host_capacity_gib = host_capacity(search_of(S, cf, r)) / GIB;
     }
     in_flight(cf, r, count);
     pr->busy_seconds = rt.busy;

@@ -397,18 +397,16 @@ static int recompute_unit(const cfg_t *c, char *why, size_t n) {
 static int modules_fp8(const cfg_t *c, char *why, size_t n) {
   unsigned m =
       c->recompute_modules & (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT);
-  const char *which = m == STRATA_RCM_LAYERNORM ? "layernorm"
-                      : m == STRATA_RCM_MOE_ACT ? "moe_act"
-                                                : "layernorm and moe_act";
+  int both = m == (STRATA_RCM_LAYERNORM | STRATA_RCM_MOE_ACT);
+  const char *which = both                        ? "layernorm and moe_act"
+                      : m == STRATA_RCM_LAYERNORM ? "layernorm"
+                                                  : "moe_act",
+             *it = both ? "them" : "it";
   return c->lowp == STRATA_LOWP_DELAYED && m &&
          SAY("--recompute-modules %s: Megatron-LM refuses %s with FP8's "
              "delayed scaling (--fp8-recipe delayed, the default before "
              "Blackwell); give another --fp8-recipe, drop %s or plan in bf16",
-             which,
-             m == STRATA_RCM_LAYERNORM || m == STRATA_RCM_MOE_ACT ? "it"
-                                                                  : "them",
-             m == STRATA_RCM_LAYERNORM || m == STRATA_RCM_MOE_ACT ? "it"
-                                                                  : "them");
+             which, it, it);
 }
 static int modules_model(const cfg_t *c, char *why, size_t n) {
   unsigned m = c->recompute_modules;
