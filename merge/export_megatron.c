@@ -102,6 +102,31 @@ static int check_stages(const strata_plan_t *p) {
   return 0;
 }
 
+/* Megatron-LM's linear layers have biases all (add_bias_linear: q/k/v,
+ * the attention output, both MLP linears, the experts'), none
+ * (--disable-bias-linear), or on q/k/v alone (--add-qkv-bias); a LLaMA
+ * variant's biases are one of those or not said at all.  The MLPs are
+ * the dense layers' (mlp_bias) and the experts' (expert_bias). */
+static int bias_check(const strata_plan_t *p) {
+  if (strcmp(st__mg_family(p->family)->family, "llama")) return 0;
+  int dense = p->experts <= 0 || p->moe_layers < p->layers;
+  int mlp_on = (dense && p->mlp_bias) || (p->experts > 0 && p->expert_bias);
+  int mlp_off = (dense && !p->mlp_bias) || (p->experts > 0 && !p->expert_bias);
+  if (mlp_on && mlp_off)
+    return REFUSE("the model's %s have biases and its %s none, and Megatron-"
+                  "LM's --disable-bias-linear removes them from every linear "
+                  "layer",
+                  p->expert_bias ? "experts" : "dense MLPs",
+                  p->expert_bias ? "dense MLPs" : "experts");
+  if (mlp_on != p->out_bias || (p->out_bias && !p->qkv_bias))
+    return REFUSE("the model has biases on %s but not on %s: Megatron-LM's "
+                  "linear layers have them all, none (--disable-bias-linear) "
+                  "or on q/k/v only (--add-qkv-bias)",
+                  mlp_on ? "its MLPs" : "its attention output",
+                  mlp_on ? "the attention output" : "its MLPs");
+  return 0;
+}
+
 static int check_sizes(const strata_plan_t *p) {
   int tp = p->tp, pp = p->pp;
   if (tp < 1 || pp < 1 || p->dp < 1)
@@ -211,7 +236,7 @@ int st__mg_check(const strata_plan_t *p, int *first, int *last) {
     return strata_error(STRATA_EINVAL, "megatron export: a plan with no stage");
   if ((rc = check_mode(p)) ||
       (rc = st__rules_refuse(p, STRATA_RULES_MEGATRON, "megatron")) ||
-      (rc = check_stages(p)) || (rc = check_sizes(p)) ||
+      (rc = check_stages(p)) || (rc = check_sizes(p)) || (rc = bias_check(p)) ||
       (rc = st__megatron_par_check(p)))
     return rc;
   return check_split(p, first, last);
@@ -247,10 +272,20 @@ static void model_flags(st__mg_args_t *a, const strata_plan_t *p) {
     flag(a, "--num-query-groups", "%d", p->kv_heads);
   }
   if (llama) {
-    flag(a, "--swiglu", NULL);
+    if (p->glu_limit > 0) { /* gpt-oss's (argument_utils.py: quick_gelu) */
+      flag(a, "--quick-geglu", NULL);
+      flag(a, "--glu-linear-offset", "1");
+      flag(a, "--activation-func-clamp-value", "%g", p->glu_limit);
+    } else {
+      flag(a, "--swiglu", NULL);
+    }
     flag(a, "--normalization", "RMSNorm");
-    if (!p->out_bias && !p->expert_bias) flag(a, "--disable-bias-linear", NULL);
-    flag(a, "--position-embedding-type", "rope");
+    /* the biases Megatron-LM can say (st__megatron_par_check) */
+    if (!p->out_bias) flag(a, "--disable-bias-linear", NULL);
+    flag(a, "--position-embedding-type", "%s",
+         p->rope_scaling.type == STRATA_ROPE_SCALING_YARN && p->kv_lora <= 0
+             ? "yarn"
+             : "rope");
     flag(a, "--rotary-base", "%d", st__mg_rotary_base(p));
   }
   if (!strcmp(p->family, "bert")) /* the plan's model has the MLM head only */

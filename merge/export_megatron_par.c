@@ -50,17 +50,26 @@ static int rope_scaling_check(const strata_plan_t *p) {
     return REFUSE("the model's rope_scaling (linear, factor %g) is not an "
                   "integer, which --rotary-seq-len-interpolation-factor takes",
                   r->factor);
-  if (r->type == STRATA_ROPE_SCALING_YARN && p->kv_lora <= 0)
-    return REFUSE("the model's rope_scaling (yarn, factor %g) has Megatron-LM "
-                  "flags for latent attention only (--rope-type yarn); this "
-                  "model's attention is not latent",
-                  r->factor);
+  return 0;
+}
+
+/* Llama 4's chunked attention (each RoPE layer attends within chunks of
+ * attention_chunk_size tokens) has no Megatron-LM flag; up to one chunk
+ * it is the causal attention the flags build. */
+static int chunk_check(const strata_plan_t *p) {
+  if (p->attn_chunk > 0 && p->seq_len > p->attn_chunk)
+    return REFUSE("the model attends in chunks of %d tokens (Llama 4's "
+                  "attention_chunk_size) and the plan's sequence is %d: "
+                  "Megatron-LM has no chunked attention (at --seq %d or "
+                  "less it is the causal attention it builds)",
+                  p->attn_chunk, p->seq_len, p->attn_chunk);
   return 0;
 }
 
 int st__megatron_par_check(const strata_plan_t *p) {
   int rc = moe_check(p);
   if (!rc) rc = rope_scaling_check(p);
+  if (!rc) rc = chunk_check(p);
   return rc;
 }
 
@@ -152,7 +161,10 @@ static void rope_scaling_flags(st__mg_args_t *b, const strata_plan_t *p) {
   } else if (r->type == STRATA_ROPE_SCALING_LINEAR) {
     flag(b, "--rotary-seq-len-interpolation-factor", "%d", (int)r->factor);
   } else if (r->type == STRATA_ROPE_SCALING_YARN) {
-    flag(b, "--rope-type", "yarn");
+    /* latent attention's own; other attention takes the same factors
+     * with --position-embedding-type yarn (argument_utils.py,
+     * _apply_yarn_config_from_args) */
+    if (p->kv_lora > 0) flag(b, "--rope-type", "yarn");
     flag(b, "--rotary-scaling-factor", "%g", r->factor);
     if (r->original > 0)
       flag(b, "--yarn-original-max-position-embeddings", "%d", r->original);
@@ -162,6 +174,25 @@ static void rope_scaling_flags(st__mg_args_t *b, const strata_plan_t *p) {
     flag(b, "--mscale-all-dim", "%g", r->mscale_all);
     if (r->unrounded) flag(b, "--no-yarn-correction-range-round-to-int", NULL);
   }
+}
+
+/* A window of w keys, the query's own among them (transformers'
+ * sliding_window), is Megatron-LM's (w - 1, 0): the keys before the
+ * query (Megatron-Bridge's mcore_to_hf_window_size adds the 1 back).
+ * Full attention on every k-th layer (1-based), the window between, is
+ * its integer --window-attn-skip-freq (is_layer_window_attention in
+ * megatron/core/transformer/utils.py); full attention on the first
+ * window_from layers needs its list form, 1 a windowed layer. */
+static void window_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  int from = p->window_from, n = p->layers - from, k = p->window_every;
+  flag(b, "--window-size", "\"(%d,0)\"", p->window > 1 ? p->window - 1 : 0);
+  if (from <= 0 && k > 1)
+    flag(b, "--window-attn-skip-freq", "%d", k);
+  else if (from > 0 && k > 1)
+    flag(b, "--window-attn-skip-freq", "\"[0]*%d+([1]*%d+[0])*%d+[1]*%d\"",
+         from, k - 1, n / k, n % k);
+  else if (from > 0)
+    flag(b, "--window-attn-skip-freq", "\"[0]*%d+[1]*%d\"", from, n);
 }
 
 static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
@@ -181,14 +212,10 @@ static void attention_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (p->qk_norm == 2) flag(b, "--qk-l2-norm", NULL);
   if (p->nope_every > 0) flag(b, "--no-rope-freq", "%d", p->nope_every);
   rope_scaling_flags(b, p);
-  if (p->window > 0) {
-    flag(b, "--window-size", "\"(%d,0)\"", p->window);
-    /* full attention on every k-th layer (1-based), the window between:
-     * Megatron-LM's integer form means the same (is_layer_window_attention
-     * in megatron/core/transformer/utils.py) */
-    if (p->window_every > 1)
-      flag(b, "--window-attn-skip-freq", "%d", p->window_every);
-  }
+  if (p->window > 0) window_flags(b, p);
+  /* gpt-oss's sinks: a learned offset in each head's softmax
+   * (transformer_config.py softmax_type) */
+  if (p->attn_sinks) flag(b, "--softmax-type", "learnable");
 }
 
 static void parallel_flags(st__mg_args_t *b, const strata_plan_t *p) {

@@ -127,11 +127,17 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
                   : p->kv_lora > 0 ? "latent attention"
                                    : "multi-token prediction modules",
                   *model);
-  if (p->qkv_bias > 0 || p->out_bias > 0 || p->window > 0 ||
+  if (p->qkv_bias > 0 || p->out_bias > 0 || p->mlp_bias > 0 || p->window > 0 ||
+      p->attn_sinks || p->glu_limit > 0 ||
+      (p->attn_chunk > 0 && p->seq_len > p->attn_chunk) ||
       p->qk_norm != !strcmp(*model, "qwen3"))
     return REFUSE("the plan's model has %s, which torchtitan's %s does not",
                   p->qkv_bias > 0 || p->out_bias > 0 ? "attention biases"
+                  : p->mlp_bias > 0                  ? "MLP biases"
                   : p->window > 0                    ? "sliding windows"
+                  : p->attn_sinks                    ? "attention sinks"
+                  : p->glu_limit > 0                 ? "gpt-oss's clamped GLU"
+                  : p->attn_chunk > 0                ? "chunked attention"
                   : p->qk_norm                       ? "q/k norms"
                                                      : "no q/k norms",
                   *model);

@@ -134,6 +134,11 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->router_group_topk = g->hp.router_group_topk;
   p->router_topk_scale = g->hp.router_topk_scale;
   p->rope_scaling = g->hp.rope_scaling;
+  p->mlp_bias = g->hp.mlp_bias;
+  p->window_from = g->hp.window > 0 ? g->hp.window_from : 0;
+  p->attn_chunk = g->hp.attn_chunk;
+  p->attn_sinks = g->hp.attn_sinks;
+  p->glu_limit = g->hp.glu_limit;
 }
 
 /* The switches and choices as the plan runs them: each as asked where

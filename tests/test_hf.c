@@ -943,10 +943,15 @@ TEST(rope_scaling_exports_or_is_refused) {
   ASSERT_CONTAINS(t, "--yarn-original-max-position-embeddings 4096");
   ASSERT_CONTAINS(t, "--mscale 1 \\\n--mscale-all-dim 1");
   strata_free(t);
+  /* YaRN on attention that is not latent: --position-embedding-type yarn
+   * with the same factors (argument_utils.py) */
   t = scaled_export("gpt-oss-120b.json", 2, &rc);
-  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
-  ASSERT(t == NULL);
-  ASSERT_CONTAINS(strata_last_error(), "rope_scaling (yarn, factor 32)");
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--position-embedding-type yarn");
+  ASSERT_CONTAINS(t, "--rotary-scaling-factor 32");
+  ASSERT_CONTAINS(t, "--no-yarn-correction-range-round-to-int");
+  ASSERT(!strstr(t, "--rope-type"));
+  strata_free(t);
   t = scaled_export("llama-4-scout.json", 4, &rc);
   ASSERT_OK(rc);
   ASSERT_CONTAINS(t, "--use-rope-scaling");
@@ -1049,6 +1054,168 @@ TEST(llama4_configs) {
   strata_graph_destroy(x);
 }
 
+/* A config's text, planned on one DGX H100 at seq tokens, the plan
+ * written and read back (format 11 keeps the variants below), exported
+ * for Megatron-LM or torchtitan (torchtitan 1). */
+static char *export_text(const char *json, int seq, int torchtitan, int *rc) {
+  strata_gen_opts_t ov;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL, *back = NULL;
+  strata_plan_opts_t o;
+  char *t = NULL;
+  unsigned char *bytes = NULL;
+  size_t n = 0;
+  strata_gen_opts_keep(&ov);
+  ov.seq = seq;
+  ASSERT_OK(strata_hf_parse(json, strlen(json), "c.json", &ov, &g));
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.global_batch = 64;
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT_OK(strata_plan_encode(p, &bytes, &n));
+  ASSERT_OK(strata_plan_decode(bytes, n, "p.splan", &back));
+  ASSERT_EQ(back->mlp_bias, p->mlp_bias);
+  ASSERT_EQ(back->window_from, p->window_from);
+  ASSERT_EQ(back->attn_chunk, p->attn_chunk);
+  ASSERT_EQ(back->attn_sinks, p->attn_sinks);
+  ASSERT(back->glu_limit == p->glu_limit);
+  *rc = torchtitan ? strata_export_torchtitan(back, &t)
+                   : strata_export_megatron(back, &t);
+  strata_free(bytes);
+  strata_plan_destroy(back);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return t;
+}
+
+#define SMALL_LLAMA(extra)                                                     \
+  "{\"model_type\": \"llama\", \"hidden_size\": 256, "                         \
+  "\"num_hidden_layers\": 8, \"num_attention_heads\": 4, "                     \
+  "\"num_key_value_heads\": 2, \"intermediate_size\": 512, "                   \
+  "\"vocab_size\": 1000, \"max_position_embeddings\": 4096" extra "}"
+
+/* Each field of a config that changes the model reaches the export that
+ * can say it, or the export is refused with the reason: the MLP's
+ * biases (Megatron-LM's are all, none or q/k/v's), Qwen2's window from
+ * max_window_layers on, Llama 4's chunked attention, gpt-oss's sinks and
+ * clamped GLU. */
+TEST(model_fields_reach_the_exports_or_are_refused) {
+  int rc;
+  char *t = export_text(SMALL_LLAMA(", \"mlp_bias\": true"), 1024, 0, &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT(t == NULL);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "biases on its MLPs but not on the attention output");
+  t = export_text(SMALL_LLAMA(", \"attention_bias\": true"), 1024, 0, &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "biases on its attention output but not on its MLPs");
+  t = export_text(SMALL_LLAMA(", \"attention_bias\": true, \"mlp_bias\": true"),
+                  1024, 0, &rc);
+  ASSERT_OK(rc);
+  ASSERT(!strstr(t, "--disable-bias-linear")); /* every linear's */
+  strata_free(t);
+  t = export_text(SMALL_LLAMA(""), 1024, 0, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--disable-bias-linear");
+  strata_free(t);
+  t = export_text(SMALL_LLAMA(", \"mlp_bias\": true"), 1024, 1, &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "MLP biases");
+
+  /* Qwen2: full attention on layers 0-2, the window of 256 from 3 on */
+  static const char qwen2[] =
+      "{\"model_type\": \"qwen2\", \"hidden_size\": 256, "
+      "\"num_hidden_layers\": 8, \"num_attention_heads\": 4, "
+      "\"num_key_value_heads\": 2, \"intermediate_size\": 512, "
+      "\"vocab_size\": 1000, \"max_position_embeddings\": 4096, "
+      "\"use_sliding_window\": true, \"sliding_window\": 256, "
+      "\"max_window_layers\": 3}";
+  t = export_text(qwen2, 1024, 0, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--window-size \"(255,0)\" \\\n"
+                     "--window-attn-skip-freq \"[0]*3+[1]*5\"");
+  strata_free(t);
+  /* Qwen 3 reads the window the same way; torchtitan's qwen3 has none */
+  char qwen3[sizeof qwen2 + 1];
+  snprintf(qwen3, sizeof qwen3, "{\"model_type\": \"qwen3\"%s",
+           strchr(qwen2, ','));
+  t = export_text(qwen3, 1024, 1, &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "sliding windows");
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_hf_parse(qwen2, strlen(qwen2), "q.json", NULL, &g));
+  ASSERT_EQ(g->hp.window, 256);
+  ASSERT_EQ(g->hp.window_from, 3);
+  char *text = NULL;
+  size_t len = 0;
+  strata_graph_t *back = NULL;
+  ASSERT_OK(strata_trace_write(g, &text, &len));
+  ASSERT_OK(strata_trace_parse(text, len, "t.json", &back));
+  ASSERT_EQ(back->hp.window_from, 3);
+  strata_free(text);
+  strata_graph_destroy(back);
+  strata_graph_destroy(g);
+
+  /* Llama 4's chunks of 8192: causal attention up to one chunk */
+  g = import("llama-4-scout.json", 4, 1024);
+  ASSERT_EQ(g->hp.attn_chunk, 8192);
+  strata_graph_destroy(g);
+  t = export_layers("llama-4-scout.json", 4, &rc);
+  ASSERT_OK(rc);
+  strata_free(t);
+
+  /* gpt-oss: the sinks and the clamped GLU, from its config */
+  g = import("gpt-oss-120b.json", 2, 1024);
+  ASSERT_EQ(g->hp.attn_sinks, 1);
+  ASSERT(g->hp.glu_limit == 7);
+  ASSERT_OK(strata_trace_write(g, &text, &len));
+  ASSERT_OK(strata_trace_parse(text, len, "t.json", &back));
+  ASSERT(back->hp.attn_sinks == 1 && back->hp.glu_limit == 7);
+  strata_free(text);
+  strata_graph_destroy(back);
+  strata_graph_destroy(g);
+  t = export_layers("gpt-oss-120b.json", 2, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--softmax-type learnable");
+  ASSERT_CONTAINS(t, "--quick-geglu");
+  ASSERT_CONTAINS(t, "--activation-func-clamp-value 7");
+  ASSERT(!strstr(t, "--swiglu"));
+  strata_free(t);
+  strata_error_clear();
+}
+
+/* Above one chunk, Llama 4's attention is not Megatron-LM's. */
+TEST(chunked_attention_refused_above_a_chunk) {
+  strata_gen_opts_t ov;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  char *t = NULL;
+  strata_gen_opts_keep(&ov);
+  ov.layers = 2;
+  ov.seq = 16384;
+  ASSERT_OK(strata_hf_load(path_of("llama-4-scout.json"), &ov, &g));
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.global_batch = 64;
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT(t == NULL);
+  ASSERT_CONTAINS(strata_last_error(), "chunks of 8192 tokens");
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  strata_error_clear();
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(published_parameter_counts),
     TEST_ENTRY(mtp_module_from_config),
@@ -1073,5 +1240,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(names_and_messages),
     TEST_ENTRY(config_variants_in_the_model_facts),
     TEST_ENTRY(every_config_rebatches_and_solves),
+    TEST_ENTRY(model_fields_reach_the_exports_or_are_refused),
+    TEST_ENTRY(chunked_attention_refused_above_a_chunk),
 };
 TEST_MAIN(tests)

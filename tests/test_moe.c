@@ -1482,17 +1482,26 @@ TEST(megatron_flags_of_the_new_degrees) {
   ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "multiple of 2 * context-parallel");
   strata_plan_destroy(p);
-  /* gpt-oss: biases kept, alternating windows, a rotary base */
+  /* gpt-oss: biases kept, alternating windows of 128 keys (the query's
+   * own and 127 before it), a rotary base with YaRN, the clamped GLU and
+   * the attention sinks */
   moe_cfg_t d = {"gpt-oss-120b", "dgx-h100:16", 2, 16, 2, 4, 16, 9, 9, 2, 1};
   p = estimate_moe(&d, &o);
   ASSERT_OK(strata_export_megatron(p, &t));
   check_flags(t);
   ASSERT(!strstr(t, "--disable-bias-linear"));
-  ASSERT_CONTAINS(t, "--window-size \"(128,0)\"");
+  ASSERT_CONTAINS(t, "--window-size \"(127,0)\"");
   /* full attention on every 2nd layer, 1-based: layers 1, 3, ... */
-  ASSERT_CONTAINS(t, "--window-attn-skip-freq 2\n");
+  ASSERT_CONTAINS(t, "--window-attn-skip-freq 2 \\\n");
   ASSERT_CONTAINS(t, "--kv-channels 64");
   ASSERT_CONTAINS(t, "--rotary-base 150000");
+  ASSERT(!strstr(t, "--swiglu"));
+  ASSERT_CONTAINS(t, "--quick-geglu \\\n--glu-linear-offset 1 \\\n"
+                     "--activation-func-clamp-value 7 \\\n");
+  ASSERT_CONTAINS(t, "--position-embedding-type yarn");
+  ASSERT_CONTAINS(t, "--rotary-scaling-factor 32");
+  ASSERT(!strstr(t, "--rope-type")); /* latent attention's */
+  ASSERT_CONTAINS(t, "--softmax-type learnable");
   strata_free(t);
   strata_plan_destroy(p);
 }

@@ -727,10 +727,13 @@ void st__arch_hp(st__arch_t *a) {
                               : 0;
   if (a->rotary_dim > 0 && a->rotary_dim < d)
     hp->rotary_percent = (double)a->rotary_dim / (double)d;
-  if (a->window > 0 && a->window < a->seq && a->window_from == 0) {
+  if (a->window > 0 && a->window < a->seq && a->window_from < a->layers) {
     hp->window = a->window;
     hp->window_every = a->window_every > 1 ? a->window_every : 0;
+    hp->window_from = a->window_from > 0 ? a->window_from : 0;
   }
+  /* a gated MLP's biases are a variant; the GELU families have theirs */
+  hp->mlp_bias = a->gated && a->mlp_bias;
 }
 
 int st__arch_build(const st__arch_t *a, const char *name,

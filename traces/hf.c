@@ -882,8 +882,9 @@ static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
 }
 
 /* gpt-oss: biases everywhere (attention, router, experts), a sliding
- * window on the layers layer_types says; the attention sinks (one scalar
- * per head and layer) are not built. */
+ * window on the layers layer_types says, the attention sinks (one scalar
+ * per head and layer: recorded, not built) and the clamped GLU
+ * (GptOssExperts: swiglu_limit, 7 by default; costed as SwiGLU). */
 static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
   moe_common(c, o);
   o->experts = num(c, "num_local_experts", 1, 0);
@@ -897,7 +898,10 @@ static void rd_gpt_oss(cfg_t *c, strata_gen_opts_t *o) {
   int k = window_pattern(c, o->layers, 2);
   o->window = k ? w : 0;
   o->window_every = k > 1 ? k : 0;
-  use(c, "swiglu_limit");           /* a clamp inside the SwiGLU */
+  o->attn_sinks = 1;
+  o->glu_limit = real(c, "swiglu_limit", 7.0);
+  if (!(o->glu_limit > 0 && o->glu_limit <= 1e6))
+    bad_field(c, "swiglu_limit", "a positive number");
   use(c, "initial_context_length"); /* before rope scaling */
 }
 
@@ -926,8 +930,9 @@ static void rd_glm4_moe(cfg_t *c, strata_gen_opts_t *o) {
  * norms (use_qk_norm; built as RMSNorms: their 2 x head_dim weights per
  * layer are the only difference) and no RoPE every no_rope_layer_interval-
  * th layer (no_rope_layers must say the same; the RoPE is still counted).
- * Chunked attention (attention_chunk_size) is counted as full causal
- * attention: the same below the chunk, more above it. */
+ * Chunked attention (attention_chunk_size) is recorded (the exports say
+ * it or refuse it) and costed as full causal attention: the same up to
+ * one chunk, more above it. */
 static int every_kth(cfg_t *c, const char *key, int n, int k, int one) {
   const cJSON *list = item(c, key), *it;
   int l = 0;
@@ -970,9 +975,10 @@ static void rd_llama4(cfg_t *c, strata_gen_opts_t *o) {
   o->nope_every = k > 0 ? k : 0;
   o->qk_norm = flag(c, "use_qk_norm", 0) ? 2 : 0;
   if (flag(c, "attention_bias", 0)) bad_field(c, "attention_bias", "false");
-  static const char *const scaling[] = {
-      "attention_chunk_size", "attn_scale",         "attn_temperature_tuning",
-      "floor_scale",          "for_llm_compressor", "cache_implementation"};
+  o->attn_chunk = num(c, "attention_chunk_size", 0, 0);
+  static const char *const scaling[] = {"attn_scale", "attn_temperature_tuning",
+                                        "floor_scale", "for_llm_compressor",
+                                        "cache_implementation"};
   for (size_t i = 0; i < sizeof scaling / sizeof scaling[0]; i++)
     use(c, scaling[i]);
 }

@@ -69,12 +69,47 @@ typedef struct {
   /* group-limited routing and the routed experts' scaling (0: none) */
   int router_groups, router_group_topk;
   double router_topk_scale;
+  /* gpt-oss's attention sinks, clamped GLU and YaRN (0: none) */
+  int attn_sinks;
+  double glu_limit;
+  strata_rope_scaling_t rope_scaling;
 } moe_preset_t;
 
 static const moe_preset_t moe_presets[] = {
     /* Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts") */
-    {"mixtral-8x7b", 32, 4096, 32, 8, 14336, 32000, 0, 0, 0, 0, 0, 0, 1e6, 8, 2,
-     14336,          0,  0,    0,  0, 0,     0,     0, 0, 0, 0, 0, 0, 0},
+    {"mixtral-8x7b",
+     32,
+     4096,
+     32,
+     8,
+     14336,
+     32000,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     1e6,
+     8,
+     2,
+     14336,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     {0}},
     /* Mixtral 8x22B (Mistral AI, Mixtral-8x22B-v0.1 config.json) */
     {"mixtral-8x22b",
      56,
@@ -105,7 +140,10 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     0},
+     0,
+     0,
+     0,
+     {0}},
     /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2): MLA,
      * 3 dense layers, then 1 shared + 256 routed experts, top-8 by sigmoid
      * scores (section 2.1.2); trained with one multi-token prediction
@@ -139,7 +177,10 @@ static const moe_preset_t moe_presets[] = {
      1,
      8, /* DeepSeek-V3's config.json: n_group 8, topk_group 4, */
      4, /* routed_scaling_factor 2.5 */
-     2.5},
+     2.5,
+     0,
+     0,
+     {0}},
     /* Kimi K2 (Kimi Team 2025, "Kimi K2: Open Agentic Intelligence",
      * arXiv 2507.20534, and Kimi-K2-Instruct's config.json): DeepSeek-V3's
      * architecture with 64 heads, 1 dense layer, then 1 shared + 384
@@ -147,9 +188,9 @@ static const moe_preset_t moe_presets[] = {
      * group-limited routing), routed_scaling_factor 2.827, RoPE base
      * 50,000, no multi-token prediction module (its model card: 1T
      * parameters, 32B activated) */
-    {"kimi-k2", 61,  7168, 64,  0,   18432, 163840, 0,    0, 0,
-     0,         0,   0,    5e4, 384, 8,     2048,   2048, 1, 0,
-     1536,      512, 128,  64,  128, 0,     1,      0,    0, 2.827},
+    {"kimi-k2", 61, 7168, 64,  0, 18432, 163840, 0,     0, 0,    0,
+     0,         0,  5e4,  384, 8, 2048,  2048,   1,     0, 1536, 512,
+     128,       64, 128,  0,   1, 0,     0,      2.827, 0, 0,    {0}},
     /* Qwen3-235B-A22B (Qwen Team 2025, Qwen3 technical report, Table 2) */
     {"qwen3-235b-a22b",
      94,
@@ -180,7 +221,10 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     0},
+     0,
+     0,
+     0,
+     {0}},
     /* Qwen3-30B-A3B (Qwen Team 2025, Qwen3 technical report, Table 2, and
      * its config.json): 128 experts top-8 of hidden 768 on all 48
      * layers, no shared expert, q/k norms, head 128 (its model card: 30.5B
@@ -214,9 +258,14 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     0},
-    /* gpt-oss-120b (OpenAI 2025, model card): biases, 128-token windows on
-     * every other layer, 128 experts top-4 */
+     0,
+     0,
+     0,
+     {0}},
+    /* gpt-oss-120b (OpenAI 2025, model card; its config.json): biases,
+     * 128-token windows on every other layer, 128 experts top-4, attention
+     * sinks, the GLU clamped at 7, YaRN x32 from 4096 positions (beta_fast
+     * 32, beta_slow 1, truncate false) */
     {"gpt-oss-120b",
      36,
      2880,
@@ -246,7 +295,16 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     0},
+     0,
+     .attn_sinks = 1,
+     .glu_limit = 7,
+     .rope_scaling = {.type = STRATA_ROPE_SCALING_YARN,
+                      .factor = 32,
+                      .low = 1,
+                      .high = 32,
+                      .mscale = 1,
+                      .original = 4096,
+                      .unrounded = 1}},
 };
 #define N_MOE (int)(sizeof moe_presets / sizeof moe_presets[0])
 #define N_ALL (N_PRESETS + N_MOE)
@@ -280,6 +338,9 @@ static void moe_preset_opts(const moe_preset_t *p, strata_gen_opts_t *o) {
   o->router_groups = p->router_groups;
   o->router_group_topk = p->router_group_topk;
   o->router_topk_scale = p->router_topk_scale;
+  o->attn_sinks = p->attn_sinks;
+  o->glu_limit = p->glu_limit;
+  o->rope_scaling = p->rope_scaling;
 }
 
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {

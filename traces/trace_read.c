@@ -126,27 +126,33 @@ static int read_rope_scaling(strata_graph_t *g, const cJSON *m,
 /* The variants and mixture of experts, all optional. */
 static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   static const char *ints[] = {
-      "head_dim",      "window",           "window_every", "experts",
-      "topk",          "moe_ffn",          "shared_ffn",   "first_dense",
-      "q_lora",        "kv_lora",          "qk_nope",      "qk_rope",
-      "v_head",        "mtp_layers",       "moe_every",    "nope_every",
-      "router_groups", "router_group_topk"};
+      "head_dim",    "window",        "window_every",
+      "experts",     "topk",          "moe_ffn",
+      "shared_ffn",  "first_dense",   "q_lora",
+      "kv_lora",     "qk_nope",       "qk_rope",
+      "v_head",      "mtp_layers",    "moe_every",
+      "nope_every",  "router_groups", "router_group_topk",
+      "window_from", "attn_chunk"};
   int *f[] = {
-      &g->hp.head_dim,   &g->hp.window,        &g->hp.window_every,
-      &g->hp.experts,    &g->hp.topk,          &g->hp.moe_ffn,
-      &g->hp.shared_ffn, &g->hp.first_dense,   &g->hp.q_lora,
-      &g->hp.kv_lora,    &g->hp.qk_nope,       &g->hp.qk_rope,
-      &g->hp.v_head,     &g->hp.mtp_layers,    &g->hp.moe_every,
-      &g->hp.nope_every, &g->hp.router_groups, &g->hp.router_group_topk};
+      &g->hp.head_dim,    &g->hp.window,        &g->hp.window_every,
+      &g->hp.experts,     &g->hp.topk,          &g->hp.moe_ffn,
+      &g->hp.shared_ffn,  &g->hp.first_dense,   &g->hp.q_lora,
+      &g->hp.kv_lora,     &g->hp.qk_nope,       &g->hp.qk_rope,
+      &g->hp.v_head,      &g->hp.mtp_layers,    &g->hp.moe_every,
+      &g->hp.nope_every,  &g->hp.router_groups, &g->hp.router_group_topk,
+      &g->hp.window_from, &g->hp.attn_chunk};
   static const char *flags[] = {"qkv_bias",    "out_bias",   "qk_norm",
-                                "expert_bias", "qk_l2_norm", "router_sigmoid"};
+                                "expert_bias", "qk_l2_norm", "router_sigmoid",
+                                "mlp_bias",    "attn_sinks"};
   int l2 = 0;
   int *b[] = {&g->hp.qkv_bias,
               &g->hp.out_bias,
               &g->hp.qk_norm,
               &g->hp.expert_bias,
               &l2,
-              &g->hp.router_sigmoid};
+              &g->hp.router_sigmoid,
+              &g->hp.mlp_bias,
+              &g->hp.attn_sinks};
   int rc = 0;
   for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++)
     rc = get_int(m, ints[i], w, 0, 0, MAX_SIZE, f[i]);
@@ -157,6 +163,7 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   if (!rc && l2) g->hp.qk_norm = 2;
   if (!rc) rc = get_nonneg(m, "rotary_percent", w, &g->hp.rotary_percent);
   if (!rc) rc = get_nonneg(m, "router_topk_scale", w, &g->hp.router_topk_scale);
+  if (!rc) rc = get_nonneg(m, "glu_limit", w, &g->hp.glu_limit);
   if (!rc && g->hp.rotary_percent > 1)
     rc = strata_error(STRATA_EBADINPUT,
                       "%s: 'rotary_percent' is %g (a share of the head, at "

@@ -258,6 +258,16 @@ typedef struct strata_graph {
     /* the model's trained context, max_position_embeddings (0: not
      * known) */
     int max_positions;
+    /* more variants, exported or refused (0: none): biases on a gated
+     * MLP (LLaMA's mlp_bias; GPT's MLP biases are its family's); the
+     * window only from layer window_from on (Qwen2's max_window_layers);
+     * attention in chunks of attn_chunk tokens on the RoPE layers (Llama
+     * 4's attention_chunk_size; costed as causal attention); a learned
+     * softmax offset per head, the attention sinks (gpt-oss; not built:
+     * heads x layers parameters); gpt-oss's clamped GLU, glu_limit the
+     * clamp (up + 1 times gate * sigmoid(1.702 gate)) */
+    int mlp_bias, window_from, attn_chunk, attn_sinks;
+    double glu_limit;
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -464,6 +474,10 @@ typedef struct {
    * strata_graph_t.hp (0: none). */
   int router_groups, router_group_topk;
   double router_topk_scale;
+  /* Llama 4's chunked attention, gpt-oss's sinks and clamped GLU, as in
+   * strata_graph_t.hp (0: none; recorded, not built). */
+  int attn_chunk, attn_sinks;
+  double glu_limit;
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
