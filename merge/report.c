@@ -218,8 +218,14 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     "", it->compute * 1e3, it->tp_comm * 1e3, it->bubble * 1e3,
                     it->dp_sync * 1e3, it->param_gather * 1e3,
                     it->optimizer * 1e3, it->overhead * 1e3);
-  strata_buf_printf(b, "  %-20s %.0f\n", "tokens/s", p->tokens_per_second);
-  strata_buf_printf(b, "  %-20s %.1f %%\n", "MFU", p->mfu * 100);
+  if (p->model_flops_per_step <= 0 && p->tokens_per_second <= 0) {
+    /* a plan straight from the search: the figures come from the stitch */
+    strata_buf_printf(b, "  %-20s not computed: call strata_merge_stitch()\n",
+                      "tokens/s, MFU");
+  } else {
+    strata_buf_printf(b, "  %-20s %.0f\n", "tokens/s", p->tokens_per_second);
+    strata_buf_printf(b, "  %-20s %.1f %%\n", "MFU", p->mfu * 100);
+  }
   strata_buf_printf(b, "  %-20s %s of %s per device\n", "peak memory",
                     strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
                     strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));

@@ -31,7 +31,8 @@
 #   EXPORTS     targets to write (default "megatron"; also deepspeed,
 #               torchtitan)
 #   LAUNCHER    hostfile format: torchrun (default), mpi or deepspeed
-#   STRATA      the strata binary (default: strata on PATH)
+#   STRATA      the strata binary (default: the installed one beside this
+#               script, PREFIX/bin/strata, else strata on PATH)
 #
 # Exit status: 0 done (changed or not), 2 trouble (nothing in STATE was
 # changed by the failing step: every file is written aside and moved in).
@@ -40,6 +41,9 @@ set -euo pipefail
 : "${STATE:?set STATE, the folder of the state of the run}"
 : "${TOPO_DIR:?set TOPO_DIR, the folder of the hwloc exports of the hosts}"
 : "${PLAN_ARGS:?set PLAN_ARGS, e.g. --model gpt3-175b --global-batch 1536}"
+# installed as PREFIX/share/strata/nightly-replan.sh: PREFIX/bin/strata
+here=$(cd "$(dirname "$0")" && pwd)
+[ -z "${STRATA:-}" ] && [ -x "$here/../../bin/strata" ] && STRATA=$here/../../bin/strata
 STRATA=${STRATA:-strata}
 THRESHOLD=${THRESHOLD:-2}
 TOLERANCE=${TOLERANCE:-0.5}

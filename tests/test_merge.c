@@ -271,7 +271,19 @@ TEST(stitch_preset_cluster) {
   ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
   strata_plan_t *p = solved_plan(g);
   p->step_seconds = 2.0;
+  /* before the stitch the summary says the figures are not computed
+   * (rather than MFU 0 %) and names the call that computes them */
+  char *t = NULL;
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "tokens/s, MFU        not computed: call "
+                     "strata_merge_stitch()");
+  ASSERT(!strstr(t, "MFU                  0.0 %"));
+  strata_free(t);
   ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT(!strstr(t, "not computed"));
+  ASSERT_CONTAINS(t, "  MFU                  ");
+  strata_free(t);
   ASSERT_NEAR(p->tokens_per_second, p->global_batch * 128 / p->step_seconds,
               1e-12, 0);
   ASSERT(p->mfu > 0 && p->mfu < 1);

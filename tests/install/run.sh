@@ -58,6 +58,28 @@ check "does not need libstrata.so" '! ldd "$work/pc_static" | grep -q "libstrata
 "$work/pc_static" >"$work/out2" 2>&1
 check "static runs: $(head -c 200 "$work/out2")" 'grep -q "$want.*round trip ok" "$work/out2"'
 
+# ---- docs/api.md's example, cut out of the page, built as the page says
+# (pkg-config alone: its -rpath finds libstrata.so without LD_LIBRARY_PATH)
+sed -n '/<!-- api-example begin -->/,/<!-- api-example end -->/p' "$src/docs/api.md" |
+  sed '1,2d;$d' | sed '$d' >"$work/plan_example.c"
+check "docs/api.md holds the example" 'grep -q "int main" "$work/plan_example.c"'
+# shellcheck disable=SC2046
+$cc -Wall -Werror -o "$work/plan_example" "$work/plan_example.c" \
+  $(pkg-config --cflags --libs strata) 2>"$work/cc3.log"
+check "the example builds with -Wall -Werror (see $work/cc3.log)" '[ -x "$work/plan_example" ]'
+(cd "$work" && env -u LD_LIBRARY_PATH ./plan_example >"$work/out3" 2>&1)
+check "the example runs from the prefix: $(tail -c 300 "$work/out3")" \
+  'grep -q "^tp [0-9]*, pp [0-9]*, dp [0-9]*: [0-9]* tokens/s, MFU [1-9]" "$work/out3" &&
+   grep -q "megatron arguments: [1-9][0-9]* bytes" "$work/out3" && [ -s "$work/example.splan" ]'
+"$prefix/bin/strata" show "$work/example.splan" >"$work/out4" 2>&1
+check "the installed strata reads the example's plan" 'grep -q "MFU" "$work/out4"'
+(cd "$work" && ./plan_example gpt3-175b dgx-h100:0 >"$work/out5" 2>&1)
+rc5=$?
+check "the example's error path exits 1 with the reason: $(head -c 200 "$work/out5")" \
+  '[ "$rc5" -eq 1 ] && grep -q "^plan_example: .*(E[A-Z]*)$" "$work/out5"'
+check "nightly-replan.sh installed, executable" '[ -x "$prefix/share/strata/nightly-replan.sh" ]'
+check "strata_trace.py installed" '[ -f "$prefix/share/strata/python/strata_trace.py" ]'
+
 # ---- CMake
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_COMPILER="$cc" >"$work/cmake.log" 2>&1 &&
