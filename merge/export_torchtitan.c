@@ -142,6 +142,12 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
                                                      : "no q/k norms",
                   *model);
   if ((rc = rope_check(p, *model))) return rc;
+  /* the flavors' RMSNorm: nn_modules.py's 1e-5, qwen3's _EPS 1e-6 */
+  double eps = !strcmp(*model, "qwen3") ? 1e-6 : 1e-5;
+  if (p->norm_eps > 0 && p->norm_eps != eps)
+    return REFUSE("the plan's model normalises with epsilon %g and "
+                  "torchtitan's %s with %g",
+                  p->norm_eps, *model, eps);
   if (p->pp > 1 && p->zero_stage >= 2 &&
       p->framework != STRATA_FRAMEWORK_TORCHTITAN)
     return REFUSE("the plan's ZeRO %d with a pipeline was costed for %s, "

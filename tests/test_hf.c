@@ -1082,6 +1082,7 @@ static char *export_text(const char *json, int seq, int torchtitan, int *rc) {
   ASSERT_EQ(back->attn_chunk, p->attn_chunk);
   ASSERT_EQ(back->attn_sinks, p->attn_sinks);
   ASSERT(back->glu_limit == p->glu_limit);
+  ASSERT(back->norm_eps == p->norm_eps);
   *rc = torchtitan ? strata_export_torchtitan(back, &t)
                    : strata_export_megatron(back, &t);
   strata_free(bytes);
@@ -1122,6 +1123,19 @@ TEST(model_fields_reach_the_exports_or_are_refused) {
   t = export_text(SMALL_LLAMA(""), 1024, 0, &rc);
   ASSERT_OK(rc);
   ASSERT_CONTAINS(t, "--disable-bias-linear");
+  ASSERT(!strstr(t, "--norm-epsilon")); /* not given: Megatron-LM's 1e-5 */
+  strata_free(t);
+  /* the norms' epsilon: Megatron-LM's --norm-epsilon; torchtitan's llama3
+   * normalises with 1e-5 alone */
+  t = export_text(SMALL_LLAMA(", \"rms_norm_eps\": 1e-06"), 1024, 0, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--norm-epsilon 1e-06");
+  strata_free(t);
+  t = export_text(SMALL_LLAMA(", \"rms_norm_eps\": 1e-06"), 1024, 1, &rc);
+  ASSERT_EQ(rc, STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "epsilon 1e-06");
+  t = export_text(SMALL_LLAMA(", \"rms_norm_eps\": 1e-05"), 1024, 1, &rc);
+  ASSERT(!strstr(strata_last_error(), "epsilon")); /* its flavor's */
   strata_free(t);
   t = export_text(SMALL_LLAMA(", \"mlp_bias\": true"), 1024, 1, &rc);
   ASSERT_EQ(rc, STRATA_EUNSUPPORTED);

@@ -732,6 +732,7 @@ void st__arch_hp(st__arch_t *a) {
     hp->window_every = a->window_every > 1 ? a->window_every : 0;
     hp->window_from = a->window_from > 0 ? a->window_from : 0;
   }
+  hp->norm_eps = a->norm_eps > 0 ? a->norm_eps : 0;
   /* a gated MLP's biases are a variant; the GELU families have theirs */
   hp->mlp_bias = a->gated && a->mlp_bias;
 }

@@ -314,6 +314,14 @@ static int seq_default(cfg_t *c, const char *key, int max_pos) {
   return max_pos > 0 && max_pos < DEFAULT_SEQ ? max_pos : DEFAULT_SEQ;
 }
 
+/* The norms' epsilon: numerics, not counts, but the model trained
+ * (Megatron-LM's --norm-epsilon); 0 when not given. */
+static double norm_epsilon(cfg_t *c, const char *key) {
+  double e = real(c, key, 0);
+  if (e < 0 || e > 1) bad_field(c, key, "a number in [0, 1]");
+  return e > 0 && e <= 1 ? e : 0;
+}
+
 /* ---- the LLaMA-like families ---- */
 
 /* llama, mistral, qwen2, qwen3, gemma*, phi3, olmo2, cohere: rotary
@@ -339,6 +347,7 @@ static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   if (prf < 1) a->rotary_dim = (int)(d * prf);
   a->rms = a->rope = a->gated = 1;
   a->rope_theta = rope_base(c);
+  a->norm_eps = norm_epsilon(c, "rms_norm_eps");
   dropouts(c, a, drops);
 }
 
@@ -539,6 +548,7 @@ static void rd_gpt2(cfg_t *c, st__arch_t *a) {
   a->ffn = num(c, "n_inner", 0, four_times(a->hidden));
   a->vocab = num(c, "vocab_size", 1, 0);
   a->max_pos = num(c, "n_positions", 1, 0);
+  a->norm_eps = norm_epsilon(c, "layer_norm_epsilon");
   num(c, "n_ctx", 0, 0);
   a->seq = a->max_pos;
   a->tie = flag(c, "tie_word_embeddings", 1);
@@ -783,6 +793,7 @@ static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   o->vocab = num(c, "vocab_size", 1, 0);
   o->seq = seq_default(c, "max_position_embeddings",
                        num(c, "max_position_embeddings", 0, 0));
+  o->norm_eps = norm_epsilon(c, "rms_norm_eps");
   o->tie_embeddings = flag(c, "tie_word_embeddings", 0);
   o->rope_theta = rope_base(c);
   o->dropout = real(c, "attention_dropout", 0) > 0;

@@ -86,6 +86,10 @@ static void put_variants(strata_buf_t *b, const strata_graph_t *g) {
     strata_buf_puts(b, ", \"glu_limit\": ");
     put_num(b, g->hp.glu_limit);
   }
+  if (g->hp.norm_eps > 0) {
+    strata_buf_puts(b, ", \"norm_eps\": ");
+    put_num(b, g->hp.norm_eps);
+  }
 }
 
 /* "rope_scaling": {"type": "llama3", "factor": 8, ...}, when scaled. */
