@@ -289,6 +289,7 @@ static void model_flags(st__mg_args_t *a, const strata_plan_t *p) {
     flag(a, "--rotary-base", "%d", st__mg_rotary_base(p));
   }
   if (p->norm_eps > 0) flag(a, "--norm-epsilon", "%g", p->norm_eps);
+  if (p->init_std > 0) flag(a, "--init-method-std", "%g", p->init_std);
   if (!strcmp(p->family, "bert")) /* the plan's model has the MLM head only */
     flag(a, "--bert-no-binary-head", NULL);
   if (p->untie_embeddings)

@@ -140,6 +140,7 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->attn_sinks = g->hp.attn_sinks;
   p->glu_limit = g->hp.glu_limit;
   p->norm_eps = g->hp.norm_eps;
+  p->init_std = g->hp.init_std;
 }
 
 /* The switches and choices as the plan runs them: each as asked where

@@ -1083,6 +1083,7 @@ static char *export_text(const char *json, int seq, int torchtitan, int *rc) {
   ASSERT_EQ(back->attn_sinks, p->attn_sinks);
   ASSERT(back->glu_limit == p->glu_limit);
   ASSERT(back->norm_eps == p->norm_eps);
+  ASSERT(back->init_std == p->init_std);
   *rc = torchtitan ? strata_export_torchtitan(back, &t)
                    : strata_export_megatron(back, &t);
   strata_free(bytes);
@@ -1130,6 +1131,12 @@ TEST(model_fields_reach_the_exports_or_are_refused) {
   t = export_text(SMALL_LLAMA(", \"rms_norm_eps\": 1e-06"), 1024, 0, &rc);
   ASSERT_OK(rc);
   ASSERT_CONTAINS(t, "--norm-epsilon 1e-06");
+  ASSERT(!strstr(t, "--init-method-std")); /* not given */
+  strata_free(t);
+  /* initializer_range (Megatron-LM's default 0.02) */
+  t = export_text(SMALL_LLAMA(", \"initializer_range\": 0.006"), 1024, 0, &rc);
+  ASSERT_OK(rc);
+  ASSERT_CONTAINS(t, "--init-method-std 0.006");
   strata_free(t);
   t = export_text(SMALL_LLAMA(", \"rms_norm_eps\": 1e-06"), 1024, 1, &rc);
   ASSERT_EQ(rc, STRATA_EUNSUPPORTED);

@@ -733,6 +733,7 @@ void st__arch_hp(st__arch_t *a) {
     hp->window_from = a->window_from > 0 ? a->window_from : 0;
   }
   hp->norm_eps = a->norm_eps > 0 ? a->norm_eps : 0;
+  hp->init_std = a->init_std > 0 ? a->init_std : 0;
   /* a gated MLP's biases are a variant; the GELU families have theirs */
   hp->mlp_bias = a->gated && a->mlp_bias;
 }

@@ -282,6 +282,7 @@ static void set_variant_hp(const strata_gen_opts_t *o, st__arch_t *a) {
   hp->attn_sinks = o->attn_sinks > 0;
   hp->glu_limit = o->glu_limit > 0 ? o->glu_limit : 0;
   hp->norm_eps = o->norm_eps > 0 ? o->norm_eps : 0;
+  hp->init_std = o->init_std > 0 ? o->init_std : 0;
   if (o->kv_lora > 0) {
     hp->q_lora = o->q_lora;
     hp->kv_lora = o->kv_lora;

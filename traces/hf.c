@@ -322,6 +322,15 @@ static double norm_epsilon(cfg_t *c, const char *key) {
   return e > 0 && e <= 1 ? e : 0;
 }
 
+/* initializer_range: the weights' initial standard deviation, the model
+ * trained from scratch (Megatron-LM's --init-method-std); 0 when not
+ * given. */
+static double init_std(cfg_t *c) {
+  double s = real(c, "initializer_range", 0);
+  if (s < 0 || s > 1) bad_field(c, "initializer_range", "a number in [0, 1]");
+  return s > 0 && s <= 1 ? s : 0;
+}
+
 /* ---- the LLaMA-like families ---- */
 
 /* llama, mistral, qwen2, qwen3, gemma*, phi3, olmo2, cohere: rotary
@@ -348,6 +357,7 @@ static void llama_like(cfg_t *c, st__arch_t *a, int tie_default) {
   a->rms = a->rope = a->gated = 1;
   a->rope_theta = rope_base(c);
   a->norm_eps = norm_epsilon(c, "rms_norm_eps");
+  a->init_std = init_std(c);
   dropouts(c, a, drops);
 }
 
@@ -549,6 +559,7 @@ static void rd_gpt2(cfg_t *c, st__arch_t *a) {
   a->vocab = num(c, "vocab_size", 1, 0);
   a->max_pos = num(c, "n_positions", 1, 0);
   a->norm_eps = norm_epsilon(c, "layer_norm_epsilon");
+  a->init_std = init_std(c);
   num(c, "n_ctx", 0, 0);
   a->seq = a->max_pos;
   a->tie = flag(c, "tie_word_embeddings", 1);
@@ -794,6 +805,7 @@ static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   o->seq = seq_default(c, "max_position_embeddings",
                        num(c, "max_position_embeddings", 0, 0));
   o->norm_eps = norm_epsilon(c, "rms_norm_eps");
+  o->init_std = init_std(c);
   o->tie_embeddings = flag(c, "tie_word_embeddings", 0);
   o->rope_theta = rope_base(c);
   o->dropout = real(c, "attention_dropout", 0) > 0;

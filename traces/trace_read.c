@@ -165,10 +165,11 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
   if (!rc) rc = get_nonneg(m, "router_topk_scale", w, &g->hp.router_topk_scale);
   if (!rc) rc = get_nonneg(m, "glu_limit", w, &g->hp.glu_limit);
   if (!rc) rc = get_nonneg(m, "norm_eps", w, &g->hp.norm_eps);
-  if (!rc && g->hp.norm_eps > 1)
-    rc = strata_error(STRATA_EBADINPUT,
-                      "%s: 'norm_eps' is %g (an epsilon, at most 1)", w,
-                      g->hp.norm_eps);
+  if (!rc) rc = get_nonneg(m, "init_std", w, &g->hp.init_std);
+  if (!rc && (g->hp.norm_eps > 1 || g->hp.init_std > 1))
+    rc = strata_error(STRATA_EBADINPUT, "%s: '%s' is %g (at most 1)", w,
+                      g->hp.norm_eps > 1 ? "norm_eps" : "init_std",
+                      g->hp.norm_eps > 1 ? g->hp.norm_eps : g->hp.init_std);
   if (!rc && g->hp.rotary_percent > 1)
     rc = strata_error(STRATA_EBADINPUT,
                       "%s: 'rotary_percent' is %g (a share of the head, at "

@@ -90,6 +90,10 @@ static void put_variants(strata_buf_t *b, const strata_graph_t *g) {
     strata_buf_puts(b, ", \"norm_eps\": ");
     put_num(b, g->hp.norm_eps);
   }
+  if (g->hp.init_std > 0) {
+    strata_buf_puts(b, ", \"init_std\": ");
+    put_num(b, g->hp.init_std);
+  }
 }
 
 /* "rope_scaling": {"type": "llama3", "factor": 8, ...}, when scaled. */

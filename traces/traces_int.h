@@ -83,6 +83,7 @@ typedef struct {
   int rel_buckets;   /* T5: relative position bias, [buckets, heads] */
   double rope_theta; /* the rotary base (0: not given); costs nothing */
   double norm_eps;   /* the norms' epsilon (0: not given); costs nothing */
+  double init_std;   /* the weights' initial std (0: not given); likewise */
   /* mixture of experts on layers l >= first_dense with (l + 1) %
    * moe_every == 0 (0, 1: all): experts routed top-k of SwiGLU MLPs of
    * moe_ffn, a shared one of shared_ffn (0: none), sigmoid-gated with

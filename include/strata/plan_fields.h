@@ -97,6 +97,7 @@
   F(ARCH, int,     attn_sinks,           attention_sinks,       "attention sinks",          0,  1,          TI, 11, ARCH, BOOL,   p->attn_sinks,      0)  \
   F(ARCH, double,  glu_limit,            glu_limit,             "GLU clamp",                0,  0,          TD, 11, ARCH, NUM,    p->glu_limit > 0,   0)  \
   F(ARCH, double,  norm_eps,             norm_epsilon,          "norm epsilon",             0,  0,          TD, 11, ARCH, NUM,    p->norm_eps > 0,    0)  \
+  F(ARCH, double,  init_std,             init_std,              "initial std",              0,  0,          TD, 11, ARCH, NUM,    p->init_std > 0,    0)  \
   F(CONF, int,     zero_stage,           zero_stage,            "ZeRO stage",               0,  3,          HI, 7,  OPTS, NUM,    1,                  10) \
   F(CONF, strata_recipe_t, recipe,       recipe,                "recipe",                   0,  1,          HE, 11, OPTS, NAME,   1,                  11) \
   F(CONF, strata_recompute_t, recompute, recompute,             "recompute",                0,  2,          HE, 12, OPTS, NAME,   1,                  12) \
@@ -307,7 +308,8 @@ enum {
  * the split, recompute modules, the precision-aware optimizer; 10: full
  * recompute's method and unit, the optimizer's offload, DeepSpeed's
  * partition method; 11: the model's MLP biases, the first windowed layer,
- * chunked attention, attention sinks, gpt-oss's GLU, the norms' epsilon), at
+ * chunked attention, attention sinks, gpt-oss's GLU, the norms' epsilon and
+ * initial std), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
 #define STRATA_PLAN_FORMAT_VERSION 11

@@ -268,8 +268,9 @@ typedef struct strata_graph {
      * clamp (up + 1 times gate * sigmoid(1.702 gate)) */
     int mlp_bias, window_from, attn_chunk, attn_sinks;
     double glu_limit;
-    /* the norms' epsilon, as the config gives it (0: not given) */
-    double norm_eps;
+    /* the norms' epsilon and the weights' initial standard deviation, as
+     * the config gives them (0: not given) */
+    double norm_eps, init_std;
   } hp;
   /* Private: hash indexes of the tensor, op and block names, kept by the
    * builders so that lookups by name take constant time. */
@@ -481,6 +482,7 @@ typedef struct {
   int attn_chunk, attn_sinks;
   double glu_limit;
   double norm_eps; /* the norms' epsilon (0: not given; exported) */
+  double init_std; /* initializer_range (0: not given; exported) */
 } strata_gen_opts_t;
 
 /* Defaults of a family (GPT-2-small-like sizes); callers override. */
