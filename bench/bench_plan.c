@@ -219,10 +219,14 @@ static void bench_mixed_scale(int runs, const char *dir) {
       case_t k = {"llama3-405b", path, 2048, 1, 0};
       strata_plan_t *p = NULL;
       double t = median_of(&k, runs, &p);
+      unsigned used = 0; /* the groups the plan's stages run on */
+      for (int st = 0; p && st < p->n_stages; st++)
+        used |= 1u << p->stages[st].group;
       if (p)
         printf("mixed %d generations, %4d nodes, llama3-405b: %8.3f s "
-               "(1 thread); pp %d over %d groups, step %.3f s\n",
-               n, nodes[i], t, p->pp, p->n_groups, p->step_seconds);
+               "(1 thread); pp %d on %d of the groups, step %.3f s\n",
+               n, nodes[i], t, p->pp, __builtin_popcount(used),
+               p->step_seconds);
       strata_plan_destroy(p);
     }
   const char *three =
