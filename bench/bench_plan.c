@@ -7,9 +7,11 @@
  * and with no cache at all, with 1 and 2 solver threads, and the free
  * mode; then the re-plan after a node is drained.  Prints medians and
  * ratios; never fails on a time.  Last, a mixed cluster: llama2-70b on 64
- * H100 and 64 A100 nodes (bench/data), against the 64 H100 nodes alone.
+ * H100 and 64 A100 nodes (bench/data), against the 64 H100 nodes alone;
+ * and the mixed search as groups and nodes grow (bench_mixed_scale).
  *
- * Usage: bench_plan [runs]   (default 5)
+ * Usage: bench_plan [runs [mixed]]   (default 5; mixed: the mixed search's
+ * scaling alone)
  */
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +35,7 @@ static double median(double *v, int n) {
 typedef struct {
   const char *model, *cluster;
   int global_batch, megatron;
+  double time_limit; /* 0: none */
 } case_t;
 
 static void clear_dir(const char *dir) {
@@ -55,6 +58,7 @@ static double run(const case_t *k, int threads, const char *cache,
   o.threads = threads;
   o.cache_dir = cache;
   o.quiet = 1;
+  o.time_limit = k->time_limit;
   o.model_spec = k->model;
   if (strata_model_load(k->model, NULL, &g) ||
       strata_cluster_load(k->cluster, &c) ||
@@ -131,8 +135,8 @@ static void bench_case(const case_t *k, int runs, const char *dir) {
 /* The nightly re-plan: the cache warmed on 128 nodes, then one node is
  * drained (127 nodes): only what changed is solved. */
 static void bench_drain(const char *dir) {
-  case_t full = {"gpt3-175b", "dgx-h100:128", 1536, 1};
-  case_t less = {"gpt3-175b", "dgx-h100:127", 1536, 1};
+  case_t full = {"gpt3-175b", "dgx-h100:128", 1536, 1, 0};
+  case_t less = {"gpt3-175b", "dgx-h100:127", 1536, 1, 0};
   strata_plan_t *p = NULL;
   clear_dir(dir);
   double cold = run(&full, 2, dir, NULL);
@@ -150,10 +154,10 @@ static void bench_drain(const char *dir) {
  * alone on the same network. */
 static void bench_mixed(int runs) {
   case_t mixed = {"llama2-70b",
-                  STRATA_SOURCE_DIR "/bench/data/h100x64-a100x64.json", 1024,
-                  1};
+                  STRATA_SOURCE_DIR "/bench/data/h100x64-a100x64.json", 1024, 1,
+                  0};
   case_t alone = {"llama2-70b", STRATA_SOURCE_DIR "/bench/data/h100x64.json",
-                  1024, 1};
+                  1024, 1, 0};
   double v[32], w[32];
   strata_plan_t *p = NULL, *q = NULL;
   for (int r = 0; r < runs; r++) {
@@ -174,6 +178,79 @@ static void bench_mixed(int runs) {
   strata_plan_destroy(q);
 }
 
+/* A cluster spec of n node groups of nodes / n nodes each, one GPU
+ * generation a group (H100, A100, H200, B200 in that order), in dir. */
+static void write_spec(const char *path, int n, int nodes) {
+  static const char *gpu[] = {"H100-SXM", "A100-80GB", "H200", "B200"};
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fprintf(f, "{\"name\": \"mixed%dx%d\", \"node_groups\": [", n, nodes);
+  for (int z = 0; z < n; z++)
+    fprintf(f,
+            "%s{\"count\": %d, \"template\": {\"gpus\": 8, "
+            "\"gpu_model\": \"%s\"}}",
+            z ? ", " : "", nodes / n, gpu[z]);
+  fprintf(f, "], \"network\": {\"nic_gbits_per_s\": 400, \"leaf_size\": "
+             "32, \"spine_oversubscription\": 1}}\n");
+  fclose(f);
+}
+
+/* One thread, no cache: the median seconds of runs plans of k, and the
+ * plan of the first. */
+static double median_of(const case_t *k, int runs, strata_plan_t **keep) {
+  double v[32];
+  for (int r = 0; r < runs; r++)
+    v[r] = run(k, 1, NULL, r ? NULL : keep);
+  return median(v, runs);
+}
+
+/* The mixed search as groups and nodes grow: llama3-405b on 2, 3 and 4
+ * GPU generations of 64 to 2048 nodes; then the three-generation
+ * cluster of bench/data (256 H100, 256 A100, 128 H200 nodes) against
+ * the homogeneous 640 H100 nodes, and deepseek-v3 on it, whole and
+ * under --time-limit 10 and 30. */
+static void bench_mixed_scale(int runs, const char *dir) {
+  static const int nodes[] = {64, 256, 1024, 2048};
+  char path[600];
+  snprintf(path, sizeof path, "%s/spec.json", dir);
+  for (int n = 2; n <= 4; n++)
+    for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
+      write_spec(path, n, nodes[i]);
+      case_t k = {"llama3-405b", path, 2048, 1, 0};
+      strata_plan_t *p = NULL;
+      double t = median_of(&k, runs, &p);
+      unsigned used = 0; /* the groups the plan's stages run on */
+      for (int st = 0; p && st < p->n_stages; st++)
+        used |= 1u << p->stages[st].group;
+      if (p)
+        printf("mixed %d generations, %4d nodes, llama3-405b: %8.3f s "
+               "(1 thread); pp %d on %d of the groups, step %.3f s\n",
+               n, nodes[i], t, p->pp, __builtin_popcount(used),
+               p->step_seconds);
+      strata_plan_destroy(p);
+    }
+  const char *three =
+      STRATA_SOURCE_DIR "/bench/data/h100x256-a100x256-h200x128.json";
+  case_t mixed = {"llama3-405b", three, 2048, 1, 0};
+  case_t homo = {"llama3-405b", "dgx-h100:640", 2048, 1, 0};
+  double tm = median_of(&mixed, runs, NULL), th = median_of(&homo, runs, NULL);
+  printf("three generations, 640 nodes, llama3-405b: %.3f s against %.3f s "
+         "on dgx-h100:640 (x%.1f)\n",
+         tm, th, th > 0 ? tm / th : 0);
+  static const double limits[] = {0, 10, 30};
+  for (int i = 0; i < 3; i++) {
+    case_t ds = {"deepseek-v3", three, 1024, 1, limits[i]};
+    strata_plan_t *p = NULL;
+    double t = median_of(&ds, 1, &p);
+    if (p)
+      printf("three generations, 640 nodes, deepseek-v3, time limit %g s: "
+             "%.3f s; step %.3f s%s\n",
+             limits[i], t, p->step_seconds,
+             p->time_limited ? " (cut short)" : "");
+    strata_plan_destroy(p);
+  }
+}
+
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 5;
   if (runs < 1 || runs > 32) runs = 5;
@@ -181,17 +258,23 @@ int main(int argc, char **argv) {
   strata_init();
   if (!mkdtemp(dir)) return 1;
   static const case_t cases[] = {
-      {"gpt3-175b", "dgx-h100:128", 1536, 1},
-      {"llama3-405b", "dgx-h100:2048", 2048, 1},
-      {"gpt3-175b", "dgx-h100:128", 1536, 0},
-      {"deepseek-v3", "dgx-h100:256", 1024, 1},
+      {"gpt3-175b", "dgx-h100:128", 1536, 1, 0},
+      {"llama3-405b", "dgx-h100:2048", 2048, 1, 0},
+      {"gpt3-175b", "dgx-h100:128", 1536, 0, 0},
+      {"deepseek-v3", "dgx-h100:256", 1024, 1, 0},
   };
   printf("strata plan benchmark: median of %d runs, %ld cores online\n", runs,
          sysconf(_SC_NPROCESSORS_ONLN));
+  if (argc > 2 && strcmp(argv[2], "mixed") == 0) { /* that part alone */
+    bench_mixed_scale(runs > 3 ? 3 : runs, dir);
+    clear_dir(dir);
+    return 0;
+  }
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     bench_case(&cases[i], (i == 2 || i == 3) && runs > 3 ? 3 : runs, dir);
   bench_drain(dir);
   bench_mixed(runs);
+  bench_mixed_scale(runs > 3 ? 3 : runs, dir);
   clear_dir(dir);
   return 0;
 }

@@ -42,6 +42,12 @@ int cli_parse_double(const char *cmd, const char *opt, const char *arg,
 int cli_write_output(const char *cmd, const char *path, const char *text,
                      size_t len);
 
+/* Whether an output file could be written at path (an existing folder
+ * that takes a new file, or a device that opens for writing), checked
+ * before a long run so that its result is not lost to a typo: 0, or a
+ * STRATA_EIO error naming what is wrong.  "-" and NULL are stdout. */
+int cli_output_writable(const char *opt, const char *path);
+
 /* "megatron, deepspeed, ...": every export target, from its table. */
 void cli_export_target_names(char *buf, size_t size);
 

@@ -91,6 +91,11 @@ int cli_cmd_plan(int argc, char **argv) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
   a.po.cancel = &interrupted;
+  /* a typo in -o is found before the search, not after it */
+  if ((e = cli_output_writable("-o", a.output))) {
+    rc = cli_fail("plan", e);
+    goto out;
+  }
   if ((rc = cli_plan_load("plan", &a, &g, &c))) goto out;
   if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
       (e = strata_merge_stitch(p, g, c)) ||
@@ -105,11 +110,11 @@ int cli_cmd_plan(int argc, char **argv) {
                                        "interrupted: nothing was written"));
     goto out;
   }
-  if (a.output && (e = strata_plan_save(p, a.output))) {
-    rc = cli_fail("plan", e);
-    goto out;
-  }
+  /* the summary first: a plan that cannot be saved is still shown (and
+   * the exit code says it was not saved) */
   rc = report(&a, p, &v);
+  if (a.output && (e = strata_plan_save(p, a.output)) && !rc)
+    rc = cli_fail("plan", e);
   if (!a.po.quiet)
     fprintf(stderr,
             "strata plan: %d stage subproblems (%d distinct), %d ILPs solved, "

@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 
@@ -82,4 +84,48 @@ int cli_write_output(const char *cmd, const char *path, const char *text,
   }
   rc = strata_file_write_atomic(path, text, len);
   return rc ? cli_fail(cmd, rc) : CLI_OK;
+}
+
+/* The folder part of path ("." for a bare name), in buf. */
+static void folder_of(const char *path, char *buf, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(buf, size, ".");
+  else if (slash == path)
+    snprintf(buf, size, "/");
+  else
+    snprintf(buf, size, "%.*s", (int)(slash - path), path);
+}
+
+int cli_output_writable(const char *opt, const char *path) {
+  struct stat sb;
+  char dir[4096];
+  if (!path || strcmp(path, "-") == 0) return 0;
+  if (!*path)
+    return strata_error(STRATA_EBADINPUT, "%s: an empty path: name a file",
+                        opt);
+  if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return strata_error(STRATA_EIO, "%s %s: is a folder: name a file in it",
+                        opt, path);
+  if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) /* a device, a FIFO */
+    return access(path, W_OK) == 0
+               ? 0
+               : strata_error(STRATA_EIO, "%s %s: cannot be written: %s", opt,
+                              path, strerror(errno));
+  /* a new file (or the rename over an old one) needs the folder's write
+   * and search permissions */
+  folder_of(path, dir, sizeof dir);
+  if (stat(dir, &sb) != 0)
+    return strata_error(STRATA_EIO,
+                        "%s %s: the folder '%s' does not exist: create it or "
+                        "name another",
+                        opt, path, dir);
+  if (!S_ISDIR(sb.st_mode))
+    return strata_error(STRATA_EIO, "%s %s: '%s' is not a folder", opt, path,
+                        dir);
+  if (access(dir, W_OK | X_OK) != 0)
+    return strata_error(STRATA_EIO,
+                        "%s %s: the folder '%s' cannot be written: %s", opt,
+                        path, dir, strerror(errno));
+  return 0;
 }

@@ -35,6 +35,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipeline/search.h"
@@ -53,8 +54,14 @@ typedef struct {
   st__search_t *ss[ST__MAX_PP];
   int have;
   long tried;
-  double deadline; /* of the whole plan (0: none) */
-  int stopped;     /* the time limit was reached */
+  double deadline;      /* the search stops here (0: none) */
+  double limit_end;     /* the plan's limit itself */
+  int stopped;          /* the time limit was reached */
+  double seed;          /* what a mixed configuration must beat to be kept:
+                           the groups alone hold the best K below it */
+  double bound;         /* stopped: no mixed configuration left beats it */
+  double alone;         /* the best step of a group alone */
+  unsigned long leaves; /* configurations the time limit was checked at */
   /* the layers a rank can hold, by (group, pp, position) for the family
    * and dp they were found for: pipelines of one length over the groups
    * share most of their ranks */
@@ -210,6 +217,8 @@ out:
   return rc;
 }
 
+static double cut(const mixed_t *M);
+
 /* Split and cost one mixed configuration; keep it when best. */
 static int try_config(mixed_t *M, const trial_t *t) {
   const st__search_t *S0 = &M->S[0];
@@ -230,11 +239,9 @@ static int try_config(mixed_t *M, const trial_t *t) {
   if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
   for (int s = 0; s < P; s++) {
     st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
-    st__part_t x;
-    memset(&x, 0, sizeof x);
-    if (s == 0) st__part_add(&x, &fs[s]->pro);
-    if (s == P - 1) st__part_add(&x, &fs[s]->epi);
-    e[s] = x.fwd + x.bwd;
+    e[s] = 0; /* what the first and last stages add */
+    if (s == 0) e[s] += fs[s]->pro.fwd + fs[s]->pro.bwd;
+    if (s == P - 1) e[s] += fs[s]->epi.fwd + fs[s]->epi.bwd;
     if (t->pre[0]) continue; /* layers that differ: caps by first layer */
     struct most_memo *w =
         M->memo
@@ -262,12 +269,11 @@ static int try_config(mixed_t *M, const trial_t *t) {
   st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss, 0};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
-  int rc =
-      st__cfg_cost_cut(&M->S[0], &cf, 0, M->have ? M->cost.step : INFINITY, &c);
+  int rc = st__cfg_cost_cut(&M->S[0], &cf, 0, cut(M), &c);
   if (rc || c.fits != 1) return rc;
   rc = st__cfg_cost(&M->S[0], &cf, 1, &c);
   M->tried++;
-  if (rc || !c.fits || (M->have && !(c.step < M->cost.step))) return rc;
+  if (rc || !c.fits || !(c.step < cut(M))) return rc;
   M->have = 1;
   M->cost = c;
   M->best = cf;
@@ -280,55 +286,105 @@ static int try_config(mixed_t *M, const trial_t *t) {
   return 0;
 }
 
-/* A lower bound on any split's step: m x the bottleneck of a perfectly
- * balanced continuous split (L layers over stages of speeds 1/a). */
-static double bound(const mixed_t *M, const trial_t *t) {
-  double rate = 0;
-  for (int j = 0; j < M->K; j++) {
-    int z = t->order[j];
-    if (t->pp[j]) rate += t->pp[j] / (t->pre[0] ? t->kappa[z] : t->a[z]);
-  }
-  if (!(rate > 0)) return INFINITY;
-  /* layers that differ: a layer takes at least kappa_z its group-0 time
-   * on group z, so the stages hold the group-0 work W in time T only if
-   * W <= T x the sum of 1 / kappa over them */
-  return t->pre[0] ? t->m * t->pre[0][M->S[0].L] / rate
-                   : t->m * M->S[0].L / rate;
+/* The least step to beat: the best mixed configuration so far, or the
+ * seed from the groups alone (what a mixed one must beat to be kept). */
+static double cut(const mixed_t *M) {
+  double best = M->have ? M->cost.step : INFINITY;
+  return best < M->seed ? best : M->seed;
 }
 
-/* Every pp_j (0 .. what group order[j] holds), at least two groups used. */
-static int each_pp(mixed_t *M, trial_t *t, int j, int used) {
-  if (j == M->K) {
-    const strata_plan_opts_t *o = M->S[0].o;
-    if (o->cancel && *o->cancel)
-      return strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
-    if (M->deadline > 0 && M->have && strata_now() > M->deadline)
-      M->stopped = 1; /* the best so far stands */
-    if (used < 2 || M->stopped) return 0;
-    if (M->have && bound(M, t) >= M->cost.step) return 0;
-    return try_config(M, t);
-  }
-  int z = t->order[j], rc = 0;
+/* How fast group z runs the model: the layers (the group-0 work, when
+ * layers differ) it gets through per second and stage, at most. */
+static double speed(const trial_t *t, int z) {
+  double a = t->pre[0] ? t->kappa[z] : t->a[z];
+  return t->f[z] && a > 0 && isfinite(a) ? 1 / a : 0;
+}
+
+/* The most stages group z can hold in one pipeline at t's dp. */
+static int most_stages(const mixed_t *M, const trial_t *t, int z) {
   const st__search_t *S = &M->S[z];
   int most = t->f[z] ? S->total / (t->f[z]->t * t->dp) : 0;
   if (most > S->L) most = S->L;
   if (S->o->max_pp > 0 && most > S->o->max_pp) most = S->o->max_pp;
-  for (int p = 0; p <= most && !rc && !M->stopped; p++) {
-    t->pp[j] = p;
-    rc = each_pp(M, t, j + 1, used + (p > 0));
-  }
-  return rc;
+  return most;
 }
 
-static int each_dp(mixed_t *M, trial_t *t) {
+/* The pipeline's most stages (its layers, or --pp). */
+static int room_of(const mixed_t *M) {
   const strata_plan_opts_t *o = M->S[0].o;
-  int micro = o->global_batch / t->b, rc = 0;
-  if (o->global_batch % t->b) return 0;
-  for (int dp = 1; dp <= micro && !rc && !M->stopped; dp++) {
-    if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
-    t->dp = dp;
-    t->m = micro / dp;
-    rc = each_pp(M, t, 0, 0);
+  int room = M->S[0].L < ST__MAX_PP ? M->S[0].L : ST__MAX_PP;
+  return o->fix_pp && o->fix_pp < room ? o->fix_pp : room;
+}
+
+/* The most speed the groups at positions j.. can add with at most room
+ * stages: the fastest filled first (the fractional knapsack's greedy,
+ * exact here: every stage weighs one). */
+static double fill_rate(const mixed_t *M, const trial_t *t, int j, int room) {
+  double v[MAX_GROUPS], rate = 0;
+  int cap[MAX_GROUPS], n = 0;
+  for (int i = j; i < M->K; i++) {
+    v[n] = speed(t, t->order[i]);
+    cap[n++] = most_stages(M, t, t->order[i]);
+  }
+  while (room > 0) {
+    int k = -1;
+    for (int i = 0; i < n; i++)
+      if (cap[i] > 0 && (k < 0 || v[i] > v[k])) k = i;
+    if (k < 0) break;
+    int take = cap[k] < room ? cap[k] : room;
+    rate += take * v[k];
+    room -= take;
+    cap[k] = 0;
+  }
+  return rate;
+}
+
+/* No split beats m x the work over the stages' summed speed: the busiest
+ * stage holds at least its share of a perfectly balanced continuous
+ * split (layers that differ: a layer takes at least kappa_z its group-0
+ * time on group z, so the stages hold the group-0 work W in time T only
+ * if W <= T x the sum of 1 / kappa over them). */
+static double bound_of(const mixed_t *M, const trial_t *t, double rate) {
+  double W = t->pre[0] ? t->pre[0][M->S[0].L] : M->S[0].L;
+  return rate > 0 ? t->m * W / rate : INFINITY;
+}
+
+/* The limit: the search stops at the deadline with something to answer
+ * (a mixed configuration or a group's plan), else at the limit itself. */
+static int out_of_time(mixed_t *M) {
+  /* the clock every 64 configurations: each costs well under a
+   * millisecond, and reading the clock was a fifteenth of the search */
+  if (M->deadline <= 0 || (M->leaves++ & 63)) return M->stopped;
+  double now = strata_now();
+  if (M->deadline > 0 && now > M->deadline &&
+      (isfinite(cut(M)) || now > M->limit_end))
+    M->stopped = 1;
+  return M->stopped;
+}
+
+/* Every pp_j from the most group order[j] holds down (the configurations
+ * that use more GPUs come first and set a low cut early), a branch
+ * skipped where even the fastest filling of the positions after j cannot
+ * bring its bound under the cut; P stages so far, of summed speed rate. */
+static int each_pp(mixed_t *M, trial_t *t, int j, int used, int P,
+                   double rate) {
+  if (j == M->K) {
+    const strata_plan_opts_t *o = M->S[0].o;
+    if (o->cancel && *o->cancel)
+      return strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
+    if (used < 2 || out_of_time(M)) return 0;
+    if (bound_of(M, t, rate) >= cut(M)) return 0;
+    return try_config(M, t);
+  }
+  int z = t->order[j], rc = 0, room = room_of(M) - P;
+  int hi = most_stages(M, t, z);
+  if (hi > room) hi = room;
+  for (int p = hi; p >= 0 && !rc && !M->stopped; p--) {
+    double r = rate + p * speed(t, z);
+    if (bound_of(M, t, r + fill_rate(M, t, j + 1, room - p)) >= cut(M))
+      continue; /* a smaller p may still let a faster group in */
+    t->pp[j] = p;
+    rc = each_pp(M, t, j + 1, used + (p > 0), P + p, r);
   }
   return rc;
 }
@@ -348,28 +404,112 @@ static int next_perm(int *v, int n) {
   return 1;
 }
 
-static int search_mixed(mixed_t *M) {
+/* One family's times on every group: its match there, one layer's time
+ * (or the prefix sums, into pre, and the kappa ratios when layers
+ * differ), its micro-batch. */
+static void family_times(const mixed_t *M, int i, int differ, double *pre,
+                         trial_t *t) {
+  size_t L = (size_t)M->S[0].L;
+  memset(t, 0, sizeof *t);
+  t->f[0] = &M->S[0].fam[i];
+  for (int z = 1; z < M->K; z++)
+    t->f[z] = match(M, z, t->f[0]);
+  for (int z = 0; z < M->K; z++)
+    if (t->f[z] && differ) /* prefix sums, and kappa bounds below */
+      prefix_times(&M->S[z], t->f[z], pre + (size_t)z * (L + 1)),
+          t->pre[z] = pre + (size_t)z * (L + 1);
+    else if (t->f[z])
+      t->a[z] = layer_time(&M->S[z], t->f[z]);
+  for (int z = 0; z < M->K && differ; z++) {
+    t->kappa[z] = INFINITY;
+    for (int l = 0; t->f[z] && l < (int)L; l++) {
+      double r =
+          (t->pre[z][l + 1] - t->pre[z][l]) / (t->pre[0][l + 1] - t->pre[0][l]);
+      if (r < t->kappa[z]) t->kappa[z] = r;
+    }
+  }
+  t->b = M->S[0].graphs[t->f[0]->graph]->micro_batch;
+  for (int j = 0; j < M->K; j++)
+    t->order[j] = j;
+}
+
+/* A unit of the search: a family, a dp and a group order, with the bound
+ * of all their configurations (it depends on the order not at all). */
+typedef struct {
+  double lb;
+  int fam, dp, perm;
+} task_t;
+
+static int cmp_task(const void *a, const void *b) {
+  const task_t *x = a, *y = b;
+  if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
+  if (x->fam != y->fam) return x->fam - y->fam;
+  if (x->dp != y->dp) return x->dp - y->dp;
+  return x->perm - y->perm;
+}
+
+/* The group orders searched: every permutation up to three groups (the
+ * first stage holds the most micro-batches in flight, so which GPU leads
+ * matters), the spec's order beyond.  Their count. */
+static int orders(int K, int perm[][MAX_GROUPS]) {
+  int v[MAX_GROUPS] = {0}, n = 0;
+  for (int j = 0; j < K; j++)
+    v[j] = j;
+  do
+    memcpy(perm[n++], v, sizeof v);
+  while (K <= 3 && next_perm(v, K));
+  return n;
+}
+
+/* Every (family, dp, order) with its bound, least first; tmpl[i] holds
+ * family i's times (pre: its prefix sums, K x (L + 1) per family). */
+static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
+                      int n_perm, task_t **out, int *n_out) {
   const st__search_t *S0 = &M->S[0];
-  int rc = 0;
   const strata_plan_opts_t *o = S0->o;
-  int differ = S0->graphs[0]->n_blocks != 1;
-  double *pre = NULL;
-  /* virtual stages: equal chunks, not a split balanced to the groups */
-  if (o->vpp > 1) return 0;
-  for (int k = 0; k < M->K && !rc; k++)
-    rc = st__eval_scratch(&M->S[k]);
-  /* the memo of most_layers, where it takes little memory (else none) */
-  size_t L = (size_t)S0->L, cells = (size_t)M->K * (L + 1) * L;
-  if (!rc && !differ && cells <= ((size_t)1 << 22)) {
+  size_t L = (size_t)S0->L, cap = 64;
+  int n = 0;
+  task_t *v = strata_malloc(cap * sizeof *v);
+  if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < S0->n_fam; i++) {
+    if (!S0->fam[i].ok) continue;
+    trial_t *t = &tmpl[i];
+    family_times(M, i, differ, pre + (size_t)i * M->K * (L + 1), t);
+    int micro = o->global_batch / t->b;
+    if (o->global_batch % t->b) continue;
+    for (int dp = 1; dp <= micro; dp++) {
+      if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
+      t->dp = dp, t->m = micro / dp;
+      double lb = bound_of(M, t, fill_rate(M, t, 0, room_of(M)));
+      for (int q = 0; q < n_perm && isfinite(lb); q++) {
+        if ((size_t)n == cap) {
+          task_t *w = strata_realloc(v, 2 * cap * sizeof *v);
+          if (!w) {
+            strata_free(v);
+            return strata_error(STRATA_ENOMEM, "out of memory");
+          }
+          v = w, cap *= 2;
+        }
+        v[n++] = (task_t){lb, i, dp, q};
+      }
+    }
+  }
+  qsort(v, (size_t)n, sizeof *v, cmp_task);
+  *out = v;
+  *n_out = n;
+  return 0;
+}
+
+/* The memos of try_config, where they take little memory (else none). */
+static void make_memos(mixed_t *M, int differ) {
+  size_t L = (size_t)M->S[0].L, cells = (size_t)M->K * (L + 1) * L;
+  if (!differ && cells <= ((size_t)1 << 22)) {
     M->memo = strata_malloc(cells * sizeof *M->memo);
     for (size_t k = 0; M->memo && k < cells; k++)
       M->memo[k].fam = -1;
   }
-  if (!rc && differ &&
-      !(pre = strata_malloc(sizeof(double) * (size_t)M->K * (L + 1))))
-    rc = strata_error(STRATA_ENOMEM, "out of memory");
   size_t slots = (size_t)M->K * 3 * 2 * (L + 1);
-  if (!rc && differ && slots * L <= ((size_t)1 << 24)) {
+  if (differ && slots * L <= ((size_t)1 << 24)) {
     M->caps = strata_malloc(slots * L * sizeof *M->caps);
     M->cap_tag = strata_malloc(slots * sizeof *M->cap_tag);
     for (size_t k = 0; M->caps && M->cap_tag && k < slots; k++)
@@ -379,41 +519,58 @@ static int search_mixed(mixed_t *M) {
       M->caps = NULL, M->cap_tag = NULL;
     }
   }
-  for (int i = 0; i < S0->n_fam && !rc && !M->stopped; i++) {
-    trial_t t;
-    M->fam = i;
-    memset(&t, 0, sizeof t);
-    t.f[0] = &S0->fam[i];
-    if (!t.f[0]->ok) continue;
-    for (int z = 1; z < M->K; z++)
-      t.f[z] = match(M, z, t.f[0]);
-    for (int z = 0; z < M->K; z++)
-      if (t.f[z] && differ) /* prefix sums, and kappa bounds below */
-        prefix_times(&M->S[z], t.f[z], pre + (size_t)z * (L + 1)),
-            t.pre[z] = pre + (size_t)z * (L + 1);
-      else if (t.f[z])
-        t.a[z] = layer_time(&M->S[z], t.f[z]);
-    for (int z = 0; z < M->K && differ; z++) {
-      t.kappa[z] = INFINITY;
-      for (int l = 0; t.f[z] && l < (int)L; l++) {
-        double r =
-            (t.pre[z][l + 1] - t.pre[z][l]) / (t.pre[0][l + 1] - t.pre[0][l]);
-        if (r < t.kappa[z]) t.kappa[z] = r;
-      }
-    }
-    t.b = S0->graphs[t.f[0]->graph]->micro_batch;
-    for (int j = 0; j < M->K; j++)
-      t.order[j] = j;
-    do {
-      rc = each_dp(M, &t);
-    } while (!rc && M->K <= 3 && next_perm(t.order, M->K));
+}
+
+/* The tasks least bound first, until the bound reaches the cut (no
+ * configuration left can beat it) or the time is up. */
+static int run_tasks(mixed_t *M, const trial_t *tmpl, const task_t *v, int n,
+                     int perm[][MAX_GROUPS]) {
+  int rc = 0, i = 0;
+  for (; i < n && !rc && !M->stopped; i++) {
+    if (v[i].lb >= cut(M)) break;
+    trial_t t = tmpl[v[i].fam];
+    M->fam = v[i].fam;
+    t.dp = v[i].dp;
+    t.m = M->S[0].o->global_batch / t.b / t.dp;
+    memcpy(t.order, perm[v[i].perm], sizeof t.order);
+    rc = each_pp(M, &t, 0, 0, 0, 0);
+    double best = M->have && M->cost.step < M->alone ? M->cost.step : M->alone;
+    st__progress_note(M->S[0].prog, "mixed search", i + 1, n, best,
+                      v[i].lb < best ? v[i].lb : best);
   }
+  /* stopped inside task i - 1: nothing unvisited beats its bound */
+  M->bound = M->stopped && i > 0 ? v[i - 1].lb : INFINITY;
+  return rc;
+}
+
+static int search_mixed(mixed_t *M) {
+  const st__search_t *S0 = &M->S[0];
+  int rc = 0, n = 0, differ = S0->graphs[0]->n_blocks != 1;
+  int perm[24][MAX_GROUPS], n_perm = orders(M->K, perm);
+  size_t L = (size_t)S0->L;
+  trial_t *tmpl = NULL;
+  task_t *v = NULL;
+  double *pre = NULL;
+  /* virtual stages: equal chunks, not a split balanced to the groups */
+  if (S0->o->vpp > 1) return 0;
+  for (int k = 0; k < M->K && !rc; k++)
+    rc = st__eval_scratch(&M->S[k]);
+  if (!rc && (!(tmpl = strata_calloc((size_t)S0->n_fam + 1, sizeof *tmpl)) ||
+              (differ &&
+               !(pre = strata_malloc(sizeof(double) * ((size_t)S0->n_fam + 1) *
+                                     (size_t)M->K * (L + 1))))))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  if (!rc) rc = make_tasks(M, tmpl, pre, differ, n_perm, &v, &n);
+  if (!rc) make_memos(M, differ);
+  if (!rc) rc = run_tasks(M, tmpl, v, n, perm);
   strata_free(M->memo);
   M->memo = NULL;
   strata_free(M->caps);
   strata_free(M->cap_tag);
   M->caps = NULL, M->cap_tag = NULL;
   strata_free(pre);
+  strata_free(tmpl);
+  strata_free(v);
   return rc;
 }
 
@@ -476,6 +633,29 @@ static int merge_top(strata_plan_t *p, const strata_plan_config_t *x, int n,
   return 0;
 }
 
+/* The step a mixed configuration must beat to enter the plan's best keep:
+ * the keep-th of the rows the groups alone give it (the best plan's list
+ * and each other plan's first), just above so that a tie still enters;
+ * INFINITY while they give fewer. */
+static double seed_of(strata_plan_t *const *alone, int K, int keep) {
+  double v[MAX_GROUPS * 64];
+  int n = 0, b = -1;
+  for (int z = 0; z < K; z++)
+    if (alone[z] && (b < 0 || alone[z]->step_seconds < alone[b]->step_seconds))
+      b = z;
+  for (int z = 0; z < K; z++)
+    for (int i = 0; alone[z] && i < alone[z]->n_top && n < MAX_GROUPS * 64; i++)
+      if (z == b || i == 0) v[n++] = alone[z]->top[i].step_seconds;
+  if (n < keep) return INFINITY;
+  for (int i = 1; i < n; i++) /* insertion sort: a handful */
+    for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double x = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = x;
+    }
+  return nextafter(v[keep - 1], INFINITY);
+}
+
 static int plan_groups(mixed_t *M, const strata_cluster_t *c,
                        strata_plan_t **out) {
   const strata_plan_opts_t *o = M->S[0].o;
@@ -502,6 +682,10 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
   }
   /* DeepSpeed's PipelineModule gives no stage a layer count of its own
    * (export_deepspeed.c): for it, each group alone */
+  if (!rc) M->seed = seed_of(alone, M->K, keep);
+  for (int z = 0; z < M->K; z++)
+    if (alone[z] && alone[z]->step_seconds < M->alone)
+      M->alone = alone[z]->step_seconds;
   if (!rc && o->framework != STRATA_FRAMEWORK_DEEPSPEED) rc = search_mixed(M);
   if (!rc && M->have) {
     rc = st__build_plan(&M->S[0], &M->best, &M->cost, &mixed);
@@ -547,7 +731,7 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
 }
 
 /* The mixed plan's statistics: every group's search together. */
-static void stats(const mixed_t *M, strata_plan_t *p, double t0) {
+static void stats(mixed_t *M, strata_plan_t *p, double t0) {
   p->subproblems_distinct = p->subproblems_total = 0;
   p->ilps_solved = p->cache_hits = 0;
   p->configs_bounded = p->configs_evaluated = 0;
@@ -563,8 +747,12 @@ static void stats(const mixed_t *M, strata_plan_t *p, double t0) {
   p->configs_evaluated += (int)M->tried;
   p->plan_seconds = strata_now() - t0;
   p->time_limited = M->stopped;
-  for (int z = 0; z < M->K; z++)
+  double bound = M->bound; /* the mixed search's, its groups' */
+  for (int z = 0; z < M->K; z++) {
     p->time_limited |= M->S[z].deadline < 0; /* a group's search stopped */
+    if (M->S[z].bound_left < bound) bound = M->S[z].bound_left;
+  }
+  if (p->time_limited) st__progress_gap(M->S[0].prog, p->step_seconds, bound);
 }
 
 int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
@@ -594,7 +782,7 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
   }
   for (int z = 0; z < M->K && !rc; z++) {
     rc = st__search_prepare_in(&M->S[z], g, strata_cluster_group(c, z), &mo,
-                               z ? M->S[0].cache : NULL);
+                               z ? &M->S[0] : NULL);
     M->prepared[z] = 1;
     if (rc)
       strata_error_prefix(
@@ -612,6 +800,8 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
     }
   }
   M->deadline = rc ? 0 : M->S[0].deadline;
+  M->limit_end = rc ? 0 : M->S[0].limit_end;
+  M->seed = M->bound = M->alone = INFINITY;
   if (!rc) { /* p2p between groups, as eval.c's affine model */
     strata_link_t x = strata_cluster_group_link(c);
     M->S[0].xp2p[0] = x.latency;

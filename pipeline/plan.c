@@ -305,9 +305,8 @@ int st__build_plan(st__search_t *S, const st__cfg_t *cf, const st__cost_t *c,
   }
   if (!rc) rc = final_subs(S, cf, p, subs);
   if (!rc)
-    rc = st__solve_all(&S->subs, S->o->threads, S->cache,
-                       !S->o->quiet && isatty(2), 0, S->o->cancel, &S->ilps,
-                       &S->hits);
+    rc = st__solve_all_by(&S->subs, S->o->threads, S->cache, S->prog,
+                          S->limit_end, S->o->cancel, &S->ilps, &S->hits);
   if (!rc) rc = attach_results(S, p, subs);
   strata_free(subs);
   if (rc) {
@@ -718,6 +717,8 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   /* the search stops at 90 % of the limit: what follows (the chosen
    * configuration's fields, the report) fits in the rest */
   S->deadline = o->time_limit > 0 ? strata_now() + 0.9 * o->time_limit : 0;
+  S->limit_end = o->time_limit > 0 ? strata_now() + o->time_limit : 0;
+  S->bound_left = INFINITY;
   st__subset_init(&S->subs);
   if (!(S->budget > 0))
     return strata_error(STRATA_EINVAL,
@@ -816,8 +817,13 @@ int st__choose(st__search_t *S, strata_plan_t **out) {
 
 int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
                           const strata_cluster_t *c,
-                          const strata_plan_opts_t *o, st__cache_t *cache) {
+                          const strata_plan_opts_t *o, st__search_t *first) {
   int rc = setup(S, g, c, o);
+  st__cache_t *cache = first ? first->cache : NULL;
+  S->prog = first ? first->prog : &S->prog_own;
+  if (!first) st__progress_init(S->prog, !o->quiet);
+  if (first) /* one limit for the whole plan, from its start */
+    S->deadline = first->deadline, S->limit_end = first->limit_end;
   if (!rc) rc = prepare_cache(o->cache_dir);
   if (!rc && o->cache_dir && cache) S->cache = cache;
   if (!rc && o->cache_dir && !cache) {
@@ -826,8 +832,8 @@ int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
   }
   if (!rc) rc = st__enumerate_families(S);
   if (!rc)
-    rc = st__solve_all(&S->subs, o->threads, S->cache, !o->quiet && isatty(2),
-                       S->deadline, o->cancel, &S->ilps, &S->hits);
+    rc = st__solve_all(&S->subs, o->threads, S->cache, S->prog, S->deadline,
+                       o->cancel, &S->ilps, &S->hits);
   if (!rc) rc = fit_families(S);
   return rc;
 }
@@ -838,6 +844,7 @@ int st__search_prepare(st__search_t *S, const strata_graph_t *g,
 }
 
 void st__search_release(st__search_t *S) {
+  if (S->prog == &S->prog_own) st__progress_end(S->prog);
   if (S->own_cache) {
     if (!(S->o->cancel && *S->o->cancel)) st__cache_flush(S->cache);
     st__cache_close(S->cache);

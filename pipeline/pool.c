@@ -4,11 +4,12 @@
  *
  * Each job owns its subproblem: it reads the (shared, read-only) graph and
  * writes only its own result, so workers need no lock.  Completions are
- * counted on the loop thread, which also prints progress.  Results are
- * indexed by subproblem, never by completion order, so the plan is the
- * same whatever the pool size.  libuv reads UV_THREADPOOL_SIZE when the
- * pool first starts: it is set before the first uv_queue_work.
+ * counted on the loop thread, which also reports progress (progress.c). Results
+ * are indexed by subproblem, never by completion order, so the plan is the same
+ * whatever the pool size.  libuv reads UV_THREADPOOL_SIZE when the pool first
+ * starts: it is set before the first uv_queue_work.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,6 +17,10 @@
 #include <uv.h>
 
 #include "pipeline/sub.h"
+
+/* seconds a stage solve gets past the plan's limit: a stage's ILP finds
+ * a first layout in far less */
+#define LATE_SOLVE 0.2
 
 typedef struct {
   uv_work_t req;
@@ -25,9 +30,9 @@ typedef struct {
 
 typedef struct pool_state {
   int total, done;
-  int progress;
-  double t0, last_print;
+  st__progress_t *prog;
   double deadline;
+  int late_ok; /* past the deadline a solve still runs, briefly */
   const volatile int *cancel;
 } pool_state_t;
 
@@ -39,34 +44,30 @@ static void work_cb(uv_work_t *req) {
     s->errmsg = strata_strdup("interrupted");
     return;
   }
-  if (j->ps->deadline > 0 && strata_now() > j->ps->deadline) {
+  if (j->ps->deadline > 0 && !j->ps->late_ok &&
+      strata_now() > j->ps->deadline) {
     s->err = STRATA_ECANCELED;
     s->errmsg = strata_strdup("the plan's time limit was reached");
     return;
   }
   if (j->ps->deadline > 0) { /* no solve runs past the plan's limit */
     double left = j->ps->deadline - strata_now();
+    /* the chosen plan's own stages: an ILP stopped short still gives a
+     * layout (its best so far), one given no time may give none */
+    double least = j->ps->late_ok ? LATE_SOLVE : 0.01;
     if (s->so.time_limit <= 0 || s->so.time_limit > left)
-      s->so.time_limit = left > 0.01 ? left : 0.01;
+      s->so.time_limit = left > least ? left : least;
   }
   s->err = strata_stage_solve(s->g, &s->so, &s->res);
   if (s->err) s->errmsg = strata_strdup(strata_last_error());
-}
-
-static void print_progress(pool_state_t *ps, int final) {
-  double now = strata_now();
-  if (!ps->progress || (!final && now - ps->last_print < 0.1)) return;
-  ps->last_print = now;
-  fprintf(stderr, "\rstrata: stage subproblems solved %d/%d (%.1f s)%s",
-          ps->done, ps->total, now - ps->t0, final ? "\n" : "");
-  fflush(stderr);
 }
 
 static void after_cb(uv_work_t *req, int status) {
   job_t *j = req->data;
   (void)status;
   j->ps->done++;
-  print_progress(j->ps, 0);
+  st__progress_note(j->ps->prog, "stage solves", j->ps->done, j->ps->total, NAN,
+                    NAN);
 }
 
 /* libuv reads UV_THREADPOOL_SIZE when its pool first starts (in this
@@ -139,10 +140,10 @@ static int unsolved(const st__subset_t *s) {
   return n;
 }
 
-int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
-                  int progress, double deadline, const volatile int *cancel,
-                  int *ilps, int *hits) {
-  pool_state_t ps = {0, 0, progress, strata_now(), 0, deadline, cancel};
+static int solve_all(st__subset_t *s, int threads, st__cache_t *cache,
+                     st__progress_t *prog, double deadline, int late_ok,
+                     const volatile int *cancel, int *ilps, int *hits) {
+  pool_state_t ps = {0, 0, prog, deadline, late_ok, cancel};
   int rc = 0;
   if (unsolved(s) == 0) return 0;
   from_cache(s, cache, hits);
@@ -152,7 +153,6 @@ int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
     if (!jobs) rc = strata_error(STRATA_ENOMEM, "out of memory");
     if (!rc) set_pool_size(threads);
     if (!rc) rc = run_jobs(s, jobs, &ps);
-    if (jobs) print_progress(&ps, 1);
     strata_free(jobs);
     to_cache(s, cache);
   }
@@ -165,4 +165,16 @@ int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
     (*ilps)++;
   }
   return rc;
+}
+
+int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
+                  st__progress_t *prog, double deadline,
+                  const volatile int *cancel, int *ilps, int *hits) {
+  return solve_all(s, threads, cache, prog, deadline, 0, cancel, ilps, hits);
+}
+
+int st__solve_all_by(st__subset_t *s, int threads, st__cache_t *cache,
+                     st__progress_t *prog, double end,
+                     const volatile int *cancel, int *ilps, int *hits) {
+  return solve_all(s, threads, cache, prog, end, 1, cancel, ilps, hits);
 }

@@ -95,7 +95,11 @@ typedef struct {
   st__cache_t *cache; /* the run's disk cache, or NULL; a mixed cluster's
                          groups share their first group's */
   int own_cache;      /* flushed (unless interrupted) and closed here */
-  double deadline;
+  double deadline;   /* the search stops here (90 % of the limit; -1: it did) */
+  double limit_end;  /* the limit itself: the chosen plan's solves end here */
+  double bound_left; /* stopped: no configuration left unvisited beats it */
+  st__progress_t *prog; /* &prog_own, or the first group's */
+  st__progress_t prog_own;
   int ilps, hits;
   long bounded, evaluated;
   /* the gradient collectives over a data-parallel group of stride t: an
@@ -191,10 +195,11 @@ typedef struct {
  * fitted (the tests drive the search and enumerate from here). */
 int st__search_prepare(st__search_t *S, const strata_graph_t *g,
                        const strata_cluster_t *c, const strata_plan_opts_t *o);
-/* The same, sharing another search's disk cache (NULL: its own). */
+/* The same as a part of another search's plan (NULL: none): its disk
+ * cache, its progress and its deadline (the plan's, from its start). */
 int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
                           const strata_cluster_t *c,
-                          const strata_plan_opts_t *o, st__cache_t *cache);
+                          const strata_plan_opts_t *o, st__search_t *first);
 /* Frees S; the cache it opened is written (once per run: not when the run
  * was interrupted, which writes nothing) and closed. */
 void st__search_release(st__search_t *S);

@@ -152,6 +152,23 @@ static int stop_now(top_t *T) {
   return 0;
 }
 
+/* The least bound of groups [from, n) (those past the sorted part are
+ * not in order). */
+static double least_left(const group_t *g, int from, int n) {
+  double lb = INFINITY;
+  for (int i = from; i < n; i++)
+    if (g[i].lb < lb) lb = g[i].lb;
+  return lb;
+}
+
+/* Progress: the groups are visited in order of their bound, so none left
+ * beats the bound of the one just visited. */
+static void note(const top_t *T, long done, long total, double lb) {
+  double best = T->n ? T->slot[0].cost.step : INFINITY;
+  st__progress_note(T->S->prog, "search", done, total, best,
+                    lb < best ? lb : best);
+}
+
 /* Cost one configuration: its bound and memory, then exactly if it can
  * enter the best K. */
 static int visit(top_t *T, const st__cfg_t *cf) {
@@ -760,10 +777,12 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
       if (g[i].lb >= kth(&T)) break;
       st__cfg_t cf = cfg_of(S, &g[i]);
       rc = S->o->megatron ? visit_group(&T, cf) : visit_free(&T, cf);
+      note(&T, i + 1, ng, g[i].lb);
       int st = rc ? 0 : stop_now(&T);
       if (st < 0)
         rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
       if (st > 0) done = 1;
+      if (st > 0) S->bound_left = least_left(g, i + 1, ng);
     }
     if (T.n > 0 || !T.mem_prune || T.stopped) break;
     T.mem_prune = 0;

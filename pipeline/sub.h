@@ -43,12 +43,38 @@ int st__subset_get(st__subset_t *s, const strata_graph_t *g, uint64_t gh,
 
 typedef struct st__cache st__cache_t;
 
+/* A plan's progress on stderr (progress.c): silent in the plan's first
+ * second, then one line rewritten in place on a terminal, a line every
+ * few seconds on a file or pipe.  on 0: never (--quiet). */
+typedef struct {
+  int on, tty, shown;
+  long lines;
+  double t0, last;
+} st__progress_t;
+
+void st__progress_init(st__progress_t *p, int on);
+/* phase's work done out of total, the best step so far and the bound no
+ * plan beats (either INFINITY or NAN when not known); p may be NULL. */
+void st__progress_note(st__progress_t *p, const char *phase, long done,
+                       long total, double best, double bound);
+/* Ends a line left open on a terminal. */
+void st__progress_end(st__progress_t *p);
+/* A plan the time limit cut short: its step and the bound no plan beats
+ * (what the search had not ruled out), and the gap between them. */
+void st__progress_gap(st__progress_t *p, double best, double bound);
+
 /* Solve every unsolved subproblem of s on libuv's pool (threads > 0 sizes
  * it), consulting the cache and keeping what is settled in it (written
- * when the run flushes it) when cache is set. */
+ * when the run flushes it) when cache is set; prog (or NULL) hears of
+ * the solves done. */
 int st__solve_all(st__subset_t *s, int threads, st__cache_t *cache,
-                  int progress, double deadline, const volatile int *cancel,
-                  int *ilps, int *hits);
+                  st__progress_t *prog, double deadline,
+                  const volatile int *cancel, int *ilps, int *hits);
+/* The same for the chosen plan's stages: none is dropped at end (> 0),
+ * each gets what is left to it (a fraction of a second at least). */
+int st__solve_all_by(st__subset_t *s, int threads, st__cache_t *cache,
+                     st__progress_t *prog, double end,
+                     const volatile int *cancel, int *ilps, int *hits);
 
 /* Disk cache of stage results (cache.c): one file per folder, read once,
  * checksummed per entry, tagged with the result's layout.  open reads it

@@ -595,6 +595,62 @@ TEST(mixed_group_left_out) {
   strata_cluster_destroy(c);
 }
 
+/* The mixed search starts from the K-th best row the groups alone give
+ * the list, so what it finds must not depend on K: the best plan is the
+ * same for every --top and each list is the start of a longer one (a
+ * mixed row that could enter the list is never cut). */
+static strata_plan_t *plan_top(const char *model, const char *spec,
+                               const strata_gen_opts_t *gen, int batch,
+                               int top) {
+  strata_cluster_t *c = NULL;
+  strata_graph_t *g = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.model_spec = model;
+  o.gen = *gen;
+  o.top = top;
+  if (batch) o.global_batch = batch;
+  ASSERT_OK(strata_cluster_load(spec, &c));
+  ASSERT_OK(strata_model_load(model, gen, &g));
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  strata_graph_destroy(g);
+  strata_cluster_destroy(c);
+  return p;
+}
+
+TEST(mixed_best_whatever_top) {
+  strata_gen_opts_t big, small;
+  strata_gen_opts_keep(&big);
+  strata_gen_opts_keep(&small);
+  small.layers = 4, small.hidden = 128, small.heads = 4, small.seq = 64;
+  small.vocab = 512;
+  const struct {
+    const char *model, *spec;
+    const strata_gen_opts_t *gen;
+    int batch;
+  } k[] = {{"gpt-7.5b", SPEC("mixed.json"), &big, 0},
+           {"gpt", SPEC("mixed-small.json"), &small, 32}};
+  for (int i = 0; i < 2; i++) {
+    strata_plan_t *p[3];
+    const int top[3] = {1, 3, 6};
+    for (int j = 0; j < 3; j++)
+      p[j] = plan_top(k[i].model, k[i].spec, k[i].gen, k[i].batch, top[j]);
+    for (int j = 1; j < 3; j++) {
+      ASSERT_EQ(p[j]->step_seconds, p[0]->step_seconds);
+      ASSERT_EQ(p[j]->pp, p[0]->pp);
+      ASSERT(p[j]->n_top >= p[j - 1]->n_top);
+      for (int r = 0; r < p[j - 1]->n_top; r++) {
+        ASSERT_EQ(p[j]->top[r].step_seconds, p[j - 1]->top[r].step_seconds);
+        ASSERT_EQ(p[j]->top[r].group, p[j - 1]->top[r].group);
+      }
+    }
+    for (int j = 0; j < 3; j++)
+      strata_plan_destroy(p[j]);
+  }
+}
+
 /* Context parallelism across the groups: the plan's tp is the tensor-
  * parallel size, not tp x cp, and each rank's coordinates say so. */
 TEST(mixed_context_parallel) {
@@ -659,6 +715,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(mixed_fp8),
     TEST_ENTRY(mixed_gpus_per_node),
     TEST_ENTRY(mixed_group_left_out),
+    TEST_ENTRY(mixed_best_whatever_top),
     TEST_ENTRY(mixed_context_parallel),
     TEST_ENTRY(inconsistent_plans_refused),
 };

@@ -1,0 +1,76 @@
+/*
+ * progress.c - what a long plan is doing, on standard error.
+ *
+ * One reporter per plan (a mixed cluster's groups share their first
+ * group's), fed by whoever holds the loop: the stage solves (pool.c, on
+ * the loop thread), the search over configurations (space.c) and the
+ * mixed search (hetero.c).  Nothing is printed in a plan's first second,
+ * so that short plans (every test's) print what they always did; after
+ * that a terminal gets one line rewritten in place ten times a second at
+ * most, a file or pipe a line every few seconds, so that a log stays
+ * short.  The caller calls it as often as it likes: the clock decides.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "pipeline/sub.h"
+
+#define QUIET_START 1.0 /* seconds before the first line */
+#define TTY_EVERY 0.1
+#define PIPE_EVERY 5.0
+
+void st__progress_init(st__progress_t *p, int on) {
+  p->on = on;
+  p->tty = on && isatty(2);
+  p->t0 = strata_now();
+  p->last = p->t0;
+  p->shown = 0;
+  p->lines = 0;
+}
+
+/* "1.234 s", or "-" for a figure not known yet. */
+static void fmt_step(double v, char *buf, size_t size) {
+  if (isfinite(v))
+    snprintf(buf, size, "%.3f s", v);
+  else
+    snprintf(buf, size, "-");
+}
+
+void st__progress_note(st__progress_t *p, const char *phase, long done,
+                       long total, double best, double bound) {
+  if (!p || !p->on) return;
+  double now = strata_now();
+  if (now - p->t0 < QUIET_START) return;
+  if (p->lines && now - p->last < (p->tty ? TTY_EVERY : PIPE_EVERY)) return;
+  char b[32], lb[32];
+  fmt_step(best, b, sizeof b);
+  fmt_step(bound, lb, sizeof lb);
+  p->last = now;
+  p->lines++;
+  /* the terminal's line is padded so that a shorter one covers it */
+  fprintf(stderr, "%sstrata: %s %ld/%ld, best step %s, bound %s (%.1f s)%s",
+          p->tty ? "\r" : "", phase, done, total, b, lb, now - p->t0,
+          p->tty ? "    " : "\n");
+  p->shown = p->tty;
+  fflush(stderr);
+}
+
+void st__progress_end(st__progress_t *p) {
+  if (!p || !p->shown) return;
+  fputc('\n', stderr); /* what follows starts on a line of its own */
+  fflush(stderr);
+  p->shown = 0;
+}
+
+void st__progress_gap(st__progress_t *p, double best, double bound) {
+  if (!p || !p->on) return;
+  st__progress_end(p);
+  if (bound > best) bound = best;
+  fprintf(stderr,
+          "strata: the time limit stopped the search after %.1f s: best step "
+          "%.3f s, no plan beats %.3f s (gap %.1f %%)\n",
+          strata_now() - p->t0, best, bound,
+          best > 0 && isfinite(bound) ? 100 * (best - bound) / best : 100.0);
+  fflush(stderr);
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A plan longer than a second shows its progress on standard error: on a
+# pipe, lines of phase, work done out of total, best step and bound; a
+# plan the time limit cuts short ends with its gap to the bound, within
+# the limit and a margin (1.5 x the limit + 1 s of CPU, as the issue
+# that asked for it set).  --quiet silences all of it.  A mixed cluster
+# of three GPU generations is the long plan (bench/data).
+# Usage: progress.sh path/to/strata path/to/cluster.json
+set -u
+strata="$1"
+spec="$2"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+pass=0 fail=0
+check() { if eval "$2"; then pass=$((pass + 1)); else echo "FAIL: $1"; fail=$((fail + 1)); fi; }
+
+run() { # run NAME ARGS...: the plan, its CPU seconds in $dir/NAME.cpu
+  local name=$1
+  shift
+  local t0 t1
+  t0=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
+  "$strata" plan --model llama3-405b --cluster "$spec" --global-batch 2048 \
+    --threads 1 --time-limit 3 "$@" >"$dir/$name.out" 2>"$dir/$name.err"
+  echo $? >"$dir/$name.code"
+  t1=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
+  echo $(((t1 - t0) / $(getconf CLK_TCK))) >"$dir/$name.cpu"
+}
+
+run loud
+check "exit 0 (got $(cat "$dir/loud.code"))" '[ "$(cat "$dir/loud.code")" -eq 0 ]'
+check "a progress line with done/total, best step and bound" \
+  'grep -Eq "^strata: [a-z ]+ [0-9]+/[0-9]+, best step .*, bound .* \([0-9.]+ s\)$" "$dir/loud.err"'
+check "the gap to the bound at the end" \
+  'grep -q "^strata: the time limit stopped the search after .*(gap [0-9.]* %)$" "$dir/loud.err"'
+check "no carriage return on a pipe" '! grep -q $'"'"'\r'"'"' "$dir/loud.err"'
+check "the summary says it was cut short" 'grep -q "time limit was reached" "$dir/loud.out"'
+check "within 1.5 x 3 + 1 s of CPU (took $(cat "$dir/loud.cpu") s)" \
+  '[ "$(cat "$dir/loud.cpu")" -le 5 ]'
+
+run quiet --quiet
+check "--quiet: exit 0" '[ "$(cat "$dir/quiet.code")" -eq 0 ]'
+check "--quiet: nothing on stderr" '[ ! -s "$dir/quiet.err" ]'
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
