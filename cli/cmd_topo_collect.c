@@ -297,14 +297,14 @@ static int run(args_t *a, char **spec) {
   if (!rc) rc = check_spec(a, *spec);
   if (!rc && ignored)
     fprintf(stderr,
-            "strata topo collect: %d of the %d unhealthy hosts are not among "
+            "strata topo collect: %d of the %d unhealthy hosts %s not among "
             "the %d collected (ignored)\n",
-            ignored, nbad, a->nfiles);
+            ignored, nbad, ignored == 1 ? "is" : "are", a->nfiles);
   if (!rc && gignored)
     fprintf(stderr,
-            "strata topo collect: %d of the %d unhealthy GPUs are on hosts "
+            "strata topo collect: %d of the %d unhealthy GPUs %s on hosts "
             "not among the %d collected (ignored)\n",
-            gignored, a->ngpus, a->nfiles);
+            gignored, a->ngpus, gignored == 1 ? "is" : "are", a->nfiles);
   strata_names_free(bad, nbad);
   return rc;
 }

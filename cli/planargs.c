@@ -120,7 +120,8 @@ static const cli_opt_t opts[] = {
                 "(default: choose)")},
     {CLI_CALL("zero", 0, C_ZERO, "Z",
               "ZeRO stage 0-3 or auto (default 1: distributed\n"
-              "optimizer; 2 and 3 without pipelining)")},
+              "optimizer; 2 and 3 shard as FSDP does, with a\n"
+              "pipeline too except under DeepSpeed)")},
     {CLI_CALL("recipe", 0, C_RECIPE, "R",
               "megatron (default, 2+4+12 B/param) or zero")},
     {CLI_DOUBLE("optimizer-offload-fraction", po.optimizer_offload, 1e-6, 1, 0,

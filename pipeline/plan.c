@@ -340,7 +340,7 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
       "memory, %s%sor a smaller global batch",
       need, lowest->f->tp, lowest->p, lowest->dp, lowest->b,
       strata_recompute_name(lowest->f->rc), have, more,
-      S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP, without pipelining), " : "",
+      S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP), " : "",
       lowest->f->rc != STRATA_RECOMPUTE_FULL
           ? "full activation recompute (--recompute full), "
           : "");

@@ -22,6 +22,7 @@
 #   PLAN_ARGS   the model and batch: "--model gpt3-175b --global-batch 1536"
 #               (required; word-split)
 #   NIC_GBITS   line rate of one NIC in Gb/s (required with > 1 host)
+#   CLUSTER_NAME  the cluster's name in cluster.json (default "cluster")
 #   DRAIN       a drain list file (sinfo -R or sinfo -N -h -o "%N %T"
 #               output); default: `sinfo -N -h -o "%N %T"` when sinfo exists
 #   THRESHOLD   percent slower than the best at which yesterday's
