@@ -1,0 +1,238 @@
+/*
+ * test_hetero.c - the mixed-cluster search (pipeline/hetero.c) against
+ * every configuration of its space.
+ *
+ * The search visits its units least bound first and skips what its
+ * bounds say cannot beat the step to beat; it remembers the layers a
+ * rank holds across configurations.  Here the same space is walked in
+ * full with none of that: every family of group 0 with its match on the
+ * other groups, every dp, every group order, every pp per group (two
+ * groups used at least), each rank's layers found by a plain scan of
+ * its memory, the split by split.c's exact optimum (checked against
+ * every split in test_pipeline.c) and each configuration costed exactly
+ * by eval.c.  The plan's step must be the least of that and of the
+ * groups alone: a bound that cut a better configuration fails here.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "pipeline/search.h"
+#include "strata/strata.h"
+#include "testlib.h"
+
+#define SPEC(f) STRATA_SOURCE_DIR "/tests/data/topo/" f
+#define MAXG 3
+
+typedef struct {
+  int K, L, differ;
+  st__search_t S[MAXG];
+  const st__family_t *f[MAXG]; /* the family on each group, or NULL */
+  int order[MAXG], pp[MAXG], dp, b, m;
+  double best;  /* the least step of a configuration that fits */
+  long configs; /* configurations costed */
+} brute_t;
+
+/* Family of group z with the degrees of f (group 0's), as a mixed
+ * configuration pairs them: every degree and the micro-batch alike. */
+static const st__family_t *match_of(const brute_t *B, int z,
+                                    const st__family_t *f) {
+  const st__search_t *A = &B->S[0], *Z = &B->S[z];
+  for (int i = 0; i < Z->n_fam; i++) {
+    const st__family_t *x = &Z->fam[i];
+    if (x->ok && x->tp == f->tp && x->cp == f->cp && x->ep == f->ep &&
+        x->etp == f->etp && x->sp == f->sp && x->rc == f->rc &&
+        x->zero == f->zero && x->fp8 == f->fp8 && x->epo == f->epo &&
+        x->t == f->t && x->ep_outer == f->ep_outer &&
+        Z->graphs[x->graph]->micro_batch == A->graphs[f->graph]->micro_batch)
+      return x;
+  }
+  return NULL;
+}
+
+/* The most layers rank s holds from layer k: a scan, one layer at a time. */
+static int holds(st__search_t *S, const st__cfg_t *one, int s, int k, int L) {
+  int n = 0;
+  while (k + n < L && st__rank_peak(S, one, s, k, n + 1) <= S->budget)
+    n++;
+  return n;
+}
+
+/* The pipeline of the current order and pp, split and costed. */
+static void cost_pipeline(brute_t *B) {
+  int L = B->L, P = 0, u[64], n[64];
+  const st__family_t *fs[64];
+  st__search_t *ss[64];
+  double a[64], e[64], *pre[64];
+  int *cap = calloc((size_t)64 * (size_t)L, sizeof *cap);
+  ASSERT(cap);
+  for (int j = 0; j < B->K; j++)
+    for (int q = 0; q < B->pp[j]; q++, P++)
+      fs[P] = B->f[B->order[j]], ss[P] = &B->S[B->order[j]];
+  for (int s = 0; s < P; s++) {
+    st__cfg_t one = {fs[s], P, B->dp, 1, B->b, B->m, 0, 0, NULL, NULL, NULL, 0};
+    st__part_t x = {0};
+    st__layers_add(ss[s], fs[s], 0, 1, &x);
+    a[s] = x.fwd + x.bwd;
+    e[s] = (s == 0 ? fs[s]->pro.fwd + fs[s]->pro.bwd : 0) +
+           (s == P - 1 ? fs[s]->epi.fwd + fs[s]->epi.bwd : 0);
+    u[s] = holds(ss[s], &one, s, 0, L - P + 1);
+    pre[s] = malloc(sizeof(double) * (size_t)(L + 1));
+    ASSERT(pre[s]);
+    pre[s][0] = 0;
+    for (int l = 0; l < L; l++) {
+      st__part_t y = {0};
+      st__layers_add(ss[s], fs[s], l, 1, &y);
+      pre[s][l + 1] = pre[s][l] + y.fwd + y.bwd;
+      cap[s * L + l] = holds(ss[s], &one, s, l, L);
+    }
+  }
+  double v = B->differ ? st__split_prefix(L, P, B->m,
+                                          (const double *const *)pre, e, cap, n)
+                       : st__split_linear(L, P, B->m, a, e, u, n);
+  if (isfinite(v)) {
+    st__cfg_t cf = {fs[0], P, B->dp, 1, B->b, B->m, 0, 0, n, fs, ss, 0};
+    st__cost_t c;
+    ASSERT_OK(st__cfg_cost(&B->S[0], &cf, 1, &c));
+    B->configs++;
+    if (c.fits == 1 && c.step < B->best) B->best = c.step;
+  }
+  for (int s = 0; s < P; s++)
+    free(pre[s]);
+  free(cap);
+}
+
+/* Every pp of the groups from position j on (P stages so far, used of
+ * them on a group of their own). */
+static void each_pp(brute_t *B, int j, int P, int used) {
+  if (j == B->K) {
+    if (used >= 2 && P >= 2 && P <= B->L) cost_pipeline(B);
+    return;
+  }
+  int z = B->order[j];
+  int most = B->f[z] ? B->S[z].total / (B->f[z]->t * B->dp) : 0;
+  for (int p = 0; p <= most && P + p <= B->L; p++) {
+    B->pp[j] = p;
+    each_pp(B, j + 1, P + p, used + (p > 0));
+  }
+}
+
+/* Every order of the groups from position j on. */
+static void each_order(brute_t *B, int j) {
+  if (j == B->K) {
+    each_pp(B, 0, 0, 0);
+    return;
+  }
+  for (int i = j; i < B->K; i++) {
+    int x = B->order[j];
+    B->order[j] = B->order[i], B->order[i] = x;
+    each_order(B, j + 1);
+    x = B->order[j], B->order[j] = B->order[i], B->order[i] = x;
+  }
+}
+
+/* The least step of a mixed configuration of model on spec, every one
+ * of them costed; INFINITY when none fits. */
+static double brute_force(const strata_graph_t *g, const strata_cluster_t *c,
+                          const strata_plan_opts_t *o, long *configs) {
+  brute_t *B = calloc(1, sizeof *B);
+  ASSERT(B);
+  B->K = strata_cluster_group_count(c);
+  ASSERT(B->K >= 2 && B->K <= MAXG);
+  B->best = INFINITY;
+  for (int z = 0; z < B->K; z++) {
+    ASSERT_OK(st__search_prepare(&B->S[z], g, strata_cluster_group(c, z), o));
+    ASSERT_OK(st__eval_scratch(&B->S[z]));
+  }
+  strata_link_t x = strata_cluster_group_link(c);
+  B->S[0].xp2p[0] = x.latency, B->S[0].xp2p[1] = 1.0 / x.bandwidth;
+  B->L = B->S[0].L;
+  B->differ = B->S[0].graphs[0]->n_blocks != 1;
+  for (int i = 0; i < B->S[0].n_fam; i++) {
+    const st__family_t *f = &B->S[0].fam[i];
+    if (!f->ok) continue;
+    B->f[0] = f;
+    for (int z = 1; z < B->K; z++)
+      B->f[z] = match_of(B, z, f);
+    B->b = B->S[0].graphs[f->graph]->micro_batch;
+    if (o->global_batch % B->b) continue;
+    int micro = o->global_batch / B->b;
+    for (B->dp = 1; B->dp <= micro; B->dp++) {
+      if (micro % B->dp) continue;
+      B->m = micro / B->dp;
+      for (int z = 0; z < B->K; z++)
+        B->order[z] = z;
+      each_order(B, 0);
+    }
+  }
+  double best = B->best;
+  *configs = B->configs;
+  for (int z = B->K - 1; z >= 0; z--)
+    st__search_release(&B->S[z]);
+  free(B);
+  return best;
+}
+
+/* The plan of model on spec against the brute force: its step the least
+ * of the mixed configurations and the groups alone.  Returns the least
+ * mixed step. */
+static double check(const char *model, const char *spec, int layers,
+                    int batch) {
+  strata_cluster_t *c = NULL;
+  strata_graph_t *g = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  strata_gen_opts_t gen;
+  strata_gen_opts_keep(&gen);
+  gen.layers = layers;
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.threads = 1;
+  o.top = 1; /* the step to beat is the best of the groups alone */
+  o.model_spec = model;
+  o.gen = gen;
+  o.global_batch = batch;
+  ASSERT_OK(strata_cluster_load(spec, &c));
+  ASSERT_OK(strata_model_load(model, &gen, &g));
+  long configs = 0;
+  double mixed = brute_force(g, c, &o, &configs), alone = INFINITY;
+  for (int z = 0; z < strata_cluster_group_count(c); z++) {
+    strata_plan_t *a = NULL;
+    int rc = strata_pipeline_plan(g, strata_cluster_group(c, z), &o, &a);
+    ASSERT(rc == 0 || rc == STRATA_EINFEASIBLE);
+    if (!rc && a->step_seconds < alone) alone = a->step_seconds;
+    strata_plan_destroy(a);
+    strata_error_clear();
+  }
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  printf("  %s, %d layers, %s: %ld configurations, the best over the groups "
+         "%.6f s, alone %.6f s, planned %.6f s\n",
+         model, layers, spec + sizeof STRATA_SOURCE_DIR + 16, configs, mixed,
+         alone, p->step_seconds);
+  ASSERT(!p->time_limited);
+  ASSERT_NEAR(p->step_seconds, mixed < alone ? mixed : alone, 1e-12, 0);
+  if (mixed < alone) ASSERT(p->stages[0].group != p->stages[p->pp - 1].group);
+  strata_plan_destroy(p);
+  strata_graph_destroy(g);
+  strata_cluster_destroy(c);
+  return mixed < alone ? mixed : -1;
+}
+
+/* Layers alike (the linear split) on two and three groups. */
+TEST(mixed_search_equals_brute_force) {
+  ASSERT(check("gpt-1.7b", SPEC("mixed-three.json"), 8, 64) > 0);
+  ASSERT(check("gpt-7.5b", SPEC("mixed.json"), 12, 64) > 0);
+}
+
+/* Layers that differ (dense, then MoE, then MTP: the prefix split). */
+TEST(mixed_search_equals_brute_force_layers_differ) {
+  ASSERT(check("deepseek-v3", SPEC("mixed.json"), 8, 64) > 0);
+  ASSERT(check("deepseek-v3", SPEC("mixed-three.json"), 6, 32) > 0);
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(mixed_search_equals_brute_force),
+    TEST_ENTRY(mixed_search_equals_brute_force_layers_differ),
+};
+
+TEST_MAIN(tests)
