@@ -380,6 +380,13 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
   if (p->time_limited)
     strata_buf_puts(&b, "\nthe search's time limit was reached: this is the "
                         "best plan found so far\n");
+  if (p->time_limited && p->bound_seconds > 0)
+    strata_buf_printf(
+        &b, "no plan is faster than %.3f s a step (gap %.1f %%)\n",
+        p->bound_seconds,
+        p->step_seconds > 0
+            ? 100 * (p->step_seconds - p->bound_seconds) / p->step_seconds
+            : 0.0);
   return strata_buf_finish(&b, text);
 }
 

@@ -33,8 +33,11 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
     (*out)->time_limited =
         S.deadline < 0 || (deadline > 0 && strata_now() > deadline);
     (*out)->plan_seconds = strata_now() - t0;
-    if ((*out)->time_limited)
+    if ((*out)->time_limited) {
       st__progress_gap(S.prog, (*out)->step_seconds, S.bound_left);
+      (*out)->bound_seconds =
+          st__bound_kept((*out)->step_seconds, S.bound_left);
+    }
   }
   st__search_release(&S);
   return rc;

@@ -752,7 +752,10 @@ static void stats(mixed_t *M, strata_plan_t *p, double t0) {
     p->time_limited |= M->S[z].deadline < 0; /* a group's search stopped */
     if (M->S[z].bound_left < bound) bound = M->S[z].bound_left;
   }
-  if (p->time_limited) st__progress_gap(M->S[0].prog, p->step_seconds, bound);
+  if (p->time_limited) {
+    st__progress_gap(M->S[0].prog, p->step_seconds, bound);
+    p->bound_seconds = st__bound_kept(p->step_seconds, bound);
+  }
 }
 
 int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,

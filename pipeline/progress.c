@@ -63,6 +63,13 @@ void st__progress_end(st__progress_t *p) {
   p->shown = 0;
 }
 
+/* What a time-limited plan keeps of the bound: no plan is faster than
+ * it, and it is at most the best found (0: none proven). */
+double st__bound_kept(double best, double bound) {
+  if (!(bound > 0) || !isfinite(bound)) return 0;
+  return bound < best ? bound : best;
+}
+
 void st__progress_gap(st__progress_t *p, double best, double bound) {
   if (!p || !p->on) return;
   st__progress_end(p);

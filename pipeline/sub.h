@@ -62,6 +62,7 @@ void st__progress_end(st__progress_t *p);
 /* A plan the time limit cut short: its step and the bound no plan beats
  * (what the search had not ruled out), and the gap between them. */
 void st__progress_gap(st__progress_t *p, double best, double bound);
+double st__bound_kept(double best, double bound);
 
 /* Solve every unsolved subproblem of s on libuv's pool (threads > 0 sizes
  * it), consulting the cache and keeping what is settled in it (written

@@ -1923,7 +1923,54 @@ TEST(golden_files) {
   strata_plan_destroy(b);
 }
 
+/* A plan the time limit cut short keeps its proven bound: no plan is
+ * faster, and it is at most the step found; it survives the plan file and
+ * show --json gives it.  The three-generation cluster's search runs for
+ * minutes at the default batch, so a limit of a few seconds stops it. */
+TEST(time_limited_plan_keeps_its_bound) {
+  char spec[600];
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL, *q = NULL;
+  strata_plan_opts_t o;
+  unsigned char *data = NULL;
+  size_t len = 0;
+  char *json = NULL;
+  snprintf(spec, sizeof spec, "%s/bench/data/h100x256-a100x256-h200x128.json",
+           test_source_dir());
+  ASSERT_OK(strata_model_load("llama3-405b", NULL, &g));
+  ASSERT_OK(strata_cluster_load(spec, &c));
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.threads = 1;
+  /* a loaded machine may find nothing at all in the first limits: the
+   * search takes minutes, so any limit that finds a plan cuts it short */
+  int rc = STRATA_EINFEASIBLE;
+  for (o.time_limit = 0.3; rc == STRATA_EINFEASIBLE && o.time_limit < 30;
+       o.time_limit *= 3)
+    rc = strata_pipeline_plan(g, c, &o, &p);
+  ASSERT_OK(rc);
+  ASSERT_OK(strata_merge_stitch(p, g, c));
+  ASSERT_EQ(p->time_limited, 1);
+  ASSERT(p->bound_seconds > 0 && p->bound_seconds <= p->step_seconds);
+  ASSERT_OK(strata_plan_encode(p, &data, &len));
+  ASSERT_OK(strata_plan_decode(data, len, "p.splan", &q));
+  ASSERT(q->bound_seconds == p->bound_seconds);
+  ASSERT_OK(strata_plan_json(q, &json));
+  ASSERT_CONTAINS(json, "\"bound_seconds\":");
+  strata_free(json);
+  ASSERT_OK(strata_plan_summary(q, &json));
+  ASSERT_CONTAINS(json, "no plan is faster than ");
+  strata_free(json);
+  strata_free(data);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
+    TEST_ENTRY(time_limited_plan_keeps_its_bound),
     TEST_ENTRY(sched_closed_form),
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),

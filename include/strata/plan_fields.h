@@ -138,6 +138,7 @@
   F(ITEM, double,  step_items.optimizer, optimizer_seconds,     NULL,                       0,  0,          HD, 14, STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.overhead,  overhead_seconds,      NULL,                       0,  0,          HD, 15, STEP, NUM,    1,                  0)  \
   F(RUN,  int,     time_limited,         time_limited,          "time limit flag",          0,  1,          HI, 28, SEARCH, POS,  1,                  0)  \
+  F(RUN,  double,  bound_seconds,        bound_seconds,         "proven bound",             0,  0,          TD, 11, SEARCH, NUM,  p->time_limited,    0)  \
   F(RUN,  int,     subproblems_total,    subproblems_total,     "subproblems",              0,  BIG,        HI, 24, SEARCH, NUM,  1,                  0)  \
   F(RUN,  int,     subproblems_distinct, subproblems_distinct,  "distinct subproblems",     0,  BIG,        HI, 25, SEARCH, NUM,  1,                  0)  \
   F(RUN,  int,     ilps_solved,          ilps_solved,           NULL,                       0,  0,          HZ, 26, SEARCH, NUM,  1,                  0)  \
@@ -309,7 +310,7 @@ enum {
  * recompute's method and unit, the optimizer's offload, DeepSpeed's
  * partition method; 11: the model's MLP biases, the first windowed layer,
  * chunked attention, attention sinks, gpt-oss's GLU, the norms' epsilon and
- * initial std), at
+ * initial std; a time-limited plan's proven bound), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
 #define STRATA_PLAN_FORMAT_VERSION 11
