@@ -474,7 +474,9 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
   for (int i = 0; i < S0->n_fam; i++) {
     if (!S0->fam[i].ok) continue;
     trial_t *t = &tmpl[i];
-    family_times(M, i, differ, pre + (size_t)i * M->K * (L + 1), t);
+    /* pre is NULL when the layers are alike (no prefix sums kept) */
+    family_times(M, i, differ, pre ? pre + (size_t)i * M->K * (L + 1) : NULL,
+                 t);
     int micro = o->global_batch / t->b;
     if (o->global_batch % t->b) continue;
     for (int dp = 1; dp <= micro; dp++) {
