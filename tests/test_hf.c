@@ -793,26 +793,46 @@ TEST(every_config_rebatches_and_solves) {
   }
 }
 
-/* Configs built as a LLaMA export to Megatron-LM's GPT script with the
- * LLaMA flags and their own variants; what Megatron-LM has no flag for is
- * refused, naming the family. */
-static char *export_layers(const char *file, int layers, int *rc) {
-  strata_graph_t *g = import(file, layers, 1024);
+/* Model g planned on one DGX H100, the plan written and read back (format
+ * 11 keeps the model facts compared), exported for Megatron-LM or
+ * torchtitan (torchtitan 1); g is destroyed. */
+static char *planned_export(strata_graph_t *g, int torchtitan, int *rc) {
   strata_cluster_t *c = NULL;
-  strata_plan_t *p = NULL;
+  strata_plan_t *p = NULL, *back = NULL;
   strata_plan_opts_t o;
   char *t = NULL;
+  unsigned char *bytes = NULL;
+  size_t n = 0;
   strata_plan_opts_init(&o);
   o.quiet = 1;
   o.global_batch = 64;
   ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
   ASSERT_OK(strata_merge_stitch(p, g, c));
-  *rc = strata_export_megatron(p, &t);
+  ASSERT_OK(strata_plan_encode(p, &bytes, &n));
+  ASSERT_OK(strata_plan_decode(bytes, n, "p.splan", &back));
+  ASSERT_EQ(back->mlp_bias, p->mlp_bias);
+  ASSERT_EQ(back->window_from, p->window_from);
+  ASSERT_EQ(back->attn_chunk, p->attn_chunk);
+  ASSERT_EQ(back->attn_sinks, p->attn_sinks);
+  ASSERT(back->glu_limit == p->glu_limit);
+  ASSERT(back->norm_eps == p->norm_eps);
+  ASSERT(back->init_std == p->init_std);
+  *rc = torchtitan ? strata_export_torchtitan(back, &t)
+                   : strata_export_megatron(back, &t);
+  strata_free(bytes);
+  strata_plan_destroy(back);
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
   return t;
+}
+
+/* Configs built as a LLaMA export to Megatron-LM's GPT script with the
+ * LLaMA flags and their own variants; what Megatron-LM has no flag for is
+ * refused, naming the family. */
+static char *export_layers(const char *file, int layers, int *rc) {
+  return planned_export(import(file, layers, 1024), 0, rc);
 }
 
 static char *export_of(const char *file, int *rc) {
@@ -1054,44 +1074,14 @@ TEST(llama4_configs) {
   strata_graph_destroy(x);
 }
 
-/* A config's text, planned on one DGX H100 at seq tokens, the plan
- * written and read back (format 11 keeps the variants below), exported
- * for Megatron-LM or torchtitan (torchtitan 1). */
+/* A config's text at seq tokens, as planned_export plans and exports it. */
 static char *export_text(const char *json, int seq, int torchtitan, int *rc) {
   strata_gen_opts_t ov;
   strata_graph_t *g = NULL;
-  strata_cluster_t *c = NULL;
-  strata_plan_t *p = NULL, *back = NULL;
-  strata_plan_opts_t o;
-  char *t = NULL;
-  unsigned char *bytes = NULL;
-  size_t n = 0;
   strata_gen_opts_keep(&ov);
   ov.seq = seq;
   ASSERT_OK(strata_hf_parse(json, strlen(json), "c.json", &ov, &g));
-  strata_plan_opts_init(&o);
-  o.quiet = 1;
-  o.global_batch = 64;
-  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
-  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
-  ASSERT_OK(strata_merge_stitch(p, g, c));
-  ASSERT_OK(strata_plan_encode(p, &bytes, &n));
-  ASSERT_OK(strata_plan_decode(bytes, n, "p.splan", &back));
-  ASSERT_EQ(back->mlp_bias, p->mlp_bias);
-  ASSERT_EQ(back->window_from, p->window_from);
-  ASSERT_EQ(back->attn_chunk, p->attn_chunk);
-  ASSERT_EQ(back->attn_sinks, p->attn_sinks);
-  ASSERT(back->glu_limit == p->glu_limit);
-  ASSERT(back->norm_eps == p->norm_eps);
-  ASSERT(back->init_std == p->init_std);
-  *rc = torchtitan ? strata_export_torchtitan(back, &t)
-                   : strata_export_megatron(back, &t);
-  strata_free(bytes);
-  strata_plan_destroy(back);
-  strata_plan_destroy(p);
-  strata_cluster_destroy(c);
-  strata_graph_destroy(g);
-  return t;
+  return planned_export(g, torchtitan, rc);
 }
 
 #define SMALL_LLAMA(extra)                                                     \

@@ -125,22 +125,6 @@ static int read_rope_scaling(strata_graph_t *g, const cJSON *m,
 
 /* The variants and mixture of experts, all optional. */
 static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
-  static const char *ints[] = {
-      "head_dim",    "window",        "window_every",
-      "experts",     "topk",          "moe_ffn",
-      "shared_ffn",  "first_dense",   "q_lora",
-      "kv_lora",     "qk_nope",       "qk_rope",
-      "v_head",      "mtp_layers",    "moe_every",
-      "nope_every",  "router_groups", "router_group_topk",
-      "window_from", "attn_chunk"};
-  int *f[] = {
-      &g->hp.head_dim,    &g->hp.window,        &g->hp.window_every,
-      &g->hp.experts,     &g->hp.topk,          &g->hp.moe_ffn,
-      &g->hp.shared_ffn,  &g->hp.first_dense,   &g->hp.q_lora,
-      &g->hp.kv_lora,     &g->hp.qk_nope,       &g->hp.qk_rope,
-      &g->hp.v_head,      &g->hp.mtp_layers,    &g->hp.moe_every,
-      &g->hp.nope_every,  &g->hp.router_groups, &g->hp.router_group_topk,
-      &g->hp.window_from, &g->hp.attn_chunk};
   static const char *flags[] = {"qkv_bias",    "out_bias",   "qk_norm",
                                 "expert_bias", "qk_l2_norm", "router_sigmoid",
                                 "mlp_bias",    "attn_sinks"};
@@ -154,18 +138,17 @@ static int read_variants(strata_graph_t *g, const cJSON *m, const char *w) {
               &g->hp.mlp_bias,
               &g->hp.attn_sinks};
   int rc = 0;
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0] && !rc; i++)
-    rc = get_int(m, ints[i], w, 0, 0, MAX_SIZE, f[i]);
+#define GET_INT_(f)                                                            \
+  if (!rc) rc = get_int(m, #f, w, 0, 0, MAX_SIZE, &g->hp.f);
+#define GET_NUM_(f)                                                            \
+  if (!rc) rc = get_nonneg(m, #f, w, &g->hp.f);
+  ST__HP_INTS(GET_INT_)
   for (size_t i = 0; i < sizeof flags / sizeof flags[0] && !rc; i++)
     rc = get_flag(m, flags[i], w, b[i]);
-  if (!rc) rc = get_nonneg(m, "rope_theta", w, &g->hp.rope_theta);
-  if (!rc) rc = get_nonneg(m, "capacity", w, &g->hp.capacity);
+  ST__HP_NUMS(GET_NUM_)
+#undef GET_INT_
+#undef GET_NUM_
   if (!rc && l2) g->hp.qk_norm = 2;
-  if (!rc) rc = get_nonneg(m, "rotary_percent", w, &g->hp.rotary_percent);
-  if (!rc) rc = get_nonneg(m, "router_topk_scale", w, &g->hp.router_topk_scale);
-  if (!rc) rc = get_nonneg(m, "glu_limit", w, &g->hp.glu_limit);
-  if (!rc) rc = get_nonneg(m, "norm_eps", w, &g->hp.norm_eps);
-  if (!rc) rc = get_nonneg(m, "init_std", w, &g->hp.init_std);
   if (!rc && (g->hp.norm_eps > 1 || g->hp.init_std > 1))
     rc = strata_error(STRATA_EBADINPUT, "%s: '%s' is %g (at most 1)", w,
                       g->hp.norm_eps > 1 ? "norm_eps" : "init_std",

@@ -40,60 +40,25 @@ static void put_num(strata_buf_t *b, double v) {
 
 /* The variants and mixture of experts: the fields that are set. */
 static void put_variants(strata_buf_t *b, const strata_graph_t *g) {
-  static const char *ints[] = {
-      "head_dim",    "window",        "window_every",
-      "experts",     "topk",          "moe_ffn",
-      "shared_ffn",  "first_dense",   "q_lora",
-      "kv_lora",     "qk_nope",       "qk_rope",
-      "v_head",      "mtp_layers",    "moe_every",
-      "nope_every",  "router_groups", "router_group_topk",
-      "window_from", "attn_chunk"};
-  const int f[] = {
-      g->hp.head_dim,    g->hp.window,        g->hp.window_every,
-      g->hp.experts,     g->hp.topk,          g->hp.moe_ffn,
-      g->hp.shared_ffn,  g->hp.first_dense,   g->hp.q_lora,
-      g->hp.kv_lora,     g->hp.qk_nope,       g->hp.qk_rope,
-      g->hp.v_head,      g->hp.mtp_layers,    g->hp.moe_every,
-      g->hp.nope_every,  g->hp.router_groups, g->hp.router_group_topk,
-      g->hp.window_from, g->hp.attn_chunk};
   static const char *flags[] = {"qkv_bias",    "out_bias",   "qk_norm",
                                 "expert_bias", "qk_l2_norm", "router_sigmoid",
                                 "mlp_bias",    "attn_sinks"};
   const int fl[] = {g->hp.qkv_bias,    g->hp.out_bias,     g->hp.qk_norm == 1,
                     g->hp.expert_bias, g->hp.qk_norm == 2, g->hp.router_sigmoid,
                     g->hp.mlp_bias,    g->hp.attn_sinks};
-  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-    if (f[i]) strata_buf_printf(b, ", \"%s\": %d", ints[i], f[i]);
+#define PUT_INT_(f)                                                            \
+  if (g->hp.f) strata_buf_printf(b, ", \"%s\": %d", #f, g->hp.f);
+#define PUT_NUM_(f)                                                            \
+  if (g->hp.f > 0) {                                                           \
+    strata_buf_puts(b, ", \"" #f "\": ");                                      \
+    put_num(b, g->hp.f);                                                       \
+  }
+  ST__HP_INTS(PUT_INT_)
   for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++)
     if (fl[i]) strata_buf_printf(b, ", \"%s\": true", flags[i]);
-  if (g->hp.rope_theta > 0) {
-    strata_buf_puts(b, ", \"rope_theta\": ");
-    put_num(b, g->hp.rope_theta);
-  }
-  if (g->hp.capacity > 0) {
-    strata_buf_puts(b, ", \"capacity\": ");
-    put_num(b, g->hp.capacity);
-  }
-  if (g->hp.rotary_percent > 0) {
-    strata_buf_puts(b, ", \"rotary_percent\": ");
-    put_num(b, g->hp.rotary_percent);
-  }
-  if (g->hp.router_topk_scale > 0) {
-    strata_buf_puts(b, ", \"router_topk_scale\": ");
-    put_num(b, g->hp.router_topk_scale);
-  }
-  if (g->hp.glu_limit > 0) {
-    strata_buf_puts(b, ", \"glu_limit\": ");
-    put_num(b, g->hp.glu_limit);
-  }
-  if (g->hp.norm_eps > 0) {
-    strata_buf_puts(b, ", \"norm_eps\": ");
-    put_num(b, g->hp.norm_eps);
-  }
-  if (g->hp.init_std > 0) {
-    strata_buf_puts(b, ", \"init_std\": ");
-    put_num(b, g->hp.init_std);
-  }
+  ST__HP_NUMS(PUT_NUM_)
+#undef PUT_INT_
+#undef PUT_NUM_
 }
 
 /* "rope_scaling": {"type": "llama3", "factor": 8, ...}, when scaled. */

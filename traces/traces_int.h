@@ -47,6 +47,22 @@ int st__storage_root(const strata_graph_t *g, int t);
  * Hugging Face config.json. */
 typedef enum { ST__ACT_GELU, ST__ACT_RELU, ST__ACT_SILU } st__act_t;
 
+/* The model facts of a trace's "model" object beside its sizes
+ * (docs/trace-format.md), once for the reader and the writer: the
+ * integers (written when not 0) and the numbers (when > 0) of
+ * strata_graph_t.hp, each under its member's name.  The flags stay in
+ * their files: qk_norm is two of them. */
+/* clang-format off */
+#define ST__HP_INTS(X)                                                         \
+  X(head_dim) X(window) X(window_every) X(experts) X(topk) X(moe_ffn)          \
+  X(shared_ffn) X(first_dense) X(q_lora) X(kv_lora) X(qk_nope) X(qk_rope)      \
+  X(v_head) X(mtp_layers) X(moe_every) X(nope_every) X(router_groups)          \
+  X(router_group_topk) X(window_from) X(attn_chunk)
+#define ST__HP_NUMS(X)                                                         \
+  X(rope_theta) X(capacity) X(rotary_percent) X(router_topk_scale)             \
+  X(glu_limit) X(norm_eps) X(init_std)
+/* clang-format on */
+
 typedef struct {
   char family[16]; /* hp.family of the graph */
   int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, seq, micro_batch;
