@@ -414,12 +414,16 @@ static void family_times(const mixed_t *M, int i, int differ, double *pre,
   t->f[0] = &M->S[0].fam[i];
   for (int z = 1; z < M->K; z++)
     t->f[z] = match(M, z, t->f[0]);
-  for (int z = 0; z < M->K; z++)
-    if (t->f[z] && differ) /* prefix sums, and kappa bounds below */
-      prefix_times(&M->S[z], t->f[z], pre + (size_t)z * (L + 1)),
-          t->pre[z] = pre + (size_t)z * (L + 1);
-    else if (t->f[z])
+  for (int z = 0; z < M->K; z++) {
+    if (!t->f[z]) continue;
+    if (differ) { /* prefix sums, and kappa bounds below */
+      double *own = pre + (size_t)z * (L + 1);
+      prefix_times(&M->S[z], t->f[z], own);
+      t->pre[z] = own;
+    } else {
       t->a[z] = layer_time(&M->S[z], t->f[z]);
+    }
+  }
   for (int z = 0; z < M->K && differ; z++) {
     t->kappa[z] = INFINITY;
     for (int l = 0; t->f[z] && l < (int)L; l++) {
