@@ -26,6 +26,10 @@ typedef struct {
   int (*run)(int argc, char **argv);
 } cli_command_t;
 
+/* `strata ARGV[1] ...`: the command named, given argv + 1; or the
+ * program's help, version or a usage error.  Returns the exit code. */
+int cli_main(int argc, char **argv);
+
 /* Map a STRATA_E* code to an exit code. */
 int cli_exit_code(int err);
 /* Print "strata <cmd>: <last error>" on stderr; return the exit code. */

@@ -12,6 +12,7 @@
 #include "cli/opts.h"
 #include "core/json.h"
 #include "pipeline/search.h"
+#include "core/stream.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -53,8 +54,8 @@ static const cli_optspec_t opt_spec = {
 static int report_text(const strata_measurements_t *m,
                        const strata_calibration_report_t *r,
                        const char *caltext, const char *out) {
-  printf("%-24s %10s %10s %10s %7s %9s %9s\n", "run", "measured", "before",
-         "after", "error", "peak GiB", "predicted");
+  fprintf(st__stdout(), "%-24s %10s %10s %10s %7s %9s %9s\n", "run", "measured",
+          "before", "after", "error", "peak GiB", "predicted");
   for (int i = 0; i < m->n; i++) {
     const strata_measurement_t *v = &m->v[i];
     char label[32];
@@ -63,20 +64,22 @@ static int report_text(const strata_measurements_t *m,
     else
       snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1,
                v->po.fix_tp, v->po.fix_pp, v->po.fix_dp, v->po.micro_batch);
-    printf("%-24s %9.3fs %9.3fs %9.3fs %+6.1f%%", label, v->step_seconds,
-           r->step_before[i], r->step_after[i],
-           100 * (r->step_after[i] / v->step_seconds - 1));
+    fprintf(st__stdout(), "%-24s %9.3fs %9.3fs %9.3fs %+6.1f%%", label,
+            v->step_seconds, r->step_before[i], r->step_after[i],
+            100 * (r->step_after[i] / v->step_seconds - 1));
     if (v->peak_bytes > 0)
-      printf(" %9.2f %9.2f\n", v->peak_bytes / GIB, r->peak_after[i] / GIB);
+      fprintf(st__stdout(), " %9.2f %9.2f\n", v->peak_bytes / GIB,
+              r->peak_after[i] / GIB);
     else
-      printf(" %9s %9.2f\n", "-", r->peak_after[i] / GIB);
+      fprintf(st__stdout(), " %9s %9.2f\n", "-", r->peak_after[i] / GIB);
   }
-  printf("\nRMS log error of the step: %.1f %% before, %.1f %% after\n",
-         100 * r->rms_before, 100 * r->rms_after);
+  fprintf(st__stdout(),
+          "\nRMS log error of the step: %.1f %% before, %.1f %% after\n",
+          100 * r->rms_before, 100 * r->rms_after);
   if (out)
-    printf("calibration written to %s\n", out);
+    fprintf(st__stdout(), "calibration written to %s\n", out);
   else
-    printf("\n%s", caltext);
+    fprintf(st__stdout(), "\n%s", caltext);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 
 #include "cli/stageargs.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 static const char usage[] =
     "Usage: strata compare --model M --devices N [options]\n"
@@ -53,33 +54,34 @@ static int solved(const strata_stage_result_t *r) {
 static void human(const cli_stage_args_t *a, const runs_t *runs) {
   char b1[32], b2[32], b3[32];
   const strata_mesh_t *m = &a->so.mesh;
-  printf("model %s on %d x %d devices, alpha %g\n\n", a->model, m->shape[0],
-         m->ndim > 1 ? m->shape[1] : 1, a->so.alpha);
-  printf("%-9s %-11s %14s %16s %14s %10s\n", "objective", "status",
-         "peak/device", "redundancy", "comm", "time ms");
+  fprintf(st__stdout(), "model %s on %d x %d devices, alpha %g\n\n", a->model,
+          m->shape[0], m->ndim > 1 ? m->shape[1] : 1, a->so.alpha);
+  fprintf(st__stdout(), "%-9s %-11s %14s %16s %14s %10s\n", "objective",
+          "status", "peak/device", "redundancy", "comm", "time ms");
   for (int k = 0; k < N_OBJ; k++) {
     const strata_stage_result_t *r = runs->r[k];
     const char *name = strata_objective_name((strata_objective_t)k);
     if (!r) {
-      printf("%-9s %-11s %s\n", name, "n/a", runs->err[k]);
+      fprintf(st__stdout(), "%-9s %-11s %s\n", name, "n/a", runs->err[k]);
       continue;
     }
     if (!solved(r)) {
-      printf("%-9s %-11s needs %s per device\n", name,
-             strata_stage_status_name(r->status),
-             strata_fmt_bytes(r->min_memory_bytes, b1, sizeof b1));
+      fprintf(st__stdout(), "%-9s %-11s needs %s per device\n", name,
+              strata_stage_status_name(r->status),
+              strata_fmt_bytes(r->min_memory_bytes, b1, sizeof b1));
       continue;
     }
-    printf("%-9s %-11s %14s %16s %14s %10.3f\n", name,
-           strata_stage_status_name(r->status),
-           strata_fmt_bytes(r->peak_memory_bytes, b1, sizeof b1),
-           strata_fmt_bytes(r->memory_redundancy_bytes, b2, sizeof b2),
-           strata_fmt_bytes(r->comm_bytes, b3, sizeof b3), step_time(r) * 1e3);
+    fprintf(st__stdout(), "%-9s %-11s %14s %16s %14s %10.3f\n", name,
+            strata_stage_status_name(r->status),
+            strata_fmt_bytes(r->peak_memory_bytes, b1, sizeof b1),
+            strata_fmt_bytes(r->memory_redundancy_bytes, b2, sizeof b2),
+            strata_fmt_bytes(r->comm_bytes, b3, sizeof b3), step_time(r) * 1e3);
   }
   const strata_stage_result_t *mm = runs->r[0], *mg = runs->r[2];
   if (solved(mm) && solved(mg) && mg->peak_memory_bytes > 0)
-    printf("\nmin-mem saves %.1f%% of megatron's peak memory per device\n",
-           100.0 * (1.0 - mm->peak_memory_bytes / mg->peak_memory_bytes));
+    fprintf(st__stdout(),
+            "\nmin-mem saves %.1f%% of megatron's peak memory per device\n",
+            100.0 * (1.0 - mm->peak_memory_bytes / mg->peak_memory_bytes));
 }
 
 static int add_run(cJSON *arr, int k, const runs_t *runs) {

@@ -10,6 +10,7 @@
 
 #include "cli/planargs.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -166,13 +167,15 @@ static int human_out(const strata_plan_t *p, int fits, double budget,
   char *text = NULL;
   int rc = strata_plan_summary(p, &text);
   if (rc) return cli_fail("estimate", rc);
-  fputs(text, stdout);
+  fputs(text, st__stdout());
   strata_free(text);
   if (!fits)
-    printf("\ndoes not fit: %.2f GiB per device needed, %.2f GiB available "
-           "(the GPU's %.2f GiB less the reserve)\n",
-           p->peak_memory_bytes / GIB, budget / GIB, p->gpu_memory_bytes / GIB);
-  if (cmp) printf("\n%s", cmp);
+    fprintf(st__stdout(),
+            "\ndoes not fit: %.2f GiB per device needed, %.2f GiB available "
+            "(the GPU's %.2f GiB less the reserve)\n",
+            p->peak_memory_bytes / GIB, budget / GIB,
+            p->gpu_memory_bytes / GIB);
+  if (cmp) fprintf(st__stdout(), "\n%s", cmp);
   return 0;
 }
 
@@ -246,9 +249,10 @@ int cli_cmd_estimate(int argc, char **argv) {
   int host_fits =
       !(p->host_capacity_gib > 0 && p->host_memory_gib > p->host_capacity_gib);
   if (!rc && !host_fits && !a.json)
-    printf("\ndoes not fit in the host's memory: %.2f GiB a GPU offloaded, "
-           "%.2f GiB a GPU in the reference system\n",
-           p->host_memory_gib, p->host_capacity_gib);
+    fprintf(st__stdout(),
+            "\ndoes not fit in the host's memory: %.2f GiB a GPU offloaded, "
+            "%.2f GiB a GPU in the reference system\n",
+            p->host_memory_gib, p->host_capacity_gib);
   if (!rc && (!fits || !host_fits)) rc = CLI_INFEASIBLE;
 out:
   strata_free(cmp);

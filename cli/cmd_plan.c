@@ -10,6 +10,7 @@
 #include "cli/baseline.h"
 #include "cli/devices.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 static int with_baseline(const cli_plan_args_t *a, const cli_baseline_t *v,
                          char **text) {
@@ -83,6 +84,7 @@ int cli_cmd_plan(int argc, char **argv) {
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
   cli_baseline_t v;
+  interrupted = 0; /* a process may run many plans (strata_command_run) */
   int rc = cli_plan_parse("plan", argc, argv, 0, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   struct sigaction sa, old;
@@ -116,7 +118,7 @@ int cli_cmd_plan(int argc, char **argv) {
   if (a.output && (e = strata_plan_save(p, a.output)) && !rc)
     rc = cli_fail("plan", e);
   if (!a.po.quiet)
-    fprintf(stderr,
+    fprintf(st__stderr(),
             "strata plan: %d stage subproblems (%d distinct), %d ILPs solved, "
             "%d from the cache; %d configurations bounded, %d costed exactly; "
             "%.2f s\n",

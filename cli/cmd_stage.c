@@ -8,6 +8,7 @@
 
 #include "cli/stageargs.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 static const char usage[] =
     "Usage: strata stage --model M --devices N [options]\n"
@@ -102,61 +103,69 @@ static int json_report(const cli_stage_args_t *a,
 /* The proven gap: what a time limit leaves open. */
 static void print_gap(const strata_stage_result_t *r) {
   if (!isfinite(r->gap)) {
-    printf("gap        unknown (no lower bound was proven)\n");
+    fprintf(st__stdout(), "gap        unknown (no lower bound was proven)\n");
     return;
   }
-  printf("gap        %.3g%% (objective %.6g, proven lower bound %.6g)\n",
-         100 * r->gap, r->objective, r->objective_bound);
+  fprintf(st__stdout(),
+          "gap        %.3g%% (objective %.6g, proven lower bound %.6g)\n",
+          100 * r->gap, r->objective, r->objective_bound);
 }
 
 static void human_report(const cli_stage_args_t *a,
                          const strata_stage_result_t *r) {
   char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32];
-  printf("model      %s\n", a->model);
+  fprintf(st__stdout(), "model      %s\n", a->model);
   const strata_mesh_t *m = &a->so.mesh;
-  printf("mesh       %d x %d (%d devices), %.0f GB/s", m->shape[0],
-         m->ndim > 1 ? m->shape[1] : 1, r->devices, m->axis[0].bandwidth / 1e9);
-  if (m->ndim > 1) printf(" x %.0f GB/s", m->axis[1].bandwidth / 1e9);
-  printf("\n");
-  printf("objective  %s, alpha %g\n", strata_objective_name(a->so.objective),
-         r->alpha);
-  printf("status     %s%s\n", strata_stage_status_name(r->status),
-         r->homogeneous ? " (best homogeneous: one solution per repeated "
-                          "layer)"
-                        : "");
+  fprintf(st__stdout(), "mesh       %d x %d (%d devices), %.0f GB/s",
+          m->shape[0], m->ndim > 1 ? m->shape[1] : 1, r->devices,
+          m->axis[0].bandwidth / 1e9);
+  if (m->ndim > 1)
+    fprintf(st__stdout(), " x %.0f GB/s", m->axis[1].bandwidth / 1e9);
+  fprintf(st__stdout(), "\n");
+  fprintf(st__stdout(), "objective  %s, alpha %g\n",
+          strata_objective_name(a->so.objective), r->alpha);
+  fprintf(st__stdout(), "status     %s%s\n",
+          strata_stage_status_name(r->status),
+          r->homogeneous ? " (best homogeneous: one solution per repeated "
+                           "layer)"
+                         : "");
   if (r->status == STRATA_STAGE_INFEASIBLE) {
-    printf("needs      %s per device at least\n",
-           strata_fmt_bytes(r->min_memory_bytes, b1, sizeof b1));
-    printf("hint       %s\n", r->hint ? r->hint : "");
+    fprintf(st__stdout(), "needs      %s per device at least\n",
+            strata_fmt_bytes(r->min_memory_bytes, b1, sizeof b1));
+    fprintf(st__stdout(), "hint       %s\n", r->hint ? r->hint : "");
     return;
   }
   if (r->status == STRATA_STAGE_NO_SOLUTION) return;
-  printf("peak       %s per device (weights %s, gradients %s, optimizer %s, "
-         "activations %s, transient %s)\n",
-         strata_fmt_bytes(r->peak_memory_bytes, b1, sizeof b1),
-         strata_fmt_bytes(r->mem.weights, b2, sizeof b2),
-         strata_fmt_bytes(r->mem.gradients, b3, sizeof b3),
-         strata_fmt_bytes(r->mem.optimizer, b4, sizeof b4),
-         strata_fmt_bytes(r->mem.activations, b5, sizeof b5),
-         strata_fmt_bytes(r->mem.transient, b6, sizeof b6));
-  printf("redundancy %s over all devices (zero-redundancy bound %s per "
-         "device)\n",
-         strata_fmt_bytes(r->memory_redundancy_bytes, b1, sizeof b1),
-         strata_fmt_bytes(r->zero_redundancy_bytes, b2, sizeof b2));
-  printf("comm       %s bytes-equivalent, %.3f ms; compute %.3f ms\n",
-         strata_fmt_bytes(r->comm_bytes, b1, sizeof b1), r->comm_seconds * 1e3,
-         r->compute_seconds * 1e3);
-  printf("ilp        %d integer, %d continuous, %d rows (before reduction "
-         "%d, %d, %d); %.3f s\n",
-         r->int_vars, r->cont_vars, r->rows, r->int_vars_before,
-         r->cont_vars_before, r->rows_before, r->solve_seconds);
+  fprintf(st__stdout(),
+          "peak       %s per device (weights %s, gradients %s, optimizer %s, "
+          "activations %s, transient %s)\n",
+          strata_fmt_bytes(r->peak_memory_bytes, b1, sizeof b1),
+          strata_fmt_bytes(r->mem.weights, b2, sizeof b2),
+          strata_fmt_bytes(r->mem.gradients, b3, sizeof b3),
+          strata_fmt_bytes(r->mem.optimizer, b4, sizeof b4),
+          strata_fmt_bytes(r->mem.activations, b5, sizeof b5),
+          strata_fmt_bytes(r->mem.transient, b6, sizeof b6));
+  fprintf(st__stdout(),
+          "redundancy %s over all devices (zero-redundancy bound %s per "
+          "device)\n",
+          strata_fmt_bytes(r->memory_redundancy_bytes, b1, sizeof b1),
+          strata_fmt_bytes(r->zero_redundancy_bytes, b2, sizeof b2));
+  fprintf(st__stdout(),
+          "comm       %s bytes-equivalent, %.3f ms; compute %.3f ms\n",
+          strata_fmt_bytes(r->comm_bytes, b1, sizeof b1), r->comm_seconds * 1e3,
+          r->compute_seconds * 1e3);
+  fprintf(st__stdout(),
+          "ilp        %d integer, %d continuous, %d rows (before reduction "
+          "%d, %d, %d); %.3f s\n",
+          r->int_vars, r->cont_vars, r->rows, r->int_vars_before,
+          r->cont_vars_before, r->rows_before, r->solve_seconds);
   print_gap(r);
-  printf("\n%-16s %6s %-14s %-18s %12s\n", "op", "x", "strategy", "output",
-         "memory");
+  fprintf(st__stdout(), "\n%-16s %6s %-14s %-18s %12s\n", "op", "x", "strategy",
+          "output", "memory");
   for (int i = 0; i < r->n_ops; i++)
-    printf("%-16s %6d %-14s %-18s %12s\n", r->ops[i].name, r->ops[i].repeat,
-           r->ops[i].strategy, r->ops[i].placement,
-           strata_fmt_bytes(r->ops[i].mem_bytes, b1, sizeof b1));
+    fprintf(st__stdout(), "%-16s %6d %-14s %-18s %12s\n", r->ops[i].name,
+            r->ops[i].repeat, r->ops[i].strategy, r->ops[i].placement,
+            strata_fmt_bytes(r->ops[i].mem_bytes, b1, sizeof b1));
 }
 
 int cli_cmd_stage(int argc, char **argv) {
@@ -184,18 +193,19 @@ int cli_cmd_stage(int argc, char **argv) {
   else
     human_report(&a, r);
   if (!rc && r->status == STRATA_STAGE_INFEASIBLE) {
-    if (!a.json) fprintf(stderr, "strata stage: infeasible: %s\n", r->hint);
+    if (!a.json)
+      fprintf(st__stderr(), "strata stage: infeasible: %s\n", r->hint);
     rc = CLI_INFEASIBLE;
   }
   if (!rc && r->status == STRATA_STAGE_FEASIBLE)
-    fprintf(stderr,
+    fprintf(st__stderr(),
             "strata stage: the time limit stopped the search; the solution "
             "is within %.3g%% of the optimum (raise --time-limit to close "
             "the gap)\n",
             100 * r->gap);
   if (!rc && r->status == STRATA_STAGE_NO_SOLUTION) {
-    fprintf(stderr, "strata stage: the time limit was reached before any "
-                    "solution was found; raise --time-limit\n");
+    fprintf(st__stderr(), "strata stage: the time limit was reached before any "
+                          "solution was found; raise --time-limit\n");
     rc = CLI_INFEASIBLE;
   }
 out:

@@ -12,6 +12,7 @@
 
 #include "cli/opts.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 typedef struct {
   const char *node_xml, *cluster;
@@ -66,8 +67,9 @@ static int parse_args(const char *cmd, int argc, char **argv, topo_args_t *a) {
 
 static void print_levels(const strata_cluster_t *c) {
   int gpn = strata_cluster_gpus_per_node(c);
-  printf("hierarchy (bandwidth per GPU, one direction: line rate, and what "
-         "NCCL achieves):\n");
+  fprintf(st__stdout(),
+          "hierarchy (bandwidth per GPU, one direction: line rate, and what "
+          "NCCL achieves):\n");
   for (int i = strata_cluster_level_count(c) - 1, d = 0; i >= 0; i--, d++) {
     const strata_level_t *l = strata_cluster_level(c, i);
     char note[96] = "";
@@ -81,9 +83,10 @@ static void print_levels(const strata_cluster_t *c) {
       snprintf(note, sizeof note, "  (%d domains per node)", gpn / l->span);
     char name[32];
     snprintf(name, sizeof name, "%*s%s", 2 * d, "", l->name);
-    printf("  %-12s %7d GPUs %8.1f GB/s (%6.1f achieved) %6.1f us%s\n", name,
-           l->span, l->nominal_bandwidth / 1e9, l->link.bandwidth / 1e9,
-           l->link.latency * 1e6, note);
+    fprintf(st__stdout(),
+            "  %-12s %7d GPUs %8.1f GB/s (%6.1f achieved) %6.1f us%s\n", name,
+            l->span, l->nominal_bandwidth / 1e9, l->link.bandwidth / 1e9,
+            l->link.latency * 1e6, note);
   }
 }
 
@@ -99,39 +102,43 @@ static void print_peers(const strata_node_topo_t *n, int i) {
     k++;
   }
   if (!k) {
-    printf("%-18s", "-");
+    fprintf(st__stdout(), "%-18s", "-");
   } else if (same) {
     char buf[48];
     snprintf(buf, sizeof buf, "%d x %.0f", k, first / 1e9);
-    printf("%-18s", buf);
+    fprintf(st__stdout(), "%-18s", buf);
   } else {
     for (int j = 0; j < strata_node_gpu_count(n); j++)
-      if (j != i) printf("%.0f ", strata_node_link(n, i, j) / 1e9);
+      if (j != i)
+        fprintf(st__stdout(), "%.0f ", strata_node_link(n, i, j) / 1e9);
   }
 }
 
 static void print_node(const strata_node_topo_t *n) {
   char mem[32];
-  printf("GPUs of one node (%s; %s links%s):\n", strata_node_source(n),
-         strata_node_link_kind(n)[0] ? strata_node_link_kind(n) : "no GPU",
-         strata_node_has_switch(n) ? " through NVSwitches" : "");
-  printf("  %-3s %-12s %-10s %-11s %-4s %-6s %-18s %s\n", "gpu", "pci", "model",
-         "memory", "numa", "PCIe", "peers GB/s", "nearest NIC");
+  fprintf(st__stdout(), "GPUs of one node (%s; %s links%s):\n",
+          strata_node_source(n),
+          strata_node_link_kind(n)[0] ? strata_node_link_kind(n) : "no GPU",
+          strata_node_has_switch(n) ? " through NVSwitches" : "");
+  fprintf(st__stdout(), "  %-3s %-12s %-10s %-11s %-4s %-6s %-18s %s\n", "gpu",
+          "pci", "model", "memory", "numa", "PCIe", "peers GB/s",
+          "nearest NIC");
   for (int i = 0; i < strata_node_gpu_count(n); i++) {
     const strata_gpu_info_t *g = strata_node_gpu(n, i);
     const strata_nic_info_t *nic = strata_node_nic(n, g->nic);
-    printf("  %-3d %-12s %-10s %-11s %-4d %-6.1f ", i, g->pci_busid,
-           g->table ? g->table->name : "?",
-           strata_fmt_bytes((double)g->memory_bytes, mem, sizeof mem), g->numa,
-           g->pcie_bandwidth / 1e9);
+    fprintf(st__stdout(), "  %-3d %-12s %-10s %-11s %-4d %-6.1f ", i,
+            g->pci_busid, g->table ? g->table->name : "?",
+            strata_fmt_bytes((double)g->memory_bytes, mem, sizeof mem), g->numa,
+            g->pcie_bandwidth / 1e9);
     print_peers(n, i);
-    printf(" %s%s%s%s\n", nic ? nic->name : "-", nic ? " (" : "",
-           nic ? strata_nearness_name(g->nic_nearness) : "", nic ? ")" : "");
+    fprintf(st__stdout(), " %s%s%s%s\n", nic ? nic->name : "-", nic ? " (" : "",
+            nic ? strata_nearness_name(g->nic_nearness) : "", nic ? ")" : "");
   }
   for (int i = 0; i < strata_node_nic_count(n); i++) {
     const strata_nic_info_t *nic = strata_node_nic(n, i);
-    printf("  nic %-10s %-12s %-8s %-12s numa %d\n", nic->name, nic->pci_busid,
-           nic->rdma ? "RDMA" : "Ethernet", nic->netdev, nic->numa);
+    fprintf(st__stdout(), "  nic %-10s %-12s %-8s %-12s numa %d\n", nic->name,
+            nic->pci_busid, nic->rdma ? "RDMA" : "Ethernet", nic->netdev,
+            nic->numa);
   }
 }
 
@@ -139,26 +146,29 @@ static void print_one(const strata_cluster_t *c) {
   const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
   const strata_node_topo_t *n = strata_cluster_node_topo(c);
   char mem[32];
-  printf("%d usable nodes", strata_cluster_nodes(c));
+  fprintf(st__stdout(), "%d usable nodes", strata_cluster_nodes(c));
   if (strata_cluster_total_nodes(c) != strata_cluster_nodes(c))
-    printf(" (of %d; %d dropped as unhealthy)", strata_cluster_total_nodes(c),
-           strata_cluster_total_nodes(c) - strata_cluster_nodes(c));
-  printf(" x %d GPUs = %d GPUs\n", strata_cluster_gpus_per_node(c),
-         strata_cluster_gpus(c));
+    fprintf(st__stdout(), " (of %d; %d dropped as unhealthy)",
+            strata_cluster_total_nodes(c),
+            strata_cluster_total_nodes(c) - strata_cluster_nodes(c));
+  fprintf(st__stdout(), " x %d GPUs = %d GPUs\n",
+          strata_cluster_gpus_per_node(c), strata_cluster_gpus(c));
   const strata_perf_t *pf = strata_cluster_perf(c);
-  printf("GPU %s: %s, %.1f TFLOP/s bf16 dense", m->name,
-         strata_fmt_bytes((double)m->memory_bytes, mem, sizeof mem),
-         m->peak_flops / 1e12);
-  if (pf->peak_fp8_flops > 0) printf(", %.1f fp8", pf->peak_fp8_flops / 1e12);
+  fprintf(st__stdout(), "GPU %s: %s, %.1f TFLOP/s bf16 dense", m->name,
+          strata_fmt_bytes((double)m->memory_bytes, mem, sizeof mem),
+          m->peak_flops / 1e12);
+  if (pf->peak_fp8_flops > 0)
+    fprintf(st__stdout(), ", %.1f fp8", pf->peak_fp8_flops / 1e12);
   /* microbenchmark rates, and what a training step sustains of them */
-  printf("\nkernels: GEMMs up to %.1f %% of peak (%.1f %% sustained in a "
-         "step), HBM %.0f GB/s (copies %.0f %%, framework kernels %.0f %%), "
-         "fused attention %.0f / %.0f %% (fwd / bwd; %.0f / %.0f %% "
-         "sustained)\n",
-         100 * pf->gemm_max, 100 * pf->sustain * pf->gemm_max,
-         pf->hbm_bandwidth / 1e9, 100 * pf->mem_eff, 100 * pf->stream_eff,
-         100 * pf->attn_fwd, 100 * pf->attn_bwd,
-         100 * pf->sustain * pf->attn_fwd, 100 * pf->sustain * pf->attn_bwd);
+  fprintf(st__stdout(),
+          "\nkernels: GEMMs up to %.1f %% of peak (%.1f %% sustained in a "
+          "step), HBM %.0f GB/s (copies %.0f %%, framework kernels %.0f %%), "
+          "fused attention %.0f / %.0f %% (fwd / bwd; %.0f / %.0f %% "
+          "sustained)\n",
+          100 * pf->gemm_max, 100 * pf->sustain * pf->gemm_max,
+          pf->hbm_bandwidth / 1e9, 100 * pf->mem_eff, 100 * pf->stream_eff,
+          100 * pf->attn_fwd, 100 * pf->attn_bwd,
+          100 * pf->sustain * pf->attn_fwd, 100 * pf->sustain * pf->attn_bwd);
   print_levels(c);
   if (n) print_node(n);
 }
@@ -167,24 +177,27 @@ static void print_one(const strata_cluster_t *c) {
  * (its nodes by name, its GPU and levels), then the link between them. */
 static void print_text(const strata_cluster_t *c) {
   int K = strata_cluster_group_count(c);
-  printf("cluster %s: ", strata_cluster_name(c));
+  fprintf(st__stdout(), "cluster %s: ", strata_cluster_name(c));
   if (K == 1) {
     print_one(c);
     return;
   }
-  printf("%d node groups of different shapes, %d usable nodes, %d GPUs\n", K,
-         strata_cluster_nodes(c), strata_cluster_gpus(c));
+  fprintf(st__stdout(),
+          "%d node groups of different shapes, %d usable nodes, %d GPUs\n", K,
+          strata_cluster_nodes(c), strata_cluster_gpus(c));
   for (int k = 0; k < K; k++) {
     const strata_cluster_t *g = strata_cluster_group(c, k);
     int last = strata_cluster_total_nodes(g) - 1;
-    printf("\ngroup %d (%s .. %s): ", k, strata_cluster_spec_node_name(g, 0),
-           strata_cluster_spec_node_name(g, last));
+    fprintf(st__stdout(), "\ngroup %d (%s .. %s): ", k,
+            strata_cluster_spec_node_name(g, 0),
+            strata_cluster_spec_node_name(g, last));
     print_one(g);
   }
   strata_link_t x = strata_cluster_group_link(c);
-  printf("\nbetween groups: %.1f GB/s per GPU achieved, %.1f us (the slower "
-         "group's NIC)\n",
-         x.bandwidth / 1e9, x.latency * 1e6);
+  fprintf(st__stdout(),
+          "\nbetween groups: %.1f GB/s per GPU achieved, %.1f us (the slower "
+          "group's NIC)\n",
+          x.bandwidth / 1e9, x.latency * 1e6);
 }
 
 /* ---- JSON ---------------------------------------------------------- */
@@ -361,7 +374,7 @@ static int topo_show(int argc, char **argv) {
   if (rc) return cli_fail(cmd, rc);
   if (!a.json) {
     print_text(c);
-    rc = fflush(stdout) ? CLI_INTERNAL : CLI_OK;
+    rc = fflush(st__stdout()) ? CLI_INTERNAL : CLI_OK;
   } else if (!(text = json_text(c))) {
     rc = cli_fail(cmd, STRATA_ENOMEM);
   } else {
@@ -374,11 +387,11 @@ static int topo_show(int argc, char **argv) {
 
 int cli_cmd_topo(int argc, char **argv) {
   if (argc < 2) {
-    cli_opts_help(&opt_spec, stderr);
+    cli_opts_help(&opt_spec, st__stderr());
     return CLI_USAGE;
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    cli_opts_help(&opt_spec, stdout);
+    cli_opts_help(&opt_spec, st__stdout());
     return CLI_OK;
   }
   if (!strcmp(argv[1], "show")) return topo_show(argc - 1, argv + 1);

@@ -20,6 +20,7 @@
 
 #include "cli/opts.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 typedef struct {
   const char *out, *unhealthy, *keep;
@@ -178,7 +179,8 @@ static int check_spec(const args_t *a, const char *spec) {
   strata_cluster_destroy(c);
   if (rc) rename_in_error(tmp, name);
   if (rc == STRATA_EUNSUPPORTED) {
-    fprintf(stderr, "strata topo collect: warning: %s\n", strata_last_error());
+    fprintf(st__stderr(), "strata topo collect: warning: %s\n",
+            strata_last_error());
     strata_error_clear();
     return 0;
   }
@@ -296,12 +298,12 @@ static int run(args_t *a, char **spec) {
   if (!rc && a->ngpus) rc = add_gpus(a, spec, &gignored);
   if (!rc) rc = check_spec(a, *spec);
   if (!rc && ignored)
-    fprintf(stderr,
+    fprintf(st__stderr(),
             "strata topo collect: %d of the %d unhealthy hosts %s not among "
             "the %d collected (ignored)\n",
             ignored, nbad, ignored == 1 ? "is" : "are", a->nfiles);
   if (!rc && gignored)
-    fprintf(stderr,
+    fprintf(st__stderr(),
             "strata topo collect: %d of the %d unhealthy GPUs %s on hosts "
             "not among the %d collected (ignored)\n",
             gignored, a->ngpus, gignored == 1 ? "is" : "are", a->nfiles);

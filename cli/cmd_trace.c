@@ -15,6 +15,7 @@
 
 #include "cli/opts.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 typedef struct {
   const char *spec;
@@ -223,11 +224,11 @@ static void row(const char *key, const char *fmt, ...)
 
 static void row(const char *key, const char *fmt, ...) {
   va_list ap;
-  printf("  %-20s ", key);
+  fprintf(st__stdout(), "  %-20s ", key);
   va_start(ap, fmt);
-  vprintf(fmt, ap);
+  vfprintf(st__stdout(), fmt, ap);
   va_end(ap);
-  putchar('\n');
+  fputc('\n', st__stdout());
 }
 
 static void print_model(const strata_graph_t *g) {
@@ -266,7 +267,7 @@ static int64_t mtp_params(const strata_graph_t *g) {
 static void print_info(const strata_graph_t *g,
                        const strata_graph_stats_t *st) {
   char a[48], b[48];
-  printf("%s\n", g->name);
+  fprintf(st__stdout(), "%s\n", g->name);
   print_model(g);
   row("seq_len", "%d", g->seq_len);
   row("micro_batch", "%d", g->micro_batch);
@@ -359,7 +360,7 @@ static int trace_info(int argc, char **argv) {
     rc = json_info(cmd, g, &st);
   } else {
     print_info(g, &st);
-    rc = fflush(stdout) ? CLI_INTERNAL : CLI_OK;
+    rc = fflush(st__stdout()) ? CLI_INTERNAL : CLI_OK;
   }
   strata_graph_destroy(g);
   return rc;
@@ -367,11 +368,11 @@ static int trace_info(int argc, char **argv) {
 
 int cli_cmd_trace(int argc, char **argv) {
   if (argc < 2) {
-    usage_trace(stderr);
+    usage_trace(st__stderr());
     return CLI_USAGE;
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    usage_trace(stdout);
+    usage_trace(st__stdout());
     return CLI_OK;
   }
   if (!strcmp(argv[1], "gen")) return trace_gen(argc - 1, argv + 1);

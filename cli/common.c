@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "core/stream.h"
 
 int cli_exit_code(int err) {
   switch (err) {
@@ -34,17 +35,17 @@ int cli_exit_code(int err) {
 int cli_fail(const char *cmd, int err) {
   const char *msg = strata_last_error();
   if (!msg[0]) msg = strata_strerror(err);
-  fprintf(stderr, "strata %s: %s\n", cmd, msg);
+  fprintf(st__stderr(), "strata %s: %s\n", cmd, msg);
   return cli_exit_code(err);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "strata %s: ", cmd);
+  fprintf(st__stderr(), "strata %s: ", cmd);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  vfprintf(st__stderr(), fmt, ap);
   va_end(ap);
-  fprintf(stderr, "\nTry 'strata %s --help'.\n", cmd);
+  fprintf(st__stderr(), "\nTry 'strata %s --help'.\n", cmd);
   return CLI_USAGE;
 }
 
@@ -76,8 +77,10 @@ int cli_write_output(const char *cmd, const char *path, const char *text,
                      size_t len) {
   int rc;
   if (!path || strcmp(path, "-") == 0) {
-    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
-      fprintf(stderr, "strata %s: cannot write to standard output\n", cmd);
+    if (fwrite(text, 1, len, st__stdout()) != len ||
+        fflush(st__stdout()) != 0) {
+      fprintf(st__stderr(), "strata %s: cannot write to standard output\n",
+              cmd);
       return CLI_INTERNAL;
     }
     return CLI_OK;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli/opts.h"
+#include "core/stream.h"
 
 enum { MAX_ROWS = 128, VAL_BASE = 1000, VAL_HELP = 999 };
 
@@ -176,14 +177,15 @@ static int store(const cli_optspec_t *s, const row_t *r, int neg,
 static void warn_alias(const cli_optspec_t *s, const table_t *x, int i,
                        const char *arg) {
   const cli_opt_t *o = x->rows[i].o, *n = x->rows[x->rows[i].canon].o;
-  fprintf(stderr, "strata %s: warning: --%s is deprecated: ", s->cmd, o->name);
+  fprintf(st__stderr(), "strata %s: warning: --%s is deprecated: ", s->cmd,
+          o->name);
   if (o->kind == CLI_OPT_DOUBLE && n->kind == CLI_OPT_DOUBLE && arg)
-    fprintf(stderr, "--%s %s is --%s %.6g", o->name, arg, n->name,
+    fprintf(st__stderr(), "--%s %s is --%s %.6g", o->name, arg, n->name,
             strtod(arg, NULL) * (o->scale ? o->scale : 1) /
                 (n->scale ? n->scale : 1));
   else
-    fprintf(stderr, "give --%s", n->name);
-  fprintf(stderr, "%s%s%s\n", o->why ? " (" : "", o->why ? o->why : "",
+    fprintf(st__stderr(), "give --%s", n->name);
+  fprintf(st__stderr(), "%s%s%s\n", o->why ? " (" : "", o->why ? o->why : "",
           o->why ? ")" : "");
 }
 
@@ -217,7 +219,7 @@ int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
   opterr = 0;
   while ((c = getopt_long(argc, argv, x.shorts, x.lo, NULL)) != -1) {
     if (c == VAL_HELP || c == 'h') {
-      cli_opts_help(s, stdout);
+      cli_opts_help(s, st__stdout());
       return -1;
     }
     if (c == '?' || c == ':')

@@ -9,6 +9,7 @@
 #include "cli/opts.h"
 #include "cli/planargs.h"
 #include "core/json.h"
+#include "core/stream.h"
 
 enum { PLAN = 1, ESTIMATE = 2 };
 enum {
@@ -367,7 +368,7 @@ static void warn_fitted_on(const char *cmd, const char *path,
   const cJSON *gm = cJSON_GetObjectItem(root, "gpu_model");
   const cJSON *cl = cJSON_GetObjectItem(root, "cluster");
   if (cJSON_IsString(gm) && g && g->name && strcmp(gm->valuestring, g->name))
-    fprintf(stderr,
+    fprintf(st__stderr(),
             "strata %s: warning: %s was fitted on %s GPUs%s%s%s, not on this "
             "cluster's %s: its scales and its fixed memory and time per step "
             "may not hold here (fit it again on this cluster: strata "

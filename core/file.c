@@ -20,6 +20,7 @@
 #include <uv.h>
 
 #include "strata/core.h"
+#include "core/stream.h"
 
 #define DEFAULT_MAX ((size_t)1 << 30)
 
@@ -182,7 +183,7 @@ static int write_atomic(const char *path, const void *data, size_t len,
   int rc = 0, fd;
   char *tmpl = NULL;
   if (strcmp(path, "-") == 0) {
-    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0)
+    if (fwrite(data, 1, len, st__stdout()) != len || fflush(st__stdout()) != 0)
       return strata_error(STRATA_EIO, "cannot write to standard output");
     return 0;
   }

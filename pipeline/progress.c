@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pipeline/sub.h"
+#include "core/stream.h"
 
 #define QUIET_START 1.0 /* seconds before the first line */
 #define TTY_EVERY 0.1
@@ -22,7 +23,7 @@
 
 void st__progress_init(st__progress_t *p, int on) {
   p->on = on;
-  p->tty = on && isatty(2);
+  p->tty = on && st__stderr_is_tty();
   p->t0 = strata_now();
   p->last = p->t0;
   p->shown = 0;
@@ -49,17 +50,18 @@ void st__progress_note(st__progress_t *p, const char *phase, long done,
   p->last = now;
   p->lines++;
   /* the terminal's line is padded so that a shorter one covers it */
-  fprintf(stderr, "%sstrata: %s %ld/%ld, best step %s, bound %s (%.1f s)%s",
+  fprintf(st__stderr(),
+          "%sstrata: %s %ld/%ld, best step %s, bound %s (%.1f s)%s",
           p->tty ? "\r" : "", phase, done, total, b, lb, now - p->t0,
           p->tty ? "    " : "\n");
   p->shown = p->tty;
-  fflush(stderr);
+  fflush(st__stderr());
 }
 
 void st__progress_end(st__progress_t *p) {
   if (!p || !p->shown) return;
-  fputc('\n', stderr); /* what follows starts on a line of its own */
-  fflush(stderr);
+  fputc('\n', st__stderr()); /* what follows starts on a line of its own */
+  fflush(st__stderr());
   p->shown = 0;
 }
 
@@ -74,10 +76,10 @@ void st__progress_gap(st__progress_t *p, double best, double bound) {
   if (!p || !p->on) return;
   st__progress_end(p);
   if (bound > best) bound = best;
-  fprintf(stderr,
+  fprintf(st__stderr(),
           "strata: the time limit stopped the search after %.1f s: best step "
           "%.3f s, no plan beats %.3f s (gap %.1f %%)\n",
           strata_now() - p->t0, best, bound,
           best > 0 && isfinite(bound) ? 100 * (best - bound) / best : 100.0);
-  fflush(stderr);
+  fflush(st__stderr());
 }

@@ -10,5 +10,6 @@
 #include "strata/intraop.h"
 #include "strata/pipeline.h"
 #include "strata/merge.h"
+#include "strata/command.h"
 
 #endif
