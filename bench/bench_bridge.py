@@ -78,6 +78,11 @@ def cost(run, strata, r):
     return res, ""
 
 
+def key_of(r):
+    return (r["release"], r["system"], r["model"], r["variant"],
+            r["precision"])
+
+
 def name_of(r):
     v = "" if r["variant"] == "-" else " (%s)" % r["variant"]
     return r["model"] + v
@@ -121,7 +126,8 @@ def print_system(run, strata, sysname, rows, csv_out):
                  "%.0f" % res["pred"],
                  "%+.1f%%" % res["err"] if res["pub"] else "-",
                  "%.1f" % res["peak"], "%.1f" % res["budget"],
-                 "fits" if res["fits"] else "OOM"]
+                 "fits" if res["fits"] else
+                 "OOM*" if key_of(r) in run.NO_FIT else "OOM"]
         if csv_out:
             print(",".join([sysname] + ['"%s"' % c if "," in c else c
                                         for c in cells]))
@@ -130,8 +136,12 @@ def print_system(run, strata, sysname, rows, csv_out):
     print()
     for label in ("all", "dense", "moe"):
         print(summary("%s %s" % (sysname, label), errs[label]))
+    known = sum(1 for r in rows if key_of(r) in run.NO_FIT)
     print("%s memory: %d of %d predicted to fit, %d predicted not to "
-          "(every row ran)" % (sysname, fit, fit + oom, oom))
+          "(every row ran)%s" % (sysname, fit, fit + oom, oom,
+                                 "; OOM*: %d whose table disagrees with its "
+                                 "release's config (tests/recipes/run.py, "
+                                 "NO_FIT)" % known if known else ""))
     for s in skipped:
         print("not costed: " + s)
     print()
