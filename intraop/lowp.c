@@ -44,6 +44,11 @@ const char *strata_lowp_name(int recipe) {
   return r ? r->name : recipe == STRATA_LOWP_NONE ? "bf16" : "?";
 }
 
+int strata_lowp_peak_bits(int recipe) {
+  const strata_lowp_t *r = strata_lowp(recipe);
+  return !r ? 16 : r->fp4 ? 4 : 8;
+}
+
 int strata_lowp_parse(const char *s, int *out) {
   for (int i = STRATA_LOWP_NONE + 1; s && i < STRATA_LOWP_COUNT; i++)
     if (!strcmp(s, rows[i].name)) {

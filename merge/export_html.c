@@ -64,12 +64,12 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
       "micro-batches</td></tr>\n"
       "<tr><th class=l>ZeRO / recompute</th><td>%d / %s</td></tr>\n"
       "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, MFU %.1f "
-      "%%</td></tr>\n"
+      "%% of the %s peak</td></tr>\n"
       "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n</table>\n",
       p->megatron ? "Megatron" : "free", p->micro_batch, p->global_batch,
       p->n_micro, p->zero_stage, strata_recompute_name(p->recompute),
       p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
-      strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
+      st__peak_name(p), strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
       strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
   st__frameworks(p, v);
   strata_buf_puts(b, "<h2>Frameworks</h2>\n<ul>\n");

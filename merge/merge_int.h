@@ -41,6 +41,9 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
                   const strata_op_choice_t *b, int nb);
 /* The ZeRO/recipe/recompute names as reports print them. */
 const char *st__onoff(int v);
+/* "BF16", "FP8" or "FP4": the tensor cores whose peak a plan's MFU is
+ * counted against (its GEMMs' precision, strata_lowp_peak_bits). */
+const char *st__peak_name(const strata_plan_t *p);
 
 /* ---- Megatron-LM (export_megatron.c), shared with the launch script ---- */
 

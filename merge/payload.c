@@ -918,7 +918,7 @@ static void ck_figures(ck_t *k, const strata_plan_t *p) {
            {"MFU", p->mfu},
            {"peak memory", p->peak_memory_bytes},
            {"GPU memory", p->gpu_memory_bytes},
-           {"GPU peak FLOP/s", p->gpu_peak_flops},
+           {"GPU peak FLOP/s of its precision", p->gpu_peak_flops},
            {"model FLOPs per step", p->model_flops_per_step},
            {"planning time", p->plan_seconds},
            {"MoE imbalance", p->moe_imbalance},

@@ -12,6 +12,11 @@
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
+const char *st__peak_name(const strata_plan_t *p) {
+  int bits = strata_lowp_peak_bits(p->fp8);
+  return bits == 4 ? "FP4" : bits == 8 ? "FP8" : "BF16";
+}
+
 const char *st__onoff(int v) {
   return v > 0 ? "yes" : "no";
 }
@@ -224,7 +229,11 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       "tokens/s, MFU");
   } else {
     strata_buf_printf(b, "  %-20s %.0f\n", "tokens/s", p->tokens_per_second);
-    strata_buf_printf(b, "  %-20s %.1f %%\n", "MFU", p->mfu * 100);
+    strata_buf_printf(
+        b, "  %-20s %.1f %% of the dense %s peak (%.1f TFLOP/s)\n", "MFU",
+        p->mfu * 100, st__peak_name(p), p->gpu_peak_flops / 1e12);
+    strata_buf_printf(b, "  %-20s %.1f per GPU\n", "model TFLOP/s",
+                      p->mfu * p->gpu_peak_flops / 1e12);
   }
   strata_buf_printf(b, "  %-20s %s of %s per device\n", "peak memory",
                     strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
@@ -614,7 +623,10 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
     }
   }
   if (!a) return -1;
-  return json_fields(root, p, J_FIG, 0);
+  return json_fields(root, p, J_FIG, 0) |
+         st__json_add_str(root, "mfu_peak", st__peak_name(p)) |
+         st__json_add_num(root, "model_tflops_per_gpu",
+                          p->mfu * p->gpu_peak_flops / 1e12);
 }
 
 static int json_frameworks(cJSON *root, const strata_plan_t *p) {

@@ -118,7 +118,8 @@ static void model_facts(strata_plan_t *p, const strata_graph_t *g) {
 static void fill_rates(strata_plan_t *p, const strata_graph_t *g,
                        const strata_cluster_t *c) {
   if (p->gpu_peak_flops <= 0 && c)
-    p->gpu_peak_flops = strata_cluster_gpu_peak_flops(c);
+    p->gpu_peak_flops =
+        strata_cluster_gpu_peak_flops_at(c, strata_lowp_peak_bits(p->fp8));
   if (p->gpu_memory_bytes <= 0 && c)
     p->gpu_memory_bytes = (double)strata_cluster_gpu_memory(c);
   if (p->model_flops_per_step <= 0) {

@@ -606,7 +606,8 @@ static void mixed_rates(strata_plan_t *p, const strata_cluster_t *c,
     const strata_plan_stage_t *st = &p->stages[r]; /* stage r on rank r */
     const strata_cluster_t *g = strata_cluster_group(c, st->group);
     int d = st->nodes * st->gpus_per_node * p->dp;
-    flops += d * strata_cluster_gpu_peak_flops(g);
+    flops +=
+        d * strata_cluster_gpu_peak_flops_at(g, strata_lowp_peak_bits(p->fp8));
     n += d;
     if (p->ranks[r].mem.total > peak && !(o->memory_budget > 0)) {
       peak = p->ranks[r].mem.total;

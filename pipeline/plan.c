@@ -242,7 +242,8 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->gpu_memory_bytes = o->memory_budget > 0
                             ? o->memory_budget
                             : (double)strata_cluster_gpu_memory(S->c);
-  p->gpu_peak_flops = strata_cluster_gpu_peak_flops(S->c);
+  p->gpu_peak_flops = /* the peak of the GEMMs' precision */
+      strata_cluster_gpu_peak_flops_at(S->c, strata_lowp_peak_bits(p->fp8));
   strata_graph_stats_t st;
   strata_graph_stats(g, &st);
   p->model_flops_per_step = st.flops_per_microbatch * cf->m * cf->dp;

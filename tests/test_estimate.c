@@ -543,6 +543,30 @@ TEST(rates_from_step) {
   strata_plan_destroy(p);
 }
 
+/* MFU is counted against the dense peak of the GEMMs' precision: the same
+ * GPT-3 175B step in FP8 on H100s is over the FP8 peak (1978.9 TFLOP/s,
+ * the H100 SXM datasheet's), so it stays below 1 however fast its GEMMs,
+ * and is the model FLOPs over the step at that peak. */
+TEST(mfu_against_the_precision_peak) {
+  est_t e = est("gpt3-175b", "dgx-h100:64", 8, 8);
+  e.dp = 8, e.mb = 2, e.gb = 1536, e.zero = 1;
+  strata_plan_t *b = estimate(&e);
+  e.precision = STRATA_PRECISION_FP8;
+  e.fp8_recipe = STRATA_LOWP_TENSORWISE;
+  strata_plan_t *f = estimate(&e);
+  ASSERT_NEAR(b->gpu_peak_flops, 989.4e12, 1e-12, 0);
+  ASSERT_NEAR(f->gpu_peak_flops, 1978.9e12, 1e-12, 0);
+  ASSERT(f->step_seconds < b->step_seconds); /* FP8 GEMMs are faster */
+  ASSERT(f->mfu > 0 && f->mfu < 1);
+  ASSERT(f->mfu < b->mfu); /* twice the peak, not twice the speed */
+  ASSERT_NEAR(f->mfu,
+              f->model_flops_per_step /
+                  (f->step_seconds * f->devices * 1978.9e12),
+              1e-12, 0);
+  strata_plan_destroy(b);
+  strata_plan_destroy(f);
+}
+
 /* ---- memory beyond the tensors: one test per item against its formula --- */
 
 typedef struct {
@@ -778,6 +802,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(korthikanti_first_stage_1f1b),
     TEST_ENTRY(megatron_bytes_per_param),
     TEST_ENTRY(rates_from_step),
+    TEST_ENTRY(mfu_against_the_precision_peak),
     TEST_ENTRY(memory_context_and_workspace),
     TEST_ENTRY(memory_nccl_per_communicator),
     TEST_ENTRY(memory_framework_buckets),

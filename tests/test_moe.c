@@ -191,12 +191,12 @@ TEST(moe_kinds_flops_and_saves) {
   ASSERT_EQ(strata_op_flops_fwd(g, cb), 2 * E * b * C * h);
   ASSERT_EQ(strata_op_flops_fwd(g, d), 0);
   /* saved: the router's input (bf16) and fp32 scores; the dispatcher's
-   * int32 map; each grouped GEMM its input; combine the copies and the
-   * scores */
+   * int32 map; each grouped GEMM its input; combine the scores alone
+   * (Megatron-Core weights the copies in the experts' activation) */
   ASSERT_EQ(strata_op_saved_bytes(g, r), 2 * b * s * h + 4 * b * s * E);
   ASSERT_EQ(strata_op_saved_bytes(g, d), 4 * b * s * k);
   ASSERT_EQ(strata_op_saved_bytes(g, f1), 2 * E * b * C * h);
-  ASSERT_EQ(strata_op_saved_bytes(g, cb), 2 * E * b * C * h + 4 * b * s * E);
+  ASSERT_EQ(strata_op_saved_bytes(g, cb), 4 * b * s * E);
   strata_moe_info_t m;
   strata_graph_moe(g, &m);
   ASSERT_EQ(m.experts, 8);
@@ -349,7 +349,7 @@ static double layer_act(const strata_gen_opts_t *o, const moe_cfg_t *c,
     if (o->qk_norm > 0) attn += 2 * a * d + 2 * kv * d;
   }
   double moe = 2 * h + 2 * h + 4 * E + 4 * o->topk +
-               gamma * K * (4 * h + 6 * fe) + 6 * fs;
+               gamma * K * (2 * h + 6 * fe) + 6 * fs;
   return s / c->tp * (attn + moe);
 }
 

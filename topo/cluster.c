@@ -773,6 +773,13 @@ uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c) {
 double strata_cluster_gpu_peak_flops(const strata_cluster_t *c) {
   return c->model.peak_flops;
 }
+double strata_cluster_gpu_peak_flops_at(const strata_cluster_t *c, int bits) {
+  strata_perf_t p; /* the datasheet's, not the calibration's */
+  strata_perf_of(&c->model, &p, NULL);
+  if (bits == 4 && p.peak_fp4_flops > 0) return p.peak_fp4_flops;
+  if (bits == 8 && p.peak_fp8_flops > 0) return p.peak_fp8_flops;
+  return c->model.peak_flops;
+}
 
 double strata_cluster_fastest_bandwidth(const strata_cluster_t *c) {
   double best = 0;

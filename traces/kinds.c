@@ -17,8 +17,10 @@
  * dispatcher and grouped GEMMs): the router saves its input (for its
  * weight gradient) and its fp32 scores (the softmax or sigmoid and top-k
  * backward); dispatch saves only its int32 permutation map, one entry per
- * token copy; each grouped GEMM its input; combine the experts' output
- * copies and the scores (the gradient of the one needs the other).
+ * token copy; each grouped GEMM its input; combine only the scores:
+ * Megatron-Core multiplies each copy by its score inside the experts'
+ * activation (experts.py, activation_func_with_probs), whose saved input
+ * gives the scores' gradient, so no output copy is kept for it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -117,6 +119,10 @@ unsigned strata_op_saves(const strata_graph_t *g, const strata_op_t *op) {
   case STRATA_OP_SIGMOID: /* its backward is y (1 - y) */
     return STRATA_SAVE_OUT(0);
   case STRATA_OP_MOE_COMBINE:
+    /* the scores only: Megatron-Core weights each copy by its score in
+     * the experts' activation (activation_func_with_probs, whose input
+     * the SwiGLU keeps anyway), so the combine's backward is a scatter */
+    return STRATA_SAVE_IN(1);
   case STRATA_OP_MATMUL:
   case STRATA_OP_MUL:
     return STRATA_SAVE_IN(0) | STRATA_SAVE_IN(1);

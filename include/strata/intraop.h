@@ -162,6 +162,9 @@ const strata_lowp_t *strata_lowp(int recipe);
 /* "tensorwise" into its value; STRATA_EINVAL naming the known ones. */
 int strata_lowp_parse(const char *s, int *out);
 const char *strata_lowp_name(int recipe); /* "bf16" for none */
+/* The width of the tensor cores a recipe's GEMMs run on, whose peak MFU
+ * is counted against: 16 (none: bf16/fp16), 8 or 4 (NVFP4). */
+int strata_lowp_peak_bits(int recipe);
 const char *strata_recompute_name(strata_recompute_t r);
 int strata_recompute_parse(const char *s, strata_recompute_t *out);
 const char *strata_recipe_name(strata_recipe_t r);

@@ -288,6 +288,10 @@ const char *strata_cluster_spec_node_dropped(const strata_cluster_t *c, int i);
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c);
 uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c);
 double strata_cluster_gpu_peak_flops(const strata_cluster_t *c);
+/* The datasheet's dense peak of the tensor cores of `bits` (16: bf16/fp16,
+ * 8: fp8, 4: fp4), the one MFU is counted against; the 16-bit peak where
+ * the GPU has none of that width. */
+double strata_cluster_gpu_peak_flops_at(const strata_cluster_t *c, int bits);
 /* The performance figures of its GPUs (strata_perf_of, scaled by the
  * calibration when one was applied). */
 const strata_perf_t *strata_cluster_perf(const strata_cluster_t *c);

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""bench_bridge.py - what `strata estimate` predicts for NVIDIA's published
+Megatron-Bridge pre-training runs of 2025-2026 (tests/data/bridge/
+recipes.tsv: every H100, B200 and GB200 row of the performance summaries),
+next to the published tokens/s per GPU.
+
+It pairs with bench_fidelity (Narayanan et al. 2021 on A100), but is a
+script rather than C: each row becomes its `strata estimate` command
+through tests/recipes/run.py's own mapping of the recipe's ~40 settings,
+so that the recipe test and this table cannot disagree about what a row
+says, and the figures are the command's, as a user would get them.
+
+Printed, per GPU (H100, B200, GB200): every row with its release, model,
+GPUs, precision, configuration, published and predicted tokens/s/GPU, the
+error, the predicted peak memory against the device's budget and the
+verdict (every published row ran, so "fits" is right and "OOM" wrong);
+then the mean absolute and worst error per GPU, dense and MoE apart, and
+the memory verdicts counted.  Rows refused as published (run.py says why)
+are listed, not costed.  Only the H100 rows may set parameters
+(docs/fidelity.md); B200 and GB200 check the model.
+
+Usage: bench_bridge.py STRATA [--csv] [--system H100|B200|GB200]
+"""
+import importlib.util
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUN_PY = os.path.join(HERE, "..", "tests", "recipes", "run.py")
+DENSE = ("LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B")
+SYSTEMS = ("H100", "B200", "GB200")
+GIB = float(1 << 30)
+
+
+def load_run():
+    spec = importlib.util.spec_from_file_location("recipes_run", RUN_PY)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def config_of(r):
+    parts = ["tp%s pp%s" % (r["tp"], r["pp"])]
+    for k in ("cp", "vp", "ep"):
+        if r[k] not in ("-", "1"):
+            parts.append("%s%s" % (k, r[k]))
+    parts.append("mb%s gb%s" % (r["mbs"], r["gbs"]))
+    if r["use_megatron_fsdp"] == "1":
+        parts.append("fsdp")
+    g = r["recompute_granularity"]
+    if g == "full":
+        parts.append("rc full")
+    elif g == "selective":
+        parts.append("rc sel")
+    return " ".join(parts)
+
+
+def cost(run, strata, r):
+    """One row's result dict, or None with the reason."""
+    args, why = run.command(r)
+    if args is None or why:
+        return None, "; ".join(str(w) for w in why) or "not stated"
+    rc, out, err = run.estimate(strata, args)
+    if rc not in (0, 3) or out is None:
+        return None, "exit %d: %s" % (rc, err[:120])
+    gpus = int(r["gpus"])
+    res = {
+        "pred": out["tokens_per_second"] / gpus,
+        "peak": out["peak_memory_bytes"] / GIB,
+        "budget": out["memory_budget_bytes"] / GIB,
+        "fits": rc == 0,
+        "mfu": out.get("mfu"),
+    }
+    pub = r["tokens_per_gpu"]
+    res["pub"] = float(pub) if run.given(pub) else None
+    if res["pub"]:
+        res["err"] = 100.0 * (res["pred"] / res["pub"] - 1.0)
+    return res, ""
+
+
+def key_of(r):
+    return (r["release"], r["system"], r["model"], r["variant"],
+            r["precision"])
+
+
+def name_of(r):
+    v = "" if r["variant"] == "-" else " (%s)" % r["variant"]
+    return r["model"] + v
+
+
+def summary(label, errs):
+    if not errs:
+        return "%s: no rows" % label
+    mae = sum(abs(e) for e in errs) / len(errs)
+    worst = max(errs, key=abs)
+    return ("%s: MAE %.1f %%, worst %+.1f %% over %d rows" %
+            (label, mae, worst, len(errs)))
+
+
+def print_system(run, strata, sysname, rows, csv_out):
+    print("## %s\n" % sysname)
+    if not csv_out:
+        print("| release | model | GPUs | precision | configuration | "
+              "published tok/s/GPU | predicted | error | peak GiB | "
+              "budget GiB | verdict |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+    errs = {"all": [], "dense": [], "moe": []}
+    fit = oom = 0
+    skipped = []
+    for r in rows:
+        res, why = cost(run, strata, r)
+        if res is None:
+            skipped.append("%s %s %s x%s: %s" % (r["release"], name_of(r),
+                                                 r["precision"], r["gpus"],
+                                                 why))
+            continue
+        kind = "dense" if r["model"] in DENSE else "moe"
+        if res["pub"]:
+            errs["all"].append(res["err"])
+            errs[kind].append(res["err"])
+        fit += res["fits"]
+        oom += not res["fits"]
+        cells = [r["release"], name_of(r), r["gpus"], r["precision"],
+                 config_of(r),
+                 "%.0f" % res["pub"] if res["pub"] else "-",
+                 "%.0f" % res["pred"],
+                 "%+.1f%%" % res["err"] if res["pub"] else "-",
+                 "%.1f" % res["peak"], "%.1f" % res["budget"],
+                 "fits" if res["fits"] else
+                 "OOM*" if key_of(r) in run.NO_FIT else "OOM"]
+        if csv_out:
+            print(",".join([sysname] + ['"%s"' % c if "," in c else c
+                                        for c in cells]))
+        else:
+            print("| " + " | ".join(cells) + " |")
+    print()
+    for label in ("all", "dense", "moe"):
+        print(summary("%s %s" % (sysname, label), errs[label]))
+    known = sum(1 for r in rows if key_of(r) in run.NO_FIT)
+    print("%s memory: %d of %d predicted to fit, %d predicted not to "
+          "(every row ran)%s" % (sysname, fit, fit + oom, oom,
+                                 "; OOM*: %d whose table disagrees with its "
+                                 "release's config (tests/recipes/run.py, "
+                                 "NO_FIT)" % known if known else ""))
+    for s in skipped:
+        print("not costed: " + s)
+    print()
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    strata, opts = sys.argv[1], sys.argv[2:]
+    only = None
+    if "--system" in opts:
+        only = opts[opts.index("--system") + 1]
+    run = load_run()
+    import csv
+    with open(run.TSV, newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    print("Megatron-Bridge performance summaries against strata estimate\n")
+    for s in SYSTEMS:
+        if only and s != only:
+            continue
+        print_system(run, strata, s, [r for r in rows if r["system"] == s],
+                     "--csv" in opts)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
