@@ -14,13 +14,20 @@ if [ -n "$missing" ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
-# python3-torch runs the PyTorch exporter's tests; without it they are
-# skipped (with a message), so failing to install it is not fatal.
-if ! dpkg-query -W -f='${Status}' python3-torch 2>/dev/null | grep -q "install ok installed"; then
+# Python: the package (python/, docs/python.md) installs with pip into a
+# virtual environment (python3-venv, python3-setuptools, python3-wheel);
+# python3-torch runs the PyTorch exporter.  Without them their tests are
+# skipped (with a message), so failing to install them is not fatal.
+py_pkgs="python3-venv python3-setuptools python3-wheel python3-pip python3-torch"
+py_missing=""
+for p in $py_pkgs; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || py_missing="$py_missing $p"
+done
+if [ -n "$py_missing" ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   { $SUDO apt-get update -qq &&
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-torch >/dev/null; } ||
-    echo "setup: could not install python3-torch; the exporter's tests will be skipped" >&2
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $py_missing >/dev/null; } ||
+    echo "setup: could not install$py_missing; the Python tests will be skipped" >&2
 fi
 dir="${1:-build}"; shift || true
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null

@@ -91,11 +91,31 @@ for t in plan_shared plan_static; do
 done
 check "Strata::strata is the shared library" 'ldd "$work/consumer/plan_shared" | grep -q libstrata.so'
 
+# ---- the Python package from the prefix (share/strata/python): pip
+# bundles the prefix's libstrata.so; the package then runs after the
+# prefix is gone (below)
+py=/usr/bin/python3
+if [ -x "$py" ] && "$py" -c "import venv, ensurepip, setuptools, wheel" 2>/dev/null; then
+  "$py" -m venv --system-site-packages "$work/venv" >"$work/venv.log" 2>&1 &&
+    "$work/venv/bin/python3" -m pip install -q --no-build-isolation --no-deps \
+      --no-cache-dir "$prefix/share/strata/python" >"$work/pip.log" 2>&1
+  check "pip installs the package from the prefix (see $work/pip.log)" '[ $? -eq 0 ]'
+  pycheck='import strata; p = strata.plan(model="gpt3-175b", cluster="dgx-h100:16"); print(strata.version(), p["tp"] * p["pp"] * p["dp"] * p["options"].get("cp", 1) > 0, strata.library_path())'
+  (cd "$work" && "$work/venv/bin/python3" -c "$pycheck") >"$work/py.out" 2>&1
+  check "the package plans: $(head -c 300 "$work/py.out")" 'grep -q "^[0-9.]* True .*site-packages/strata/libstrata.so" "$work/py.out"'
+else
+  echo "skipped the Python package: Debian's python3 with venv, setuptools and wheel is needed"
+fi
+
 # ---- the prefix moved: pkg-config still right
 mv "$prefix" "$work/moved"
 export PKG_CONFIG_PATH="${libdir/$prefix/$work/moved}/pkgconfig"
 check "after a move, pkg-config finds the headers" \
   '[ -f "$(pkg-config --variable=includedir strata)/strata/strata.h" ]'
+if [ -x "$work/venv/bin/python3" ]; then
+  (cd "$work" && env -u PKG_CONFIG_PATH "$work/venv/bin/python3" -c "$pycheck") >"$work/py2.out" 2>&1
+  check "the package runs without the prefix: $(head -c 300 "$work/py2.out")" 'grep -q "^[0-9.]* True" "$work/py2.out"'
+fi
 
 echo "$pass passed, $fail failed"
 if [ "$fail" -ne 0 ]; then trap - EXIT; echo "kept $work"; exit 1; fi
