@@ -219,6 +219,32 @@ class Package(unittest.TestCase):
         self.assertEqual(errs, [])
         self.assertEqual(out, [self.plan.data] * 3)
 
+    def test_ctrl_c_stops_a_plan(self):
+        # a long plan in a child Python: SIGINT stops it within seconds as
+        # KeyboardInterrupt, and Python's own handler is back afterwards
+        code = (
+            "import signal, strata, sys, time\n"
+            "print('ready', flush=True)\n"
+            "t = time.time()\n"
+            "try:\n"
+            "    strata.plan(model='gpt3-175b', cluster='dgx-h100:128',\n"
+            "                free=True, threads=1)\n"
+            "    print('finished')\n"
+            "except KeyboardInterrupt as e:\n"
+            "    print('interrupted after %.1f s: %s' % (time.time() - t, e))\n"
+            "print(signal.getsignal(signal.SIGINT) is "
+            "signal.default_int_handler)\n")
+        child = subprocess.Popen([sys.executable, "-c", code],
+                                 stdout=subprocess.PIPE, text=True)
+        self.assertEqual(child.stdout.readline().strip(), "ready")
+        import time
+        time.sleep(1.5)
+        child.send_signal(2)
+        out, _ = child.communicate(timeout=120)
+        self.assertIn("interrupted after", out)
+        self.assertIn("nothing was written", out)
+        self.assertTrue(out.strip().endswith("True"), out)
+
     def test_torch_module(self):
         try:
             import torch
