@@ -161,14 +161,18 @@ static int scope_of(const char *name, size_t *len) {
   }
 }
 
+/* The name of the node op was made from ("" for the loss). */
+static const char *node_name(const st__onnx_map_t *x, int op) {
+  return op < x->n_mapped ? x->m->nodes[x->op_node[op]].name : "";
+}
+
 /* The container with the most layers, and each op's layer in it (-1:
  * none). */
 static int pick_layers(const st__onnx_map_t *x, int *layer, scope_t *best) {
   scope_t sc[MAX_SCOPES];
   int n_sc = 0, pick = -1;
   for (int op = 0; op < x->g->n_ops; op++) {
-    const char *nm =
-        x->op_node[op] >= 0 ? x->m->nodes[x->op_node[op]].name : "";
+    const char *nm = node_name(x, op);
     size_t len;
     int idx = scope_of(nm, &len), k;
     layer[op] = -1;
@@ -184,8 +188,7 @@ static int pick_layers(const st__onnx_map_t *x, int *layer, scope_t *best) {
   if (pick < 0) return 0;
   *best = sc[pick];
   for (int op = 0; op < x->g->n_ops; op++) {
-    const char *nm =
-        x->op_node[op] >= 0 ? x->m->nodes[x->op_node[op]].name : "";
+    const char *nm = node_name(x, op);
     size_t len;
     int idx = scope_of(nm, &len);
     if (idx >= 0 && len == best->len && !strncmp(nm, best->name, len))
@@ -256,8 +259,9 @@ static int span_reads(const strata_graph_t *g, const int *prod, int f, int e,
   return found;
 }
 
-/* The residual stream into layer 0: what it reads from before it of the
- * shape of its output, and what layer 1 (if any) does not read. */
+/* The residual stream into layer 0: what it reads from before it (an
+ * activation or a graph input) of the shape of its output, and what
+ * layer 1 (if any) does not read. */
 static int stream_in(const strata_graph_t *g, const int *prod, const int *first,
                      int n, int out0) {
   int in = -1;
@@ -265,8 +269,8 @@ static int stream_in(const strata_graph_t *g, const int *prod, const int *first,
     for (int i = 0; i < g->ops[op].n_in; i++) {
       int u = g->ops[op].in[i];
       const strata_tensor_t *a = &g->tensors[u], *b = &g->tensors[out0];
-      if (prod[u] < 0 || prod[u] >= first[0] || u == in || a->ndim != b->ndim ||
-          a->dtype != b->dtype ||
+      if (a->kind == STRATA_TENSOR_PARAM || prod[u] >= first[0] || u == in ||
+          a->ndim != b->ndim || a->dtype != b->dtype ||
           memcmp(a->shape, b->shape, (size_t)a->ndim * sizeof *a->shape) ||
           (n > 1 && span_reads(g, prod, first[1], first[2], u, NULL)))
         continue;
@@ -363,11 +367,12 @@ static int build(st__onnx_map_t *x, const strata_gen_opts_t *ov) {
         (rc = st__onnx_tensor(x, v, -1, STRATA_TENSOR_INPUT)) < 0)
       return rc;
   if ((rc = st__onnx_map_nodes(x))) return rc;
+  x->n_mapped = x->g->n_ops;
   if (!x->g->n_ops)
     return strata_error(STRATA_EBADINPUT,
                         "%s: the graph computes nothing from its inputs",
                         x->where);
-  if ((rc = find_layers(x)) || (rc = add_loss(x))) return rc;
+  if ((rc = add_loss(x)) || (rc = find_layers(x))) return rc;
   x->g->micro_batch = (int)x->batch;
   x->g->seq_len = (int)x->seq;
   if ((rc = strata_graph_validate(x->g))) {

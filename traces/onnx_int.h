@@ -136,6 +136,7 @@ typedef struct {
   unsigned char *done; /* per node: mapped as part of another's op */
   int *op_node;        /* per op: the node it was made from */
   int op_cap;
+  int n_mapped;            /* ops made from nodes (the loss comes after them) */
   int tables[4], n_tables; /* embedding tables (values), for a tied head */
 } st__onnx_map_t;
 

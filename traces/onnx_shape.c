@@ -22,12 +22,17 @@
 
 int st__onnx_shape(const st__onnx_map_t *x, int v, int *ndim, int64_t *shape) {
   const st__onnx_value_t *val = &x->m->values[v];
+  const st__onnx_node_t *w =
+      val->producer >= 0 ? &x->m->nodes[val->producer] : NULL;
   if (val->ndim == ST__ONNX_NO_SHAPE)
     return strata_error(STRATA_EBADINPUT,
-                        "%s: '%s' has no shape: the file gives none and "
-                        "the importer cannot infer it from its node; run "
-                        "ONNX shape inference on the model first",
-                        x->where, val->name);
+                        "%s: '%s' (written by %s%s%s) has no shape: the file "
+                        "gives none and the importer cannot work it out; "
+                        "export with fixed input shapes (torch.onnx.export "
+                        "without dynamic_axes), or run ONNX shape inference "
+                        "on the model",
+                        x->where, val->name, w ? w->op : "no node",
+                        w ? " node " : "", w ? w->name : "");
   if (val->wide)
     return strata_error(STRATA_EBADINPUT, "%s: '%s' has more than %d dims",
                         x->where, val->name, STRATA_MAX_DIMS);
