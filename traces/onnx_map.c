@@ -292,11 +292,12 @@ static int tied_table(const st__onnx_map_t *x, int b) {
     const st__onnx_value_t *tv = val(x, t);
     if (ti < 0 || tv->elem != w->elem || tv->ndim != 2) continue;
     const st__onnx_init_t *tb = &x->m->inits[ti];
-    int64_t r = tv->shape[0], c = tv->shape[1];
+    int64_t r = tv->shape[0], c = tv->shape[1], rc;
     if (!tb->raw || tb->raw_len != bi->raw_len || w->shape[0] != c ||
-        w->shape[1] != r || r * c == 0 || tb->raw_len % (size_t)(r * c))
+        w->shape[1] != r || __builtin_mul_overflow(r, c, &rc) || !rc ||
+        tb->raw_len % (size_t)rc)
       continue;
-    size_t es = tb->raw_len / (size_t)(r * c);
+    size_t es = tb->raw_len / (size_t)rc;
     int same = 1;
     for (int64_t a = 0; same && a < r; a++)
       for (int64_t k = 0; same && k < c; k++)

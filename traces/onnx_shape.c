@@ -201,15 +201,13 @@ static int reshape_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
   int k = ints_of(x, n->in[1], want);
   if (k < 0 || k > STRATA_MAX_DIMS) return 0;
   for (int d = 0; d < ka; d++)
-    total *= a[d];
+    if (__builtin_mul_overflow(total, a[d], &total)) return 0;
   for (int d = 0; d < k; d++) {
     out[d] = want[d] == 0 && !(az && az->i) && d < ka ? a[d] : want[d];
     if (out[d] == -1 && infer < 0)
       infer = d;
-    else if (out[d] < 1)
+    else if (out[d] < 1 || __builtin_mul_overflow(rest, out[d], &rest))
       return 0;
-    else
-      rest *= out[d];
   }
   if (infer >= 0) out[infer] = total % rest ? -1 : total / rest;
   *nd = k;
@@ -262,7 +260,8 @@ static int layout_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
     if (axis < 0 || axis > ka) return 0;
     out[0] = out[1] = 1;
     for (int d = 0; d < ka; d++)
-      out[d >= axis] *= a[d];
+      if (__builtin_mul_overflow(out[d >= axis], a[d], &out[d >= axis]))
+        return 0;
     *nd = 2;
     return 1;
   }
@@ -307,8 +306,9 @@ static int axis_shapes(st__onnx_map_t *x, const st__onnx_node_t *n) {
     int kb;
     int64_t b[STRATA_MAX_DIMS], sum = 0;
     for (int i = 0; i < n->n_in; i++) {
-      if (!known(x, n->in[i], &kb, b) || kb != ka) return 0;
-      sum += b[axis];
+      if (!known(x, n->in[i], &kb, b) || kb != ka ||
+          __builtin_add_overflow(sum, b[axis], &sum))
+        return 0;
     }
     a[axis] = sum;
     set(x, n->out[0], ka, a, elem);
@@ -322,6 +322,7 @@ static int axis_shapes(st__onnx_map_t *x, const st__onnx_node_t *n) {
     k = ints_of(x, n->in[1], parts);
   } else {
     k = n->n_out;
+    if (k > MAX_CONST) return 0;
     for (int i = 0; i < k; i++)
       parts[i] = a[axis] % k ? -1 : a[axis] / k;
   }
