@@ -111,13 +111,16 @@ static int add_loss(st__onnx_map_t *x) {
     int t = x->tensor[i];
     if (!v->graph_output || x->cst[i] || t < 0) continue;
     const strata_tensor_t *lg = &g->tensors[t];
-    if (lg->ndim < 2 || lg->dtype >= STRATA_DTYPE_I64) continue;
+    int64_t shape[STRATA_MAX_DIMS]; /* adding a tensor moves g->tensors */
+    int ndim = lg->ndim;
+    if (ndim < 2 || lg->dtype >= STRATA_DTYPE_I64) continue;
+    memcpy(shape, lg->shape, sizeof shape);
     char name[32] = "labels";
     for (int k = 1; strata_graph_find_tensor(g, name) >= 0 ||
                     strata_graph_find_op(g, name) >= 0;
          k++)
       snprintf(name, sizeof name, "labels_%d", k);
-    int lab = strata_graph_add_tensor(g, name, lg->ndim - 1, lg->shape,
+    int lab = strata_graph_add_tensor(g, name, ndim - 1, shape,
                                       STRATA_DTYPE_I64, STRATA_TENSOR_INPUT);
     int in[2] = {t, lab}, out;
     if (lab < 0) return lab;

@@ -115,7 +115,7 @@ static int axes_of(const st__onnx_map_t *x, const st__onnx_node_t *n, int rank,
   int k = 0;
   if (a && a->n_ints <= MAX_CONST) {
     k = (int)a->n_ints;
-    memcpy(axes, a->ints, (size_t)k * sizeof *axes);
+    if (k) memcpy(axes, a->ints, (size_t)k * sizeof *axes);
   } else if (n->n_in > 1 && (k = ints_of(x, n->in[1], axes)) < 0)
     return -1;
   for (int i = 0; i < k; i++) {
@@ -317,7 +317,7 @@ static int axis_shapes(st__onnx_map_t *x, const st__onnx_node_t *n) {
   const st__onnx_attr_t *sp = st__onnx_attr(n, "split");
   if (sp && sp->n_ints <= MAX_CONST) {
     k = (int)sp->n_ints;
-    memcpy(parts, sp->ints, (size_t)k * sizeof *parts);
+    if (k) memcpy(parts, sp->ints, (size_t)k * sizeof *parts);
   } else if (n->n_in > 1 && n->in[1] >= 0) {
     k = ints_of(x, n->in[1], parts);
   } else {
