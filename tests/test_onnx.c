@@ -169,7 +169,7 @@ static StOnnx__NodeProto *node(mb_t *b, const char *op, const char *name,
   st_onnx__node_proto__init(n);
   n->op_type = sdup(b, op);
   n->name = sdup(b, name);
-  n->input = take(b, 3 * sizeof *n->input);
+  n->input = take(b, 5 * sizeof *n->input);
   if (in0) n->input[n->n_input++] = sdup(b, in0);
   if (in1) n->input[n->n_input++] = sdup(b, in1);
   n->output = take(b, 3 * sizeof *n->output);
@@ -658,6 +658,76 @@ TEST(unknown_op_and_named_seq) {
   free(b.arena);
 }
 
+/* Shapes the file does not give, worked out through Shape, Gather,
+ * Unsqueeze and Concat of integers (what a dynamic export's Reshape
+ * reads) and Slice: no value_info at all between input and output. */
+TEST(shapes_from_shape_nodes) {
+  mb_t b;
+  size_t len;
+  strata_graph_t *g = NULL;
+  mb_init(&b, 17);
+  graph_input(&b, "x", 1, 3, (int64_t[]){B, S, H});
+  ints_init(&b, "zero", 0, NULL, (int64_t[]){0}, 1);
+  ints_init(&b, "rest", 1, (int64_t[]){2}, (int64_t[]){S, H}, 2);
+  ints_init(&b, "lo0", 1, (int64_t[]){1}, (int64_t[]){0}, 1);
+  ints_init(&b, "mid", 1, (int64_t[]){1}, (int64_t[]){H / 2}, 1);
+  ints_init(&b, "end", 1, (int64_t[]){1}, (int64_t[]){H}, 1);
+  ints_init(&b, "axis2", 1, (int64_t[]){1}, (int64_t[]){2}, 1);
+  node(&b, "Relu", "/pre/Relu", "x", NULL, "x0");
+  for (int l = 0; l < 2; l++) {
+    char w[8], in[8], out[8];
+    snprintf(w, sizeof w, "w%d", l);
+    snprintf(in, sizeof in, "x%d", l);
+    snprintf(out, sizeof out, "x%d", l + 1);
+    weight(&b, w, 2, (int64_t[]){H, H}, NULL);
+    node(&b, "Shape", nm(&b, l, "Shape"), in, NULL, nm(&b, l, "sh"));
+    node(&b, "Gather", nm(&b, l, "Gather"), nm(&b, l, "sh"), "zero",
+         nm(&b, l, "b"));
+    attr_ints(&b,
+              node(&b, "Unsqueeze", nm(&b, l, "Unsqueeze"), nm(&b, l, "b"),
+                   NULL, nm(&b, l, "b1")),
+              "axes", 1, (int64_t[]){0});
+    attr_ints(&b,
+              node(&b, "Concat", nm(&b, l, "Concat"), nm(&b, l, "b1"), "rest",
+                   nm(&b, l, "cat")),
+              "axis", -1, (int64_t[]){0});
+    node(&b, "Reshape", nm(&b, l, "Reshape"), in, nm(&b, l, "cat"),
+         nm(&b, l, "r"));
+    for (int h = 0; h < 2; h++) {
+      StOnnx__NodeProto *sl =
+          node(&b, "Slice", nm(&b, l, h ? "Slice_1" : "Slice"), nm(&b, l, "r"),
+               h ? "mid" : "lo0", nm(&b, l, h ? "hi" : "lo"));
+      sl->input[sl->n_input++] = sdup(&b, h ? "end" : "mid");
+      sl->input[sl->n_input++] = sdup(&b, "axis2");
+    }
+    attr_ints(&b,
+              node(&b, "Concat", nm(&b, l, "Concat_1"), nm(&b, l, "lo"),
+                   nm(&b, l, "hi"), nm(&b, l, "c")),
+              "axis", -1, (int64_t[]){2});
+    node(&b, "MatMul", nm(&b, l, "fc/MatMul"), nm(&b, l, "c"), w, out);
+  }
+  graph_output(&b, "x2", 3, (int64_t[]){B, S, H});
+  uint8_t *buf = mb_pack(&b, &len);
+  if (strata_onnx_parse(buf, len, "m.onnx", NULL, &g))
+    test_fail(__FILE__, __LINE__, "import: %s", strata_last_error());
+  ASSERT_EQ(strata_graph_layers(g), 2);
+  ASSERT_EQ(g->n_blocks, 1);
+  ASSERT_EQ(count_kind(g, STRATA_OP_SLICE), 2);
+  ASSERT_EQ(count_kind(g, STRATA_OP_CONCAT), 1);
+  ASSERT_EQ(count_kind(g, STRATA_OP_RESHAPE), 1);
+  ASSERT_EQ(count_kind(g, STRATA_OP_LINEAR), 1);
+  ASSERT_EQ(count_kind(g, STRATA_OP_GENERIC), 0);
+  int hi = strata_graph_find_tensor(g, "/h.0/hi");
+  ASSERT(hi >= 0);
+  ASSERT_EQ(g->tensors[hi].shape[2], H / 2);
+  strata_graph_stats_t st;
+  strata_graph_stats(g, &st);
+  ASSERT_EQ(st.parameters, 2 * H * H);
+  strata_graph_destroy(g);
+  free(buf);
+  free(b.arena);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(gpt_fused_tied),
     TEST_ENTRY(gpt_fused_untied),
@@ -675,5 +745,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(node_reads_unknown_value),
     TEST_ENTRY(no_transformer_layers),
     TEST_ENTRY(unknown_op_and_named_seq),
+    TEST_ENTRY(shapes_from_shape_nodes),
 };
 TEST_MAIN(tests)

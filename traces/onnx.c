@@ -339,12 +339,13 @@ out:
 
 static int map_alloc(st__onnx_map_t *x) {
   size_t n = (size_t)x->m->n_values + 1;
-  x->tensor = strata_malloc(3 * n * sizeof *x->tensor);
+  x->tensor = strata_malloc(4 * n * sizeof *x->tensor);
   x->wT = strata_calloc(2 * n + (size_t)x->m->n_nodes + 1, 1);
   if (!x->tensor || !x->wT)
     return strata_error(STRATA_ENOMEM, "out of memory reading %s", x->where);
   x->wsrc = x->tensor + n;
   x->data = x->wsrc + n;
+  x->ival = x->data + n;
   x->cst = x->wT + n;
   x->done = x->cst + n;
   for (int v = 0; v < x->m->n_values; v++) {
@@ -352,6 +353,7 @@ static int map_alloc(st__onnx_map_t *x) {
     x->tensor[v] = -1;
     x->wsrc[v] = init >= 0 ? v : -1;
     x->data[v] = x->m->values[v].datum;
+    x->ival[v] = -1;
     x->cst[v] = init >= 0;
   }
   /* what reads nothing is a constant, marked before the patterns look
@@ -423,6 +425,7 @@ int strata_onnx_parse(const void *data, size_t len, const char *where,
   strata_free(x.tensor);
   strata_free(x.wT);
   strata_free(x.op_node);
+  strata_free(x.ints);
   st__onnx_free(&m);
   return rc;
 }

@@ -44,7 +44,10 @@ enum {
   ST__ONNX_FLOAT8_LAST = 20
 };
 
-#define ST__ONNX_NO_SHAPE (-1) /* ndim of a value the file gives no shape */
+#define ST__ONNX_NO_SHAPE (-1)
+#define ST__ONNX_MAX_INTS                                                      \
+  8 /* the longest integer constant worked out */ /* ndim of a value the file  \
+                                                     gives no shape */
 
 typedef struct {
   const char *name;
@@ -138,6 +141,15 @@ typedef struct {
   int op_cap;
   int n_mapped;            /* ops made from nodes (the loss comes after them) */
   int tables[4], n_tables; /* embedding tables (values), for a tied head */
+  /* small integer constants worked out from the shapes (Shape, then
+   * Gather, Add, Mul, Concat, ... of it), which a dynamic export's
+   * Reshape and Slice read: value -> slot of ints (-1: none) */
+  int *ival;
+  struct st__onnx_ints {
+    int n;
+    int64_t v[ST__ONNX_MAX_INTS];
+  } * ints;
+  int n_ints, cap_ints;
 } st__onnx_map_t;
 
 /* The graph tensor of value v, created from the file's type and shape
@@ -149,8 +161,12 @@ int st__onnx_tensor(st__onnx_map_t *x, int v, int like,
  * or STRATA_EBADINPUT saying what is missing. */
 int st__onnx_shape(const st__onnx_map_t *x, int v, int *ndim, int64_t *shape);
 /* Fill in the shapes of node's outputs that the file does not give,
- * where ONNX's operator rules and known inputs fix them. */
-void st__onnx_infer(st__onnx_map_t *x, int node);
+ * where ONNX's operator rules and known inputs fix them, and the values
+ * of small integer constants computed from shapes.  0, or STRATA_ENOMEM. */
+int st__onnx_infer(st__onnx_map_t *x, int node);
+/* Up to 64 integers of constant v (from the file or worked out); their
+ * count, or -1. */
+int st__onnx_ints(const st__onnx_map_t *x, int v, int64_t *out);
 /* Map every node to ops (onnx_map.c), in order. */
 int st__onnx_map_nodes(st__onnx_map_t *x);
 

@@ -220,6 +220,8 @@ static int emit_at(st__onnx_map_t *x, int n, strata_op_kind_t kind, int n_in,
   strata_op_t *o = &x->g->ops[op];
   if (at) {
     o->axis = at->axis;
+    o->start = at->start;
+    o->end = at->end;
     memcpy(o->perm, at->perm, sizeof o->perm);
   }
   if (kind != STRATA_OP_GENERIC && st__op_check(x->g, o)) {
@@ -586,6 +588,36 @@ static int map_axis(st__onnx_map_t *x, int n, strata_op_kind_t kind) {
   return op < 0 ? op : 0;
 }
 
+/* Slice of an activation along one axis, step 1: slice. */
+static int map_slice(st__onnx_map_t *x, int n) {
+  const st__onnx_node_t *nd = node(x, n);
+  int64_t st[64], en[64], ax[64], sp[64];
+  int a = nd->in[0], k, rank, in;
+  if (nd->n_in < 3 || !is_act(x, a)) return emit_generic(x, n);
+  rank = val(x, a)->ndim;
+  k = st__onnx_ints(x, nd->in[1], st);
+  int ok = k == 1 && st__onnx_ints(x, nd->in[2], en) == 1;
+  ax[0] = 0;
+  sp[0] = 1;
+  if (ok && nd->n_in > 3 && nd->in[3] >= 0)
+    ok = st__onnx_ints(x, nd->in[3], ax) == 1;
+  if (ok && nd->n_in > 4 && nd->in[4] >= 0)
+    ok = st__onnx_ints(x, nd->in[4], sp) == 1 && sp[0] == 1;
+  if (ax[0] < 0) ax[0] += rank;
+  if (!ok || ax[0] < 0 || ax[0] >= rank) return emit_generic(x, n);
+  int64_t d = val(x, a)->shape[ax[0]], b = st[0], e = en[0];
+  b = b < 0 ? (b < -d ? 0 : b + d) : (b > d ? d : b);
+  e = e < 0 ? (e < -d ? 0 : e + d) : (e > d ? d : e);
+  strata_op_t at;
+  memset(&at, 0, sizeof at);
+  at.axis = (int)ax[0];
+  at.start = b;
+  at.end = e;
+  in = x->tensor[a];
+  int op = emit_at(x, n, STRATA_OP_SLICE, 1, &in, 1, &nd->out[0], -1, &at);
+  return op < 0 ? op : 0;
+}
+
 /* A unary op on its first input: the kind, or generic. */
 static int map_unary(st__onnx_map_t *x, int n, strata_op_kind_t kind) {
   const st__onnx_node_t *nd = node(x, n);
@@ -672,8 +704,9 @@ static int map_node(st__onnx_map_t *x, int n) {
       {"Sigmoid", STRATA_OP_SIGMOID}, {"Gelu", STRATA_OP_GELU},
       {"Reshape", STRATA_OP_RESHAPE}, {"Flatten", STRATA_OP_RESHAPE},
       {"Squeeze", STRATA_OP_RESHAPE}, {"Unsqueeze", STRATA_OP_RESHAPE}};
+  int rc;
   if (x->done[n]) return 0;
-  st__onnx_infer(x, n);
+  if ((rc = st__onnx_infer(x, n))) return rc;
   if (!map_trivial(x, n)) return 0;
   if (nd->n_out < 1 || nd->out[0] < 0) return emit_generic(x, n);
   for (size_t i = 0; i < sizeof unary / sizeof *unary; i++)
@@ -690,6 +723,7 @@ static int map_node(st__onnx_map_t *x, int n) {
   if (is_op(nd, "Transpose")) return map_transpose(x, n);
   if (is_op(nd, "Split")) return map_axis(x, n, STRATA_OP_SPLIT);
   if (is_op(nd, "Concat")) return map_axis(x, n, STRATA_OP_CONCAT);
+  if (is_op(nd, "Slice")) return map_slice(x, n);
   return emit_generic(x, n);
 }
 

@@ -13,6 +13,7 @@
  * resolved on the way (a named batch or sequence dim becomes its size),
  * so every inferred shape is concrete.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "traces/onnx_int.h"
@@ -78,10 +79,13 @@ static void set(st__onnx_map_t *x, int v, int ndim, const int64_t *shape,
   memset(o->dim_param, 0, sizeof o->dim_param);
 }
 
-/* Up to MAX_CONST integers of constant v (an initializer or a Constant
- * node's tensor); their count, or -1. */
-static int ints_of(const st__onnx_map_t *x, int v, int64_t *out) {
+int st__onnx_ints(const st__onnx_map_t *x, int v, int64_t *out) {
   const st__onnx_value_t *val = v >= 0 ? &x->m->values[v] : NULL;
+  if (val && x->cst[v] && x->ival[v] >= 0) {
+    const struct st__onnx_ints *iv = &x->ints[x->ival[v]];
+    memcpy(out, iv->v, (size_t)iv->n * sizeof *out);
+    return iv->n;
+  }
   if (!val || val->datum < 0 || !x->cst[v]) return -1;
   const st__onnx_init_t *d = &x->m->inits[val->datum];
   size_t n = 0, es = val->elem == ST__ONNX_INT64   ? 8
@@ -116,7 +120,7 @@ static int axes_of(const st__onnx_map_t *x, const st__onnx_node_t *n, int rank,
   if (a && a->n_ints <= MAX_CONST) {
     k = (int)a->n_ints;
     if (k) memcpy(axes, a->ints, (size_t)k * sizeof *axes);
-  } else if (n->n_in > 1 && (k = ints_of(x, n->in[1], axes)) < 0)
+  } else if (n->n_in > 1 && (k = st__onnx_ints(x, n->in[1], axes)) < 0)
     return -1;
   for (int i = 0; i < k; i++) {
     if (axes[i] < 0) axes[i] += rank;
@@ -198,7 +202,7 @@ static int reshape_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
   int64_t a[STRATA_MAX_DIMS], want[MAX_CONST], total = 1, rest = 1;
   const st__onnx_attr_t *az = st__onnx_attr(n, "allowzero");
   if (n->n_in != 2 || !known(x, n->in[0], &ka, a)) return 0;
-  int k = ints_of(x, n->in[1], want);
+  int k = st__onnx_ints(x, n->in[1], want);
   if (k < 0 || k > STRATA_MAX_DIMS) return 0;
   for (int d = 0; d < ka; d++)
     if (__builtin_mul_overflow(total, a[d], &total)) return 0;
@@ -268,7 +272,9 @@ static int layout_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
   if (!strcmp(n->op, "Unsqueeze")) {
     int r = ka;
     const st__onnx_attr_t *a0 = st__onnx_attr(n, "axes");
-    k = a0 ? (int)a0->n_ints : n->n_in > 1 ? ints_of(x, n->in[1], axes) : -1;
+    k = a0            ? (int)a0->n_ints
+        : n->n_in > 1 ? st__onnx_ints(x, n->in[1], axes)
+                      : -1;
     if (k < 1 || ka + k > STRATA_MAX_DIMS) return 0;
     r = ka + k;
     if ((k = axes_of(x, n, r, axes)) < 1) return 0;
@@ -319,7 +325,7 @@ static int axis_shapes(st__onnx_map_t *x, const st__onnx_node_t *n) {
     k = (int)sp->n_ints;
     if (k) memcpy(parts, sp->ints, (size_t)k * sizeof *parts);
   } else if (n->n_in > 1 && n->in[1] >= 0) {
-    k = ints_of(x, n->in[1], parts);
+    k = st__onnx_ints(x, n->in[1], parts);
   } else {
     k = n->n_out;
     if (k > MAX_CONST) return 0;
@@ -335,13 +341,139 @@ static int axis_shapes(st__onnx_map_t *x, const st__onnx_node_t *n) {
   return 1;
 }
 
+/* Slice: starts, ends, axes and steps from constants (opset >= 10) or
+ * attributes (before). */
+static int slice_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
+                       int *nd, int64_t *out) {
+  int64_t st[MAX_CONST], en[MAX_CONST], ax[MAX_CONST], sp[MAX_CONST];
+  int k, ke, ka = -1, ks = -1;
+  if (!known(x, n->in[0], nd, out)) return 0;
+  if (n->n_in >= 3) {
+    k = st__onnx_ints(x, n->in[1], st);
+    ke = st__onnx_ints(x, n->in[2], en);
+    if (n->n_in > 3 && n->in[3] >= 0) ka = st__onnx_ints(x, n->in[3], ax);
+    if (n->n_in > 4 && n->in[4] >= 0) ks = st__onnx_ints(x, n->in[4], sp);
+  } else {
+    const st__onnx_attr_t *a = st__onnx_attr(n, "starts");
+    const st__onnx_attr_t *b = st__onnx_attr(n, "ends");
+    const st__onnx_attr_t *c = st__onnx_attr(n, "axes");
+    if (!a || !b || a->n_ints > MAX_CONST || b->n_ints > MAX_CONST ||
+        (c && c->n_ints > MAX_CONST))
+      return 0;
+    k = (int)a->n_ints;
+    ke = (int)b->n_ints;
+    if (k) memcpy(st, a->ints, (size_t)k * sizeof *st);
+    if (ke) memcpy(en, b->ints, (size_t)ke * sizeof *en);
+    if (c && (ka = (int)c->n_ints))
+      memcpy(ax, c->ints, (size_t)ka * sizeof *ax);
+  }
+  if (k < 0 || ke != k || (ka >= 0 && ka != k) || (ks >= 0 && ks != k))
+    return 0;
+  for (int i = 0; i < k; i++) {
+    int64_t a = ka >= 0 ? ax[i] : i, step = ks >= 0 ? sp[i] : 1;
+    if (a < 0) a += *nd;
+    if (a < 0 || a >= *nd || step != 1) return 0;
+    int64_t d = out[a], b = st[i], e = en[i];
+    b = b < 0 ? (b < -d ? 0 : b + d) : (b > d ? d : b);
+    e = e < 0 ? (e < -d ? 0 : e + d) : (e > d ? d : e);
+    out[a] = e > b ? e - b : 0;
+  }
+  return 1;
+}
+
 static int is_any(const char *op, const char *const *list) {
   for (int i = 0; list[i]; i++)
     if (!strcmp(op, list[i])) return 1;
   return 0;
 }
 
-void st__onnx_infer(st__onnx_map_t *x, int node) {
+/* ---- integer constants from shapes ---- */
+
+static int keep_ints(st__onnx_map_t *x, int v, const int64_t *vals, int n) {
+  if (v < 0 || n < 0 || n > ST__ONNX_MAX_INTS) return 0;
+  if (x->n_ints == x->cap_ints) {
+    int cap = x->cap_ints ? 2 * x->cap_ints : 64;
+    void *p = strata_realloc(x->ints, (size_t)cap * sizeof *x->ints);
+    if (!p)
+      return strata_error(STRATA_ENOMEM, "out of memory reading %s", x->where);
+    x->ints = p;
+    x->cap_ints = cap;
+  }
+  x->ints[x->n_ints].n = n;
+  if (n) memcpy(x->ints[x->n_ints].v, vals, (size_t)n * sizeof *vals);
+  x->ival[v] = x->n_ints++;
+  return 0;
+}
+
+/* An elementwise integer op of a and b (one of them may be a scalar). */
+static int arith(const char *op, const int64_t *a, int na, const int64_t *b,
+                 int nb, int64_t *out) {
+  int n = na > nb ? na : nb;
+  if ((na != n && na != 1) || (nb != n && nb != 1)) return -1;
+  for (int i = 0; i < n; i++) {
+    int64_t p = a[na == 1 ? 0 : i], q = b[nb == 1 ? 0 : i];
+    int bad = 0;
+    if (!strcmp(op, "Add"))
+      bad = __builtin_add_overflow(p, q, &out[i]);
+    else if (!strcmp(op, "Sub"))
+      bad = __builtin_sub_overflow(p, q, &out[i]);
+    else if (!strcmp(op, "Mul"))
+      bad = __builtin_mul_overflow(p, q, &out[i]);
+    else if (!strcmp(op, "Div") && q && !(p == INT64_MIN && q == -1))
+      out[i] = p / q;
+    else
+      bad = 1;
+    if (bad) return -1;
+  }
+  return n;
+}
+
+/* The integer value of a node of constants (Shape of a known shape
+ * included), where it is small and the op simple. */
+static int eval_ints(st__onnx_map_t *x, const st__onnx_node_t *n) {
+  static const char *const pass[] = {
+      "Identity", "Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", NULL};
+  int64_t a[MAX_CONST], b[MAX_CONST], out[MAX_CONST];
+  int na, nb, k = -1, out0 = n->out[0];
+  if (!strcmp(n->op, "Shape")) {
+    const st__onnx_attr_t *s0 = st__onnx_attr(n, "start");
+    const st__onnx_attr_t *s1 = st__onnx_attr(n, "end");
+    if (!known(x, n->in[0], &na, a)) return 0;
+    int64_t lo = s0 ? s0->i : 0, hi = s1 ? s1->i : na;
+    lo = lo < 0 ? lo + na : lo;
+    hi = hi < 0 ? hi + na : hi > na ? na : hi;
+    for (int64_t d = lo < 0 ? 0 : lo; d < hi; d++)
+      out[++k] = a[d];
+    return keep_ints(x, out0, out, k + 1);
+  }
+  for (int i = 0; i < n->n_in; i++)
+    if (n->in[i] >= 0 && !x->cst[n->in[i]]) return 0;
+  if ((na = st__onnx_ints(x, n->in[0], a)) < 0) return 0;
+  if (is_any(n->op, pass)) return keep_ints(x, out0, a, na);
+  if (!strcmp(n->op, "Concat")) {
+    for (int i = 0, at = 0; i < n->n_in; i++, at += nb) {
+      if ((nb = st__onnx_ints(x, n->in[i], b)) < 0 || at + nb > MAX_CONST)
+        return 0;
+      memcpy(out + at, b, (size_t)nb * sizeof *b);
+      k = at + nb;
+    }
+    return keep_ints(x, out0, out, k);
+  }
+  if (n->n_in != 2 || (nb = st__onnx_ints(x, n->in[1], b)) < 0) return 0;
+  if (!strcmp(n->op, "Gather")) {
+    for (k = 0; k < nb; k++) {
+      int64_t i = b[k] < 0 ? b[k] + na : b[k];
+      if (i < 0 || i >= na) return 0;
+      out[k] = a[i];
+    }
+    return keep_ints(x, out0, out, nb);
+  }
+  return keep_ints(x, out0, out, arith(n->op, a, na, b, nb, out));
+}
+
+/* The shape of node n's first output (Split's: every output). */
+static void shape_of_node(st__onnx_map_t *x, const st__onnx_node_t *n,
+                          int out0) {
   static const char *const same[] = {
       "Softmax",   "LogSoftmax",  "Erf",        "Sqrt",
       "Relu",      "Sigmoid",     "Tanh",       "Gelu",
@@ -359,11 +491,8 @@ void st__onnx_infer(st__onnx_map_t *x, int node) {
   static const char *const logical[] = {
       "Equal", "Less",        "Greater",        "And",   "Or",
       "Not",   "LessOrEqual", "GreaterOrEqual", "IsNaN", NULL};
-  const st__onnx_node_t *n = &x->m->nodes[node];
-  int nd = -1, out0 = n->n_out > 0 ? n->out[0] : -1;
+  int nd = -1;
   int64_t s[STRATA_MAX_DIMS];
-  if (out0 < 0 || n->n_in < 1 || (n->domain[0] && strcmp(n->domain, "ai.onnx")))
-    return;
   int in0 = n->in[0], in1 = n->n_in > 1 ? n->in[1] : -1;
   int elem = in0 >= 0 ? x->m->values[in0].elem : 0;
   if (!strcmp(n->op, "Where") && n->n_in > 1 && n->in[1] >= 0)
@@ -388,6 +517,8 @@ void st__onnx_infer(st__onnx_map_t *x, int node) {
     if (!gemm_shape(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "Gather")) {
     if (!gather_shape(x, n, &nd, s)) return;
+  } else if (!strcmp(n->op, "Slice")) {
+    if (!slice_shape(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "Reshape")) {
     if (!reshape_shape(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "Shape")) {
@@ -400,4 +531,14 @@ void st__onnx_infer(st__onnx_map_t *x, int node) {
     return;
   }
   set(x, out0, nd, s, elem);
+}
+
+int st__onnx_infer(st__onnx_map_t *x, int node) {
+  const st__onnx_node_t *n = &x->m->nodes[node];
+  int out0 = n->n_out > 0 ? n->out[0] : -1;
+  if (out0 < 0 || n->n_in < 1 || n->in[0] < 0 ||
+      (n->domain[0] && strcmp(n->domain, "ai.onnx")))
+    return 0;
+  shape_of_node(x, n, out0);
+  return x->ival[out0] < 0 ? eval_ints(x, n) : 0;
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A small GPT (token and position embeddings, pre-norm blocks of causal
-self-attention written as matmuls and a softmax, a GELU MLP, a final norm,
-a tied or untied head), exported with torch.onnx.export.
+self-attention written as matmuls and a softmax or as nn.MultiheadAttention,
+a GELU MLP, a final norm, a tied or untied head), exported with
+torch.onnx.export.
 
-    gpt.py OUT.onnx --opset 17 [--untied] [--layers 2] [--params FILE]
+    gpt.py OUT.onnx --opset 17 [--untied] [--mha] [--layers 2] [--params FILE]
 
 writes the model and, with --params, sum(p.numel()) of its parameters (a
 tied head's weight counted once, as torch's parameters() yields it once)."""
@@ -49,12 +50,32 @@ class Block(nn.Module):
         return x + self.out(self.act(self.fc(self.ln_2(x))))
 
 
+class MhaBlock(nn.Module):
+    """The same block with nn.MultiheadAttention and an nn.Sequential MLP."""
+
+    def __init__(self, h, heads, seq):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(h)
+        self.attn = nn.MultiheadAttention(h, heads, batch_first=True)
+        self.ln_2 = nn.LayerNorm(h)
+        self.mlp = nn.Sequential(nn.Linear(h, 4 * h), nn.GELU(),
+                                 nn.Linear(4 * h, h))
+        self.register_buffer(
+            "mask", torch.triu(torch.full((seq, seq), float("-inf")), 1))
+
+    def forward(self, x):
+        y = self.ln_1(x)
+        x = x + self.attn(y, y, y, attn_mask=self.mask, need_weights=False)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
 class GPT(nn.Module):
-    def __init__(self, vocab, seq, h, heads, layers, tied):
+    def __init__(self, vocab, seq, h, heads, layers, tied, mha=False):
         super().__init__()
         self.wte = nn.Embedding(vocab, h)
         self.wpe = nn.Embedding(seq, h)
-        self.h = nn.ModuleList(Block(h, heads, seq) for _ in range(layers))
+        blk = MhaBlock if mha else Block
+        self.h = nn.ModuleList(blk(h, heads, seq) for _ in range(layers))
         self.ln_f = nn.LayerNorm(h)
         self.head = nn.Linear(h, vocab, bias=False)
         if tied:
@@ -74,11 +95,12 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--untied", action="store_true")
+    ap.add_argument("--mha", action="store_true")
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--params")
     a = ap.parse_args()
     torch.manual_seed(0)
-    m = GPT(VOCAB, SEQ, HIDDEN, HEADS, a.layers, not a.untied).eval()
+    m = GPT(VOCAB, SEQ, HIDDEN, HEADS, a.layers, not a.untied, a.mha).eval()
     idx = torch.randint(0, VOCAB, (BATCH, SEQ))
     torch.onnx.export(m, (idx,), a.out, opset_version=a.opset,
                       input_names=["input_ids"], output_names=["logits"])

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The ONNX importer on small GPTs that torch.onnx.export writes (gpt.py):
-tied and untied heads, at opset 14 (LayerNorm decomposed into ReduceMean,
-Sub, Pow, ... ) and 17 (LayerNormalization), 2 and 3 layers.  For each:
+tied and untied heads, attention as matmuls or nn.MultiheadAttention, at
+opset 14 (LayerNorm decomposed into ReduceMean, Sub, Pow, ...) and 17
+(LayerNormalization), 2 and 3 layers, and one exported with dynamic axes
+(imported with --seq and --micro-batch).  For each:
 `strata trace import onnx` must write a trace whose parameters are exactly
 sum(p.numel()) of the module, with its layers folded into one repeated
 block, and `strata plan --model M.onnx` must plan it.  A broken file must
@@ -37,26 +39,34 @@ def run(args):
     return subprocess.run(args, capture_output=True, text=True)
 
 
-def export(path, opset, tied, layers):
+def export(path, opset, tied, layers, mha, dynamic):
     torch.manual_seed(0)
-    m = gpt.GPT(gpt.VOCAB, gpt.SEQ, gpt.HIDDEN, gpt.HEADS, layers, tied).eval()
+    m = gpt.GPT(gpt.VOCAB, gpt.SEQ, gpt.HIDDEN, gpt.HEADS, layers, tied,
+                mha).eval()
     idx = torch.randint(0, gpt.VOCAB, (gpt.BATCH, gpt.SEQ))
+    axes = {"input_ids": {0: "batch", 1: "sequence"},
+            "logits": {0: "batch", 1: "sequence"}} if dynamic else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(m, (idx,), path, opset_version=opset,
-                          input_names=["input_ids"], output_names=["logits"])
+                          input_names=["input_ids"], output_names=["logits"],
+                          dynamic_axes=axes)
     return sum(p.numel() for p in m.parameters())
 
 
-def one(strata, tmp, opset, tied, layers):
-    name = "opset %d, %s head, %d layers" % (opset, "tied" if tied else
-                                             "untied", layers)
-    model = os.path.join(tmp, "m%d%s%d.onnx" % (opset, "t" if tied else "u",
-                                                layers))
+def one(strata, tmp, opset, tied, layers, mha=False, dynamic=False):
+    name = "opset %d, %s head, %d layers%s%s" % (
+        opset, "tied" if tied else "untied", layers,
+        ", nn.MultiheadAttention" if mha else "",
+        ", dynamic axes" if dynamic else "")
+    model = os.path.join(tmp, "m%d%s%d%s%s.onnx" % (
+        opset, "t" if tied else "u", layers, "m" if mha else "",
+        "d" if dynamic else ""))
     trace = model[:-5] + ".json"
-    want = export(model, opset, tied, layers)
+    want = export(model, opset, tied, layers, mha, dynamic)
+    shape = ["--seq", str(gpt.SEQ), "--micro-batch", "4"] if dynamic else []
     t0 = time.perf_counter()
-    r = run([strata, "trace", "import", "onnx", model, "-o", trace])
+    r = run([strata, "trace", "import", "onnx", model, "-o", trace] + shape)
     dt = time.perf_counter() - t0
     check(r.returncode == 0, "%s: imports (%.3f s) %s" % (name, dt,
                                                           r.stderr.strip()))
@@ -78,7 +88,12 @@ def one(strata, tmp, opset, tied, layers):
           kinds.count("softmax") == 1 and kinds.count("embedding") == 1,
           "%s: layernorm, gelu, softmax and embedding found (%s)" %
           (name, ",".join(sorted(set(kinds)))))
-    r = run([strata, "plan", "--model", model, "--cluster", "dgx-h100:1"])
+    if dynamic:
+        check(t["micro_batch"] == 4 and t["seq_len"] == gpt.SEQ,
+              "%s: micro-batch %s, sequence %s from the options" %
+              (name, t["micro_batch"], t["seq_len"]))
+    r = run([strata, "plan", "--model", model, "--cluster", "dgx-h100:1"] +
+            shape)
     check(r.returncode == 0, "%s: plans on dgx-h100:1 %s" %
           (name, r.stderr.strip()[-300:] if r.returncode else ""))
 
@@ -106,6 +121,9 @@ def main():
                 one(strata, tmp, opset, tied, 2)
         one(strata, tmp, 17, True, 3)
         one(strata, tmp, 14, False, 3)
+        for opset in (14, 17):
+            one(strata, tmp, opset, opset == 14, 2, mha=True)
+        one(strata, tmp, 17, True, 2, dynamic=True)
         bad(strata, tmp)
     print("%d failed" % failures)
     return 1 if failures else 0
