@@ -122,7 +122,7 @@ static StOnnx__TensorProto *tensor(mb_t *b, const char *name, int elem,
   t->data_type = elem;
   t->n_dims = (size_t)ndim;
   t->dims = take(b, (size_t)ndim * sizeof *t->dims + 1);
-  memcpy(t->dims, dims, (size_t)ndim * sizeof *dims);
+  if (ndim) memcpy(t->dims, dims, (size_t)ndim * sizeof *dims);
   t->has_raw_data = 1;
   t->raw_data.len = bytes;
   t->raw_data.data = take(b, bytes + 1);
