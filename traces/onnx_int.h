@@ -1,8 +1,9 @@
 /*
- * onnx_int.h - an ONNX model as the importer's two halves share it: the
+ * onnx_int.h - an ONNX model as the importer's files share it: the
  * reader (onnx_read.c), the one file that knows protobuf-c, turns the
- * file into these plain arrays; the mapper (onnx.c) turns them into a
- * graph.  Every string points into the decoded message, which lives as
+ * file into these plain arrays; the mapper (onnx_map.c, with the shapes
+ * of onnx_shape.c) turns them into ops, and onnx.c into a graph with
+ * layers.  Every string points into the decoded message, which lives as
  * long as the model (st__onnx_free).
  *
  * A value is every name the graph mentions: a graph input, an
