@@ -594,7 +594,8 @@ static int map_slice(st__onnx_map_t *x, int n) {
   int64_t st[64], en[64], ax[64], sp[64];
   int a = nd->in[0], k, rank, in;
   if (nd->n_in < 3 || !is_act(x, a)) return emit_generic(x, n);
-  rank = val(x, a)->ndim;
+  const strata_tensor_t *t = &x->g->tensors[x->tensor[a]];
+  rank = t->ndim;
   k = st__onnx_ints(x, nd->in[1], st);
   int ok = k == 1 && st__onnx_ints(x, nd->in[2], en) == 1;
   ax[0] = 0;
@@ -605,7 +606,7 @@ static int map_slice(st__onnx_map_t *x, int n) {
     ok = st__onnx_ints(x, nd->in[4], sp) == 1 && sp[0] == 1;
   if (ax[0] < 0) ax[0] += rank;
   if (!ok || ax[0] < 0 || ax[0] >= rank) return emit_generic(x, n);
-  int64_t d = val(x, a)->shape[ax[0]], b = st[0], e = en[0];
+  int64_t d = t->shape[ax[0]], b = st[0], e = en[0];
   b = b < 0 ? (b < -d ? 0 : b + d) : (b > d ? d : b);
   e = e < 0 ? (e < -d ? 0 : e + d) : (e > d ? d : e);
   strata_op_t at;
