@@ -75,10 +75,12 @@ static const char presets_help[] =
 static void usage_trace(FILE *f) {
   fprintf(f, "Usage: strata trace <gen|info> MODEL [options]\n"
              "       strata trace import hf CONFIG.json [options] [-o FILE]\n"
+             "       strata trace import onnx MODEL.onnx [options] [-o F]\n"
              "\n"
              "  gen        write a model as a trace file (JSON, format v1)\n"
              "  info       print a model's size, FLOPs and memory totals\n"
              "  import hf  a Hugging Face config.json as a trace file\n"
+             "  import onnx  an ONNX model as a trace file\n"
              "\n"
              "'strata trace gen --help', 'strata trace info --help' and "
              "'strata trace\nimport hf --help' describe each.\n");
@@ -110,6 +112,17 @@ static const char *usage_of(const char *cmd) {
              presets_help);
     return info_usage;
   }
+  if (!strcmp(cmd, "trace import onnx"))
+    return "Usage: strata trace import onnx MODEL.onnx [options] [-o FILE]\n"
+           "\n"
+           "Read an ONNX model (a transformer as torch.onnx.export or Hugging "
+           "Face's\nexporters write it) and write it as a trace file to FILE, "
+           "or to standard\noutput: its nodes with their shapes, its "
+           "numbered modules as layers, a\ncross-entropy loss on its logits "
+           "(docs/import.md).  It takes --seq and\n--micro-batch where the "
+           "file names those dims (a fixed batch is\nre-shaped), and --dtype "
+           "(default: the file's); no other model option.\n"
+           "\n";
   snprintf(import_usage, sizeof import_usage, "%s",
            "Usage: strata trace import hf CONFIG.json [options] [-o FILE]\n"
            "\n"
@@ -185,13 +198,17 @@ static int trace_import(int argc, char **argv) {
     argc = 3; /* `trace import --help`: import hf's */
     argv = help_argv;
   }
-  if (argc < 2 || strcmp(argv[1], "hf"))
+  int onnx = argc >= 2 && !strcmp(argv[1], "onnx");
+  if (argc < 2 || (strcmp(argv[1], "hf") && !onnx))
     return cli_usage_error("trace import",
                            "import what? 'strata trace import hf "
-                           "CONFIG.json' (a Hugging Face config)");
+                           "CONFIG.json' (a Hugging Face config) or 'strata "
+                           "trace import onnx MODEL.onnx'");
+  if (onnx) cmd = "trace import onnx";
   int rc = parse_args(cmd, 1, argc - 1, argv + 1, &a);
   if (rc) return rc < 0 ? CLI_OK : rc;
-  if ((rc = strata_hf_load(a.spec, &a.ov, &g)) ||
+  if ((rc = onnx ? strata_onnx_load(a.spec, &a.ov, &g)
+                 : strata_hf_load(a.spec, &a.ov, &g)) ||
       (rc = strata_trace_write(g, &text, &len))) {
     rc = cli_fail(cmd, rc);
     goto out;

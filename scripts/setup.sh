@@ -3,7 +3,7 @@
 # Usage: scripts/setup.sh [build-dir] [extra cmake args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs="build-essential cmake pkg-config libglpk-dev libhwloc-dev libuv1-dev zlib1g-dev libcjson-dev libxxhash-dev libgsl-dev"
+pkgs="build-essential cmake pkg-config libglpk-dev libhwloc-dev libuv1-dev zlib1g-dev libcjson-dev libxxhash-dev libgsl-dev libprotobuf-c-dev protobuf-c-compiler"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -5,7 +5,8 @@
  * It sits at the top of the model front ends and only calls downward: a
  * preset's or family's options (presets.c, opts.c) with the caller's
  * overrides applied go to the generator (gen.c); a file is parsed once and
- * told apart as a trace (trace_read.c) or a Hugging Face config (hf.c).
+ * told apart as a trace (trace_read.c) or a Hugging Face config (hf.c);
+ * a path ending in .onnx is an ONNX model (onnx.c).
  * Nothing below it calls back up here.
  */
 #include <stdio.h>
@@ -100,11 +101,16 @@ static int unknown_model(const char *spec) {
                       spec, list);
 }
 
+static int is_onnx_path(const char *spec) {
+  size_t n = strlen(spec);
+  return n > 5 && !strcmp(spec + n - 5, ".onnx");
+}
+
 static int looks_like_path(const char *spec) {
   struct stat st;
   size_t n = strlen(spec);
   return strchr(spec, '/') || (n > 5 && !strcmp(spec + n - 5, ".json")) ||
-         stat(spec, &st) == 0;
+         is_onnx_path(spec) || stat(spec, &st) == 0;
 }
 
 /* A key a Hugging Face config has and a trace has not: the object is a
@@ -197,5 +203,6 @@ int strata_model_load(const char *spec, const strata_gen_opts_t *overrides,
     return rc;
   }
   if (!looks_like_path(spec)) return unknown_model(spec);
+  if (is_onnx_path(spec)) return strata_onnx_load(spec, overrides, out);
   return model_file(spec, overrides, out);
 }

@@ -517,9 +517,32 @@ int strata_hf_parse(const char *text, size_t len, const char *where,
                     const strata_gen_opts_t *overrides, strata_graph_t **out);
 int strata_hf_load(const char *path, const strata_gen_opts_t *overrides,
                    strata_graph_t **out);
+/* ---- ONNX models (docs/import.md) ---- */
+/* A transformer as torch.onnx.export (or Hugging Face's exporters) writes
+ * it: its nodes as ops with the file's shapes (MatMul/Gemm with a weight
+ * -> linear, LayerNorm or its decomposed form, the erf form of GELU,
+ * Gather of a table -> embedding, attention as matmul/scale/softmax/
+ * matmul, anything else generic), its numbered modules ("/h.0/...") as
+ * layers folded into repeated blocks, and a cross-entropy loss on the
+ * logits.  Parameters are the float initializers read as weights, a tied
+ * head counted once (docs/import.md has the rule).  Only shapes are read:
+ * a model whose weights are in external data files imports as well.
+ * overrides (NULL: none; from strata_gen_opts_keep) may set seq and
+ * micro_batch (where the file names those dims; a fixed batch is
+ * re-shaped) and dtype (of every float tensor); any other is
+ * STRATA_EINVAL.  A file that is no ONNX model, has no graph, bad dims,
+ * or no numbered layers is STRATA_EBADINPUT naming `where` and the
+ * problem.  The file is read whole: at most 2 GiB (protobuf's limit),
+ * about twice that in memory while it is decoded. */
+int strata_onnx_parse(const void *data, size_t len, const char *where,
+                      const strata_gen_opts_t *overrides, strata_graph_t **out);
+int strata_onnx_load(const char *path, const strata_gen_opts_t *overrides,
+                     strata_graph_t **out);
 
 /* A preset name, a family name ("gpt", "bert", "llama": its defaults), a
- * trace file path or a Hugging Face config.json path (a JSON object with
+ * trace file path, an ONNX model (a path ending in .onnx:
+ * strata_onnx_load, with the overrides it allows) or a Hugging Face
+ * config.json path (a JSON object with
  * "model_type" and no "format": strata_hf_load, which takes the
  * overrides it allows), validated.  overrides (NULL: none; start from
  * strata_gen_opts_keep) change a preset's or family's options: a size

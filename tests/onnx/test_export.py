@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""The ONNX importer on small GPTs that torch.onnx.export writes (gpt.py):
+tied and untied heads, attention as matmuls or nn.MultiheadAttention, at
+opset 14 (LayerNorm decomposed into ReduceMean, Sub, Pow, ...) and 17
+(LayerNormalization), 2 and 3 layers, and one exported with dynamic axes
+(imported with --seq and --micro-batch).  For each:
+`strata trace import onnx` must write a trace whose parameters are exactly
+sum(p.numel()) of the module, with its layers folded into one repeated
+block, and `strata plan --model M.onnx` must plan it.  A broken file must
+be refused with exit 2 and no output left behind.
+
+Usage: test_export.py STRATA_BINARY"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+
+sys.dont_write_bytecode = True  # nothing left in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpt  # noqa: E402
+
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print("%s %s" % ("ok  " if ok else "FAIL", what))
+    if not ok:
+        failures += 1
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def export(path, opset, tied, layers, mha, dynamic):
+    torch.manual_seed(0)
+    m = gpt.GPT(gpt.VOCAB, gpt.SEQ, gpt.HIDDEN, gpt.HEADS, layers, tied,
+                mha).eval()
+    idx = torch.randint(0, gpt.VOCAB, (gpt.BATCH, gpt.SEQ))
+    axes = {"input_ids": {0: "batch", 1: "sequence"},
+            "logits": {0: "batch", 1: "sequence"}} if dynamic else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, (idx,), path, opset_version=opset,
+                          input_names=["input_ids"], output_names=["logits"],
+                          dynamic_axes=axes)
+    return sum(p.numel() for p in m.parameters())
+
+
+def one(strata, tmp, opset, tied, layers, mha=False, dynamic=False):
+    name = "opset %d, %s head, %d layers%s%s" % (
+        opset, "tied" if tied else "untied", layers,
+        ", nn.MultiheadAttention" if mha else "",
+        ", dynamic axes" if dynamic else "")
+    model = os.path.join(tmp, "m%d%s%d%s%s.onnx" % (
+        opset, "t" if tied else "u", layers, "m" if mha else "",
+        "d" if dynamic else ""))
+    trace = model[:-5] + ".json"
+    want = export(model, opset, tied, layers, mha, dynamic)
+    shape = ["--seq", str(gpt.SEQ), "--micro-batch", "4"] if dynamic else []
+    t0 = time.perf_counter()
+    r = run([strata, "trace", "import", "onnx", model, "-o", trace] + shape)
+    dt = time.perf_counter() - t0
+    check(r.returncode == 0, "%s: imports (%.3f s) %s" % (name, dt,
+                                                          r.stderr.strip()))
+    if r.returncode:
+        return
+    r = run([strata, "trace", "info", trace, "--json"])
+    info = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(info.get("parameters") == want,
+          "%s: %s parameters, sum(p.numel()) %d" %
+          (name, info.get("parameters"), want))
+    check(info.get("layers") == layers, "%s: %s layers" %
+          (name, info.get("layers")))
+    with open(trace) as f:
+        t = json.load(f)
+    kinds = [o["kind"] for o in t["ops"]]
+    check(len(t["blocks"]) == 1 and t["blocks"][0]["repeat"] == layers,
+          "%s: one block x %d" % (name, layers))
+    check(kinds.count("layernorm") == 3 and kinds.count("gelu") == 1 and
+          kinds.count("softmax") == 1 and kinds.count("embedding") == 1,
+          "%s: layernorm, gelu, softmax and embedding found (%s)" %
+          (name, ",".join(sorted(set(kinds)))))
+    if dynamic:
+        check(t["micro_batch"] == 4 and t["seq_len"] == gpt.SEQ,
+              "%s: micro-batch %s, sequence %s from the options" %
+              (name, t["micro_batch"], t["seq_len"]))
+    r = run([strata, "plan", "--model", model, "--cluster", "dgx-h100:1"] +
+            shape)
+    check(r.returncode == 0, "%s: plans on dgx-h100:1 %s" %
+          (name, r.stderr.strip()[-300:] if r.returncode else ""))
+
+
+def bad(strata, tmp):
+    model = os.path.join(tmp, "m17t2.onnx")
+    with open(model, "rb") as f:
+        data = f.read()
+    cut = os.path.join(tmp, "cut.onnx")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 3])
+    out = os.path.join(tmp, "cut.json")
+    r = run([strata, "trace", "import", "onnx", cut, "-o", out])
+    check(r.returncode == 2 and "cut.onnx" in r.stderr and
+          not os.path.exists(out),
+          "a truncated export: exit %d, %s" % (r.returncode,
+                                              r.stderr.strip()))
+
+
+def main():
+    strata = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory() as tmp:
+        for opset in (14, 17):
+            for tied in (True, False):
+                one(strata, tmp, opset, tied, 2)
+        one(strata, tmp, 17, True, 3)
+        one(strata, tmp, 14, False, 3)
+        for opset in (14, 17):
+            one(strata, tmp, opset, opset == 14, 2, mha=True)
+        one(strata, tmp, 17, True, 2, dynamic=True)
+        bad(strata, tmp)
+    print("%d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
