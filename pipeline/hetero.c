@@ -62,6 +62,7 @@ typedef struct {
   double bound;         /* stopped: no mixed configuration left beats it */
   double alone;         /* the best step of a group alone */
   unsigned long leaves; /* configurations the time limit was checked at */
+  long floored;         /* configurations st__split_floor dropped */
   /* the layers a rank can hold, by (group, pp, position) for the family
    * and dp they were found for: pipelines of one length over the groups
    * share most of their ranks */
@@ -172,6 +173,63 @@ static int fixed_split(const strata_plan_opts_t *o, int L, int P, int *n) {
   return 1;
 }
 
+static double cut(const mixed_t *M);
+
+/* What eval.c adds to every step beyond the ranks' work: the cluster's
+ * fixed overhead (the optimizer and parameter gathers add more). */
+static double fixed_of(const mixed_t *M) {
+  return strata_cluster_calibration(M->S[0].c)->step_seconds;
+}
+
+/* Whether the layers reach the pipeline's end with every stage under T:
+ * each stage takes all it can from where the one before it stopped (the
+ * most a stage can leave to the next, as a stage's time and memory grow
+ * with its layers; no stage needs one). */
+static int reach_under(int L, int P, const double *const *pre, const double *e,
+                       const int *cap, double T) {
+  int k = 0;
+  for (int s = 0; s < P && k < L; s++) {
+    int n = 0, most = cap[(size_t)s * L + k];
+    while (n < most && e[s] + pre[s][k + n + 1] - pre[s][k] <= T)
+      n++;
+    k += n;
+  }
+  return k == L;
+}
+
+/* Whether a split of the stages (layers that differ) might beat the cut:
+ * 0 when the busiest stage cannot be under the cut's share (reach_under)
+ * or when st__split_floor proves none does with each layer's time on a
+ * stage at least kappa of its time on group 0 (work in group-0 seconds,
+ * a stage's most that of its widest window in memory). */
+static int floor_differ(const mixed_t *M, const trial_t *t, int P,
+                        st__search_t *const *ss, const double **pre,
+                        const double *e, const int *cap) {
+  int L = M->S[0].L;
+  double C = cut(M) - fixed_of(M), T = C / t->m * (1 + 1e-9);
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK ||
+      !isfinite(C))
+    return 1;
+  if (!reach_under(L, P, pre, e, cap, T)) return 0;
+  double *k0 = strata_malloc(sizeof(double) * 3 * (size_t)P), least = INFINITY;
+  if (!k0) return 1; /* no floor: the split decides */
+  double *lo = k0 + P, *hi = lo + P;
+  const double *w = t->pre[0];
+  for (int l = 0; l < L; l++)
+    if (w[l + 1] - w[l] < least) least = w[l + 1] - w[l];
+  for (int s = 0; s < P; s++) {
+    k0[s] = t->kappa[ss[s] - M->S];
+    lo[s] = least, hi[s] = 0;
+    for (int k = 0; k < L; k++) {
+      int c = cap[(size_t)s * L + k];
+      if (w[k + c] - w[k] > hi[s]) hi[s] = w[k + c] - w[k];
+    }
+  }
+  int ok = st__split_floor(P, w[L], t->m, k0, e, lo, hi, 0, C);
+  strata_free(k0);
+  return ok;
+}
+
 /* The split of a model whose layers differ: each rank's caps from every
  * first layer, then the prefix-sum DP, or the options' split checked
  * against the caps.  1 with n filled, 0 when none fits, < 0 an error. */
@@ -205,7 +263,10 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
       M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
     }
   }
-  if (fixed_split(M->S[0].o, L, P, n)) {
+  if (!floor_differ(M, t, P, ss, pre, e, cap)) {
+    M->floored++;
+    rc = 0;
+  } else if (fixed_split(M->S[0].o, L, P, n)) {
     for (int s = 0, k = 0; s < P && rc > 0; k += n[s], s++)
       if (n[s] < 1 || k >= L || n[s] > cap[(size_t)s * L + k]) rc = 0;
   } else if (!isfinite(st__split_prefix(L, P, t->m, pre, e, cap, n))) {
@@ -217,7 +278,20 @@ out:
   return rc;
 }
 
-static double cut(const mixed_t *M);
+/* Whether a split of the stages (one kind of layer: a[s] n + e[s], at
+ * most u[s] layers) might beat the cut: 0 when st__split_floor proves
+ * none does, before the split and its costing are paid for. */
+static int floor_alike(const mixed_t *M, const trial_t *t, int P,
+                       const double *a, const double *e, const int *u) {
+  double lo[ST__MAX_PP], hi[ST__MAX_PP];
+  /* block recompute: the layers past the first N run faster than a */
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK)
+    return 1;
+  for (int s = 0; s < P; s++)
+    lo[s] = 1, hi[s] = u[s];
+  return st__split_floor(P, M->S[0].L, t->m, a, e, lo, hi, 1,
+                         cut(M) - fixed_of(M));
+}
 
 /* Split and cost one mixed configuration; keep it when best. */
 static int try_config(mixed_t *M, const trial_t *t) {
@@ -256,6 +330,10 @@ static int try_config(mixed_t *M, const trial_t *t) {
       if (w) w->fam = M->fam, w->dp = t->dp, w->u = u[s];
     }
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
+  }
+  if (!t->pre[0] && !floor_alike(M, t, P, a, e, u)) {
+    M->floored++;
+    return 0;
   }
   if (t->pre[0]) { /* layers that differ */
     int rc = prefix_split(M, t, P, fs, ss, e, n);
@@ -818,6 +896,8 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
   }
   if (!rc) rc = plan_groups(M, c, out);
   if (!rc) stats(M, *out, t0);
+  if (getenv("STRATA_MIXED_DEBUG"))
+    fprintf(stderr, "mixed: %ld floored, %ld tried\n", M->floored, M->tried);
   /* the first group's search holds the cache: released last */
   for (int z = (M->K < MAX_GROUPS ? M->K : MAX_GROUPS) - 1; z >= 0; z--)
     if (M->prepared[z]) st__search_release(&M->S[z]);
