@@ -971,8 +971,6 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
   }
   if (!rc) rc = plan_groups(M, c, out);
   if (!rc) stats(M, *out, t0);
-  if (getenv("STRATA_MIXED_DEBUG"))
-    fprintf(stderr, "mixed: %ld floored, %ld tried\n", M->floored, M->tried);
   /* the first group's search holds the cache: released last */
   for (int z = (M->K < MAX_GROUPS ? M->K : MAX_GROUPS) - 1; z >= 0; z--)
     if (M->prepared[z]) st__search_release(&M->S[z]);
