@@ -62,6 +62,7 @@ typedef struct {
   double bound;         /* stopped: no mixed configuration left beats it */
   double alone;         /* the best step of a group alone */
   unsigned long leaves; /* configurations the time limit was checked at */
+  long floored;         /* configurations st__split_floor dropped */
   /* the layers a rank can hold, by (group, pp, position) for the family
    * and dp they were found for: pipelines of one length over the groups
    * share most of their ranks */
@@ -137,6 +138,9 @@ typedef struct {
                                         times (layers that differ), or NULL */
   double kappa[MAX_GROUPS]; /* the least ratio of a layer's time on group
                                z to its time on group 0 */
+  double most[MAX_GROUPS];  /* per group z, the most work (layers, or
+                               group-0 seconds when layers differ) a stage
+                               of z holds at any place in any pipeline */
   int dp, b, m;
 } trial_t;
 
@@ -152,6 +156,30 @@ static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int *cap) {
     while (end < L && st__rank_peak(S, cf, s, k, end - k + 1) <= S->budget)
       end++;
     cap[k] = end - k;
+  }
+}
+
+/* Rank s of P on group z: the layers it holds from every first layer,
+ * into cap (L of them), from the memo where it has them.  A rank's memory
+ * depends on its place (first, middle, last), its micro-batches in
+ * flight and whether pp > 2 (its p2p communicators), not on pp and its
+ * position otherwise. */
+static void caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
+                    int *cap) {
+  size_t L = (size_t)M->S[0].L;
+  int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
+  if (fly > t->m) fly = t->m;
+  size_t at =
+      (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) + (size_t)fly;
+  if (M->caps && M->cap_tag[at].fam == M->fam && M->cap_tag[at].dp == t->dp) {
+    memcpy(cap, M->caps + at * L, sizeof(int) * L);
+    return;
+  }
+  st__cfg_t one = {t->f[z], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
+  caps_from(&M->S[z], &one, s, cap);
+  if (M->caps) {
+    memcpy(M->caps + at * L, cap, sizeof(int) * L);
+    M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
   }
 }
 
@@ -172,12 +200,68 @@ static int fixed_split(const strata_plan_opts_t *o, int L, int P, int *n) {
   return 1;
 }
 
+static double cut(const mixed_t *M);
+
+/* What eval.c adds to every step beyond the ranks' work: the cluster's
+ * fixed overhead (the optimizer and parameter gathers add more). */
+static double fixed_of(const mixed_t *M) {
+  return strata_cluster_calibration(M->S[0].c)->step_seconds;
+}
+
+/* Whether the layers reach the pipeline's end with every stage under T:
+ * each stage takes all it can from where the one before it stopped (the
+ * most a stage can leave to the next, as a stage's time and memory grow
+ * with its layers; no stage needs one). */
+static int reach_under(int L, int P, const double *const *pre, const double *e,
+                       const int *cap, double T) {
+  int k = 0;
+  for (int s = 0; s < P && k < L; s++) {
+    int n = 0, most = cap[(size_t)s * L + k];
+    while (n < most && e[s] + pre[s][k + n + 1] - pre[s][k] <= T)
+      n++;
+    k += n;
+  }
+  return k == L;
+}
+
+/* Whether a split of the stages (layers that differ) might beat the cut:
+ * 0 when the busiest stage cannot be under the cut's share (reach_under)
+ * or when st__split_floor proves none does with each layer's time on a
+ * stage at least kappa of its time on group 0 (work in group-0 seconds,
+ * a stage's most that of its widest window in memory). */
+static int floor_differ(const mixed_t *M, const trial_t *t, int P,
+                        st__search_t *const *ss, const double **pre,
+                        const double *e, const int *cap) {
+  int L = M->S[0].L;
+  double C = cut(M) - fixed_of(M), T = C / t->m * (1 + 1e-9);
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK ||
+      !isfinite(C))
+    return 1;
+  if (!reach_under(L, P, pre, e, cap, T)) return 0;
+  double *k0 = strata_malloc(sizeof(double) * 3 * (size_t)P), least = INFINITY;
+  if (!k0) return 1; /* no floor: the split decides */
+  double *lo = k0 + P, *hi = lo + P;
+  const double *w = t->pre[0];
+  for (int l = 0; l < L; l++)
+    if (w[l + 1] - w[l] < least) least = w[l + 1] - w[l];
+  for (int s = 0; s < P; s++) {
+    k0[s] = t->kappa[ss[s] - M->S];
+    lo[s] = least, hi[s] = 0;
+    for (int k = 0; k < L; k++) {
+      int c = cap[(size_t)s * L + k];
+      if (w[k + c] - w[k] > hi[s]) hi[s] = w[k + c] - w[k];
+    }
+  }
+  int ok = st__split_floor(P, w[L], t->m, k0, e, lo, hi, 0, C);
+  strata_free(k0);
+  return ok;
+}
+
 /* The split of a model whose layers differ: each rank's caps from every
  * first layer, then the prefix-sum DP, or the options' split checked
  * against the caps.  1 with n filled, 0 when none fits, < 0 an error. */
 static int prefix_split(mixed_t *M, const trial_t *t, int P,
-                        const st__family_t *const *fs, st__search_t *const *ss,
-                        const double *e, int *n) {
+                        st__search_t *const *ss, const double *e, int *n) {
   int L = M->S[0].L, rc = 1;
   int *cap = strata_malloc(sizeof(int) * (size_t)P * (size_t)L);
   const double **pre = strata_malloc(sizeof(double *) * (size_t)P);
@@ -186,26 +270,13 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
     goto out;
   }
   for (int s = 0; s < P; s++) {
-    /* a rank's memory depends on its place (first, middle, last), its
-     * micro-batches in flight and whether pp > 2 (its p2p communicators),
-     * not on pp and its position otherwise */
-    int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
-    if (fly > t->m) fly = t->m;
-    size_t z = (size_t)(ss[s] - M->S),
-           at = ((z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) + (size_t)fly;
-    pre[s] = t->pre[z];
-    if (M->caps && M->cap_tag[at].fam == M->fam && M->cap_tag[at].dp == t->dp) {
-      memcpy(cap + (size_t)s * L, M->caps + at * L, sizeof(int) * L);
-      continue;
-    }
-    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
-    caps_from(ss[s], &one, s, cap + (size_t)s * L);
-    if (M->caps) {
-      memcpy(M->caps + at * L, cap + (size_t)s * L, sizeof(int) * L);
-      M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
-    }
+    pre[s] = t->pre[ss[s] - M->S];
+    caps_at(M, t, (int)(ss[s] - M->S), P, s, cap + (size_t)s * L);
   }
-  if (fixed_split(M->S[0].o, L, P, n)) {
+  if (!floor_differ(M, t, P, ss, pre, e, cap)) {
+    M->floored++;
+    rc = 0;
+  } else if (fixed_split(M->S[0].o, L, P, n)) {
     for (int s = 0, k = 0; s < P && rc > 0; k += n[s], s++)
       if (n[s] < 1 || k >= L || n[s] > cap[(size_t)s * L + k]) rc = 0;
   } else if (!isfinite(st__split_prefix(L, P, t->m, pre, e, cap, n))) {
@@ -217,7 +288,20 @@ out:
   return rc;
 }
 
-static double cut(const mixed_t *M);
+/* Whether a split of the stages (one kind of layer: a[s] n + e[s], at
+ * most u[s] layers) might beat the cut: 0 when st__split_floor proves
+ * none does, before the split and its costing are paid for. */
+static int floor_alike(const mixed_t *M, const trial_t *t, int P,
+                       const double *a, const double *e, const int *u) {
+  double lo[ST__MAX_PP], hi[ST__MAX_PP];
+  /* block recompute: the layers past the first N run faster than a */
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK)
+    return 1;
+  for (int s = 0; s < P; s++)
+    lo[s] = 1, hi[s] = u[s];
+  return st__split_floor(P, M->S[0].L, t->m, a, e, lo, hi, 1,
+                         cut(M) - fixed_of(M));
+}
 
 /* Split and cost one mixed configuration; keep it when best. */
 static int try_config(mixed_t *M, const trial_t *t) {
@@ -257,8 +341,12 @@ static int try_config(mixed_t *M, const trial_t *t) {
     }
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
+  if (!t->pre[0] && !floor_alike(M, t, P, a, e, u)) {
+    M->floored++;
+    return 0;
+  }
   if (t->pre[0]) { /* layers that differ */
-    int rc = prefix_split(M, t, P, fs, ss, e, n);
+    int rc = prefix_split(M, t, P, ss, e, n);
     if (rc <= 0) return rc;
   } else if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
     for (int s = 0; s < P; s++)
@@ -362,6 +450,68 @@ static int out_of_time(mixed_t *M) {
   return M->stopped;
 }
 
+/* The places a rank's memory can differ by (caps_at): first, middle and
+ * last with the fewest micro-batches in flight each takes, pp 2 and more;
+ * a place of a longer pipeline holds no more than these (more in flight). */
+static const int places[5][2] = {{2, 0}, {2, 1}, {3, 0}, {3, 1}, {3, 2}};
+
+/* Each group's most work a stage holds anywhere (t->most), at t's family
+ * and dp: the most of its places' layers (layers alike), or of their
+ * widest windows of group-0 work (layers that differ). */
+static int most_work(mixed_t *M, trial_t *t) {
+  int L = M->S[0].L, rc = 0;
+  int *cap = t->pre[0] ? strata_malloc(sizeof(int) * (size_t)L) : NULL;
+  if (t->pre[0] && !cap) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int z = 0; z < M->K; z++) {
+    t->most[z] = 0;
+    for (int q = 0; q < 5 && t->f[z]; q++) {
+      int P = places[q][0], s = places[q][1];
+      double w = 0;
+      if (cap) {
+        caps_at(M, t, z, P, s, cap);
+        for (int k = 0; k < L; k++)
+          if (t->pre[0][k + cap[k]] - t->pre[0][k] > w)
+            w = t->pre[0][k + cap[k]] - t->pre[0][k];
+      } else {
+        st__cfg_t one = {t->f[z], P, t->dp, 1,    t->b, t->m,
+                         0,       0, NULL,  NULL, NULL, 0};
+        w = most_layers(&M->S[z], &one, s, L);
+      }
+      if (w > t->most[z]) t->most[z] = w;
+    }
+  }
+  strata_free(cap);
+  return rc;
+}
+
+/* Whether a pipeline of the unit with the pp of positions before j might
+ * beat the cut: st__split_floor over those stages (a layer's least work
+ * each) and every stage the groups from j can hold after them (none
+ * needed), each at its group's most work anywhere, with no embedding or
+ * head.  A pipeline of the branch is such a one with stages taken out,
+ * and a stage taken out (no work, no time) lowers no rank's floor. */
+static int floor_branch(const mixed_t *M, const trial_t *t, int j) {
+  static const double zero[ST__MAX_PP];
+  double a[ST__MAX_PP], lo[ST__MAX_PP], hi[ST__MAX_PP], least = 1;
+  int P = 0, differ = t->pre[0] != NULL, L = M->S[0].L;
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK)
+    return 1;
+  for (int l = 0; differ && l < L; l++)
+    if (l == 0 || t->pre[0][l + 1] - t->pre[0][l] < least)
+      least = t->pre[0][l + 1] - t->pre[0][l];
+  for (int i = 0; i < M->K; i++) {
+    int z = t->order[i], n = i < j ? t->pp[i] : most_stages(M, t, z);
+    if (P + n > ST__MAX_PP) return 1;
+    for (int q = 0; q < n; q++, P++) {
+      a[P] = differ ? t->kappa[z] : t->a[z];
+      lo[P] = i < j ? least : 0;
+      hi[P] = t->most[z];
+    }
+  }
+  return st__split_floor(P, differ ? t->pre[0][L] : L, t->m, a, zero, lo, hi,
+                         !differ, cut(M) - fixed_of(M));
+}
+
 /* Every pp_j from the most group order[j] holds down (the configurations
  * that use more GPUs come first and set a low cut early), a branch
  * skipped where even the fastest filling of the positions after j cannot
@@ -379,11 +529,13 @@ static int each_pp(mixed_t *M, trial_t *t, int j, int used, int P,
   int z = t->order[j], rc = 0, room = room_of(M) - P;
   int hi = most_stages(M, t, z);
   if (hi > room) hi = room;
-  for (int p = hi; p >= 0 && !rc && !M->stopped; p--) {
+  if (j == 0 && !floor_branch(M, t, 0)) return 0; /* the whole unit */
+  for (int p = hi; p >= 0 && !rc && !out_of_time(M); p--) {
     double r = rate + p * speed(t, z);
     if (bound_of(M, t, r + fill_rate(M, t, j + 1, room - p)) >= cut(M))
       continue; /* a smaller p may still let a faster group in */
     t->pp[j] = p;
+    if (j + 1 < M->K && !floor_branch(M, t, j + 1)) continue;
     rc = each_pp(M, t, j + 1, used + (p > 0), P + p, r);
   }
   return rc;
@@ -539,7 +691,8 @@ static int run_tasks(mixed_t *M, const trial_t *tmpl, const task_t *v, int n,
     t.dp = v[i].dp;
     t.m = M->S[0].o->global_batch / t.b / t.dp;
     memcpy(t.order, perm[v[i].perm], sizeof t.order);
-    rc = each_pp(M, &t, 0, 0, 0, 0);
+    rc = most_work(M, &t);
+    if (!rc) rc = each_pp(M, &t, 0, 0, 0, 0);
     double best = M->have && M->cost.step < M->alone ? M->cost.step : M->alone;
     st__progress_note(M->S[0].prog, "mixed search", i + 1, n, best,
                       v[i].lb < best ? v[i].lb : best);

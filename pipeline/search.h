@@ -288,6 +288,15 @@ double st__split_linear(int L, int P, int B, const double *a, const double *e,
 double st__split_prefix(int L, int P, int B, const double *const *pre,
                         const double *e, const int *cap, int *n_out);
 
+/* Whether a split of W units of work over P stages might keep every
+ * rank's fill, work and drain (eval.c's bound: the stages before rank r
+ * once, its own m times) under C: stage s takes x_s units, lo[s] <= x_s
+ * <= hi[s] (whole ones when integral), in time a[s] x_s + e[s].  0: no
+ * split does (a relaxation: the stages' time caps, and for each rank the
+ * cheapest fill of the work the stages after it leave), 1: one may. */
+int st__split_floor(int P, double W, int m, const double *a, const double *e,
+                    const double *lo, const double *hi, int integral, double C);
+
 /* ---- plan.c: the chosen configuration ---- */
 /* The best configurations of S, the first whose stages fit when solved
  * exactly made into the plan (its runners-up in p->top). */

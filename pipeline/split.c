@@ -374,3 +374,70 @@ out:
   strata_free(cand);
   return best;
 }
+
+/* ---- a floor under every split of a mixed cluster's stages ---- */
+
+/* The least sum of cost over units placed in the buckets (cost per unit
+ * c[i], at most cap[i] units each), cheapest first; INFINITY when they
+ * hold less than R. */
+static double fill_cheapest(int n, const double *c, const double *cap,
+                            double R) {
+  int used[ST__MAX_PP + 1] = {0};
+  double sum = 0;
+  while (R > 0) {
+    int k = -1;
+    for (int i = 0; i < n; i++)
+      if (!used[i] && cap[i] > 0 && (k < 0 || c[i] < c[k])) k = i;
+    if (k < 0) return INFINITY;
+    double take = cap[k] < R ? cap[k] : R;
+    sum += take * c[k];
+    R -= take;
+    used[k] = 1;
+  }
+  return sum;
+}
+
+/* A stage's most work under a time cap T: its memory's hi, and what its
+ * time a x + e leaves (whole layers when integral). */
+static double work_under(double a, double e, double hi, double T,
+                         int integral) {
+  double x = (T - e) / a;
+  if (integral) x = floor(x * (1 + 1e-12) + 1e-9); /* rounding keeps x */
+  return x < hi ? x : hi;
+}
+
+int st__split_floor(int P, double W, int m, const double *a, const double *e,
+                    const double *lo, const double *hi, int integral,
+                    double C) {
+  double h[ST__MAX_PP], after[ST__MAX_PP + 1], base = 0, need = W, room = 0;
+  double bc[ST__MAX_PP + 1], bcap[ST__MAX_PP + 1];
+  int nb = 0;
+  if (P < 1 || P > ST__MAX_PP || m < 1 || !isfinite(C)) return 1;
+  for (int s = 0; s < P; s++) {
+    if (!(a[s] > 0) || !isfinite(a[s])) return 1; /* nothing to bound by */
+    h[s] = work_under(a[s], e[s], hi[s], C / m, integral);
+    if (h[s] < lo[s]) return 0; /* its least work takes C / m already */
+    need -= lo[s];
+    room += h[s] - lo[s];
+  }
+  if (need > room * (1 + 1e-12)) return 0; /* no room for the work */
+  after[P] = 0;
+  for (int s = P - 1; s >= 0; s--)
+    after[s] = after[s + 1] + (h[s] - lo[s]);
+  for (int r = 0; r < P; r++) {
+    /* rank r's fill, work and drain: the stages before it once each, its
+     * own m times, those after it free up to their caps */
+    double own = m * (e[r] + a[r] * lo[r]), R = need - after[r + 1];
+    bc[nb] = m * a[r], bcap[nb] = h[r] - lo[r];
+    double v = base + own + (R > 0 ? fill_cheapest(nb + 1, bc, bcap, R) : 0);
+    if (v > C * (1 + 1e-9)) return 0;
+    /* stage r joins those before the next rank: its bucket by cost */
+    int i = 0;
+    while (i < nb && bc[i] != a[r])
+      i++;
+    if (i == nb) bc[nb] = a[r], bcap[nb++] = 0;
+    bcap[i] += h[r] - lo[r];
+    base += e[r] + a[r] * lo[r];
+  }
+  return 1;
+}

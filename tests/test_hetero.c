@@ -31,6 +31,7 @@ typedef struct {
   int order[MAXG], pp[MAXG], dp, b, m;
   double best;  /* the least step of a configuration that fits */
   long configs; /* configurations costed */
+  long floors;  /* configurations the floor was checked at */
 } brute_t;
 
 /* Family of group z with the degrees of f (group 0's), as a mixed
@@ -56,6 +57,49 @@ static int holds(st__search_t *S, const st__cfg_t *one, int s, int k, int L) {
   while (k + n < L && st__rank_peak(S, one, s, k, n + 1) <= S->budget)
     n++;
   return n;
+}
+
+/* The floor the search drops configurations by (st__split_floor) must
+ * let through a cut just above the exact step of every split it could
+ * choose: here, the split of every configuration walked.  Layers alike:
+ * in layers, at most u[s] a stage; layers that differ: in group-0
+ * seconds, a layer's time on a stage at least kappa of that, a stage's
+ * most its widest window in memory. */
+static void check_floor(brute_t *B, int P, const double *a, const double *e,
+                        const int *u, double *const *pre, const int *cap,
+                        double step) {
+  int L = B->L;
+  double lo[64], hi[64], k[64], w[257];
+  double C = (step - strata_cluster_calibration(B->S[0].c)->step_seconds) *
+                 (1 + 1e-12) +
+             1e-15;
+  ASSERT(P <= 64 && L <= 256);
+  B->floors++;
+  if (!B->differ) {
+    for (int s = 0; s < P; s++)
+      lo[s] = 1, hi[s] = u[s];
+    ASSERT(st__split_floor(P, L, B->m, a, e, lo, hi, 1, C));
+    return;
+  }
+  w[0] = 0; /* group 0's prefix sums, the unit of work */
+  for (int l = 0; l < L; l++) {
+    st__part_t y = {0};
+    st__layers_add(&B->S[0], B->f[0], l, 1, &y);
+    w[l + 1] = w[l] + y.fwd + y.bwd;
+  }
+  double least = INFINITY;
+  for (int l = 0; l < L; l++)
+    if (w[l + 1] - w[l] < least) least = w[l + 1] - w[l];
+  for (int s = 0; s < P; s++) {
+    k[s] = INFINITY, lo[s] = least, hi[s] = 0;
+    for (int l = 0; l < L; l++) {
+      double r = (pre[s][l + 1] - pre[s][l]) / (w[l + 1] - w[l]);
+      if (r < k[s]) k[s] = r;
+      int c = cap[s * L + l];
+      if (w[l + c] - w[l] > hi[s]) hi[s] = w[l + c] - w[l];
+    }
+  }
+  ASSERT(st__split_floor(P, w[L], B->m, k, e, lo, hi, 0, C));
 }
 
 /* The pipeline of the current order and pp, split and costed. */
@@ -96,6 +140,7 @@ static void cost_pipeline(brute_t *B) {
     ASSERT_OK(st__cfg_cost(&B->S[0], &cf, 1, &c));
     B->configs++;
     if (c.fits == 1 && c.step < B->best) B->best = c.step;
+    check_floor(B, P, a, e, u, pre, cap, c.step);
   }
   for (int s = 0; s < P; s++)
     free(pre[s]);
@@ -166,6 +211,7 @@ static double brute_force(const strata_graph_t *g, const strata_cluster_t *c,
     }
   }
   double best = B->best;
+  ASSERT(B->floors == B->configs && B->configs > 0);
   *configs = B->configs;
   for (int z = B->K - 1; z >= 0; z--)
     st__search_release(&B->S[z]);

@@ -4,7 +4,8 @@
 # plan the time limit cuts short ends with its gap to the bound, within
 # the limit and a margin (1.5 x the limit + 1 s of CPU, as the issue
 # that asked for it set).  --quiet silences all of it.  A mixed cluster
-# of three GPU generations is the long plan (bench/data).
+# of three GPU generations is the long plan (bench/data): DeepSeek-V3 on
+# it, some 25 s of one core unlimited.
 # Usage: progress.sh path/to/strata path/to/cluster.json
 set -u
 strata="$1"
@@ -24,7 +25,7 @@ run() { # run NAME ARGS...: the plan, its CPU seconds in $dir/NAME.cpu
   local t0 t1 code
   while :; do
     t0=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
-    "$strata" plan --model llama3-405b --cluster "$spec" --global-batch 2048 \
+    "$strata" plan --model deepseek-v3 --cluster "$spec" \
       --threads 1 --time-limit $limit "$@" >"$dir/$name.out" 2>"$dir/$name.err"
     code=$?
     t1=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
