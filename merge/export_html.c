@@ -4,19 +4,25 @@
  * schedule of one step (the planner's own simulation, as the timeline
  * export has it), each pipeline rank's memory stacked by item against the
  * GPU's capacity, the devices of each pipeline rank on the cluster's
- * nodes (grouped by leaf switch when the cluster says), and the runners-up.
+ * nodes (grouped by leaf switch when the cluster says), the
+ * communication heat map of one step (merge/traffic.c: bytes between
+ * every pair of devices, nodes or pipeline ranks, one grid per kind of
+ * collective) with each stage's layers and strategies, and the
+ * runners-up.
  *
  * Plain HTML, CSS and inline SVG written with printf: no script, no font,
  * no image, nothing fetched, so the page opens anywhere, offline, and is
  * safe to mail around.  Text from the plan (model and cluster names, which
  * may be file paths) is escaped.
  */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/text.h"
 #include "merge/merge_int.h"
+#include "merge/traffic.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define W 1100 /* drawing width in px */
@@ -38,6 +44,7 @@ static const char css[] =
     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px "
     "8px;text-align:right}\n"
     "th{background:#f2f2f2}td.l,th.l{text-align:left}\n"
+    "table+table{margin-top:12px}\n"
     ".yes{color:#1a7f37}.no{color:#b42318}\n"
     "svg text{font:11px sans-serif;fill:#333}\n"
     ".key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 "
@@ -329,6 +336,255 @@ static void devices(strata_buf_t *b, const strata_plan_t *p,
   strata_buf_puts(b, "</svg>\n");
 }
 
+/* ---- the communication heat map ---- */
+
+/* Cells a side drawn per device; more devices fold to nodes, more nodes
+ * to pipeline ranks (traffic.c). */
+#define HM_CELLS 64
+#define HM_SIDE 232 /* px of one grid */
+#define HM_GAP 40
+#define HM_LEVELS 8
+
+/* Light to dark (viridis, reversed): a level per eighth of the decades
+ * between the smallest drawn cell and the largest. */
+static const char *const hm_palette[HM_LEVELS] = {
+    "#fde725", "#a0da39", "#4ac16d", "#1fa187",
+    "#277f8e", "#365c8d", "#46327e", "#440154"};
+
+typedef struct {
+  double lo, hi; /* bytes: the scale's ends (lo > 0) */
+} hm_scale_t;
+
+static hm_scale_t hm_scale_of(const st__traffic_t *t) {
+  hm_scale_t sc = {0, 0};
+  size_t cells = (size_t)ST__TR_KINDS * t->n * t->n;
+  double least = 0;
+  for (size_t i = 0; i < cells; i++) {
+    double v = t->bytes[i];
+    if (v > sc.hi) sc.hi = v;
+    if (v > 0 && (least == 0 || v < least)) least = v;
+  }
+  /* at most four decades: smaller cells take the lightest colour */
+  sc.lo = least > sc.hi / 1e4 ? least : sc.hi / 1e4;
+  if (sc.lo >= sc.hi) sc.lo = sc.hi / 2;
+  return sc;
+}
+
+/* The level of a cell: which eighth of [log lo, log hi] it falls in. */
+static int hm_level(const hm_scale_t *sc, double v) {
+  if (v <= sc->lo) return 0;
+  int l = (int)(HM_LEVELS * log(v / sc->lo) / log(sc->hi / sc->lo));
+  return l < 0 ? 0 : l >= HM_LEVELS ? HM_LEVELS - 1 : l;
+}
+
+static void fmt_secs(double s, char *buf, size_t n) {
+  if (s <= 0)
+    snprintf(buf, n, "-");
+  else if (s >= 1)
+    snprintf(buf, n, "%.2f s", s);
+  else if (s >= 1e-3)
+    snprintf(buf, n, "%.2f ms", s * 1e3);
+  else
+    snprintf(buf, n, "%.1f us", s * 1e6);
+}
+
+/* "GPU 3 (node 0)", "node 2" or "rank 1": what cell i stands for. */
+static void hm_name(const st__traffic_t *t, int i, char *buf, size_t n) {
+  if (t->fold == ST__FOLD_DEVICES)
+    snprintf(buf, n, "GPU %d (node %d)", i, i / t->gpus_per_node);
+  else if (t->fold == ST__FOLD_NODES)
+    snprintf(buf, n, "node %d", i);
+  else
+    snprintf(buf, n, "pipeline rank %d", i);
+}
+
+static void hm_cells(strata_buf_t *b, const st__traffic_t *t, int k, int x0,
+                     int y0, const hm_scale_t *sc) {
+  double s = (double)HM_SIDE / t->n;
+  char from[48], to[48], by[32], se[32];
+  for (int i = 0; i < t->n; i++)
+    for (int j = 0; j < t->n; j++) {
+      size_t c = ((size_t)k * t->n + i) * t->n + j;
+      if (t->bytes[c] <= 0) continue;
+      hm_name(t, i, from, sizeof from);
+      hm_name(t, j, to, sizeof to);
+      fmt_secs(t->seconds[c], se, sizeof se);
+      strata_buf_printf(b,
+                        "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+                        "height=\"%.2f\" fill=\"%s\"><title>%s: %s to %s: "
+                        "%s, %s</title></rect>\n",
+                        x0 + j * s, y0 + i * s, s, s,
+                        hm_palette[hm_level(sc, t->bytes[c])],
+                        st__traffic_kind_name(k), from, to,
+                        strata_fmt_bytes(t->bytes[c], by, sizeof by), se);
+    }
+}
+
+/* The lines between nodes (devices) or pipeline ranks' first nodes. */
+static void hm_grid(strata_buf_t *b, const st__traffic_t *t, int x0, int y0) {
+  int every = t->fold == ST__FOLD_DEVICES ? t->gpus_per_node : 1;
+  double s = (double)HM_SIDE / t->n;
+  if (t->fold != ST__FOLD_DEVICES || every < 1 || every >= t->n) return;
+  for (int i = every; i < t->n; i += every)
+    strata_buf_printf(b,
+                      "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" "
+                      "stroke=\"#999\" stroke-width=\"0.5\"/><line "
+                      "x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                      "stroke=\"#999\" stroke-width=\"0.5\"/>\n",
+                      x0, y0 + i * s, x0 + HM_SIDE, y0 + i * s, x0 + i * s, y0,
+                      x0 + i * s, y0 + HM_SIDE);
+}
+
+static void hm_grid_of(strata_buf_t *b, const st__traffic_t *t, int k, int x0,
+                       int y0, const hm_scale_t *sc) {
+  char by[32];
+  const char *unit = t->fold == ST__FOLD_DEVICES ? "GPU"
+                     : t->fold == ST__FOLD_NODES ? "node"
+                                                 : "rank";
+  strata_buf_printf(b,
+                    "<text x=\"%d\" y=\"%d\" style=\"font-weight:bold\">%s: "
+                    "%s</text>\n<rect x=\"%d\" y=\"%d\" width=\"%d\" "
+                    "height=\"%d\" fill=\"#f7f7f7\" stroke=\"#ccc\"/>\n",
+                    x0, y0 - 22, st__traffic_kind_name(k),
+                    strata_fmt_bytes(t->kind_bytes[k], by, sizeof by), x0, y0,
+                    HM_SIDE, HM_SIDE);
+  hm_cells(b, t, k, x0, y0, sc);
+  hm_grid(b, t, x0, y0);
+  strata_buf_printf(b,
+                    "<text x=\"%d\" y=\"%d\">from %s 0</text><text x=\"%d\" "
+                    "y=\"%d\" text-anchor=\"end\">to %s %d</text>\n",
+                    x0, y0 - 6, unit, x0 + HM_SIDE, y0 - 6, unit, t->n - 1);
+}
+
+static void hm_legend(strata_buf_t *b, const st__traffic_t *t,
+                      const hm_scale_t *sc) {
+  char by[32], si[32], se[32];
+  strata_buf_puts(b, "<table>\n<tr><th class=l>colour</th><th>bytes per "
+                     "step, at least</th><th>on one GPU's link in a node</th>"
+                     "<th>across nodes</th></tr>\n");
+  for (int l = 0; l < HM_LEVELS; l++) {
+    /* level l holds [lo (hi/lo)^(l/8), lo (hi/lo)^((l+1)/8)); level 0
+     * everything below level 1; the times are those bytes on one link */
+    double v = sc->lo * pow(sc->hi / sc->lo, (double)(l ? l : 1) / HM_LEVELS);
+    fmt_secs(t->intra_bw > 0 ? v / t->intra_bw : 0, si, sizeof si);
+    fmt_secs(t->inter_bw > 0 ? v / t->inter_bw : 0, se, sizeof se);
+    strata_buf_printf(b,
+                      "<tr><td class=l><span style=\"display:inline-block;"
+                      "width:28px;height:12px;background:%s\"></span></td>"
+                      "<td>%s%s</td><td>%s</td><td>%s</td></tr>\n",
+                      hm_palette[l], l ? "" : "less than ",
+                      strata_fmt_bytes(v, by, sizeof by), si, se);
+  }
+  strata_buf_puts(b, "</table>\n");
+}
+
+static void hm_totals(strata_buf_t *b, const st__traffic_t *t) {
+  char by[32], mx[32], se[32];
+  strata_buf_puts(b, "<table>\n<tr><th class=l>collective</th><th>bytes per "
+                     "step, all pairs</th><th>largest cell</th><th>its "
+                     "busiest link</th></tr>\n");
+  for (int k = 0; k < ST__TR_KINDS; k++) {
+    double top = 0, sec = 0;
+    for (size_t i = 0; i < (size_t)t->n * t->n; i++) {
+      size_t c = (size_t)k * t->n * t->n + i;
+      if (t->bytes[c] > top) top = t->bytes[c], sec = t->seconds[c];
+    }
+    fmt_secs(sec, se, sizeof se);
+    strata_buf_printf(b,
+                      "<tr><td class=l>%s</td><td>%s</td><td>%s</td>"
+                      "<td>%s</td></tr>\n",
+                      st__traffic_kind_name(k),
+                      strata_fmt_bytes(t->kind_bytes[k], by, sizeof by),
+                      strata_fmt_bytes(top, mx, sizeof mx), se);
+  }
+  strata_buf_puts(b, "</table>\n");
+}
+
+static int heatmap(strata_buf_t *b, const strata_plan_t *p,
+                   const strata_export_opts_t *o) {
+  st__traffic_t t;
+  int kinds[ST__TR_KINDS], nk = 0;
+  int rc = st__traffic(p, o ? o->gpus_per_node : 0, HM_CELLS, &t);
+  if (rc) return rc;
+  for (int k = 0; k < ST__TR_KINDS; k++)
+    if (t.kind_bytes[k] > 0) kinds[nk++] = k;
+  strata_buf_printf(b,
+                    "<h2 id=heatmap>Communication of one step: bytes from "
+                    "each %s (row) to each (column)</h2>\n",
+                    t.fold == ST__FOLD_DEVICES ? "GPU"
+                    : t.fold == ST__FOLD_NODES ? "node (its GPUs together)"
+                                               : "pipeline rank (its GPUs "
+                                                 "together)");
+  strata_buf_puts(b, "<p>Worked out from the plan with the algorithms its "
+                     "cost model assumes (ring all-reduce, all-gather and "
+                     "reduce-scatter to the ring's next GPU, all-to-all to "
+                     "every peer, the pipeline's activations and gradients "
+                     "between matching GPUs of adjacent stages); a cell's "
+                     "time is its busiest GPU pair's bytes over that pair's "
+                     "link. Hover a cell for its figures.</p>\n");
+  if (!nk) {
+    strata_buf_puts(b, "<p>No GPU sends anything: one GPU, no "
+                       "parallelism.</p>\n");
+    goto out;
+  }
+  hm_scale_t sc = hm_scale_of(&t);
+  int per_row = (W - 20) / (HM_SIDE + HM_GAP), rows;
+  if (per_row < 1) per_row = 1;
+  rows = (nk + per_row - 1) / per_row;
+  strata_buf_printf(b,
+                    "<svg class=heatmap width=\"%d\" height=\"%d\" "
+                    "xmlns=\"http://www.w3.org/2000/svg\">\n",
+                    W, rows * (HM_SIDE + 44) + 4);
+  for (int i = 0; i < nk; i++)
+    hm_grid_of(b, &t, kinds[i], 10 + (i % per_row) * (HM_SIDE + HM_GAP),
+               34 + (i / per_row) * (HM_SIDE + 44), &sc);
+  strata_buf_puts(b, "</svg>\n");
+  hm_legend(b, &t, &sc);
+  hm_totals(b, &t);
+out:
+  st__traffic_free(&t);
+  return 0;
+}
+
+/* Each stage's layers, devices and the strategies of its first layer's
+ * operators (op names come from the model: escaped). */
+static void stage_table(strata_buf_t *b, const strata_plan_t *p) {
+  strata_buf_puts(b, "<h2>Stages: layers, devices and strategies</h2>\n"
+                     "<table>\n<tr><th>stage</th><th>pipeline rank</th>"
+                     "<th>layers</th><th>devices per replica</th>"
+                     "<th>first GPU</th><th class=l>strategies of one "
+                     "layer</th></tr>\n");
+  for (int s = 0; s < p->n_stages; s++) {
+    const strata_plan_stage_t *st = &p->stages[s];
+    const strata_stage_result_t *r = st->result;
+    strata_buf_printf(b, "<tr><td>%d</td><td>%d</td><td>", s, st->rank);
+    if (st->layer_end - st->layer_begin > 1)
+      strata_buf_printf(b, "%d-%d", st->layer_begin, st->layer_end - 1);
+    else if (st->layer_end > st->layer_begin)
+      strata_buf_printf(b, "%d", st->layer_begin);
+    else
+      strata_buf_puts(b, "none");
+    strata_buf_printf(b, "%s%s</td><td>%d x %d</td><td>%d</td><td class=l>",
+                      st->with_prologue ? " + embedding" : "",
+                      st->with_epilogue ? " + head" : "", st->nodes,
+                      st->gpus_per_node, st->first_rank);
+    int layer = -1, shown = 0;
+    for (int i = 0; r && i < r->n_ops && shown < 24; i++) {
+      const strata_op_choice_t *op = &r->ops[i];
+      if (op->layer < 0) continue;
+      if (layer < 0) layer = op->layer;
+      if (op->layer != layer) continue;
+      strata_buf_puts(b, shown++ ? ", " : "");
+      esc(b, op->name);
+      strata_buf_puts(b, " <b>");
+      esc(b, op->strategy);
+      strata_buf_puts(b, "</b>");
+    }
+    strata_buf_puts(b, "</td></tr>\n");
+  }
+  strata_buf_puts(b, "</table>\n");
+}
+
 /* The runners-up, with cp and ep columns when any of them uses them. */
 static void runners_up(strata_buf_t *b, const strata_plan_t *p) {
   char mem[32];
@@ -420,6 +676,8 @@ int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,
   memory(&b, p);
   devices(&b, p, o);
   hosts(&b, m);
+  if ((rc = heatmap(&b, p, o))) goto out;
+  stage_table(&b, p);
   runners_up(&b, p);
   strata_buf_puts(&b, "<p>Written by <code>strata export html</code>.</p>\n"
                       "</body>\n</html>\n");

@@ -3,7 +3,14 @@
 RGBA, the filters of the PNG specification, section 9) with zlib alone and
 wants several colours and a share of non-white pixels.
 
-    check_png.py SHOT.png
+With --heatmap: are the communication heat map's cells on it?  The page
+colours them with eight levels of one palette (merge/export_html.c,
+hm_palette) that nothing else on it uses but the legend, whose swatches
+hold 28 x 12 pixels of each; wanted: at least 3 of the levels, and 2000
+pixels of them beyond the swatches' (the tp 2 x pp 2 x dp 4 plan of
+run.sh draws 48 cells of about 14 x 14).
+
+    check_png.py [--heatmap] SHOT.png
 """
 import struct
 import sys
@@ -48,7 +55,31 @@ def pixels(path):
     return w, h, bpp, out
 
 
+PALETTE = ["fde725", "a0da39", "4ac16d", "1fa187",
+           "277f8e", "365c8d", "46327e", "440154"]
+SWATCH = 28 * 12
+
+
+def heatmap(path):
+    w, h, bpp, rows = pixels(path)
+    want = {bytes.fromhex(c): 0 for c in PALETTE}
+    for r in rows:
+        for x in range(0, len(r), bpp):
+            px = r[x:x + 3]
+            if px in want:
+                want[px] += 1
+    levels = sum(1 for n in want.values() if n > SWATCH)
+    beyond = sum(max(0, n - SWATCH) for n in want.values())
+    print(f"check_png: heat map: {levels} of {len(PALETTE)} levels drawn beyond "
+          f"the legend, {beyond} pixels of them ({', '.join(str(n) for n in want.values())})")
+    if levels < 3 or beyond < 2000:
+        sys.exit(1)
+
+
 def main():
+    if sys.argv[1] == "--heatmap":
+        heatmap(sys.argv[2])
+        return
     w, h, bpp, rows = pixels(sys.argv[1])
     colours, ink = set(), 0
     for r in rows[::4]:

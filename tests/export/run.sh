@@ -13,7 +13,11 @@
 #   run.sh STRATA torchtitan  the TOML parsed (Python's tomllib) and every
 #                             key one torchtitan defines
 #   run.sh STRATA html        the page rendered by headless Chromium: the
-#                             screenshot is not blank, the console silent
+#                             screenshot is not blank, the console silent;
+#                             a plan with tp, dp and pp > 1 draws its
+#                             communication heat map, whose cells are in
+#                             the screenshot (kept beside the test's
+#                             working directory, its path printed)
 #
 # A check whose tool is not installed (python3, python3-torch, chromium)
 # exits 77, which ctest reports as skipped, with the package to install.
@@ -51,6 +55,7 @@ PLANS=(
     mixedllama3 "--model llama --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 8192 --cluster $here/../data/topo/mixed.json --global-batch 256 --pp 4"
     qwen3 "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
     qwen3pp "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64"
+    heatmap "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --global-batch 16"
     cp "--model llama --layers 8 --cluster dgx-h100:16 --tp 4 --cp 2 --pp 2 --seq 16384 --global-batch 32"
     # Llama 3 405B's FSDP with pp 16, as Meta trained it, planned for
     # torchtitan; and Megatron-FSDP's, which torchtitan's export refuses
@@ -187,8 +192,8 @@ html() {
     chrome=$(command -v chromium || command -v chromium-browser || command -v google-chrome) ||
         skip "no chromium (apt-get install chromium; it could not be installed here)"
     need_python
-    local name
-    for name in free interleaved; do
+    local name size
+    for name in free interleaved heatmap; do
         "$strata" export html "$tmp/$name.splan" -o "$tmp/$name.html" || { fail "$name: export html"; continue; }
         if grep -Eiq '<script|<link|<img|<iframe|@import|url\(' "$tmp/$name.html"; then
             fail "$name: the page loads or runs something"
@@ -196,9 +201,11 @@ html() {
         if grep -Eo 'https?://[^"]*' "$tmp/$name.html" | grep -v '^http://www.w3.org/2000/svg$' | grep -q .; then
             fail "$name: the page names an address"
         fi
+        size=1200,1400
+        [ "$name" = heatmap ] && size=1200,2600 # down to the heat map
         timeout 120 "$chrome" --headless --no-sandbox --disable-gpu --hide-scrollbars \
             --no-first-run --disable-extensions --enable-logging=stderr --v=0 \
-            --user-data-dir="$tmp/chrome" --window-size=1200,1400 \
+            --user-data-dir="$tmp/chrome" --window-size=$size \
             --screenshot="$tmp/$name.png" "file://$tmp/$name.html" >"$tmp/$name.log" 2>&1
         [ -s "$tmp/$name.png" ] || { fail "$name: no screenshot ($(tail -2 "$tmp/$name.log"))"; continue; }
         if grep -E 'CONSOLE|Uncaught|Failed to load' "$tmp/$name.log"; then
@@ -206,6 +213,33 @@ html() {
         fi
         "$PY" "$here/check_png.py" "$tmp/$name.png" || fail "$name: blank screenshot"
     done
+    heatmap_page
+}
+
+# The heat map of the tp 2 x pp 2 x dp 4 plan: a grid per kind it uses
+# (TP, DP, PP), CP and EP absent, the GPUs' cells, and in the screenshot
+# the cells' colours beyond what the legend's swatches hold.
+heatmap_page() {
+    local page=$tmp/heatmap.html kind
+    [ -s "$tmp/heatmap.png" ] || return
+    grep -q '<svg class=heatmap' "$page" || fail "heatmap: no heat map"
+    for kind in TP DP PP; do
+        grep -q "font-weight:bold\">$kind: " "$page" || fail "heatmap: no $kind grid"
+    done
+    for kind in CP 'EP all-to-all'; do
+        if grep -q "font-weight:bold\">$kind: " "$page"; then fail "heatmap: a $kind grid"; fi
+    done
+    # 16 GPUs: TP pairs 0>1, 1>0, ...; DP rings of 4 at stride 2; the PP
+    # pairs i <> i + 8, both ways
+    grep -q '<title>TP: GPU 0 (node 0) to GPU 1 (node 0): ' "$page" || fail "heatmap: no TP pair 0 to 1"
+    grep -q '<title>DP: GPU 6 (node 0) to GPU 0 (node 0): ' "$page" || fail "heatmap: no DP pair 6 to 0"
+    grep -q '<title>PP: GPU 9 (node 1) to GPU 1 (node 0): ' "$page" || fail "heatmap: no PP pair 9 to 1"
+    [ "$(grep -c '<title>PP: ' "$page")" -eq 16 ] || fail "heatmap: not 16 PP pairs"
+    "$PY" "$here/check_png.py" --heatmap "$tmp/heatmap.png" || fail "heatmap: the heat map's cells are not in the screenshot"
+    local keep=${STRATA_SHOT_DIR:-$PWD}
+    if cp "$tmp/heatmap.png" "$keep/export_html_heatmap.png" 2>/dev/null; then
+        echo "screenshot: $keep/export_html_heatmap.png"
+    fi
 }
 
 plan_all
