@@ -454,6 +454,25 @@ static int match_gelu(const st__onnx_map_t *x, int n) {
   return c >= 0 && x->cst[c] ? hi : mi;
 }
 
+/* A float weight of 2 or more dims, [.., s, h], added to the output of an
+ * embedding's Gather: a learned position table.  An nn.Embedding read at
+ * arange(s) (or an nn.Parameter sliced to s) is folded by the exporter's
+ * constant folding into such an initializer; masks and rotary tables are
+ * added to attention scores or multiplied, never added to the token
+ * embedding. */
+static int is_position_table(const st__onnx_map_t *x, int a, int b) {
+  const st__onnx_value_t *w = is_weight(x, b) ? val(x, x->wsrc[b]) : NULL;
+  int prod = val(x, a)->producer;
+  const st__onnx_node_t *g = node(x, prod);
+  if (!w || w->wide || w->ndim < 2 || w->ndim > val(x, a)->ndim ||
+      w->shape[w->ndim - 1] != last_dim(x, a) || !is_op(g, "Gather") ||
+      g->n_in != 2)
+    return 0;
+  for (int t = 0; t < x->n_tables; t++)
+    if (x->tables[t] == x->wsrc[g->in[0]]) return 1;
+  return 0;
+}
+
 /* Add and Mul: of two activations (the smaller broadcast to the
  * larger), by a 1-D weight along the last dim (a bias, a scale), or by a
  * constant (scale). */
@@ -471,7 +490,8 @@ static int map_binary(st__onnx_map_t *x, int n, strata_op_kind_t kind) {
     in[1] = x->tensor[b];
     return emit1(x, n, kind, 2, in, nd->out[0], a);
   }
-  if (is_vec(x, b, last_dim(x, a))) {
+  if (is_vec(x, b, last_dim(x, a)) ||
+      (kind == STRATA_OP_ADD && is_position_table(x, a, b))) {
     if ((in[1] = param_as_is(x, b)) < 0) return in[1];
     return emit1(x, n, kind, 2, in, nd->out[0], a);
   }

@@ -70,8 +70,12 @@ class MhaBlock(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, seq, h, heads, layers, tied, mha=False):
+    def __init__(self, vocab, seq, h, heads, layers, tied, mha=False,
+                 arange=False):
         super().__init__()
+        # arange: positions as wpe(arange(s)), which the exporter's constant
+        # folding writes as one [s, h] initializer added to the embedding
+        self.arange = arange
         self.wte = nn.Embedding(vocab, h)
         self.wpe = nn.Embedding(seq, h)
         blk = MhaBlock if mha else Block
@@ -84,7 +88,8 @@ class GPT(nn.Module):
 
     def forward(self, idx):
         s = idx.shape[1]
-        x = self.wte(idx) + self.wpe(self.pos[:, :s])
+        pos = torch.arange(s) if self.arange else self.pos[:, :s]
+        x = self.wte(idx) + self.wpe(pos)
         for blk in self.h:
             x = blk(x)
         return self.head(self.ln_f(x))

@@ -39,10 +39,10 @@ def run(args):
     return subprocess.run(args, capture_output=True, text=True)
 
 
-def export(path, opset, tied, layers, mha, dynamic):
+def export(path, opset, tied, layers, mha, dynamic, arange=False):
     torch.manual_seed(0)
     m = gpt.GPT(gpt.VOCAB, gpt.SEQ, gpt.HIDDEN, gpt.HEADS, layers, tied,
-                mha).eval()
+                mha, arange).eval()
     idx = torch.randint(0, gpt.VOCAB, (gpt.BATCH, gpt.SEQ))
     axes = {"input_ids": {0: "batch", 1: "sequence"},
             "logits": {0: "batch", 1: "sequence"}} if dynamic else None
@@ -54,16 +54,18 @@ def export(path, opset, tied, layers, mha, dynamic):
     return sum(p.numel() for p in m.parameters())
 
 
-def one(strata, tmp, opset, tied, layers, mha=False, dynamic=False):
-    name = "opset %d, %s head, %d layers%s%s" % (
+def one(strata, tmp, opset, tied, layers, mha=False, dynamic=False,
+        arange=False):
+    name = "opset %d, %s head, %d layers%s%s%s" % (
         opset, "tied" if tied else "untied", layers,
         ", nn.MultiheadAttention" if mha else "",
-        ", dynamic axes" if dynamic else "")
-    model = os.path.join(tmp, "m%d%s%d%s%s.onnx" % (
+        ", dynamic axes" if dynamic else "",
+        ", positions folded to a table" if arange else "")
+    model = os.path.join(tmp, "m%d%s%d%s%s%s.onnx" % (
         opset, "t" if tied else "u", layers, "m" if mha else "",
-        "d" if dynamic else ""))
+        "d" if dynamic else "", "a" if arange else ""))
     trace = model[:-5] + ".json"
-    want = export(model, opset, tied, layers, mha, dynamic)
+    want = export(model, opset, tied, layers, mha, dynamic, arange)
     shape = ["--seq", str(gpt.SEQ), "--micro-batch", "4"] if dynamic else []
     t0 = time.perf_counter()
     r = run([strata, "trace", "import", "onnx", model, "-o", trace] + shape)
@@ -124,6 +126,8 @@ def main():
         for opset in (14, 17):
             one(strata, tmp, opset, opset == 14, 2, mha=True)
         one(strata, tmp, 17, True, 2, dynamic=True)
+        for opset in (14, 17):
+            one(strata, tmp, opset, True, 2, arange=True)
         bad(strata, tmp)
     print("%d failed" % failures)
     return 1 if failures else 0
