@@ -22,7 +22,8 @@ A model is a preset or family name, a trace file, a Hugging Face
 config.json or an ONNX file (a path), a Hugging Face config or a trace as
 a dict, or a torch.nn.Module with example_inputs=(...) (strata_trace).  A
 cluster is a preset ("dgx-h100:64"), a cluster spec file, or its dict.
-docs/python.md walks through it all.
+trace_info() gives a model's sizes; import_onnx() and import_hf() its
+trace.  docs/python.md walks through it all.
 """
 import html
 import json
@@ -34,6 +35,7 @@ from strata._lib import library_path, run_command, version
 
 __all__ = [
     "plan", "estimate", "load_plan", "Plan", "command", "Result",
+    "trace_info", "import_onnx", "import_hf",
     "StrataError", "UsageError", "BadInputError", "InfeasibleError",
     "InternalError", "StrataWarning", "version", "library_path",
 ]
@@ -202,6 +204,56 @@ def _is_preset(cluster):
         not cluster.endswith(".json")
 
 
+# ---- models ---------------------------------------------------------------
+
+def trace_info(model, example_inputs=None, trace_options=None, **options):
+    """A model's sizes and totals (parameters, FLOPs a micro-batch, ...):
+    `strata trace info --json MODEL [options]`."""
+    with tempfile.TemporaryDirectory(prefix="strata-") as tmp:
+        m = _model_arg(tmp, model, example_inputs, trace_options or {})
+        out = command("trace", "info", m, "--json", *_options(options),
+                      names={tmp + os.sep: ""}).stdout
+    return json.loads(out)
+
+
+def _import(kind, path, output, options):
+    with tempfile.TemporaryDirectory(prefix="strata-") as tmp:
+        dest = os.path.join(tmp, "trace.json")
+        command("trace", "import", kind, os.fspath(path), *_options(options),
+                "-o", dest)
+        with open(dest) as f:
+            text = f.read()
+    if output is not None:
+        _write_atomic(os.fspath(output), text.encode())
+    return json.loads(text)
+
+
+def import_onnx(path, output=None, **options):
+    """An ONNX file (torch.onnx.export's, Hugging Face's) as a trace dict:
+    `strata trace import onnx PATH [options]` (seq=, micro_batch=, dtype=
+    where the file leaves them open); written to output too if given."""
+    return _import("onnx", path, output, options)
+
+
+def import_hf(path, output=None, **options):
+    """A Hugging Face config.json as a trace dict: `strata trace import hf
+    PATH [options]`; written to output too if given."""
+    return _import("hf", path, output, options)
+
+
+def _write_atomic(path, data):
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".strata-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
 # ---- plans ----------------------------------------------------------------
 
 class Plan:
@@ -289,17 +341,8 @@ class Plan:
     def save(self, path):
         """Write the plan file (a temporary file, then renamed)."""
         path = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(prefix=".strata-", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(self.data)
-            os.replace(tmp, path)
-            self.name = path
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        _write_atomic(path, self.data)
+        self.name = path
 
     def export(self, target, **options):
         """The text of `strata export TARGET PLAN [options]`: "megatron",
