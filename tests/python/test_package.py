@@ -245,6 +245,38 @@ class Package(unittest.TestCase):
         self.assertIn("nothing was written", out)
         self.assertTrue(out.strip().endswith("True"), out)
 
+    def test_onnx(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("no torch")
+        sys.path.insert(0, os.path.join(HERE, "..", "onnx"))
+        import gpt
+        m = gpt.GPT(gpt.VOCAB, gpt.SEQ, gpt.HIDDEN, gpt.HEADS, 2, True).eval()
+        path = os.path.join(self.tmp.name, "g.onnx")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(m, (torch.zeros(gpt.BATCH, gpt.SEQ,
+                                              dtype=torch.long),), path,
+                              opset_version=17)
+        want = sum(q.numel() for q in m.parameters())
+        self.assertEqual(strata.trace_info(path)["parameters"], want)
+        out = os.path.join(self.tmp.name, "g.json")
+        trace = strata.import_onnx(path, output=out)
+        with open(out) as f:
+            self.assertEqual(json.load(f), trace)
+        rc, cli_out, err = cli("trace", "import", "onnx", path)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(cli_out), trace)
+        p = strata.plan(model=path, cluster="dgx-h100:1")
+        self.assertGreater(p.step_seconds, 0)
+        bad = os.path.join(self.tmp.name, "bad.onnx")
+        with open(path, "rb") as f, open(bad, "wb") as g:
+            g.write(f.read()[:100])
+        with self.assertRaises(strata.BadInputError) as cm:
+            strata.import_onnx(bad)
+        self.assertIn("bad.onnx", str(cm.exception))
+
     def test_torch_module(self):
         try:
             import torch
