@@ -106,11 +106,12 @@ def _warn(stderr):
                           stacklevel=3)
 
 
-def command(*args, check=True, names=None):
+def command(*args, check=True, names=None, ok=(0,)):
     """Run `strata ARGS...` in this process and return its Result.  With
-    check (the default), a non-zero exit raises the StrataError of its
-    class and an interrupted command (exit 130) KeyboardInterrupt.  names
-    maps the package's temporary paths to what its messages call them."""
+    check (the default), an exit code not in ok raises the StrataError of
+    its class; an interrupted command (exit 130) raises KeyboardInterrupt.
+    names maps the package's temporary paths to what its messages call
+    them."""
     args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a)
             for a in args]
     rc, out, err = run_command(args)
@@ -118,7 +119,7 @@ def command(*args, check=True, names=None):
         err = err.replace(tmp, name)
     if rc == 130:
         raise KeyboardInterrupt(_message(err))
-    if check and rc != 0:
+    if check and rc not in ok:
         doc = None
         if out.lstrip().startswith("{"):
             try:
@@ -367,12 +368,8 @@ class Plan:
                 argv.append("--json")
             # diff's exit codes are diff(1)'s: 1 they differ, 3 only the
             # hosts changed; 2 is its trouble (usage, bad input)
-            r = command(*argv, check=False,
-                        names={a: self.name, b: other.name})
-        if r.returncode not in (0, 1, 3):
-            raise BadInputError(_message(r.stderr), r.returncode, "diff",
-                                r.stderr)
-        _warn(r.stderr)
+            r = command(*argv, names={a: self.name, b: other.name},
+                        ok=(0, 1, 3))
         return r.stdout if text else json.loads(r.stdout)
 
     def __eq__(self, other):
@@ -426,12 +423,8 @@ def estimate(model, cluster, example_inputs=None, trace_options=None,
                 _model_arg(tmp, model, example_inputs, trace_options or {}),
                 "--cluster", _cluster_arg(tmp, cluster)]
         argv += _options(options) + ["--json"]
-        r = command(*argv, check=False)
-    if r.returncode not in (0, 3) or not r.stdout.lstrip().startswith("{"):
-        if r.returncode == 0:
-            raise InternalError("strata estimate printed no JSON", 4,
-                                "estimate", r.stderr)
-        cls = _CLASSES.get(r.returncode, StrataError)
-        raise cls(_message(r.stderr), r.returncode, "estimate", r.stderr)
-    _warn(r.stderr)
+        r = command(*argv, ok=(0, 3))
+    if not r.stdout.lstrip().startswith("{"):
+        raise InternalError("strata estimate printed no JSON", 4,
+                            "estimate", r.stderr)
     return json.loads(r.stdout)
