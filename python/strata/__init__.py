@@ -406,7 +406,9 @@ def plan(model, cluster, example_inputs=None, trace_options=None,
         # --json: where nothing fits, the error carries the command's
         # answer (the reason) as its result
         argv += _options(options) + ["--json", "-o", out]
-        command(*argv)
+        # a dict or module model is a file of the temporary folder: messages
+        # name it by its file name alone
+        command(*argv, names={tmp + os.sep: ""})
         with open(out, "rb") as f:
             data = f.read()
     return Plan(data, cluster)
@@ -423,7 +425,7 @@ def estimate(model, cluster, example_inputs=None, trace_options=None,
                 _model_arg(tmp, model, example_inputs, trace_options or {}),
                 "--cluster", _cluster_arg(tmp, cluster)]
         argv += _options(options) + ["--json"]
-        r = command(*argv, ok=(0, 3))
+        r = command(*argv, ok=(0, 3), names={tmp + os.sep: ""})
     if not r.stdout.lstrip().startswith("{"):
         raise InternalError("strata estimate printed no JSON", 4,
                             "estimate", r.stderr)

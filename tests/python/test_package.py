@@ -200,6 +200,8 @@ class Package(unittest.TestCase):
         mine = [str(x.message) for x in w
                 if issubclass(x.category, strata.StrataWarning)]
         self.assertEqual(len([m for m in mine if "exceeds" in m]), 1, mine)
+        # the model, given as a dict, is named by its file, not a temp path
+        self.assertTrue(mine[0].startswith("llama.json: "), mine)
 
     def test_threads_are_serialised(self):
         out, errs = [], []
