@@ -436,11 +436,10 @@ static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
 }
 
 /* Fused attention: FlashAttention's backward does 2.5 times the forward's
- * FLOPs (five products to two); a causal kernel skips the masked half.
- * Under a causal sliding window of w < s keys query i sees min(i + 1, w)
- * of them, w(w + 1)/2 + w(s - w) pairs in all: a share 1 - (w - 1)/(2s)
- * of the s x w the FLOPs count.  The kernels run in 16 bits (Transformer
- * Engine's FP8 recipes leave attention in BF16 unless asked). */
+ * FLOPs (five products to two); the FLOPs count only the pairs a causal
+ * mask or window leaves (traces/kinds.c), which is what the kernel skips
+ * to.  The kernels run in 16 bits (Transformer Engine's FP8 recipes leave
+ * attention in BF16 unless asked). */
 static void time_flash(const st__cost_ctx_t *c, const strata_op_t *op,
                        const st__opdims_t *d, const st__strat_t *s,
                        st__op_cost_t *r) {
@@ -448,7 +447,6 @@ static void time_flash(const st__cost_ctx_t *c, const strata_op_t *op,
   double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
   double keys = (double)c->g->tensors[op->in[1]].shape[2];
   int windowed = op->window > 0 && op->window < keys;
-  if (op->causal) f *= windowed ? 1 - (op->window - 1) / (2 * keys) : 0.5;
   for (int a = 0; a < c->m->ndim; a++)
     if (s->sp[a]) keys /= c->m->shape[a]; /* a ring step's block */
   if (windowed && op->window < keys) keys = op->window;

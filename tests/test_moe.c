@@ -279,12 +279,13 @@ TEST(variants_change_counts_flops_memory) {
   strata_graph_destroy(g2);
   o.tie_embeddings = -1;
   /* a 128-token window on every other layer: attention FLOPs of those
-   * layers fall to 128 keys per query */
+   * layers fall from the causal half of 1024 x 1024 pairs to the
+   * window's 128 (128 + 1)/2 + 128 (1024 - 128) */
   o.window = 128, o.window_every = 2;
   g2 = model("llama", &o);
   strata_graph_stats(g2, &b);
-  double full = 2.0 * 8 * 1024 * 1024 * (64 + 64);
-  double win = 2.0 * 8 * 1024 * 128 * (64 + 64);
+  double full = 2.0 * 8 * 1024 * (1024 / 2.0) * (64 + 64);
+  double win = 2.0 * 8 * (128 * 129 / 2.0 + 128 * (1024 - 128)) * (64 + 64);
   ASSERT_NEAR(a.flops_per_microbatch - b.flops_per_microbatch, 3 * (full - win),
               1e-12, 0);
   ASSERT_EQ(g2->n_blocks, 2); /* windowed and full layers alternate */
