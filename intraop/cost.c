@@ -133,6 +133,15 @@ static int fp8_gemm(const st__cost_ctx_t *c, const strata_op_t *op) {
          (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR);
 }
 
+double st__lowp_cast_time(const strata_perf_t *pf, const strata_lowp_t *r,
+                          double elems) {
+  if (!(elems > 0)) return 0;
+  double cast = strata_perf_stream(pf, (2.0 + 2.0 * r->operand) * elems, 1);
+  double amax =
+      r->amax_read > 0 ? strata_perf_stream(pf, r->amax_read * elems, 1) : 0;
+  return cast + amax;
+}
+
 /* The recipe of the stage's narrow GEMMs (delayed scaling when a caller
  * set fp8 to 1 without naming one: the same row). */
 static const strata_lowp_t *lowp(const st__cost_ctx_t *c) {
@@ -140,18 +149,22 @@ static const strata_lowp_t *lowp(const st__cost_ctx_t *c) {
   return r ? r : strata_lowp(STRATA_LOWP_DELAYED);
 }
 
-/* A GEMM of the op: narrow by the recipe where the op's are, else 16-bit;
- * current scaling first reads the 16-bit input it casts (cast: the
- * forward's input, the backward's output gradient, once) for the amax. */
+/* A GEMM of the op: narrow by the recipe where the op's are, else 16-bit.
+ * The 16-bit operand it casts (cast: the forward's input, the backward's
+ * output gradient, once for the two GEMMs that use it) goes through
+ * Transformer Engine's fused cast-transpose: a read of its 2 bytes and
+ * the writes of its row- and column-wise copies at the recipe's operand
+ * bytes (the block recipes quantise both from the one read), in one
+ * kernel; current scaling first reads it once more for the amax.  The
+ * weights' casts run once a step (TE caches them from the first
+ * micro-batch) and are left out. */
 static double gemm_of(const st__cost_ctx_t *c, const strata_op_t *op,
                       double batch, double m, double n, double k, int cast) {
   const strata_perf_t *pf = &c->o->perf;
   if (!fp8_gemm(c, op)) return strata_perf_gemm(pf, batch, m, n, k, 2);
   const strata_lowp_t *r = lowp(c);
-  double amax = cast && r->amax_read > 0
-                    ? strata_perf_stream(pf, r->amax_read * batch * m * k, 1)
-                    : 0;
-  return strata_perf_gemm_narrow(pf, batch, m, n, k, r->operand, r->fp4) + amax;
+  double q = cast ? st__lowp_cast_time(pf, r, batch * m * k) : 0;
+  return strata_perf_gemm_narrow(pf, batch, m, n, k, r->operand, r->fp4) + q;
 }
 
 /* The states of the parameter in slot of op; the experts' also apart. */

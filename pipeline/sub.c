@@ -96,7 +96,8 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
                 so->mip_gap,
                 so->ep_link.bandwidth,
                 so->ep_link.latency,
-                so->moe_imbalance};
+                so->moe_imbalance,
+                so->perf.gemm_k0_narrow};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
     strata_hash_f64(&h, d[i]);
   return strata_hash_final(&h);
