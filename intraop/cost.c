@@ -431,7 +431,22 @@ static void time_linear(const st__cost_ctx_t *c, const strata_op_t *op,
 /* Grouped GEMMs: each of the rank's experts (E over the axes splitting
  * them and the expert-parallel replicas beyond) multiplies the copies it
  * receives (those of its replica's tokens times the ep_outer replicas
- * sending to it, times the imbalance) by its [n, k] weight. */
+ * sending to it, times the imbalance) by its [n, k] weight.  Transformer
+ * Engine runs them as one cuBLAS GEMM an expert, launched one by one over
+ * its compute streams ("for now, we only have multi-stream cublas
+ * backend": te_general_grouped_gemm; four streams,
+ * nvte_get_num_compute_streams): the wave term sees the tiles of at most
+ * four experts at once, and each expert pays its launch. */
+#define ST__GROUPED_STREAMS 4.0
+
+static double grouped_at(const st__cost_ctx_t *c, const strata_op_t *op,
+                         double E, double m, double n, double k, int cast) {
+  const strata_perf_t *pf = &c->o->perf;
+  double b = E < ST__GROUPED_STREAMS ? E : ST__GROUPED_STREAMS;
+  return E / b * gemm_of(c, op, b, m, n, k, cast) +
+         (E - E / b) * pf->launch_seconds;
+}
+
 static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
                          const st__opdims_t *d, const st__strat_t *s,
                          st__op_cost_t *r) {
@@ -442,8 +457,9 @@ static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
   double n = local_dim(c, d, s, d->pdim_n),
          k = local_dim(c, d, s, pdim_named(d, "k"));
   if (E < 1) E = 1;
-  r->gemm_fwd = gemm_of(c, op, E, m, n, k, 1);
-  r->gemm_bwd = gemm_of(c, op, E, m, k, n, 1) + gemm_of(c, op, E, n, k, m, 0);
+  r->gemm_fwd = grouped_at(c, op, E, m, n, k, 1);
+  r->gemm_bwd =
+      grouped_at(c, op, E, m, k, n, 1) + grouped_at(c, op, E, n, k, m, 0);
   r->fwd = r->gemm_fwd;
   r->bwd = r->gemm_bwd;
 }
