@@ -133,6 +133,15 @@ static int fp8_gemm(const st__cost_ctx_t *c, const strata_op_t *op) {
          (op->kind == STRATA_OP_LINEAR || op->kind == STRATA_OP_GROUPED_LINEAR);
 }
 
+double st__lowp_cast_time(const strata_perf_t *pf, const strata_lowp_t *r,
+                          double elems) {
+  if (!(elems > 0)) return 0;
+  double cast = strata_perf_stream(pf, (2.0 + 2.0 * r->operand) * elems, 1);
+  double amax =
+      r->amax_read > 0 ? strata_perf_stream(pf, r->amax_read * elems, 1) : 0;
+  return cast + amax;
+}
+
 /* The recipe of the stage's narrow GEMMs (delayed scaling when a caller
  * set fp8 to 1 without naming one: the same row). */
 static const strata_lowp_t *lowp(const st__cost_ctx_t *c) {
@@ -140,18 +149,22 @@ static const strata_lowp_t *lowp(const st__cost_ctx_t *c) {
   return r ? r : strata_lowp(STRATA_LOWP_DELAYED);
 }
 
-/* A GEMM of the op: narrow by the recipe where the op's are, else 16-bit;
- * current scaling first reads the 16-bit input it casts (cast: the
- * forward's input, the backward's output gradient, once) for the amax. */
+/* A GEMM of the op: narrow by the recipe where the op's are, else 16-bit.
+ * The 16-bit operand it casts (cast: the forward's input, the backward's
+ * output gradient, once for the two GEMMs that use it) goes through
+ * Transformer Engine's fused cast-transpose: a read of its 2 bytes and
+ * the writes of its row- and column-wise copies at the recipe's operand
+ * bytes (the block recipes quantise both from the one read), in one
+ * kernel; current scaling first reads it once more for the amax.  The
+ * weights' casts run once a step (TE caches them from the first
+ * micro-batch) and are left out. */
 static double gemm_of(const st__cost_ctx_t *c, const strata_op_t *op,
                       double batch, double m, double n, double k, int cast) {
   const strata_perf_t *pf = &c->o->perf;
   if (!fp8_gemm(c, op)) return strata_perf_gemm(pf, batch, m, n, k, 2);
   const strata_lowp_t *r = lowp(c);
-  double amax = cast && r->amax_read > 0
-                    ? strata_perf_stream(pf, r->amax_read * batch * m * k, 1)
-                    : 0;
-  return strata_perf_gemm_narrow(pf, batch, m, n, k, r->operand, r->fp4) + amax;
+  double q = cast ? st__lowp_cast_time(pf, r, batch * m * k) : 0;
+  return strata_perf_gemm_narrow(pf, batch, m, n, k, r->operand, r->fp4) + q;
 }
 
 /* The states of the parameter in slot of op; the experts' also apart. */
@@ -418,7 +431,22 @@ static void time_linear(const st__cost_ctx_t *c, const strata_op_t *op,
 /* Grouped GEMMs: each of the rank's experts (E over the axes splitting
  * them and the expert-parallel replicas beyond) multiplies the copies it
  * receives (those of its replica's tokens times the ep_outer replicas
- * sending to it, times the imbalance) by its [n, k] weight. */
+ * sending to it, times the imbalance) by its [n, k] weight.  Transformer
+ * Engine runs them as one cuBLAS GEMM an expert, launched one by one over
+ * its compute streams ("for now, we only have multi-stream cublas
+ * backend": te_general_grouped_gemm; four streams,
+ * nvte_get_num_compute_streams): the wave term sees the tiles of at most
+ * four experts at once, and each expert pays its launch. */
+#define ST__GROUPED_STREAMS 4.0
+
+static double grouped_at(const st__cost_ctx_t *c, const strata_op_t *op,
+                         double E, double m, double n, double k, int cast) {
+  const strata_perf_t *pf = &c->o->perf;
+  double b = E < ST__GROUPED_STREAMS ? E : ST__GROUPED_STREAMS;
+  return E / b * gemm_of(c, op, b, m, n, k, cast) +
+         (E - E / b) * pf->launch_seconds;
+}
+
 static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
                          const st__opdims_t *d, const st__strat_t *s,
                          st__op_cost_t *r) {
@@ -429,18 +457,18 @@ static void time_grouped(const st__cost_ctx_t *c, const strata_op_t *op,
   double n = local_dim(c, d, s, d->pdim_n),
          k = local_dim(c, d, s, pdim_named(d, "k"));
   if (E < 1) E = 1;
-  r->gemm_fwd = gemm_of(c, op, E, m, n, k, 1);
-  r->gemm_bwd = gemm_of(c, op, E, m, k, n, 1) + gemm_of(c, op, E, n, k, m, 0);
+  r->gemm_fwd = grouped_at(c, op, E, m, n, k, 1);
+  r->gemm_bwd =
+      grouped_at(c, op, E, m, k, n, 1) + grouped_at(c, op, E, n, k, m, 0);
   r->fwd = r->gemm_fwd;
   r->bwd = r->gemm_bwd;
 }
 
 /* Fused attention: FlashAttention's backward does 2.5 times the forward's
- * FLOPs (five products to two); a causal kernel skips the masked half.
- * Under a causal sliding window of w < s keys query i sees min(i + 1, w)
- * of them, w(w + 1)/2 + w(s - w) pairs in all: a share 1 - (w - 1)/(2s)
- * of the s x w the FLOPs count.  The kernels run in 16 bits (Transformer
- * Engine's FP8 recipes leave attention in BF16 unless asked). */
+ * FLOPs (five products to two); the FLOPs count only the pairs a causal
+ * mask or window leaves (traces/kinds.c), which is what the kernel skips
+ * to.  The kernels run in 16 bits (Transformer Engine's FP8 recipes leave
+ * attention in BF16 unless asked). */
 static void time_flash(const st__cost_ctx_t *c, const strata_op_t *op,
                        const st__opdims_t *d, const st__strat_t *s,
                        st__op_cost_t *r) {
@@ -448,7 +476,6 @@ static void time_flash(const st__cost_ctx_t *c, const strata_op_t *op,
   double f = strata_op_flops_fwd(c->g, op) / st__work_split(c->m, s);
   double keys = (double)c->g->tensors[op->in[1]].shape[2];
   int windowed = op->window > 0 && op->window < keys;
-  if (op->causal) f *= windowed ? 1 - (op->window - 1) / (2 * keys) : 0.5;
   for (int a = 0; a < c->m->ndim; a++)
     if (s->sp[a]) keys /= c->m->shape[a]; /* a ring step's block */
   if (windowed && op->window < keys) keys = op->window;

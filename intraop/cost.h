@@ -55,6 +55,13 @@ void st__edge_times(const st__cost_ctx_t *c, int tensor, const st__opdims_t *du,
                     const st__strat_t *su, int uslot, const st__opdims_t *dw,
                     const st__strat_t *sw, int wslot, double *fwd, double *bwd);
 
+/* Seconds of Transformer Engine's cast of `elems` 16-bit elements into a
+ * recipe's row- and column-wise copies (and current scaling's amax pass
+ * before it): (2 + 2 operand) bytes an element in one kernel, the amax's
+ * read in another. */
+double st__lowp_cast_time(const strata_perf_t *pf, const strata_lowp_t *r,
+                          double elems);
+
 /* Reshard one tensor of `bytes` between two placements (seconds). */
 double st__reshard_time(const strata_mesh_t *m, double bytes,
                         const st__place_t *from, const st__place_t *to);

@@ -279,7 +279,11 @@ static int fill_ops(const st__stage_t *st, const int *choice,
 /* One micro-batch through the stage: compute, and the collectives that
  * the GEMMs next to them do not hide (all of them unless tensor-parallel
  * communication overlap is on: then max(0, comm - GEMM) per direction).
- * With the experts' all-to-all overlapped (Megatron-LM's batch-level EP
+ * The experts' dispatch and combine all-to-all are kept apart (the step
+ * names them): tensor-parallel overlap does not hide them (Transformer
+ * Engine's userbuffers overlap the tensor-parallel gathers and
+ * reduce-scatters with their GEMMs, not the experts' exchange).  With the
+ * experts' all-to-all overlapped (Megatron-LM's batch-level EP
  * overlap: the forward of one micro-batch runs with the backward of
  * another, each one's all-to-all under the other's compute; DeepSeek-V3's
  * DualPipe pairs them the same way), a pair's all-to-all A = a_f + a_b
@@ -297,8 +301,7 @@ static void fill_times(const st__stage_t *st, const int *choice,
     strata_op_kind_t k = st->g->ops[st->info[n->info].op].kind;
     cf += n->mult * c->fwd;
     cb += n->mult * c->bwd;
-    if (st->o.ep_comm_overlap &&
-        (k == STRATA_OP_MOE_DISPATCH || k == STRATA_OP_MOE_COMBINE)) {
+    if (k == STRATA_OP_MOE_DISPATCH || k == STRATA_OP_MOE_COMBINE) {
       af += n->mult * c->comm_fwd;
       ab += n->mult * c->comm_bwd;
     } else {
@@ -325,11 +328,15 @@ static void fill_times(const st__stage_t *st, const int *choice,
     mf = mf > gf ? mf - gf : 0;
     mb = mb > gb ? mb - gb : 0;
   }
-  if (af + ab > 0) {
+  if (st->o.ep_comm_overlap && af + ab > 0) {
     double a = af + ab, c = cf + cb, left = a > c ? (a - c) / a : 0;
-    mf += af * left;
-    mb += ab * left;
+    af *= left;
+    ab *= left;
   }
+  r->fwd_a2a_seconds = af;
+  r->bwd_a2a_seconds = ab;
+  mf += af;
+  mb += ab;
   r->fwd_comm_seconds = mf;
   r->bwd_comm_seconds = mb;
   r->fwd_seconds = cf + mf;

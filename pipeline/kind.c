@@ -31,6 +31,8 @@ enum {
   PF_EW,
   PF_EG,
   PF_EO,
+  PF_AF,
+  PF_AB,
   PRE_FIELDS
 };
 
@@ -47,6 +49,8 @@ void st__part_add(st__part_t *a, const st__part_t *x) {
   a->comm_fwd += x->comm_fwd;
   a->comm_bwd += x->comm_bwd;
   a->sync += x->sync;
+  a->a2a_fwd += x->a2a_fwd;
+  a->a2a_bwd += x->a2a_bwd;
   a->fixed_act += x->fixed_act;
   if (x->transient > a->transient) a->transient = x->transient;
 }
@@ -70,6 +74,8 @@ static void part_of(const strata_stage_result_t *r1,
   p->bwd = r1->bwd_seconds;
   p->comm_fwd = r1->fwd_comm_seconds;
   p->comm_bwd = r1->bwd_comm_seconds;
+  p->a2a_fwd = r1->fwd_a2a_seconds;
+  p->a2a_bwd = r1->bwd_a2a_seconds;
   p->sync = r1->sync_seconds;
 }
 
@@ -87,6 +93,8 @@ static void part_minus(const st__part_t *x, const st__part_t *y,
   d->bwd = x->bwd - y->bwd;
   d->comm_fwd = x->comm_fwd - y->comm_fwd;
   d->comm_bwd = x->comm_bwd - y->comm_bwd;
+  d->a2a_fwd = x->a2a_fwd - y->a2a_fwd;
+  d->a2a_bwd = x->a2a_bwd - y->a2a_bwd;
   d->sync = x->sync - y->sync;
   d->fixed_act = 0;
   d->transient = x->transient;
@@ -104,9 +112,9 @@ static int fill_prefix(const st__search_t *S, st__family_t *f) {
   if (!f->pre) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int l = 0; l < S->L; l++) {
     const st__part_t *x = &f->layer[strata_graph_layer_block(g, l)];
-    const double v[PRE_FIELDS] = {x->w,    x->g,   x->o,        x->act,
-                                  x->fwd,  x->bwd, x->comm_fwd, x->comm_bwd,
-                                  x->sync, x->ew,  x->eg,       x->eo};
+    const double v[PRE_FIELDS] = {
+        x->w,        x->g,    x->o,  x->act, x->fwd, x->bwd,     x->comm_fwd,
+        x->comm_bwd, x->sync, x->ew, x->eg,  x->eo,  x->a2a_fwd, x->a2a_bwd};
     for (int k = 0; k < PRE_FIELDS; k++)
       f->pre[(l + 1) * PRE_FIELDS + k] = f->pre[l * PRE_FIELDS + k] + v[k];
   }
@@ -203,6 +211,8 @@ void st__unit_only(const st__search_t *S, const st__family_t *f,
   only->bwd += unit.bwd - all.bwd;
   only->comm_fwd += unit.comm_fwd - all.comm_fwd;
   only->comm_bwd += unit.comm_bwd - all.comm_bwd;
+  only->a2a_fwd += unit.a2a_fwd - all.a2a_fwd;
+  only->a2a_bwd += unit.a2a_bwd - all.a2a_bwd;
   only->sync += unit.sync - all.sync;
 }
 
@@ -220,6 +230,8 @@ void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
   acc->bwd += b[PF_BWD] - a[PF_BWD];
   acc->comm_fwd += b[PF_CF] - a[PF_CF];
   acc->comm_bwd += b[PF_CB] - a[PF_CB];
+  acc->a2a_fwd += b[PF_AF] - a[PF_AF];
+  acc->a2a_bwd += b[PF_AB] - a[PF_AB];
   acc->sync += b[PF_SYNC] - a[PF_SYNC];
   /* per block the range touches: the largest transient, and full
    * recompute's re-run layer (the stage ILP holds one per block) */

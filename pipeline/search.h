@@ -40,6 +40,7 @@ typedef struct {
   double fwd, bwd;   /* one micro-batch, compute + exposed collectives */
   double comm_fwd, comm_bwd; /* of which collectives */
   double sync;               /* in-stage gradient synchronisation per step */
+  double a2a_fwd, a2a_bwd;   /* of comm, the experts' all-to-all */
 } st__part_t;
 
 enum { ST__P_M1, ST__P_M2 }; /* middle probes: 1 layer, f = 1 / f = 2 */

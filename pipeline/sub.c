@@ -99,6 +99,8 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
                 so->moe_imbalance};
   for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
     strata_hash_f64(&h, d[i]);
+  if (so->fp8) /* only narrow GEMMs use it: other keys as they were */
+    strata_hash_f64(&h, so->perf.gemm_k0_narrow);
   return strata_hash_final(&h);
 }
 

@@ -730,6 +730,92 @@ static strata_stage_result_t *solve_text(const char *json) {
   return r;
 }
 
+/* A layer's FP8 linear: its three GEMMs at the recipe's operand bytes on
+ * the FP8 curve, plus Transformer Engine's casts of the forward's input
+ * and the backward's output gradient (each read in 16 bits and written
+ * row- and column-wise at the operand's bytes, in one kernel; current
+ * scaling's amax pass before it); the weight-gradient GEMM casts nothing
+ * of its own. */
+TEST(fp8_linear_casts_by_recipe) {
+  const char *lin =
+      "{\"format\": \"strata-trace\", \"version\": 1, \"name\": \"lin\","
+      " \"micro_batch\": 2, \"seq_len\": 1024, \"tensors\": ["
+      " {\"id\": \"x\", \"shape\": [2, 1024, 4096], \"dtype\": \"bf16\","
+      "  \"kind\": \"input\"},"
+      " {\"id\": \"w\", \"shape\": [4096, 4096], \"dtype\": \"bf16\","
+      "  \"kind\": \"param\"},"
+      " {\"id\": \"y\", \"shape\": [2, 1024, 4096], \"dtype\": \"bf16\","
+      "  \"kind\": \"activation\"}],"
+      " \"ops\": [{\"id\": \"fc\", \"kind\": \"linear\","
+      "  \"inputs\": [\"x\", \"w\"], \"outputs\": [\"y\"]}],"
+      " \"blocks\": [{\"id\": \"b\", \"ops\": [\"fc\"], \"repeat\": 1,"
+      "  \"input\": \"x\", \"output\": \"y\"}]}";
+  strata_graph_t *g = NULL;
+  ASSERT_OK(strata_trace_parse(lin, strlen(lin), "lin", &g));
+  static const int recipes[] = {STRATA_LOWP_DELAYED, STRATA_LOWP_TENSORWISE,
+                                STRATA_LOWP_BLOCKWISE};
+  double m = 2048, n = 4096, k = 4096, prev = 0;
+  for (int i = 0; i < 3; i++) {
+    strata_stage_opts_t o;
+    opts_1d(&o, 1, STRATA_OBJ_MIN_MEM);
+    one_layer(&o);
+    o.fp8 = recipes[i];
+    const strata_perf_t *pf = &o.perf;
+    const strata_lowp_t *r = strata_lowp(recipes[i]);
+    strata_stage_result_t *res = solve(g, &o);
+    ASSERT(solved(res));
+    double b = (2 + 2 * r->operand), a = r->amax_read;
+    double cx = strata_perf_stream(pf, b * m * k, 1) +
+                (a > 0 ? strata_perf_stream(pf, a * m * k, 1) : 0);
+    double cy = strata_perf_stream(pf, b * m * n, 1) +
+                (a > 0 ? strata_perf_stream(pf, a * m * n, 1) : 0);
+    ASSERT_NEAR(res->fwd_seconds,
+                strata_perf_gemm_narrow(pf, 1, m, n, k, r->operand, 0) + cx,
+                1e-9, 0);
+    ASSERT_NEAR(res->bwd_seconds,
+                strata_perf_gemm_narrow(pf, 1, m, k, n, r->operand, 0) +
+                    strata_perf_gemm_narrow(pf, 1, n, k, m, r->operand, 0) + cy,
+                1e-9, 0);
+    /* tensorwise's amax pass makes it the slower of the two per-tensor
+     * recipes */
+    if (i == 1) ASSERT(res->fwd_seconds > prev);
+    prev = res->fwd_seconds;
+    strata_stage_result_destroy(res);
+  }
+  strata_graph_destroy(g);
+}
+
+/* Grouped GEMMs as Transformer Engine runs them on Hopper: one cuBLAS
+ * GEMM an expert over four compute streams, so the wave term sees four
+ * experts' tiles at once and every expert pays its launch. */
+TEST(grouped_gemm_per_expert) {
+  const char *gl =
+      "{\"format\": \"strata-trace\", \"version\": 1, \"name\": \"gl\","
+      " \"micro_batch\": 8, \"seq_len\": 384, \"tensors\": ["
+      " {\"id\": \"x\", \"shape\": [8, 1, 384, 1024], \"dtype\": \"bf16\","
+      "  \"kind\": \"input\"},"
+      " {\"id\": \"w\", \"shape\": [8, 2048, 1024], \"dtype\": \"bf16\","
+      "  \"kind\": \"param\"},"
+      " {\"id\": \"y\", \"shape\": [8, 1, 384, 2048], \"dtype\": \"bf16\","
+      "  \"kind\": \"activation\"}],"
+      " \"ops\": [{\"id\": \"g\", \"kind\": \"grouped_linear\","
+      "  \"inputs\": [\"x\", \"w\"], \"outputs\": [\"y\"]}]}";
+  strata_stage_result_t *r = solve_text(gl);
+  strata_stage_opts_t o;
+  strata_stage_opts_init(&o);
+  const strata_perf_t *pf = &o.perf;
+  double E = 8, m = 384, n = 2048, k = 1024, L = pf->launch_seconds;
+  /* two rounds of four experts; four launches beyond the rounds' two */
+  double fwd = 2 * strata_perf_gemm(pf, 4, m, n, k, 2) + 6 * L;
+  double bwd = 2 * strata_perf_gemm(pf, 4, m, k, n, 2) +
+               2 * strata_perf_gemm(pf, 4, n, k, m, 2) + 12 * L;
+  ASSERT_NEAR(r->fwd_seconds, fwd, 1e-9, 0);
+  ASSERT_NEAR(r->bwd_seconds, bwd, 1e-9, 0);
+  /* slower than one batched GEMM of all eight */
+  ASSERT(r->fwd_seconds > strata_perf_gemm(pf, E, m, n, k, 2));
+  strata_stage_result_destroy(r);
+}
+
 TEST(gemm_kinds_priced_as_gemms) {
   strata_stage_opts_t o;
   strata_stage_opts_init(&o);
@@ -1121,6 +1207,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(importer_kinds_solve),
     TEST_ENTRY(gemm_kinds_priced_as_gemms),
     TEST_ENTRY(cross_entropy_as_megatron_runs),
+    TEST_ENTRY(fp8_linear_casts_by_recipe),
+    TEST_ENTRY(grouped_gemm_per_expert),
     TEST_ENTRY(lp_export_round_trip),
     TEST_ENTRY(lp_export_bad_path),
     TEST_ENTRY(deterministic),

@@ -279,12 +279,13 @@ TEST(variants_change_counts_flops_memory) {
   strata_graph_destroy(g2);
   o.tie_embeddings = -1;
   /* a 128-token window on every other layer: attention FLOPs of those
-   * layers fall to 128 keys per query */
+   * layers fall from the causal half of 1024 x 1024 pairs to the
+   * window's 128 (128 + 1)/2 + 128 (1024 - 128) */
   o.window = 128, o.window_every = 2;
   g2 = model("llama", &o);
   strata_graph_stats(g2, &b);
-  double full = 2.0 * 8 * 1024 * 1024 * (64 + 64);
-  double win = 2.0 * 8 * 1024 * 128 * (64 + 64);
+  double full = 2.0 * 8 * 1024 * (1024 / 2.0) * (64 + 64);
+  double win = 2.0 * 8 * (128 * 129 / 2.0 + 128 * (1024 - 128)) * (64 + 64);
   ASSERT_NEAR(a.flops_per_microbatch - b.flops_per_microbatch, 3 * (full - win),
               1e-12, 0);
   ASSERT_EQ(g2->n_blocks, 2); /* windowed and full layers alternate */
@@ -459,6 +460,11 @@ TEST(ep_all_to_all_cost) {
       ASSERT_STR_EQ(r->ops[i].strategy, "e");
       ASSERT_STR_EQ(r->ops[i].placement, "[S(0)]");
     }
+  /* the all-to-all apart from the other collectives: dispatch and
+   * combine, on the mesh and beyond, each way */
+  ASSERT_NEAR(r->fwd_a2a_seconds, 2 * (mesh + outer), 1e-12, 0);
+  ASSERT_NEAR(r->bwd_a2a_seconds, 2 * (mesh + outer), 1e-12, 0);
+  ASSERT(r->fwd_comm_seconds > r->fwd_a2a_seconds); /* and the SP gathers */
   /* the experts' states: a sixteenth of each expert GEMM per device */
   double per = 16.0 * 3 * 1024 * 1024 / 16;
   ASSERT_NEAR(r->mem.expert_weights, 2 * per, 1e-12, 0);
@@ -479,6 +485,8 @@ TEST(ep_all_to_all_cost) {
               r->fwd_seconds + r->bwd_seconds - hidden, 1e-9, 0);
   ASSERT(o2->fwd_comm_seconds < r->fwd_comm_seconds);
   ASSERT(o2->bwd_comm_seconds < r->bwd_comm_seconds);
+  /* what stays of the all-to-all is its own item still */
+  ASSERT_NEAR(o2->fwd_a2a_seconds + o2->bwd_a2a_seconds, a - hidden, 1e-9, 0);
   strata_stage_result_destroy(o2);
   strata_stage_result_destroy(r);
   /* a slow link: the all-to-all outlasts the compute, A - C stays */
@@ -1011,6 +1019,20 @@ TEST(deepspeed_reduces_after_backward) {
  * and the environment the MoE README names. */
 static void check_flags(const char *args);
 
+/* The plan format the rest of a plan needs: its exposed all-to-all, a
+ * step item of format 12, set aside (restored before it returns). */
+static int format_without_a2a(strata_plan_t *p) {
+  unsigned char *data = NULL;
+  size_t len = 0;
+  double a2a = p->step_items.ep_a2a;
+  p->step_items.ep_a2a = 0;
+  ASSERT_OK(strata_plan_encode(p, &data, &len));
+  p->step_items.ep_a2a = a2a;
+  int v = data[4] | data[5] << 8;
+  strata_free(data);
+  return v;
+}
+
 TEST(ep_overlap_plans_and_exports) {
   strata_plan_opts_t po;
   strata_plan_t *a = NULL, *b = NULL, *q = NULL;
@@ -1038,8 +1060,9 @@ TEST(ep_overlap_plans_and_exports) {
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
   ASSERT_EQ(q->overlap_ep_comm, 1);
   strata_free(data);
+  ASSERT(format_without_a2a(a) < 6);
   ASSERT_OK(strata_plan_encode(a, &data, &len));
-  ASSERT(data[4] < 6);
+  ASSERT_EQ(data[4], a->step_items.ep_a2a > 0 ? 12 : data[4]);
   strata_free(data);
   char *t = NULL;
   ASSERT_OK(strata_export_megatron(q, &t));
@@ -1106,6 +1129,28 @@ TEST(ep_overlap_plans_and_exports) {
   ASSERT_NEAR(x2->ranks[0].mem.activations, 2 * x1->ranks[0].mem.activations,
               1e-9, 0);
   ASSERT(x2->step_seconds < x1->step_seconds);
+  /* the all-to-all is the step's own item, not tp comm's: the items sum
+   * to the step, the overlap shrinks it, and a plan file keeps it (format
+   * 12, which a plan needs only where it is not 0) */
+  for (int on = 0; on <= 1; on++) {
+    const strata_plan_t *x = on ? x2 : x1;
+    const strata_step_items_t *it = &x->step_items;
+    double sum = it->compute + it->tp_comm + it->ep_a2a + it->bubble +
+                 it->dp_sync + it->param_gather + it->optimizer + it->overhead;
+    ASSERT_NEAR(sum, x->step_seconds, 1e-9, 0);
+    ASSERT(on || it->ep_a2a > 0); /* overlapped, it may all be hidden */
+    unsigned char *bytes = NULL;
+    size_t n = 0;
+    strata_plan_t *back = NULL;
+    ASSERT_OK(strata_plan_encode(x, &bytes, &n));
+    int v = bytes[4] | bytes[5] << 8; /* the header's version */
+    ASSERT(it->ep_a2a > 0 ? v == 12 : v < 12);
+    ASSERT_OK(strata_plan_decode(bytes, n, "x", &back));
+    ASSERT_NEAR(back->step_items.ep_a2a, it->ep_a2a, 0, 0);
+    strata_free(bytes);
+    strata_plan_destroy(back);
+  }
+  ASSERT(x2->step_items.ep_a2a < x1->step_items.ep_a2a);
   ASSERT_OK(strata_plan_diff(x1, x2, 0, &t, &(int){0}));
   ASSERT_CONTAINS(t, "overlap_moe_expert_parallel_comm");
   strata_free(t);
@@ -1338,11 +1383,10 @@ TEST(moe_choices_recorded_and_exported) {
   ASSERT(b->recompute != STRATA_RECOMPUTE_FULL);
   unsigned char *data = NULL;
   size_t len = 0;
-  ASSERT_OK(strata_plan_encode(a, &data, &len));
-  ASSERT(data[4] < 9);
-  strata_free(data);
+  ASSERT(format_without_a2a(a) < 9);
+  ASSERT_EQ(format_without_a2a(b), 9);
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], 9);
+  ASSERT_EQ(data[4], b->step_items.ep_a2a > 0 ? 12 : 9);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
   strata_free(data);
   ASSERT_EQ(q->moe_dispatcher, STRATA_MOE_FLEX);

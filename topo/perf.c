@@ -14,7 +14,9 @@
  *                      Background" guide), smoothed because cuBLAS picks
  *                      smaller tiles and split-k for small outputs;
  *   k / (k + gemm_k0)  a short inner dimension does little work per tile
- *                      load and store (prologue/epilogue overhead).
+ *                      load and store (prologue/epilogue overhead); an
+ *                      FP8 or FP4 GEMM's main loop is faster a k-step
+ *                      while that overhead is not, so its k0 is larger.
  * The time is the larger of that compute time and the bytes the GEMM must
  * move at the achieved HBM bandwidth, plus one launch.  Streaming kernels
  * are charged by bytes only; fused attention by its FLOPs at its own
@@ -47,6 +49,14 @@ typedef struct {
  * to 636 MiB eager). */
 #define GEMM_W0 0.5
 #define GEMM_K0 96.0
+/* The k term of FP8 GEMMs, fitted once to the public H800 sweeps (the
+ * H100 SXM's die and clocks): TileLang's FP8 GEMM at M = N = 8192, K 256
+ * to 16384 (376 to 1523 TFLOP/s, tile-ai/tilelang benchmark/matmul_fp8)
+ * and DeepGEMM's dense M = 4096 shapes (590 to 1358 TFLOP/s, the
+ * deepseek-ai/DeepGEMM README): 6 % RMS with gemm_max unchanged
+ * (docs/cost-model.md, "FP8 GEMMs by shape").  Used for FP4 too, for
+ * want of a public sweep. */
+#define GEMM_K0_NARROW 800.0
 #define LAUNCH 4e-6
 /* Set on Narayanan et al. 2021, the only end-to-end runs the model is
  * built on (docs/fidelity.md, "Parameters set on the paper"), for every
@@ -131,6 +141,7 @@ void strata_perf_of(const strata_gpu_model_t *m, strata_perf_t *p, int *known) {
   p->sustain = SUSTAIN;
   p->gemm_w0 = GEMM_W0;
   p->gemm_k0 = GEMM_K0;
+  p->gemm_k0_narrow = GEMM_K0_NARROW;
   p->mem_eff = r->mem_eff;
   p->stream_eff = STREAM_EFF;
   p->attn_fwd = r->attn_fwd;
@@ -153,17 +164,29 @@ static double tile_fill(double x) {
   return tiles > 0 ? x / (tiles * 128.0) : 0;
 }
 
-double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
-                            double n, double k) {
+static double eff_at(const strata_perf_t *p, double batch, double m, double n,
+                     double k, double k0) {
   if (!(batch > 0 && m > 0 && n > 0 && k > 0)) return 0;
   double w = batch * m * n / (128.0 * 128.0 * (p->sms > 0 ? p->sms : 1));
   return p->sustain * p->gemm_max * tile_fill(m) * tile_fill(n) *
-         (w / (w + p->gemm_w0)) * (k / (k + p->gemm_k0));
+         (w / (w + p->gemm_w0)) * (k / (k + k0));
+}
+
+double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
+                            double n, double k) {
+  return eff_at(p, batch, m, n, k, p->gemm_k0);
+}
+
+double strata_perf_gemm_eff_narrow(const strata_perf_t *p, double batch,
+                                   double m, double n, double k) {
+  double k0 = p->gemm_k0_narrow > 0 ? p->gemm_k0_narrow : p->gemm_k0;
+  return eff_at(p, batch, m, n, k, k0);
 }
 
 static double gemm_at(const strata_perf_t *p, double batch, double m, double n,
-                      double k, double elem_bytes, double peak) {
-  double eff = strata_perf_gemm_eff(p, batch, m, n, k);
+                      double k, double elem_bytes, double peak, int narrow) {
+  double eff = narrow ? strata_perf_gemm_eff_narrow(p, batch, m, n, k)
+                      : strata_perf_gemm_eff(p, batch, m, n, k);
   if (!(eff > 0)) return 0;
   double flops = 2.0 * batch * m * n * k;
   /* operands at their width, the result in 16 bits */
@@ -175,9 +198,9 @@ static double gemm_at(const strata_perf_t *p, double batch, double m, double n,
 
 double strata_perf_gemm(const strata_perf_t *p, double batch, double m,
                         double n, double k, int elem_bytes) {
-  double peak = elem_bytes == 1 && p->peak_fp8_flops > 0 ? p->peak_fp8_flops
-                                                         : p->peak_flops;
-  return gemm_at(p, batch, m, n, k, elem_bytes, peak);
+  int narrow = elem_bytes == 1 && p->peak_fp8_flops > 0;
+  double peak = narrow ? p->peak_fp8_flops : p->peak_flops;
+  return gemm_at(p, batch, m, n, k, elem_bytes, peak, narrow);
 }
 
 double strata_perf_gemm_narrow(const strata_perf_t *p, double batch, double m,
@@ -185,7 +208,7 @@ double strata_perf_gemm_narrow(const strata_perf_t *p, double batch, double m,
   double peak = fp4 && p->peak_fp4_flops > 0    ? p->peak_fp4_flops
                 : !fp4 && p->peak_fp8_flops > 0 ? p->peak_fp8_flops
                                                 : p->peak_flops;
-  return gemm_at(p, batch, m, n, k, operand, peak);
+  return gemm_at(p, batch, m, n, k, operand, peak, peak != p->peak_flops);
 }
 
 double strata_perf_stream(const strata_perf_t *p, double bytes, int kernels) {

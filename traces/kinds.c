@@ -8,8 +8,11 @@
  * Transformer Models"): summed over a GPT layer with dropout and without
  * flash attention they give exactly s*b*h*(34 + 5*a*s/h) bytes at 2 bytes
  * per element.  FLOP counts follow Megatron-LM's accounting (Narayanan et
- * al. 2021): 2 FLOPs per multiply-add, backward twice the forward, causal
- * attention counted in full; elementwise kinds cost a few FLOPs per element
+ * al. 2021): 2 FLOPs per multiply-add, backward twice the forward; causal
+ * attention counts only the query-key pairs under its mask (half of them),
+ * as Megatron-Bridge's flop_utils, Megatron-LM's later
+ * num_floating_point_operations and MLPerf count it; elementwise kinds cost
+ * a few FLOPs per element
  * (the constants below), which the papers ignore and which stay well under
  * 1% of a transformer's total.
  *
@@ -269,14 +272,21 @@ static double matmul_fwd(const strata_graph_t *g, const strata_op_t *op) {
 }
 
 /* Q.K^T and P.V: 2*b*h*s*t*(dq + dv) over the t keys each query sees
- * (all of them, causal counted in full, or the sliding window); dq = dv
- * gives the familiar 4*b*h*s*t*d.  An additive bias (T5's relative
+ * (all of them, or the window); dq = dv gives the familiar 4*b*h*s*t*d.
+ * A causal mask leaves half the s x s pairs (Megatron-Bridge's
+ * flop_utils.py: the core term at seq / 2; the kernel skips the rest);
+ * under a causal window of w < s keys query i sees min(i + 1, w) of them,
+ * w(w + 1)/2 + w(s - w) pairs in all, about 1 - (w - 1)/(2s) of the s x w
+ * (flop_utils' calculate_swa_context).  An additive bias (T5's relative
  * positions) adds one FLOP per score. */
 static double flash_fwd(const strata_graph_t *g, const strata_op_t *op) {
   const strata_tensor_t *q = &g->tensors[op->in[0]];
   const strata_tensor_t *v = &g->tensors[op->in[2]];
-  double t = (double)g->tensors[op->in[1]].shape[2];
-  if (op->window > 0 && op->window < t) t = op->window;
+  double keys = (double)g->tensors[op->in[1]].shape[2], t = keys;
+  int windowed = op->window > 0 && op->window < keys;
+  if (windowed) t = op->window;
+  if (op->kind == STRATA_OP_FLASH_ATTENTION && op->causal)
+    t *= windowed ? 1 - (op->window - 1) / (2 * keys) : 0.5;
   double rows = (double)strata_tensor_numel(q) / (double)q->shape[3];
   double f = 2.0 * rows * t * (double)(q->shape[3] + v->shape[3]);
   if (op->n_in > 3) f += rows * t;

@@ -210,6 +210,9 @@ typedef struct {
    * are not overlapped (backward: with the recomputed forward). */
   double fwd_seconds, bwd_seconds;
   double fwd_comm_seconds, bwd_comm_seconds; /* of which collectives */
+  double fwd_a2a_seconds, bwd_a2a_seconds;   /* of which the experts'
+                                                dispatch and combine
+                                                all-to-all, exposed */
   double peak_memory_bytes;                  /* per device */
   double zero_redundancy_bytes;              /* unique bytes / devices */
   strata_mem_breakdown_t mem;                /* of the peak device */

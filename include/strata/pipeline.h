@@ -175,10 +175,12 @@ typedef struct {
 /* Where a step's time goes, on the rank that ends last: its compute,
  * its exposed intra-stage (tensor-parallel) collectives, the pipeline
  * bubble and exposed point-to-point waits, the exposed gradient
- * synchronisation, the exposed parameter gather, the optimizer step and
- * the calibrated overhead.  They sum to the step. */
+ * synchronisation, the exposed parameter gather, the optimizer step, the
+ * calibrated overhead and the experts' exposed dispatch and combine
+ * all-to-all (ep_a2a, not in tp_comm).  They sum to the step. */
 typedef struct {
   double compute, tp_comm, bubble, dp_sync, param_gather, optimizer, overhead;
+  double ep_a2a;
 } strata_step_items_t;
 
 /* One configuration: the degrees and options that define it. */

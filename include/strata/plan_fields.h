@@ -132,6 +132,7 @@
   F(RUN,  double,  host_capacity_gib,    host_capacity_gib,     "host memory of a GPU",     0,  0,          TD, 10, FIG,  NUM,    p->host_memory_gib > 0, 0) \
   F(ITEM, double,  step_items.compute,   compute_seconds,       NULL,                       0,  0,          HD, 9,  STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.tp_comm,   tp_comm_seconds,       NULL,                       0,  0,          HD, 10, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.ep_a2a,    ep_a2a_seconds,        "experts' all-to-all time", 0,  0,          TD, 12, STEP, NUM,    p->step_items.ep_a2a > 0, 0) \
   F(ITEM, double,  step_items.bubble,    bubble_seconds,        NULL,                       0,  0,          HD, 11, STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.dp_sync,   dp_sync_seconds,       NULL,                       0,  0,          HD, 12, STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.param_gather, param_gather_seconds, NULL,                     0,  0,          HD, 13, STEP, NUM,    1,                  0)  \
@@ -313,7 +314,7 @@ enum {
  * initial std; a time-limited plan's proven bound), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 11
+#define STRATA_PLAN_FORMAT_VERSION 12
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60

@@ -116,6 +116,9 @@ typedef struct {
                              fused attention) sustained in a training step */
   double gemm_w0;         /* output tiles per SM at half the tile term */
   double gemm_k0;         /* inner dimension at half the k term */
+  double gemm_k0_narrow;  /* ... of FP8 and FP4 GEMMs, whose main loop runs
+                             twice (four times) as fast a k-step while a
+                             tile's prologue and epilogue do not */
   double mem_eff;         /* fraction of HBM bandwidth a copy reaches (a
                              GEMM's operands) */
   double stream_eff;      /* fraction a framework's elementwise, norm and
@@ -139,6 +142,9 @@ void strata_perf_of(const strata_gpu_model_t *m, strata_perf_t *p, int *known);
 /* Fraction of the peak a GEMM of batch x (m, n, k) reaches (no roofline). */
 double strata_perf_gemm_eff(const strata_perf_t *p, double batch, double m,
                             double n, double k);
+/* ... of an FP8 or FP4 GEMM (its k term's half point gemm_k0_narrow). */
+double strata_perf_gemm_eff_narrow(const strata_perf_t *p, double batch,
+                                   double m, double n, double k);
 /* Seconds of batch GEMMs of (m, n, k) with elements of elem_bytes (1: fp8
  * operands at the fp8 peak, 2: bf16/fp16): the larger of the compute and
  * the memory time, plus one launch.  0 for an empty product. */
