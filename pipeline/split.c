@@ -210,47 +210,127 @@ static double lin_fill(const lin_t *l, int L, int B, double T, int *n) {
   return sum + (B - 1) * mx;
 }
 
+/* The candidate caps in ascending order without sorting them: the values
+ * a k + e of each kind of stage (same a and e: the ranks of one group,
+ * its first and last apart) rise with k, so the next candidate is the
+ * least head of the kinds' sequences, up to the kind's largest cap.  Once
+ * a value is taken, each stage of its kind whose cap reaches k holds one
+ * layer more under it (lin_cap's count): the caps under which the stages
+ * cannot hold the L layers, one at least each, are passed by counting. */
+typedef struct {
+  int n;
+  int *k;        /* the next k of each kind */
+  int *start;    /* its stages' caps, ascending, in caps[start..start+len) */
+  int *len, *at; /* at: the first of them not under k */
+  int *caps, *kind;
+  double *a, *e;
+  long room;    /* the layers the stages hold under the last cap taken */
+  int short_of; /* kinds that hold no layer yet */
+} heads_t;
+
+static int cmp_int(const void *x, const void *y) {
+  int p = *(const int *)x, q = *(const int *)y;
+  return (p > q) - (p < q);
+}
+
+/* 0, or -1 when out of memory (h holds nothing then). */
+static int heads_init(heads_t *h, const lin_t *l, int most) {
+  int P = l->P;
+  memset(h, 0, sizeof *h);
+  h->k = strata_malloc(sizeof(int) * 6 * (size_t)P);
+  h->a = strata_malloc(sizeof(double) * 2 * (size_t)P);
+  if (!h->k || !h->a) {
+    strata_free(h->k), strata_free(h->a);
+    return -1;
+  }
+  h->start = h->k + P, h->len = h->start + P, h->at = h->len + P;
+  h->caps = h->at + P, h->kind = h->caps + P, h->e = h->a + P;
+  for (int s = 0; s < P; s++) {
+    int j = 0;
+    while (j < h->n && !(h->a[j] == l->a[s] && h->e[j] == l->e[s]))
+      j++;
+    if (j == h->n) h->a[j] = l->a[s], h->e[j] = l->e[s], h->len[h->n++] = 0;
+    h->kind[s] = j;
+    h->len[j]++;
+  }
+  for (int j = 0, at = 0; j < h->n; j++) {
+    h->start[j] = h->at[j] = at, h->k[j] = 1;
+    at += h->len[j];
+    h->len[j] = 0; /* counted again as the caps go in */
+  }
+  for (int s = 0; s < P; s++) {
+    int j = h->kind[s];
+    h->caps[h->start[j] + h->len[j]++] = l->u[s] < most ? l->u[s] : most;
+  }
+  for (int j = 0; j < h->n; j++)
+    qsort(h->caps + h->start[j], (size_t)h->len[j], sizeof(int), cmp_int);
+  h->short_of = h->n;
+  return 0;
+}
+
+static void heads_free(heads_t *h) {
+  strata_free(h->k);
+  strata_free(h->a);
+}
+
+/* The least value left (INFINITY when none is), its kind in arg. */
+static double heads_peek(const heads_t *h, int *arg) {
+  double v = INFINITY;
+  *arg = -1;
+  for (int j = 0; j < h->n; j++) {
+    if (h->k[j] > h->caps[h->start[j] + h->len[j] - 1]) continue;
+    double x = h->a[j] * h->k[j] + h->e[j];
+    if (x < v) v = x, *arg = j;
+  }
+  return v;
+}
+
+/* The next distinct cap, every value equal to it taken (INFINITY when
+ * none is left). */
+static double heads_next(heads_t *h) {
+  int j;
+  double c = heads_peek(h, &j);
+  while (j >= 0 && heads_peek(h, &j) == c) {
+    int end = h->start[j] + h->len[j];
+    while (h->caps[h->at[j]] < h->k[j])
+      h->at[j]++; /* its stages that hold no more */
+    h->room += end - h->at[j];
+    if (h->k[j]++ == 1) h->short_of--;
+  }
+  return c;
+}
+
 double st__split_linear(int L, int P, int B, const double *a, const double *e,
                         const int *u, int *n_out) {
   lin_t l = {P, a, e, u, NULL};
-  double best = INFINITY, *cand = NULL;
-  int *n = NULL, nc = 0, most = L - P + 1;
+  double best = INFINITY;
+  int *n = NULL, most = L - P + 1;
+  heads_t h;
   if (P < 1 || P > L) return INFINITY;
   l.order = strata_malloc(sizeof(int) * (size_t)P);
   n = strata_malloc(sizeof(int) * (size_t)P);
-  cand = strata_malloc(sizeof(double) * (size_t)P * (size_t)most);
-  if (!l.order || !n || !cand) goto out;
-  /* the candidates of ranks alike (same a, e and cap: the middle ranks
-   * of one group) are the same values: each set once */
-  int seen[64], ns = 0;
-  for (int s = 0; s < P; s++) {
-    int dup = 0;
+  if (!l.order || !n) goto out;
+  for (int s = 0; s < P; s++)
     l.order[s] = s;
-    for (int j = 0; j < ns && !dup; j++)
-      dup = a[seen[j]] == a[s] && e[seen[j]] == e[s] && u[seen[j]] == u[s];
-    if (dup) continue;
-    if (ns < 64) seen[ns++] = s;
-    for (int k = 1; k <= most && k <= u[s]; k++)
-      cand[nc++] = a[s] * k + e[s];
-  }
   lin_a = a;
   qsort(l.order, (size_t)P, sizeof(int), cmp_by_a);
-  qsort(cand, (size_t)nc, sizeof(double), cmp_double);
+  if (heads_init(&h, &l, most)) goto out;
   /* the least sum with no cap bounds every value from below */
   double floor_sum = lin_fill(&l, L, 1, INFINITY, n);
-  for (int i = 0; i < nc && isfinite(floor_sum); i++) {
-    if (i > 0 && cand[i] == cand[i - 1]) continue;
-    if (floor_sum + (B - 1) * cand[i] >= best) break;
-    double v = lin_fill(&l, L, B, cand[i], n);
+  for (double c = heads_next(&h); isfinite(c) && isfinite(floor_sum);
+       c = heads_next(&h)) {
+    if (h.short_of || h.room < L) continue; /* no split under c */
+    if (floor_sum + (B - 1) * c >= best) break;
+    double v = lin_fill(&l, L, B, c, n);
     if (v < best) {
       best = v;
       memcpy(n_out, n, sizeof(int) * (size_t)P);
     }
   }
+  heads_free(&h);
 out:
   strata_free(l.order);
   strata_free(n);
-  strata_free(cand);
   return best;
 }
 
@@ -382,8 +462,10 @@ out:
  * hold less than R. */
 static double fill_cheapest(int n, const double *c, const double *cap,
                             double R) {
-  int used[ST__MAX_PP + 1] = {0};
+  int used[ST__MAX_PP + 1]; /* only the n in use cleared: it runs often */
   double sum = 0;
+  for (int i = 0; i < n; i++)
+    used[i] = 0;
   while (R > 0) {
     int k = -1;
     for (int i = 0; i < n; i++)
@@ -415,7 +497,10 @@ int st__split_floor(int P, double W, int m, const double *a, const double *e,
   if (P < 1 || P > ST__MAX_PP || m < 1 || !isfinite(C)) return 1;
   for (int s = 0; s < P; s++) {
     if (!(a[s] > 0) || !isfinite(a[s])) return 1; /* nothing to bound by */
-    h[s] = work_under(a[s], e[s], hi[s], C / m, integral);
+    if (s > 0 && a[s] == a[s - 1] && e[s] == e[s - 1] && hi[s] == hi[s - 1])
+      h[s] = h[s - 1]; /* a rank like the one before */
+    else
+      h[s] = work_under(a[s], e[s], hi[s], C / m, integral);
     if (h[s] < lo[s]) return 0; /* its least work takes C / m already */
     need -= lo[s];
     room += h[s] - lo[s];
@@ -426,10 +511,17 @@ int st__split_floor(int P, double W, int m, const double *a, const double *e,
     after[s] = after[s + 1] + (h[s] - lo[s]);
   for (int r = 0; r < P; r++) {
     /* rank r's fill, work and drain: the stages before it once each, its
-     * own m times, those after it free up to their caps */
+     * own m times, those after it free up to their caps.  Along ranks
+     * alike (same a, e, lo and cap) it only grows (the next adds its
+     * e + a lo, and a demand of h - lo met with as much more room at a
+     * costs no less), so the last of them stands for them all. */
+    int alike = r + 1 < P && a[r + 1] == a[r] && e[r + 1] == e[r] &&
+                lo[r + 1] == lo[r] && h[r + 1] == h[r];
     double own = m * (e[r] + a[r] * lo[r]), R = need - after[r + 1];
     bc[nb] = m * a[r], bcap[nb] = h[r] - lo[r];
-    double v = base + own + (R > 0 ? fill_cheapest(nb + 1, bc, bcap, R) : 0);
+    double v =
+        alike ? 0
+              : base + own + (R > 0 ? fill_cheapest(nb + 1, bc, bcap, R) : 0);
     if (v > C * (1 + 1e-9)) return 0;
     /* stage r joins those before the next rank: its bucket by cost */
     int i = 0;
