@@ -34,6 +34,7 @@
  * micro-batches in flight, so which GPU leads matters), spec order beyond.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,8 @@ typedef struct {
    * family and dp they were found for */
   struct most_memo *cap_tag;
   int *caps;
-  int fam; /* the family of group 0 being searched */
+  double *cap_hi; /* each slot's widest window of group-0 work */
+  int fam;        /* the family of group 0 being searched */
 } mixed_t;
 
 /* Family of group z with f's degrees, or NULL. */
@@ -159,13 +161,23 @@ static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int *cap) {
   }
 }
 
+/* The most group-0 work (prefix sums w) of the layers a rank holds from
+ * any first layer (caps cap). */
+static double widest(const double *w, const int *cap, int L) {
+  double hi = 0;
+  for (int k = 0; k < L; k++)
+    if (w[k + cap[k]] - w[k] > hi) hi = w[k + cap[k]] - w[k];
+  return hi;
+}
+
 /* Rank s of P on group z: the layers it holds from every first layer,
- * into cap (L of them), from the memo where it has them.  A rank's memory
+ * into cap (L of them), from the memo where it has them; its memo slot
+ * (ranks of one slot hold the same), SIZE_MAX without a memo.  A rank's memory
  * depends on its place (first, middle, last), its micro-batches in
  * flight and whether pp > 2 (its p2p communicators), not on pp and its
  * position otherwise. */
-static void caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
-                    int *cap) {
+static size_t caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
+                      int *cap) {
   size_t L = (size_t)M->S[0].L;
   int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
   if (fly > t->m) fly = t->m;
@@ -173,14 +185,17 @@ static void caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
       (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) + (size_t)fly;
   if (M->caps && M->cap_tag[at].fam == M->fam && M->cap_tag[at].dp == t->dp) {
     memcpy(cap, M->caps + at * L, sizeof(int) * L);
-    return;
+    return at;
   }
   st__cfg_t one = {t->f[z], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
   caps_from(&M->S[z], &one, s, cap);
   if (M->caps) {
     memcpy(M->caps + at * L, cap, sizeof(int) * L);
+    M->cap_hi[at] = widest(t->pre[0], cap, (int)L);
     M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
+    return at;
   }
+  return SIZE_MAX;
 }
 
 /* A split fixed by the options (first/last stage layers, the middle ones
@@ -231,7 +246,7 @@ static int reach_under(int L, int P, const double *const *pre, const double *e,
  * a stage's most that of its widest window in memory). */
 static int floor_differ(const mixed_t *M, const trial_t *t, int P,
                         st__search_t *const *ss, const double **pre,
-                        const double *e, const int *cap) {
+                        const double *e, const int *cap, const size_t *slot) {
   int L = M->S[0].L;
   double C = cut(M) - fixed_of(M), T = C / t->m * (1 + 1e-9);
   if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK ||
@@ -246,11 +261,9 @@ static int floor_differ(const mixed_t *M, const trial_t *t, int P,
     if (w[l + 1] - w[l] < least) least = w[l + 1] - w[l];
   for (int s = 0; s < P; s++) {
     k0[s] = t->kappa[ss[s] - M->S];
-    lo[s] = least, hi[s] = 0;
-    for (int k = 0; k < L; k++) {
-      int c = cap[(size_t)s * L + k];
-      if (w[k + c] - w[k] > hi[s]) hi[s] = w[k + c] - w[k];
-    }
+    lo[s] = least;
+    hi[s] = slot[s] != SIZE_MAX ? M->cap_hi[slot[s]]
+                                : widest(w, cap + (size_t)s * L, L);
   }
   int ok = st__split_floor(P, w[L], t->m, k0, e, lo, hi, 0, C);
   strata_free(k0);
@@ -265,15 +278,16 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
   int L = M->S[0].L, rc = 1;
   int *cap = strata_malloc(sizeof(int) * (size_t)P * (size_t)L);
   const double **pre = strata_malloc(sizeof(double *) * (size_t)P);
-  if (!cap || !pre) {
+  size_t *slot = strata_malloc(sizeof(size_t) * (size_t)P);
+  if (!cap || !pre || !slot) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
     goto out;
   }
   for (int s = 0; s < P; s++) {
     pre[s] = t->pre[ss[s] - M->S];
-    caps_at(M, t, (int)(ss[s] - M->S), P, s, cap + (size_t)s * L);
+    slot[s] = caps_at(M, t, (int)(ss[s] - M->S), P, s, cap + (size_t)s * L);
   }
-  if (!floor_differ(M, t, P, ss, pre, e, cap)) {
+  if (!floor_differ(M, t, P, ss, pre, e, cap, slot)) {
     M->floored++;
     rc = 0;
   } else if (fixed_split(M->S[0].o, L, P, n)) {
@@ -285,6 +299,7 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
 out:
   strata_free(cap);
   strata_free(pre);
+  strata_free(slot);
   return rc;
 }
 
@@ -301,6 +316,26 @@ static int floor_alike(const mixed_t *M, const trial_t *t, int P,
     lo[s] = 1, hi[s] = u[s];
   return st__split_floor(P, M->S[0].L, t->m, a, e, lo, hi, 1,
                          cut(M) - fixed_of(M));
+}
+
+/* Whether split n (stage s on layers from k: a[s] n + e[s], or its prefix
+ * sums when layers differ) might beat the cut: no 1F1B schedule ends
+ * before its busiest rank has run the stages before it once and its own
+ * m times (the floor st__split_floor relaxes, here on the split itself),
+ * so the costing is paid only when that does not reach the cut. */
+static int split_beats(const mixed_t *M, const trial_t *t, int P,
+                       st__search_t *const *ss, const double *a,
+                       const double *e, const int *n) {
+  double before = 0, most = 0, C = cut(M) - fixed_of(M);
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK)
+    return 1;
+  for (int s = 0, k = 0; s < P; k += n[s], s++) {
+    const double *pre = t->pre[0] ? t->pre[ss[s] - M->S] : NULL;
+    double ts = e[s] + (pre ? pre[k + n[s]] - pre[k] : a[s] * n[s]);
+    if (before + t->m * ts > most) most = before + t->m * ts;
+    before += ts;
+  }
+  return most < C;
 }
 
 /* Split and cost one mixed configuration; keep it when best. */
@@ -352,6 +387,10 @@ static int try_config(mixed_t *M, const trial_t *t) {
     for (int s = 0; s < P; s++)
       if (n[s] < 1 || n[s] > u[s]) return 0;
   } else if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) {
+    return 0;
+  }
+  if (!split_beats(M, t, P, ss, a, e, n)) {
+    M->floored++;
     return 0;
   }
   st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss, 0};
@@ -670,11 +709,12 @@ static void make_memos(mixed_t *M, int differ) {
   if (differ && slots * L <= ((size_t)1 << 24)) {
     M->caps = strata_malloc(slots * L * sizeof *M->caps);
     M->cap_tag = strata_malloc(slots * sizeof *M->cap_tag);
+    M->cap_hi = strata_malloc(slots * sizeof *M->cap_hi);
     for (size_t k = 0; M->caps && M->cap_tag && k < slots; k++)
       M->cap_tag[k].fam = -1;
-    if (!M->caps || !M->cap_tag) {
-      strata_free(M->caps), strata_free(M->cap_tag);
-      M->caps = NULL, M->cap_tag = NULL;
+    if (!M->caps || !M->cap_tag || !M->cap_hi) {
+      strata_free(M->caps), strata_free(M->cap_tag), strata_free(M->cap_hi);
+      M->caps = NULL, M->cap_tag = NULL, M->cap_hi = NULL;
     }
   }
 }
@@ -726,7 +766,8 @@ static int search_mixed(mixed_t *M) {
   M->memo = NULL;
   strata_free(M->caps);
   strata_free(M->cap_tag);
-  M->caps = NULL, M->cap_tag = NULL;
+  strata_free(M->cap_hi);
+  M->caps = NULL, M->cap_tag = NULL, M->cap_hi = NULL;
   strata_free(pre);
   strata_free(tmpl);
   strata_free(v);
