@@ -102,9 +102,16 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
   if (p < 1 || p > L || p * v > ST__MAX_PP || v > 64) return -1;
   if (cf->acct) return st__split_accounted(L, p, v, cf->acct, n);
   if (p * v > L) return -1;
-  if (cf->split) {
+  if (cf->split && v == 1) {
     memcpy(n, cf->split, sizeof *n * (size_t)p);
     return p;
+  }
+  if (cf->split) { /* each rank's layers over its v chunks, every round */
+    for (int k = 0; k < p * v; k++) {
+      if (cf->split[k % p] % v) return -1;
+      n[k] = cf->split[k % p] / v;
+    }
+    return p * v;
   }
   if (S->lay_K > 0) { /* --pipeline-layout: every chunk as it says */
     if (p * v != S->lay_K) return -1;
@@ -144,14 +151,15 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
 static double p2p_between(const st__search_t *S, double bytes, int a, int b,
                           int width);
 
-static const st__family_t *fam_of(const st__cfg_t *cf, int s) {
-  return cf->fs && cf->fs[s] ? cf->fs[s] : cf->f;
+/* The family of chunk (or rank) k: its rank's (chunk k on rank k mod p). */
+static const st__family_t *fam_of(const st__cfg_t *cf, int k) {
+  return cf->fs && cf->fs[k % cf->p] ? cf->fs[k % cf->p] : cf->f;
 }
 
-/* The search whose cluster runs stage (and pipeline rank) k: its node
- * group's on a mixed cluster, else S. */
+/* The search whose cluster runs chunk (or pipeline rank) k: its rank's
+ * node group's on a mixed cluster, else S. */
 static st__search_t *search_of(st__search_t *S, const st__cfg_t *cf, int k) {
-  return cf->ss && cf->ss[k] ? cf->ss[k] : S;
+  return cf->ss && cf->ss[k % cf->p] ? cf->ss[k % cf->p] : S;
 }
 
 /* Chunk k's p2p to the next: over the link between two node groups when

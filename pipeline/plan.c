@@ -40,9 +40,9 @@ static int final_subs(st__search_t *S, const st__cfg_t *cf,
                       const strata_plan_t *p, st__sub_t **out) {
   for (int k = 0; k < p->n_stages; k++) {
     const strata_plan_stage_t *ps = &p->stages[k];
-    const st__family_t *f = cf->fs ? cf->fs[k] : cf->f;
+    const st__family_t *f = cf->fs ? cf->fs[k % cf->p] : cf->f;
     const strata_plan_rank_t *rk = &p->ranks[ps->rank];
-    st__search_t *R = cf->ss ? cf->ss[k] : S; /* its node group's */
+    st__search_t *R = cf->ss ? cf->ss[k % cf->p] : S; /* its node group's */
     strata_stage_opts_t so;
     st__base_stage_opts(R, f, &so);
     so.layer_begin = ps->layer_begin;
