@@ -68,7 +68,7 @@ typedef struct {
    * and dp they were found for: pipelines of one length over the groups
    * share most of their ranks */
   struct most_memo {
-    int fam, dp, u;
+    int fam, dp, u, v;
   } * memo;
   /* layers that differ: each rank's caps from every first layer, by
    * (group, first/middle/last, pp > 2, micro-batches in flight) for the
@@ -117,13 +117,14 @@ static void prefix_times(const st__search_t *S, const st__family_t *f,
   }
 }
 
-/* The most layers stage s (pipeline rank s of P) can hold on its group:
- * the largest n whose peak fits the group's budget (it grows with n). */
+/* The most layers stage s (pipeline rank s of P) can hold on its group,
+ * in units of cf->v layers (one a chunk): the largest n whose peak fits
+ * the group's budget (it grows with n). */
 static int most_layers(st__search_t *S, const st__cfg_t *cf, int s, int most) {
-  int lo = 0, hi = most;
+  int lo = 0, hi = most, v = cf->v > 1 ? cf->v : 1;
   while (lo < hi) {
     int mid = lo + (hi - lo + 1) / 2;
-    if (st__rank_peak(S, cf, s, 0, mid) <= S->budget)
+    if (st__rank_peak(S, cf, s, 0, mid * v) <= S->budget)
       lo = mid;
     else
       hi = mid - 1;
@@ -144,6 +145,8 @@ typedef struct {
                                group-0 seconds when layers differ) a stage
                                of z holds at any place in any pipeline */
   int dp, b, m;
+  int v; /* virtual stages: each rank's layers in v equal chunks, the
+            ranks' counts the same in every round of p chunks */
 } trial_t;
 
 /* The layers from k that rank s can hold on its group, for every k (up to
@@ -216,6 +219,17 @@ static int fixed_split(const strata_plan_opts_t *o, int L, int P, int *n) {
 }
 
 static double cut(const mixed_t *M);
+
+/* Whether Megatron-LM interleaves v virtual stages over P ranks with m
+ * micro-batches (space.c's vpp_ok, on the rulebook's rows). */
+static int interleaves(const mixed_t *M, int P, int v, int m) {
+  const st__search_t *S = &M->S[0];
+  strata_rules_config_t c = S->rules;
+  c.pp = P, c.vpp = v, c.global_batch = m, c.micro_batch = 1, c.dp = 1;
+  if (st__rule_vpp_pp(&c, NULL, 0) || st__rule_vpp_micro(&c, NULL, 0)) return 0;
+  if (v > 64 || P * v > ST__MAX_PP || S->L % v) return 0;
+  return !(S->o->overlap_p2p == 0 && P < 3); /* Megatron-LM's rule */
+}
 
 /* What eval.c adds to every step beyond the ranks' work: the cluster's
  * fixed overhead (the optimizer and parameter gathers add more). */
@@ -314,15 +328,19 @@ static int floor_alike(const mixed_t *M, const trial_t *t, int P,
     return 1;
   for (int s = 0; s < P; s++)
     lo[s] = 1, hi[s] = u[s];
-  return st__split_floor(P, M->S[0].L, t->m, a, e, lo, hi, 1,
-                         cut(M) - fixed_of(M));
+  /* interleaved (units of v layers, a the unit's): a rank waits for one
+   * chunk of those before it, 1/v of their work: the floor of v times
+   * the step with m v micro-batches */
+  return st__split_floor(P, M->S[0].L / t->v, t->m * t->v, a, e, lo, hi, 1,
+                         (cut(M) - fixed_of(M)) * t->v);
 }
 
 /* Whether split n (stage s on layers from k: a[s] n + e[s], or its prefix
  * sums when layers differ) might beat the cut: no 1F1B schedule ends
- * before its busiest rank has run the stages before it once and its own
- * m times (the floor st__split_floor relaxes, here on the split itself),
- * so the costing is paid only when that does not reach the cut. */
+ * before its busiest rank has run the stages before it once (interleaved:
+ * one chunk of each) and its own m times (the floor st__split_floor relaxes,
+ * here on the split itself), so the costing is paid only when that does not
+ * reach the cut. */
 static int split_beats(const mixed_t *M, const trial_t *t, int P,
                        st__search_t *const *ss, const double *a,
                        const double *e, const int *n) {
@@ -332,32 +350,22 @@ static int split_beats(const mixed_t *M, const trial_t *t, int P,
   for (int s = 0, k = 0; s < P; k += n[s], s++) {
     const double *pre = t->pre[0] ? t->pre[ss[s] - M->S] : NULL;
     double ts = e[s] + (pre ? pre[k + n[s]] - pre[k] : a[s] * n[s]);
-    if (before + t->m * ts > most) most = before + t->m * ts;
+    /* interleaved, it waits for one chunk of those before: 1/v */
+    if (before / t->v + t->m * ts > most) most = before / t->v + t->m * ts;
     before += ts;
   }
   return most < C;
 }
 
-/* Split and cost one mixed configuration; keep it when best. */
-static int try_config(mixed_t *M, const trial_t *t) {
-  const st__search_t *S0 = &M->S[0];
-  int L = S0->L, P = 0, u[ST__MAX_PP], n[ST__MAX_PP];
-  double a[ST__MAX_PP], e[ST__MAX_PP];
-  const st__family_t *fs[ST__MAX_PP];
-  st__search_t *ss[ST__MAX_PP];
-  for (int j = 0; j < M->K; j++)
-    P += t->pp[j];
-  if (P < 2 || P > L || P > ST__MAX_PP) return 0;
-  P = 0;
-  for (int j = 0; j < M->K; j++)
-    for (int q = 0; q < t->pp[j]; q++, P++) {
-      fs[P] = t->f[t->order[j]];
-      ss[P] = &M->S[t->order[j]];
-      a[P] = t->a[t->order[j]];
-    }
-  if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
+/* Each rank's most units (v layers, one a chunk) into u and what the
+ * first and last add into e; 0 when a rank cannot hold one. */
+static int rank_caps(mixed_t *M, const trial_t *t, int P,
+                     const st__family_t *const *fs, st__search_t *const *ss,
+                     double *e, int *u) {
+  int L = M->S[0].L;
   for (int s = 0; s < P; s++) {
-    st__cfg_t one = {fs[s], P, t->dp, 1, t->b, t->m, 0, 0, NULL, NULL, NULL, 0};
+    st__cfg_t one = {fs[s], P, t->dp, t->v, t->b, t->m,
+                     0,     0, NULL,  NULL, NULL, 0};
     e[s] = 0; /* what the first and last stages add */
     if (s == 0) e[s] += fs[s]->pro.fwd + fs[s]->pro.bwd;
     if (s == P - 1) e[s] += fs[s]->epi.fwd + fs[s]->epi.bwd;
@@ -368,32 +376,71 @@ static int try_config(mixed_t *M, const trial_t *t) {
                            (size_t)L +
                        (size_t)s]
             : NULL;
-    if (w && w->fam == M->fam && w->dp == t->dp) {
+    if (w && w->fam == M->fam && w->dp == t->dp && w->v == t->v) {
       u[s] = w->u;
     } else {
-      u[s] = most_layers(ss[s], &one, s, L - P + 1);
-      if (w) w->fam = M->fam, w->dp = t->dp, w->u = u[s];
+      u[s] = most_layers(ss[s], &one, s, L / t->v - P + 1);
+      if (w) w->fam = M->fam, w->dp = t->dp, w->v = t->v, w->u = u[s];
     }
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
-  if (!t->pre[0] && !floor_alike(M, t, P, a, e, u)) {
+  return 1;
+}
+
+/* The split of a model of one kind of layer into n (layers per rank, a
+ * multiple of v): 1, or 0 when none fits. */
+static int alike_split(const mixed_t *M, const trial_t *t, int P,
+                       const double *au, const double *e, const int *u,
+                       int *n) {
+  int L = M->S[0].L, v = t->v;
+  if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
+    for (int s = 0; s < P; s++)
+      if (n[s] < 1 || n[s] % v || n[s] / v > u[s]) return 0;
+    return 1;
+  }
+  /* in units: the interleaved step is near 1/v of the 1F1B one of m v
+   * micro-batches */
+  if (!isfinite(st__split_linear(L / v, P, t->m * v, au, e, u, n))) return 0;
+  for (int s = 0; s < P; s++)
+    n[s] *= v;
+  return 1;
+}
+
+/* Split and cost one mixed configuration; keep it when best. */
+static int try_config(mixed_t *M, const trial_t *t) {
+  int L = M->S[0].L, P = 0, u[ST__MAX_PP], n[ST__MAX_PP];
+  double a[ST__MAX_PP], au[ST__MAX_PP], e[ST__MAX_PP];
+  const st__family_t *fs[ST__MAX_PP];
+  st__search_t *ss[ST__MAX_PP];
+  for (int j = 0; j < M->K; j++)
+    P += t->pp[j];
+  if (P < 2 || P * t->v > L || P > ST__MAX_PP) return 0;
+  if (t->v > 1 && !interleaves(M, P, t->v, t->m)) return 0;
+  P = 0;
+  for (int j = 0; j < M->K; j++)
+    for (int q = 0; q < t->pp[j]; q++, P++) {
+      fs[P] = t->f[t->order[j]];
+      ss[P] = &M->S[t->order[j]];
+      a[P] = t->a[t->order[j]];
+      au[P] = a[P] * t->v; /* a unit: one layer in each of v chunks */
+    }
+  if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
+  if (!rank_caps(M, t, P, fs, ss, e, u)) return 0;
+  if (!t->pre[0] && !floor_alike(M, t, P, au, e, u)) {
     M->floored++;
     return 0;
   }
   if (t->pre[0]) { /* layers that differ */
     int rc = prefix_split(M, t, P, ss, e, n);
     if (rc <= 0) return rc;
-  } else if (fixed_split(M->S[0].o, L, P, n)) { /* strata estimate's split */
-    for (int s = 0; s < P; s++)
-      if (n[s] < 1 || n[s] > u[s]) return 0;
-  } else if (!isfinite(st__split_linear(L, P, t->m, a, e, u, n))) {
+  } else if (!alike_split(M, t, P, au, e, u, n)) {
     return 0;
   }
   if (!split_beats(M, t, P, ss, a, e, n)) {
     M->floored++;
     return 0;
   }
-  st__cfg_t cf = {fs[0], P, t->dp, 1, t->b, t->m, 0, 0, n, fs, ss, 0};
+  st__cfg_t cf = {fs[0], P, t->dp, t->v, t->b, t->m, 0, 0, n, fs, ss, 0};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
   int rc = st__cfg_cost_cut(&M->S[0], &cf, 0, cut(M), &c);
@@ -542,13 +589,16 @@ static int floor_branch(const mixed_t *M, const trial_t *t, int j) {
     int z = t->order[i], n = i < j ? t->pp[i] : most_stages(M, t, z);
     if (P + n > ST__MAX_PP) return 1;
     for (int q = 0; q < n; q++, P++) {
-      a[P] = differ ? t->kappa[z] : t->a[z];
+      a[P] = differ ? t->kappa[z] : t->a[z] * t->v;
       lo[P] = i < j ? least : 0;
-      hi[P] = t->most[z];
+      /* interleaved: in units of v layers, with no memory cap (the most
+       * work was found without interleaving) */
+      hi[P] = t->v > 1 ? L / t->v : t->most[z];
     }
   }
-  return st__split_floor(P, differ ? t->pre[0][L] : L, t->m, a, zero, lo, hi,
-                         !differ, cut(M) - fixed_of(M));
+  /* interleaved: v times the floor with m v micro-batches (floor_alike) */
+  return st__split_floor(P, differ ? t->pre[0][L] : L / t->v, t->m * t->v, a,
+                         zero, lo, hi, !differ, (cut(M) - fixed_of(M)) * t->v);
 }
 
 /* Every pp_j from the most group order[j] holds down (the configurations
@@ -624,6 +674,7 @@ static void family_times(const mixed_t *M, int i, int differ, double *pre,
     }
   }
   t->b = M->S[0].graphs[t->f[0]->graph]->micro_batch;
+  t->v = 1;
   for (int j = 0; j < M->K; j++)
     t->order[j] = j;
 }
@@ -632,7 +683,7 @@ static void family_times(const mixed_t *M, int i, int differ, double *pre,
  * of all their configurations (it depends on the order not at all). */
 typedef struct {
   double lb;
-  int fam, dp, perm;
+  int fam, dp, perm, v;
 } task_t;
 
 static int cmp_task(const void *a, const void *b) {
@@ -640,7 +691,24 @@ static int cmp_task(const void *a, const void *b) {
   if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
   if (x->fam != y->fam) return x->fam - y->fam;
   if (x->dp != y->dp) return x->dp - y->dp;
+  if (x->v != y->v) return x->v - y->v;
   return x->perm - y->perm;
+}
+
+/* The virtual stages a mixed configuration may have: --vpp's, else 1 and
+ * (Megatron-LM's schedule, one kind of layer) every v up to 64 that
+ * divides the layers into equal rounds; their count into vs. */
+static int virtual_stages(const mixed_t *M, int differ, int *vs) {
+  const strata_plan_opts_t *o = M->S[0].o;
+  int n = 0;
+  if (o->vpp > 0) {
+    vs[n++] = o->vpp;
+    return differ && o->vpp > 1 ? 0 : n;
+  }
+  vs[n++] = 1;
+  for (int v = 2; v <= 64 && !differ && o->megatron; v++)
+    if (M->S[0].L % v == 0 && 2 * v <= M->S[0].L) vs[n++] = v;
+  return n;
 }
 
 /* The group orders searched: every permutation up to three groups (the
@@ -663,7 +731,7 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
   const st__search_t *S0 = &M->S[0];
   const strata_plan_opts_t *o = S0->o;
   size_t L = (size_t)S0->L, cap = 64;
-  int n = 0;
+  int n = 0, vs[64], nv = virtual_stages(M, differ, vs);
   task_t *v = strata_malloc(cap * sizeof *v);
   if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int i = 0; i < S0->n_fam; i++) {
@@ -678,7 +746,7 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
       if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
       t->dp = dp, t->m = micro / dp;
       double lb = bound_of(M, t, fill_rate(M, t, 0, room_of(M)));
-      for (int q = 0; q < n_perm && isfinite(lb); q++) {
+      for (int q = 0; q < n_perm * nv && isfinite(lb); q++) {
         if ((size_t)n == cap) {
           task_t *w = strata_realloc(v, 2 * cap * sizeof *v);
           if (!w) {
@@ -687,7 +755,7 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
           }
           v = w, cap *= 2;
         }
-        v[n++] = (task_t){lb, i, dp, q};
+        v[n++] = (task_t){lb, i, dp, q % n_perm, vs[q / n_perm]};
       }
     }
   }
@@ -729,6 +797,7 @@ static int run_tasks(mixed_t *M, const trial_t *tmpl, const task_t *v, int n,
     trial_t t = tmpl[v[i].fam];
     M->fam = v[i].fam;
     t.dp = v[i].dp;
+    t.v = v[i].v;
     t.m = M->S[0].o->global_batch / t.b / t.dp;
     memcpy(t.order, perm[v[i].perm], sizeof t.order);
     rc = most_work(M, &t);
@@ -750,8 +819,6 @@ static int search_mixed(mixed_t *M) {
   trial_t *tmpl = NULL;
   task_t *v = NULL;
   double *pre = NULL;
-  /* virtual stages: equal chunks, not a split balanced to the groups */
-  if (S0->o->vpp > 1) return 0;
   for (int k = 0; k < M->K && !rc; k++)
     rc = st__eval_scratch(&M->S[k]);
   if (!rc && (!(tmpl = strata_calloc((size_t)S0->n_fam + 1, sizeof *tmpl)) ||
@@ -781,7 +848,7 @@ static void mark_groups(strata_plan_t *p, const strata_cluster_t *c,
   for (int k = 0; k < p->n_stages; k++) {
     int z = alone;
     if (cf)
-      for (z = 0; z < M->K && cf->ss[k] != &M->S[z]; z++)
+      for (z = 0; z < M->K && cf->ss[k % cf->p] != &M->S[z]; z++)
         ;
     p->stages[k].group = z;
     snprintf(p->stages[k].gpu_model, sizeof p->stages[k].gpu_model, "%s",

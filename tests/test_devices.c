@@ -447,8 +447,9 @@ TEST(mixed_h100_a100) {
   strata_plan_t *e = NULL;
   o.fix_tp = p->tp, o.fix_pp = p->pp, o.fix_dp = p->dp;
   o.micro_batch = p->micro_batch;
-  o.fix_first = p->stages[0].layer_end;
-  o.fix_last = p->layers - p->stages[p->n_stages - 1].layer_begin;
+  o.vpp = p->vpp; /* interleaved over the groups: each rank's chunks */
+  o.fix_first = strata_plan_rank_layers(p, 0);
+  o.fix_last = strata_plan_rank_layers(p, p->pp - 1);
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
   ASSERT_NEAR(e->step_seconds, p->step_seconds, 1e-12, 0);
   strata_plan_destroy(e);

@@ -7,7 +7,8 @@
  * rank holds across configurations.  Here the same space is walked in
  * full with none of that: every family of group 0 with its match on the
  * other groups, every dp, every group order, every pp per group (two
- * groups used at least), each rank's layers found by a plain scan of
+ * groups used at least), every number of virtual stages Megatron-LM
+ * interleaves (layers alike), each rank's layers found by a plain scan of
  * its memory, the split by split.c's exact optimum (checked against
  * every split in test_pipeline.c) and each configuration costed exactly
  * by eval.c.  The plan's step must be the least of that and of the
@@ -29,6 +30,7 @@ typedef struct {
   st__search_t S[MAXG];
   const st__family_t *f[MAXG]; /* the family on each group, or NULL */
   int order[MAXG], pp[MAXG], dp, b, m;
+  int v;        /* virtual stages: every rank's layers in v equal chunks */
   double best;  /* the least step of a configuration that fits */
   long configs; /* configurations costed */
   long floors;  /* configurations the floor was checked at */
@@ -51,12 +53,25 @@ static const st__family_t *match_of(const brute_t *B, int z,
   return NULL;
 }
 
-/* The most layers rank s holds from layer k: a scan, one layer at a time. */
+/* The most layers rank s holds from layer k: a scan, one layer at a time
+ * (interleaved: one layer in each of its chunks at a time, in those units,
+ * at most L of them). */
 static int holds(st__search_t *S, const st__cfg_t *one, int s, int k, int L) {
-  int n = 0;
-  while (k + n < L && st__rank_peak(S, one, s, k, n + 1) <= S->budget)
+  int n = 0, v = one->v;
+  while (k + n < L && st__rank_peak(S, one, s, k, (n + 1) * v) <= S->budget)
     n++;
   return n;
+}
+
+/* Megatron-LM interleaves v chunks a rank over P ranks and m micro-batches
+ * (its rules as the rulebook states them) in rounds of equal counts. */
+static int interleaved_ok(const brute_t *B, int P) {
+  strata_rules_config_t c = B->S[0].rules;
+  if (B->v == 1) return 1;
+  c.pp = P, c.vpp = B->v, c.global_batch = B->m, c.micro_batch = 1, c.dp = 1;
+  return !st__rule_vpp_pp(&c, NULL, 0) && !st__rule_vpp_micro(&c, NULL, 0) &&
+         B->L % B->v == 0 && P * B->v <= B->L &&
+         !(B->S[0].o->overlap_p2p == 0 && P < 3);
 }
 
 /* The floor the search drops configurations by (st__split_floor) must
@@ -75,10 +90,12 @@ static void check_floor(brute_t *B, int P, const double *a, const double *e,
              1e-15;
   ASSERT(P <= 64 && L <= 256);
   B->floors++;
-  if (!B->differ) {
+  if (!B->differ) { /* interleaved: units of v layers, v times the cut */
+    double av[64];
     for (int s = 0; s < P; s++)
-      lo[s] = 1, hi[s] = u[s];
-    ASSERT(st__split_floor(P, L, B->m, a, e, lo, hi, 1, C));
+      lo[s] = 1, hi[s] = u[s], av[s] = a[s] * B->v;
+    ASSERT(
+        st__split_floor(P, L / B->v, B->m * B->v, av, e, lo, hi, 1, C * B->v));
     return;
   }
   w[0] = 0; /* group 0's prefix sums, the unit of work */
@@ -114,13 +131,14 @@ static void cost_pipeline(brute_t *B) {
     for (int q = 0; q < B->pp[j]; q++, P++)
       fs[P] = B->f[B->order[j]], ss[P] = &B->S[B->order[j]];
   for (int s = 0; s < P; s++) {
-    st__cfg_t one = {fs[s], P, B->dp, 1, B->b, B->m, 0, 0, NULL, NULL, NULL, 0};
+    st__cfg_t one = {fs[s], P, B->dp, B->v, B->b, B->m,
+                     0,     0, NULL,  NULL, NULL, 0};
     st__part_t x = {0};
     st__layers_add(ss[s], fs[s], 0, 1, &x);
     a[s] = x.fwd + x.bwd;
     e[s] = (s == 0 ? fs[s]->pro.fwd + fs[s]->pro.bwd : 0) +
            (s == P - 1 ? fs[s]->epi.fwd + fs[s]->epi.bwd : 0);
-    u[s] = holds(ss[s], &one, s, 0, L - P + 1);
+    u[s] = holds(ss[s], &one, s, 0, L / B->v - P + 1);
     pre[s] = malloc(sizeof(double) * (size_t)(L + 1));
     ASSERT(pre[s]);
     pre[s][0] = 0;
@@ -131,11 +149,17 @@ static void cost_pipeline(brute_t *B) {
       cap[s * L + l] = holds(ss[s], &one, s, l, L);
     }
   }
-  double v = B->differ ? st__split_prefix(L, P, B->m,
-                                          (const double *const *)pre, e, cap, n)
-                       : st__split_linear(L, P, B->m, a, e, u, n);
+  double av[64], v;
+  for (int s = 0; s < P; s++)
+    av[s] = a[s] * B->v; /* a unit: one layer in each chunk */
+  if (B->differ)
+    v = st__split_prefix(L, P, B->m, (const double *const *)pre, e, cap, n);
+  else
+    v = st__split_linear(L / B->v, P, B->m * B->v, av, e, u, n);
+  for (int s = 0; s < P && !B->differ; s++)
+    n[s] *= B->v;
   if (isfinite(v)) {
-    st__cfg_t cf = {fs[0], P, B->dp, 1, B->b, B->m, 0, 0, n, fs, ss, 0};
+    st__cfg_t cf = {fs[0], P, B->dp, B->v, B->b, B->m, 0, 0, n, fs, ss, 0};
     st__cost_t c;
     ASSERT_OK(st__cfg_cost(&B->S[0], &cf, 1, &c));
     B->configs++;
@@ -151,7 +175,8 @@ static void cost_pipeline(brute_t *B) {
  * them on a group of their own). */
 static void each_pp(brute_t *B, int j, int P, int used) {
   if (j == B->K) {
-    if (used >= 2 && P >= 2 && P <= B->L) cost_pipeline(B);
+    if (used >= 2 && P >= 2 && P <= B->L && interleaved_ok(B, P))
+      cost_pipeline(B);
     return;
   }
   int z = B->order[j];
@@ -205,9 +230,14 @@ static double brute_force(const strata_graph_t *g, const strata_cluster_t *c,
     for (B->dp = 1; B->dp <= micro; B->dp++) {
       if (micro % B->dp) continue;
       B->m = micro / B->dp;
-      for (int z = 0; z < B->K; z++)
-        B->order[z] = z;
-      each_order(B, 0);
+      /* 1, and with layers alike every v that rounds the layers evenly */
+      for (B->v = 1; B->v <= (B->differ || !o->megatron ? 1 : 64); B->v++) {
+        if (B->L % B->v || 2 * B->v > B->L) continue;
+        if (o->vpp > 0 && B->v != o->vpp) continue;
+        for (int z = 0; z < B->K; z++)
+          B->order[z] = z;
+        each_order(B, 0);
+      }
     }
   }
   double best = B->best;
@@ -222,8 +252,8 @@ static double brute_force(const strata_graph_t *g, const strata_cluster_t *c,
 /* The plan of model on spec against the brute force: its step the least
  * of the mixed configurations and the groups alone.  Returns the least
  * mixed step. */
-static double check(const char *model, const char *spec, int layers,
-                    int batch) {
+static double check(const char *model, const char *spec, int layers, int batch,
+                    int interleaved) {
   strata_cluster_t *c = NULL;
   strata_graph_t *g = NULL;
   strata_plan_t *p = NULL;
@@ -258,6 +288,8 @@ static double check(const char *model, const char *spec, int layers,
   ASSERT(!p->time_limited);
   ASSERT_NEAR(p->step_seconds, mixed < alone ? mixed : alone, 1e-12, 0);
   if (mixed < alone) ASSERT(p->stages[0].group != p->stages[p->pp - 1].group);
+  /* interleaved over the groups where that is the best */
+  if (interleaved) ASSERT(mixed < alone && p->vpp > 1);
   strata_plan_destroy(p);
   strata_graph_destroy(g);
   strata_cluster_destroy(c);
@@ -266,14 +298,14 @@ static double check(const char *model, const char *spec, int layers,
 
 /* Layers alike (the linear split) on two and three groups. */
 TEST(mixed_search_equals_brute_force) {
-  ASSERT(check("gpt-1.7b", SPEC("mixed-three.json"), 8, 64) > 0);
-  ASSERT(check("gpt-7.5b", SPEC("mixed.json"), 12, 64) > 0);
+  ASSERT(check("gpt-1.7b", SPEC("mixed-three.json"), 8, 64, 0) > 0);
+  ASSERT(check("gpt-7.5b", SPEC("mixed.json"), 12, 64, 1) > 0);
 }
 
 /* Layers that differ (dense, then MoE, then MTP: the prefix split). */
 TEST(mixed_search_equals_brute_force_layers_differ) {
-  ASSERT(check("deepseek-v3", SPEC("mixed.json"), 8, 64) > 0);
-  ASSERT(check("deepseek-v3", SPEC("mixed-three.json"), 6, 32) > 0);
+  ASSERT(check("deepseek-v3", SPEC("mixed.json"), 8, 64, 0) > 0);
+  ASSERT(check("deepseek-v3", SPEC("mixed-three.json"), 6, 32, 0) > 0);
 }
 
 static const test_entry_t tests[] = {
