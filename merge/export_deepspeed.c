@@ -72,12 +72,8 @@ static int check(const strata_plan_t *p, int *gas) {
   if (!p || p->n_stages < 1 || !p->stages)
     return strata_error(STRATA_EINVAL,
                         "deepspeed export: a plan with no stage");
-  /* the framework's rules (pipeline/rules.c): what this config sets up (no
-   * cp, ep, interleaving, FP8, MTP; ZeRO 0: DeepSpeed's bf16 without ZeRO
-   * keeps no fp32 master weights, engine.py's _do_optimizer_sanity_check),
-   * the batch, ZeRO with pipelining */
-  if ((rc = st__rules_refuse(p, STRATA_RULES_DEEPSPEED, "deepspeed")))
-    return rc;
+  /* stages balanced over node groups first: no setting of this config
+   * gives them */
   if (p->n_groups > 1 && p->pp > 1) {
     for (int s = 1; s < p->n_stages; s++)
       if (p->stages[s].group != p->stages[0].group)
@@ -90,6 +86,12 @@ static int check(const strata_plan_t *p, int *gas) {
             "(--pipeline-model-parallel-layout)",
             p->stages[0].gpu_model, p->stages[s].gpu_model);
   }
+  /* the framework's rules (pipeline/rules.c): what this config sets up (no
+   * cp, ep, interleaving, FP8, MTP; ZeRO 0: DeepSpeed's bf16 without ZeRO
+   * keeps no fp32 master weights, engine.py's _do_optimizer_sanity_check),
+   * the batch, ZeRO with pipelining */
+  if ((rc = st__rules_refuse(p, STRATA_RULES_DEEPSPEED, "deepspeed")))
+    return rc;
   if (p->micro_batch < 1 || p->dp < 1 || p->tp < 1)
     return REFUSE("micro-batch %d, tp %d, dp %d", p->micro_batch, p->tp, p->dp);
   if ((rc = check_shape(p))) return rc;

@@ -49,6 +49,15 @@ static int rank_form(const strata_plan_t *p) {
   return 1;
 }
 
+/* The middle ranks hold as many layers each (Megatron-LM's first/last
+ * form). */
+static int even_ranks(const strata_plan_t *p) {
+  for (int r = 2; r + 1 < p->pp; r++)
+    if (strata_plan_rank_layers(p, r) != strata_plan_rank_layers(p, 1))
+      return 0;
+  return 1;
+}
+
 /* The degrees: one stage size, or the range of a free-mode plan's. */
 static void sum_parallelism(strata_buf_t *b, const strata_plan_t *p) {
   int lo = 0, hi = 0; /* devices per stage: one size, or several */
@@ -86,6 +95,15 @@ static void sum_schedule(strata_buf_t *b, const strata_plan_t *p) {
                       "  %-20s interleaved 1F1B, %d virtual stages per "
                       "rank, layout %s\n",
                       "schedule", p->vpp, lay);
+  } else if (p->vpp > 1 && !even_ranks(p)) { /* ranks of their own sizes */
+    strata_buf_printf(b,
+                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "rank, layers per rank",
+                      "schedule", p->vpp);
+    for (int r = 0; r < p->pp; r++)
+      strata_buf_printf(b, "%s%d", r ? ", " : " ",
+                        strata_plan_rank_layers(p, r));
+    strata_buf_puts(b, " (each in equal chunks)\n");
   } else if (p->vpp > 1) /* each rank's layers split into vpp chunks */
     strata_buf_printf(b,
                       "  %-20s interleaved 1F1B, %d virtual stages per "
