@@ -196,6 +196,14 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
   st__wr_f(w, c->peak_memory_bytes);
 }
 
+/* Format 13: the Pareto front's configurations (their count, 0 without
+ * --pareto), after the format's fields. */
+static void put_pareto(st__wr_t *w, const strata_plan_t *p) {
+  st__wr_u(w, (uint64_t)p->n_pareto);
+  for (int i = 0; i < p->n_pareto; i++)
+    put_config(w, &p->pareto[i]);
+}
+
 /* The fields kept after the stages (codec TI and TD): each from the
  * format of its slot on, in the order of the list. */
 #define TAIL_TI(m, slot)                                                       \
@@ -248,6 +256,7 @@ int st__format_of(const strata_plan_t *p) {
   if (p->qk_norm > 1 && v < 5) v = 5; /* an L2 norm: format 5's */
   STRATA_PLAN_FIELDS(NEED)
   if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
+  if (p->n_pareto > 0 && v < 13) v = 13;
   return v;
 }
 
@@ -321,6 +330,7 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   for (int f = 5; f <= v; f++) {
     put_tail_fields(&w, p, f);
     if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
+    if (f == 13) put_pareto(&w, p);
   }
   if (w.b.oom) {
     strata_buf_free(&w.b);
@@ -573,6 +583,25 @@ static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
   return 0;
 }
 
+static void get_config(st__rd_t *r, strata_plan_config_t *c) {
+  int *ints[] = {&c->tp,          &c->pp,
+                 &c->dp,          &c->micro_batch,
+                 &c->vpp,         &c->sequence_parallel,
+                 &c->zero_stage,  &c->first_layers,
+                 &c->last_layers, NULL,
+                 &c->fits,        &c->cp,
+                 &c->ep,          &c->etp,
+                 &c->fp8};
+  for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++) {
+    if (j == 9)
+      c->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
+    else
+      *ints[j] = st__rd_int(r, "configuration", 0, BIG);
+  }
+  c->step_seconds = st__rd_f(r, "configuration step");
+  c->peak_memory_bytes = st__rd_f(r, "configuration memory");
+}
+
 static int get_tail(st__rd_t *r, strata_plan_t *p) {
   if (r->bad) return 0;
   if (p->pp < 1 || p->pp > p->n_stages || p->n_stages % p->pp) {
@@ -597,25 +626,28 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
   p->top = strata_calloc(n ? (size_t)n : 1, sizeof *p->top);
   if (!p->top) return strata_error(STRATA_ENOMEM, "out of memory");
   p->n_top = (int)n;
-  for (int i = 0; i < p->n_top && !r->bad; i++) {
-    strata_plan_config_t *c = &p->top[i];
-    int *ints[] = {&c->tp,          &c->pp,
-                   &c->dp,          &c->micro_batch,
-                   &c->vpp,         &c->sequence_parallel,
-                   &c->zero_stage,  &c->first_layers,
-                   &c->last_layers, NULL,
-                   &c->fits,        &c->cp,
-                   &c->ep,          &c->etp,
-                   &c->fp8};
-    for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++) {
-      if (j == 9)
-        c->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
-      else
-        *ints[j] = st__rd_int(r, "configuration", 0, BIG);
-    }
-    c->step_seconds = st__rd_f(r, "configuration step");
-    c->peak_memory_bytes = st__rd_f(r, "configuration memory");
+  for (int i = 0; i < p->n_top && !r->bad; i++)
+    get_config(r, &p->top[i]);
+  return 0;
+}
+
+/* Format 13: the Pareto front (put_pareto). */
+static int get_pareto(st__rd_t *r, strata_plan_t *p) {
+  uint64_t n = st__rd_u(r, "Pareto front's count");
+  if (!r->bad && n > STRATA_PARETO_MAX) {
+    r->bad = "Pareto front's count";
+    r->why = "is above 4096";
   }
+  if (!r->bad && (n > 0) != (p->pareto_axes > 0)) {
+    r->bad = "Pareto front's count";
+    r->why = "does not match its axes (a front with axes, none without)";
+  }
+  if (r->bad || n == 0) return 0;
+  p->pareto = strata_calloc((size_t)n, sizeof *p->pareto);
+  if (!p->pareto) return strata_error(STRATA_ENOMEM, "out of memory");
+  p->n_pareto = (int)n;
+  for (int i = 0; i < p->n_pareto && !r->bad; i++)
+    get_config(r, &p->pareto[i]);
   return 0;
 }
 
@@ -946,9 +978,12 @@ static void ck_figures(ck_t *k, const strata_plan_t *p) {
   }
 }
 
-static void ck_top(ck_t *k, const strata_plan_t *p) {
-  for (int i = 0; i < p->n_top && !k->rc; i++) {
-    const strata_plan_config_t *c = &p->top[i];
+/* The configurations of a list (the best ones, or the Pareto front:
+ * `what` names it in the message). */
+static void ck_configs(ck_t *k, const strata_plan_t *p,
+                       const strata_plan_config_t *v, int n, const char *what) {
+  for (int i = 0; i < n && !k->rc; i++) {
+    const strata_plan_config_t *c = &v[i];
     const struct {
       const char *what;
       long long v, lo, hi;
@@ -972,15 +1007,27 @@ static void ck_top(ck_t *k, const strata_plan_t *p) {
         {"devices (tp x cp x pp x dp)",
          (long long)c->tp * (c->cp > 1 ? c->cp : 1) * c->pp * c->dp, 1, BIG},
     };
-    char w[80];
+    char w[96];
     for (size_t j = 0; j < sizeof t / sizeof t[0] && !k->rc; j++) {
-      snprintf(w, sizeof w, "configuration %d %s", i + 1, t[j].what);
+      snprintf(w, sizeof w, "%s %d %s", what, i + 1, t[j].what);
       ck_int(k, w, t[j].v, t[j].lo, t[j].hi);
     }
-    snprintf(w, sizeof w, "configuration %d figures", i + 1);
+    snprintf(w, sizeof w, "%s %d figures", what, i + 1);
     ck_fig(k, w, c->step_seconds);
     ck_fig(k, w, c->peak_memory_bytes);
   }
+}
+
+static void ck_top(ck_t *k, const strata_plan_t *p) {
+  ck_configs(k, p, p->top, p->n_top, "configuration");
+  if (!k->rc && (p->n_pareto > 0) != (p->pareto_axes > 0))
+    ck_bad(k, "Pareto front holds %d configurations with axes %d", p->n_pareto,
+           p->pareto_axes);
+  ck_configs(k, p, p->pareto, p->n_pareto, "Pareto configuration");
+  for (int i = 1; i < p->n_pareto && !k->rc; i++)
+    if (p->pareto[i].step_seconds < p->pareto[i - 1].step_seconds)
+      ck_bad(k, "Pareto configuration %d is faster than the one before it",
+             i + 1);
 }
 
 int st__plan_check(const strata_plan_t *p, int code, const char *where,
@@ -1071,6 +1118,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   for (unsigned f = 5; !rc && !r.bad && f <= version; f++) {
     get_tail_fields(&r, p, (int)f, version);
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
+    if (f == 13 && !r.bad) rc = get_pareto(&r, p);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

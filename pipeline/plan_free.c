@@ -14,6 +14,7 @@ void strata_plan_destroy(strata_plan_t *p) {
   strata_free(p->stages);
   strata_free(p->ranks);
   strata_free(p->top);
+  strata_free(p->pareto);
   strata_free(p->p2p_seconds);
   strata_free(p);
 }
