@@ -367,10 +367,11 @@ static void sum_pareto(strata_buf_t *b, const strata_plan_t *p) {
     const strata_plan_config_t *c = &p->pareto[i];
     char mem[32], name[200];
     strata_plan_config_name(c, name, sizeof name);
-    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPUs\n", i + 1, name,
+    double n = config_gpus(c);
+    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPU%s\n", i + 1, name,
                       c->step_seconds * 1e3,
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem),
-                      config_gpus(c));
+                      n, n == 1 ? "" : "s");
   }
 }
 

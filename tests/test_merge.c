@@ -1969,8 +1969,79 @@ TEST(time_limited_plan_keeps_its_bound) {
   strata_graph_destroy(g);
 }
 
+/* Format 13: a plan with a Pareto front keeps it (every configuration,
+ * its axes), re-encodes to the same bytes, and a plan without one stays
+ * at its older format; a front out of order or without its axes is
+ * refused by the encoder, as the decoder would refuse it. */
+TEST(pareto_front_in_plan_files) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT(d[4] < 13); /* the version: no front, no format 13 */
+  strata_free(d);
+  p->pareto_axes = STRATA_PARETO_GPUS;
+  p->n_pareto = 3;
+  p->pareto = strata_calloc(3, sizeof *p->pareto);
+  for (int i = 0; i < 3; i++) {
+    p->pareto[i] = p->top[0];
+    p->pareto[i].dp = 2 >> (i > 1);
+    p->pareto[i].micro_batch = 4 >> i;
+    p->pareto[i].step_seconds = 1.5 + i;
+    p->pareto[i].peak_memory_bytes = 3e9 - 1e9 * i;
+  }
+  d = encode(p, &len);
+  ASSERT_EQ(d[4], 13);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_EQ(q->pareto_axes, STRATA_PARETO_GPUS);
+  ASSERT_EQ(q->n_pareto, 3);
+  for (int i = 0; i < 3; i++) {
+    ASSERT(q->pareto[i].step_seconds == p->pareto[i].step_seconds);
+    ASSERT(q->pareto[i].peak_memory_bytes == p->pareto[i].peak_memory_bytes);
+    ASSERT_EQ(q->pareto[i].dp, p->pareto[i].dp);
+    ASSERT_EQ(q->pareto[i].micro_batch, p->pareto[i].micro_batch);
+  }
+  assert_stable(p);
+  char *text = NULL;
+  ASSERT_OK(strata_plan_json(q, &text));
+  ASSERT_CONTAINS(text, "\"pareto_axes\":\t\"gpus\"");
+  ASSERT_CONTAINS(text, "\"config\":\t\"tp 2, pp 2, dp 1, micro 1");
+  strata_free(text);
+  ASSERT_OK(strata_plan_summary(q, &text));
+  ASSERT_CONTAINS(text, "Pareto front (step time against peak memory per "
+                        "device and GPUs used): 3 configurations");
+  strata_free(text);
+  /* the page plots one point a configuration, the plan's ringed, and
+   * lists them; without a front, no such section */
+  ASSERT_OK(strata_export_html(q, NULL, &text));
+  ASSERT_CONTAINS(text, "<h2>Pareto front</h2>");
+  int dots = 0;
+  for (const char *x = text; (x = strstr(x, "<circle class=pareto")); x++)
+    dots++;
+  ASSERT_EQ(dots, 3);
+  ASSERT_CONTAINS(text, "stroke=\"#c53030\" stroke-width=\"2\"");
+  ASSERT_CONTAINS(text, "<td>3</td><td class=l>tp 2, pp 2, dp 1, micro 1");
+  strata_free(text);
+  strata_plan_destroy(q);
+  q = hand_plan(2, 2, 2, 8, NULL);
+  ASSERT_OK(strata_export_html(q, NULL, &text));
+  ASSERT(!strstr(text, "Pareto"));
+  strata_free(text);
+  strata_plan_destroy(q);
+  unsigned char *bad = NULL;
+  p->pareto[2].step_seconds = 1; /* faster than the one before it */
+  ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "Pareto configuration 3 is faster");
+  p->pareto[2].step_seconds = 3.5;
+  p->pareto_axes = 0; /* a front without its axes */
+  ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "Pareto front holds 3");
+  strata_plan_destroy(p);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
+    TEST_ENTRY(pareto_front_in_plan_files),
     TEST_ENTRY(sched_closed_form),
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),
