@@ -176,6 +176,11 @@ static const cli_opt_t opts[] = {
                "(memory, the default) or against both and\n"
                "the GPUs used (gpus)"),
      .dflt = "memory", NOT_EST("estimate costs the one configuration given")},
+    {CLI_INT("fallbacks", fallbacks, 1, STRATA_FALLBACKS_MAX, "K",
+             "also plan the cluster with 1 .. K nodes of\n"
+             "each node group lost, kept in the plan file\n"
+             "(show/export --fallback N)"),
+     NOT_EST("estimate costs the one configuration given")},
     {CLI_INT("threads", po.threads, 1, 1024, "N",
              "solver threads (libuv pool size)")},
     {CLI_STR("cache", 0, po.cache_dir, "DIR",

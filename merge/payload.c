@@ -204,6 +204,22 @@ static void put_pareto(st__wr_t *w, const strata_plan_t *p) {
     put_config(w, &p->pareto[i]);
 }
 
+/* Format 14: the fallback plans, each as its format, its payload's
+ * length and its payload (a fallback holds none of its own). */
+static int put_fallbacks(st__wr_t *w, const strata_plan_t *p) {
+  st__wr_u(w, (uint64_t)p->n_fallbacks);
+  for (int i = 0; i < p->n_fallbacks; i++) {
+    strata_buf_t sub;
+    int rc = st__payload_encode(p->fallbacks[i], &sub);
+    if (rc) return rc;
+    st__wr_u(w, (uint64_t)st__format_of(p->fallbacks[i]));
+    st__wr_u(w, (uint64_t)sub.len);
+    strata_buf_append(&w->b, sub.p, sub.len);
+    strata_buf_free(&sub);
+  }
+  return 0;
+}
+
 /* The fields kept after the stages (codec TI and TD): each from the
  * format of its slot on, in the order of the list. */
 #define TAIL_TI(m, slot)                                                       \
@@ -257,6 +273,7 @@ int st__format_of(const strata_plan_t *p) {
   STRATA_PLAN_FIELDS(NEED)
   if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
   if (p->n_pareto > 0 && v < 13) v = 13;
+  if (p->n_fallbacks > 0 && v < 14) v = 14;
   return v;
 }
 
@@ -293,7 +310,7 @@ static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s,
 
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
-  int v = st__format_of(p);
+  int v = st__format_of(p), rc = 0;
   if (v > STRATA_PLAN_FORMAT_VERSION) /* a file this strata could not read */
     return strata_error(STRATA_EUNSUPPORTED,
                         "plan: the model's rope_scaling (%s) needs plan "
@@ -331,6 +348,11 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     put_tail_fields(&w, p, f);
     if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
     if (f == 13) put_pareto(&w, p);
+    if (f == 14 && !rc) rc = put_fallbacks(&w, p);
+  }
+  if (rc) {
+    strata_buf_free(&w.b);
+    return rc;
   }
   if (w.b.oom) {
     strata_buf_free(&w.b);
@@ -648,6 +670,41 @@ static int get_pareto(st__rd_t *r, strata_plan_t *p) {
   p->n_pareto = (int)n;
   for (int i = 0; i < p->n_pareto && !r->bad; i++)
     get_config(r, &p->pareto[i]);
+  return 0;
+}
+
+/* Format 14: the fallback plans (put_fallbacks), each decoded as a plan
+ * of its own format; a fallback that holds fallbacks, or one of another
+ * count of nodes lost than its place, is corrupt. */
+static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where) {
+  uint64_t n = st__rd_u(r, "fallback count");
+  if (!r->bad && n > STRATA_FALLBACKS_MAX) {
+    r->bad = "fallback count";
+    r->why = "is above 16";
+  }
+  if (r->bad || n == 0) return 0;
+  p->fallbacks = strata_calloc((size_t)n, sizeof *p->fallbacks);
+  if (!p->fallbacks) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (uint64_t i = 0; i < n && !r->bad; i++) {
+    uint64_t v = st__rd_u(r, "fallback's format");
+    if (!r->bad && (v < 14 || v > STRATA_PLAN_FORMAT_VERSION)) {
+      r->bad = "fallback's format";
+      r->why = "is not 14 to the newest this strata reads";
+    }
+    uint64_t len = st__rd_u(r, "fallback's length");
+    if (!r->bad && len > r->len - r->pos) {
+      r->bad = "fallback's length";
+      r->why = "runs past the payload";
+    }
+    if (r->bad) return 0;
+    char w[300];
+    snprintf(w, sizeof w, "%s (fallback %d)", where, (int)i + 1);
+    int rc = st__payload_decode(r->p + r->pos, (size_t)len, w, (unsigned)v,
+                                &p->fallbacks[i]);
+    if (rc) return rc;
+    p->n_fallbacks = (int)i + 1;
+    r->pos += (size_t)len;
+  }
   return 0;
 }
 
@@ -1018,6 +1075,24 @@ static void ck_configs(ck_t *k, const strata_plan_t *p,
   }
 }
 
+/* Fallback n holds the plan of n nodes lost, and none of its own. */
+static void ck_fallbacks(ck_t *k, const strata_plan_t *p) {
+  if (!k->rc && p->n_fallbacks > STRATA_FALLBACKS_MAX)
+    ck_bad(k, "fallback count is %d, above %d", p->n_fallbacks,
+           STRATA_FALLBACKS_MAX);
+  for (int i = 0; i < p->n_fallbacks && !k->rc; i++) {
+    const strata_plan_t *f = p->fallbacks[i];
+    if (!f || f->nodes_lost != i + 1 || f->n_fallbacks > 0 || p->nodes_lost > 0)
+      ck_bad(k,
+             "fallback %d is not the plan of %d node%s lost (its nodes "
+             "lost %d, holding %d fallbacks of its own)",
+             i + 1, i + 1, i ? "s" : "", f ? f->nodes_lost : -1,
+             f ? f->n_fallbacks : 0);
+    else
+      k->rc = st__plan_check(f, k->code, k->where, k->kind);
+  }
+}
+
 static void ck_top(ck_t *k, const strata_plan_t *p) {
   ck_configs(k, p, p->top, p->n_top, "configuration");
   if (!k->rc && (p->n_pareto > 0) != (p->pareto_axes > 0))
@@ -1042,6 +1117,7 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
   ck_stages(&k, p);
   ck_figures(&k, p);
   ck_top(&k, p);
+  ck_fallbacks(&k, p);
   return k.rc;
 }
 
@@ -1119,6 +1195,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
     get_tail_fields(&r, p, (int)f, version);
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
     if (f == 13 && !r.bad) rc = get_pareto(&r, p);
+    if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

@@ -417,6 +417,7 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
     sum_stage(&b, p, s);
   sum_top(&b, p);
   sum_pareto(&b, p);
+  st__sum_fallbacks(&b, p);
   sum_frameworks(&b, p);
   sum_template(&b, p);
   if (p->time_limited)
@@ -750,6 +751,7 @@ int strata_plan_json_flags(const strata_plan_t *p, unsigned flags,
   bad |= bad ? 1 : json_ranks(root, p);
   bad |= bad ? 1 : json_top(root, p);
   bad |= bad ? 1 : json_pareto(root, p);
+  bad |= bad ? 1 : st__json_fallbacks(root, p);
   bad |= bad ? 1 : json_search(root, p, flags);
   bad |= bad ? 1 : json_frameworks(root, p);
   if (!bad) *text = st__json_print(root);

@@ -295,6 +295,11 @@ typedef struct strata_plan {
    * the search's space, by step time (plan format 13) */
   int n_pareto;
   strata_plan_config_t *pareto;
+  /* with --fallbacks K: fallbacks[n - 1] is the plan of the cluster with
+   * n nodes of each node group lost (its nodes_lost n), n = 1 .. (plan
+   * format 14); strata_plan_destroy frees them */
+  int n_fallbacks;
+  struct strata_plan **fallbacks;
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;
