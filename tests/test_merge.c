@@ -2039,9 +2039,66 @@ TEST(pareto_front_in_plan_files) {
   strata_plan_destroy(p);
 }
 
+/* Format 14: fallback plans, each a whole plan of its own, through the
+ * plan file (the same bytes again; a plan without them keeps its older
+ * format), the summary and the JSON; a fallback in the wrong place, or
+ * one holding fallbacks of its own, is refused by the encoder. */
+TEST(fallback_plans_in_plan_files) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  p->fallbacks_asked = 3;
+  p->n_fallbacks = 2;
+  p->fallbacks = strata_calloc(2, sizeof *p->fallbacks);
+  p->fallbacks[0] = hand_plan(2, 2, 1, 8, NULL);
+  p->fallbacks[1] = hand_plan(1, 2, 1, 8, NULL);
+  for (int i = 0; i < 2; i++) {
+    p->fallbacks[i]->nodes_lost = i + 1;
+    p->fallbacks[i]->step_seconds = 2.0 + i;
+  }
+  p->step_seconds = 1.0;
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT_EQ(d[4], 14);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_EQ(q->fallbacks_asked, 3);
+  ASSERT_EQ(q->n_fallbacks, 2);
+  ASSERT_EQ(q->fallbacks[1]->nodes_lost, 2);
+  ASSERT_EQ(q->fallbacks[1]->tp, 1);
+  ASSERT_EQ(q->fallbacks[0]->dp, 1);
+  ASSERT(q->fallbacks[1]->step_seconds == 3.0);
+  ASSERT_EQ(q->fallbacks[0]->n_stages, 2);
+  assert_stable(p);
+  char *text = NULL;
+  ASSERT_OK(strata_plan_summary(q, &text));
+  ASSERT_CONTAINS(text, "  2 nodes lost: tp 1, pp 2, dp 1");
+  ASSERT_CONTAINS(text, "3000.000 ms (+200.00 %)");
+  ASSERT_CONTAINS(text, "  3 nodes lost: none stored");
+  strata_free(text);
+  ASSERT_OK(strata_plan_summary(q->fallbacks[0], &text));
+  ASSERT_CONTAINS(text, "fallback: the plan of the cluster with 1 node of "
+                        "each node group lost");
+  strata_free(text);
+  ASSERT_OK(strata_plan_json(q, &text));
+  ASSERT_CONTAINS(text, "\"fallbacks_asked\":\t3");
+  ASSERT_CONTAINS(text, "\"nodes_lost\":\t2");
+  strata_free(text);
+  strata_plan_destroy(q);
+  unsigned char *bad = NULL;
+  p->fallbacks[1]->nodes_lost = 3; /* not the plan of 2 nodes lost */
+  ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "fallback 2 is not the plan of 2 nodes");
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 8, NULL);
+  d = encode(p, &len);
+  ASSERT(d[4] < 13);
+  strata_free(d);
+  strata_plan_destroy(p);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
     TEST_ENTRY(pareto_front_in_plan_files),
+    TEST_ENTRY(fallback_plans_in_plan_files),
     TEST_ENTRY(sched_closed_form),
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),
