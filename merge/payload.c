@@ -676,11 +676,20 @@ static int get_pareto(st__rd_t *r, strata_plan_t *p) {
 /* Format 14: the fallback plans (put_fallbacks), each decoded as a plan
  * of its own format; a fallback that holds fallbacks, or one of another
  * count of nodes lost than its place, is corrupt. */
-static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where) {
+static int payload_decode(const unsigned char *data, size_t len,
+                          const char *where, unsigned version, int nested,
+                          strata_plan_t **out);
+
+static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where,
+                         int nested) {
   uint64_t n = st__rd_u(r, "fallback count");
   if (!r->bad && n > STRATA_FALLBACKS_MAX) {
     r->bad = "fallback count";
     r->why = "is above 16";
+  }
+  if (!r->bad && n > 0 && nested) { /* read before it nests any deeper */
+    r->bad = "fallback count";
+    r->why = "is not 0 in a fallback plan (a fallback holds none)";
   }
   if (r->bad || n == 0) return 0;
   p->fallbacks = strata_calloc((size_t)n, sizeof *p->fallbacks);
@@ -699,8 +708,8 @@ static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where) {
     if (r->bad) return 0;
     char w[300];
     snprintf(w, sizeof w, "%s (fallback %d)", where, (int)i + 1);
-    int rc = st__payload_decode(r->p + r->pos, (size_t)len, w, (unsigned)v,
-                                &p->fallbacks[i]);
+    int rc = payload_decode(r->p + r->pos, (size_t)len, w, (unsigned)v, 1,
+                            &p->fallbacks[i]);
     if (rc) return rc;
     p->n_fallbacks = (int)i + 1;
     r->pos += (size_t)len;
@@ -1177,6 +1186,12 @@ static void get_tail_fields(st__rd_t *r, strata_plan_t *p, int f,
 
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out) {
+  return payload_decode(data, len, where, version, 0, out);
+}
+
+static int payload_decode(const unsigned char *data, size_t len,
+                          const char *where, unsigned version, int nested,
+                          strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
   int oom = 0, rc;
   strata_plan_t *p = strata_calloc(1, sizeof *p);
@@ -1195,7 +1210,7 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
     get_tail_fields(&r, p, (int)f, version);
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
     if (f == 13 && !r.bad) rc = get_pareto(&r, p);
-    if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where);
+    if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where, nested);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

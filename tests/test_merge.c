@@ -2087,6 +2087,23 @@ TEST(fallback_plans_in_plan_files) {
   p->fallbacks[1]->nodes_lost = 3; /* not the plan of 2 nodes lost */
   ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
   ASSERT_CONTAINS(strata_last_error(), "fallback 2 is not the plan of 2 nodes");
+  p->fallbacks[1]->nodes_lost = 2;
+  /* a fallback holding one of its own (past the encoder's check): the
+   * decoder refuses it before it nests any deeper */
+  strata_plan_t *f = p->fallbacks[0];
+  f->fallbacks_asked = f->n_fallbacks = 1;
+  f->fallbacks = strata_calloc(1, sizeof *f->fallbacks);
+  f->fallbacks[0] = hand_plan(1, 1, 1, 8, NULL);
+  f->fallbacks[0]->nodes_lost = 1;
+  strata_buf_t raw;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  strata_plan_t *nest = NULL;
+  ASSERT_EQ(st__payload_decode((const unsigned char *)raw.p, raw.len, "n.splan",
+                               14, &nest),
+            STRATA_ECORRUPT);
+  ASSERT_CONTAINS(strata_last_error(), "n.splan (fallback 1): corrupt: the "
+                                       "plan's fallback count is not 0");
+  strata_buf_free(&raw);
   strata_plan_destroy(p);
   p = hand_plan(2, 2, 2, 8, NULL);
   d = encode(p, &len);
