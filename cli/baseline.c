@@ -108,6 +108,7 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
 #undef COPY_CHOICE
   o->no_memory_check = 1;
   o->top = 1;
+  o->pareto = 0; /* the front is the search's, today's plan carries it */
   o->quiet = 1;
 }
 
@@ -148,8 +149,9 @@ static int same_config(const strata_plan_config_t *x,
          x->first_layers == y->first_layers && x->last_layers == y->last_layers;
 }
 
-/* The kept plan lists itself first, then the search's best others. */
-static int merge_top(strata_plan_t *kept, const strata_plan_t *best) {
+/* The kept plan lists itself first, then the search's best others, and
+ * takes the search's Pareto front (--pareto). */
+static int merge_top(strata_plan_t *kept, strata_plan_t *best) {
   int cap = best->n_top > 1 ? best->n_top : 1, n = 1;
   strata_plan_config_t *t = strata_calloc((size_t)cap + 1, sizeof *t);
   if (!t) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -160,6 +162,9 @@ static int merge_top(strata_plan_t *kept, const strata_plan_t *best) {
   kept->top = t;
   kept->n_top = n;
   kept->plan_seconds += best->plan_seconds;
+  kept->pareto_axes = best->pareto_axes;
+  kept->pareto = best->pareto, kept->n_pareto = best->n_pareto;
+  best->pareto = NULL, best->n_pareto = 0, best->pareto_axes = 0;
   return 0;
 }
 

@@ -55,6 +55,11 @@ int cli_output_writable(const char *opt, const char *path);
 /* "megatron, deepspeed, ...": every export target, from its table. */
 void cli_export_target_names(char *buf, size_t size);
 
+/* show/export --fallback N (fallbacks.c): *p becomes its fallback plan of N
+ * nodes lost (0: *p as it is); a plan that stores fewer is refused, saying what
+ * it stores.  0, or a STRATA_E* code. */
+int cli_select_fallback(const char *path, int n, strata_plan_t **p);
+
 /* The subcommands. */
 int cli_cmd_trace(int argc, char **argv);
 int cli_cmd_stage(int argc, char **argv);

@@ -24,7 +24,7 @@
 typedef struct {
   const char *out, *plan, *name_map_path, *format, *cluster;
   int target, launch, topology;
-  int gpn;
+  int gpn, fallback;
   const strata_cluster_t *c; /* --cluster's, or the plan's preset; or NULL */
 } args_t;
 
@@ -121,6 +121,9 @@ static const cli_opt_t opts[] = {
              "node shape of the launch script and the page,\n"
              "which then name its hosts (default: the preset\n"
              "the plan names)")},
+    {CLI_INT("fallback", fallback, 1, STRATA_FALLBACKS_MAX, "N",
+             "export the plan's fallback for N nodes of each\n"
+             "node group lost (strata plan --fallbacks)")},
     {CLI_END}};
 
 static const cli_optspec_t opt_spec = {
@@ -242,7 +245,12 @@ int cli_cmd_export(int argc, char **argv) {
     goto out;
   }
   o.name_map = map;
-  if (!(rc = strata_plan_load(a.plan, &p))) {
+  if (!(rc = strata_plan_load(a.plan, &p)) &&
+      (rc = cli_select_fallback(a.plan, a.fallback, &p))) {
+    rc = cli_fail(cmd, rc);
+    goto out;
+  }
+  if (!rc) {
     if (!(rc = export_cluster(p, &a, &c))) {
       a.c = c;
       node_shape(c, &a, &o);

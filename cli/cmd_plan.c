@@ -107,6 +107,7 @@ int cli_cmd_plan(int argc, char **argv) {
              : cli_fail("plan", e);
     goto out;
   }
+  if ((rc = cli_plan_fallbacks("plan", &a, g, p))) goto out;
   if (interrupted) {
     rc = cli_fail("plan", strata_error(STRATA_ECANCELED,
                                        "interrupted: nothing was written"));

@@ -11,7 +11,7 @@
 #include "cli/opts.h"
 
 typedef struct {
-  int json, timings;
+  int json, timings, fallback;
   const char *cluster;
 } show_args_t;
 
@@ -27,12 +27,16 @@ static const cli_opt_t opts[] = {
              "the cluster it runs on (default: the preset\n"
              "the plan names; a plan made on a spec file\n"
              "needs it for the devices)")},
+    {CLI_INT("fallback", fallback, 1, STRATA_FALLBACKS_MAX, "N",
+             "the plan's fallback for N nodes of each node\n"
+             "group lost (strata plan --fallbacks)")},
     {CLI_END}};
 
 static const cli_optspec_t opt_spec = {
     "show",
     opts,
     "Usage: strata show PLAN [--json [--timings]] [--cluster SPEC]\n"
+    "                  [--fallback N]\n"
     "\n"
     "Print a plan file (.splan): model, cluster, degrees, batch,\n"
     "options, step time, tokens/s, MFU and peak memory, one row per\n"
@@ -50,7 +54,7 @@ static const cli_optspec_t opt_spec = {
 int cli_cmd_show(int argc, char **argv) {
   const char *cmd = "show";
   int rc, first;
-  show_args_t a = {0, 0, NULL};
+  show_args_t a = {0, 0, 0, NULL};
   strata_plan_t *p = NULL;
   char *text = NULL;
   rc = cli_opts_parse(&opt_spec, argc, argv, &a, &first);
@@ -63,6 +67,7 @@ int cli_cmd_show(int argc, char **argv) {
     return cli_usage_error(cmd, "one plan file only, not '%s' too",
                            argv[first + 1]);
   if ((rc = strata_plan_load(argv[first], &p)) ||
+      (rc = cli_select_fallback(argv[first], a.fallback, &p)) ||
       (rc = a.json ? strata_plan_json_flags(
                          p, a.timings ? STRATA_PLAN_JSON_TIMINGS : 0, &text)
                    : strata_plan_summary(p, &text)) ||

@@ -53,10 +53,13 @@ static int find_row(const table_t *x, const char *name) {
   return -1;
 }
 
+/* has_arg: 0 none, 1 required, 2 optional */
 static void add_entry(table_t *x, int *k, const char *name, int has_arg,
                       int val) {
   x->lo[*k].name = name;
-  x->lo[*k].has_arg = has_arg ? required_argument : no_argument;
+  x->lo[*k].has_arg = has_arg == 2   ? optional_argument
+                      : has_arg == 1 ? required_argument
+                                     : no_argument;
   x->lo[*k].flag = NULL;
   x->lo[*k].val = val;
   (*k)++;
@@ -76,7 +79,7 @@ static int build(const char *cmd, const cli_opt_t *t, table_t *x) {
     if (o->alias_of && (x->rows[i].canon = find_row(x, o->alias_of)) < 0)
       return cli_usage_error(cmd, "internal: --%s stands for unknown --%s",
                              o->name, o->alias_of);
-    add_entry(x, &k, o->name, o->arg != NULL, VAL_BASE + 2 * i);
+    add_entry(x, &k, o->name, o->dflt ? 2 : o->arg != NULL, VAL_BASE + 2 * i);
     if (o->kind == CLI_OPT_TOGGLE) {
       snprintf(neg[i], sizeof neg[i], "no-%s", o->name);
       add_entry(x, &k, neg[i], 0, VAL_BASE + 2 * i + 1);
@@ -208,6 +211,16 @@ static int take(const cli_optspec_t *s, const table_t *x, seen_t *z, int c,
   return 0;
 }
 
+/* getopt_long's value, or for a row whose value may be left out the next
+ * word (taken from argv) unless it is an option, else the default. */
+static const char *optional_value(const table_t *x, int c, int argc,
+                                  char **argv) {
+  int neg, i = row_of(x, c, &neg);
+  if (optarg || i < 0 || i >= x->n || !x->rows[i].o->dflt) return optarg;
+  if (optind < argc && argv[optind][0] != '-') return argv[optind++];
+  return x->rows[i].o->dflt;
+}
+
 int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
                    int *first) {
   static table_t x; /* the CLI parses one command line at a time */
@@ -225,7 +238,8 @@ int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
     if (c == '?' || c == ':')
       return cli_usage_error(s->cmd, "unknown or incomplete option '%s'",
                              argv[optind - 1]);
-    if ((rc = take(s, &x, &z, c, optarg, args))) return rc;
+    if ((rc = take(s, &x, &z, c, optional_value(&x, c, argc, argv), args)))
+      return rc;
   }
   if (!first && optind < argc)
     return cli_usage_error(s->cmd, "unexpected argument '%s'", argv[optind]);
@@ -237,9 +251,10 @@ int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
 static int left_of(const cli_opt_t *o, char *buf, size_t n) {
   char sh[8] = "";
   if (o->short_name) snprintf(sh, sizeof sh, "-%c, ", o->short_name);
-  return snprintf(buf, n, "  %s--%s%s%s%s", sh,
+  return snprintf(buf, n, "  %s--%s%s%s%s%s%s", sh,
                   o->kind == CLI_OPT_TOGGLE ? "[no-]" : "", o->name,
-                  o->arg ? " " : "", o->arg ? o->arg : "");
+                  o->arg ? " " : "", o->dflt ? "[" : "", o->arg ? o->arg : "",
+                  o->dflt ? "]" : "");
 }
 
 /* The help lines of one row: its left column, then its text, each

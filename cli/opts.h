@@ -50,6 +50,9 @@ typedef struct cli_opt {
   const char *why;      /* others refuse it, saying why */
   const struct cli_opt *sub;
   int (*parse)(const char *s, int *out); /* PARSE: 0, or an error */
+  /* A value that may be left out (--NAME alone means --NAME dflt): the
+   * next word is its value unless it begins with '-' (NULL: required). */
+  const char *dflt;
 } cli_opt_t;
 
 typedef struct {

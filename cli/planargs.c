@@ -170,6 +170,17 @@ static const cli_opt_t opts[] = {
     {CLI_INT("top", po.top, 1, 100, "K",
              "best distinct configurations kept (default 3)"),
      NOT_EST("estimate costs the one configuration given")},
+    {CLI_PARSE("pareto", po.pareto, strata_pareto_parse, "AXES",
+               "also keep the non-dominated configurations:\n"
+               "step time against peak memory per device\n"
+               "(memory, the default) or against both and\n"
+               "the GPUs used (gpus)"),
+     .dflt = "memory", NOT_EST("estimate costs the one configuration given")},
+    {CLI_INT("fallbacks", fallbacks, 1, STRATA_FALLBACKS_MAX, "K",
+             "also plan the cluster with 1 .. K nodes of\n"
+             "each node group lost, kept in the plan file\n"
+             "(show/export --fallback N)"),
+     NOT_EST("estimate costs the one configuration given")},
     {CLI_INT("threads", po.threads, 1, 1024, "N",
              "solver threads (libuv pool size)")},
     {CLI_STR("cache", 0, po.cache_dir, "DIR",

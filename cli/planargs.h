@@ -19,6 +19,7 @@ typedef struct {
   double replan_threshold; /* percent (default 2) */
   int threshold_given;
   int global_batch_given; /* else the default follows the sequence length */
+  int fallbacks; /* plan: --fallbacks K, the plans of 1..K nodes lost */
 } cli_plan_args_t;
 
 /* The default global batch for sequences of seq tokens (docs/cli.md):
@@ -33,5 +34,11 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
 /* Load the model and the cluster (calibrated when asked). */
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c);
+
+/* plan --fallbacks: the plans of the cluster with 1 .. a->fallbacks nodes
+ * of each node group lost, into p->fallbacks (fewer where one has nothing
+ * that fits: a warning names it).  0, or the error's exit code. */
+int cli_plan_fallbacks(const char *cmd, const cli_plan_args_t *a,
+                       const strata_graph_t *g, strata_plan_t *p);
 
 #endif

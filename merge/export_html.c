@@ -7,8 +7,8 @@
  * nodes (grouped by leaf switch when the cluster says), the
  * communication heat map of one step (merge/traffic.c: bytes between
  * every pair of devices, nodes or pipeline ranks, one grid per kind of
- * collective) with each stage's layers and strategies, and the
- * runners-up.
+ * collective) with each stage's layers and strategies, the
+ * runners-up, and with --pareto the front (export_pareto.c).
  *
  * Plain HTML, CSS and inline SVG written with printf: no script, no font,
  * no image, nothing fetched, so the page opens anywhere, offline, and is
@@ -679,6 +679,7 @@ int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,
   if ((rc = heatmap(&b, p, o))) goto out;
   stage_table(&b, p);
   runners_up(&b, p);
+  st__html_pareto(&b, p);
   strata_buf_puts(&b, "<p>Written by <code>strata export html</code>.</p>\n"
                       "</body>\n</html>\n");
   if (b.oom) rc = strata_error(STRATA_ENOMEM, "out of memory");

@@ -79,6 +79,8 @@ void st__plan_degrees(strata_buf_t *b, const strata_plan_t *p);
 int st__megatron_launch_map(const strata_plan_t *p,
                             const strata_export_opts_t *o,
                             const strata_device_map_t *m, char **text);
+/* export_pareto.c: the page's Pareto front (--pareto), nothing without. */
+void st__html_pareto(strata_buf_t *b, const strata_plan_t *p);
 int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,
                         const strata_device_map_t *m, char **text);
 
@@ -120,6 +122,10 @@ void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
                          const strata_mem_items_t *m);
 int st__json_par_items(struct cJSON *o, const strata_mem_items_t *m);
 int st__json_par_config(struct cJSON *o, const strata_plan_config_t *c);
+/* report_fallback.c: the fallback plans of --fallbacks, or what a fallback
+ * plan is (nothing for a plan without them). */
+void st__sum_fallbacks(strata_buf_t *b, const strata_plan_t *p);
+int st__json_fallbacks(struct cJSON *root, const strata_plan_t *p);
 
 /* export_megatron_par.c: Megatron-LM's rules for, and flags of, context
  * and expert parallelism, the experts, latent attention and the variants,

@@ -196,6 +196,30 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
   st__wr_f(w, c->peak_memory_bytes);
 }
 
+/* Format 13: the Pareto front's configurations (their count, 0 without
+ * --pareto), after the format's fields. */
+static void put_pareto(st__wr_t *w, const strata_plan_t *p) {
+  st__wr_u(w, (uint64_t)p->n_pareto);
+  for (int i = 0; i < p->n_pareto; i++)
+    put_config(w, &p->pareto[i]);
+}
+
+/* Format 14: the fallback plans, each as its format, its payload's
+ * length and its payload (a fallback holds none of its own). */
+static int put_fallbacks(st__wr_t *w, const strata_plan_t *p) {
+  st__wr_u(w, (uint64_t)p->n_fallbacks);
+  for (int i = 0; i < p->n_fallbacks; i++) {
+    strata_buf_t sub;
+    int rc = st__payload_encode(p->fallbacks[i], &sub);
+    if (rc) return rc;
+    st__wr_u(w, (uint64_t)st__format_of(p->fallbacks[i]));
+    st__wr_u(w, (uint64_t)sub.len);
+    strata_buf_append(&w->b, sub.p, sub.len);
+    strata_buf_free(&sub);
+  }
+  return 0;
+}
+
 /* The fields kept after the stages (codec TI and TD): each from the
  * format of its slot on, in the order of the list. */
 #define TAIL_TI(m, slot)                                                       \
@@ -248,6 +272,8 @@ int st__format_of(const strata_plan_t *p) {
   if (p->qk_norm > 1 && v < 5) v = 5; /* an L2 norm: format 5's */
   STRATA_PLAN_FIELDS(NEED)
   if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
+  if (p->n_pareto > 0 && v < 13) v = 13;
+  if (p->n_fallbacks > 0 && v < 14) v = 14;
   return v;
 }
 
@@ -284,7 +310,7 @@ static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s,
 
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
-  int v = st__format_of(p);
+  int v = st__format_of(p), rc = 0;
   if (v > STRATA_PLAN_FORMAT_VERSION) /* a file this strata could not read */
     return strata_error(STRATA_EUNSUPPORTED,
                         "plan: the model's rope_scaling (%s) needs plan "
@@ -321,6 +347,12 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
   for (int f = 5; f <= v; f++) {
     put_tail_fields(&w, p, f);
     if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
+    if (f == 13) put_pareto(&w, p);
+    if (f == 14 && !rc) rc = put_fallbacks(&w, p);
+  }
+  if (rc) {
+    strata_buf_free(&w.b);
+    return rc;
   }
   if (w.b.oom) {
     strata_buf_free(&w.b);
@@ -573,6 +605,25 @@ static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
   return 0;
 }
 
+static void get_config(st__rd_t *r, strata_plan_config_t *c) {
+  int *ints[] = {&c->tp,          &c->pp,
+                 &c->dp,          &c->micro_batch,
+                 &c->vpp,         &c->sequence_parallel,
+                 &c->zero_stage,  &c->first_layers,
+                 &c->last_layers, NULL,
+                 &c->fits,        &c->cp,
+                 &c->ep,          &c->etp,
+                 &c->fp8};
+  for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++) {
+    if (j == 9)
+      c->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
+    else
+      *ints[j] = st__rd_int(r, "configuration", 0, BIG);
+  }
+  c->step_seconds = st__rd_f(r, "configuration step");
+  c->peak_memory_bytes = st__rd_f(r, "configuration memory");
+}
+
 static int get_tail(st__rd_t *r, strata_plan_t *p) {
   if (r->bad) return 0;
   if (p->pp < 1 || p->pp > p->n_stages || p->n_stages % p->pp) {
@@ -597,24 +648,71 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
   p->top = strata_calloc(n ? (size_t)n : 1, sizeof *p->top);
   if (!p->top) return strata_error(STRATA_ENOMEM, "out of memory");
   p->n_top = (int)n;
-  for (int i = 0; i < p->n_top && !r->bad; i++) {
-    strata_plan_config_t *c = &p->top[i];
-    int *ints[] = {&c->tp,          &c->pp,
-                   &c->dp,          &c->micro_batch,
-                   &c->vpp,         &c->sequence_parallel,
-                   &c->zero_stage,  &c->first_layers,
-                   &c->last_layers, NULL,
-                   &c->fits,        &c->cp,
-                   &c->ep,          &c->etp,
-                   &c->fp8};
-    for (size_t j = 0; j < sizeof ints / sizeof ints[0]; j++) {
-      if (j == 9)
-        c->recompute = (strata_recompute_t)st__rd_int(r, "recompute", 0, 2);
-      else
-        *ints[j] = st__rd_int(r, "configuration", 0, BIG);
+  for (int i = 0; i < p->n_top && !r->bad; i++)
+    get_config(r, &p->top[i]);
+  return 0;
+}
+
+/* Format 13: the Pareto front (put_pareto). */
+static int get_pareto(st__rd_t *r, strata_plan_t *p) {
+  uint64_t n = st__rd_u(r, "Pareto front's count");
+  if (!r->bad && n > STRATA_PARETO_MAX) {
+    r->bad = "Pareto front's count";
+    r->why = "is above 4096";
+  }
+  if (!r->bad && (n > 0) != (p->pareto_axes > 0)) {
+    r->bad = "Pareto front's count";
+    r->why = "does not match its axes (a front with axes, none without)";
+  }
+  if (r->bad || n == 0) return 0;
+  p->pareto = strata_calloc((size_t)n, sizeof *p->pareto);
+  if (!p->pareto) return strata_error(STRATA_ENOMEM, "out of memory");
+  p->n_pareto = (int)n;
+  for (int i = 0; i < p->n_pareto && !r->bad; i++)
+    get_config(r, &p->pareto[i]);
+  return 0;
+}
+
+/* Format 14: the fallback plans (put_fallbacks), each decoded as a plan
+ * of its own format; a fallback that holds fallbacks, or one of another
+ * count of nodes lost than its place, is corrupt. */
+static int payload_decode(const unsigned char *data, size_t len,
+                          const char *where, unsigned version, int nested,
+                          strata_plan_t **out);
+
+static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where,
+                         int nested) {
+  uint64_t n = st__rd_u(r, "fallback count");
+  if (!r->bad && n > STRATA_FALLBACKS_MAX) {
+    r->bad = "fallback count";
+    r->why = "is above 16";
+  }
+  if (!r->bad && n > 0 && nested) { /* read before it nests any deeper */
+    r->bad = "fallback count";
+    r->why = "is not 0 in a fallback plan (a fallback holds none)";
+  }
+  if (r->bad || n == 0) return 0;
+  p->fallbacks = strata_calloc((size_t)n, sizeof *p->fallbacks);
+  if (!p->fallbacks) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (uint64_t i = 0; i < n && !r->bad; i++) {
+    uint64_t v = st__rd_u(r, "fallback's format");
+    if (!r->bad && (v < 14 || v > STRATA_PLAN_FORMAT_VERSION)) {
+      r->bad = "fallback's format";
+      r->why = "is not 14 to the newest this strata reads";
     }
-    c->step_seconds = st__rd_f(r, "configuration step");
-    c->peak_memory_bytes = st__rd_f(r, "configuration memory");
+    uint64_t len = st__rd_u(r, "fallback's length");
+    if (!r->bad && len > r->len - r->pos) {
+      r->bad = "fallback's length";
+      r->why = "runs past the payload";
+    }
+    if (r->bad) return 0;
+    char w[300];
+    snprintf(w, sizeof w, "%s (fallback %d)", where, (int)i + 1);
+    int rc = payload_decode(r->p + r->pos, (size_t)len, w, (unsigned)v, 1,
+                            &p->fallbacks[i]);
+    if (rc) return rc;
+    p->n_fallbacks = (int)i + 1;
+    r->pos += (size_t)len;
   }
   return 0;
 }
@@ -946,9 +1044,12 @@ static void ck_figures(ck_t *k, const strata_plan_t *p) {
   }
 }
 
-static void ck_top(ck_t *k, const strata_plan_t *p) {
-  for (int i = 0; i < p->n_top && !k->rc; i++) {
-    const strata_plan_config_t *c = &p->top[i];
+/* The configurations of a list (the best ones, or the Pareto front:
+ * `what` names it in the message). */
+static void ck_configs(ck_t *k, const strata_plan_t *p,
+                       const strata_plan_config_t *v, int n, const char *what) {
+  for (int i = 0; i < n && !k->rc; i++) {
+    const strata_plan_config_t *c = &v[i];
     const struct {
       const char *what;
       long long v, lo, hi;
@@ -972,15 +1073,45 @@ static void ck_top(ck_t *k, const strata_plan_t *p) {
         {"devices (tp x cp x pp x dp)",
          (long long)c->tp * (c->cp > 1 ? c->cp : 1) * c->pp * c->dp, 1, BIG},
     };
-    char w[80];
+    char w[96];
     for (size_t j = 0; j < sizeof t / sizeof t[0] && !k->rc; j++) {
-      snprintf(w, sizeof w, "configuration %d %s", i + 1, t[j].what);
+      snprintf(w, sizeof w, "%s %d %s", what, i + 1, t[j].what);
       ck_int(k, w, t[j].v, t[j].lo, t[j].hi);
     }
-    snprintf(w, sizeof w, "configuration %d figures", i + 1);
+    snprintf(w, sizeof w, "%s %d figures", what, i + 1);
     ck_fig(k, w, c->step_seconds);
     ck_fig(k, w, c->peak_memory_bytes);
   }
+}
+
+/* Fallback n holds the plan of n nodes lost, and none of its own. */
+static void ck_fallbacks(ck_t *k, const strata_plan_t *p) {
+  if (!k->rc && p->n_fallbacks > STRATA_FALLBACKS_MAX)
+    ck_bad(k, "fallback count is %d, above %d", p->n_fallbacks,
+           STRATA_FALLBACKS_MAX);
+  for (int i = 0; i < p->n_fallbacks && !k->rc; i++) {
+    const strata_plan_t *f = p->fallbacks[i];
+    if (!f || f->nodes_lost != i + 1 || f->n_fallbacks > 0 || p->nodes_lost > 0)
+      ck_bad(k,
+             "fallback %d is not the plan of %d node%s lost (its nodes "
+             "lost %d, holding %d fallbacks of its own)",
+             i + 1, i + 1, i ? "s" : "", f ? f->nodes_lost : -1,
+             f ? f->n_fallbacks : 0);
+    else
+      k->rc = st__plan_check(f, k->code, k->where, k->kind);
+  }
+}
+
+static void ck_top(ck_t *k, const strata_plan_t *p) {
+  ck_configs(k, p, p->top, p->n_top, "configuration");
+  if (!k->rc && (p->n_pareto > 0) != (p->pareto_axes > 0))
+    ck_bad(k, "Pareto front holds %d configurations with axes %d", p->n_pareto,
+           p->pareto_axes);
+  ck_configs(k, p, p->pareto, p->n_pareto, "Pareto configuration");
+  for (int i = 1; i < p->n_pareto && !k->rc; i++)
+    if (p->pareto[i].step_seconds < p->pareto[i - 1].step_seconds)
+      ck_bad(k, "Pareto configuration %d is faster than the one before it",
+             i + 1);
 }
 
 int st__plan_check(const strata_plan_t *p, int code, const char *where,
@@ -995,6 +1126,7 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
   ck_stages(&k, p);
   ck_figures(&k, p);
   ck_top(&k, p);
+  ck_fallbacks(&k, p);
   return k.rc;
 }
 
@@ -1054,6 +1186,12 @@ static void get_tail_fields(st__rd_t *r, strata_plan_t *p, int f,
 
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out) {
+  return payload_decode(data, len, where, version, 0, out);
+}
+
+static int payload_decode(const unsigned char *data, size_t len,
+                          const char *where, unsigned version, int nested,
+                          strata_plan_t **out) {
   st__rd_t r = {data, len, 0, NULL, NULL};
   int oom = 0, rc;
   strata_plan_t *p = strata_calloc(1, sizeof *p);
@@ -1071,6 +1209,8 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
   for (unsigned f = 5; !rc && !r.bad && f <= version; f++) {
     get_tail_fields(&r, p, (int)f, version);
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
+    if (f == 13 && !r.bad) rc = get_pareto(&r, p);
+    if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where, nested);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

@@ -364,6 +364,35 @@ static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
   }
 }
 
+/* The GPUs a configuration uses. */
+static double config_gpus(const strata_plan_config_t *c) {
+  return (double)c->tp * (c->cp > 1 ? c->cp : 1) * c->pp * c->dp;
+}
+
+/* --pareto: the front, fastest first; the plan's own configuration is
+ * its first (the fastest that fits). */
+static void sum_pareto(strata_buf_t *b, const strata_plan_t *p) {
+  if (p->pareto_axes <= 0 || p->n_pareto < 1) return;
+  strata_buf_printf(
+      b,
+      "\nPareto front (step time against peak memory per "
+      "device%s): %d configuration%s, none beaten on %s\n",
+      p->pareto_axes == STRATA_PARETO_GPUS ? " and GPUs used" : "", p->n_pareto,
+      p->n_pareto == 1 ? "" : "s",
+      p->pareto_axes == STRATA_PARETO_GPUS ? "all three by another"
+                                           : "both by another");
+  for (int i = 0; i < p->n_pareto; i++) {
+    const strata_plan_config_t *c = &p->pareto[i];
+    char mem[32], name[200];
+    strata_plan_config_name(c, name, sizeof name);
+    double n = config_gpus(c);
+    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPU%s\n", i + 1, name,
+                      c->step_seconds * 1e3,
+                      strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem),
+                      n, n == 1 ? "" : "s");
+  }
+}
+
 /* Which frameworks run the plan, and why not (frameworks.c). */
 static void sum_frameworks(strata_buf_t *b, const strata_plan_t *p) {
   st__fw_verdict_t v[ST__N_FRAMEWORKS];
@@ -405,6 +434,8 @@ int strata_plan_summary(const strata_plan_t *p, char **text) {
   for (int s = 0; s < p->n_stages; s++)
     sum_stage(&b, p, s);
   sum_top(&b, p);
+  sum_pareto(&b, p);
+  st__sum_fallbacks(&b, p);
   sum_frameworks(&b, p);
   sum_template(&b, p);
   if (p->time_limited)
@@ -626,6 +657,42 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
   return 0;
 }
 
+/* --pareto: "pareto_axes" and the front, each configuration by its name
+ * (as the summary prints it), figures and degrees. */
+static int json_pareto(cJSON *root, const strata_plan_t *p) {
+  if (p->pareto_axes <= 0) return 0;
+  if (st__json_add_str(root, "pareto_axes", strata_pareto_name(p->pareto_axes)))
+    return -1;
+  cJSON *a = cJSON_AddArrayToObject(root, "pareto");
+  if (!a) return -1;
+  for (int i = 0; i < p->n_pareto; i++) {
+    const strata_plan_config_t *c = &p->pareto[i];
+    char name[200];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    strata_plan_config_name(c, name, sizeof name);
+    if (st__json_add_str(o, "config", name) |
+        st__json_add_num(o, "step_seconds", c->step_seconds) |
+        st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |
+        st__json_add_num(o, "gpus", config_gpus(c)) |
+        st__json_add_num(o, "tp", c->tp) | st__json_add_num(o, "pp", c->pp) |
+        st__json_add_num(o, "dp", c->dp) |
+        st__json_add_num(o, "micro_batch", c->micro_batch) |
+        st__json_add_num(o, "vpp", c->vpp) |
+        st__json_add_bool(o, "sequence_parallel", c->sequence_parallel) |
+        st__json_add_num(o, "zero_stage", c->zero_stage) |
+        st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
+        st__json_add_num(o, "first_layers", c->first_layers) |
+        st__json_add_num(o, "last_layers", c->last_layers) |
+        st__json_par_config(o, c))
+      return -1;
+  }
+  return 0;
+}
+
 static int json_scalars(cJSON *root, const strata_plan_t *p) {
   return st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) |
          st__json_add_str(root, "model", p->model ? p->model : "") |
@@ -701,6 +768,8 @@ int strata_plan_json_flags(const strata_plan_t *p, unsigned flags,
   bad |= bad ? 1 : json_step(root, p);
   bad |= bad ? 1 : json_ranks(root, p);
   bad |= bad ? 1 : json_top(root, p);
+  bad |= bad ? 1 : json_pareto(root, p);
+  bad |= bad ? 1 : st__json_fallbacks(root, p);
   bad |= bad ? 1 : json_search(root, p, flags);
   bad |= bad ? 1 : json_frameworks(root, p);
   if (!bad) *text = st__json_print(root);

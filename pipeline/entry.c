@@ -19,6 +19,12 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
     int rc = strata_pipeline_fix(g, c, &f);
     if (rc) return rc;
   }
+  if (strata_cluster_group_count(c) > 1 && o->pareto)
+    return strata_error(STRATA_EINVAL,
+                        "--pareto: cluster '%s' has %d node groups, and the "
+                        "front is found on a cluster of one shape only; plan "
+                        "a group alone (its nodes as a spec of their own)",
+                        strata_cluster_name(c), strata_cluster_group_count(c));
   if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
   int rc = st__search_prepare(&S, g, c, o);
   double deadline = S.deadline;

@@ -387,6 +387,22 @@ static const struct {
                   {"fp4", STRATA_PRECISION_FP4},
                   {"auto", STRATA_PRECISION_AUTO}};
 
+const char *strata_pareto_name(int v) {
+  return v == STRATA_PARETO_MEMORY ? "memory"
+         : v == STRATA_PARETO_GPUS ? "gpus"
+                                   : "none";
+}
+
+int strata_pareto_parse(const char *s, int *out) {
+  if (s && !strcmp(s, "memory")) return *out = STRATA_PARETO_MEMORY, 0;
+  if (s && !strcmp(s, "gpus")) return *out = STRATA_PARETO_GPUS, 0;
+  return strata_error(STRATA_EINVAL,
+                      "'%s' is not an axis of the front: memory (step time "
+                      "against peak memory per device, the default) or gpus "
+                      "(and the GPUs used)",
+                      s ? s : "");
+}
+
 const char *strata_precision_name(strata_precision_t p) {
   for (int i = 0; i < 4; i++)
     if (precisions[i].p == p) return precisions[i].name;
@@ -750,6 +766,10 @@ static void teardown(st__search_t *S) {
   strata_free(S->sync);
   strata_free(S->lay_n);
   strata_free(S->ds_n);
+  for (int i = 0; S->front && i < S->n_front; i++)
+    strata_free(S->front[i].split);
+  strata_free(S->front);
+  strata_free(S->front_cost);
   st__eval_free(S);
 }
 
@@ -768,6 +788,18 @@ static int fit_families(st__search_t *S) {
     int rc = st__family_fit(S, &S->fam[i]);
     if (rc) return rc;
   }
+  return 0;
+}
+
+/* --pareto: the search's front into the plan. */
+static int keep_front(const st__search_t *S, strata_plan_t *p) {
+  p->pareto_axes = S->o->pareto;
+  if (S->n_front == 0) return 0;
+  p->pareto = strata_calloc((size_t)S->n_front, sizeof *p->pareto);
+  if (!p->pareto) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < S->n_front; i++)
+    st__plan_config(&S->front[i], &S->front_cost[i], S, &p->pareto[i]);
+  p->n_pareto = S->n_front;
   return 0;
 }
 
@@ -804,6 +836,7 @@ int st__choose(st__search_t *S, strata_plan_t **out) {
     if (!p->top) rc = strata_error(STRATA_ENOMEM, "out of memory");
     for (int i = chosen; i < n && !rc && p->n_top < keep; i++)
       st__plan_config(&best[i], &cost[i], S, &p->top[p->n_top++]);
+    if (!rc && S->o->pareto) rc = keep_front(S, p);
     if (rc) {
       strata_plan_destroy(p);
       *out = NULL;

@@ -14,6 +14,10 @@ void strata_plan_destroy(strata_plan_t *p) {
   strata_free(p->stages);
   strata_free(p->ranks);
   strata_free(p->top);
+  strata_free(p->pareto);
+  for (int i = 0; p->fallbacks && i < p->n_fallbacks; i++)
+    strata_plan_destroy(p->fallbacks[i]);
+  strata_free(p->fallbacks);
   strata_free(p->p2p_seconds);
   strata_free(p);
 }

@@ -115,6 +115,11 @@ typedef struct {
    * a candidate copies it, sets its degrees and asks the rules the
    * search filters by */
   strata_rules_config_t rules;
+  /* --pareto: the front the search found (space.c), fastest first, each
+   * with its cost (explicit splits owned here) */
+  struct st__cfg *front;
+  struct st__cost *front_cost;
+  int n_front;
   /* --pipeline-layout: the layers of each of its lay_K model chunks (0:
    * none given) */
   int lay_K, *lay_n;
@@ -167,7 +172,7 @@ st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
     st__rule_cuda_graph_recompute;
 
 /* A configuration of one family. */
-typedef struct {
+typedef struct st__cfg {
   const st__family_t *f;
   int p, dp, v, b, m;
   int first, last; /* layers of the first / last pipeline rank (p >= 2), all
@@ -183,7 +188,7 @@ typedef struct {
 } st__cfg_t;
 
 /* What a configuration costs. */
-typedef struct {
+typedef struct st__cost {
   double step; /* exact (simulated) or a lower bound */
   double peak; /* the most loaded device */
   int fits;

@@ -50,6 +50,9 @@ typedef struct {
   int fit_end[2];  /* the group's most layers that fit on its first and
                       last rank (-1: not found yet) */
   int **splits;    /* free mode: the balanced split per (family, pp) */
+  /* --pareto: the configurations no other found dominates, and the axes */
+  slot_t *front;
+  int n_front, cap_front, pareto;
 } top_t;
 
 /* A group: a family, pp, dp and virtual stages (all their splits); kept
@@ -61,6 +64,13 @@ typedef struct {
 
 static double kth(const top_t *T) {
   return T->n < T->K ? INFINITY : T->slot[T->n - 1].cost.step;
+}
+
+/* The step at which the bounds prune: the K-th best's, or with --pareto
+ * none (a slower configuration may need less memory); there a
+ * configuration is dropped only when one found dominates it (visit). */
+static double cut(const top_t *T) {
+  return T->pareto ? INFINITY : kth(T);
 }
 
 /* One family but for the experts' all-to-all overlap: the same
@@ -169,12 +179,116 @@ static void note(const top_t *T, long done, long total, double lb) {
                     lb < best ? lb : best);
 }
 
+/* ---- the Pareto front (--pareto) ---- */
+
+/* The GPUs a configuration uses. */
+static double gpus_of(const st__cfg_t *cf) {
+  return (double)cf->f->t * cf->p * cf->dp;
+}
+
+/* x is at least as good as (step, peak, gpus) on every axis of the front. */
+static int covers(const top_t *T, const slot_t *x, double step, double peak,
+                  double gpus) {
+  return x->cost.step <= step && x->cost.peak <= peak &&
+         (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) <= gpus);
+}
+
+/* Whether a configuration of step at least `step` (its bound) and this
+ * memory may join the front: no configuration found covers it (the exact
+ * step is at least the bound, so one that covers the bound covers it). */
+static int front_open(const top_t *T, const st__cfg_t *cf,
+                      const st__cost_t *c) {
+  for (int i = 0; i < T->n_front; i++)
+    if (covers(T, &T->front[i], c->step, c->peak, gpus_of(cf))) return 0;
+  return 1;
+}
+
+/* Add a configuration costed exactly: dropped when one found covers it
+ * (of two equal on every axis the one before in the order stays), else
+ * in, and out go those it dominates. */
+static int front_offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
+  double g = gpus_of(cf);
+  for (int i = 0; i < T->n_front; i++) {
+    slot_t *x = &T->front[i];
+    if (!covers(T, x, c->step, c->peak, g)) continue;
+    int same = x->cost.step == c->step && x->cost.peak == c->peak &&
+               (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) == g);
+    if (same && before(c, cf, &x->cost, &x->cf)) put(x, cf, c);
+    return 0;
+  }
+  int k = 0;
+  for (int i = 0; i < T->n_front; i++) {
+    slot_t *x = &T->front[i];
+    if (x->cost.step >= c->step && x->cost.peak >= c->peak &&
+        (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) >= g))
+      continue;
+    if (k != i) {
+      T->front[k] = *x;
+      if (x->cf.split) T->front[k].cf.split = T->front[k].split;
+    }
+    k++;
+  }
+  T->n_front = k;
+  if (T->n_front == T->cap_front) {
+    int cap = T->cap_front ? 2 * T->cap_front : 16;
+    slot_t *v = strata_realloc(T->front, sizeof *v * (size_t)cap);
+    if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+    for (int i = 0; i < T->n_front; i++)
+      if (v[i].cf.split) v[i].cf.split = v[i].split;
+    T->front = v;
+    T->cap_front = cap;
+  }
+  put(&T->front[T->n_front++], cf, c);
+  return 0;
+}
+
+/* The front, fastest first (by the order of before()), into S->front: at
+ * most STRATA_PARETO_MAX of them. */
+static const top_t *front_T;
+static int cmp_front(const void *a, const void *b) {
+  const slot_t *x = &front_T->front[*(const int *)a];
+  const slot_t *y = &front_T->front[*(const int *)b];
+  return before(&x->cost, &x->cf, &y->cost, &y->cf)   ? -1
+         : before(&y->cost, &y->cf, &x->cost, &x->cf) ? 1
+                                                      : 0;
+}
+
+static int front_keep(top_t *T) {
+  st__search_t *S = T->S;
+  int n = T->n_front < STRATA_PARETO_MAX ? T->n_front : STRATA_PARETO_MAX;
+  if (T->n_front == 0) return 0;
+  int *ix = strata_malloc(sizeof *ix * (size_t)T->n_front);
+  S->front = strata_calloc((size_t)n, sizeof *S->front);
+  S->front_cost = strata_calloc((size_t)n, sizeof *S->front_cost);
+  int rc = ix && S->front && S->front_cost
+               ? 0
+               : strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; !rc && i < T->n_front; i++)
+    ix[i] = i;
+  front_T = T;
+  if (!rc) qsort(ix, (size_t)T->n_front, sizeof *ix, cmp_front);
+  for (int i = 0; !rc && i < n; i++) {
+    const slot_t *x = &T->front[ix[i]];
+    S->front[i] = x->cf;
+    S->front_cost[i] = x->cost;
+    S->front[i].split = NULL;
+    S->n_front = i + 1;
+    if (!x->cf.split) continue;
+    int *keep = strata_malloc(sizeof(int) * (size_t)x->cf.p);
+    if (!keep) rc = strata_error(STRATA_ENOMEM, "out of memory");
+    if (keep) memcpy(keep, x->split, sizeof(int) * (size_t)x->cf.p);
+    S->front[i].split = keep;
+  }
+  strata_free(ix);
+  return rc;
+}
+
 /* Cost one configuration: its bound and memory, then exactly if it can
- * enter the best K. */
+ * enter the best K or the front. */
 static int visit(top_t *T, const st__cfg_t *cf) {
   st__search_t *S = T->S;
   st__cost_t c;
-  int rc = st__cfg_cost_cut(S, cf, 0, kth(T), &c);
+  int rc = st__cfg_cost_cut(S, cf, 0, cut(T), &c);
   if (rc || !isfinite(c.step) || c.fits < 0) return rc;
   if (!T->have_lowest || c.peak < T->lowest_cost.peak) {
     T->lowest = *cf;
@@ -183,9 +297,12 @@ static int visit(top_t *T, const st__cfg_t *cf) {
     T->have_lowest = !cf->split;
   }
   if (!c.fits && !S->o->no_memory_check) return 0;
-  if (c.step >= kth(T)) return 0;
+  int to_front = T->pareto && c.fits && front_open(T, cf, &c);
+  if (c.step >= kth(T) && !to_front) return 0;
   rc = st__cfg_cost(S, cf, 1, &c);
   if (!rc && isfinite(c.step)) offer(T, cf, &c);
+  if (!rc && isfinite(c.step) && to_front && c.fits)
+    rc = front_offer(T, cf, &c);
   return rc;
 }
 
@@ -331,7 +448,7 @@ static int scan_firsts(top_t *T, st__cfg_t *cf, int rest) {
          u >= fa && u <= fb && !rc && !T->stopped; u += dir ? -1 : 1) {
       int first = u * v;
       double a = first_lb(S, cf, first), b = last_lb(S, cf, rest - first);
-      if ((a > b ? a : b) >= kth(T)) break;
+      if ((a > b ? a : b) >= cut(T)) break;
       cf->first = first;
       cf->last = rest - first;
       rc = visit(T, cf);
@@ -419,8 +536,8 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
     double ends =
         cf.m * (part_work(&cf.f->pro) + part_work(&cf.f->epi) + rest * lmin) /
         2;
-    if (ends >= kth(T)) break;
-    if (cf.m * mid * lmin >= kth(T)) continue;
+    if (ends >= cut(T)) break;
+    if (cf.m * mid * lmin >= cut(T)) continue;
     if (uniform && st__rank_peak(T->S, &cf, 1, 1, mid) > S->budget) continue;
     if (T->lowest_only && T->have_lowest) { /* only less memory matters */
       double least = T->lowest_cost.peak;
@@ -741,6 +858,31 @@ static int all_groups(st__search_t *S, group_t **g, int *ng, int *cap) {
   return rc;
 }
 
+/* The best K, the configuration of least memory, to the caller, with
+ * copies of their explicit splits (T's go away). */
+static int hand_over(top_t *T, st__cfg_t *best, st__cost_t *cost, int *n_out,
+                     st__cfg_t *lowest, st__cost_t *lowest_cost) {
+  for (int i = 0; i < T->n; i++) {
+    best[i] = T->slot[i].cf;
+    cost[i] = T->slot[i].cost;
+  }
+  *n_out = T->n;
+  if (lowest) *lowest = T->lowest;
+  if (lowest_cost) {
+    *lowest_cost = T->lowest_cost;
+    if (!T->have_lowest) lowest_cost->peak = INFINITY;
+  }
+  int rc = 0;
+  for (int i = 0; i < T->n; i++)
+    if (best[i].split) {
+      int *keep = rc ? NULL : strata_malloc(sizeof(int) * (size_t)best[i].p);
+      if (!keep && !rc) rc = strata_error(STRATA_ENOMEM, "out of memory");
+      if (keep) memcpy(keep, T->slot[i].split, sizeof(int) * (size_t)best[i].p);
+      best[i].split = keep; /* NULL past a failure: the caller frees them */
+    }
+  return rc;
+}
+
 int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
                int *n_out, st__cfg_t *lowest, st__cost_t *lowest_cost) {
   group_t *g = NULL;
@@ -749,6 +891,7 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   memset(&T, 0, sizeof T);
   T.S = S;
   T.K = top > 0 ? top : 1;
+  T.pareto = S->o->pareto;
   T.slot = strata_calloc((size_t)T.K, sizeof *T.slot);
   if (!T.slot) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = all_groups(S, &g, &ng, &cap);
@@ -768,13 +911,13 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
       if (i == sorted) { /* past the sorted part: keep what can still win */
         int k = sorted;
         for (int j = sorted; j < ng; j++)
-          if (g[j].lb < kth(&T)) g[k++] = g[j];
+          if (g[j].lb < cut(&T)) g[k++] = g[j];
         ng = k;
         qsort(g + sorted, (size_t)(ng - sorted), sizeof *g, cmp_group);
         sorted = ng;
         if (i == ng) break;
       }
-      if (g[i].lb >= kth(&T)) break;
+      if (g[i].lb >= cut(&T)) break;
       st__cfg_t cf = cfg_of(S, &g[i]);
       rc = S->o->megatron ? visit_group(&T, cf) : visit_free(&T, cf);
       note(&T, i + 1, ng, g[i].lb);
@@ -791,29 +934,9 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   strata_free(g);
   if (rc == STRATA_ECANCELED && !strata_last_error()[0])
     rc = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
-  if (!rc) {
-    for (int i = 0; i < T.n; i++) {
-      best[i] = T.slot[i].cf;
-      cost[i] = T.slot[i].cost;
-    }
-    *n_out = T.n;
-    if (lowest) *lowest = T.lowest;
-    if (lowest_cost) {
-      *lowest_cost = T.lowest_cost;
-      if (!T.have_lowest) lowest_cost->peak = INFINITY;
-    }
-  }
-  /* the caller copies explicit splits before T goes away */
-  for (int i = 0; i < T.n && !rc; i++)
-    if (best[i].split) {
-      int *keep = strata_malloc(sizeof(int) * (size_t)best[i].p);
-      if (!keep) {
-        rc = strata_error(STRATA_ENOMEM, "out of memory");
-        break;
-      }
-      memcpy(keep, T.slot[i].split, sizeof(int) * (size_t)best[i].p);
-      best[i].split = keep;
-    }
+  if (!rc) rc = hand_over(&T, best, cost, n_out, lowest, lowest_cost);
+  if (!rc && T.pareto) rc = front_keep(&T);
+  strata_free(T.front);
   if (T.stopped) S->deadline = -1; /* tells the caller */
   for (int i = 0; T.splits && i < S->n_fam * (ST__MAX_PP + 1); i++)
     strata_free(T.splits[i]);

@@ -14,7 +14,12 @@
 #      each runs on (exit 0 same, 1 changed, 2 trouble -- diff(1)'s
 #      convention -- and 3 the same plan on other hosts);
 #   4. only when it changed: the exports, then the plan, moved into place;
-#      the hostfile is rewritten whenever the hosts it lists change.
+#      the hostfile is rewritten whenever the hosts it lists change;
+#   5. with fallback plans (FALLBACKS, or yesterday's plan made with
+#      `--fallbacks K`): tonight's plan carries them, planned on tonight's
+#      cluster with 1 .. K nodes of each node group lost, and the plan and
+#      each fallback's exports (configs/fallback-N/) are refreshed every
+#      night, the plan in force unchanged or not.
 #
 # Settings (environment):
 #   STATE       folder of the run's state and configs (required)
@@ -32,6 +37,8 @@
 #   EXPORTS     targets to write (default "megatron"; also deepspeed,
 #               torchtitan)
 #   LAUNCHER    hostfile format: torchrun (default), mpi or deepspeed
+#   FALLBACKS   K: plan the fallbacks of 1 .. K nodes lost (default: as
+#               many as yesterday's plan was made with; 0: none)
 #   STRATA      the strata binary (default: the installed one beside this
 #               script, PREFIX/bin/strata, else strata on PATH)
 #
@@ -81,6 +88,14 @@ plan=(--cluster "$STATE/cluster.json" --quiet -o "$work/plan.splan")
 if [ -f "$STATE/plan.splan" ]; then
   plan+=(--baseline "$STATE/plan.splan" --replan-threshold "$THRESHOLD")
 fi
+# the fallbacks yesterday's plan was made with (show --json's
+# "fallbacks_asked"), unless FALLBACKS says
+if [ -z "${FALLBACKS:-}" ] && [ -f "$STATE/plan.splan" ]; then
+  FALLBACKS=$("$STRATA" show --json "$STATE/plan.splan" |
+    sed -n 's/^[[:space:]]*"fallbacks_asked":[[:space:]]*\([0-9]*\),*$/\1/p' || true)
+fi
+FALLBACKS=${FALLBACKS:-0}
+[ "$FALLBACKS" -gt 0 ] 2>/dev/null && plan+=(--fallbacks "$FALLBACKS")
 # shellcheck disable=SC2086 # PLAN_ARGS is a list of words
 "$STRATA" plan $PLAN_ARGS "${plan[@]}" >"$work/summary.txt" ||
   fail "strata plan failed"
@@ -106,6 +121,34 @@ if [ -f "$STATE/plan.splan" ]; then
   esac
 fi
 
+# export_all PLAN DIR [--fallback N]: every target of EXPORTS into DIR;
+# prints the files written.
+export_all() {
+  local t out
+  for t in $EXPORTS; do
+    case $t in
+    megatron) out=megatron.args ;;
+    deepspeed) out=deepspeed.json ;;
+    torchtitan) out=torchtitan.toml ;;
+    *) fail "EXPORTS: unknown target '$t'" ;;
+    esac
+    "$STRATA" export "$t" "$1" "${@:3}" -o "$2/$out" ||
+      fail "strata export $t ${*:3} failed"
+    echo "$out"
+  done
+}
+
+# 5. (first, into the work folder) Each fallback's exports, refreshed
+# with tonight's plan: configs/fallback-N/ for N nodes lost.
+fb_stored=0
+if [ "$FALLBACKS" -gt 0 ] 2>/dev/null; then
+  fb_stored=$("$STRATA" show --json "$work/plan.splan" | grep -c '"nodes_lost"' || true)
+  for ((n = 1; n <= fb_stored; n++)); do
+    mkdir -p "$work/fallback-$n"
+    export_all "$work/plan.splan" "$work/fallback-$n" --fallback "$n" >/dev/null
+  done
+fi
+
 # 4. The configs, only when the plan changed.
 if [ $changed = 1 ]; then
   outs=()
@@ -126,8 +169,24 @@ if [ $changed = 1 ]; then
   done
   mv "$work/plan.splan" "$STATE/plan.splan"
   log "plan changed; configs rewritten"
+elif [ "$FALLBACKS" -gt 0 ] 2>/dev/null; then
+  mv "$work/plan.splan" "$STATE/plan.splan"
+  log "plan unchanged; configs left as they are; the plan's fallbacks refreshed"
 else
   log "plan unchanged; configs left as they are"
+fi
+if [ "$FALLBACKS" -gt 0 ] 2>/dev/null; then
+  for ((n = 1; n <= fb_stored; n++)); do
+    rm -rf "$STATE/configs/fallback-$n"
+    mv "$work/fallback-$n" "$STATE/configs/fallback-$n"
+  done
+  # those of more nodes lost than tonight's plan holds are gone
+  for d in "$STATE"/configs/fallback-*; do
+    [ -d "$d" ] || continue
+    n=${d##*/fallback-}
+    [ "$n" -gt "$fb_stored" ] 2>/dev/null && rm -rf "$d"
+  done
+  log "fallbacks: $fb_stored of $FALLBACKS stored (configs/fallback-1 .. $fb_stored)"
 fi
 
 # The hosts of the plan in force, on the cluster as it is.

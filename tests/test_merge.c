@@ -1969,8 +1969,153 @@ TEST(time_limited_plan_keeps_its_bound) {
   strata_graph_destroy(g);
 }
 
+/* Format 13: a plan with a Pareto front keeps it (every configuration,
+ * its axes), re-encodes to the same bytes, and a plan without one stays
+ * at its older format; a front out of order or without its axes is
+ * refused by the encoder, as the decoder would refuse it. */
+TEST(pareto_front_in_plan_files) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT(d[4] < 13); /* the version: no front, no format 13 */
+  strata_free(d);
+  p->pareto_axes = STRATA_PARETO_GPUS;
+  p->n_pareto = 3;
+  p->pareto = strata_calloc(3, sizeof *p->pareto);
+  for (int i = 0; i < 3; i++) {
+    p->pareto[i] = p->top[0];
+    p->pareto[i].dp = 2 >> (i > 1);
+    p->pareto[i].micro_batch = 4 >> i;
+    p->pareto[i].step_seconds = 1.5 + i;
+    p->pareto[i].peak_memory_bytes = 3e9 - 1e9 * i;
+  }
+  d = encode(p, &len);
+  ASSERT_EQ(d[4], 13);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_EQ(q->pareto_axes, STRATA_PARETO_GPUS);
+  ASSERT_EQ(q->n_pareto, 3);
+  for (int i = 0; i < 3; i++) {
+    ASSERT(q->pareto[i].step_seconds == p->pareto[i].step_seconds);
+    ASSERT(q->pareto[i].peak_memory_bytes == p->pareto[i].peak_memory_bytes);
+    ASSERT_EQ(q->pareto[i].dp, p->pareto[i].dp);
+    ASSERT_EQ(q->pareto[i].micro_batch, p->pareto[i].micro_batch);
+  }
+  assert_stable(p);
+  char *text = NULL;
+  ASSERT_OK(strata_plan_json(q, &text));
+  ASSERT_CONTAINS(text, "\"pareto_axes\":\t\"gpus\"");
+  ASSERT_CONTAINS(text, "\"config\":\t\"tp 2, pp 2, dp 1, micro 1");
+  strata_free(text);
+  ASSERT_OK(strata_plan_summary(q, &text));
+  ASSERT_CONTAINS(text, "Pareto front (step time against peak memory per "
+                        "device and GPUs used): 3 configurations");
+  strata_free(text);
+  /* the page plots one point a configuration, the plan's ringed, and
+   * lists them; without a front, no such section */
+  ASSERT_OK(strata_export_html(q, NULL, &text));
+  ASSERT_CONTAINS(text, "<h2>Pareto front</h2>");
+  int dots = 0;
+  for (const char *x = text; (x = strstr(x, "<circle class=pareto")); x++)
+    dots++;
+  ASSERT_EQ(dots, 3);
+  ASSERT_CONTAINS(text, "stroke=\"#c53030\" stroke-width=\"2\"");
+  ASSERT_CONTAINS(text, "<td>3</td><td class=l>tp 2, pp 2, dp 1, micro 1");
+  strata_free(text);
+  strata_plan_destroy(q);
+  q = hand_plan(2, 2, 2, 8, NULL);
+  ASSERT_OK(strata_export_html(q, NULL, &text));
+  ASSERT(!strstr(text, "Pareto"));
+  strata_free(text);
+  strata_plan_destroy(q);
+  unsigned char *bad = NULL;
+  p->pareto[2].step_seconds = 1; /* faster than the one before it */
+  ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "Pareto configuration 3 is faster");
+  p->pareto[2].step_seconds = 3.5;
+  p->pareto_axes = 0; /* a front without its axes */
+  ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "Pareto front holds 3");
+  strata_plan_destroy(p);
+}
+
+/* Format 14: fallback plans, each a whole plan of its own, through the
+ * plan file (the same bytes again; a plan without them keeps its older
+ * format), the summary and the JSON; a fallback in the wrong place, or
+ * one holding fallbacks of its own, is refused by the encoder. */
+TEST(fallback_plans_in_plan_files) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  p->fallbacks_asked = 3;
+  p->n_fallbacks = 2;
+  p->fallbacks = strata_calloc(2, sizeof *p->fallbacks);
+  p->fallbacks[0] = hand_plan(2, 2, 1, 8, NULL);
+  p->fallbacks[1] = hand_plan(1, 2, 1, 8, NULL);
+  for (int i = 0; i < 2; i++) {
+    p->fallbacks[i]->nodes_lost = i + 1;
+    p->fallbacks[i]->step_seconds = 2.0 + i;
+  }
+  p->step_seconds = 1.0;
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT_EQ(d[4], 14);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_EQ(q->fallbacks_asked, 3);
+  ASSERT_EQ(q->n_fallbacks, 2);
+  ASSERT_EQ(q->fallbacks[1]->nodes_lost, 2);
+  ASSERT_EQ(q->fallbacks[1]->tp, 1);
+  ASSERT_EQ(q->fallbacks[0]->dp, 1);
+  ASSERT(q->fallbacks[1]->step_seconds == 3.0);
+  ASSERT_EQ(q->fallbacks[0]->n_stages, 2);
+  assert_stable(p);
+  char *text = NULL;
+  ASSERT_OK(strata_plan_summary(q, &text));
+  ASSERT_CONTAINS(text, "  2 nodes lost: tp 1, pp 2, dp 1");
+  ASSERT_CONTAINS(text, "3000.000 ms (+200.00 %)");
+  ASSERT_CONTAINS(text, "  3 nodes lost: none stored");
+  strata_free(text);
+  ASSERT_OK(strata_plan_summary(q->fallbacks[0], &text));
+  ASSERT_CONTAINS(text, "fallback: the plan of the cluster with 1 node of "
+                        "each node group lost");
+  strata_free(text);
+  ASSERT_OK(strata_plan_json(q, &text));
+  ASSERT_CONTAINS(text, "\"fallbacks_asked\":\t3");
+  ASSERT_CONTAINS(text, "\"nodes_lost\":\t2");
+  strata_free(text);
+  strata_plan_destroy(q);
+  unsigned char *bad = NULL;
+  p->fallbacks[1]->nodes_lost = 3; /* not the plan of 2 nodes lost */
+  ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
+  ASSERT_CONTAINS(strata_last_error(), "fallback 2 is not the plan of 2 nodes");
+  p->fallbacks[1]->nodes_lost = 2;
+  /* a fallback holding one of its own (past the encoder's check): the
+   * decoder refuses it before it nests any deeper */
+  strata_plan_t *f = p->fallbacks[0];
+  f->fallbacks_asked = f->n_fallbacks = 1;
+  f->fallbacks = strata_calloc(1, sizeof *f->fallbacks);
+  f->fallbacks[0] = hand_plan(1, 1, 1, 8, NULL);
+  f->fallbacks[0]->nodes_lost = 1;
+  strata_buf_t raw;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  strata_plan_t *nest = NULL;
+  ASSERT_EQ(st__payload_decode((const unsigned char *)raw.p, raw.len, "n.splan",
+                               14, &nest),
+            STRATA_ECORRUPT);
+  ASSERT_CONTAINS(strata_last_error(), "n.splan (fallback 1): corrupt: the "
+                                       "plan's fallback count is not 0");
+  strata_buf_free(&raw);
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 8, NULL);
+  d = encode(p, &len);
+  ASSERT(d[4] < 13);
+  strata_free(d);
+  strata_plan_destroy(p);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
+    TEST_ENTRY(pareto_front_in_plan_files),
+    TEST_ENTRY(fallback_plans_in_plan_files),
     TEST_ENTRY(sched_closed_form),
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),

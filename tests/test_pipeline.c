@@ -880,9 +880,15 @@ static void consider(st__search_t *S, st__cfg_t *cf, enum_best_t *b) {
   }
 }
 
+typedef void consider_fn(st__search_t *S, st__cfg_t *cf, void *ctx);
+
+static void consider_best(st__search_t *S, st__cfg_t *cf, void *ctx) {
+  consider(S, cf, ctx);
+}
+
 /* Every configuration: family, pp, dp, virtual stages, layer split (the
- * pp and the virtual stages the options fix, if they do). */
-static void enumerate_all(st__search_t *S, enum_best_t *b) {
+ * pp and the virtual stages the options fix, if they do), each to fn. */
+static void enumerate_each(st__search_t *S, consider_fn *fn, void *b) {
   int L = S->L;
   for (int i = 0; i < S->n_fam; i++) {
     const st__family_t *f = &S->fam[i];
@@ -899,7 +905,7 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
         if (p == 1) {
           if (S->o->vpp > 1) continue;
           cf.v = 1;
-          consider(S, &cf, b);
+          fn(S, &cf, b);
           continue;
         }
         /* every first and last rank, with and without virtual stages
@@ -913,7 +919,7 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
             for (int last = 1; first + last <= L; last++) {
               cf.first = first, cf.last = last;
               int n[ST__MAX_PP];
-              if (st__split_of(S, &cf, n) == p * v) consider(S, &cf, b);
+              if (st__split_of(S, &cf, n) == p * v) fn(S, &cf, b);
             }
           /* and the even splits that count the embedding and the loss
            * as layers (Megatron-LM's --account-for-*-in-pipeline-split) */
@@ -921,12 +927,16 @@ static void enumerate_all(st__search_t *S, enum_best_t *b) {
           for (int a = 1; a <= 3 && S->o->account_embedding != 0; a++) {
             int n[ST__MAX_PP];
             cf.acct = a;
-            if (st__split_of(S, &cf, n) == p * v) consider(S, &cf, b);
+            if (st__split_of(S, &cf, n) == p * v) fn(S, &cf, b);
           }
           cf.acct = 0;
         }
       }
   }
+}
+
+static void enumerate_all(st__search_t *S, enum_best_t *b) {
+  enumerate_each(S, consider_best, b);
 }
 
 /* Models from the families, and LLaMA-family mixtures of experts (some
@@ -1081,6 +1091,148 @@ TEST(plan_is_best_of_enumeration) {
  * sit at every round of the model, their bounds with them. */
 TEST(plan_is_best_of_enumeration_interleaved) {
   best_of_enumeration(40, 1);
+}
+
+/* ---- the Pareto front is exact ----
+ *
+ * The same random cases, planned with --pareto (and --pareto gpus): the
+ * plan's front is the set of points (step, peak memory[, GPUs]) of the
+ * enumerated configurations that fit which no other fitting one matches
+ * or beats on every axis, point for point. */
+
+typedef struct {
+  double step, peak, gpus;
+} pt_t;
+
+typedef struct {
+  pt_t *v;
+  int n, cap;
+} pts_t;
+
+static void collect_fit(st__search_t *S, st__cfg_t *cf, void *ctx) {
+  pts_t *a = ctx;
+  st__cost_t c;
+  ASSERT_OK(st__cfg_cost(S, cf, 1, &c));
+  if (!isfinite(c.step) || !c.fits) return;
+  if (a->n == a->cap) {
+    a->cap = a->cap ? 2 * a->cap : 256;
+    a->v = realloc(a->v, sizeof *a->v * (size_t)a->cap);
+    ASSERT(a->v != NULL);
+  }
+  a->v[a->n++] = (pt_t){c.step, c.peak, (double)cf->f->t * cf->p * cf->dp};
+}
+
+static int cmp_pt(const void *x, const void *y) {
+  const pt_t *a = x, *b = y;
+  if (a->step != b->step) return a->step < b->step ? -1 : 1;
+  if (a->peak != b->peak) return a->peak < b->peak ? -1 : 1;
+  return (a->gpus > b->gpus) - (a->gpus < b->gpus);
+}
+
+/* The front of a by brute force (every pair), equal points once, sorted. */
+static int brute_front(const pts_t *a, int axes, pt_t *out) {
+  int n = 0;
+  for (int i = 0; i < a->n; i++) {
+    const pt_t *x = &a->v[i];
+    int out_of = 0;
+    for (int j = 0; j < a->n && !out_of; j++) {
+      const pt_t *y = &a->v[j];
+      int le = y->step <= x->step && y->peak <= x->peak &&
+               (axes < 2 || y->gpus <= x->gpus);
+      int eq = y->step == x->step && y->peak == x->peak &&
+               (axes < 2 || y->gpus == x->gpus);
+      out_of = le && (!eq || j < i); /* beaten, or the same point before */
+    }
+    if (!out_of) out[n++] = *x;
+  }
+  qsort(out, (size_t)n, sizeof *out, cmp_pt);
+  return n;
+}
+
+static void pareto_of_enumeration(int iters) {
+  static const char *clusters[] = {"dgx-a100:1", "dgx-h100:2", "h100-pcie:1",
+                                   "mi300x:1", "dgx-a100:3"};
+  static const int batches[] = {8, 12, 16, 24, 32};
+  int cases = 0, points = 0, most = 0, dominated = 0;
+  rng = 0x2545F4914F6CDD1DULL;
+  for (int it = 0; it < iters; it++) {
+    strata_gen_opts_t gen;
+    strata_graph_t *g = random_model(&gen, it % 2);
+    strata_cluster_t *c = NULL;
+    ASSERT_OK(strata_cluster_load(clusters[it % 5], &c));
+    strata_plan_opts_t o;
+    strata_plan_opts_init(&o);
+    o.quiet = 1;
+    o.global_batch = batches[it % 5];
+    o.model_spec = g->hp.family;
+    o.gen = gen;
+    if (it % 4 == 1) o.zero_stage = STRATA_AUTO;
+    if (it % 3 == 2) o.memory_budget = 2.5e9 + urand() * 1e9;
+    o.pareto = it % 2 ? STRATA_PARETO_GPUS : STRATA_PARETO_MEMORY;
+    st__search_t S;
+    pts_t all = {NULL, 0, 0};
+    ASSERT_OK(st__search_prepare(&S, g, c, &o));
+    enumerate_each(&S, collect_fit, &all);
+    st__search_release(&S);
+    pt_t *want = malloc(sizeof *want * (size_t)(all.n ? all.n : 1));
+    ASSERT(want != NULL);
+    int nw = brute_front(&all, o.pareto, want);
+    strata_plan_t *p = NULL;
+    int rc = strata_pipeline_plan(g, c, &o, &p);
+    if (nw == 0) {
+      ASSERT_EQ(rc, STRATA_EINFEASIBLE);
+    } else {
+      ASSERT_OK(rc);
+      ASSERT_EQ(p->pareto_axes, o.pareto);
+      ASSERT_EQ(p->n_pareto, nw);
+      pt_t *got = malloc(sizeof *got * (size_t)nw);
+      ASSERT(got != NULL);
+      for (int i = 0; i < nw; i++) {
+        const strata_plan_config_t *x = &p->pareto[i];
+        got[i] =
+            (pt_t){x->step_seconds, x->peak_memory_bytes,
+                   (double)x->tp * (x->cp > 1 ? x->cp : 1) * x->pp * x->dp};
+        /* fastest first, and the first is the plan's own best */
+        if (i > 0) ASSERT(got[i].step >= got[i - 1].step);
+      }
+      ASSERT_NEAR(got[0].step, p->top[0].step_seconds, 1e-12, 0);
+      qsort(got, (size_t)nw, sizeof *got, cmp_pt);
+      for (int i = 0; i < nw; i++) {
+        ASSERT_NEAR(got[i].step, want[i].step, 1e-12, 0);
+        ASSERT_NEAR(got[i].peak, want[i].peak, 1e-12, 0);
+        ASSERT_EQ(got[i].gpus, want[i].gpus);
+      }
+      /* the same plan and best configurations as without --pareto */
+      strata_plan_opts_t q = o;
+      strata_plan_t *r = NULL;
+      q.pareto = 0;
+      ASSERT_OK(strata_pipeline_plan(g, c, &q, &r));
+      ASSERT_EQ(r->n_pareto, 0);
+      ASSERT_EQ(r->n_top, p->n_top);
+      for (int i = 0; i < r->n_top; i++)
+        ASSERT_NEAR(r->top[i].step_seconds, p->top[i].step_seconds, 1e-15, 0);
+      strata_plan_destroy(r);
+      free(got);
+      cases++;
+      points += nw;
+      dominated += all.n - nw;
+      most = nw > most ? nw : most;
+    }
+    strata_plan_destroy(p);
+    free(want);
+    free(all.v);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+  printf("  %d cases: fronts of %d points in all (at most %d), %d "
+         "configurations that fit dominated\n",
+         cases, points, most, dominated);
+  ASSERT(cases >= iters / 2);
+  ASSERT(most >= 3); /* fronts of more than one point were checked */
+}
+
+TEST(pareto_is_front_of_enumeration) {
+  pareto_of_enumeration(24);
 }
 
 /* A trace file plans at any micro-batch: re-shaped along its batch, it is
@@ -1281,6 +1433,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_free_stages_tile),
     TEST_ENTRY(plan_is_best_of_enumeration),
     TEST_ENTRY(plan_is_best_of_enumeration_interleaved),
+    TEST_ENTRY(pareto_is_front_of_enumeration),
     TEST_ENTRY(interleaved_uneven_exact),
     TEST_ENTRY(trace_file_any_micro_batch),
     TEST_ENTRY(heterogeneous_layers_exact),

@@ -930,6 +930,44 @@ TEST(mixed_groups) {
   strata_cluster_destroy(c);
 }
 
+/* strata_cluster_load_lost: the cluster with n nodes of each group out of
+ * service (its last usable ones): a preset, a spec with nodes dropped
+ * already (the lost ones are the last usable, not the dropped), a mixed
+ * cluster (n of each group), and a count that leaves a group empty. */
+TEST(nodes_lost) {
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load_lost("dgx-h100:4", 1, &c));
+  ASSERT_STR_EQ(strata_cluster_name(c), "dgx-h100:4");
+  ASSERT_EQ(strata_cluster_total_nodes(c), 4);
+  ASSERT_EQ(strata_cluster_nodes(c), 3);
+  ASSERT_EQ(strata_cluster_gpus(c), 24);
+  ASSERT_CONTAINS(strata_cluster_spec_node_dropped(c, 3), "unhealthy");
+  ASSERT(strata_cluster_spec_node_dropped(c, 2) == NULL);
+  strata_cluster_destroy(c);
+  /* p100: 8 nodes, gpu03 and gpu08 dropped: 2 lost are gpu06 and gpu07 */
+  ASSERT_OK(strata_cluster_load_lost(data_file("cluster-p100.json"), 2, &c));
+  ASSERT_EQ(strata_cluster_nodes(c), 4);
+  ASSERT_STR_EQ(strata_cluster_node_name(c, 3), "gpu05");
+  strata_cluster_destroy(c);
+  ASSERT_OK(strata_cluster_load_lost(data_file("mixed-gpn.json"), 1, &c));
+  ASSERT_EQ(strata_cluster_group_count(c), 2);
+  ASSERT_EQ(strata_cluster_nodes(strata_cluster_group(c, 0)), 1);
+  ASSERT_EQ(strata_cluster_nodes(strata_cluster_group(c, 1)), 2);
+  ASSERT_EQ(strata_cluster_gpus(c), 8 + 2 * 4);
+  strata_cluster_destroy(c);
+  c = (strata_cluster_t *)1;
+  ASSERT_EQ(strata_cluster_load_lost(data_file("mixed-gpn.json"), 2, &c),
+            STRATA_EINFEASIBLE);
+  ASSERT(c == NULL);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "node group 0 has 2 usable nodes: losing 2 leaves none");
+  ASSERT_EQ(strata_cluster_load_lost("dgx-a100:2", 2, &c), STRATA_EINFEASIBLE);
+  ASSERT_CONTAINS(strata_last_error(), "the cluster has 2 usable nodes");
+  ASSERT_OK(strata_cluster_load_lost("dgx-a100:2", 0, &c)); /* none lost */
+  ASSERT_EQ(strata_cluster_nodes(c), 2);
+  strata_cluster_destroy(c);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(h100_nvlink_and_nics),
     TEST_ENTRY(dgx2_nvswitch_closure),
@@ -960,5 +998,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(stage_meshes),
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(mixed_groups),
+    TEST_ENTRY(nodes_lost),
 };
 TEST_MAIN(tests)

@@ -676,6 +676,56 @@ int strata_cluster_load(const char *spec, strata_cluster_t **out) {
   return rc;
 }
 
+/* The usable nodes of c that `lost` nodes of each group take away: the
+ * last usable ones of each (by symmetry within a group any node serves),
+ * appended to s's unhealthy nodes.  EINFEASIBLE when a group has no more
+ * than `lost` usable nodes. */
+static int lose_nodes(const strata_cluster_t *c, st__spec_t *s, int lost) {
+  int ng = c->ngroups > 1 ? c->ngroups : 1;
+  char **v = strata_realloc(
+      s->bad_nodes, sizeof *v * (size_t)(s->nbad_nodes + ng * lost + 1));
+  if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
+  s->bad_nodes = v;
+  for (int k = 0; k < ng; k++) {
+    const strata_cluster_t *g = c->ngroups > 1 ? c->group[k] : c;
+    char what[32] = "the cluster";
+    if (c->ngroups > 1) snprintf(what, sizeof what, "node group %d", k);
+    if (g->nodes <= lost)
+      return strata_error(STRATA_EINFEASIBLE,
+                          "%s: %s has %d usable node%s: losing %d leaves "
+                          "none",
+                          s->where, what, g->nodes, g->nodes == 1 ? "" : "s",
+                          lost);
+    for (int j = g->nodes - lost; j < g->nodes; j++) {
+      char *name = strata_strdup(g->all_names[g->usable[j]]);
+      if (!name) return strata_error(STRATA_ENOMEM, "out of memory");
+      s->bad_nodes[s->nbad_nodes++] = name;
+    }
+  }
+  return 0;
+}
+
+int strata_cluster_load_lost(const char *spec, int lost,
+                             strata_cluster_t **out) {
+  st__spec_t *s = NULL;
+  strata_cluster_t *whole = NULL;
+  int rc;
+  *out = NULL;
+  if (lost < 1) return strata_cluster_load(spec, out);
+  if (!spec || !*spec)
+    return strata_error(STRATA_EINVAL, "no cluster spec given");
+  if (!(rc = st__spec_read(spec, &s)) && !(rc = build(s, &whole))) {
+    st__spec_free(s); /* build fills in what it derives: read it afresh */
+    s = NULL;
+    rc = st__spec_read(spec, &s);
+  }
+  if (!rc) rc = lose_nodes(whole, s, lost);
+  if (!rc) rc = build(s, out);
+  strata_cluster_destroy(whole);
+  st__spec_free(s);
+  return rc;
+}
+
 int strata_cluster_load_node(const char *xml_path, strata_cluster_t **out) {
   st__spec_t *s = NULL;
   int rc;

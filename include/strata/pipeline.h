@@ -93,6 +93,11 @@ typedef struct {
   const char *pipeline_layout;
   int no_memory_check; /* cost it even when it does not fit (estimate) */
   int top;             /* distinct configurations kept (default 3) */
+  /* The non-dominated configurations kept too (STRATA_PARETO_*; 0: none):
+   * of step time against peak memory per device, or against both and the
+   * GPUs used.  The search then prunes only what a configuration found
+   * dominates (docs/cost-model.md, "The Pareto front"). */
+  int pareto;
   /* When *cancel becomes non-zero (e.g. from a SIGINT handler), queued
    * stage solves are dropped and the plan fails with STRATA_ECANCELED. */
   const volatile int *cancel;
@@ -127,6 +132,16 @@ typedef struct {
    * Adam's step over them) on the host (0: none) */
   double optimizer_offload;
 } strata_plan_opts_t;
+
+/* The axes of the Pareto front besides the step time. */
+enum { STRATA_PARETO_MEMORY = 1, STRATA_PARETO_GPUS = 2 };
+/* The most configurations a front keeps (beyond it the plan says so and
+ * keeps the fastest). */
+#define STRATA_PARETO_MAX 4096
+/* "memory" or "gpus" (0 or out of range: "none"); parse takes those two
+ * (STRATA_EINVAL otherwise). */
+const char *strata_pareto_name(int v);
+int strata_pareto_parse(const char *s, int *out);
 
 /* An optimizer state's type (Megatron-LM's --main-grads-dtype,
  * --exp-avg-dtype, --exp-avg-sq-dtype). */
@@ -276,6 +291,15 @@ typedef struct strata_plan {
   /* the best distinct configurations (top[0] is this plan's) */
   int n_top;
   strata_plan_config_t *top;
+  /* with --pareto (p->pareto_axes): the non-dominated configurations of
+   * the search's space, by step time (plan format 13) */
+  int n_pareto;
+  strata_plan_config_t *pareto;
+  /* with --fallbacks K: fallbacks[n - 1] is the plan of the cluster with
+   * n nodes of each node group lost (its nodes_lost n), n = 1 .. (plan
+   * format 14); strata_plan_destroy frees them */
+  int n_fallbacks;
+  struct strata_plan **fallbacks;
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;

@@ -146,7 +146,10 @@
   F(RUN,  int,     cache_hits,           cache_hits,            NULL,                       0,  0,          HZ, 27, SEARCH, NUM,  1,                  0)  \
   F(RUN,  double,  plan_seconds,         plan_seconds,          NULL,                       0,  0,          HZD, 8, SEARCH, TIMING, 1,                0)  \
   F(RUN,  int,     configs_bounded,      configs_bounded,       NULL,                       0,  0,          HZ, 35, NONE, NUM,    1,                  0)  \
-  F(RUN,  int,     configs_evaluated,    configs_evaluated,     NULL,                       0,  0,          HZ, 36, NONE, NUM,    1,                  0)
+  F(RUN,  int,     configs_evaluated,    configs_evaluated,     NULL,                       0,  0,          HZ, 36, NONE, NUM,    1,                  0)  \
+  F(RUN,  int,     pareto_axes,          pareto_axes,           "Pareto front's axes",      0,  2,          TI, 13, NONE, NUM,    p->pareto_axes > 0, 0)  \
+  F(RUN,  int,     nodes_lost,           nodes_lost,            "nodes lost",               0,  BIG,        TI, 14, ROOT, NUM,    p->nodes_lost > 0,  0)  \
+  F(RUN,  int,     fallbacks_asked,      fallbacks_asked,       "fallbacks asked",          0,  STRATA_FALLBACKS_MAX, TI, 14, NONE, NUM, 0,      0)
 /* clang-format on */
 
 /* The planning switches: options that are on or off (or STRATA_AUTO: the
@@ -311,10 +314,16 @@ enum {
  * recompute's method and unit, the optimizer's offload, DeepSpeed's
  * partition method; 11: the model's MLP biases, the first windowed layer,
  * chunked attention, attention sinks, gpt-oss's GLU, the norms' epsilon and
- * initial std; a time-limited plan's proven bound), at
+ * initial std; a time-limited plan's proven bound; 12: the experts'
+ * all-to-all as a step item; 13: the Pareto front of --pareto, its
+ * configurations after the format's fields; 14: the fallback plans of
+ * --fallbacks, each a plan's payload after the format's fields, and a
+ * fallback's nodes lost), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 12
+#define STRATA_PLAN_FORMAT_VERSION 14
+/* The most fallback plans a plan holds (strata plan --fallbacks K). */
+#define STRATA_FALLBACKS_MAX 16
 
 /* The header's ints and doubles (every HI/HE/HZ and HD/HZD slot once). */
 #define STRATA_PLAN_HEADER_INTS 60

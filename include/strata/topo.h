@@ -260,6 +260,12 @@ typedef struct strata_cluster strata_cluster_t;
  * what is wrong: STRATA_EBADINPUT, ENOTFOUND, EVERSION, EUNSUPPORTED;
  * no healthy GPU left is EBADINPUT. */
 int strata_cluster_load(const char *spec, strata_cluster_t **out);
+/* The same cluster with `lost` nodes of each node group out of service
+ * (its last usable ones, listed as unhealthy): what a fallback plan runs
+ * on (strata plan --fallbacks).  STRATA_EINFEASIBLE, saying which, when
+ * a group has no more usable nodes than that. */
+int strata_cluster_load_lost(const char *spec, int lost,
+                             strata_cluster_t **out);
 /* A one-node cluster from an hwloc XML file, or this machine (path NULL). */
 int strata_cluster_load_node(const char *xml_path, strata_cluster_t **out);
 void strata_cluster_destroy(strata_cluster_t *c);

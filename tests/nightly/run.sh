@@ -15,6 +15,12 @@
 #   night 8  node001 back, node001:2 marked  kept in cluster.json; node001
 #            by hand in cluster.json         left out of the hostfile
 #   night 9  node003:1 in the drain list     marked too; node003 left out
+#   night 10 FALLBACKS=2                     the plan carries the plans of 1
+#                                            and 2 nodes lost, each exported
+#                                            to configs/fallback-N/
+#   night 11 the same, FALLBACKS not set     yesterday's 2 kept; the plan
+#                                            unchanged, its fallbacks and
+#                                            their exports refreshed
 #
 # A config counts as rewritten when its file is replaced (a new inode: the
 # script moves new files in); the verdict the plan prints ("N % above the
@@ -147,6 +153,24 @@ check "hostfile says why" grep -q "left out: node001: GPU 2 unhealthy" "$STATE/c
 run_night "node003:1\n" 2
 check "the drain list's GPU is in cluster.json" grep -q '"node003:1"' "$STATE/cluster.json"
 check "hostfile leaves node001 and node003 out" hosts_are "node002 node004 node005 "
+
+# fallback plans: asked for once, then refreshed every night from the
+# plan's own count, the plan in force unchanged or not
+fb_inode() { stat -c %i "$STATE/configs/fallback-$1/megatron.args" 2>/dev/null || echo none; }
+FALLBACKS=2 run_night "" 2
+check "fallbacks asked: both stored" logged "fallbacks: 2 of 2 stored"
+check "each fallback's export written" test -f "$STATE/configs/fallback-2/megatron.args"
+lost_of() { "$bin" show "$STATE/plan.splan" --fallback "$1" --json | grep -q "\"nodes_lost\":.$1,"; }
+check "the plan file holds them: fallback 2 is the plan of 2 nodes lost" lost_of 2
+check "fallback 1's export is not empty" test -s "$STATE/configs/fallback-1/megatron.args"
+fb_before=$(fb_inode 1)
+run_night "node003:1\n" 2
+check "yesterday's count kept without FALLBACKS" logged "fallbacks: 2 of 2 stored"
+check "the plan unchanged, its fallbacks refreshed" logged "fallbacks refreshed"
+check "fallback 1's export rewritten" test "$fb_before" != "$(fb_inode 1)"
+check "the fallback of 2 nodes lost runs on fewer GPUs than the plan" \
+  test "$("$bin" show "$STATE/plan.splan" --fallback 2 --json | sed -n 's/^\t"devices":\t\([0-9]*\),$/\1/p')" \
+  -lt "$("$bin" show "$STATE/plan.splan" --json | sed -n 's/^\t"devices":\t\([0-9]*\),$/\1/p')"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -1,0 +1,74 @@
+/*
+ * report_fallback.c - what the summary and the JSON say about fallback
+ * plans (`strata plan --fallbacks K`, report.c calls in here): a plan
+ * that holds them lists each by its nodes lost, configuration and
+ * figures against the plan's own; a fallback plan itself (show --fallback
+ * N) says which it is.  Nothing is printed for a plan without them.
+ */
+#include <stdio.h>
+
+#include "core/json.h"
+#include "merge/merge_int.h"
+
+static void fallback_name(const strata_plan_t *f, char *buf, size_t n) {
+  if (f->n_top > 0)
+    strata_plan_config_name(&f->top[0], buf, n);
+  else
+    snprintf(buf, n, "tp %d, pp %d, dp %d", f->tp, f->pp, f->dp);
+}
+
+void st__sum_fallbacks(strata_buf_t *b, const strata_plan_t *p) {
+  if (p->nodes_lost > 0)
+    strata_buf_printf(b,
+                      "\nfallback: the plan of the cluster with %d node%s of "
+                      "each node group lost (strata plan --fallbacks)\n",
+                      p->nodes_lost, p->nodes_lost == 1 ? "" : "s");
+  if (p->fallbacks_asked < 1) return;
+  strata_buf_puts(b, "\nfallbacks (the plans of nodes lost in each node "
+                     "group; strata show/export --fallback N):\n");
+  for (int i = 0; i < p->n_fallbacks; i++) {
+    const strata_plan_t *f = p->fallbacks[i];
+    char name[200], mem[32];
+    fallback_name(f, name, sizeof name);
+    strata_buf_printf(b, "  %d node%s lost: %s: %.3f ms", f->nodes_lost,
+                      f->nodes_lost == 1 ? "" : "s", name,
+                      f->step_seconds * 1e3);
+    if (p->step_seconds > 0)
+      strata_buf_printf(b, " (%+.2f %%)",
+                        100 * (f->step_seconds / p->step_seconds - 1));
+    strata_buf_printf(b, ", %s, %d GPUs\n",
+                      strata_fmt_bytes(f->peak_memory_bytes, mem, sizeof mem),
+                      f->devices);
+  }
+  if (p->n_fallbacks < p->fallbacks_asked)
+    strata_buf_printf(b,
+                      "  %d node%s lost: none stored (nothing fits, or no "
+                      "node is left), nor beyond\n",
+                      p->n_fallbacks + 1, p->n_fallbacks ? "s" : "");
+}
+
+int st__json_fallbacks(cJSON *root, const strata_plan_t *p) {
+  if (p->fallbacks_asked < 1) return 0;
+  if (st__json_add_num(root, "fallbacks_asked", p->fallbacks_asked)) return -1;
+  cJSON *a = cJSON_AddArrayToObject(root, "fallbacks");
+  if (!a) return -1;
+  for (int i = 0; i < p->n_fallbacks; i++) {
+    const strata_plan_t *f = p->fallbacks[i];
+    char name[200];
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      return -1;
+    }
+    fallback_name(f, name, sizeof name);
+    if (st__json_add_num(o, "nodes_lost", f->nodes_lost) |
+        st__json_add_str(o, "config", name) |
+        st__json_add_num(o, "devices", f->devices) |
+        st__json_add_num(o, "tp", f->tp) | st__json_add_num(o, "pp", f->pp) |
+        st__json_add_num(o, "dp", f->dp) |
+        st__json_add_num(o, "step_seconds", f->step_seconds) |
+        st__json_add_num(o, "peak_memory_bytes", f->peak_memory_bytes))
+      return -1;
+  }
+  return 0;
+}
