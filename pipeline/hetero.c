@@ -483,10 +483,11 @@ static int most_stages(const mixed_t *M, const trial_t *t, int z) {
   return most;
 }
 
-/* The pipeline's most stages (its layers, or --pp). */
-static int room_of(const mixed_t *M) {
+/* The pipeline's most stages (its layers over the v chunks a rank holds
+ * one of each, or --pp). */
+static int room_of(const mixed_t *M, int v) {
   const strata_plan_opts_t *o = M->S[0].o;
-  int room = M->S[0].L < ST__MAX_PP ? M->S[0].L : ST__MAX_PP;
+  int L = M->S[0].L / v, room = L < ST__MAX_PP ? L : ST__MAX_PP;
   return o->fix_pp && o->fix_pp < room ? o->fix_pp : room;
 }
 
@@ -615,7 +616,7 @@ static int each_pp(mixed_t *M, trial_t *t, int j, int used, int P,
     if (bound_of(M, t, rate) >= cut(M)) return 0;
     return try_config(M, t);
   }
-  int z = t->order[j], rc = 0, room = room_of(M) - P;
+  int z = t->order[j], rc = 0, room = room_of(M, t->v) - P;
   int hi = most_stages(M, t, z);
   if (hi > room) hi = room;
   if (j == 0 && !floor_branch(M, t, 0)) return 0; /* the whole unit */
@@ -745,8 +746,11 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
     for (int dp = 1; dp <= micro; dp++) {
       if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
       t->dp = dp, t->m = micro / dp;
-      double lb = bound_of(M, t, fill_rate(M, t, 0, room_of(M)));
-      for (int q = 0; q < n_perm * nv && isfinite(lb); q++) {
+      for (int q = 0; q < n_perm * nv; q++) {
+        /* fewer stages with more chunks a rank: the bound by v */
+        double lb =
+            bound_of(M, t, fill_rate(M, t, 0, room_of(M, vs[q / n_perm])));
+        if (!isfinite(lb)) continue;
         if ((size_t)n == cap) {
           task_t *w = strata_realloc(v, 2 * cap * sizeof *v);
           if (!w) {
