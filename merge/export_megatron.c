@@ -25,6 +25,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "merge/merge_int.h"
@@ -374,7 +375,11 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
     flag(a, "--use-precision-aware-optimizer", NULL);
     if (p->optimizer_offload > 0) { /* HybridDeviceOptimizer */
       flag(a, "--optimizer-cpu-offload", NULL);
-      flag(a, "--optimizer-offload-fraction", "%.17g", p->optimizer_offload);
+      char f[32]; /* the fewest digits that read back as the plan's */
+      snprintf(f, sizeof f, "%.15g", p->optimizer_offload);
+      if (strtod(f, NULL) != p->optimizer_offload)
+        snprintf(f, sizeof f, "%.17g", p->optimizer_offload);
+      flag(a, "--optimizer-offload-fraction", "%s", f);
       flag(a, "--overlap-cpu-optimizer-d2h-h2d", NULL);
     }
     if (p->main_grads_dtype)
