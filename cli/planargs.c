@@ -131,6 +131,14 @@ static const cli_opt_t opts[] = {
                 "step on the host (Megatron-LM's\n"
                 "--optimizer-cpu-offload; with\n"
                 "--precision-aware-optimizer)")},
+    {CLI_FLAG("search-offload", po.search_offload, 1,
+              "where a configuration does not fit, search\n"
+              "the least offloads that make it: the\n"
+              "optimizer's share (with --precision-aware-\n"
+              "optimizer) and layers' activations (pp 1, no\n"
+              "recompute), those not given"),
+     NOT_EST("estimate costs the offloads given "
+             "(--optimizer-offload-fraction, --cpu-offloading-num-layers)")},
     {CLI_CALL("main-grads-dtype", 0, C_MGD, "T",
               "with --precision-aware-optimizer: the main\n"
               "gradients' type, fp32 (default), bf16, fp16")},

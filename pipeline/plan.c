@@ -219,8 +219,10 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
     p->exp_avg_dtype = o->exp_avg_dtype;
     p->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
   }
-  p->offload_layers = o->offload_layers;
-  p->optimizer_offload = o->optimizer_offload;
+  /* the offloads the search chose (--search-offload), else those given */
+  p->offload_layers = cf->act_offload > 0 ? cf->act_offload : o->offload_layers;
+  p->optimizer_offload =
+      cf->opt_offload > 0 ? cf->opt_offload : o->optimizer_offload;
   if (cf->f->rc == STRATA_RECOMPUTE_FULL) { /* full recompute's unit */
     p->recompute_layers = o->recompute_layers;
     p->recompute_method = o->recompute_method;
@@ -338,13 +340,17 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
       "the model does not fit: the least memory any plan needs is %s per "
       "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s) but %s is "
       "available. What would help: about %d GPUs or more, GPUs with more "
-      "memory, %s%sor a smaller global batch",
+      "memory, %s%s%sor a smaller global batch",
       need, lowest->f->tp, lowest->p, lowest->dp, lowest->b,
       strata_recompute_name(lowest->f->rc), have, more,
       S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP), " : "",
       lowest->f->rc != STRATA_RECOMPUTE_FULL
           ? "full activation recompute (--recompute full), "
-          : "");
+          : "",
+      S->o->search_offload ? ""
+                           : "offloads to the host (--search-offload, "
+                             "with --precision-aware-optimizer for the "
+                             "optimizer's), ");
 }
 
 /* The time limit ran out before any configuration that fits was found:
@@ -560,6 +566,11 @@ static int load_graphs(st__search_t *S) {
 
 static int check_opts(const st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
+  if (o->search_offload && o->optimizer_offload > 0 && o->offload_layers > 0)
+    return strata_error(STRATA_EINVAL,
+                        "--search-offload has nothing to search: "
+                        "--optimizer-offload-fraction and "
+                        "--cpu-offloading-num-layers are both given");
   if (o->global_batch < 1)
     return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
   if (S->L < 1)

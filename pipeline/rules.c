@@ -443,7 +443,7 @@ static int pao_zero(const cfg_t *c, char *why, size_t n) {
  * cpu offload must be used in conjunction with
  * --use-precision-aware-optimizer", and with --fp8-param-gather only
  * under the delayed recipe) ---- */
-static int optimizer_offload(const cfg_t *c, char *why, size_t n) {
+int st__rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
   double f = c->optimizer_offload;
   if (f == 0) return 0;
   if (!(f > 0 && f <= 1))
@@ -459,7 +459,7 @@ static int optimizer_offload(const cfg_t *c, char *why, size_t n) {
 
 /* ---- layers' activations offloaded to the host (transformer_config.py,
  * cpu_offloading) ---- */
-static int offload_rules(const cfg_t *c, char *why, size_t n) {
+int st__rule_cpu_offloading(const cfg_t *c, char *why, size_t n) {
   int k = c->offload_layers;
   if (!k) return 0;
   if (c->layers && k >= c->layers)
@@ -823,7 +823,7 @@ static int ds_pao(const cfg_t *c, char *why, size_t n) {
                "--precision-aware-optimizer)",
                why, n);
 }
-static int ds_offload(const cfg_t *c, char *why, size_t n) {
+int st__rule_ds_offload(const cfg_t *c, char *why, size_t n) {
   return c->offload_layers > 0 &&
          ds_no(c, "activation offloading (--cpu-offloading-num-layers)", why,
                n);
@@ -1082,10 +1082,11 @@ static const rule_t rules[] = {
      modules_model},
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
     {"fp8-recipe", MG | DS, CONFIG | OPTIONS, TCONF, fp8_recipe_rules},
-    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF, offload_rules},
+    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
+     st__rule_cpu_offloading},
     {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN, ARGS,
-     optimizer_offload},
-    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, ds_offload},
+     st__rule_optimizer_offload},
+    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, st__rule_ds_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
      "megatron/core/optimizer/optimizer_config.py", state_types},
     {"precision-aware-zero", MG | DS, CONFIG | OPTIONS | PLAN,

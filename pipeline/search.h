@@ -164,7 +164,8 @@ st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
     st__rule_ep_experts, st__rule_etp_ffn, st__rule_ep_layout, st__rule_ep_sp,
     st__rule_sp_tp, st__rule_vpp_pp, st__rule_vpp_micro, st__rule_ds_split,
     st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window,
-    st__rule_cuda_graph_recompute;
+    st__rule_cuda_graph_recompute, st__rule_optimizer_offload,
+    st__rule_cpu_offloading, st__rule_ds_offload;
 
 /* A configuration of one family. */
 typedef struct {
@@ -180,6 +181,11 @@ typedef struct {
   st__search_t *const *ss;
   int acct; /* the embedding (1) and the loss (2) counted as layers of an
                even split (layouts.c), or 0 */
+  /* the offloads the search chose for it (--search-offload, offload.c;
+   * 0: the options'): the optimizer's share on the host, and the layers
+   * whose activations are */
+  double opt_offload;
+  int act_offload;
 } st__cfg_t;
 
 /* What a configuration costs. */
@@ -263,6 +269,24 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
 void st__eval_free(st__search_t *S);
 /* The same, writing the whole plan (stages without results, ranks). */
 int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p);
+
+/* The least share of the optimizer on the host that makes every rank of
+ * cf fit on its GPU (the memory is linear in it): 0 when it fits without,
+ * above 1 (INFINITY where the optimizer holds nothing) when no share
+ * does. */
+double st__least_optimizer_offload(st__search_t *S, const st__cfg_t *cf);
+
+/* ---- offload.c: offloads in the search (--search-offload) ---- */
+/* What the search may offload for cf: whether the optimizer's share
+ * (*opt) and the most layers' activations (*act, 0: none), as Megatron-
+ * LM's rules allow with the options given. */
+void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
+                      int *act);
+/* cf, which does not fit without offloads, with the least offloads that
+ * make it fit and its step the least (*out, costed exactly in *cost):
+ * *found 0 when none does. */
+int st__offload_fit(st__search_t *S, const st__cfg_t *cf, st__cfg_t *out,
+                    st__cost_t *cost, int *found);
 
 /* ---- space.c: the search ---- */
 /* The best `top` distinct configurations that fit (sorted; *n found),

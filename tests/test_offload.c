@@ -1,0 +1,165 @@
+/*
+ * test_offload.c - offloads in the search (strata plan --search-offload,
+ * pipeline/offload.c): where nothing fits without them the search finds a
+ * configuration that fits with the least optimizer share and layers'
+ * activations on the host, its step the one the model gives that
+ * configuration with those offloads stated; a hundredth less of the
+ * optimizer's share does not fit; where the best plan fits without
+ * offloads they are not chosen; and the optimizer's share is chosen only
+ * with the precision-aware optimizer Megatron-LM needs for it.
+ */
+#include <string.h>
+
+#include "strata/strata.h"
+#include "testlib.h"
+
+#define GIB 1073741824.0
+
+/* llama3-8b on one DGX H100 at a global batch of 64, each GPU's memory
+ * held to `gib` GiB. */
+static void opts_of(strata_plan_opts_t *po, double gib, int pao) {
+  strata_plan_opts_init(po);
+  po->quiet = 1;
+  po->global_batch = 64;
+  po->memory_budget = gib * GIB;
+  po->precision_aware_optimizer = pao;
+}
+
+static int plan(const strata_plan_opts_t *po, strata_plan_t **p) {
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_model_load("llama3-8b", &po->gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  *p = NULL;
+  int rc = strata_pipeline_plan(g, c, po, p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return rc;
+}
+
+/* The plan's configuration fixed in po, its offloads stated. */
+static void fix_config(strata_plan_opts_t *po, const strata_plan_t *p) {
+  po->fix_tp = p->tp, po->fix_pp = p->pp, po->fix_dp = p->dp;
+  po->fix_cp = p->cp > 1 ? p->cp : 1;
+  po->micro_batch = p->micro_batch;
+  po->vpp = p->vpp;
+  po->recompute = p->recompute;
+  po->sequence_parallel = p->sequence_parallel;
+  po->zero_stage = p->zero_stage;
+  po->account_embedding = p->account_embedding;
+  po->account_loss = p->account_loss;
+  if (p->pp > 1) {
+    int first = 0, last = 0;
+    for (int s = 0; s < p->n_stages; s++) {
+      int n = p->stages[s].layer_end - p->stages[s].layer_begin;
+      if (p->stages[s].rank == 0) first += n;
+      if (p->stages[s].rank == p->pp - 1) last += n;
+    }
+    po->fix_first = first, po->fix_last = last;
+  }
+  po->offload_layers = p->offload_layers;
+  po->optimizer_offload = p->optimizer_offload;
+}
+
+/* 16 GiB a GPU: no configuration fits without offloads (the least needs
+ * about 18.5 GiB); with --search-offload one does, and it is the model's
+ * figure for that configuration with its offloads given. */
+TEST(search_finds_what_fits) {
+  strata_plan_opts_t po;
+  strata_plan_t *p = NULL, *q = NULL;
+  opts_of(&po, 16, 1);
+  ASSERT_EQ(plan(&po, &p), STRATA_EINFEASIBLE);
+  ASSERT_CONTAINS(strata_last_error(), "--search-offload");
+  po.search_offload = 1;
+  ASSERT_OK(plan(&po, &p));
+  ASSERT(p->optimizer_offload > 0 || p->offload_layers > 0);
+  ASSERT(p->optimizer_offload <= 1);
+  ASSERT(p->peak_memory_bytes <= 16 * GIB - po.memory_reserve);
+  printf("  tp %d pp %d dp %d: optimizer %.2f on the host, %d layers' "
+         "activations, %.3f s a step, %.2f GiB\n",
+         p->tp, p->pp, p->dp, p->optimizer_offload, p->offload_layers,
+         p->step_seconds, p->peak_memory_bytes / GIB);
+  /* the same configuration with its offloads given */
+  opts_of(&po, 16, 1);
+  fix_config(&po, p);
+  ASSERT_OK(plan(&po, &q));
+  ASSERT_NEAR(q->step_seconds, p->step_seconds, 1e-12, 0);
+  ASSERT_NEAR(q->peak_memory_bytes, p->peak_memory_bytes, 1e-12, 0);
+  strata_plan_destroy(q);
+  /* the least share, to a hundredth: one less does not fit */
+  if (p->optimizer_offload > 0.015) {
+    po.optimizer_offload = p->optimizer_offload - 0.01;
+    ASSERT_EQ(plan(&po, &q), STRATA_EINFEASIBLE);
+  }
+  strata_plan_destroy(p);
+}
+
+/* A model that fits as it is: the plan is the one without the search's
+ * offloads, to the byte of its figures. */
+TEST(offload_not_chosen_when_not_needed) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *a = NULL, *b = NULL;
+  strata_plan_opts_init(&po);
+  po.quiet = 1, po.global_batch = 64, po.precision_aware_optimizer = 1;
+  po.gen.layers = 4, po.gen.hidden = 512, po.gen.heads = 8;
+  po.gen.seq = 256, po.gen.vocab = 4096;
+  ASSERT_OK(strata_model_load("gpt", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &a));
+  ASSERT_EQ(a->layers, 4);
+  po.search_offload = 1;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &b));
+  ASSERT_EQ(b->optimizer_offload > 0, 0);
+  ASSERT_EQ(b->offload_layers, 0);
+  ASSERT_EQ(b->tp, a->tp);
+  ASSERT_EQ(b->pp, a->pp);
+  ASSERT_EQ(b->dp, a->dp);
+  ASSERT_EQ(b->micro_batch, a->micro_batch);
+  ASSERT_NEAR(b->step_seconds, a->step_seconds, 0, 0);
+  ASSERT_NEAR(b->peak_memory_bytes, a->peak_memory_bytes, 0, 0);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* Without the precision-aware optimizer Megatron-LM cannot offload the
+ * optimizer: the search offloads activations only (one stage, nothing
+ * recomputed, fewer layers than the model's). */
+TEST(optimizer_share_needs_pao) {
+  strata_plan_opts_t po;
+  strata_plan_t *p = NULL;
+  opts_of(&po, 30, 0);
+  po.search_offload = 1;
+  ASSERT_OK(plan(&po, &p));
+  ASSERT_NEAR(p->optimizer_offload, 0, 0, 0);
+  if (p->offload_layers > 0) {
+    ASSERT_EQ(p->pp, 1);
+    ASSERT_EQ(p->recompute, STRATA_RECOMPUTE_NONE);
+    ASSERT(p->offload_layers < p->layers);
+  }
+  strata_plan_destroy(p);
+}
+
+/* Both offloads given: nothing left to search, refused. */
+TEST(nothing_to_search_refused) {
+  strata_plan_opts_t po;
+  strata_plan_t *p = NULL;
+  opts_of(&po, 80, 1);
+  po.search_offload = 1;
+  po.optimizer_offload = 0.5, po.offload_layers = 4;
+  po.fix_pp = 1, po.recompute = STRATA_RECOMPUTE_NONE;
+  ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "nothing to search");
+}
+
+static const test_entry_t tests[] = {
+    TEST_ENTRY(search_finds_what_fits),
+    TEST_ENTRY(offload_not_chosen_when_not_needed),
+    TEST_ENTRY(optimizer_share_needs_pao),
+    TEST_ENTRY(nothing_to_search_refused),
+};
+
+TEST_MAIN(tests)
