@@ -109,6 +109,11 @@ static const cli_opt_t opts[] = {
              "keep N layers' saved activations in host\n"
              "memory between forward and backward\n"
              "(Megatron-LM's; pp 1, no recompute)")},
+/* clang-format off */
+#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
+  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
+    STRATA_PLAN_OFFLOAD_CHOICES(CHOICE_ROW, po)
+    /* clang-format on */
     {CLI_INT("recompute-num-layers", po.recompute_layers, 1, 1 << 20, "N",
              "full recompute by units of N layers (see\n"
              "--recompute-method; implies --recompute full)")},
@@ -152,9 +157,7 @@ static const cli_opt_t opts[] = {
               "--zero 0 or --free) or torchtitan (FSDP2 and\n"
               "PyTorch's pipelining: --zero 3 with --pp > 1;\n"
               "dense llama3/qwen3 in bf16)")},
-/* clang-format off */
-#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
-  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
+    /* clang-format off */
     STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
     /* clang-format on */
     {CLI_FLAG("free", po.megatron, 0,

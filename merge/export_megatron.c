@@ -371,6 +371,17 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
   }
   if (p->offload_layers > 0) /* arguments.py sets cpu_offloading */
     flag(a, "--cpu-offloading-num-layers", "%d", p->offload_layers);
+  if (p->offload_modules > 0) { /* transformer_config.py offload_modules */
+    char m[160];
+    size_t o = 0;
+    m[0] = '\0';
+    for (int i = 0; strata_offload_modules_name(i) && o < sizeof m; i++)
+      if (p->offload_modules & (1 << i))
+        o += (size_t)snprintf(m + o, sizeof m - o, "%s%s", o ? " " : "",
+                              strata_offload_modules_name(i));
+    flag(a, "--fine-grained-activation-offloading", NULL);
+    flag(a, "--offload-modules", "%s", m);
+  }
   if (p->precision_aware_optimizer > 0) { /* optimizer_config.py */
     flag(a, "--use-precision-aware-optimizer", NULL);
     if (p->optimizer_offload > 0) { /* HybridDeviceOptimizer */

@@ -402,6 +402,35 @@ static double offload_share(const st__search_t *S, const st__cfg_t *cf) {
   return N > 0 && L > 0 && N < L ? (L - N + 1.0) / L : 1;
 }
 
+/* --offload-modules (fine_grained_activation_offload.py): each layer's
+ * offloaded groups go to the host on the offload manager's D2H stream as
+ * the forward passes them and come back on its H2D stream before their
+ * backward, beside the compute stream; what the copies of the chunk's
+ * layers take beyond its compute is exposed. */
+static void fg_time(const st__search_t *S, const st__family_t *f, chunk_t *c) {
+  double t = st__fg_layer_bytes(S, f) * c->n / host_bandwidth(S);
+  if (!(t > 0)) return;
+  double ef = t - c->part.fwd, eb = t - c->part.bwd;
+  c->part.fwd += ef > 0 ? ef : 0;
+  c->part.bwd += eb > 0 ? eb : 0;
+}
+
+/* The bytes of rank r's in-flight activations that --offload-modules
+ * keeps on the host: the offloaded groups of every layer of every
+ * micro-batch in flight, but one layer's, which the manager keeps on
+ * the GPU (its margin against reloads that would stall the backward);
+ * at most the activations themselves. */
+static double fg_held(const st__search_t *S, const st__cfg_t *cf,
+                      const chunk_t *ch, int r, const int *count, double act) {
+  double b = st__fg_layer_bytes(S, cf->f), h = 0;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
+  if (!(b > 0)) return 0;
+  for (int c = 0; c < v; c++)
+    h += count[c] * b * ch[c * p + r].n;
+  h = h > b ? h - b : 0;
+  return h < act ? h : act;
+}
+
 static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
                         int *K_out) {
   int n[ST__MAX_PP];
@@ -428,6 +457,8 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     if (rc) return rc;
   }
   if (K == 1) offload_time(S, cf, &ch[0]);
+  for (int k = 0; k < K; k++)
+    fg_time(search_of(S, cf, k), fam_of(cf, cf->fs ? k : 0), &ch[k]);
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
@@ -609,8 +640,9 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (z >= 1 && p == 1) m->buckets = 2.0 * 5e8; /* reduce_bucket_size */
     if (z >= 3) m->buckets += 2.0 * 5e7;          /* prefetch bucket */
   }
-  m->activations = act * offload_share(S, cf); /* the host holds the rest */
-  if (host) *host = host_bytes(S, cf, act, shard);
+  double fg = fg_held(S, cf, ch, r, count, act);
+  m->activations = act * offload_share(S, cf) - fg; /* the host: the rest */
+  if (host) *host = host_bytes(S, cf, act, shard) + fg;
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
    * no replicas, hold none): the largest one on the device */

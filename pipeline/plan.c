@@ -744,6 +744,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   if (!rc) rc = check_opts(S);
   if (!rc) rc = layout_of(S);
   if (!rc) rc = load_graphs(S);
+  if (!rc) st__fg_prepare(S);
   if (!rc) {
     S->fam = strata_calloc(ST__MAX_FAMILIES, sizeof *S->fam);
     if (!S->fam) rc = strata_error(STRATA_ENOMEM, "out of memory");

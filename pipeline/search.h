@@ -89,6 +89,10 @@ typedef struct {
   double max_expert[ST__MAX_GRAPHS];  /* ... of the largest expert one */
   double kv_bytes[ST__MAX_GRAPHS];    /* one attention's keys + values */
   int tied[ST__MAX_GRAPHS];           /* the head shares the embedding */
+  /* --offload-modules: the offloaded modules' saved bytes of all layers,
+   * unsharded, [0] sharded over tp x cp, [1] over cp alone without
+   * sequence parallelism (fgoffload.c) */
+  double fg_bytes[ST__MAX_GRAPHS][2];
   double p2p[2][2]; /* p2p within / across nodes: latency, s per byte */
   st__family_t *fam;
   int n_fam, cap_fam;
@@ -165,7 +169,7 @@ st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
     st__rule_sp_tp, st__rule_vpp_pp, st__rule_vpp_micro, st__rule_ds_split,
     st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window,
     st__rule_cuda_graph_recompute, st__rule_optimizer_offload,
-    st__rule_cpu_offloading, st__rule_ds_offload;
+    st__rule_cpu_offloading, st__rule_ds_offload, st__rule_fg_offload;
 
 /* A configuration of one family. */
 typedef struct {
@@ -287,6 +291,13 @@ void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
  * *found 0 when none does. */
 int st__offload_fit(st__search_t *S, const st__cfg_t *cf, st__cfg_t *out,
                     st__cost_t *cost, int *found);
+
+/* ---- fgoffload.c: fine-grained activation offloading ---- */
+/* The offloaded modules' saved bytes of S's graphs (S->fg_bytes). */
+void st__fg_prepare(st__search_t *S);
+/* What one layer of family f offloads a micro-batch on one rank, bytes
+ * (0: --offload-modules not given). */
+double st__fg_layer_bytes(const st__search_t *S, const st__family_t *f);
 
 /* ---- space.c: the search ---- */
 /* The best `top` distinct configurations that fit (sorted; *n found),

@@ -704,6 +704,9 @@ TEST(plan_choices_table) {
                            "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
       {"recompute_method", "\"recompute_method\":\t\"block\""},
       {"ds_partition_method", "\"ds_partition_method\":\t\"type:embedding\""},
+      {"offload_modules",
+       "\"offload_modules\":\t[\"attn_norm\", \"qkv_linear\", \"core_attn\", "
+       "\"attn_proj\", \"mlp_norm\", \"expert_fc1\", \"moe_act\"]"},
   };
   size_t len;
   int n_choices = 0; /* every choice has its row here */
@@ -1204,7 +1207,20 @@ TEST(megatron_gpt) {
                      "--optimizer-offload-fraction 0.75 \\\n"
                      "--overlap-cpu-optimizer-d2h-h2d");
   strata_free(t);
+  /* a fraction written in the fewest digits that read back as it */
+  p->optimizer_offload = 0.95;
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--optimizer-offload-fraction 0.95 \\\n");
+  strata_free(t);
   p->precision_aware_optimizer = 0, p->optimizer_offload = 0;
+  /* fine-grained activation offloading: the switch and the modules */
+  p->offload_modules = STRATA_OFM_CORE_ATTN | STRATA_OFM_ATTN_PROJ;
+  p->recompute = STRATA_RECOMPUTE_NONE; /* full: refused */
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--fine-grained-activation-offloading \\\n"
+                     "--offload-modules core_attn attn_proj \\\n");
+  strata_free(t);
+  p->offload_modules = 0, p->recompute = STRATA_RECOMPUTE_FULL;
   p->recompute_method = STRATA_RECOMPUTE_BLOCK, p->recompute_layers = 3;
   t = megatron(p);
   ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "

@@ -6,7 +6,10 @@
  * configuration with those offloads stated; a hundredth less of the
  * optimizer's share does not fit; where the best plan fits without
  * offloads they are not chosen; and the optimizer's share is chosen only
- * with the precision-aware optimizer Megatron-LM needs for it.
+ * with the precision-aware optimizer Megatron-LM needs for it.  And
+ * fine-grained activation offloading (--offload-modules,
+ * pipeline/fgoffload.c): the modules' saved bytes leave the GPU for the
+ * host, their copies exposed only beyond the compute.
  */
 #include <string.h>
 
@@ -155,7 +158,92 @@ TEST(nothing_to_search_refused) {
   ASSERT_CONTAINS(strata_last_error(), "nothing to search");
 }
 
+/* The core attention's saved bytes of one layer of g on one of t ranks
+ * sharing it, read from the trace (each op's module, intraop/modules.c). */
+static double core_attn_bytes(const strata_graph_t *g, int t) {
+  double s = 0;
+  for (int i = 0; i < g->n_ops; i++)
+    if (g->ops[i].block >= 0 &&
+        (strata_op_modules(g, i) & STRATA_RCM_CORE_ATTN))
+      s += (double)strata_op_saved_bytes(g, &g->ops[i]) *
+           g->blocks[g->ops[i].block].repeat;
+  return s / strata_graph_layers(g) / t;
+}
+
+/* --offload-modules core_attn (Megatron-LM's fine-grained activation
+ * offloading) on one stage of llama3-8b at tp 2: the GPU keeps every
+ * layer's core attention on the host but one layer's (the manager's
+ * margin), the host holds it, and the copies of the layers' groups over
+ * the host link show in the stage's forward only beyond its compute. */
+TEST(fine_grained_offloading) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *a = NULL, *b = NULL;
+  opts_of(&po, 80, 0);
+  po.fix_tp = 2, po.fix_pp = 1, po.fix_dp = 4, po.fix_cp = 1;
+  po.micro_batch = 1, po.vpp = 1, po.sequence_parallel = 1;
+  po.recompute = STRATA_RECOMPUTE_NONE;
+  ASSERT_OK(strata_model_load("llama3-8b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &a));
+  po.offload_modules = STRATA_OFM_CORE_ATTN;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &b));
+  ASSERT_EQ(b->offload_modules, STRATA_OFM_CORE_ATTN);
+  int L = strata_graph_layers(g);
+  double B = core_attn_bytes(g, 2), held = B * (L - 1);
+  ASSERT(B > 0);
+  const strata_mem_items_t *x = &a->ranks[0].mem, *y = &b->ranks[0].mem;
+  ASSERT_NEAR(x->activations - y->activations, held, 1e-9, 1);
+  ASSERT_NEAR(b->host_memory_gib * GIB, held, 1e-9, 1);
+  ASSERT_NEAR(y->weights, x->weights, 0, 0);
+  /* the copies: a layer's groups over the GPU's host link (PCIe here) at
+   * the PCIe copies' efficiency, beside the forward */
+  const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
+  double eff = strata_cluster_perf(c)->link_eff[STRATA_LEVEL_PCIE];
+  double bw = (m->host_bandwidth > 0 ? m->host_bandwidth : m->pcie_bandwidth) *
+              (eff > 0 && eff <= 1 ? eff : 1);
+  double copy = B * L / bw, fa = a->stages[0].fwd_seconds;
+  printf("  %.1f MiB a layer offloaded, %.2f GiB held on the host; copies "
+         "%.1f ms beside a %.1f ms forward\n",
+         B / 1048576, held / GIB, copy * 1e3, fa * 1e3);
+  ASSERT_NEAR(b->stages[0].fwd_seconds, fa + (copy > fa ? copy - fa : 0), 1e-12,
+              0);
+  ASSERT(b->step_seconds >= a->step_seconds);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  /* tp 8 without sequence parallelism: the norms' and qkv_linear's inputs
+   * are whole on every rank while the compute is an eighth, so the
+   * copies (their bytes from what the host holds) outlast it */
+  po.fix_tp = 8, po.fix_dp = 1, po.global_batch = 8;
+  po.sequence_parallel = 0, po.offload_modules = 0;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &a));
+  po.offload_modules = STRATA_OFM_ATTN_NORM | STRATA_OFM_QKV_LINEAR |
+                       STRATA_OFM_CORE_ATTN | STRATA_OFM_ATTN_PROJ |
+                       STRATA_OFM_MLP_NORM;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &b));
+  copy = b->host_memory_gib * GIB / (L - 1) * L / bw;
+  fa = a->stages[0].fwd_seconds;
+  double ba = a->stages[0].bwd_seconds;
+  printf("  tp 8, no sequence parallelism: copies %.1f ms beside a %.1f ms "
+         "forward and %.1f ms backward\n",
+         copy * 1e3, fa * 1e3, ba * 1e3);
+  ASSERT(copy > fa);
+  ASSERT_NEAR(b->stages[0].fwd_seconds, copy, 1e-9, 0);
+  ASSERT_NEAR(b->stages[0].bwd_seconds, copy > ba ? copy : ba, 1e-9, 0);
+  ASSERT(b->step_seconds > a->step_seconds);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  /* attn_proj alone: refused with Megatron-LM's reason */
+  po.offload_modules = STRATA_OFM_ATTN_PROJ;
+  ASSERT_EQ(strata_pipeline_plan(g, c, &po, &b), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "needs core_attn too");
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
+    TEST_ENTRY(fine_grained_offloading),
     TEST_ENTRY(search_finds_what_fits),
     TEST_ENTRY(offload_not_chosen_when_not_needed),
     TEST_ENTRY(optimizer_share_needs_pao),
