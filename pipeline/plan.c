@@ -564,13 +564,38 @@ static int load_graphs(st__search_t *S) {
   return 0;
 }
 
-static int check_opts(const st__search_t *S) {
-  const strata_plan_opts_t *o = S->o;
-  if (o->search_offload && o->optimizer_offload > 0 && o->offload_layers > 0)
+/* --search-offload where no offload can be chosen: refused, saying why. */
+static int check_search_offload(const strata_plan_opts_t *o) {
+  if (!o->search_offload) return 0;
+  if (o->framework != STRATA_FRAMEWORK_MEGATRON)
+    return strata_error(STRATA_EINVAL,
+                        "--search-offload: the offloads it searches are "
+                        "Megatron-LM's, which --framework %s does not run",
+                        strata_framework_name(o->framework));
+  if (o->optimizer_offload > 0 && o->offload_layers > 0)
     return strata_error(STRATA_EINVAL,
                         "--search-offload has nothing to search: "
                         "--optimizer-offload-fraction and "
                         "--cpu-offloading-num-layers are both given");
+  int opt = !(o->optimizer_offload > 0) && o->precision_aware_optimizer > 0;
+  int act = !(o->offload_layers > 0) && o->fix_pp <= 1 && !o->offload_modules &&
+            (o->recompute == STRATA_RECOMPUTE_AUTO ||
+             o->recompute == STRATA_RECOMPUTE_NONE);
+  if (opt || act) return 0;
+  return strata_error(STRATA_EINVAL,
+                      "--search-offload has nothing to search: the optimizer's "
+                      "share is searched only with --precision-aware-"
+                      "optimizer (Megatron-LM's) and no "
+                      "--optimizer-offload-fraction, and layers' activations "
+                      "only with one stage (--pp 1), no recompute "
+                      "(--recompute none or not given) and neither "
+                      "--cpu-offloading-num-layers nor --offload-modules");
+}
+
+static int check_opts(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  int rc = check_search_offload(o);
+  if (rc) return rc;
   if (o->global_batch < 1)
     return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
   if (S->L < 1)

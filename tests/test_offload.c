@@ -146,7 +146,8 @@ TEST(optimizer_share_needs_pao) {
   strata_plan_destroy(p);
 }
 
-/* Both offloads given: nothing left to search, refused. */
+/* Nothing left to search (both offloads given, or neither possible) or
+ * a framework without them: refused, saying why. */
 TEST(nothing_to_search_refused) {
   strata_plan_opts_t po;
   strata_plan_t *p = NULL;
@@ -156,6 +157,20 @@ TEST(nothing_to_search_refused) {
   po.fix_pp = 1, po.recompute = STRATA_RECOMPUTE_NONE;
   ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "nothing to search");
+  /* two stages and no precision-aware optimizer: no offload can be had */
+  opts_of(&po, 80, 0);
+  po.search_offload = 1, po.fix_pp = 2;
+  ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "only with one stage (--pp 1)");
+  /* with it, the optimizer's share is searched there */
+  po.precision_aware_optimizer = 1;
+  ASSERT_OK(plan(&po, &p));
+  strata_plan_destroy(p);
+  /* DeepSpeed runs neither of Megatron-LM's offloads */
+  opts_of(&po, 80, 0);
+  po.search_offload = 1, po.framework = STRATA_FRAMEWORK_DEEPSPEED;
+  ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "--framework deepspeed");
 }
 
 /* The core attention's saved bytes of one layer of g on one of t ranks
