@@ -338,12 +338,15 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
   return strata_error(
       STRATA_EINFEASIBLE,
       "the model does not fit: the least memory any plan needs is %s per "
-      "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s) but %s is "
-      "available. What would help: about %d GPUs or more, GPUs with more "
+      "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s%s) but %s "
+      "is available. What would help: about %d GPUs or more, GPUs with more "
       "memory, %s%s%sor a smaller global batch",
       need, lowest->f->tp, lowest->p, lowest->dp, lowest->b,
-      strata_recompute_name(lowest->f->rc), have, more,
-      S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP), " : "",
+      strata_recompute_name(lowest->f->rc),
+      S->o->search_offload ? "; before offloads: none the search may choose "
+                             "makes a plan fit"
+                           : "",
+      have, more, S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP), " : "",
       lowest->f->rc != STRATA_RECOMPUTE_FULL
           ? "full activation recompute (--recompute full), "
           : "",
