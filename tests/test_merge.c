@@ -950,6 +950,37 @@ static long fail_each(plan_fn_t fn, const strata_plan_t *p, const void *arg) {
   return n;
 }
 
+/* The offloads in the page's summary and, for fine-grained activation
+ * offloading, the launch script's NVTE_CPU_OFFLOAD_V1 (validate_args
+ * asserts it with Transformer Engine 2.10 or later); none without. */
+TEST(offloads_in_exports) {
+  strata_plan_t *p = hand_plan(2, 1, 8, 16, NULL);
+  strata_export_opts_t o;
+  char *t = NULL;
+  strata_export_opts_init(&o);
+  o.gpus_per_node = 8;
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT(!strstr(t, "offloaded"));
+  strata_free(t);
+  ASSERT_OK(strata_export_megatron_launch(p, &o, &t));
+  ASSERT(!strstr(t, "NVTE_CPU_OFFLOAD_V1"));
+  strata_free(t);
+  p->offload_layers = 3, p->host_memory_gib = 1.5;
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "<th class=l>offloaded</th><td>3 layers' activations "
+                     "(1.50 GiB a GPU on the host)");
+  strata_free(t);
+  p->offload_layers = 0;
+  p->offload_modules = STRATA_OFM_CORE_ATTN | STRATA_OFM_QKV_LINEAR;
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "the activations of qkv_linear, core_attn (1.50 GiB");
+  strata_free(t);
+  ASSERT_OK(strata_export_megatron_launch(p, &o, &t));
+  ASSERT_CONTAINS(t, "export NVTE_CPU_OFFLOAD_V1=1\n");
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
 TEST(alloc_failures) {
   strata_plan_t *p = hand_plan(2, 3, 2, 12, NULL),
                 *q = hand_plan(4, 2, 1, 12, NULL);
@@ -2005,6 +2036,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),
     TEST_ENTRY(encode_refuses_what_decode_refuses),
+    TEST_ENTRY(offloads_in_exports),
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(diff_identical_and_changes),
     TEST_ENTRY(diff_tolerance),
