@@ -407,8 +407,13 @@ static double offload_share(const st__search_t *S, const st__cfg_t *cf) {
  * the forward passes them and come back on its H2D stream before their
  * backward, beside the compute stream; what the copies of the chunk's
  * layers take beyond its compute is exposed. */
-static void fg_time(const st__search_t *S, const st__family_t *f, chunk_t *c) {
-  double t = st__fg_layer_bytes(S, f) * c->n / host_bandwidth(S);
+static unsigned fg_offload(const st__search_t *S, const st__cfg_t *cf) {
+  return cf->fg_offload > 0 ? (unsigned)cf->fg_offload
+                            : (unsigned)S->o->offload_modules;
+}
+static void fg_time(const st__search_t *S, const st__family_t *f, unsigned mods,
+                    chunk_t *c) {
+  double t = st__fg_layer_bytes(S, f, mods) * c->n / host_bandwidth(S);
   if (!(t > 0)) return;
   double ef = t - c->part.fwd, eb = t - c->part.bwd;
   c->part.fwd += ef > 0 ? ef : 0;
@@ -422,7 +427,7 @@ static void fg_time(const st__search_t *S, const st__family_t *f, chunk_t *c) {
  * at most the activations themselves. */
 static double fg_held(const st__search_t *S, const st__cfg_t *cf,
                       const chunk_t *ch, int r, const int *count, double act) {
-  double b = st__fg_layer_bytes(S, cf->f), h = 0;
+  double b = st__fg_layer_bytes(S, cf->f, fg_offload(S, cf)), h = 0;
   int p = cf->p, v = cf->v > 1 ? cf->v : 1;
   if (!(b > 0)) return 0;
   for (int c = 0; c < v; c++)
@@ -458,7 +463,8 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
   }
   if (K == 1) offload_time(S, cf, &ch[0]);
   for (int k = 0; k < K; k++)
-    fg_time(search_of(S, cf, k), fam_of(cf, cf->fs ? k : 0), &ch[k]);
+    fg_time(search_of(S, cf, k), fam_of(cf, cf->fs ? k : 0), fg_offload(S, cf),
+            &ch[k]);
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
@@ -640,8 +646,9 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (z >= 1 && p == 1) m->buckets = 2.0 * 5e8; /* reduce_bucket_size */
     if (z >= 3) m->buckets += 2.0 * 5e7;          /* prefetch bucket */
   }
-  double fg = fg_held(S, cf, ch, r, count, act);
-  m->activations = act * offload_share(S, cf) - fg; /* the host: the rest */
+  double kept = act * offload_share(S, cf); /* the host holds the rest */
+  double fg = fg_held(S, cf, ch, r, count, kept);
+  m->activations = kept - fg;
   if (host) *host = host_bytes(S, cf, act, shard) + fg;
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
@@ -898,6 +905,7 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
   st__offload_room(S, cf, &opt, &act);
   if (opt) most.opt_offload = 1;
   if (act) most.act_offload = act;
+  most.fg_offload = (int)st__offload_fg_room(S, cf);
   rank_memory(S, &most, ch, r, &m, NULL);
   return m.total;
 }

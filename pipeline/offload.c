@@ -13,7 +13,10 @@
  * worth costing are therefore those of the frontier: for each count of
  * offloaded layers n from none to the least that fits alone, the least F
  * that fits with n.  Without the optimizer's share it is the least n,
- * found by bisection (memory falls as n grows).
+ * found by bisection (memory falls as n grows).  Fine-grained activation
+ * offloading (--offload-modules, which Megatron-LM runs with any pipeline
+ * but not with layer offloading) is tried as a few sets of modules
+ * (fgoffload.c, st__fg_sets), each with the least F that fits with it.
  */
 #include <math.h>
 
@@ -63,11 +66,31 @@ static int try_offload(st__search_t *S, const st__cfg_t *c, st__cfg_t *out,
   return 0;
 }
 
+/* The modules' sets of fine-grained activation offloading, each with the
+ * least optimizer share that fits with it (where that is searched). */
+static int try_modules(st__search_t *S, const st__cfg_t *cf, int opt,
+                       st__cfg_t *out, st__cost_t *cost, int *found) {
+  unsigned sets[ST__FG_SETS];
+  int n = st__offload_fg_room(S, cf) ? st__fg_sets(S, cf->f, sets) : 0;
+  int rc = 0;
+  for (int i = 0; i < n && !rc; i++) {
+    st__cfg_t c = *cf;
+    c.act_offload = 0, c.fg_offload = (int)sets[i], c.opt_offload = 0;
+    double F = st__least_optimizer_offload(S, &c);
+    if (F > (opt ? 1 : 0)) continue;
+    c.opt_offload = hundredths(F);
+    rc = try_offload(S, &c, out, cost, found);
+  }
+  return rc;
+}
+
 int st__offload_fit(st__search_t *S, const st__cfg_t *cf, st__cfg_t *out,
                     st__cost_t *cost, int *found) {
   int opt = 0, act = 0, rc = 0;
   *found = 0;
   st__offload_room(S, cf, &opt, &act);
+  rc = try_modules(S, cf, opt, out, cost, found);
+  if (rc) return rc;
   int nmin = least_layers(S, cf, act); /* act + 1: layers alone never fit */
   if (!opt) {
     st__cfg_t c = *cf;

@@ -223,6 +223,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->offload_layers = cf->act_offload > 0 ? cf->act_offload : o->offload_layers;
   p->optimizer_offload =
       cf->opt_offload > 0 ? cf->opt_offload : o->optimizer_offload;
+  if (cf->fg_offload > 0) p->offload_modules = cf->fg_offload;
   if (cf->f->rc == STRATA_RECOMPUTE_FULL) { /* full recompute's unit */
     p->recompute_layers = o->recompute_layers;
     p->recompute_method = o->recompute_method;
@@ -581,18 +582,20 @@ static int check_search_offload(const strata_plan_opts_t *o) {
                         "--optimizer-offload-fraction and "
                         "--cpu-offloading-num-layers are both given");
   int opt = !(o->optimizer_offload > 0) && o->precision_aware_optimizer > 0;
-  int act = !(o->offload_layers > 0) && o->fix_pp <= 1 && !o->offload_modules &&
+  int free_acts = !(o->offload_layers > 0) && !o->offload_modules;
+  int act = free_acts && o->fix_pp <= 1 &&
             (o->recompute == STRATA_RECOMPUTE_AUTO ||
              o->recompute == STRATA_RECOMPUTE_NONE);
-  if (opt || act) return 0;
+  int fg = free_acts && o->recompute != STRATA_RECOMPUTE_FULL;
+  if (opt || act || fg) return 0;
   return strata_error(STRATA_EINVAL,
                       "--search-offload has nothing to search: the optimizer's "
                       "share is searched only with --precision-aware-"
                       "optimizer (Megatron-LM's) and no "
-                      "--optimizer-offload-fraction, and layers' activations "
-                      "only with one stage (--pp 1), no recompute "
-                      "(--recompute none or not given) and neither "
-                      "--cpu-offloading-num-layers nor --offload-modules");
+                      "--optimizer-offload-fraction, and activations only "
+                      "without full recompute and without "
+                      "--cpu-offloading-num-layers or --offload-modules "
+                      "given");
 }
 
 static int check_opts(const st__search_t *S) {

@@ -29,6 +29,7 @@
 
 #define ST__MAX_PP 1024
 #define ST__MAX_GRAPHS 8
+#define ST__FG_MODULES 7 /* the names of offload_modules (plan_fields.h) */
 
 /* One part of a stage on one device. */
 typedef struct {
@@ -89,10 +90,11 @@ typedef struct {
   double max_expert[ST__MAX_GRAPHS];  /* ... of the largest expert one */
   double kv_bytes[ST__MAX_GRAPHS];    /* one attention's keys + values */
   int tied[ST__MAX_GRAPHS];           /* the head shares the embedding */
-  /* --offload-modules: the offloaded modules' saved bytes of all layers,
-   * unsharded, [0] sharded over tp x cp, [1] over cp alone without
-   * sequence parallelism (fgoffload.c) */
-  double fg_bytes[ST__MAX_GRAPHS][2];
+  /* fine-grained activation offloading: each module's saved bytes of all
+   * layers, unsharded, [0] sharded over tp x cp, [1] over cp alone
+   * without sequence parallelism (fgoffload.c; by the bit of its
+   * STRATA_OFM_*) */
+  double fg_bytes[ST__MAX_GRAPHS][ST__FG_MODULES][2];
   double p2p[2][2]; /* p2p within / across nodes: latency, s per byte */
   st__family_t *fam;
   int n_fam, cap_fam;
@@ -190,6 +192,7 @@ typedef struct {
    * whose activations are */
   double opt_offload;
   int act_offload;
+  int fg_offload; /* the modules offloaded (STRATA_OFM_*) */
 } st__cfg_t;
 
 /* What a configuration costs. */
@@ -286,6 +289,8 @@ double st__least_optimizer_offload(st__search_t *S, const st__cfg_t *cf);
  * LM's rules allow with the options given. */
 void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
                       int *act);
+/* ... and the union of the module sets it may offload (0: none). */
+unsigned st__offload_fg_room(const st__search_t *S, const st__cfg_t *cf);
 /* cf, which does not fit without offloads, with the least offloads that
  * make it fit and its step the least (*out, costed exactly in *cost):
  * *found 0 when none does. */
@@ -293,11 +298,17 @@ int st__offload_fit(st__search_t *S, const st__cfg_t *cf, st__cfg_t *out,
                     st__cost_t *cost, int *found);
 
 /* ---- fgoffload.c: fine-grained activation offloading ---- */
-/* The offloaded modules' saved bytes of S's graphs (S->fg_bytes). */
+/* Each module's saved bytes of S's graphs (S->fg_bytes). */
 void st__fg_prepare(st__search_t *S);
-/* What one layer of family f offloads a micro-batch on one rank, bytes
- * (0: --offload-modules not given). */
-double st__fg_layer_bytes(const st__search_t *S, const st__family_t *f);
+/* What one layer of family f offloads a micro-batch on one rank with the
+ * modules `mods` (STRATA_OFM_*), bytes. */
+double st__fg_layer_bytes(const st__search_t *S, const st__family_t *f,
+                          unsigned mods);
+/* The sets of modules --search-offload tries for family f, as Megatron-
+ * LM's rules allow them, into
+ * sets (at most ST__FG_SETS); their count. */
+#define ST__FG_SETS 6
+int st__fg_sets(const st__search_t *S, const st__family_t *f, unsigned *sets);
 
 /* ---- space.c: the search ---- */
 /* The best `top` distinct configurations that fit (sorted; *n found),

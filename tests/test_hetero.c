@@ -114,8 +114,8 @@ static void cost_pipeline(brute_t *B) {
     for (int q = 0; q < B->pp[j]; q++, P++)
       fs[P] = B->f[B->order[j]], ss[P] = &B->S[B->order[j]];
   for (int s = 0; s < P; s++) {
-    st__cfg_t one = {fs[s], P,    B->dp, 1,    B->b, B->m, 0,
-                     0,     NULL, NULL,  NULL, 0,    0,    0};
+    st__cfg_t one = {fs[s], P,    B->dp, 1, B->b, B->m, 0, 0,
+                     NULL,  NULL, NULL,  0, 0,    0,    0};
     st__part_t x = {0};
     st__layers_add(ss[s], fs[s], 0, 1, &x);
     a[s] = x.fwd + x.bwd;
@@ -136,7 +136,8 @@ static void cost_pipeline(brute_t *B) {
                                           (const double *const *)pre, e, cap, n)
                        : st__split_linear(L, P, B->m, a, e, u, n);
   if (isfinite(v)) {
-    st__cfg_t cf = {fs[0], P, B->dp, 1, B->b, B->m, 0, 0, n, fs, ss, 0, 0, 0};
+    st__cfg_t cf = {fs[0], P,  B->dp, 1, B->b, B->m, 0, 0,
+                    n,     fs, ss,    0, 0,    0,    0};
     st__cost_t c;
     ASSERT_OK(st__cfg_cost(&B->S[0], &cf, 1, &c));
     B->configs++;

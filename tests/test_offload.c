@@ -62,6 +62,7 @@ static void fix_config(strata_plan_opts_t *po, const strata_plan_t *p) {
   }
   po->offload_layers = p->offload_layers;
   po->optimizer_offload = p->optimizer_offload;
+  po->offload_modules = p->offload_modules;
 }
 
 /* 16 GiB a GPU: no configuration fits without offloads (the least needs
@@ -146,6 +147,44 @@ TEST(optimizer_share_needs_pao) {
   strata_plan_destroy(p);
 }
 
+/* llama3-70b on 64 H100s: with a pipeline, where Megatron-LM offloads no
+ * whole layers, the search offloads modules' activations (fine-grained),
+ * never slower than the plan without offloads (its space holds that one),
+ * and its step is the model's for the configuration with them given. */
+TEST(search_offloads_modules_with_a_pipeline) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *a = NULL, *b = NULL, *q = NULL;
+  opts_of(&po, 80, 0);
+  po.memory_budget = 0, po.global_batch = 512;
+  ASSERT_OK(strata_model_load("llama3-70b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:8", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &a));
+  po.search_offload = 1;
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &b));
+  printf("  without offloads tp %d cp %d pp %d dp %d: %.3f s; with: tp %d cp "
+         "%d pp %d dp %d, modules 0x%x, %.3f s\n",
+         a->tp, a->cp, a->pp, a->dp, a->step_seconds, b->tp, b->cp, b->pp,
+         b->dp, (unsigned)b->offload_modules, b->step_seconds);
+  ASSERT(b->step_seconds <= a->step_seconds);
+  ASSERT(b->pp > 1);
+  ASSERT(b->offload_modules > 0);
+  ASSERT_EQ(b->offload_layers, 0);
+  ASSERT(b->peak_memory_bytes <= b->gpu_memory_bytes);
+  opts_of(&po, 80, 0);
+  po.memory_budget = 0, po.global_batch = 512;
+  fix_config(&po, b);
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &q));
+  ASSERT_NEAR(q->step_seconds, b->step_seconds, 1e-12, 0);
+  ASSERT_NEAR(q->peak_memory_bytes, b->peak_memory_bytes, 1e-12, 0);
+  strata_plan_destroy(a);
+  strata_plan_destroy(b);
+  strata_plan_destroy(q);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 /* Nothing left to search (both offloads given, or neither possible) or
  * a framework without them: refused, saying why. */
 TEST(nothing_to_search_refused) {
@@ -157,11 +196,12 @@ TEST(nothing_to_search_refused) {
   po.fix_pp = 1, po.recompute = STRATA_RECOMPUTE_NONE;
   ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "nothing to search");
-  /* two stages and no precision-aware optimizer: no offload can be had */
+  /* full recompute and no precision-aware optimizer: no offload can be
+   * had */
   opts_of(&po, 80, 0);
-  po.search_offload = 1, po.fix_pp = 2;
+  po.search_offload = 1, po.fix_pp = 2, po.recompute = STRATA_RECOMPUTE_FULL;
   ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
-  ASSERT_CONTAINS(strata_last_error(), "only with one stage (--pp 1)");
+  ASSERT_CONTAINS(strata_last_error(), "without full recompute");
   /* with it, the optimizer's share is searched there */
   po.precision_aware_optimizer = 1;
   ASSERT_OK(plan(&po, &p));
@@ -262,6 +302,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(search_finds_what_fits),
     TEST_ENTRY(offload_not_chosen_when_not_needed),
     TEST_ENTRY(optimizer_share_needs_pao),
+    TEST_ENTRY(search_offloads_modules_with_a_pipeline),
     TEST_ENTRY(nothing_to_search_refused),
 };
 
