@@ -74,10 +74,26 @@ void st__fg_prepare(st__search_t *S) {
   }
 }
 
+/* The modules whose saved activations family f's selective recompute
+ * drops already (its --recompute-modules; without them the attention's
+ * scores, which only unfused attention saves): nothing of theirs is left
+ * to offload. */
+static unsigned recomputed(const st__search_t *S, const st__family_t *f) {
+  unsigned m = S->o->recompute_modules, r = 0;
+  if (f->rc != STRATA_RECOMPUTE_SELECTIVE) return 0;
+  if ((m & STRATA_RCM_CORE_ATTN) || (!m && !S->rules.flash_attention))
+    r |= STRATA_OFM_CORE_ATTN;
+  if (m & STRATA_RCM_LAYERNORM) r |= STRATA_OFM_ATTN_NORM | STRATA_OFM_MLP_NORM;
+  if (m & (STRATA_RCM_MOE | STRATA_RCM_MOE_ACT)) r |= STRATA_OFM_MOE_ACT;
+  if (m & STRATA_RCM_MOE) r |= STRATA_OFM_EXPERT_FC1;
+  return r;
+}
+
 double st__fg_layer_bytes(const st__search_t *S, const st__family_t *f,
                           unsigned mods) {
   int cp = f->cp > 1 ? f->cp : 1, tp = f->tp > 1 ? f->tp : 1;
   double a = 0, w = 0;
+  mods &= ~recomputed(S, f);
   if (!mods || S->L < 1) return 0;
   for (int k = 0; k < ST__FG_MODULES; k++)
     if (mods & 1u << k) {

@@ -494,11 +494,27 @@ static int fg_modules(const cfg_t *c, char *why, size_t n) {
                "module to offload",
                m & STRATA_OFM_EXPERT_FC1 ? "expert_fc1" : "moe_act",
                c->model ? c->model : "?");
-  return (m & (STRATA_OFM_EXPERT_FC1 | STRATA_OFM_MOE_ACT)) &&
-         (c->recompute_modules & STRATA_RCM_MOE) &&
-         SAY("--offload-modules expert_fc1/moe_act with --recompute-modules "
-             "moe: the whole MoE layer is recomputed, so nothing inside it "
-             "is kept to offload (Megatron-LM's transformer_config.py)");
+  if ((m & (STRATA_OFM_EXPERT_FC1 | STRATA_OFM_MOE_ACT)) &&
+      (c->recompute_modules & STRATA_RCM_MOE))
+    return SAY("--offload-modules expert_fc1/moe_act with --recompute-modules "
+               "moe: the whole MoE layer is recomputed, so nothing inside it "
+               "is kept to offload (Megatron-LM's transformer_config.py)");
+  /* a module selective recompute reruns keeps nothing to offload */
+  unsigned r = c->recompute == STRATA_RECOMPUTE_NONE ||
+                       c->recompute == STRATA_RECOMPUTE_FULL
+                   ? 0
+                   : c->recompute_modules;
+  const char *both =
+      (m & STRATA_OFM_CORE_ATTN) && (r & STRATA_RCM_CORE_ATTN) ? "core_attn"
+      : (m & (STRATA_OFM_ATTN_NORM | STRATA_OFM_MLP_NORM)) &&
+              (r & STRATA_RCM_LAYERNORM)
+          ? "attn_norm/mlp_norm (layernorm)"
+      : (m & STRATA_OFM_MOE_ACT) && (r & STRATA_RCM_MOE_ACT) ? "moe_act"
+                                                             : NULL;
+  return both && SAY("--offload-modules %s is recomputed too "
+                     "(--recompute-modules): a recomputed module keeps "
+                     "nothing to offload; leave it out of one of them",
+                     both);
 }
 int st__rule_fg_offload(const cfg_t *c, char *why, size_t n) {
   unsigned m = (unsigned)c->offload_modules;

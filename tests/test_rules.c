@@ -270,6 +270,12 @@ TEST(fine_grained_offloading_rules) {
   refused(&c, ALL, "fine-grained-offloading", "--recompute full");
   c.recompute = STRATA_RECOMPUTE_SELECTIVE;
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.offload_modules |= STRATA_OFM_CORE_ATTN;
+  c.recompute_modules = STRATA_RCM_CORE_ATTN;
+  refused(&c, ALL, "fine-grained-offloading", "core_attn is recomputed too");
+  c.recompute_modules = STRATA_RCM_MLP;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute_modules = 0, c.offload_modules = STRATA_OFM_QKV_LINEAR;
   c.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL;
   refused(&c, ALL, "fine-grained-offloading", "--cuda-graph-impl local");
   c.cuda_graph_impl = STRATA_CUDA_GRAPH_TE, c.recompute = STRATA_RECOMPUTE_NONE;
