@@ -920,7 +920,8 @@ void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
   *opt =
       !(o->optimizer_offload > 0) && !st__rule_optimizer_offload(&c, NULL, 0);
   c.optimizer_offload = 0, c.offload_layers = 1;
-  if (o->offload_layers > 0 || S->L < 2 || st__rule_cpu_offloading(&c, NULL, 0))
+  if (o->offload_layers > 0 || o->offload_modules || S->L < 2 ||
+      st__rule_cpu_offloading(&c, NULL, 0))
     return;
   if (o->framework == STRATA_FRAMEWORK_DEEPSPEED &&
       st__rule_ds_offload(&c, NULL, 0))

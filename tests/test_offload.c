@@ -185,6 +185,29 @@ TEST(search_offloads_modules_with_a_pipeline) {
   strata_graph_destroy(g);
 }
 
+/* An offload given is kept and the others searched; the layers' and the
+ * modules' activation offloads exclude each other (transformer_config.py),
+ * so with modules given no layers are offloaded. */
+TEST(given_offloads_kept) {
+  strata_plan_opts_t po;
+  strata_plan_t *p = NULL;
+  const int mods = STRATA_OFM_CORE_ATTN | STRATA_OFM_ATTN_PROJ;
+  opts_of(&po, 16, 1);
+  po.search_offload = 1, po.offload_modules = mods;
+  ASSERT_OK(plan(&po, &p));
+  ASSERT_EQ(p->offload_modules, mods);
+  ASSERT_EQ(p->offload_layers, 0);
+  ASSERT(p->optimizer_offload > 0);
+  ASSERT(p->peak_memory_bytes <= 16 * GIB - po.memory_reserve);
+  strata_plan_destroy(p);
+  opts_of(&po, 16, 1);
+  po.search_offload = 1, po.optimizer_offload = 1;
+  ASSERT_OK(plan(&po, &p));
+  ASSERT_NEAR(p->optimizer_offload, 1, 0, 0);
+  ASSERT(p->offload_layers > 0 || p->offload_modules > 0);
+  strata_plan_destroy(p);
+}
+
 /* Nothing left to search (both offloads given, or neither possible) or
  * a framework without them: refused, saying why. */
 TEST(nothing_to_search_refused) {
@@ -303,6 +326,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(offload_not_chosen_when_not_needed),
     TEST_ENTRY(optimizer_share_needs_pao),
     TEST_ENTRY(search_offloads_modules_with_a_pipeline),
+    TEST_ENTRY(given_offloads_kept),
     TEST_ENTRY(nothing_to_search_refused),
 };
 
