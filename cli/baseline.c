@@ -86,6 +86,7 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
   o->recompute_layers = old->recompute_layers;
   o->offload_layers = old->offload_layers;
   o->optimizer_offload = old->optimizer_offload;
+  o->search_offload = 0; /* OLD's offloads as it ran them */
   o->main_grads_dtype = old->main_grads_dtype;
   o->exp_avg_dtype = old->exp_avg_dtype;
   o->exp_avg_sq_dtype = old->exp_avg_sq_dtype;

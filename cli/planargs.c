@@ -109,6 +109,11 @@ static const cli_opt_t opts[] = {
              "keep N layers' saved activations in host\n"
              "memory between forward and backward\n"
              "(Megatron-LM's; pp 1, no recompute)")},
+/* clang-format off */
+#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
+  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
+    STRATA_PLAN_OFFLOAD_CHOICES(CHOICE_ROW, po)
+    /* clang-format on */
     {CLI_INT("recompute-num-layers", po.recompute_layers, 1, 1 << 20, "N",
              "full recompute by units of N layers (see\n"
              "--recompute-method; implies --recompute full)")},
@@ -131,6 +136,14 @@ static const cli_opt_t opts[] = {
                 "step on the host (Megatron-LM's\n"
                 "--optimizer-cpu-offload; with\n"
                 "--precision-aware-optimizer)")},
+    {CLI_FLAG("search-offload", po.search_offload, 1,
+              "where a configuration does not fit, search\n"
+              "the least offloads that make it: the\n"
+              "optimizer's share (with --precision-aware-\n"
+              "optimizer) and layers' activations (pp 1, no\n"
+              "recompute), those not given"),
+     NOT_EST("estimate costs the offloads given "
+             "(--optimizer-offload-fraction, --cpu-offloading-num-layers)")},
     {CLI_CALL("main-grads-dtype", 0, C_MGD, "T",
               "with --precision-aware-optimizer: the main\n"
               "gradients' type, fp32 (default), bf16, fp16")},
@@ -144,9 +157,7 @@ static const cli_opt_t opts[] = {
               "--zero 0 or --free) or torchtitan (FSDP2 and\n"
               "PyTorch's pipelining: --zero 3 with --pp > 1;\n"
               "dense llama3/qwen3 in bf16)")},
-/* clang-format off */
-#define CHOICE_ROW(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
-  {CLI_PARSE(cli, po.m, strata_##key##_parse, #kind, help)},
+    /* clang-format off */
     STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
     /* clang-format on */
     {CLI_FLAG("free", po.megatron, 0,

@@ -51,6 +51,32 @@ static const char css[] =
     "12px;vertical-align:middle}\n"
     "</style>\n";
 
+/* What the plan keeps on the host (the modules' names are strata's own,
+ * no input), a row of the summary table where there is any. */
+static void offload_row(strata_buf_t *b, const strata_plan_t *p) {
+  if (!(p->offload_layers > 0 || p->optimizer_offload > 0 ||
+        p->offload_modules > 0))
+    return;
+  strata_buf_puts(b, "<tr><th class=l>offloaded</th><td>");
+  const char *sep = "";
+  if (p->offload_layers > 0) {
+    strata_buf_printf(b, "%d layers' activations", p->offload_layers);
+    sep = "; ";
+  }
+  if (p->offload_modules > 0) {
+    strata_buf_printf(b, "%sthe activations of", sep);
+    for (int i = 0, k = 0; strata_offload_modules_name(i); i++)
+      if (p->offload_modules & (1 << i))
+        strata_buf_printf(b, "%s %s", k++ ? "," : "",
+                          strata_offload_modules_name(i));
+    sep = "; ";
+  }
+  if (p->optimizer_offload > 0)
+    strata_buf_printf(b, "%s%.3g of the optimizer", sep, p->optimizer_offload);
+  strata_buf_printf(b, " (%.2f GiB a GPU on the host)</td></tr>\n",
+                    p->host_memory_gib);
+}
+
 static void summary(strata_buf_t *b, const strata_plan_t *p) {
   st__fw_verdict_t v[ST__N_FRAMEWORKS];
   char pk[32], gm[32];
@@ -69,12 +95,15 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
       " (%s mode)</td></tr>\n"
       "<tr><th class=l>batch</th><td>micro %d, global %d, %d "
       "micro-batches</td></tr>\n"
-      "<tr><th class=l>ZeRO / recompute</th><td>%d / %s</td></tr>\n"
+      "<tr><th class=l>ZeRO / recompute</th><td>%d / %s</td></tr>\n",
+      p->megatron ? "Megatron" : "free", p->micro_batch, p->global_batch,
+      p->n_micro, p->zero_stage, strata_recompute_name(p->recompute));
+  offload_row(b, p);
+  strata_buf_printf(
+      b,
       "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, MFU %.1f "
       "%% of the %s peak</td></tr>\n"
       "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n</table>\n",
-      p->megatron ? "Megatron" : "free", p->micro_batch, p->global_batch,
-      p->n_micro, p->zero_stage, strata_recompute_name(p->recompute),
       p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
       st__peak_name(p), strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
       strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));

@@ -220,6 +220,12 @@ static void cluster_vars(strata_buf_t *b, const strata_plan_t *p, int nodes,
                        "parallelism (GPUs before\n"
                        "# Blackwell)\n"
                        "export CUDA_DEVICE_MAX_CONNECTIONS=1\n");
+  if (p->offload_modules > 0) /* arguments.py, with TE >= 2.10.0 */
+    strata_buf_puts(b, "# fine-grained activation offloading: validate_args "
+                       "asserts it with Transformer\n"
+                       "# Engine 2.10 or later (else TE offloads the "
+                       "weights too)\n"
+                       "export NVTE_CPU_OFFLOAD_V1=1\n");
   strata_buf_printf(
       b,
       "\n# -- the cluster, as planned\n"

@@ -25,6 +25,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "merge/merge_int.h"
@@ -370,11 +371,26 @@ static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,
   }
   if (p->offload_layers > 0) /* arguments.py sets cpu_offloading */
     flag(a, "--cpu-offloading-num-layers", "%d", p->offload_layers);
+  if (p->offload_modules > 0) { /* transformer_config.py offload_modules */
+    char m[160];
+    size_t o = 0;
+    m[0] = '\0';
+    for (int i = 0; strata_offload_modules_name(i) && o < sizeof m; i++)
+      if (p->offload_modules & (1 << i))
+        o += (size_t)snprintf(m + o, sizeof m - o, "%s%s", o ? " " : "",
+                              strata_offload_modules_name(i));
+    flag(a, "--fine-grained-activation-offloading", NULL);
+    flag(a, "--offload-modules", "%s", m);
+  }
   if (p->precision_aware_optimizer > 0) { /* optimizer_config.py */
     flag(a, "--use-precision-aware-optimizer", NULL);
     if (p->optimizer_offload > 0) { /* HybridDeviceOptimizer */
       flag(a, "--optimizer-cpu-offload", NULL);
-      flag(a, "--optimizer-offload-fraction", "%.17g", p->optimizer_offload);
+      char f[32]; /* the fewest digits that read back as the plan's */
+      snprintf(f, sizeof f, "%.15g", p->optimizer_offload);
+      if (strtod(f, NULL) != p->optimizer_offload)
+        snprintf(f, sizeof f, "%.17g", p->optimizer_offload);
+      flag(a, "--optimizer-offload-fraction", "%s", f);
       flag(a, "--overlap-cpu-optimizer-d2h-h2d", NULL);
     }
     if (p->main_grads_dtype)

@@ -166,6 +166,15 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
                       "  %-20s %d layers' saved activations in host memory "
                       "between forward and backward\n",
                       "offloading", p->offload_layers);
+  if (p->offload_modules > 0) {
+    strata_buf_printf(b, "  %-20s the saved activations of", "offloading");
+    for (int i = 0, k = 0; strata_offload_modules_name(i); i++)
+      if (p->offload_modules & (1 << i))
+        strata_buf_printf(b, "%s %s", k++ ? "," : "",
+                          strata_offload_modules_name(i));
+    strata_buf_printf(b, " in host memory between forward and backward "
+                         "(fine-grained)\n");
+  }
   if (p->optimizer_offload > 0)
     strata_buf_printf(b,
                       "  %-20s %.3g of the optimizer's states and step on "

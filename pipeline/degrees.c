@@ -271,6 +271,9 @@ static int add_variants(st__search_t *S, st__family_t *base) {
     /* per-layer CUDA graphs take no recompute they would hold */
     c.recompute = (strata_recompute_t)r;
     if (st__rule_cuda_graph_recompute(&c, NULL, 0)) continue;
+    /* fine-grained offloading keeps its modules' activations: no full
+     * recompute with it */
+    if (st__rule_fg_offload(&c, NULL, 0)) continue;
     for (int sp = 0; sp <= 1 && !rc; sp++) {
       /* the rulebook's: sequence parallelism needs tp > 1; expert with
        * tensor parallelism needs sequence parallelism (Megatron-Core) */

@@ -25,7 +25,18 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                         "front is found on a cluster of one shape only; plan "
                         "a group alone (its nodes as a spec of their own)",
                         strata_cluster_name(c), strata_cluster_group_count(c));
-  if (strata_cluster_group_count(c) > 1) return st__plan_mixed(g, c, o, out);
+  if (strata_cluster_group_count(c) > 1) {
+    /* the node groups' split is searched from each group's memory caps,
+     * which offloads the search has not costed would change */
+    if (o->search_offload)
+      return strata_error(STRATA_EINVAL,
+                          "--search-offload: a cluster of node groups is "
+                          "searched without offloads; state them "
+                          "(--optimizer-offload-fraction, "
+                          "--cpu-offloading-num-layers, --offload-modules) "
+                          "or plan one group's nodes");
+    return st__plan_mixed(g, c, o, out);
+  }
   int rc = st__search_prepare(&S, g, c, o);
   double deadline = S.deadline;
   if (!rc) rc = st__choose(&S, out);

@@ -379,14 +379,24 @@ static double host_capacity(const st__search_t *S) {
   return m ? m->host_memory_bytes : 0;
 }
 
+/* The configuration's offloads: those the search chose for it (--search-
+ * offload, offload.c), else the options'. */
+static double opt_offload(const st__search_t *S, const st__cfg_t *cf) {
+  return cf->opt_offload > 0 ? cf->opt_offload : S->o->optimizer_offload;
+}
+static int act_offload(const st__search_t *S, const st__cfg_t *cf) {
+  return cf->act_offload > 0 ? cf->act_offload : S->o->offload_layers;
+}
+
 /* --cpu-offloading-num-layers N (one stage, Megatron-LM's
  * cpu_offload_context): N layers' saved activations go to the host during
  * forward and come back during backward, overlapped with those layers'
  * compute; what the copy takes beyond it is exposed.  The activations of
  * a layer are the stage's over its layers (one layer's kept on the GPU
  * as the copy's buffer, rank_memory). */
-static void offload_time(const st__search_t *S, chunk_t *c) {
-  int N = S->o->offload_layers, L = S->L;
+static void offload_time(const st__search_t *S, const st__cfg_t *cf,
+                         chunk_t *c) {
+  int N = act_offload(S, cf), L = S->L;
   if (N < 1 || L < 1) return;
   st__part_t *x = &c->part;
   double bytes = x->act * N / L, t = bytes / host_bandwidth(S);
@@ -395,9 +405,43 @@ static void offload_time(const st__search_t *S, chunk_t *c) {
   x->bwd += eb > 0 ? eb : 0;
 }
 
-static double offload_share(const st__search_t *S) {
-  int N = S->o->offload_layers, L = S->L;
+static double offload_share(const st__search_t *S, const st__cfg_t *cf) {
+  int N = act_offload(S, cf), L = S->L;
   return N > 0 && L > 0 && N < L ? (L - N + 1.0) / L : 1;
+}
+
+/* --offload-modules (fine_grained_activation_offload.py): each layer's
+ * offloaded groups go to the host on the offload manager's D2H stream as
+ * the forward passes them and come back on its H2D stream before their
+ * backward, beside the compute stream; what the copies of the chunk's
+ * layers take beyond its compute is exposed. */
+static unsigned fg_offload(const st__search_t *S, const st__cfg_t *cf) {
+  return cf->fg_offload > 0 ? (unsigned)cf->fg_offload
+                            : (unsigned)S->o->offload_modules;
+}
+static void fg_time(const st__search_t *S, const st__family_t *f, unsigned mods,
+                    chunk_t *c) {
+  double t = st__fg_layer_bytes(S, f, mods) * c->n / host_bandwidth(S);
+  if (!(t > 0)) return;
+  double ef = t - c->part.fwd, eb = t - c->part.bwd;
+  c->part.fwd += ef > 0 ? ef : 0;
+  c->part.bwd += eb > 0 ? eb : 0;
+}
+
+/* The bytes of rank r's in-flight activations that --offload-modules
+ * keeps on the host: the offloaded groups of every layer of every
+ * micro-batch in flight, but one layer's, which the manager keeps on
+ * the GPU (its margin against reloads that would stall the backward);
+ * at most the activations themselves. */
+static double fg_held(const st__search_t *S, const st__cfg_t *cf,
+                      const chunk_t *ch, int r, const int *count, double act) {
+  double b = st__fg_layer_bytes(S, cf->f, fg_offload(S, cf)), h = 0;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
+  if (!(b > 0)) return 0;
+  for (int c = 0; c < v; c++)
+    h += count[c] * b * ch[c * p + r].n;
+  h = h > b ? h - b : 0;
+  return h < act ? h : act;
 }
 
 static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
@@ -425,7 +469,10 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     int rc = zero_collectives(S, cf, ch, K);
     if (rc) return rc;
   }
-  if (K == 1) offload_time(S, &ch[0]);
+  if (K == 1) offload_time(S, cf, &ch[0]);
+  for (int k = 0; k < K; k++)
+    fg_time(search_of(S, cf, k), fam_of(cf, cf->fs ? k : 0), fg_offload(S, cf),
+            &ch[k]);
   /* p2p: ranks of chunk k's stage start at (k mod pp) x t x dp */
   for (int k = 0; k + 1 < K; k++) {
     const st__family_t *f = fam_of(cf, cf->fs ? k : 0);
@@ -556,8 +603,9 @@ static void model_states(const st__cfg_t *cf, int fsdp, const st__part_t *x,
  * not keep, and for the optimizer's offloaded share of its n parameters
  * their fp32 copy, its gradient and Adam's two moments (16 B each; the
  * CPU Adam's, fp32 whatever the GPU's types). */
-static double host_bytes(const st__search_t *S, double act, double n) {
-  return act * (1 - offload_share(S)) + S->o->optimizer_offload * n * 16.0;
+static double host_bytes(const st__search_t *S, const st__cfg_t *cf, double act,
+                         double n) {
+  return act * (1 - offload_share(S, cf)) + opt_offload(S, cf) * n * 16.0;
 }
 
 /* Memory of rank r on its GPU; *host (if given) the host's it holds. */
@@ -597,7 +645,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   double os = optimizer_scale(S), gs = grad_scale(S);
   sum.o *= os, sum.eo *= os, sum.g *= gs, sum.eg *= gs;
   model_states(cf, fsdp_pp(S, cf), &sum, m);
-  m->optimizer *= 1 - S->o->optimizer_offload; /* the host holds the rest */
+  m->optimizer *= 1 - opt_offload(S, cf); /* the host holds the rest */
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED) {
     /* bf16 .grad tensors live next to the fp32 accumulation buffer
      * (DeepSpeed's BF16_Optimizer) */
@@ -606,8 +654,10 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (z >= 1 && p == 1) m->buckets = 2.0 * 5e8; /* reduce_bucket_size */
     if (z >= 3) m->buckets += 2.0 * 5e7;          /* prefetch bucket */
   }
-  m->activations = act * offload_share(S); /* the host holds the rest */
-  if (host) *host = host_bytes(S, act, shard);
+  double kept = act * offload_share(S, cf); /* the host holds the rest */
+  double fg = fg_held(S, cf, ch, r, count, kept);
+  m->activations = kept - fg;
+  if (host) *host = host_bytes(S, cf, act, shard) + fg;
   m->transient = tr;
   /* ZeRO-3 gathers each weight whole while its op runs (the probes, with
    * no replicas, hold none): the largest one on the device */
@@ -735,9 +785,10 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
  * parameter through the host's DRAM), the weights copied back in bf16
  * (cast on the host before the copy), each parameter's three pipelined
  * with --overlap-cpu-optimizer-d2h-h2d, as the export sets. */
-static double optimizer_time(const st__search_t *S, double n) {
+static double optimizer_time(const st__search_t *S, const st__cfg_t *cf,
+                             double n) {
   const strata_perf_t *pf = strata_cluster_perf(S->c);
-  double F = S->o->optimizer_offload;
+  double F = opt_offload(S, cf);
   double gpu = strata_perf_stream(pf, 30.0 * n * (1 - F), 4);
   if (!(F > 0)) return gpu;
   const strata_gpu_model_t *g = strata_cluster_gpu_model(S->c);
@@ -789,7 +840,7 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   double shard =
       z >= 1 ? dense_params(&sum) / cf->dp + expert_params(&sum) / expert_dp(cf)
              : dense_params(&sum) + expert_params(&sum);
-  rt->opt = optimizer_time(S, shard);
+  rt->opt = optimizer_time(S, cf, shard);
   return 0;
 }
 
@@ -857,8 +908,52 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
     if (r == p - 1 && c == v - 1) x->part = f->epi;
     st__chunk_add(S, f, x->k0, x->n, &x->part);
   }
-  rank_memory(S, cf, ch, r, &m, NULL);
+  st__cfg_t most = *cf; /* the least memory the search may offload to */
+  int opt = 0, act = 0;
+  st__offload_room(S, cf, &opt, &act);
+  if (opt) most.opt_offload = 1;
+  if (act) most.act_offload = act;
+  most.fg_offload = (int)st__offload_fg_room(S, cf);
+  rank_memory(S, &most, ch, r, &m, NULL);
   return m.total;
+}
+
+void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
+                      int *act) {
+  const strata_plan_opts_t *o = S->o;
+  strata_rules_config_t c = S->rules;
+  *opt = *act = 0;
+  if (!o->search_offload) return;
+  c.pp = cf->p, c.recompute = cf->f->rc, c.optimizer_offload = 1;
+  *opt =
+      !(o->optimizer_offload > 0) && !st__rule_optimizer_offload(&c, NULL, 0);
+  c.optimizer_offload = 0, c.offload_layers = 1;
+  if (o->offload_layers > 0 || o->offload_modules || S->L < 2 ||
+      st__rule_cpu_offloading(&c, NULL, 0))
+    return;
+  if (o->framework == STRATA_FRAMEWORK_DEEPSPEED &&
+      st__rule_ds_offload(&c, NULL, 0))
+    return;
+  *act = S->L - 1; /* Megatron-LM keeps one layer's on the GPU */
+}
+
+double st__least_optimizer_offload(st__search_t *S, const st__cfg_t *cf) {
+  chunk_t *ch = S->scratch->ch;
+  st__cfg_t none = *cf;
+  double F = 0;
+  int K = 0;
+  none.opt_offload = 0;
+  if (build_chunks(S, &none, ch, &K)) return INFINITY;
+  for (int r = 0; r < cf->p; r++) {
+    strata_mem_items_t m;
+    st__search_t *R = search_of(S, cf, r);
+    rank_memory(R, &none, ch, r, &m, NULL);
+    if (m.total <= R->budget) continue;
+    if (!(m.optimizer > 0)) return INFINITY;
+    double f = (m.total - R->budget) / m.optimizer;
+    if (f > F) F = f;
+  }
+  return F;
 }
 
 void st__eval_free(st__search_t *S) {

@@ -219,8 +219,11 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
     p->exp_avg_dtype = o->exp_avg_dtype;
     p->exp_avg_sq_dtype = o->exp_avg_sq_dtype;
   }
-  p->offload_layers = o->offload_layers;
-  p->optimizer_offload = o->optimizer_offload;
+  /* the offloads the search chose (--search-offload), else those given */
+  p->offload_layers = cf->act_offload > 0 ? cf->act_offload : o->offload_layers;
+  p->optimizer_offload =
+      cf->opt_offload > 0 ? cf->opt_offload : o->optimizer_offload;
+  if (cf->fg_offload > 0) p->offload_modules = cf->fg_offload;
   if (cf->f->rc == STRATA_RECOMPUTE_FULL) { /* full recompute's unit */
     p->recompute_layers = o->recompute_layers;
     p->recompute_method = o->recompute_method;
@@ -336,15 +339,22 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
   return strata_error(
       STRATA_EINFEASIBLE,
       "the model does not fit: the least memory any plan needs is %s per "
-      "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s) but %s is "
-      "available. What would help: about %d GPUs or more, GPUs with more "
-      "memory, %s%sor a smaller global batch",
+      "device (tp %d, pp %d, dp %d, micro-batch %d, recompute %s%s) but %s "
+      "is available. What would help: about %d GPUs or more, GPUs with more "
+      "memory, %s%s%sor a smaller global batch",
       need, lowest->f->tp, lowest->p, lowest->dp, lowest->b,
-      strata_recompute_name(lowest->f->rc), have, more,
-      S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP), " : "",
+      strata_recompute_name(lowest->f->rc),
+      S->o->search_offload ? "; before offloads: none the search may choose "
+                             "makes a plan fit"
+                           : "",
+      have, more, S->zero < 3 ? "ZeRO stage 3 (--zero 3: FSDP), " : "",
       lowest->f->rc != STRATA_RECOMPUTE_FULL
           ? "full activation recompute (--recompute full), "
-          : "");
+          : "",
+      S->o->search_offload ? ""
+                           : "offloads to the host (--search-offload, "
+                             "with --precision-aware-optimizer for the "
+                             "optimizer's), ");
 }
 
 /* The time limit ran out before any configuration that fits was found:
@@ -574,8 +584,40 @@ static int load_graphs(st__search_t *S) {
   return 0;
 }
 
+/* --search-offload where no offload can be chosen: refused, saying why. */
+static int check_search_offload(const strata_plan_opts_t *o) {
+  if (!o->search_offload) return 0;
+  if (o->framework != STRATA_FRAMEWORK_MEGATRON)
+    return strata_error(STRATA_EINVAL,
+                        "--search-offload: the offloads it searches are "
+                        "Megatron-LM's, which --framework %s does not run",
+                        strata_framework_name(o->framework));
+  if (o->optimizer_offload > 0 && o->offload_layers > 0)
+    return strata_error(STRATA_EINVAL,
+                        "--search-offload has nothing to search: "
+                        "--optimizer-offload-fraction and "
+                        "--cpu-offloading-num-layers are both given");
+  int opt = !(o->optimizer_offload > 0) && o->precision_aware_optimizer > 0;
+  int free_acts = !(o->offload_layers > 0) && !o->offload_modules;
+  int act = free_acts && o->fix_pp <= 1 &&
+            (o->recompute == STRATA_RECOMPUTE_AUTO ||
+             o->recompute == STRATA_RECOMPUTE_NONE);
+  int fg = free_acts && o->recompute != STRATA_RECOMPUTE_FULL;
+  if (opt || act || fg) return 0;
+  return strata_error(STRATA_EINVAL,
+                      "--search-offload has nothing to search: the optimizer's "
+                      "share is searched only with --precision-aware-"
+                      "optimizer (Megatron-LM's) and no "
+                      "--optimizer-offload-fraction, and activations only "
+                      "without full recompute and without "
+                      "--cpu-offloading-num-layers or --offload-modules "
+                      "given");
+}
+
 static int check_opts(const st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
+  int rc = check_search_offload(o);
+  if (rc) return rc;
   if (o->global_batch < 1)
     return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
   if (S->L < 1)
@@ -749,6 +791,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   if (!rc) rc = check_opts(S);
   if (!rc) rc = layout_of(S);
   if (!rc) rc = load_graphs(S);
+  if (!rc) st__fg_prepare(S);
   if (!rc) {
     S->fam = strata_calloc(ST__MAX_FAMILIES, sizeof *S->fam);
     if (!S->fam) rc = strata_error(STRATA_ENOMEM, "out of memory");

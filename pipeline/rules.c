@@ -443,7 +443,7 @@ static int pao_zero(const cfg_t *c, char *why, size_t n) {
  * cpu offload must be used in conjunction with
  * --use-precision-aware-optimizer", and with --fp8-param-gather only
  * under the delayed recipe) ---- */
-static int optimizer_offload(const cfg_t *c, char *why, size_t n) {
+int st__rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
   double f = c->optimizer_offload;
   if (f == 0) return 0;
   if (!(f > 0 && f <= 1))
@@ -459,7 +459,7 @@ static int optimizer_offload(const cfg_t *c, char *why, size_t n) {
 
 /* ---- layers' activations offloaded to the host (transformer_config.py,
  * cpu_offloading) ---- */
-static int offload_rules(const cfg_t *c, char *why, size_t n) {
+int st__rule_cpu_offloading(const cfg_t *c, char *why, size_t n) {
   int k = c->offload_layers;
   if (!k) return 0;
   if (c->layers && k >= c->layers)
@@ -477,6 +477,71 @@ static int offload_rules(const cfg_t *c, char *why, size_t n) {
          c->cuda_graph_impl != STRATA_CUDA_GRAPH_FULL &&
          SAY("--cpu-offloading-num-layers: CUDA graphs only of the whole "
              "step (--cuda-graph-impl full_iteration) with offloading");
+}
+
+/* ---- fine-grained activation offloading (transformer_config.py
+ * __post_init__: offload_modules; docs/user-guide/features/
+ * fine_grained_activation_offloading.md) ---- */
+static int fg_modules(const cfg_t *c, char *why, size_t n) {
+  unsigned m = (unsigned)c->offload_modules;
+  if ((m & STRATA_OFM_ATTN_PROJ) && !(m & STRATA_OFM_CORE_ATTN))
+    return SAY("--offload-modules attn_proj needs core_attn too: the input "
+               "of attn_proj is the output of core_attn, which "
+               "core_attn's backward needs (Megatron-LM's "
+               "transformer_config.py)");
+  if ((m & (STRATA_OFM_EXPERT_FC1 | STRATA_OFM_MOE_ACT)) && !c->experts)
+    return SAY("--offload-modules %s: model '%s' has no experts, so no such "
+               "module to offload",
+               m & STRATA_OFM_EXPERT_FC1 ? "expert_fc1" : "moe_act",
+               c->model ? c->model : "?");
+  if ((m & (STRATA_OFM_EXPERT_FC1 | STRATA_OFM_MOE_ACT)) &&
+      (c->recompute_modules & STRATA_RCM_MOE))
+    return SAY("--offload-modules expert_fc1/moe_act with --recompute-modules "
+               "moe: the whole MoE layer is recomputed, so nothing inside it "
+               "is kept to offload (Megatron-LM's transformer_config.py)");
+  /* a module selective recompute reruns keeps nothing to offload */
+  unsigned r = c->recompute == STRATA_RECOMPUTE_NONE ||
+                       c->recompute == STRATA_RECOMPUTE_FULL
+                   ? 0
+                   : c->recompute_modules;
+  const char *both =
+      (m & STRATA_OFM_CORE_ATTN) && (r & STRATA_RCM_CORE_ATTN) ? "core_attn"
+      : (m & (STRATA_OFM_ATTN_NORM | STRATA_OFM_MLP_NORM)) &&
+              (r & STRATA_RCM_LAYERNORM)
+          ? "attn_norm/mlp_norm (layernorm)"
+      : (m & STRATA_OFM_MOE_ACT) && (r & STRATA_RCM_MOE_ACT) ? "moe_act"
+                                                             : NULL;
+  return both && SAY("--offload-modules %s is recomputed too "
+                     "(--recompute-modules): a recomputed module keeps "
+                     "nothing to offload; leave it out of one of them",
+                     both);
+}
+int st__rule_fg_offload(const cfg_t *c, char *why, size_t n) {
+  unsigned m = (unsigned)c->offload_modules;
+  int g = STRATA_CHOICE(c->cuda_graph_impl);
+  if (!m) return 0;
+  if (c->offload_layers > 0)
+    return SAY("--offload-modules with --cpu-offloading-num-layers: "
+               "Megatron-LM's fine-grained activation offloading cannot be "
+               "enabled with cpu_offloading (transformer_config.py)");
+  if (c->recompute == STRATA_RECOMPUTE_FULL || c->recompute_layers > 0)
+    return SAY("--offload-modules with --recompute full: a recomputed "
+               "layer keeps only its input for backward, so its modules "
+               "have nothing to offload; use --recompute none or selective");
+  if (fg_modules(c, why, n)) return 1;
+  if (g == STRATA_CUDA_GRAPH_LOCAL || g == STRATA_CUDA_GRAPH_FULL)
+    return SAY("--offload-modules with --cuda-graph-impl %s: Megatron-LM "
+               "offloads under its own CUDA graphs only the experts' modules "
+               "with partial scopes, or with a cap on the copies in flight "
+               "(--fine-grained-offloading-max-inflight-offloads), which "
+               "strata does not state; use --cuda-graph-impl "
+               "transformer_engine or none",
+               strata_cuda_graph_impl_name(c->cuda_graph_impl));
+  return g == STRATA_CUDA_GRAPH_TE &&
+         (m & (STRATA_OFM_ATTN_NORM | STRATA_OFM_MLP_NORM)) &&
+         SAY("--offload-modules attn_norm/mlp_norm with CUDA graphs: the "
+             "norms cross the graphs' boundaries and cannot be offloaded "
+             "(Megatron-LM's fine-grained activation offloading guide)");
 }
 
 /* ---- what Megatron-LM's arguments allow of a plan's overlaps
@@ -823,10 +888,17 @@ static int ds_pao(const cfg_t *c, char *why, size_t n) {
                "--precision-aware-optimizer)",
                why, n);
 }
-static int ds_offload(const cfg_t *c, char *why, size_t n) {
+int st__rule_ds_offload(const cfg_t *c, char *why, size_t n) {
   return c->offload_layers > 0 &&
          ds_no(c, "activation offloading (--cpu-offloading-num-layers)", why,
                n);
+}
+static int ds_fg_offload(const cfg_t *c, char *why, size_t n) {
+  return c->offload_modules > 0 &&
+         ds_no(c,
+               "fine-grained activation offloading of Megatron-LM's modules "
+               "(--offload-modules)",
+               why, n);
 }
 static int ds_zero0(const cfg_t *c, char *why, size_t n) {
   return c->zero_stage == 0 &&
@@ -930,8 +1002,10 @@ static int titan_plan(const cfg_t *c, char *why, size_t n) {
                                "(--recompute-modules)"
       : STRATA_CHOICE(c->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE
           ? "Megatron-LM's CUDA graphs (--cuda-graph-impl)"
-      : c->offload_layers > 0 ? "activation offloading "
-                                "(--cpu-offloading-num-layers)"
+      : c->offload_layers > 0  ? "activation offloading "
+                                 "(--cpu-offloading-num-layers)"
+      : c->offload_modules > 0 ? "fine-grained activation offloading "
+                                 "(--offload-modules)"
       : c->precision_aware_optimizer > 0
           ? "Transformer Engine's precision-aware optimizer"
           : NULL;
@@ -969,7 +1043,9 @@ static int torch_memory(const cfg_t *c, char *why, size_t n) {
                                            "(--precision-aware-optimizer)"
       : c->offload_layers > 0            ? "activations offloaded to the host "
                                            "(--cpu-offloading-num-layers)"
-                                         : NULL;
+      : c->offload_modules > 0 ? "modules' activations offloaded to the host "
+                                 "(--offload-modules)"
+                               : NULL;
   return what && SAY("the plan keeps %s, which this export does not say; "
                      "export it for Megatron-LM",
                      what);
@@ -1082,10 +1158,14 @@ static const rule_t rules[] = {
      modules_model},
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
     {"fp8-recipe", MG | DS, CONFIG | OPTIONS, TCONF, fp8_recipe_rules},
-    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF, offload_rules},
+    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
+     st__rule_cpu_offloading},
     {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN, ARGS,
-     optimizer_offload},
-    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, ds_offload},
+     st__rule_optimizer_offload},
+    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, st__rule_ds_offload},
+    {"fine-grained-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
+     st__rule_fg_offload},
+    {"ds-fine-grained-offloading", DS, OPTIONS | PLAN, DSX, ds_fg_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
      "megatron/core/optimizer/optimizer_config.py", state_types},
     {"precision-aware-zero", MG | DS, CONFIG | OPTIONS | PLAN,

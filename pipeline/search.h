@@ -29,6 +29,7 @@
 
 #define ST__MAX_PP 1024
 #define ST__MAX_GRAPHS 8
+#define ST__FG_MODULES 7 /* the names of offload_modules (plan_fields.h) */
 
 /* One part of a stage on one device. */
 typedef struct {
@@ -89,6 +90,11 @@ typedef struct {
   double max_expert[ST__MAX_GRAPHS];  /* ... of the largest expert one */
   double kv_bytes[ST__MAX_GRAPHS];    /* one attention's keys + values */
   int tied[ST__MAX_GRAPHS];           /* the head shares the embedding */
+  /* fine-grained activation offloading: each module's saved bytes of all
+   * layers, unsharded, [0] sharded over tp x cp, [1] over cp alone
+   * without sequence parallelism (fgoffload.c; by the bit of its
+   * STRATA_OFM_*) */
+  double fg_bytes[ST__MAX_GRAPHS][ST__FG_MODULES][2];
   double p2p[2][2]; /* p2p within / across nodes: latency, s per byte */
   st__family_t *fam;
   int n_fam, cap_fam;
@@ -169,7 +175,8 @@ st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
     st__rule_ep_experts, st__rule_etp_ffn, st__rule_ep_layout, st__rule_ep_sp,
     st__rule_sp_tp, st__rule_vpp_pp, st__rule_vpp_micro, st__rule_ds_split,
     st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window,
-    st__rule_cuda_graph_recompute;
+    st__rule_cuda_graph_recompute, st__rule_optimizer_offload,
+    st__rule_cpu_offloading, st__rule_ds_offload, st__rule_fg_offload;
 
 /* A configuration of one family. */
 typedef struct st__cfg {
@@ -185,6 +192,12 @@ typedef struct st__cfg {
   st__search_t *const *ss;
   int acct; /* the embedding (1) and the loss (2) counted as layers of an
                even split (layouts.c), or 0 */
+  /* the offloads the search chose for it (--search-offload, offload.c;
+   * 0: the options'): the optimizer's share on the host, and the layers
+   * whose activations are */
+  double opt_offload;
+  int act_offload;
+  int fg_offload; /* the modules offloaded (STRATA_OFM_*) */
 } st__cfg_t;
 
 /* What a configuration costs. */
@@ -268,6 +281,39 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
 void st__eval_free(st__search_t *S);
 /* The same, writing the whole plan (stages without results, ranks). */
 int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p);
+
+/* The least share of the optimizer on the host that makes every rank of
+ * cf fit on its GPU (the memory is linear in it): 0 when it fits without,
+ * above 1 (INFINITY where the optimizer holds nothing) when no share
+ * does. */
+double st__least_optimizer_offload(st__search_t *S, const st__cfg_t *cf);
+
+/* ---- offload.c: offloads in the search (--search-offload) ---- */
+/* What the search may offload for cf: whether the optimizer's share
+ * (*opt) and the most layers' activations (*act, 0: none), as Megatron-
+ * LM's rules allow with the options given. */
+void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
+                      int *act);
+/* ... and the union of the module sets it may offload (0: none). */
+unsigned st__offload_fg_room(const st__search_t *S, const st__cfg_t *cf);
+/* cf, which does not fit without offloads, with the least offloads that
+ * make it fit and its step the least (*out, costed exactly in *cost):
+ * *found 0 when none does. */
+int st__offload_fit(st__search_t *S, const st__cfg_t *cf, st__cfg_t *out,
+                    st__cost_t *cost, int *found);
+
+/* ---- fgoffload.c: fine-grained activation offloading ---- */
+/* Each module's saved bytes of S's graphs (S->fg_bytes). */
+void st__fg_prepare(st__search_t *S);
+/* What one layer of family f offloads a micro-batch on one rank with the
+ * modules `mods` (STRATA_OFM_*), bytes. */
+double st__fg_layer_bytes(const st__search_t *S, const st__family_t *f,
+                          unsigned mods);
+/* The sets of modules --search-offload tries for family f, as Megatron-
+ * LM's rules allow them, into
+ * sets (at most ST__FG_SETS); their count. */
+#define ST__FG_SETS 6
+int st__fg_sets(const st__search_t *S, const st__family_t *f, unsigned *sets);
 
 /* ---- space.c: the search ---- */
 /* The best `top` distinct configurations that fit (sorted; *n found),

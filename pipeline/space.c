@@ -283,6 +283,18 @@ static int front_keep(top_t *T) {
   return rc;
 }
 
+/* A configuration that does not fit without offloads, with the least
+ * that make it fit (--search-offload): offloads only add to the step, so
+ * the bound it had without them holds for it (visit checked it). */
+static int visit_offloaded(top_t *T, const st__cfg_t *cf) {
+  st__cfg_t oc;
+  st__cost_t c;
+  int found = 0;
+  int rc = st__offload_fit(T->S, cf, &oc, &c, &found);
+  if (!rc && found && c.step < kth(T)) offer(T, &oc, &c);
+  return rc;
+}
+
 /* Cost one configuration: its bound and memory, then exactly if it can
  * enter the best K or the front. */
 static int visit(top_t *T, const st__cfg_t *cf) {
@@ -296,7 +308,8 @@ static int visit(top_t *T, const st__cfg_t *cf) {
     T->lowest_cost = c;
     T->have_lowest = !cf->split;
   }
-  if (!c.fits && !S->o->no_memory_check) return 0;
+  if (!c.fits && !S->o->no_memory_check)
+    return S->o->search_offload && c.step < kth(T) ? visit_offloaded(T, cf) : 0;
   int to_front = T->pareto && c.fits && front_open(T, cf, &c);
   if (c.step >= kth(T) && !to_front) return 0;
   rc = st__cfg_cost(S, cf, 1, &c);

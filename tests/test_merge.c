@@ -704,6 +704,9 @@ TEST(plan_choices_table) {
                            "\"moe\", \"moe_router\", \"moe_preprocess\"]"},
       {"recompute_method", "\"recompute_method\":\t\"block\""},
       {"ds_partition_method", "\"ds_partition_method\":\t\"type:embedding\""},
+      {"offload_modules",
+       "\"offload_modules\":\t[\"attn_norm\", \"qkv_linear\", \"core_attn\", "
+       "\"attn_proj\", \"mlp_norm\", \"expert_fc1\", \"moe_act\"]"},
   };
   size_t len;
   int n_choices = 0; /* every choice has its row here */
@@ -945,6 +948,37 @@ static long fail_each(plan_fn_t fn, const strata_plan_t *p, const void *arg) {
     ASSERT(failed);
   }
   return n;
+}
+
+/* The offloads in the page's summary and, for fine-grained activation
+ * offloading, the launch script's NVTE_CPU_OFFLOAD_V1 (validate_args
+ * asserts it with Transformer Engine 2.10 or later); none without. */
+TEST(offloads_in_exports) {
+  strata_plan_t *p = hand_plan(2, 1, 8, 16, NULL);
+  strata_export_opts_t o;
+  char *t = NULL;
+  strata_export_opts_init(&o);
+  o.gpus_per_node = 8;
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT(!strstr(t, "offloaded"));
+  strata_free(t);
+  ASSERT_OK(strata_export_megatron_launch(p, &o, &t));
+  ASSERT(!strstr(t, "NVTE_CPU_OFFLOAD_V1"));
+  strata_free(t);
+  p->offload_layers = 3, p->host_memory_gib = 1.5;
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "<th class=l>offloaded</th><td>3 layers' activations "
+                     "(1.50 GiB a GPU on the host)");
+  strata_free(t);
+  p->offload_layers = 0;
+  p->offload_modules = STRATA_OFM_CORE_ATTN | STRATA_OFM_QKV_LINEAR;
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "the activations of qkv_linear, core_attn (1.50 GiB");
+  strata_free(t);
+  ASSERT_OK(strata_export_megatron_launch(p, &o, &t));
+  ASSERT_CONTAINS(t, "export NVTE_CPU_OFFLOAD_V1=1\n");
+  strata_free(t);
+  strata_plan_destroy(p);
 }
 
 TEST(alloc_failures) {
@@ -1204,7 +1238,20 @@ TEST(megatron_gpt) {
                      "--optimizer-offload-fraction 0.75 \\\n"
                      "--overlap-cpu-optimizer-d2h-h2d");
   strata_free(t);
+  /* a fraction written in the fewest digits that read back as it */
+  p->optimizer_offload = 0.95;
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--optimizer-offload-fraction 0.95 \\\n");
+  strata_free(t);
   p->precision_aware_optimizer = 0, p->optimizer_offload = 0;
+  /* fine-grained activation offloading: the switch and the modules */
+  p->offload_modules = STRATA_OFM_CORE_ATTN | STRATA_OFM_ATTN_PROJ;
+  p->recompute = STRATA_RECOMPUTE_NONE; /* full: refused */
+  t = megatron(p);
+  ASSERT_CONTAINS(t, "--fine-grained-activation-offloading \\\n"
+                     "--offload-modules core_attn attn_proj \\\n");
+  strata_free(t);
+  p->offload_modules = 0, p->recompute = STRATA_RECOMPUTE_FULL;
   p->recompute_method = STRATA_RECOMPUTE_BLOCK, p->recompute_layers = 3;
   t = megatron(p);
   ASSERT_CONTAINS(t, "--recompute-granularity full \\\n--recompute-method "
@@ -2134,6 +2181,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(decode_fuzz),
     TEST_ENTRY(save_and_load),
     TEST_ENTRY(encode_refuses_what_decode_refuses),
+    TEST_ENTRY(offloads_in_exports),
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(diff_identical_and_changes),
     TEST_ENTRY(diff_tolerance),

@@ -250,6 +250,44 @@ TEST(offloading_rules) {
   refused(&c, ALL, "ds-cpu-offloading", "activation offloading");
 }
 
+/* Fine-grained activation offloading (transformer_config.py): attn_proj
+ * only with core_attn, the experts' modules only in a mixture of experts
+ * and not inside a recomputed MoE layer, not with layer offloading or
+ * full recompute, CUDA graphs of Transformer Engine only and then not
+ * the norms; not DeepSpeed, nor the PyTorch exports. */
+TEST(fine_grained_offloading_rules) {
+  strata_rules_config_t c = dense();
+  c.offload_modules = STRATA_OFM_CORE_ATTN | STRATA_OFM_ATTN_PROJ;
+  ASSERT_EQ(strata_rules_check(&c, ALL | STRATA_RULES_PLAN, NULL), 0);
+  c.offload_modules = STRATA_OFM_ATTN_PROJ;
+  refused(&c, ALL, "fine-grained-offloading", "needs core_attn too");
+  c.offload_modules = STRATA_OFM_MOE_ACT;
+  refused(&c, ALL, "fine-grained-offloading", "has no experts");
+  c.offload_modules = STRATA_OFM_QKV_LINEAR, c.pp = 1, c.dp = 8;
+  c.offload_layers = 4;
+  refused(&c, ALL, "fine-grained-offloading", "cpu_offloading");
+  c.offload_layers = 0, c.recompute = STRATA_RECOMPUTE_FULL;
+  refused(&c, ALL, "fine-grained-offloading", "--recompute full");
+  c.recompute = STRATA_RECOMPUTE_SELECTIVE;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.offload_modules |= STRATA_OFM_CORE_ATTN;
+  c.recompute_modules = STRATA_RCM_CORE_ATTN;
+  refused(&c, ALL, "fine-grained-offloading", "core_attn is recomputed too");
+  c.recompute_modules = STRATA_RCM_MLP;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.recompute_modules = 0, c.offload_modules = STRATA_OFM_QKV_LINEAR;
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL;
+  refused(&c, ALL, "fine-grained-offloading", "--cuda-graph-impl local");
+  c.cuda_graph_impl = STRATA_CUDA_GRAPH_TE, c.recompute = STRATA_RECOMPUTE_NONE;
+  ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
+  c.offload_modules |= STRATA_OFM_MLP_NORM;
+  refused(&c, ALL, "fine-grained-offloading", "attn_norm/mlp_norm");
+  c.cuda_graph_impl = 0, c.target = STRATA_RULES_DEEPSPEED;
+  refused(&c, ALL, "ds-fine-grained-offloading", "--offload-modules");
+  c.target = STRATA_RULES_TORCHTITAN;
+  refused(&c, STRATA_RULES_PLAN, "torch-megatron-memory", "--offload-modules");
+}
+
 /* The optimizer offloaded: a fraction in (0, 1], with the precision-aware
  * optimizer, with the FP8 parameter gather only under delayed scaling;
  * the PyTorch exports refuse it. */
@@ -843,6 +881,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(optimizer_offload_rules),
     TEST_ENTRY(fp8_recipe_rules),
     TEST_ENTRY(offloading_rules),
+    TEST_ENTRY(fine_grained_offloading_rules),
     TEST_ENTRY(precision_aware_optimizer_rules),
     TEST_ENTRY(sizes),
     TEST_ENTRY(experts),

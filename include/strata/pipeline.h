@@ -131,6 +131,11 @@ typedef struct {
    * that share of the rank's optimizer (its fp32 weights and moments, and
    * Adam's step over them) on the host (0: none) */
   double optimizer_offload;
+  /* Offloads searched (strata plan --search-offload): a configuration
+   * that does not fit without them takes the least optimizer share (with
+   * the precision-aware optimizer) and layers' activations (one stage,
+   * no recompute) that make it fit, where they are not given */
+  int search_offload;
 } strata_plan_opts_t;
 
 /* The axes of the Pareto front besides the step time. */

@@ -224,7 +224,17 @@
  * characters); then the names, in the order of their constants below. */
 /* clang-format off */
 #define STRATA_PLAN_CHOICES(C, F)                                               \
-  STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)
+  STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)              \
+  STRATA_PLAN_OFFLOAD_CHOICES(C, F)
+/* Megatron-LM's fine-grained activation offloading (transformer_config.py
+ * offload_modules; pipeline/fgoffload.c), costed: the modules whose
+ * saved inputs go to the host */
+#define STRATA_PLAN_OFFLOAD_CHOICES(C, F)                                      \
+  C(F, NAMES, offload_modules, offload_modules, "offloaded modules", 15, 48,  \
+    "offload-modules", p->offload_modules,                                     \
+    "fine-grained activation offloading: the\nmodules whose saved activations go to the\nhost between forward and backward, a comma\nlist of attn_norm, qkv_linear, core_attn,\nattn_proj, mlp_norm, expert_fc1, moe_act\n(Megatron-LM's --offload-modules; default\nnone)", \
+    "attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm",          \
+    "expert_fc1", "moe_act")
 /* Megatron-LM's MoE layer and CUDA graphs: exported, not costed */
 #define STRATA_PLAN_MEGATRON_CHOICES(C, F)                                      \
   C(F, NAME, moe_dispatcher, moe_token_dispatcher, "token dispatcher", 9, 30,  \
@@ -284,6 +294,17 @@ enum {
   STRATA_CUDA_GRAPH_MOE_ROUTER = 8,
   STRATA_CUDA_GRAPH_MOE_PREPROCESS = 16
 };
+/* The modules of fine-grained activation offloading (bits of
+ * offload_modules, in the order of their names). */
+enum {
+  STRATA_OFM_ATTN_NORM = 1,
+  STRATA_OFM_QKV_LINEAR = 2,
+  STRATA_OFM_CORE_ATTN = 4,
+  STRATA_OFM_ATTN_PROJ = 8,
+  STRATA_OFM_MLP_NORM = 16,
+  STRATA_OFM_EXPERT_FC1 = 32,
+  STRATA_OFM_MOE_ACT = 64
+};
 /* DeepSpeed's partition methods (deepspeed/runtime/pipe/module.py) */
 enum {
   STRATA_DS_TYPE_TRANSFORMER = 1,
@@ -318,10 +339,11 @@ enum {
  * all-to-all as a step item; 13: the Pareto front of --pareto, its
  * configurations after the format's fields; 14: the fallback plans of
  * --fallbacks, each a plan's payload after the format's fields, and a
- * fallback's nodes lost), at
+ * fallback's nodes lost; 15: fine-grained activation offloading's
+ * modules), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 14
+#define STRATA_PLAN_FORMAT_VERSION 15
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 

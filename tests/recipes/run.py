@@ -208,6 +208,11 @@ def memory_args(r, args, why):
         flag(args, "--recompute", "none")
     if given(r["cpu_offload_layers"]) and r["cpu_offload_layers"] != "0":
         flag(args, "--cpu-offloading-num-layers", r["cpu_offload_layers"])
+    m = r["fine_grained_offload_modules"]
+    if given(m) and m != "":
+        # transformer_config.py offload_modules (a list): strata's comma list
+        flag(args, "--offload-modules",
+             ",".join(re.findall(r"[a-z0-9_]+", m)))
     if r["optimizer_cpu_offload"] == "1":
         # Megatron-LM's default fraction is 1.0 (arguments.py)
         f = r["optimizer_offload_fraction"]
