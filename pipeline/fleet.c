@@ -86,7 +86,10 @@ static void step(const strata_fleet_problem_t *p, const space_t *sp, int j,
   }
   for (long s = 0; s < sp->states; s++) {
     if (f[s] == -DBL_MAX) continue;
-    if (!p->required[j] && f[s] > t[s]) t[s] = f[s];
+    if (!p->required[j] && f[s] > t[s]) {
+      t[s] = f[s];
+      choice[s] = -1;
+    }
     for (int g = 0; g < p->n_groups; g++) {
       int used = (int)(s / sp->stride[g] % (p->capacity[g] + 1));
       for (int n = 1; n <= p->capacity[g] - used; n++) {
@@ -238,13 +241,18 @@ static int check_sum(const fleet_t *F) {
 
 /* ... and once the curves are known. */
 static int check_points(const fleet_t *F) {
-  for (int j = 0; j < F->n_jobs; j++)
+  for (int j = 0; j < F->n_jobs; j++) {
+    int hi = 0;
+    for (int g = 0; g < F->groups; g++)
+      if (hi_nodes(&F->jobs[j], F->cap[g]) > hi)
+        hi = hi_nodes(&F->jobs[j], F->cap[g]);
     if (F->required[j] && !F->res[j].points)
       return strata_error(STRATA_EINFEASIBLE,
-                          "job '%s' fits on no node count from %d to its "
-                          "max_nodes on any node group; it has min_nodes, so "
-                          "it must run",
-                          F->jobs[j].name, lo_nodes(&F->jobs[j]));
+                          "job '%s' fits on no count of nodes from %d to %d "
+                          "of one node group; it has min_nodes, so it must "
+                          "run",
+                          F->jobs[j].name, lo_nodes(&F->jobs[j]), hi);
+  }
   return 0;
 }
 
