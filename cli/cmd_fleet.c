@@ -211,6 +211,13 @@ static void hosts_of(const fleet_t *F, int j, char *buf, size_t size) {
     snprintf(buf, size, "%s .. %s", a, b);
 }
 
+/* The GPU model of job j's node group. */
+static const char *gpu_of(const fleet_t *F, int j) {
+  const strata_gpu_model_t *m =
+      strata_cluster_gpu_model(strata_cluster_group(F->c, F->res[j].group));
+  return m && m->name ? m->name : "?";
+}
+
 static int add_job(const fleet_t *F, int j, cJSON *arr) {
   const strata_fleet_result_t *r = &F->res[j];
   char path[4200], hosts[300];
@@ -223,6 +230,7 @@ static int add_job(const fleet_t *F, int j, cJSON *arr) {
             st__json_add_num(o, "weight", F->jobs->jobs[j].weight);
   if (r->plan)
     bad |= st__json_add_num(o, "group", r->group) |
+           st__json_add_str(o, "gpu_model", gpu_of(F, j)) |
            st__json_add_str(o, "hosts", hosts) |
            st__json_add_num(o, "tp", r->plan->tp) |
            st__json_add_num(o, "pp", r->plan->pp) |
@@ -264,7 +272,7 @@ static int report_text(const fleet_t *F, char **text) {
                     "tokens/s\n\n",
                     F->jobs->n, st__plain(F->a.cluster, cl, sizeof cl),
                     strata_cluster_nodes(F->c), F->total);
-  strata_buf_printf(&b, "%-20s %6s %5s %-28s %4s %4s %5s %10s %12s %7s\n",
+  strata_buf_printf(&b, "%-20s %6s %-13s %-28s %4s %4s %5s %10s %12s %7s\n",
                     "job", "nodes", "group", "hosts", "tp", "pp", "dp",
                     "step (s)", "tokens/s", "weight");
   for (int j = 0; j < F->jobs->n; j++) {
@@ -272,15 +280,17 @@ static int report_text(const fleet_t *F, char **text) {
     st__plain(F->jobs->jobs[j].name, name, sizeof name);
     hosts_of(F, j, hosts, sizeof hosts);
     if (!r->plan) {
-      strata_buf_printf(&b, "%-20s %6d %5s %-28s %4s %4s %5s %10s %12s %7g\n",
+      strata_buf_printf(&b, "%-20s %6d %-13s %-28s %4s %4s %5s %10s %12s %7g\n",
                         name, 0, "-", "(not run)", "-", "-", "-", "-", "0",
                         F->jobs->jobs[j].weight);
       continue;
     }
-    strata_buf_printf(&b, "%-20s %6d %5d %-28s %4d %4d %5d %10.4f %12.0f %7g\n",
-                      name, r->nodes, r->group, hosts, r->plan->tp, r->plan->pp,
-                      r->plan->dp, r->step_seconds, r->tokens_per_second,
-                      F->jobs->jobs[j].weight);
+    char grp[48];
+    snprintf(grp, sizeof grp, "%d %s", r->group, gpu_of(F, j));
+    strata_buf_printf(
+        &b, "%-20s %6d %-13s %-28s %4d %4d %5d %10.4f %12.0f %7g\n", name,
+        r->nodes, grp, hosts, r->plan->tp, r->plan->pp, r->plan->dp,
+        r->step_seconds, r->tokens_per_second, F->jobs->jobs[j].weight);
   }
   *text = strata_buf_steal(&b, NULL);
   return *text ? 0 : strata_error(STRATA_ENOMEM, "out of memory");

@@ -151,6 +151,11 @@ CASES = [
         {"name": "x", "model": "gpt-3.6b", "weight": 0.5},
         {"name": "y", "model": "gpt-1.7b", "min_nodes": 2},
     ]),
+    ("gpus-and-npus", os.path.join(HERE, "..", "data", "topo",
+                                   "h100-ascend.json"), [
+        {"name": "llama", "model": "llama3-8b", "weight": 1},
+        {"name": "gpt", "model": "gpt-7.5b", "min_nodes": 2},
+    ]),
     ("mixed-groups-drained", os.path.join(HERE, "mixed.json"), [
         {"name": "p", "model": "gpt-1.7b"},
         {"name": "q", "model": "llama3-8b", "min_nodes": 1},
