@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # valgrind.sh - run whole `strata` commands under valgrind memcheck: trace
 # info, a stage, a plan on a small cluster, a fleet of two jobs, show and
-# every export of the plan, topo show of a node XML and a failing load.  Any invalid access,
-# use of uninitialised memory or leak fails the run.
+# every export of the plan, topo show of a node XML and a failing load.
+# Any invalid access, use of uninitialised memory or leak fails the run.
 #
 # Usage: scripts/valgrind.sh [STRATA_BINARY]
 #   default binary: build/strata (built by scripts/setup.sh); use a build
