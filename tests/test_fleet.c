@@ -232,6 +232,75 @@ TEST(jobs_refused) {
   }
 }
 
+/* The library path of strata fleet: JOBS.json read, two tiny jobs split
+ * over a cluster of three nodes and planned on their own. */
+static int whole_fleet(double *total) {
+  static const char jobs[] =
+      "{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\"}, "
+      "{\"name\": \"b\", \"model\": \"gpt\", \"min_nodes\": 1, "
+      "\"weight\": 2}]}";
+  strata_fleet_jobs_t *f = NULL;
+  strata_cluster_t *c = NULL;
+  strata_graph_t *g[2] = {NULL, NULL};
+  strata_plan_opts_t po[2];
+  strata_fleet_result_t res[2];
+  strata_gen_opts_t gen;
+  memset(res, 0, sizeof res);
+  strata_gen_opts_keep(&gen);
+  gen.layers = 2, gen.hidden = 128, gen.heads = 4, gen.seq = 64;
+  gen.vocab = 512;
+  int rc = strata_fleet_jobs_parse(jobs, strlen(jobs), "J", &f);
+  if (!rc) rc = strata_cluster_load("dgx-h100:3", &c);
+  for (int j = 0; j < 2 && !rc; j++) {
+    strata_plan_opts_init(&po[j]);
+    po[j].quiet = 1;
+    po[j].global_batch = 16;
+    rc = strata_model_load(f->jobs[j].model, &gen, &g[j]);
+  }
+  if (!rc)
+    rc = strata_fleet_plan(c, 2, (const strata_graph_t *const *)g, po, f->jobs,
+                           res, total);
+  if (!rc && !(res[1].nodes > 0 && res[1].plan && res[1].cluster))
+    rc = 1; /* the job with min_nodes runs, with its plan and nodes */
+  strata_fleet_results_free(res, 2);
+  strata_graph_destroy(g[0]);
+  strata_graph_destroy(g[1]);
+  strata_cluster_destroy(c);
+  strata_fleet_jobs_destroy(f);
+  return rc;
+}
+
+/* Allocation N fails, for every N until the run succeeds: a clean error
+ * each time (LeakSanitizer, in the ASan build, that nothing leaks), and
+ * the same split once it succeeds. */
+TEST(alloc_failures_fleet) {
+  double want = 0, got;
+  strata_alloc_fail_at(0);
+  ASSERT_OK(whole_fleet(&want));
+  long attempts = strata_alloc_fail_at(0), clean = 0;
+  ASSERT(attempts > 100);
+  long stride = attempts / 300 > 1 ? attempts / 300 : 1; /* ~600 runs */
+  for (long n = 1; n <= attempts + 1; n += n < 300 ? 1 : stride) {
+    strata_error_clear();
+    strata_alloc_fail_at(n);
+    int rc = whole_fleet(&got);
+    int hit = strata_alloc_failed();
+    strata_alloc_fail_at(0);
+    if (rc) {
+      if (rc >= 0 || !strata_last_error()[0] || !hit)
+        test_fail(__FILE__, __LINE__, "N=%ld: rc %d, injected %d, '%s'", n, rc,
+                  hit, strata_last_error());
+      clean++;
+    } else {
+      ASSERT_NEAR(got, want, 1e-12, 0);
+    }
+    if (!rc && !hit) break;
+  }
+  fprintf(stderr, "  %ld allocations a run, %ld clean errors\n", attempts,
+          clean);
+  ASSERT(clean > 0);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(allocate_equals_brute_force),
     TEST_ENTRY(allocate_ties_take_fewer_nodes),
@@ -239,5 +308,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(subset_is_its_nodes),
     TEST_ENTRY(jobs_read),
     TEST_ENTRY(jobs_refused),
+    TEST_ENTRY(alloc_failures_fleet),
 };
 TEST_MAIN(tests)
