@@ -7,8 +7,8 @@
  * printed; -o DIR writes one plan per job, DIR/NAME.splan.
  *
  * The plans are written to temporary files first and renamed together
- * once all are written: a failure leaves none of them, and no old plan of
- * a job half replaced.
+ * once all are written: a failure to write leaves none of them, and no old
+ * plan of a job half replaced (a rename is atomic in its folder).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -93,6 +93,10 @@ static int folder_writable(const char *dir) {
   struct stat sb;
   if (!*dir)
     return strata_error(STRATA_EBADINPUT, "-o: an empty path: name a folder");
+  if (strlen(dir) > 4000)
+    return strata_error(STRATA_EBADINPUT,
+                        "-o: a folder path of %zu bytes; at most 4000",
+                        strlen(dir));
   if (stat(dir, &sb) != 0)
     return strata_error(STRATA_EIO,
                         "-o %s: the folder does not exist: create it or name "
