@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -329,6 +330,22 @@ static void scratch_remove(fleet_t *F) {
   if (F->scratch[0]) rmdir(F->scratch);
 }
 
+/* A job whose own nodes cost more than its curve's point (they span
+ * more leaf switches than the group's first nodes): said, with both. */
+static void warn_placement(const fleet_t *F) {
+  for (int j = 0; j < F->jobs->n; j++) {
+    const strata_fleet_result_t *r = &F->res[j];
+    double curve = r->value / F->jobs->jobs[j].weight;
+    if (!r->plan || fabs(r->tokens_per_second - curve) <= 1e-3 * curve)
+      continue;
+    fprintf(st__stderr(),
+            "strata fleet: warning: job '%s' runs %.0f tokens/s on its own "
+            "nodes and %.0f on the group's first %d (its nodes sit under "
+            "other leaf switches); the split took the latter\n",
+            F->jobs->jobs[j].name, r->tokens_per_second, curve, r->nodes);
+  }
+}
+
 static int run(fleet_t *F) {
   int e;
   char *text = NULL;
@@ -342,6 +359,7 @@ static int run(fleet_t *F) {
   if (!e) e = save_plans(F);
   if (!e) e = F->a.json ? report_json(F, &text) : report_text(F, &text);
   if (e) return cli_fail("fleet", e);
+  warn_placement(F);
   F->seconds = strata_now() - t0;
   int rc = cli_write_output("fleet", NULL, text, strlen(text));
   strata_free(text);
