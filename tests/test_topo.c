@@ -956,6 +956,7 @@ TEST(ascend_npus) {
   strata_cluster_t *c = NULL;
   ASSERT_OK(strata_cluster_load("atlas-800t-a2:4", &c));
   ASSERT_EQ(strata_cluster_gpus(c), 32);
+  ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, "hccs");
   ASSERT_EQ(strata_cluster_level(c, 0)->span, 8);
   ASSERT_NEAR(strata_cluster_level(c, 0)->nominal_bandwidth,
               b->nvlink_bandwidth, 1e-12, 0);
