@@ -67,6 +67,7 @@ int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_topo(int argc, char **argv);
 int cli_topo_collect(int argc, char **argv);
 int cli_cmd_plan(int argc, char **argv);
+int cli_cmd_fleet(int argc, char **argv);
 int cli_cmd_show(int argc, char **argv);
 int cli_cmd_diff(int argc, char **argv);
 int cli_cmd_export(int argc, char **argv);

@@ -23,7 +23,7 @@
 
 typedef struct {
   const char *out, *plan, *name_map_path, *format, *cluster;
-  int target, launch, topology;
+  int target, launch, topology, mindspeed;
   int gpn, fallback;
   const strata_cluster_t *c; /* --cluster's, or the plan's preset; or NULL */
 } args_t;
@@ -40,7 +40,9 @@ static int cluster_map(const strata_plan_t *p, const args_t *a,
 static int run_megatron(const strata_plan_t *p, const args_t *a,
                         const strata_export_opts_t *o, char **t) {
   strata_device_map_t *m = NULL;
-  if (!a->launch) return strata_export_megatron(p, t);
+  if (!a->launch)
+    return a->mindspeed ? strata_export_mindspeed(p, t)
+                        : strata_export_megatron(p, t);
   int rc = cluster_map(p, a, &m);
   if (!rc) rc = st__megatron_launch_map(p, o, m, t);
   strata_device_map_destroy(m);
@@ -106,6 +108,9 @@ static const cli_opt_t opts[] = {
     {CLI_STR("output", 'o', out, "FILE",
              "write FILE atomically (default: standard output)")},
     {CLI_FLAG("launch", launch, 1, "megatron: the launch script")},
+    {CLI_FLAG("mindspeed", mindspeed, 1,
+              "megatron: for MindSpeed on Ascend NPUs\n"
+              "(docs/exports.md, \"MindSpeed\")")},
     {CLI_FLAG("topology", topology, 1,
               "deepspeed: the pipeline topology in Python")},
     {CLI_INT("gpus-per-node", gpn, 1, 1024, "G",
@@ -185,6 +190,8 @@ static int parse(int argc, char **argv, args_t *a) {
   const char *t = targets[a->target].name;
   if (a->launch && strcmp(t, "megatron"))
     return cli_usage_error("export", "--launch is for the megatron target");
+  if (a->mindspeed && strcmp(t, "megatron"))
+    return cli_usage_error("export", "--mindspeed is for the megatron target");
   if (a->topology && strcmp(t, "deepspeed"))
     return cli_usage_error("export", "--topology is for the deepspeed target");
   if (a->name_map_path && strcmp(t, "torch"))
@@ -239,6 +246,7 @@ int cli_cmd_export(int argc, char **argv) {
   if (rc) return rc < 0 ? CLI_OK : rc;
   strata_export_opts_init(&o);
   o.source = a.plan;
+  o.mindspeed = a.mindspeed;
   if (a.name_map_path &&
       (rc = strata_file_read(a.name_map_path, 1 << 20, &map, &len))) {
     rc = cli_fail(cmd, rc);

@@ -18,6 +18,8 @@ static const cli_command_t commands[] = {
     {"stage", "solve one pipeline stage's strategy ILP", cli_cmd_stage},
     {"compare", "compare objectives on one stage", cli_cmd_compare},
     {"plan", "plan a model on a cluster", cli_cmd_plan},
+    {"fleet", "split a cluster among several jobs and plan each",
+     cli_cmd_fleet},
     {"show", "print a plan file", cli_cmd_show},
     {"diff", "compare two plan files", cli_cmd_diff},
     {"export", "export a plan", cli_cmd_export},

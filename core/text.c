@@ -109,6 +109,28 @@ int st__hostname_check(const char *s, const char *what, const char *where) {
                       where, what, st__plain(s ? s : "", shown, sizeof shown));
 }
 
+static int file_name_valid(const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  if (!n || n > ST__FILE_NAME_MAX || s[0] == '.' || s[0] == '-') return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+      return 0;
+  }
+  return 1;
+}
+
+int st__file_name_check(const char *s, const char *what, const char *where) {
+  if (file_name_valid(s)) return 0;
+  char shown[96];
+  return strata_error(STRATA_EBADINPUT,
+                      "%s: %s '%s' cannot be a file name: 1 to %d letters, "
+                      "digits, '.', '_' and '-', not starting with '.' or '-'",
+                      where, what, st__plain(s ? s : "", shown, sizeof shown),
+                      ST__FILE_NAME_MAX);
+}
+
 int st__put_sh(strata_buf_t *b, const char *s) {
   int rc = strata_buf_puts(b, "'");
   for (const char *p = s ? s : ""; *p && !rc; p++)

@@ -28,6 +28,14 @@ int st__name_check(const char *s, const char *what, const char *where);
 int st__hostname_valid(const char *s);
 int st__hostname_check(const char *s, const char *what, const char *where);
 
+/* A name that becomes a file name in a folder the user gives (strata
+ * fleet's job names: DIR/NAME.splan): 1 to ST__FILE_NAME_MAX bytes of
+ * letters, digits, '.', '_' and '-', not starting with '.' or '-' (no
+ * hidden file, no option, no "..", no '/').  On failure STRATA_EBADINPUT
+ * with "WHERE: WHAT '...' ..." and the rule. */
+#define ST__FILE_NAME_MAX 64
+int st__file_name_check(const char *s, const char *what, const char *where);
+
 /* Writers, each for the language the text lands in; a NULL s writes what
  * the language's empty string is.  Each returns 0 or STRATA_ENOMEM. */
 /* POSIX shell: one single-quoted word ('...', a ' as '\''). */

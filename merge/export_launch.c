@@ -207,9 +207,10 @@ static void host_table(strata_buf_t *b, const strata_device_map_t *m) {
 }
 
 static void cluster_vars(strata_buf_t *b, const strata_plan_t *p, int nodes,
-                         int gpn) {
-  strata_buf_puts(b, "set -euo pipefail\n\n"
-                     "# -- what Megatron-LM requires of the environment\n");
+                         int gpn, int mindspeed) {
+  strata_buf_puts(b, "set -euo pipefail\n\n");
+  if (mindspeed) st__mindspeed_env(b);
+  strata_buf_puts(b, "# -- what Megatron-LM requires of the environment\n");
   if (p->overlap_ep_comm) /* the MoE README: more than 1 for the overlap */
     strata_buf_puts(b, "# the experts' all-to-all overlap runs on streams of "
                        "its own (Megatron-LM's MoE\n"
@@ -356,7 +357,12 @@ static const char run_args[] =
     "    --tensorboard-dir \"$TENSORBOARD_DIR\"\n"
     ")\n";
 
-static void launch_line(strata_buf_t *b, const st__mg_family_t *f) {
+static void launch_line(strata_buf_t *b, const st__mg_family_t *f,
+                        int mindspeed) {
+  if (mindspeed) {
+    strata_buf_puts(b, "\n");
+    st__mindspeed_preflight(b, f->script);
+  }
   strata_buf_printf(
       b,
       "\n# -- one torchrun per node\n"
@@ -383,7 +389,9 @@ int st__megatron_launch_map(const strata_plan_t *p,
   strata_buf_t b;
   if (!text) return strata_error(STRATA_EINVAL, "megatron launch: no output");
   *text = NULL;
-  if ((rc = st__mg_check(p, &first, &last)) ||
+  int ms = o && o->mindspeed;
+  if ((ms && (rc = st__mindspeed_check(p))) ||
+      (rc = st__mg_check(p, &first, &last)) ||
       (rc = check_layout(p, o ? o->gpus_per_node : 0, &nodes, &gpn)) ||
       (rc = st__mg_args(p, first, last, "\n    ", &a)))
     return rc;
@@ -392,14 +400,14 @@ int st__megatron_launch_map(const strata_plan_t *p,
   head(&b, p, o, nodes, gpn);
   rank_table(&b, p, gpn);
   host_table(&b, m);
-  cluster_vars(&b, p, nodes, gpn);
+  cluster_vars(&b, p, nodes, gpn, ms);
   run_vars(&b, p, f);
   strata_buf_printf(&b,
                     "\n# -- the plan: parallelism, schedule, overlap, model\n"
-                    "PLAN_ARGS=(\n    %s\n)\n",
-                    a.b.p);
+                    "PLAN_ARGS=(\n    %s%s%s\n)\n",
+                    ms ? st__mindspeed_flag : "", ms ? "\n    " : "", a.b.p);
   strata_buf_puts(&b, run_args);
-  launch_line(&b, f);
+  launch_line(&b, f, ms);
   strata_buf_free(&a.b);
   return strata_buf_finish(&b, text);
 }

@@ -68,6 +68,13 @@ typedef struct {
 } st__mg_args_t;
 int st__mg_args(const strata_plan_t *p, int first, int last, const char *sep,
                 st__mg_args_t *a);
+/* MindSpeed (export_mindspeed.c): what it cannot run refused
+ * (STRATA_EUNSUPPORTED with the reason), the flag it adds, the launch
+ * script's environment block and its check of the training script. */
+int st__mindspeed_check(const strata_plan_t *p);
+extern const char st__mindspeed_flag[];
+void st__mindspeed_env(strata_buf_t *b);
+void st__mindspeed_preflight(strata_buf_t *b, const char *script);
 /* "tp 4, cp 2, ep 8 (etp 1), pp 2 (interleaved), dp 8": the plan's
  * degrees, cp and ep where used (export_launch.c; the launch script's
  * header and the HTML page's summary). */

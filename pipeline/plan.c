@@ -646,14 +646,18 @@ static int check_opts(const st__search_t *S) {
                         strata_cluster_gpu_model(S->c)
                             ? strata_cluster_gpu_model(S->c)->name
                             : "cluster's GPU");
+  const strata_gpu_model_t *gm = strata_cluster_gpu_model(S->c);
   if (o->precision == STRATA_PRECISION_FP8 &&
       !(strata_cluster_perf(S->c)->peak_fp8_flops > 0))
-    return strata_error(STRATA_EINVAL,
-                        "FP8 needs FP8 tensor cores, which the %s does not "
-                        "have (H100, H200, B200, MI300X do)",
-                        strata_cluster_gpu_model(S->c)
-                            ? strata_cluster_gpu_model(S->c)->name
-                            : "cluster's GPU");
+    return strata_error(
+        STRATA_EINVAL, "FP8 needs FP8 %s, which the %s does not have (%s)",
+        gm && gm->vendor && !strcmp(gm->vendor, "Huawei") ? "matrix units"
+                                                          : "tensor cores",
+        gm ? gm->name : "cluster's GPU",
+        gm && gm->vendor && !strcmp(gm->vendor, "Huawei")
+            ? "Ascend 910B and 910C compute in BF16 and FP16; Huawei's "
+              "first NPUs with FP8 are the Ascend 950 series"
+            : "H100, H200, B200, MI300X do");
   if (o->vpp < 0 || o->vpp > 64)
     return strata_error(STRATA_EINVAL, "virtual stages %d: must be 1 to 64",
                         o->vpp);

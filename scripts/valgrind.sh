@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # valgrind.sh - run whole `strata` commands under valgrind memcheck: trace
-# info, a stage, a plan on a small cluster, show and every export of the
-# plan, topo show of a node XML and a failing load.  Any invalid access,
-# use of uninitialised memory or leak fails the run.
+# info, a stage, a plan on a small cluster, a fleet of two jobs, show and
+# every export of the plan, topo show of a node XML and a failing load.
+# Any invalid access, use of uninitialised memory or leak fails the run.
 #
 # Usage: scripts/valgrind.sh [STRATA_BINARY]
 #   default binary: build/strata (built by scripts/setup.sh); use a build
@@ -69,5 +69,12 @@ run 2 topo show --node-xml "$src/tests/bad-inputs/files/hwloc-no-complete-cpuset
 run 2 show "$src/tests/bad-inputs/files/plan-bad-crc.splan"
 run 2 trace info "$src/tests/bad-inputs/files/trace-cycle.json"
 run 3 plan --model gpt-1t --cluster dgx-h100:1 --quiet
+# strata fleet: two jobs split over three nodes, their plans written; a
+# job that must run and fits nowhere; a name that cannot be a file
+printf '{"jobs": [{"name": "a", "model": "tiny.json"}, {"name": "b", "model": "tiny.json", "min_nodes": 1, "weight": 2}]}\n' >jobs.json
+mkdir -p fleet
+run 0 fleet jobs.json --cluster dgx-h100:3 --quiet -o fleet
+run 3 fleet "$src/tests/bad-inputs/files/fleet-job-does-not-fit.json" --cluster dgx-h100:1 --quiet
+run 2 fleet "$src/tests/bad-inputs/files/fleet-name-path.json" --cluster dgx-h100:1
 echo "valgrind.sh: $failed failed"
 [ $failed = 0 ]

@@ -968,6 +968,67 @@ TEST(nodes_lost) {
   strata_cluster_destroy(c);
 }
 
+/* Ascend NPUs: the 910B's peak is its cube cores' (24 of 16 x 16 x 16
+ * MACs at 1.8 GHz), the 910C die's half of its package's 752 TFLOP/s;
+ * neither has FP8; the presets' levels are HCCS (8 NPUs) or the unified
+ * bus (768 dies) inside, 200 Gb/s RoCE per NPU outside; a spec mixing
+ * them with H100 nodes plans over both groups, and FP8 on NPUs is
+ * refused with what they compute in. */
+TEST(ascend_npus) {
+  const strata_gpu_model_t *b = strata_gpu_model_find("Ascend-910B");
+  const strata_gpu_model_t *c9 = strata_gpu_model_find("ascend-910c");
+  strata_perf_t pb;
+  ASSERT(b && c9);
+  ASSERT_NEAR(b->peak_flops, 24.0 * 16 * 16 * 16 * 2 * 1.8e9, 1e-3, 0);
+  ASSERT_NEAR(c9->peak_flops, 752e12 / 2, 1e-12, 0);
+  ASSERT_EQ(b->memory_bytes, 64ull << 30);
+  ASSERT_EQ(c9->memory_bytes * 2, 128ull << 30);
+  ASSERT_STR_EQ(b->vendor, "Huawei");
+  ASSERT_STR_EQ(strata_gpu_model_match("Ascend910B2")->name, "Ascend-910B");
+  ASSERT_STR_EQ(strata_gpu_model_match("Ascend910C")->name, "Ascend-910C");
+  int known = 0;
+  strata_perf_of(b, &pb, &known);
+  ASSERT(known);
+  ASSERT_EQ(pb.peak_fp8_flops, 0);
+  ASSERT_EQ(pb.peak_fp4_flops, 0);
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load("atlas-800t-a2:4", &c));
+  ASSERT_EQ(strata_cluster_gpus(c), 32);
+  ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, "hccs");
+  ASSERT_EQ(strata_cluster_level(c, 0)->span, 8);
+  ASSERT_NEAR(strata_cluster_level(c, 0)->nominal_bandwidth,
+              b->nvlink_bandwidth, 1e-12, 0);
+  ASSERT_NEAR(strata_cluster_level(c, 1)->nominal_bandwidth, 200e9 / 8, 1e-12,
+              0);
+  strata_cluster_destroy(c);
+  ASSERT_OK(strata_cluster_load("atlas-900-a3-superpod:2", &c));
+  ASSERT_EQ(strata_cluster_gpus_per_node(c), 768);
+  ASSERT_EQ(strata_cluster_level(c, 0)->span, 768);
+  strata_cluster_destroy(c);
+  /* mixed with GPUs */
+  strata_graph_t *g = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_t o;
+  ASSERT_OK(strata_model_load("llama3-8b", NULL, &g));
+  ASSERT_OK(strata_cluster_load(data_file("h100-ascend.json"), &c));
+  ASSERT_EQ(strata_cluster_group_count(c), 2);
+  ASSERT_STR_EQ(strata_cluster_gpu_model(strata_cluster_group(c, 1))->name,
+                "Ascend-910B");
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT(p->step_seconds > 0);
+  strata_plan_destroy(p);
+  p = NULL;
+  strata_cluster_destroy(c);
+  ASSERT_OK(strata_cluster_load("atlas-800t-a2:1", &c));
+  o.precision = STRATA_PRECISION_FP8;
+  ASSERT_EQ(strata_pipeline_plan(g, c, &o, &p), STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "Ascend 910B and 910C compute in BF16");
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(h100_nvlink_and_nics),
     TEST_ENTRY(dgx2_nvswitch_closure),
@@ -999,5 +1060,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(alloc_failures),
     TEST_ENTRY(mixed_groups),
     TEST_ENTRY(nodes_lost),
+    TEST_ENTRY(ascend_npus),
 };
 TEST_MAIN(tests)

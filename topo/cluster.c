@@ -161,8 +161,13 @@ static int template_shape(const st__spec_t *s, int i, const st__group_t *g,
                         s->where, i, name);
   sh->domain_size = sh->nvlink > 0 ? g->gpus : 1;
   sh->nics = g->nics >= 0 ? g->nics : g->gpus;
+  /* the vendor's name for its links (Huawei's MindCluster guide calls
+   * both the Atlas board's and the SuperPoD's HCCS) */
+  const char *vendor = m.vendor ? m.vendor : "";
   snprintf(sh->link_name, sizeof sh->link_name, "%s",
-           !strcmp(m.vendor ? m.vendor : "", "AMD") ? "xgmi" : "nvlink");
+           !strcmp(vendor, "AMD")      ? "xgmi"
+           : !strcmp(vendor, "Huawei") ? "hccs"
+                                       : "nvlink");
   return 0;
 }
 

@@ -46,6 +46,15 @@ static const preset_t presets[] = {
     {"h100-pcie", "H100-PCIe", 8, 4, 50, 32, "8x H100 PCIe, 4 NICs"},
     {"mi300x", "MI300X", 8, 8, 50, 32, "AMD Instinct MI300X platform (8x)"},
     {"mi325x", "MI325X", 8, 8, 50, 32, "AMD Instinct MI325X platform (8x)"},
+    /* Huawei: the Atlas 800T A2, 8 Ascend 910B on HCCS, a 200GE RoCE
+     * port per NPU; the Atlas 900 A3 SuperPoD (CloudMatrix384), 384
+     * Ascend 910C, 768 dies, on one unified bus, each die with 200 Gb/s
+     * of RoCE to the rest of the data centre (arXiv:2506.12708) */
+    {"atlas-800t-a2", "Ascend-910B", 8, 8, 25, 32,
+     "Huawei Atlas 800T A2 (8x Ascend 910B, HCCS)"},
+    {"atlas-900-a3-superpod", "Ascend-910C", 768, 768, 25, 8,
+     "Huawei Atlas 900 A3 SuperPoD (384x Ascend 910C, 768 dies on one "
+     "unified bus)"},
 };
 #define N_PRESETS ((int)(sizeof presets / sizeof presets[0]))
 

@@ -47,6 +47,18 @@ static const strata_gpu_model_t models[] = {
     {"MI300A", "AMD", (uint64_t)(128 * GIB), 980.6e12, 256e9, 64e9, 0, 0, 0},
     {"MI300X", "AMD", (uint64_t)(192 * GIB), 1307.4e12, 448e9, 64e9, 0, 0, 0},
     {"MI325X", "AMD", (uint64_t)(256 * GIB), 1307.4e12, 448e9, 64e9, 0, 0, 0},
+    /* Ascend NPUs (docs/cluster-format.md gives the sources and which
+     * figures are approximate).  910B as the Atlas 800T A2 carries it:
+     * 64 GB HBM2e, 24 cube cores of 16 x 16 x 16 MACs at 1.8 GHz (CANN's
+     * Ascend910B2 platform file), HCCS to the 7 other NPUs of its board,
+     * 392 GB/s both ways.  910C is listed per die, the device CANN and
+     * torch_npu show (two per package, each a 910B-class die): half the
+     * package's 752 TFLOP/s and 128 GB, and half its 392 GB/s one way on
+     * the unified bus (CloudMatrix384, arXiv:2506.12708). */
+    {"Ascend-910B", "Huawei", (uint64_t)(64 * GIB), 353.9e12, 196e9, 64e9, 0, 0,
+     0},
+    {"Ascend-910C", "Huawei", (uint64_t)(64 * GIB), 376e12, 196e9, 64e9, 0, 0,
+     0},
 };
 #define N_MODELS ((int)(sizeof models / sizeof models[0]))
 
@@ -65,6 +77,7 @@ static const struct {
     {{"P100", NULL}, "P100"},        {{"MI300X", NULL}, "MI300X"},
     {{"MI325X", NULL}, "MI325X"},    {{"MI300A", NULL}, "MI300A"},
     {{"MI250", NULL}, "MI250X"},     {{"MI200", NULL}, "MI250X"},
+    {{"910C", NULL}, "Ascend-910C"}, {{"910B", NULL}, "Ascend-910B"},
 };
 
 /* PCI ids, for GPUs hwloc sees only as PCI devices (pci.ids). */

@@ -117,6 +117,16 @@ static const row_t rows[] = {
     /* MI325X: the MI300X's CDNA 3 compute with HBM3E of 6 TB/s */
     {"MI325X", 2614.9e12, 0, 6000e9, 304, 0.511, 0.78, 0.28, 0.24, 512,
      22.25 * MIB, 688e6, 544e6, 0.71, 0.80, 0.94},
+    /* Ascend: no FP8 or FP4 (the 950 series is the first with them); HBM
+     * about 1.6 TB/s a die; 24 cube cores; no public GEMM, attention or
+     * HCCL sweep was found, so the kernel and link fractions are the
+     * A100's, a part of its class, and HCCL's buffers its default
+     * HCCL_BUFFSIZE of 200 MB a communicator: calibrate before trusting
+     * a step time (docs/cost-model.md, "The GPU table") */
+    {"Ascend-910B", 0, 0, 1600e9, 24, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
+     200e6, 200e6, 0.78, 0.80, 0.94},
+    {"Ascend-910C", 0, 0, 1600e9, 24, 0.869, 0.81, 0.71, 0.60, 512, 22.25 * MIB,
+     200e6, 200e6, 0.78, 0.80, 0.94},
 };
 #define N_ROWS ((int)(sizeof rows / sizeof rows[0]))
 

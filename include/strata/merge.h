@@ -83,6 +83,10 @@ int strata_plan_diff_opts(const strata_plan_t *a, const strata_plan_t *b,
  * (STRATA_EUNSUPPORTED) with the reason; the output is a strata_free-able
  * string. */
 int strata_export_megatron(const strata_plan_t *p, char **text);
+/* The same for MindSpeed on Ascend NPUs (docs/exports.md, "MindSpeed"):
+ * --transformer-impl local added; FP8, FP4, the tensor-parallel overlap
+ * and CUDA graphs refused. */
+int strata_export_mindspeed(const strata_plan_t *p, char **text);
 int strata_export_deepspeed(const strata_plan_t *p, char **text);
 int strata_export_timeline(const strata_plan_t *p, char **text);
 
@@ -94,6 +98,7 @@ typedef struct {
   const char *source;   /* the plan file's name, for headers (NULL: none) */
   const char *name_map; /* torch export: a name map (JSON text), NULL: the
                            family's module names */
+  int mindspeed;        /* megatron launch: for MindSpeed on Ascend NPUs */
 } strata_export_opts_t;
 void strata_export_opts_init(strata_export_opts_t *o);
 

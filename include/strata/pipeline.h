@@ -469,6 +469,78 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                          const strata_plan_opts_t *o, strata_plan_t **out);
 void strata_plan_destroy(strata_plan_t *p);
 
+/* ---- several jobs on one cluster (strata fleet, pipeline/fleet.c,
+ * docs/cost-model.md "Sharing a cluster among jobs") ---- */
+typedef struct {
+  char *name;       /* its plan's file name: letters, digits, . _ - */
+  char *model;      /* as --model takes it */
+  int global_batch; /* 0: not given (the CLI's default) */
+  double weight;    /* > 0; 1 when not given */
+  int min_nodes;    /* 0: not given (the job may get no nodes) */
+  int max_nodes;    /* 0: not given (every node) */
+} strata_fleet_job_t;
+
+typedef struct {
+  int n;
+  strata_fleet_job_t *jobs;
+} strata_fleet_jobs_t;
+
+/* Read JOBS.json (docs/cli.md, "strata fleet"); errors name the file and
+ * the JSON path (jobs[1].min_nodes): STRATA_EBADINPUT, ENOTFOUND / EIO. */
+int strata_fleet_jobs_parse(const char *text, size_t len, const char *where,
+                            strata_fleet_jobs_t **out);
+int strata_fleet_jobs_load(const char *path, strata_fleet_jobs_t **out);
+void strata_fleet_jobs_destroy(strata_fleet_jobs_t *f);
+
+#define STRATA_FLEET_MAX_GROUPS 8
+
+/* The split as a multiple-choice knapsack: value[(j * n_groups + g) *
+ * (max_nodes + 1) + n] is job j's worth on n nodes of group g (n = 1 ..
+ * capacity[g]; n = 0 is not read); below 0 or NaN: it does not run
+ * there.  A required job must get an item. */
+typedef struct {
+  int n_jobs, n_groups;
+  const int *capacity; /* [n_groups]: usable nodes, at most max_nodes */
+  int max_nodes;
+  const double *value;
+  const int *required; /* [n_jobs] */
+} strata_fleet_problem_t;
+
+typedef struct {
+  int group, nodes; /* nodes 0: the job does not run */
+} strata_fleet_choice_t;
+
+/* The split of most total worth (exact; the first best of jobs out, then
+ * fewer nodes, then lower groups): out[j] for each job, *total its worth.
+ * STRATA_EINFEASIBLE when the required jobs cannot all get a point;
+ * EUNSUPPORTED when the table would be too large (the message says it). */
+int strata_fleet_allocate(const strata_fleet_problem_t *p,
+                          strata_fleet_choice_t *out, double *total);
+
+typedef struct {
+  int group, first, nodes; /* its nodes: group's usable first .. + nodes */
+  double value;            /* weight x tokens/s on its curve */
+  double step_seconds, tokens_per_second; /* its plan's, on its nodes */
+  strata_plan_t *plan;       /* planned on its nodes; NULL: it does not run */
+  strata_cluster_t *cluster; /* its nodes (strata_cluster_subset) */
+  int planned, points;       /* node counts planned and those that fit */
+} strata_fleet_result_t;
+
+/* Split cluster c among n jobs (graph g[j], options po[j] with the job's
+ * global batch) to maximise the sum of weight x tokens/s, each job on
+ * whole nodes of one node group, and plan each job on its nodes
+ * (res[j].plan on res[j].cluster: strata_fleet_results_free; not
+ * stitched).  *total is the optimum of the
+ * curves.  STRATA_EINFEASIBLE when the jobs with min_nodes cannot all
+ * run, or no job fits. */
+int strata_fleet_plan(const strata_cluster_t *c, int n,
+                      const strata_graph_t *const *g,
+                      const strata_plan_opts_t *po,
+                      const strata_fleet_job_t *jobs,
+                      strata_fleet_result_t *res, double *total);
+/* Destroy each result's plan and cluster (res itself is the caller's). */
+void strata_fleet_results_free(strata_fleet_result_t *res, int n);
+
 #ifdef __cplusplus
 }
 #endif

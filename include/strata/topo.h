@@ -297,6 +297,16 @@ const char *strata_cluster_node_name(const strata_cluster_t *c, int i);
  * "GPU 3 unhealthy (unhealthy.gpus)"; NULL: usable).  NULL out of range. */
 const char *strata_cluster_spec_node_name(const strata_cluster_t *c, int i);
 const char *strata_cluster_spec_node_dropped(const strata_cluster_t *c, int i);
+/* A cluster of n usable nodes of node group `group` (0 on a cluster of one
+ * shape), its usable nodes first .. first + n - 1 (counted within the
+ * group), for a job given those nodes (strata fleet): a cluster of one
+ * shape, its GPUs, links and calibration the group's, its levels those of
+ * its own nodes (the spine only when they span leaves).  Every node of the
+ * group keeps its name and place; those left out are dropped as "another
+ * job's".  name (NULL: the group's) is the cluster's name.  STRATA_EINVAL
+ * when the group has no such nodes. */
+int strata_cluster_subset(const strata_cluster_t *c, int group, int first,
+                          int n, const char *name, strata_cluster_t **out);
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c);
 uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c);
 double strata_cluster_gpu_peak_flops(const strata_cluster_t *c);

@@ -34,7 +34,7 @@ import warnings
 from strata._lib import library_path, run_command, version
 
 __all__ = [
-    "plan", "estimate", "load_plan", "Plan", "command", "Result",
+    "plan", "estimate", "fleet", "load_plan", "Plan", "command", "Result",
     "trace_info", "import_onnx", "import_hf",
     "StrataError", "UsageError", "BadInputError", "InfeasibleError",
     "InternalError", "StrataWarning", "version", "library_path",
@@ -412,6 +412,34 @@ def plan(model, cluster, example_inputs=None, trace_options=None,
         with open(out, "rb") as f:
             data = f.read()
     return Plan(data, cluster)
+
+
+def fleet(jobs, cluster, output=None, **options):
+    """Split cluster among training jobs (`strata fleet`, docs/cli.md):
+    jobs is a JOBS.json path, its document ({"jobs": [...]}) or the list
+    of jobs ({"name", "model", "global_batch", "weight", "min_nodes",
+    "max_nodes"}); output a folder for each job's NAME.splan.  Returns the
+    `--json` summary; the jobs with min_nodes cannot all run:
+    InfeasibleError."""
+    options.setdefault("quiet", True)
+    if options["quiet"] is False:
+        options.pop("quiet")
+    with tempfile.TemporaryDirectory(prefix="strata-") as tmp:
+        if isinstance(jobs, (str, os.PathLike)):
+            path = os.fspath(jobs)
+        elif isinstance(jobs, dict):
+            path = _write_json(tmp, "jobs.json", jobs)
+        elif isinstance(jobs, (list, tuple)):
+            path = _write_json(tmp, "jobs.json", {"jobs": list(jobs)})
+        else:
+            raise TypeError("strata: jobs are a JOBS.json path, its dict or "
+                            "a list of jobs, not %s" % type(jobs).__name__)
+        argv = ["fleet", path, "--cluster", _cluster_arg(tmp, cluster)]
+        argv += _options(options) + ["--json"]
+        if output is not None:
+            argv += ["-o", os.fspath(output)]
+        r = command(*argv, names={tmp + os.sep: ""})
+    return json.loads(r.stdout)
 
 
 def estimate(model, cluster, example_inputs=None, trace_options=None,

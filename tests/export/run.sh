@@ -97,6 +97,7 @@ launch() {
 #!/usr/bin/env bash
 printf '%s\0' "$@" >"$LAUNCH_OUT.argv"
 printf '%s\n' "${CUDA_DEVICE_MAX_CONNECTIONS-unset}" >"$LAUNCH_OUT.env"
+printf '%s\n' "${ASCEND_MARK-unset}" >"$LAUNCH_OUT.ascend"
 EOF
     chmod +x "$tmp/bin/torchrun"
     local name fam vars
@@ -145,6 +146,47 @@ EOF
     fi
     grep -q "free-mode plan" "$tmp/free.err" || fail "no reason for the free-mode refusal"
     [ ! -e "$tmp/free.sh" ] || fail "a refused export left a file"
+    mindspeed
+}
+
+# MindSpeed on Ascend NPUs (--mindspeed): the launch script sources CANN's
+# set_env.sh (a stand-in that marks the environment), refuses a
+# pretrain_gpt.py without MindSpeed's adaptor before torchrun, and with it
+# runs torchrun with --transformer-impl local among Megatron-LM's flags;
+# an FP8 plan is refused with the reason and leaves no file.
+mindspeed() {
+    local vars=(NODE_RANK=0 MASTER_ADDR=10.0.0.1 TRAIN_ITERS=100 CHECKPOINT_PATH=/ckpt
+        DATA_PATH=/data/llama_text_document TOKENIZER_MODEL=/tok
+        ASCEND_SET_ENV="$tmp/set_env.sh" MEGATRON_LM="$tmp/mlm")
+    "$strata" plan --model llama3-8b --cluster atlas-800t-a2:2 --quiet -o "$tmp/npu.splan" >/dev/null &&
+        "$strata" show "$tmp/npu.splan" --json >"$tmp/npu.json" &&
+        "$strata" export megatron --launch --mindspeed "$tmp/npu.splan" -o "$tmp/npu.sh" ||
+        { fail "mindspeed: plan or export"; return; }
+    bash -n "$tmp/npu.sh" || fail "mindspeed: the script is not valid bash"
+    echo 'export ASCEND_MARK=sourced' >"$tmp/set_env.sh"
+    mkdir -p "$tmp/mlm"
+    printf 'import torch\nfrom functools import partial\n' >"$tmp/mlm/pretrain_gpt.py"
+    if env -i PATH="$tmp/bin:/usr/bin:/bin" LAUNCH_OUT="$tmp/npu.noadaptor" "${vars[@]}" \
+        bash "$tmp/npu.sh" >"$tmp/npu.noadaptor.out" 2>&1; then
+        fail "mindspeed: ran without the adaptor import"
+    fi
+    grep -q "does not import mindspeed.megatron_adaptor" "$tmp/npu.noadaptor.out" ||
+        fail "mindspeed: no message for the missing adaptor"
+    [ ! -e "$tmp/npu.noadaptor.argv" ] || fail "mindspeed: torchrun started without the adaptor"
+    printf 'import torch\nimport mindspeed.megatron_adaptor\n' >"$tmp/mlm/pretrain_gpt.py"
+    env -i PATH="$tmp/bin:/usr/bin:/bin" LAUNCH_OUT="$tmp/npu" "${vars[@]}" \
+        bash "$tmp/npu.sh" >"$tmp/npu.out" 2>&1 || fail "mindspeed: the script failed: $(tail -1 "$tmp/npu.out")"
+    [ "$(cat "$tmp/npu.ascend" 2>/dev/null)" = sourced ] || fail "mindspeed: set_env.sh not sourced"
+    tr '\0' '\n' <"$tmp/npu.argv" | grep -qx -- "--transformer-impl" ||
+        fail "mindspeed: no --transformer-impl local"
+    "$PY" "$here/check_megatron_args.py" "$tmp/npu.argv" "$(cat "$tmp/npu.env")" \
+        "$tmp/npu.json" "$ref/megatron_flags.txt" || fail "mindspeed: Megatron-LM's rules"
+    if "$strata" plan --model gpt-1.7b --cluster dgx-h100:1 --precision fp8 --quiet -o "$tmp/fp8.splan" >/dev/null &&
+        "$strata" export megatron --mindspeed "$tmp/fp8.splan" -o "$tmp/fp8.args" 2>"$tmp/fp8.err"; then
+        fail "mindspeed: an FP8 plan exported"
+    fi
+    grep -q "BF16 and FP16" "$tmp/fp8.err" || fail "mindspeed: no reason for the FP8 refusal"
+    [ ! -e "$tmp/fp8.args" ] || fail "mindspeed: a refused export left a file"
 }
 
 # ---- the PyTorch module

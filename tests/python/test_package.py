@@ -122,6 +122,35 @@ class Package(unittest.TestCase):
                             pp=1)
         self.assertFalse(e["fits"])
 
+    def test_fleet_is_the_programs(self):
+        # a list of jobs gives what strata fleet --json prints for the file
+        jobs = [{"name": "a", "model": "gpt-1.7b"},
+                {"name": "b", "model": "llama3-8b", "min_nodes": 1}]
+        path = os.path.join(self.tmp.name, "jobs.json")
+        with open(path, "w") as f:
+            json.dump({"jobs": jobs}, f)
+        out_dir = os.path.join(self.tmp.name, "fleet")
+        os.mkdir(out_dir)
+        got = strata.fleet(jobs, "dgx-h100:3", output=out_dir)
+        rc, out, err = cli("fleet", path, "--cluster", "dgx-h100:3",
+                           "--json", "--quiet")
+        self.assertEqual(rc, 0, err)
+        want = json.loads(out)
+        self.assertEqual(got["weighted_tokens_per_second"],
+                         want["weighted_tokens_per_second"])
+        self.assertEqual([j["nodes"] for j in got["jobs"]],
+                         [j["nodes"] for j in want["jobs"]])
+        self.assertGreater(got["jobs"][1]["nodes"], 0)
+        for j in got["jobs"]:
+            if j["nodes"]:
+                self.assertTrue(os.path.exists(j["plan"]), j["plan"])
+        with self.assertRaises(strata.InfeasibleError):
+            strata.fleet([{"name": "x", "model": "gpt-1.7b",
+                           "min_nodes": 4}], "dgx-h100:3")
+        with self.assertRaises(strata.BadInputError):
+            strata.fleet({"jobs": [{"name": "../x", "model": "gpt"}]},
+                         "dgx-h100:3")
+
     def test_errors_by_exit_class(self):
         with self.assertRaises(strata.BadInputError) as cm:
             strata.plan(model="no-such-model", cluster="dgx-h100:1")
