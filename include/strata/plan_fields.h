@@ -225,7 +225,8 @@
 /* clang-format off */
 #define STRATA_PLAN_CHOICES(C, F)                                               \
   STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)
-/* Megatron-LM's MoE layer and CUDA graphs: exported, not costed */
+/* Megatron-LM's MoE layer and CUDA graphs: exported; of them only the
+ * dispatcher is costed (flex sends a token once a node: pipeline/degrees.c) */
 #define STRATA_PLAN_MEGATRON_CHOICES(C, F)                                      \
   C(F, NAME, moe_dispatcher, moe_token_dispatcher, "token dispatcher", 9, 30,  \
     "moe-token-dispatcher", p->moe_dispatcher,                                 \
