@@ -108,13 +108,13 @@ double st__ep_node_share(const strata_graph_t *g, int dispatcher, int nodes) {
  * ranks t apart) as an affine model of the bytes a device holds: the
  * cluster's hierarchical cost at 1 byte and 1 GB, its inter-node part
  * scaled by the copies the dispatcher sends across nodes. */
-static int ep_a2a_time(const st__search_t *S, double bytes, int nodes,
-                       int gpn, double share, double *t) {
+static int ep_a2a_time(const st__search_t *S, double bytes, int nodes, int gpn,
+                       double share, double *t) {
   double across = 0;
   if (strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, bytes, nodes, gpn,
                                t) ||
-      (nodes > 1 && strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL,
-                                             bytes, nodes, 1, &across)))
+      (nodes > 1 && strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, bytes,
+                                             nodes, 1, &across)))
     return -1;
   *t -= (1 - share) * across;
   return 0;

@@ -881,12 +881,15 @@ static strata_plan_t *qwen_ep(const char *cluster, int ep, int flex) {
 }
 
 TEST(flex_dispatcher_sends_once_per_node) {
-  strata_plan_t *a = qwen_ep("dgx-h100:2", 16, 0), *f = qwen_ep("dgx-h100:2", 16, 1);
-  strata_plan_t *a1 = qwen_ep("dgx-h100:1", 8, 0), *f1 = qwen_ep("dgx-h100:1", 8, 1);
+  strata_plan_t *a = qwen_ep("dgx-h100:2", 16, 0),
+                *f = qwen_ep("dgx-h100:2", 16, 1);
+  strata_plan_t *a1 = qwen_ep("dgx-h100:1", 8, 0),
+                *f1 = qwen_ep("dgx-h100:1", 8, 1);
   ASSERT(a && f && a1 && f1);
   ASSERT_NEAR(f1->step_items.ep_a2a, a1->step_items.ep_a2a, 1e-12, 0);
   double miss = 1;
-  for (int i = 0; i < 8; i++) miss *= (64.0 - i) / (128.0 - i);
+  for (int i = 0; i < 8; i++)
+    miss *= (64.0 - i) / (128.0 - i);
   double share = 2 * (1 - miss) / 8; /* about a quarter */
   ASSERT(share > 0.24 && share < 0.25);
   /* one all-to-all of a device's copies: 4096 tokens x 8 x 2048 x 2 bytes */
@@ -894,7 +897,8 @@ TEST(flex_dispatcher_sends_once_per_node) {
   ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
   double S = 4096.0 * 8 * 2048 * 2, all = 0, across = 0;
   ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, S, 2, 8, &all));
-  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, S, 2, 1, &across));
+  ASSERT_OK(
+      strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, S, 2, 1, &across));
   strata_cluster_destroy(c);
   double want = (all - (1 - share) * across) / all;
   double got = f->step_items.ep_a2a / a->step_items.ep_a2a;
