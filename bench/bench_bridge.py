@@ -15,7 +15,12 @@ GPUs, precision, configuration, published and predicted tokens/s/GPU, the
 error, the predicted peak memory against the device's budget and the
 verdict (every published row ran, so "fits" is right and "OOM" wrong);
 then the mean absolute and worst error per GPU, dense and MoE apart, and
-the memory verdicts counted.  Rows refused as published (run.py says why)
+the memory verdicts counted.  The errors are taken over the reference
+rows: where several releases give the same `strata estimate` command
+(the same configuration and recipe: CUDA graphs, dispatcher, FP8
+recipe, recompute, offload, token drop), only the latest release's row
+counts, as software moves between releases; the others are printed,
+marked "superseded by" that release, and left out of the MAE.  Rows refused as published (run.py says why)
 are listed, not costed.  Only the H100 rows may set parameters
 (docs/fidelity.md); B200 and GB200 check the model.
 
@@ -78,6 +83,34 @@ def cost(run, strata, r):
     return res, ""
 
 
+def release_order(rel):
+    """25.09 < 25.11 < 26.02 < 26.02.01: the numbers, compared in turn."""
+    return tuple(int(x) for x in rel.split("."))
+
+
+def superseded(run, rows):
+    """Row index -> the release that supersedes it: a later release whose
+    row states the same strata estimate command."""
+    latest = {}
+    for i, r in enumerate(rows):
+        args, why = run.command(r)
+        if args is None or why:
+            continue
+        k = tuple(args)
+        if k not in latest or (release_order(r["release"]) >
+                               release_order(rows[latest[k]]["release"])):
+            latest[k] = i
+    out = {}
+    for i, r in enumerate(rows):
+        args, why = run.command(r)
+        if args is None or why:
+            continue
+        j = latest[tuple(args)]
+        if j != i:
+            out[i] = rows[j]["release"]
+    return out
+
+
 def key_of(r):
     return (r["release"], r["system"], r["model"], r["variant"],
             r["precision"])
@@ -93,7 +126,7 @@ def summary(label, errs):
         return "%s: no rows" % label
     mae = sum(abs(e) for e in errs) / len(errs)
     worst = max(errs, key=abs)
-    return ("%s: MAE %.1f %%, worst %+.1f %% over %d rows" %
+    return ("%s: MAE %.1f %%, worst %+.1f %% over %d reference rows" %
             (label, mae, worst, len(errs)))
 
 
@@ -102,12 +135,13 @@ def print_system(run, strata, sysname, rows, csv_out):
     if not csv_out:
         print("| release | model | GPUs | precision | configuration | "
               "published tok/s/GPU | predicted | error | peak GiB | "
-              "budget GiB | verdict |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+              "budget GiB | verdict | reference |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     errs = {"all": [], "dense": [], "moe": []}
     fit = oom = 0
     skipped = []
-    for r in rows:
+    later = superseded(run, rows)
+    for i, r in enumerate(rows):
         res, why = cost(run, strata, r)
         if res is None:
             skipped.append("%s %s %s x%s: %s" % (r["release"], name_of(r),
@@ -115,7 +149,7 @@ def print_system(run, strata, sysname, rows, csv_out):
                                                  why))
             continue
         kind = "dense" if r["model"] in DENSE else "moe"
-        if res["pub"]:
+        if res["pub"] and i not in later:
             errs["all"].append(res["err"])
             errs[kind].append(res["err"])
         fit += res["fits"]
@@ -127,7 +161,8 @@ def print_system(run, strata, sysname, rows, csv_out):
                  "%+.1f%%" % res["err"] if res["pub"] else "-",
                  "%.1f" % res["peak"], "%.1f" % res["budget"],
                  "fits" if res["fits"] else
-                 "OOM*" if key_of(r) in run.NO_FIT else "OOM"]
+                 "OOM*" if key_of(r) in run.NO_FIT else "OOM",
+                 "superseded by " + later[i] if i in later else "yes"]
         if csv_out:
             print(",".join([sysname] + ['"%s"' % c if "," in c else c
                                         for c in cells]))
@@ -136,6 +171,9 @@ def print_system(run, strata, sysname, rows, csv_out):
     print()
     for label in ("all", "dense", "moe"):
         print(summary("%s %s" % (sysname, label), errs[label]))
+    print("%s: errors over the reference rows; %d superseded rows (the "
+          "same command in a later release) printed, not counted" %
+          (sysname, len(later)))
     known = sum(1 for r in rows if key_of(r) in run.NO_FIT)
     print("%s memory: %d of %d predicted to fit, %d predicted not to "
           "(every row ran)%s" % (sysname, fit, fit + oom, oom,

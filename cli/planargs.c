@@ -172,7 +172,7 @@ static const cli_opt_t opts[] = {
 #undef SWITCH_ROW
     /* clang-format on */
     {CLI_HEAD("Megatron-LM's run-time choices (those of the MoE layer and "
-              "CUDA graphs exported, not costed):")},
+              "CUDA graphs exported; of them only the dispatcher costed):")},
     /* clang-format off */
     STRATA_PLAN_MEGATRON_CHOICES(CHOICE_ROW, po)
 #undef CHOICE_ROW

@@ -78,19 +78,56 @@ void st__group_shape(const st__search_t *S, int stride, int n, int *nodes,
   if (*nodes > S->N) *nodes = S->N;
 }
 
+/* Of the token copies an all-to-all sends to other nodes, the fraction a
+ * dispatcher sends that forwards a token once to each node holding any of
+ * its experts, and there over NVLink to their GPUs (DeepEP's internode
+ * kernels, after DeepSeek-V3's report section 3.2.2; NVIDIA's HybridEP
+ * the same way): the token's distinct other nodes over its copies on
+ * other nodes, k (N - 1) / N, with routing uniform over the experts
+ * (or, group-limited, over the router's groups when whole groups sit on
+ * a node: DeepSeek-V3 picks 4 of 8).  The combine sums a node's copies
+ * before sending them back, the same volume.  1 for Megatron's alltoall
+ * dispatcher, which sends every copy. */
+double st__ep_node_share(const strata_graph_t *g, int dispatcher, int nodes) {
+  const struct strata_graph_hp *h = &g->hp;
+  if (STRATA_CHOICE(dispatcher) != STRATA_MOE_FLEX || nodes <= 1 ||
+      h->experts <= 0 || h->topk <= 0)
+    return 1;
+  double units = h->experts, picks = h->topk;
+  if (h->router_groups > 0 && h->router_group_topk > 0 &&
+      h->router_groups % nodes == 0)
+    units = h->router_groups, picks = h->router_group_topk;
+  double there = units / nodes, miss = 1; /* no pick on a given node */
+  for (int i = 0; i < picks; i++)
+    miss *= units - there - i > 0 ? (units - there - i) / (units - i) : 0;
+  double share = nodes * (1 - miss) / h->topk;
+  return share < 1 ? share : 1;
+}
+
 /* The all-to-all of the expert-parallel replicas beyond the mesh (ep_outer
  * ranks t apart) as an affine model of the bytes a device holds: the
- * cluster's hierarchical cost at 1 byte and 1 GB. */
+ * cluster's hierarchical cost at 1 byte and 1 GB, its inter-node part
+ * scaled by the copies the dispatcher sends across nodes. */
+static int ep_a2a_time(const st__search_t *S, double bytes, int nodes, int gpn,
+                       double share, double *t) {
+  double across = 0;
+  if (strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, bytes, nodes, gpn,
+                               t) ||
+      (nodes > 1 && strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, bytes,
+                                             nodes, 1, &across)))
+    return -1;
+  *t -= (1 - share) * across;
+  return 0;
+}
+
 static strata_link_t ep_link(const st__search_t *S, const st__family_t *f) {
   strata_link_t l = {25e9, 10e-6};
   double one = 0, big = 0;
   int nodes, gpn;
   st__group_shape(S, f->t, f->ep_outer, &nodes, &gpn);
-  if (strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, 1, nodes, gpn,
-                               &one) ||
-      strata_cluster_coll_time(S->c, STRATA_COLL_ALLTOALL, 1e9, nodes, gpn,
-                               &big) ||
-      !(big > one)) {
+  double share = st__ep_node_share(S->g, S->o->moe_dispatcher, nodes);
+  if (ep_a2a_time(S, 1, nodes, gpn, share, &one) ||
+      ep_a2a_time(S, 1e9, nodes, gpn, share, &big) || !(big > one)) {
     strata_error_clear();
     return l;
   }

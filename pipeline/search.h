@@ -240,6 +240,7 @@ void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
 strata_link_t st__group_link(const st__search_t *S, strata_coll_t coll, int n,
                              int nodes, int gpn);
 /* The shape (nodes x GPUs per node) of n ranks `stride` apart. */
+double st__ep_node_share(const strata_graph_t *g, int dispatcher, int nodes);
 void st__group_shape(const st__search_t *S, int stride, int n, int *nodes,
                      int *gpn);
 

@@ -859,6 +859,61 @@ static int plan_for(const char *name, const char *cluster,
   return rc;
 }
 
+/* The flex dispatcher (DeepEP, HybridEP) sends a token once to each other
+ * node holding one of its experts, Megatron's alltoall every copy: on
+ * qwen3-30b-a3b (128 experts, top 8) at ep 16 over two nodes, a token's
+ * 4 copies bound for the other node cross it as one (the share below),
+ * so of each all-to-all only the inter-node part shrinks, by that share;
+ * on one node the two cost the same. */
+static strata_plan_t *qwen_ep(const char *cluster, int ep, int flex) {
+  strata_plan_opts_t po;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = ep, po.fix_dp = ep, po.vpp = 1;
+  po.micro_batch = po.gen.micro_batch = 1;
+  po.global_batch = 4 * ep;
+  po.no_memory_check = 1;
+  po.moe_dispatcher = flex ? STRATA_MOE_FLEX : STRATA_MOE_ALLTOALL;
+  if (flex) po.moe_flex_backend = STRATA_MOE_HYBRIDEP;
+  if (plan_for("qwen3-30b-a3b", cluster, STRATA_FRAMEWORK_MEGATRON, &po, &p))
+    return NULL;
+  return p;
+}
+
+TEST(flex_dispatcher_sends_once_per_node) {
+  strata_plan_t *a = qwen_ep("dgx-h100:2", 16, 0),
+                *f = qwen_ep("dgx-h100:2", 16, 1);
+  strata_plan_t *a1 = qwen_ep("dgx-h100:1", 8, 0),
+                *f1 = qwen_ep("dgx-h100:1", 8, 1);
+  ASSERT(a && f && a1 && f1);
+  ASSERT_NEAR(f1->step_items.ep_a2a, a1->step_items.ep_a2a, 1e-12, 0);
+  double miss = 1;
+  for (int i = 0; i < 8; i++)
+    miss *= (64.0 - i) / (128.0 - i);
+  double share = 2 * (1 - miss) / 8; /* about a quarter */
+  ASSERT(share > 0.24 && share < 0.25);
+  /* one all-to-all of a device's copies: 4096 tokens x 8 x 2048 x 2 bytes */
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_cluster_load("dgx-h100:2", &c));
+  double S = 4096.0 * 8 * 2048 * 2, all = 0, across = 0;
+  ASSERT_OK(strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, S, 2, 8, &all));
+  ASSERT_OK(
+      strata_cluster_coll_time(c, STRATA_COLL_ALLTOALL, S, 2, 1, &across));
+  strata_cluster_destroy(c);
+  double want = (all - (1 - share) * across) / all;
+  double got = f->step_items.ep_a2a / a->step_items.ep_a2a;
+  printf("  qwen3-30b-a3b ep 16 on 16 H100s: all-to-all %.1f ms (alltoall), "
+         "%.1f ms (flex), %.3f of it; expected %.3f\n",
+         a->step_items.ep_a2a * 1e3, f->step_items.ep_a2a * 1e3, got, want);
+  ASSERT(want < 0.8);
+  ASSERT_NEAR(got, want, 0, 0.02);
+  ASSERT(f->step_seconds < a->step_seconds);
+  strata_plan_destroy(a);
+  strata_plan_destroy(f);
+  strata_plan_destroy(a1);
+  strata_plan_destroy(f1);
+}
+
 TEST(deepspeed_plans_export) {
   strata_plan_opts_t po;
   strata_plan_t *m = NULL, *d = NULL;
@@ -1560,6 +1615,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(variants_change_counts_flops_memory),
     TEST_ENTRY(moe_memory_closed_form),
     TEST_ENTRY(ep_all_to_all_cost),
+    TEST_ENTRY(flex_dispatcher_sends_once_per_node),
     TEST_ENTRY(cp_llama3_405b_long_context),
     TEST_ENTRY(cp_sliding_window_all_gathers),
     TEST_ENTRY(cp_ring_and_allgather_layouts),

@@ -235,7 +235,8 @@
     "fine-grained activation offloading: the\nmodules whose saved activations go to the\nhost between forward and backward, a comma\nlist of attn_norm, qkv_linear, core_attn,\nattn_proj, mlp_norm, expert_fc1, moe_act\n(Megatron-LM's --offload-modules; default\nnone)", \
     "attn_norm", "qkv_linear", "core_attn", "attn_proj", "mlp_norm",          \
     "expert_fc1", "moe_act")
-/* Megatron-LM's MoE layer and CUDA graphs: exported, not costed */
+/* Megatron-LM's MoE layer and CUDA graphs: exported; of them only the
+ * dispatcher is costed (flex sends a token once a node: pipeline/degrees.c) */
 #define STRATA_PLAN_MEGATRON_CHOICES(C, F)                                      \
   C(F, NAME, moe_dispatcher, moe_token_dispatcher, "token dispatcher", 9, 30,  \
     "moe-token-dispatcher", p->moe_dispatcher,                                 \

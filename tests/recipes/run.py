@@ -241,6 +241,20 @@ def overlap_args(r, args, why):
 
 def moe_args(r, args, why):
     """The MoE layer's and CUDA graphs' run-time choices."""
+    if r["variant"] == "tokendrop":
+        # Megatron-Bridge's token drop (training/utils/moe_token_drop.py,
+        # apply_moe_token_drop, as scripts/performance --use_tokendrop
+        # sets it): moe_expert_capacity_factor 1.0 with
+        # moe_pad_expert_input_to_capacity, every expert padded to it;
+        # its dropless runs set neither (and force the router's balance)
+        flag(args, "--capacity-factor", "1.0")
+        if r["moe_flex_backend"] == "deepep":
+            # DeepEP does not pad to a capacity; apply_moe_token_drop
+            # asserts the alltoall dispatcher: the row's HEAD recipe
+            # (flex, deepep) is not what the release ran, and its own
+            # is not known
+            why.append("token drop with the recipe's flex/deepep "
+                       "dispatcher (the release's is not known)")
     if given(r["moe_dispatcher"]):
         flag(args, "--moe-token-dispatcher", r["moe_dispatcher"])
     if given(r["moe_flex_backend"]):
