@@ -146,7 +146,8 @@ static void cost_pipeline(brute_t *B) {
       st__part_t y = {0};
       st__layers_add(ss[s], fs[s], l, 1, &y);
       pre[s][l + 1] = pre[s][l] + y.fwd + y.bwd;
-      cap[s * L + l] = holds(ss[s], &one, s, l, L);
+      /* the caps from every first layer: layers that differ (v 1) */
+      if (B->differ) cap[s * L + l] = holds(ss[s], &one, s, l, L);
     }
   }
   double av[64], v;
