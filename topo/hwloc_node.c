@@ -478,6 +478,8 @@ static int tag_ok(const char *o, size_t n) {
  * outside its complete_cpuset or disjoint from its allowed_cpuset
  * ("Topology became empty", then a crash).
  * lstopo never writes any of these. */
+static int set_syntax_ok(const char *v, size_t n);
+
 static const char *bad_sets(const char *o, size_t n, int root) {
   static const char *const names[] = {"cpuset",         "complete_cpuset",
                                       "nodeset",        "complete_nodeset",
@@ -495,6 +497,11 @@ static const char *bad_sets(const char *o, size_t n, int root) {
     return "a cpuset or nodeset without its complete_cpuset or "
            "complete_nodeset";
   if (!root || !has[0]) return NULL;
+  /* hwloc_bitmap_sscanf asserts on some syntax it does not write (a first
+   * word empty, found by fuzzing): check_set_syntax refuses that */
+  for (int i = 0; i < 5; i++)
+    if ((i < 2 || i == 4) && has[i] && !set_syntax_ok(v[i], strlen(v[i])))
+      return NULL;
   hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
   int ok = a && b && hwloc_bitmap_sscanf(a, v[0]) == 0 &&
            hwloc_bitmap_sscanf(b, v[1]) == 0 && !hwloc_bitmap_iszero(a) &&
