@@ -624,6 +624,20 @@ static int json_ranks(cJSON *root, const strata_plan_t *p) {
   return 0;
 }
 
+/* A listed configuration's degrees, split and recompute (the runners-up
+ * and the Pareto front alike). */
+static int json_degrees(cJSON *o, const strata_plan_config_t *c) {
+  return st__json_add_num(o, "tp", c->tp) | st__json_add_num(o, "pp", c->pp) |
+         st__json_add_num(o, "dp", c->dp) |
+         st__json_add_num(o, "micro_batch", c->micro_batch) |
+         st__json_add_num(o, "vpp", c->vpp) |
+         st__json_add_bool(o, "sequence_parallel", c->sequence_parallel) |
+         st__json_add_num(o, "zero_stage", c->zero_stage) |
+         st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
+         st__json_add_num(o, "first_layers", c->first_layers) |
+         st__json_add_num(o, "last_layers", c->last_layers);
+}
+
 static int json_step(cJSON *root, const strata_plan_t *p) {
   cJSON *o = cJSON_AddObjectToObject(root, "step_items");
   if (!o) return -1;
@@ -640,15 +654,7 @@ static int json_top(cJSON *root, const strata_plan_t *p) {
       cJSON_Delete(o);
       return -1;
     }
-    if (st__json_add_num(o, "tp", c->tp) | st__json_add_num(o, "pp", c->pp) |
-        st__json_add_num(o, "dp", c->dp) |
-        st__json_add_num(o, "micro_batch", c->micro_batch) |
-        st__json_add_num(o, "vpp", c->vpp) |
-        st__json_add_bool(o, "sequence_parallel", c->sequence_parallel) |
-        st__json_add_num(o, "zero_stage", c->zero_stage) |
-        st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
-        st__json_add_num(o, "first_layers", c->first_layers) |
-        st__json_add_num(o, "last_layers", c->last_layers) |
+    if (json_degrees(o, c) |
         st__json_add_num(o, "step_seconds", c->step_seconds) |
         st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |
         st__json_add_num(o, "vs_best",
@@ -686,16 +692,7 @@ static int json_pareto(cJSON *root, const strata_plan_t *p) {
     if (st__json_add_str(o, "config", name) |
         st__json_add_num(o, "step_seconds", c->step_seconds) |
         st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |
-        st__json_add_num(o, "gpus", config_gpus(c)) |
-        st__json_add_num(o, "tp", c->tp) | st__json_add_num(o, "pp", c->pp) |
-        st__json_add_num(o, "dp", c->dp) |
-        st__json_add_num(o, "micro_batch", c->micro_batch) |
-        st__json_add_num(o, "vpp", c->vpp) |
-        st__json_add_bool(o, "sequence_parallel", c->sequence_parallel) |
-        st__json_add_num(o, "zero_stage", c->zero_stage) |
-        st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
-        st__json_add_num(o, "first_layers", c->first_layers) |
-        st__json_add_num(o, "last_layers", c->last_layers) |
+        st__json_add_num(o, "gpus", config_gpus(c)) | json_degrees(o, c) |
         st__json_par_config(o, c))
       return -1;
   }
