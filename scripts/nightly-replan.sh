@@ -133,7 +133,7 @@ export_all() {
     *) fail "EXPORTS: unknown target '$t'" ;;
     esac
     "$STRATA" export "$t" "$1" "${@:3}" -o "$2/$out" ||
-      fail "strata export $t ${*:3} failed"
+      fail "strata export $t${3:+ ${*:3}} failed"
     echo "$out"
   done
 }
@@ -152,17 +152,8 @@ fi
 # 4. The configs, only when the plan changed.
 if [ $changed = 1 ]; then
   outs=()
-  for t in $EXPORTS; do
-    case $t in
-    megatron) out=megatron.args ;;
-    deepspeed) out=deepspeed.json ;;
-    torchtitan) out=torchtitan.toml ;;
-    *) fail "EXPORTS: unknown target '$t'" ;;
-    esac
-    "$STRATA" export "$t" "$work/plan.splan" -o "$work/$out" ||
-      fail "strata export $t failed"
-    outs+=("$out")
-  done
+  list=$(export_all "$work/plan.splan" "$work") || exit 2 # fail said why
+  [ -z "$list" ] || mapfile -t outs <<<"$list"
   for out in "${outs[@]}"; do
     mv "$work/$out" "$STATE/configs/$out"
     log "rewrote configs/$out"
