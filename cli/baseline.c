@@ -58,7 +58,8 @@ static int same_run(const strata_plan_t *old, const strata_plan_t *now,
 }
 
 /* The options that fix OLD's configuration on top of the user's. */
-static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
+static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o,
+                        char *lay, size_t n) {
   o->fix_tp = old->tp;
   o->fix_pp = old->pp;
   o->fix_dp = old->dp;
@@ -80,6 +81,13 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o) {
       !old->account_loss) {
     o->fix_first = strata_plan_rank_layers(old, 0);
     o->fix_last = strata_plan_rank_layers(old, old->pp - 1);
+  }
+  /* chunks of their own sizes: the layout states them */
+  if (old->pp > 1 && old->megatron && old->n_groups < 2 &&
+      !old->account_embedding && !old->account_loss &&
+      !strata_plan_rank_form(old) && !strata_plan_layout(old, lay, n)) {
+    o->fix_first = o->fix_last = 0;
+    o->pipeline_layout = lay;
   }
   o->recompute = old->recompute;
   o->recompute_modules = (unsigned)old->recompute_modules;
@@ -127,7 +135,8 @@ static int cost_old(const cli_plan_args_t *a, const strata_plan_t *old,
              strata_cluster_gpus(c));
     return 0;
   }
-  fix_options(old, &o);
+  char lay[8192];
+  fix_options(old, &o, lay, sizeof lay);
   rc = strata_pipeline_plan(g, c, &o, out);
   if (!rc) rc = strata_merge_stitch(*out, g, c);
   if (rc == STRATA_ENOMEM || rc == STRATA_ECANCELED) return rc;

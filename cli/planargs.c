@@ -160,6 +160,12 @@ static const cli_opt_t opts[] = {
     /* clang-format off */
     STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
     /* clang-format on */
+    {CLI_FLAG("no-search-layouts", po.no_search_layouts, 1,
+              "split only as first and last ranks of their\n"
+              "own sizes and the embedding and loss counted,\n"
+              "not as layouts of chunks of their own sizes\n"
+              "(--pipeline-model-parallel-layout)"),
+     NOT_EST("estimate costs the split given")},
     {CLI_FLAG("free", po.megatron, 0,
               "lift the Megatron-compatible restrictions:\n"
               "ILP layouts, balanced uneven splits")},

@@ -62,6 +62,20 @@ int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size) {
   return o < size ? 0 : -1;
 }
 
+static int chunk_size(const strata_plan_t *p, int s) {
+  return p->stages[s].layer_end - p->stages[s].layer_begin;
+}
+
+int strata_plan_rank_form(const strata_plan_t *p) {
+  int pp = p->pp > 1 ? p->pp : 1;
+  for (int s = 0; s < p->n_stages; s++)
+    if (chunk_size(p, s) < 1 || chunk_size(p, s) != chunk_size(p, s % pp))
+      return 0;
+  for (int r = 2; r + 1 < pp && r < p->n_stages; r++)
+    if (chunk_size(p, r) != chunk_size(p, 1)) return 0;
+  return 1;
+}
+
 int st__placement_shards(const char *pl, const strata_mesh_t *m) {
   int shards = 1, axis = 0;
   if (!pl) return 1;

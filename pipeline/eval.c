@@ -102,6 +102,10 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
   if (p < 1 || p > L || p * v > ST__MAX_PP || v > 64) return -1;
   if (cf->acct) return st__split_accounted(L, p, v, cf->acct, n);
   if (p * v > L) return -1;
+  if (cf->split && cf->chunked) { /* a layout of every chunk */
+    memcpy(n, cf->split, sizeof *n * (size_t)(p * v));
+    return p * v;
+  }
   if (cf->split && v == 1) {
     memcpy(n, cf->split, sizeof *n * (size_t)p);
     return p;
@@ -688,6 +692,8 @@ typedef struct {
   double fwd1, bwd1;         /* one micro-batch, all its chunks */
   double sync, exposed, gather, opt;
   double fill, drain; /* lower bound terms */
+  double tail;        /* of busy, the blocking send after its last backward
+                         (the rank's end is before it, the drain after it) */
 } rank_time_t;
 
 /* Megatron-LM overlaps p2p only with interleaving (on by default there);
@@ -832,6 +838,7 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm - rt->zdp;
   rt->fill = ch[r].fill; /* chunks before this rank's first */
   rt->drain = ch[r].drain;
+  rt->tail = blocking && r > 0 ? ch[r - 1].p2p : 0;
   rt->sync = sum.sync; /* inside the stage's mesh */
   int rc = dp_sync(S, cf, r, &sum, rt, units);
   if (rc) return rc;
@@ -916,6 +923,41 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
   most.fg_offload = (int)st__offload_fg_room(S, cf);
   rank_memory(S, &most, ch, r, &m, NULL);
   return m.total;
+}
+
+double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
+                      double *peak) {
+  chunk_t *ch = S->scratch->ch;
+  const st__family_t *f = cf->f;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
+  rank_time_t rt;
+  /* only rank r's chunks, without what only adds to them (ZeRO-2/3's
+   * collectives, offloads, the p2p sends): each part at most its own */
+  for (int k = 0, l = 0; k < K; l += n[k], k++) {
+    chunk_t *c = &ch[k];
+    memset(c, 0, sizeof *c);
+    c->k0 = l, c->n = n[k], c->t = f->t;
+    if (k % p != r) continue;
+    if (k == 0) c->part = f->pro;
+    if (k == K - 1) c->part = f->epi;
+    st__chunk_add(S, f, l, n[k], &c->part);
+  }
+  if (peak) { /* at the least the search may offload to (st__rank_peak) */
+    st__cfg_t most = *cf;
+    strata_mem_items_t m;
+    int opt = 0, act = 0;
+    st__offload_room(S, cf, &opt, &act);
+    if (opt) most.opt_offload = 1;
+    if (act) most.act_offload = act;
+    most.fg_offload = (int)st__offload_fg_room(S, cf);
+    rank_memory(S, &most, ch, r, &m, NULL);
+    *peak = m.total;
+  }
+  if (rank_time(S, cf, ch, K, r, &rt)) return 0;
+  /* its ops run one after another (end >= its work), then its exposed
+   * synchronisation; the step adds the largest optimizer and gather */
+  return cf->m * (rt.fwd1 + rt.bwd1) + rt.exposed + rt.opt + rt.gather +
+         strata_cluster_calibration(S->c)->step_seconds;
 }
 
 void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
@@ -1029,9 +1071,10 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
   int rl = 0;
   for (int r = 0; r < cf->p; r++) {
     if (!exact) {
-      double around = rt[r].fill + rt[r].busy + rt[r].drain;
+      double own = rt[r].fill + rt[r].busy - rt[r].tail;
+      double around = own + rt[r].drain;
       mk = around > mk ? around : mk;
-      end[r] = rt[r].fill + rt[r].busy;
+      end[r] = own;
     }
     if (end[r] + rt[r].exposed > last) last = end[r] + rt[r].exposed, rl = r;
     if (rt[r].opt > opt) opt = rt[r].opt;

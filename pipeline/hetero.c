@@ -191,7 +191,7 @@ static size_t caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
     return at;
   }
   st__cfg_t one = {t->f[z], P,    t->dp, 1, t->b, t->m, 0, 0,
-                   NULL,    NULL, NULL,  0, 0,    0,    0};
+                   NULL,    NULL, NULL,  0, 0,    0,    0, 0};
   caps_from(&M->S[z], &one, s, cap);
   if (M->caps) {
     memcpy(M->caps + at * L, cap, sizeof(int) * L);
@@ -366,7 +366,7 @@ static int rank_caps(mixed_t *M, const trial_t *t, int P,
   int L = M->S[0].L;
   for (int s = 0; s < P; s++) {
     st__cfg_t one = {fs[s], P,    t->dp, t->v, t->b, t->m, 0, 0,
-                     NULL,  NULL, NULL,  0,    0,    0,    0};
+                     NULL,  NULL, NULL,  0,    0,    0,    0, 0};
     e[s] = 0; /* what the first and last stages add */
     if (s == 0) e[s] += fs[s]->pro.fwd + fs[s]->pro.bwd;
     if (s == P - 1) e[s] += fs[s]->epi.fwd + fs[s]->epi.bwd;
@@ -442,7 +442,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
     return 0;
   }
   st__cfg_t cf = {fs[0], P,  t->dp, t->v, t->b, t->m, 0, 0,
-                  n,     fs, ss,    0,    0,    0,    0};
+                  n,     fs, ss,    0,    0,    0,    0, 0};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
   int rc = st__cfg_cost_cut(&M->S[0], &cf, 0, cut(M), &c);
@@ -563,7 +563,7 @@ static int most_work(mixed_t *M, trial_t *t) {
             w = t->pre[0][k + cap[k]] - t->pre[0][k];
       } else {
         st__cfg_t one = {t->f[z], P,    t->dp, 1, t->b, t->m, 0, 0,
-                         NULL,    NULL, NULL,  0, 0,    0,    0};
+                         NULL,    NULL, NULL,  0, 0,    0,    0, 0};
         w = most_layers(&M->S[z], &one, s, L);
       }
       if (w > t->most[z]) t->most[z] = w;

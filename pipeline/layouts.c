@@ -155,3 +155,106 @@ int st__layout_parse(const char *s, int layers, int mtp, int *nl, int cap,
   if (!rc) *K_out = K + 1;
   return rc;
 }
+
+/* ---- the layouts the search generates ---- */
+
+int st__layouts_allowed(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  /* Megatron-LM's own pipelines, its split left to the search: no rank's
+   * size, layout, or embedding or loss counted was given */
+  return !o->no_search_layouts && o->megatron &&
+         o->framework == STRATA_FRAMEWORK_MEGATRON && !o->fix_first &&
+         !o->fix_last && S->lay_K == 0 && o->account_embedding <= 0 &&
+         o->account_loss <= 0;
+}
+
+/* Whether the chunks n[0..p v) are what a first and a last rank of their
+ * own sizes with equal middle ranks give (st__split_of's form): every
+ * rank's chunks equal, the middle ranks alike. */
+static int rank_form(const int *n, int p, int v) {
+  for (int k = p; k < p * v; k++)
+    if (n[k] != n[k % p]) return 0;
+  for (int r = 2; r < p - 1; r++)
+    if (n[r] != n[1]) return 0;
+  return 1;
+}
+
+/* Rank x goes before rank y in the heap: less loaded, or as loaded and
+ * later. */
+static int ahead(const double *load, int x, int y) {
+  return load[x] < load[y] || (load[x] == load[y] && x > y);
+}
+
+static void sift(int *heap, int h, int j, const double *load) {
+  for (;;) {
+    int c = 2 * j + 1, t;
+    if (c >= h) return;
+    if (c + 1 < h && ahead(load, heap[c + 1], heap[c])) c++;
+    if (!ahead(load, heap[c], heap[j])) return;
+    t = heap[j], heap[j] = heap[c], heap[c] = t;
+    j = c;
+  }
+}
+
+static double work_of(const st__part_t *x) {
+  return x->fwd + x->bwd;
+}
+
+int st__layout_weights(const st__search_t *S, const st__cfg_t *cf, double *w) {
+  st__part_t all;
+  memset(&all, 0, sizeof all);
+  st__layers_add(S, cf->f, 0, S->L, &all);
+  double unit = work_of(&all) / S->L;
+  if (!(unit > 0)) return -1;
+  w[0] = work_of(&cf->f->pro) / unit;
+  w[1] = work_of(&cf->f->epi) / unit;
+  return 0;
+}
+
+int st__layout_candidate(const st__search_t *S, const st__cfg_t *cf,
+                         const double *w, int i, int *n) {
+  int L = S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
+  if (i < 0 || i >= ST__LAYOUTS || p < 2 || K < 3 || K > L || K > ST__MAX_PP ||
+      cf->ss || cf->fs)
+    return -1;
+  int q = L / K, a = q - 1 + i / 3, b = q - 2 + i % 3, R = L - a - b;
+  if (a < 0 || b < 0 || R < K - 2) return -1;
+  int c = R / (K - 2), e = R % (K - 2);
+  /* the ranks' loads in layers, the embedding's and the loss's in units
+   * of the family's mean layer (w) */
+  double load[ST__MAX_PP];
+  int next[ST__MAX_PP]; /* each rank's latest middle chunk without one */
+  for (int r = 0; r < p; r++) {
+    load[r] = 0;
+    next[r] = (v - 1) * p + r;
+  }
+  for (int k = 0; k < K; k++) {
+    n[k] = k == 0 ? a : k == K - 1 ? b : c;
+    load[k % p] += n[k];
+  }
+  load[0] += w[0];
+  load[p - 1] += w[1];
+  /* the extras one at a time to the least loaded rank with a middle
+   * chunk left (ties: the later rank), its latest such chunk: a heap of
+   * the ranks by (load, -rank) */
+  int heap[ST__MAX_PP], h = 0;
+  for (int r = 0; r < p; r++) {
+    while (next[r] >= 0 && (next[r] == 0 || next[r] == K - 1))
+      next[r] -= p;
+    if (next[r] >= 0) heap[h++] = r;
+  }
+  for (int j = h / 2 - 1; j >= 0; j--)
+    sift(heap, h, j, load);
+  for (int x = 0; x < e; x++) {
+    if (h == 0) return -1;
+    int r = heap[0];
+    n[next[r]]++;
+    load[r] += 1;
+    next[r] -= p;
+    while (next[r] >= 0 && (next[r] == 0 || next[r] == K - 1))
+      next[r] -= p;
+    if (next[r] < 0) heap[0] = heap[--h];
+    sift(heap, h, 0, load);
+  }
+  return rank_form(n, p, v) ? -1 : K;
+}

@@ -198,6 +198,9 @@ typedef struct st__cfg {
   double opt_offload;
   int act_offload;
   int fg_offload; /* the modules offloaded (STRATA_OFM_*) */
+  int chunked;    /* split holds every one of the p x v chunks' layers (a
+                     layout the search generated, layouts.c), not each
+                     rank's */
 } st__cfg_t;
 
 /* What a configuration costs. */
@@ -208,6 +211,29 @@ typedef struct st__cost {
   int worst_rank; /* the device with the most memory */
   strata_step_items_t items;
 } st__cost_t;
+
+/* The entries of cf's split: one per chunk (chunked) or per rank. */
+static inline int st__split_len(const st__cfg_t *cf) {
+  return cf->chunked ? cf->p * (cf->v > 1 ? cf->v : 1) : cf->p;
+}
+
+/* layouts.c: Megatron-LM's explicit layouts the search tries beyond its
+ * first/last ranks and the accounted splits, where the framework states
+ * them (st__layouts_allowed): every chunk but the first (the embedding's)
+ * and the last (the loss's) holds c or c + 1 layers, the first a within
+ * one of the even share q = L / (p v), the last b from q - 2 to q; the chunks
+ * given the extra layer are those of the least loaded ranks by the
+ * family's work (later chunks first: fewer micro-batches in flight).
+ * st__layout_weights gives w: the embedding's and the loss's work in
+ * units of the family's mean layer (-1: no work).  st__layout_candidate
+ * fills n with the p x v chunks' layers of candidate i (0 <= i <
+ * ST__LAYOUTS): K, or -1 when i gives none, or one that the first/last
+ * form states already. */
+#define ST__LAYOUTS 9
+int st__layouts_allowed(const st__search_t *S);
+int st__layout_weights(const st__search_t *S, const st__cfg_t *cf, double *w);
+int st__layout_candidate(const st__search_t *S, const st__cfg_t *cf,
+                         const double *w, int i, int *n);
 
 /* ---- plan.c ---- */
 /* Everything up to the search: families enumerated, probes solved, parts
@@ -279,6 +305,13 @@ int st__eval_scratch(st__search_t *S);
 double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k, int n);
 int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
                      double cutoff, st__cost_t *out);
+/* A lower bound of the step of cf's split n (its p x v chunks' layers)
+ * from pipeline rank r alone: its work, exposed synchronisation,
+ * optimizer and gather, at a fraction of the bound's cost (0 on a
+ * failure: no bound); and (peak not NULL) rank r's memory with the most
+ * the search may offload (st__rank_peak's). */
+double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
+                      double *peak);
 void st__eval_free(st__search_t *S);
 /* The same, writing the whole plan (stages without results, ranks). */
 int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p);

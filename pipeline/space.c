@@ -108,7 +108,7 @@ static void put(slot_t *s, const st__cfg_t *cf, const st__cost_t *c) {
   s->cf = *cf;
   s->cost = *c;
   if (cf->split) {
-    memcpy(s->split, cf->split, sizeof(int) * (size_t)cf->p);
+    memcpy(s->split, cf->split, sizeof(int) * (size_t)st__split_len(cf));
     s->cf.split = s->split;
   }
 }
@@ -274,9 +274,10 @@ static int front_keep(top_t *T) {
     S->front[i].split = NULL;
     S->n_front = i + 1;
     if (!x->cf.split) continue;
-    int *keep = strata_malloc(sizeof(int) * (size_t)x->cf.p);
+    size_t len = (size_t)st__split_len(&x->cf);
+    int *keep = strata_malloc(sizeof(int) * len);
     if (!keep) rc = strata_error(STRATA_ENOMEM, "out of memory");
-    if (keep) memcpy(keep, x->split, sizeof(int) * (size_t)x->cf.p);
+    if (keep) memcpy(keep, x->split, sizeof(int) * len);
     S->front[i].split = keep;
   }
   strata_free(ix);
@@ -295,6 +296,18 @@ static int visit_offloaded(top_t *T, const st__cfg_t *cf) {
   return rc;
 }
 
+/* The step a configuration must beat to change the best K: the K-th's,
+ * or (when one of its tuple is among them, which it could only replace)
+ * that one's if less; INFINITY with --pareto, where a slower one may
+ * join the front.  Strictly: one as fast with less memory replaces it. */
+static double tuple_cut(const top_t *T, const st__cfg_t *cf) {
+  double c = cut(T);
+  for (int i = 0; i < T->n && !T->pareto; i++)
+    if (same_tuple(&T->slot[i].cf, cf) && T->slot[i].cost.step < c)
+      c = T->slot[i].cost.step;
+  return c;
+}
+
 /* Cost one configuration: its bound and memory, then exactly if it can
  * enter the best K or the front. */
 static int visit(top_t *T, const st__cfg_t *cf) {
@@ -305,13 +318,14 @@ static int visit(top_t *T, const st__cfg_t *cf) {
   if (!T->have_lowest || c.peak < T->lowest_cost.peak) {
     T->lowest = *cf;
     T->lowest.split = NULL;
+    T->lowest.chunked = 0;
     T->lowest_cost = c;
     T->have_lowest = !cf->split;
   }
   if (!c.fits && !S->o->no_memory_check)
     return S->o->search_offload && c.step < kth(T) ? visit_offloaded(T, cf) : 0;
   int to_front = T->pareto && c.fits && front_open(T, cf, &c);
-  if (c.step >= kth(T) && !to_front) return 0;
+  if ((c.step >= kth(T) || c.step > tuple_cut(T, cf)) && !to_front) return 0;
   rc = st__cfg_cost(S, cf, 1, &c);
   if (!rc && isfinite(c.step)) offer(T, cf, &c);
   if (!rc && isfinite(c.step) && to_front && c.fits)
@@ -578,6 +592,52 @@ static int acct_allowed(const st__search_t *S, int acct) {
   return (e < 0 || e == (acct & 1)) && (l < 0 || l == (acct >> 1 & 1));
 }
 
+/* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
+ * bounded and costed as any split; those the first/last form gives are
+ * visited by visit_splits. */
+static int visit_layouts(top_t *T, st__cfg_t cf) {
+  const st__search_t *S = T->S;
+  int n[ST__MAX_PP], rc = 0, p = cf.p, K = 0;
+  double w[2], rw[2 * ST__MAX_PP];
+  if (st__layout_weights(S, &cf, w)) return 0;
+  cf.first = cf.last = 0;
+  cf.chunked = 1;
+  cf.split = n;
+  for (int i = 0; i < ST__LAYOUTS && !rc && !T->stopped; i++) {
+    if ((K = st__layout_candidate(S, &cf, w, i, n)) < 1) continue;
+    /* each rank waits for the work of the chunks before its first (the
+     * forwards before it and the backwards after) and does its own m
+     * times, its layers at the least they cost (work_range): the
+     * bound's fill, busy and drain (step_of) */
+    double most = 0, before = 0, *cw = rw + p;
+    for (int r = 0; r < p; r++)
+      rw[r] = 0;
+    for (int k = 0, l = 0; k < K; l += n[k], k++) {
+      cw[k] = work_range(S, cf.f, l, n[k], 0) +
+              (k == 0 ? part_work(&cf.f->pro) : 0) +
+              (k == K - 1 ? part_work(&cf.f->epi) : 0);
+      rw[k % p] += cw[k];
+    }
+    for (int r = 0; r < p; r++) {
+      double x = cf.m * rw[r] + before;
+      most = x > most ? x : most;
+      before += cw[r];
+    }
+    double tc = tuple_cut(T, &cf);
+    if (most >= cut(T) || most > tc) continue;
+    /* the last rank's own (the loss's; it synchronises unhidden), and
+     * that the ends fit: the first rank holds the most micro-batches */
+    double peak = 0, *mem = T->mem_prune ? &peak : NULL;
+    double rf = st__rank_floor(T->S, &cf, n, p - 1, mem);
+    if (rf >= cut(T) || rf > tc) continue;
+    if (mem && peak > S->budget) continue;
+    if (mem && (st__rank_floor(T->S, &cf, n, 0, mem), peak > S->budget))
+      continue;
+    rc = visit(T, &cf);
+  }
+  return rc;
+}
+
 /* A group's splits: an explicit layout's alone; else Megatron-LM's first
  * and last ranks (visit_splits) and the even splits that count the
  * embedding and the loss as layers (one each), as allowed. */
@@ -596,6 +656,8 @@ static int visit_group(top_t *T, st__cfg_t cf) {
     cf.acct = a;
     rc = visit(T, &cf);
   }
+  cf.acct = 0;
+  if (!rc && cf.p >= 2 && st__layouts_allowed(S)) rc = visit_layouts(T, cf);
   return rc;
 }
 
@@ -647,6 +709,8 @@ static int vpp_ok(const st__search_t *S, int p, int v, int m) {
   for (int a = 1; a <= 3; a++)
     units_ok |=
         acct_allowed(S, a) && (S->L + (a & 1) + (a >> 1)) % (p * v) == 0;
+  /* or a layout of chunks of their own sizes (layouts.c) */
+  units_ok |= st__layouts_allowed(S) && p >= 2 && p * v <= S->L;
   if ((S->L % v || S->L < p * v) && !units_ok) return 0;
   if (S->o->overlap_p2p == 0 && p < 3) return 0; /* Megatron-LM's rule */
   return 1;
@@ -888,9 +952,10 @@ static int hand_over(top_t *T, st__cfg_t *best, st__cost_t *cost, int *n_out,
   int rc = 0;
   for (int i = 0; i < T->n; i++)
     if (best[i].split) {
-      int *keep = rc ? NULL : strata_malloc(sizeof(int) * (size_t)best[i].p);
+      size_t len = (size_t)st__split_len(&best[i]);
+      int *keep = rc ? NULL : strata_malloc(sizeof(int) * len);
       if (!keep && !rc) rc = strata_error(STRATA_ENOMEM, "out of memory");
-      if (keep) memcpy(keep, T->slot[i].split, sizeof(int) * (size_t)best[i].p);
+      if (keep) memcpy(keep, T->slot[i].split, sizeof(int) * len);
       best[i].split = keep; /* NULL past a failure: the caller frees them */
     }
   return rc;

@@ -60,6 +60,12 @@ static void fix_config(strata_plan_opts_t *po, const strata_plan_t *p) {
     }
     po->fix_first = first, po->fix_last = last;
   }
+  static char lay[8192]; /* chunks of their own sizes: the layout */
+  if (p->pp > 1 && !strata_plan_rank_form(p) &&
+      !strata_plan_layout(p, lay, sizeof lay)) {
+    po->fix_first = po->fix_last = 0;
+    po->pipeline_layout = lay;
+  }
   po->offload_layers = p->offload_layers;
   po->optimizer_offload = p->optimizer_offload;
   po->offload_modules = p->offload_modules;

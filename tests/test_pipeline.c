@@ -864,7 +864,21 @@ typedef struct {
   double step, peak;
   st__cfg_t cf;
   long n, fit;
+  int lay[ST__MAX_PP]; /* a generated layout's chunks (cf.chunked) */
 } enum_best_t;
+
+/* A generated layout as Megatron-LM's layout string (no MTP modules). */
+static void layout_string(const int *n, int K, char *s, size_t cap) {
+  size_t o = 0;
+  s[o++] = 'E';
+  for (int k = 0; k < K; k++) {
+    for (int t = 0; t < n[k] && o + 3 < cap; t++)
+      s[o++] = 't';
+    if (k + 1 < K && o + 3 < cap) s[o++] = '|';
+  }
+  s[o++] = 'L';
+  s[o] = '\0';
+}
 
 static void consider(st__search_t *S, st__cfg_t *cf, enum_best_t *b) {
   st__cost_t c;
@@ -877,6 +891,10 @@ static void consider(st__search_t *S, st__cfg_t *cf, enum_best_t *b) {
     b->step = c.step;
     b->peak = c.peak;
     b->cf = *cf;
+    if (cf->chunked) {
+      memcpy(b->lay, cf->split, sizeof(int) * (size_t)st__split_len(cf));
+      b->cf.split = b->lay;
+    }
   }
 }
 
@@ -930,6 +948,17 @@ static void enumerate_each(st__search_t *S, consider_fn *fn, void *b) {
             if (st__split_of(S, &cf, n) == p * v) fn(S, &cf, b);
           }
           cf.acct = 0;
+          /* and the layouts of chunks of their own sizes the search
+           * generates (layouts.c) */
+          double w[2];
+          for (int x = 0; x < ST__LAYOUTS && st__layouts_allowed(S) &&
+                          !st__layout_weights(S, &cf, w);
+               x++) {
+            int n[ST__MAX_PP];
+            cf.chunked = 1, cf.split = n;
+            if (st__layout_candidate(S, &cf, w, x, n) == p * v) fn(S, &cf, b);
+          }
+          cf.chunked = 0, cf.split = NULL;
         }
       }
   }
@@ -985,7 +1014,7 @@ static void best_of_enumeration(int iters, int interleave) {
                                    "mi300x:1",   "dgx-a100:3", NULL,
                                    "drained"};
   static const int batches[] = {8, 12, 16, 24, 32};
-  int cases = 0, bound = 0, uneven_vpp = 0, accounted = 0;
+  int cases = 0, bound = 0, uneven_vpp = 0, accounted = 0, layouts = 0;
   if (interleave) rng = 0x9E3779B97F4A7C15ULL; /* the same cases alone */
   for (int it = 0; it < iters; it++) {
     strata_gen_opts_t gen;
@@ -1010,9 +1039,14 @@ static void best_of_enumeration(int iters, int interleave) {
     /* sometimes a budget that binds: a little above the least memory */
     if (it % 3 == 2) o.memory_budget = 2.5e9 + urand() * 1e9;
     st__search_t S;
-    enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
+    static enum_best_t b;
+    memset(&b, 0, sizeof b);
+    b.step = b.peak = INFINITY;
+    char lay[4 * ST__MAX_PP];
     ASSERT_OK(st__search_prepare(&S, g, c, &o));
     enumerate_all(&S, &b);
+    if (b.fit && b.cf.chunked)
+      layout_string(b.lay, st__split_len(&b.cf), lay, sizeof lay);
     int bt = b.fit ? b.cf.f->tp : 0, bsp = b.fit ? b.cf.f->sp : 0;
     st__family_t bf;
     memset(&bf, 0, sizeof bf);
@@ -1046,6 +1080,7 @@ static void best_of_enumeration(int iters, int interleave) {
       e.fix_last = b.cf.last;
       e.account_embedding = b.cf.acct & 1;
       e.account_loss = b.cf.acct >> 1;
+      if (b.cf.chunked) e.pipeline_layout = lay;
       e.recompute = brc;
       e.sequence_parallel = bsp;
       e.fix_cp = bf.cp, e.fix_ep = bf.ep, e.fix_etp = bf.etp;
@@ -1062,12 +1097,16 @@ static void best_of_enumeration(int iters, int interleave) {
            it, spec ? spec : "cluster-p100.json", g->hp.family,
            gen.experts ? " MoE" : "", strata_graph_layers(g), g->seq_len,
            o.global_batch, b.n, b.fit, b.fit ? "" : " (none: infeasible)");
-    if (b.fit && b.cf.v > 1)
+    if (b.fit && b.cf.v > 1 && !b.cf.chunked)
       printf("           best interleaves %d virtual stages, first rank %d "
              "layers, last %d\n",
              b.cf.v, b.cf.first, b.cf.last);
+    if (b.fit && b.cf.chunked)
+      printf("           best is the layout %s (pp %d, %d virtual stages)\n",
+             lay, b.cf.p, b.cf.v > 1 ? b.cf.v : 1);
     uneven_vpp += b.fit && b.cf.v > 1 && b.cf.first != b.cf.last;
     accounted += b.fit && b.cf.acct;
+    layouts += b.fit && b.cf.chunked;
     if (b.fit && (bf.cp > 1 || bf.ep > 1 || bf.zero >= 2 || bf.fp8))
       printf("           best has cp %d, ep %d, etp %d, ZeRO %d, fp8 %d\n",
              bf.cp, bf.ep, bf.etp, bf.zero, bf.fp8);
@@ -1077,10 +1116,12 @@ static void best_of_enumeration(int iters, int interleave) {
   }
   printf("  %d cases planned, all at the enumerated optimum (%d bounds); "
          "%d interleaved with uneven first and last ranks, %d counting the "
-         "embedding or the loss as layers\n",
-         cases, bound, uneven_vpp, accounted);
+         "embedding or the loss as layers, %d generated layouts\n",
+         cases, bound, uneven_vpp, accounted, layouts);
   ASSERT(cases >= iters * 3 / 5);
-  if (interleave) ASSERT(uneven_vpp >= 1 && accounted >= 1);
+  /* the accounted splits and the generated layouts are somewhere the best
+   * (interleaved_uneven_exact has the first/last form's) */
+  if (interleave) ASSERT(layouts >= 1 && accounted >= 1);
 }
 
 TEST(plan_is_best_of_enumeration) {
@@ -1317,7 +1358,9 @@ TEST(heterogeneous_layers_exact) {
       static double unbound;
       if (bind) o.memory_budget = unbound * 0.999 + o.memory_reserve;
       st__search_t S;
-      enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
+      static enum_best_t b;
+      memset(&b, 0, sizeof b);
+      b.step = b.peak = INFINITY;
       ASSERT_OK(st__search_prepare(&S, g, c, &o));
       enumerate_all(&S, &b);
       st__search_release(&S);
@@ -1363,6 +1406,7 @@ TEST(interleaved_uneven_exact) {
     /* the first/last form alone (the embedding and the loss are layers of
      * no split here) */
     o.account_embedding = o.account_loss = 0;
+    o.no_search_layouts = 1;
     if (k < 2) {
       ASSERT_OK(strata_trace_load(trace, &g));
       o.model_spec = trace;
@@ -1378,9 +1422,14 @@ TEST(interleaved_uneven_exact) {
     static double unbound;
     if (k == 1) o.memory_budget = unbound * 0.999 + o.memory_reserve;
     st__search_t S;
-    enum_best_t b = {INFINITY, INFINITY, {0}, 0, 0};
+    static enum_best_t b;
+    memset(&b, 0, sizeof b);
+    b.step = b.peak = INFINITY;
+    char lay[4 * ST__MAX_PP];
     ASSERT_OK(st__search_prepare(&S, g, c, &o));
     enumerate_all(&S, &b);
+    if (b.fit && b.cf.chunked)
+      layout_string(b.lay, st__split_len(&b.cf), lay, sizeof lay);
     st__search_release(&S);
     if (k == 0) unbound = b.peak;
     strata_plan_t *p = NULL;

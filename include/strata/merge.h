@@ -44,6 +44,11 @@ int strata_plan_rank_layers(const strata_plan_t *p, int rank);
  * writes it, runs of equal chunks as "(..|)*N": "Et|(t*2|)*62tL".  0, or
  * -1 when it does not fit in size bytes. */
 int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size);
+/* 1 when the split is in Megatron-LM's first/last form (every rank's
+ * chunks alike, the middle ranks alike, none empty), which the first and
+ * last ranks' layers state; 0 when only a layout (strata_plan_layout)
+ * does. */
+int strata_plan_rank_form(const strata_plan_t *p);
 
 /* Reports, into strata_free-able strings. */
 int strata_plan_summary(const strata_plan_t *p, char **text);

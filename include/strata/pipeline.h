@@ -136,6 +136,10 @@ typedef struct {
    * the precision-aware optimizer) and layers' activations (one stage,
    * no recompute) that make it fit, where they are not given */
   int search_offload;
+  /* strata plan --no-search-layouts: the search keeps to Megatron-LM's
+   * first and last ranks and the accounted splits, with no layout of
+   * chunks of their own sizes (0: it tries them) */
+  int no_search_layouts;
 } strata_plan_opts_t;
 
 /* The axes of the Pareto front besides the step time. */

@@ -55,7 +55,7 @@ PLANS=(
     mixedllama3 "--model llama --layers 32 --hidden 4096 --heads 32 --kv-heads 8 --ffn 14336 --vocab 128256 --seq 8192 --cluster $here/../data/topo/mixed.json --global-batch 256 --pp 4"
     qwen3 "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
     qwen3pp "--model $here/../data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64"
-    heatmap "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --global-batch 16"
+    heatmap "--model gpt --layers 8 --cluster dgx-h100:2 --tp 2 --pp 2 --global-batch 16 --no-search-layouts"
     cp "--model llama --layers 8 --cluster dgx-h100:16 --tp 4 --cp 2 --pp 2 --seq 16384 --global-batch 32"
     # Llama 3 405B's FSDP with pp 16, as Meta trained it, planned for
     # torchtitan; and Megatron-FSDP's, which torchtitan's export refuses
