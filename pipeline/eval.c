@@ -935,6 +935,9 @@ double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
    * collectives, offloads, the p2p sends): each part at most its own */
   for (int k = 0, l = 0; k < K; l += n[k], k++) {
     chunk_t *c = &ch[k];
+    /* rank_time reads rank r's chunks, the p2p of each one's neighbour
+     * before, and chunk r's fill and drain */
+    if (k % p != r && (k + 1) % p != r && k != r) continue;
     memset(c, 0, sizeof *c);
     c->k0 = l, c->n = n[k], c->t = f->t;
     if (k % p != r) continue;

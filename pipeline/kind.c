@@ -216,6 +216,11 @@ void st__unit_only(const st__search_t *S, const st__family_t *f,
   only->sync += unit.sync - all.sync;
 }
 
+double st__layers_work(const st__family_t *f, int k, int n) {
+  const double *a = &f->pre[k * PRE_FIELDS], *b = &f->pre[(k + n) * PRE_FIELDS];
+  return b[PF_FWD] - a[PF_FWD] + b[PF_BWD] - a[PF_BWD];
+}
+
 void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
                     st__part_t *acc) {
   const double *a = &f->pre[k * PRE_FIELDS], *b = &f->pre[(k + n) * PRE_FIELDS];

@@ -284,6 +284,9 @@ void st__chunk_add(const st__search_t *S, const st__family_t *f, int k, int n,
  * place of every layer's (st__chunk_add over all layers). */
 void st__unit_only(const st__search_t *S, const st__family_t *f,
                    st__part_t *only);
+/* The forward and backward of layers [k, k + n) of f (st__layers_add's
+ * fwd + bwd, from the prefix sums alone). */
+double st__layers_work(const st__family_t *f, int k, int n);
 void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
                     st__part_t *acc);
 void st__part_add(st__part_t *acc, const st__part_t *x);

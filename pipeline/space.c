@@ -595,36 +595,55 @@ static int acct_allowed(const st__search_t *S, int acct) {
 /* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
  * bounded and costed as any split; those the first/last form gives are
  * visited by visit_splits. */
+/* The floor of layout n (K chunks): each rank waits for the work of the
+ * chunks before its first (the forwards before it and the backwards
+ * after) and does its own m times, its layers at the least they cost
+ * (work_range): the bound's fill, busy and drain (step_of). */
+static double layout_floor(const st__cfg_t *cf, const st__family_t *least,
+                           const int *n, int K, double *rw) {
+  int p = cf->p;
+  double most = 0, before = 0, *cw = rw + p;
+  for (int r = 0; r < p; r++)
+    rw[r] = 0;
+  for (int k = 0, l = 0; k < K; l += n[k], k++) {
+    cw[k] = st__layers_work(least, l, n[k]) +
+            (k == 0 ? part_work(&cf->f->pro) : 0) +
+            (k == K - 1 ? part_work(&cf->f->epi) : 0);
+    rw[k % p] += cw[k];
+  }
+  for (int r = 0; r < p; r++) {
+    double x = cf->m * rw[r] + before;
+    most = x > most ? x : most;
+    before += cw[r];
+  }
+  return most;
+}
+
 static int visit_layouts(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
-  int n[ST__MAX_PP], rc = 0, p = cf.p, K = 0;
-  double w[2], rw[2 * ST__MAX_PP];
+  int n[ST__MAX_PP], rc = 0, p = cf.p, K = 0, order[ST__LAYOUTS], k = 0;
+  double w[2], rw[2 * ST__MAX_PP], fl[ST__LAYOUTS];
   if (st__layout_weights(S, &cf, w)) return 0;
+  /* block recompute's full family costs at least its sibling's layers */
+  const st__family_t *least = cf.f->sib >= 0 ? &S->fam[cf.f->sib] : cf.f;
   cf.first = cf.last = 0;
   cf.chunked = 1;
   cf.split = n;
-  for (int i = 0; i < ST__LAYOUTS && !rc && !T->stopped; i++) {
+  /* the candidates by their floors, least first: the best of the tuple
+   * found early leaves the others less to beat (tuple_cut) */
+  for (int i = 0; i < ST__LAYOUTS; i++) {
     if ((K = st__layout_candidate(S, &cf, w, i, n)) < 1) continue;
-    /* each rank waits for the work of the chunks before its first (the
-     * forwards before it and the backwards after) and does its own m
-     * times, its layers at the least they cost (work_range): the
-     * bound's fill, busy and drain (step_of) */
-    double most = 0, before = 0, *cw = rw + p;
-    for (int r = 0; r < p; r++)
-      rw[r] = 0;
-    for (int k = 0, l = 0; k < K; l += n[k], k++) {
-      cw[k] = work_range(S, cf.f, l, n[k], 0) +
-              (k == 0 ? part_work(&cf.f->pro) : 0) +
-              (k == K - 1 ? part_work(&cf.f->epi) : 0);
-      rw[k % p] += cw[k];
-    }
-    for (int r = 0; r < p; r++) {
-      double x = cf.m * rw[r] + before;
-      most = x > most ? x : most;
-      before += cw[r];
-    }
+    fl[i] = layout_floor(&cf, least, n, K, rw);
+    int j = k++;
+    for (; j > 0 && fl[order[j - 1]] > fl[i]; j--)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+  for (int x = 0; x < k && !rc && !T->stopped; x++) {
     double tc = tuple_cut(T, &cf);
-    if (most >= cut(T) || most > tc) continue;
+    if (fl[order[x]] >= cut(T)) break; /* and every one after it */
+    if (fl[order[x]] > tc) continue;
+    K = st__layout_candidate(S, &cf, w, order[x], n);
     /* the last rank's own (the loss's; it synchronises unhidden), and
      * that the ends fit: the first rank holds the most micro-batches */
     double peak = 0, *mem = T->mem_prune ? &peak : NULL;

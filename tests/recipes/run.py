@@ -3,7 +3,7 @@
 commands (tests/data/bridge/recipes.tsv: every H100, B200 and GB200
 pre-training row of the performance summary, with its recipe settings).
 
-Usage: run.py STRATA [--plan] [--show] [--fit SYSTEM]
+Usage: run.py STRATA [--plan [--list-plans]] [--show] [--fit SYSTEM]
 
 Each row becomes one `strata estimate` command that states its
 parallelism, batch, sequence, precision and the recipe's settings
@@ -19,9 +19,11 @@ precision) of the stated rows, `strata plan` on the same cluster must
 return a plan that fits and whose step, by strata's own model, is no
 slower than the best of those rows' recipes that fit, hand-written
 pipeline layouts included (the recipe's configuration is one the search
-could choose, or one its generated layouts must match).  --show prints every command.  With --fit SYSTEM, every
-stated row of that system (H100, B200, GB200) must be predicted to fit:
-the run was published, so it fitted; the rows of NO_FIT are the
+could choose, or one its generated layouts must match).  --show prints
+every command; --list-plans prints the plans' arguments as NAME 'ARGS'
+pairs (shared/tools/realclients' run.sh takes them) instead of running
+them.  With --fit SYSTEM, every stated row of that system (H100, B200,
+GB200) must be predicted to fit: the run was published, so it fitted; the rows of NO_FIT are the
 exceptions, each with the reason it is not a memory over-count.
 
 Ends with a summary; exits 1 if any stated row or plan check fails.
@@ -249,12 +251,14 @@ def moe_args(r, args, why):
         # its dropless runs set neither (and force the router's balance)
         flag(args, "--capacity-factor", "1.0")
         if r["moe_flex_backend"] == "deepep":
-            # DeepEP does not pad to a capacity; apply_moe_token_drop
-            # asserts the alltoall dispatcher: the row's HEAD recipe
-            # (flex, deepep) is not what the release ran, and its own
-            # is not known
-            why.append("token drop with the recipe's flex/deepep "
-                       "dispatcher (the release's is not known)")
+            # DeepEP does not pad to a capacity: Megatron-LM refuses the
+            # row's recipe as it stands (transformer_config.py, "Flex
+            # token dispatcher with deepep backend does not support
+            # moe_pad_expert_input_to_capacity"), and so must Strata;
+            # what the release ran instead is not known
+            why.append(REFUSED("does not pad the experts' input",
+                               "token drop with the flex dispatcher's "
+                               "deepep backend"))
     if given(r["moe_dispatcher"]):
         flag(args, "--moe-token-dispatcher", r["moe_dispatcher"])
     if given(r["moe_flex_backend"]):
@@ -420,6 +424,10 @@ def main():
                     gbs, "--seq", seq, "--precision", prec] + sw
             if int(gpus) % SYSTEMS_PER(cluster):
                 continue  # the recipe's GPUs are part of a node: no plan
+            if "--list-plans" in opts:  # NAME ARGS pairs for realclients
+                print("%s_%s_%s '%s'" % (model, cluster.replace(":", "x"),
+                                         gbs, " ".join(args)))
+                continue
             j, err = plan_step(strata, args)
             plans_checked += 1
             if j is None:
