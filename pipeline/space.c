@@ -621,19 +621,19 @@ static double layout_floor(const st__cfg_t *cf, const st__family_t *least,
 
 static int visit_layouts(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
-  int n[ST__MAX_PP], rc = 0, p = cf.p, K = 0, order[ST__LAYOUTS], k = 0;
+  static _Thread_local int cand[ST__LAYOUTS][ST__MAX_PP];
+  int rc = 0, p = cf.p, K = 0, order[ST__LAYOUTS], k = 0;
   double w[2], rw[2 * ST__MAX_PP], fl[ST__LAYOUTS];
   if (st__layout_weights(S, &cf, w)) return 0;
   /* block recompute's full family costs at least its sibling's layers */
   const st__family_t *least = cf.f->sib >= 0 ? &S->fam[cf.f->sib] : cf.f;
   cf.first = cf.last = 0;
   cf.chunked = 1;
-  cf.split = n;
   /* the candidates by their floors, least first: the best of the tuple
    * found early leaves the others less to beat (tuple_cut) */
   for (int i = 0; i < ST__LAYOUTS; i++) {
-    if ((K = st__layout_candidate(S, &cf, w, i, n)) < 1) continue;
-    fl[i] = layout_floor(&cf, least, n, K, rw);
+    if ((K = st__layout_candidate(S, &cf, w, i, cand[i])) < 1) continue;
+    fl[i] = layout_floor(&cf, least, cand[i], K, rw);
     int j = k++;
     for (; j > 0 && fl[order[j - 1]] > fl[i]; j--)
       order[j] = order[j - 1];
@@ -643,7 +643,8 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
     double tc = tuple_cut(T, &cf);
     if (fl[order[x]] >= cut(T)) break; /* and every one after it */
     if (fl[order[x]] > tc) continue;
-    K = st__layout_candidate(S, &cf, w, order[x], n);
+    int *n = cand[order[x]];
+    cf.split = n;
     /* the last rank's own (the loss's; it synchronises unhidden), and
      * that the ends fit: the first rank holds the most micro-batches */
     double peak = 0, *mem = T->mem_prune ? &peak : NULL;
