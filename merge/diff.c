@@ -183,7 +183,9 @@ static void stage_desc(const strata_plan_t *p, int s, char *buf, size_t n) {
     return;
   }
   const strata_plan_stage_t *st = &p->stages[s];
-  if (st->layer_end - st->layer_begin == 1)
+  if (st->layer_end <= st->layer_begin) /* a layout's chunk of none */
+    snprintf(buf, n, "no layer on %dx%d", st->nodes, st->gpus_per_node);
+  else if (st->layer_end - st->layer_begin == 1)
     snprintf(buf, n, "layer %d on %dx%d", st->layer_begin, st->nodes,
              st->gpus_per_node);
   else

@@ -321,22 +321,20 @@ static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
  * transformer/pipeline_parallel_layer_layout.py): stages split by '|',
  * 't' a transformer layer ("t*N" N of them), 'E' the embedding on the
  * first stage, 'L' the loss on the last, 'm' a multi-token prediction
- * module before it: "Et*10|t*26L", "Et*10|t*26m*1L". */
+ * module before it, runs of equal stages as "(...|)*N", which its parser
+ * unrolls (strata_plan_layout): "Et*10|t*26L", "Et*4|(t*4|)*14tmL".
+ * Written whole, whatever its length (a layout of 1024 stages). */
 static void layout_flag(st__mg_args_t *a, const strata_plan_t *p) {
-  char v[2048], mtp[16];
-  size_t n = 0;
-  /* the multi-token prediction modules ('m') on the last stage */
-  snprintf(mtp, sizeof mtp, "m*%d", p->mtp_layers);
-  for (int s = 0; s < p->n_stages && n < sizeof v; s++) {
-    int t = p->stages[s].layer_end - p->stages[s].layer_begin;
-    char layers[24] = ""; /* none in a chunk of the embedding alone */
-    if (t > 0) snprintf(layers, sizeof layers, "t*%d", t);
-    n += (size_t)snprintf(v + n, sizeof v - n, "%s%s%s%s%s", s ? "|" : "",
-                          s == 0 ? "E" : "", layers,
-                          s == p->n_stages - 1 && p->mtp_layers > 0 ? mtp : "",
-                          s == p->n_stages - 1 ? "L" : "");
-  }
-  flag(a, "--pipeline-model-parallel-layout", "'%s'", v); /* '|' and '*' */
+  /* a stage's token is at most 40 bytes ("Et*N" "m*N" "L" "|", a run's
+   * "(" ")*N"): never too short */
+  size_t cap = 64 + 48 * (size_t)p->n_stages;
+  char *v = strata_malloc(cap);
+  if (v && !strata_plan_layout(p, v, cap))
+    strata_buf_printf(&a->b, "%s--pipeline-model-parallel-layout '%s'",
+                      a->n++ ? a->sep : "", v); /* '|' and '*' */
+  else
+    a->b.oom = 1; /* the caller reports it */
+  strata_free(v);
 }
 
 static void parallel_flags(st__mg_args_t *a, const strata_plan_t *p, int first,

@@ -80,8 +80,12 @@ static void threads(strata_buf_t *b, const strata_plan_t *p) {
     snprintf(nm, sizeof nm, "rank %d", r);
     for (int k = r; k < K; k += p->pp) {
       size_t len = strlen(nm);
-      snprintf(nm + len, sizeof nm - len, "%s layers %d-%d", k == r ? ":" : ",",
-               p->stages[k].layer_begin, p->stages[k].layer_end - 1);
+      if (p->stages[k].layer_end <= p->stages[k].layer_begin)
+        snprintf(nm + len, sizeof nm - len, "%s no layer", k == r ? ":" : ",");
+      else
+        snprintf(nm + len, sizeof nm - len, "%s layers %d-%d",
+                 k == r ? ":" : ",", p->stages[k].layer_begin,
+                 p->stages[k].layer_end - 1);
     }
     meta(b, "thread_name", r, nm);
     sort_index(b, r);

@@ -1356,7 +1356,7 @@ TEST(megatron_rules) {
   p = hand_plan(2, 4, 1, 16, odd);
   p->mtp_layers = 1;
   ASSERT_OK(strata_export_megatron(p, &t));
-  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'Et*3|t*5|t*4|t*4m*1L'");
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'Et*3|t*5|t*4|t*4mL'");
   ASSERT_CONTAINS(t, "--mtp-num-layers 1");
   strata_free(t);
   ASSERT_EQ(strata_export_deepspeed(p, &t), STRATA_EUNSUPPORTED);
@@ -1371,7 +1371,7 @@ TEST(megatron_rules) {
   int alone[4] = {0, 8, 8, 0};
   p = hand_plan(2, 4, 1, 16, alone);
   ASSERT_OK(strata_export_megatron(p, &t));
-  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'E|t*8|t*8|L'");
+  ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'E|(t*8|)*2L'");
   strata_free(t);
   strata_plan_destroy(p);
   p = hand_plan(2, 2, 1, 8, NULL);
