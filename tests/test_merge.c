@@ -1374,6 +1374,23 @@ TEST(megatron_rules) {
   ASSERT_CONTAINS(t, "--pipeline-model-parallel-layout 'E|(t*8|)*2L'");
   strata_free(t);
   strata_plan_destroy(p);
+  /* a layout longer than any fixed buffer: 600 stages of 1 and 2 layers
+   * in turn, written whole */
+  static int turns[600];
+  for (int s = 0; s < 600; s++)
+    turns[s] = 1 + s % 2;
+  p = hand_plan(1, 600, 1, 900, turns);
+  ASSERT_OK(strata_export_megatron(p, &t));
+  const char *lay = strstr(t, "--pipeline-model-parallel-layout '");
+  ASSERT(lay != NULL);
+  const char *end = strchr(lay + 34, '\'');
+  ASSERT(end != NULL && end[-1] == 'L');
+  int bars = 0;
+  for (const char *c = lay; c < end; c++)
+    bars += *c == '|';
+  ASSERT_EQ(bars, 599);
+  strata_free(t);
+  strata_plan_destroy(p);
   p = hand_plan(2, 2, 1, 8, NULL);
   p->stages[1].layer_begin = 5;
   expect_refusal(p, "not a split of the model in order");
