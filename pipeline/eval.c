@@ -888,6 +888,20 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
                       const rank_time_t *rt, double *end, int exact,
                       strata_step_items_t *it);
 
+/* Rank r's memory of chunks ch at the least the search may offload to. */
+static double least_peak(st__search_t *S, const st__cfg_t *cf,
+                         const chunk_t *ch, int r) {
+  st__cfg_t most = *cf;
+  strata_mem_items_t m;
+  int opt = 0, act = 0;
+  st__offload_room(S, cf, &opt, &act);
+  if (opt) most.opt_offload = 1;
+  if (act) most.act_offload = act;
+  most.fg_offload = (int)st__offload_fg_room(S, cf);
+  rank_memory(S, &most, ch, r, &m, NULL);
+  return m.total;
+}
+
 /* Peak memory of rank r that holds n layers (with the prologue on rank 0
  * and the epilogue on the last rank), its first chunk from layer k: with
  * v virtual stages, n / v layers from k + c L / v for each chunk c.
@@ -899,7 +913,6 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
   chunk_t *ch = S->scratch->ch;
   const st__family_t *f = cf->f;
   int p = cf->p, v = cf->v > 1 ? cf->v : 1;
-  strata_mem_items_t m;
   for (int c = 0; c < v; c++) {
     chunk_t *x = &ch[c * p + r];
     memset(x, 0, sizeof *x);
@@ -915,14 +928,7 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
     if (r == p - 1 && c == v - 1) x->part = f->epi;
     st__chunk_add(S, f, x->k0, x->n, &x->part);
   }
-  st__cfg_t most = *cf; /* the least memory the search may offload to */
-  int opt = 0, act = 0;
-  st__offload_room(S, cf, &opt, &act);
-  if (opt) most.opt_offload = 1;
-  if (act) most.act_offload = act;
-  most.fg_offload = (int)st__offload_fg_room(S, cf);
-  rank_memory(S, &most, ch, r, &m, NULL);
-  return m.total;
+  return least_peak(S, cf, ch, r);
 }
 
 double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
@@ -945,17 +951,7 @@ double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
     if (k == K - 1) c->part = f->epi;
     st__chunk_add(S, f, l, n[k], &c->part);
   }
-  if (peak) { /* at the least the search may offload to (st__rank_peak) */
-    st__cfg_t most = *cf;
-    strata_mem_items_t m;
-    int opt = 0, act = 0;
-    st__offload_room(S, cf, &opt, &act);
-    if (opt) most.opt_offload = 1;
-    if (act) most.act_offload = act;
-    most.fg_offload = (int)st__offload_fg_room(S, cf);
-    rank_memory(S, &most, ch, r, &m, NULL);
-    *peak = m.total;
-  }
+  if (peak) *peak = least_peak(S, cf, ch, r);
   if (rank_time(S, cf, ch, K, r, &rt)) return 0;
   /* its ops run one after another (end >= its work), then its exposed
    * synchronisation; the step adds the largest optimizer and gather */
