@@ -614,9 +614,35 @@ static int check_search_offload(const strata_plan_opts_t *o) {
                       "given");
 }
 
+/* --no-search-layouts where the search tries no layout anyway: refused,
+ * saying why (an option the configuration makes meaningless). */
+static int check_search_layouts(const strata_plan_opts_t *o) {
+  const char *why = !o->no_search_layouts ? NULL
+                    : !o->megatron        ? "free mode splits the layers to "
+                                            "balance its stages"
+                    : o->framework != STRATA_FRAMEWORK_MEGATRON
+                        ? "they are Megatron-LM's, and the plan is for another "
+                          "framework"
+                    : o->pipeline_layout ? "--pipeline-layout gives the split"
+                    : o->fix_first || o->fix_last
+                        ? "--first-stage-layers/--last-stage-layers give the "
+                          "split"
+                    : o->account_embedding > 0 || o->account_loss > 0
+                        ? "--account-for-embedding/--account-for-loss give the "
+                          "split"
+                    : o->fix_pp == 1 ? "--pp 1 has no split"
+                                     : NULL;
+  if (!why) return 0;
+  return strata_error(STRATA_EINVAL,
+                      "--no-search-layouts: the search tries no layout here "
+                      "(%s); drop it",
+                      why);
+}
+
 static int check_opts(const st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
   int rc = check_search_offload(o);
+  if (!rc) rc = check_search_layouts(o);
   if (rc) return rc;
   if (o->global_batch < 1)
     return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
