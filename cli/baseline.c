@@ -59,7 +59,7 @@ static int same_run(const strata_plan_t *old, const strata_plan_t *now,
 
 /* The options that fix OLD's configuration on top of the user's. */
 static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o,
-                        char *lay, size_t n) {
+                        char **lay) {
   o->fix_tp = old->tp;
   o->fix_pp = old->pp;
   o->fix_dp = old->dp;
@@ -85,9 +85,9 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o,
   /* chunks of their own sizes: the layout states them */
   if (old->pp > 1 && old->megatron && old->n_groups < 2 &&
       !old->account_embedding && !old->account_loss &&
-      !strata_plan_rank_form(old) && !strata_plan_layout(old, lay, n)) {
+      !strata_plan_rank_form(old) && (*lay = strata_plan_layout_dup(old))) {
     o->fix_first = o->fix_last = 0;
-    o->pipeline_layout = lay;
+    o->pipeline_layout = *lay;
   }
   o->recompute = old->recompute;
   o->recompute_modules = (unsigned)old->recompute_modules;
@@ -135,9 +135,10 @@ static int cost_old(const cli_plan_args_t *a, const strata_plan_t *old,
              strata_cluster_gpus(c));
     return 0;
   }
-  char lay[8192];
-  fix_options(old, &o, lay, sizeof lay);
+  char *lay = NULL; /* a layout plan's, which o points to */
+  fix_options(old, &o, &lay);
   rc = strata_pipeline_plan(g, c, &o, out);
+  strata_free(lay);
   if (!rc) rc = strata_merge_stitch(*out, g, c);
   if (rc == STRATA_ENOMEM || rc == STRATA_ECANCELED) return rc;
   if (rc) {

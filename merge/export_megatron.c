@@ -325,11 +325,8 @@ static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
  * unrolls (strata_plan_layout): "Et*10|t*26L", "Et*4|(t*4|)*14tmL".
  * Written whole, whatever its length (a layout of 1024 stages). */
 static void layout_flag(st__mg_args_t *a, const strata_plan_t *p) {
-  /* a stage's token is at most 40 bytes ("Et*N" "m*N" "L" "|", a run's
-   * "(" ")*N"): never too short */
-  size_t cap = 64 + 48 * (size_t)p->n_stages;
-  char *v = strata_malloc(cap);
-  if (v && !strata_plan_layout(p, v, cap))
+  char *v = strata_plan_layout_dup(p);
+  if (v)
     strata_buf_printf(&a->b, "%s--pipeline-model-parallel-layout '%s'",
                       a->n++ ? a->sep : "", v); /* '|' and '*' */
   else

@@ -62,6 +62,18 @@ int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size) {
   return o < size ? 0 : -1;
 }
 
+char *strata_plan_layout_dup(const strata_plan_t *p) {
+  /* a stage's token is at most 40 bytes ("Et*N" "m*N" "L" "|", a run's
+   * "(" ")*N"): never too short */
+  size_t cap = 64 + 48 * (size_t)(p && p->n_stages > 0 ? p->n_stages : 0);
+  char *v = strata_malloc(cap);
+  if (v && strata_plan_layout(p, v, cap)) {
+    strata_free(v);
+    v = NULL;
+  }
+  return v;
+}
+
 static int chunk_size(const strata_plan_t *p, int s) {
   return p->stages[s].layer_end - p->stages[s].layer_begin;
 }

@@ -931,14 +931,14 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
   return least_peak(S, cf, ch, r);
 }
 
-double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
-                      double *peak) {
+/* Rank r's chunks of split n (K of them) into the scratch chunks, without
+ * what only adds to them (ZeRO-2/3's collectives, offloads, the p2p
+ * sends): each part at most its own. */
+static chunk_t *rank_chunks(st__search_t *S, const st__cfg_t *cf, const int *n,
+                            int r, int K) {
   chunk_t *ch = S->scratch->ch;
   const st__family_t *f = cf->f;
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
-  rank_time_t rt;
-  /* only rank r's chunks, without what only adds to them (ZeRO-2/3's
-   * collectives, offloads, the p2p sends): each part at most its own */
+  int p = cf->p;
   for (int k = 0, l = 0; k < K; l += n[k], k++) {
     chunk_t *c = &ch[k];
     /* rank_time reads rank r's chunks, the p2p of each one's neighbour
@@ -951,6 +951,20 @@ double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
     if (k == K - 1) c->part = f->epi;
     st__chunk_add(S, f, l, n[k], &c->part);
   }
+  return ch;
+}
+
+double st__rank_layout_peak(st__search_t *S, const st__cfg_t *cf, const int *n,
+                            int r) {
+  int K = cf->p * (cf->v > 1 ? cf->v : 1);
+  return least_peak(S, cf, rank_chunks(S, cf, n, r, K), r);
+}
+
+double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
+                      double *peak) {
+  int K = cf->p * (cf->v > 1 ? cf->v : 1);
+  rank_time_t rt;
+  chunk_t *ch = rank_chunks(S, cf, n, r, K);
   if (peak) *peak = least_peak(S, cf, ch, r);
   if (rank_time(S, cf, ch, K, r, &rt)) return 0;
   /* its ops run one after another (end >= its work), then its exposed

@@ -201,10 +201,7 @@ static double work_of(const st__part_t *x) {
 }
 
 int st__layout_weights(const st__search_t *S, const st__cfg_t *cf, double *w) {
-  st__part_t all;
-  memset(&all, 0, sizeof all);
-  st__layers_add(S, cf->f, 0, S->L, &all);
-  double unit = work_of(&all) / S->L;
+  double unit = st__layers_work(cf->f, 0, S->L) / S->L;
   if (!(unit > 0)) return -1;
   w[0] = work_of(&cf->f->pro) / unit;
   w[1] = work_of(&cf->f->epi) / unit;

@@ -315,6 +315,9 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
  * the search may offload (st__rank_peak's). */
 double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
                       double *peak);
+/* That memory alone. */
+double st__rank_layout_peak(st__search_t *S, const st__cfg_t *cf, const int *n,
+                            int r);
 void st__eval_free(st__search_t *S);
 /* The same, writing the whole plan (stages without results, ranks). */
 int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p);

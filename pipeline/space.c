@@ -592,9 +592,6 @@ static int acct_allowed(const st__search_t *S, int acct) {
   return (e < 0 || e == (acct & 1)) && (l < 0 || l == (acct >> 1 & 1));
 }
 
-/* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
- * bounded and costed as any split; those the first/last form gives are
- * visited by visit_splits. */
 /* The floor of layout n (K chunks): each rank waits for the work of the
  * chunks before its first (the forwards before it and the backwards
  * after) and does its own m times, its layers at the least they cost
@@ -619,6 +616,9 @@ static double layout_floor(const st__cfg_t *cf, const st__family_t *least,
   return most;
 }
 
+/* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
+ * bounded and costed as any split; those the first/last form gives are
+ * visited by visit_splits. */
 static int visit_layouts(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
   static _Thread_local int cand[ST__LAYOUTS][ST__MAX_PP];
@@ -651,8 +651,7 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
     double rf = st__rank_floor(T->S, &cf, n, p - 1, mem);
     if (rf >= cut(T) || rf > tc) continue;
     if (mem && peak > S->budget) continue;
-    if (mem && (st__rank_floor(T->S, &cf, n, 0, mem), peak > S->budget))
-      continue;
+    if (mem && st__rank_layout_peak(T->S, &cf, n, 0) > S->budget) continue;
     rc = visit(T, &cf);
   }
   return rc;

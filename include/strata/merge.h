@@ -44,6 +44,9 @@ int strata_plan_rank_layers(const strata_plan_t *p, int rank);
  * writes it, runs of equal chunks as "(..|)*N": "Et|(t*2|)*62tL".  0, or
  * -1 when it does not fit in size bytes. */
 int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size);
+/* The same, whole, in a string of its own (strata_free it); NULL out of
+ * memory or for a plan of no stages. */
+char *strata_plan_layout_dup(const strata_plan_t *p);
 /* 1 when the split is in Megatron-LM's first/last form (every rank's
  * chunks alike, the middle ranks alike, none empty), which the first and
  * last ranks' layers state; 0 when only a layout (strata_plan_layout)
