@@ -179,23 +179,6 @@ static int rank_form(const int *n, int p, int v) {
   return 1;
 }
 
-/* Rank x goes before rank y in the heap: less loaded, or as loaded and
- * later. */
-static int ahead(const double *load, int x, int y) {
-  return load[x] < load[y] || (load[x] == load[y] && x > y);
-}
-
-static void sift(int *heap, int h, int j, const double *load) {
-  for (;;) {
-    int c = 2 * j + 1, t;
-    if (c >= h) return;
-    if (c + 1 < h && ahead(load, heap[c + 1], heap[c])) c++;
-    if (!ahead(load, heap[c], heap[j])) return;
-    t = heap[j], heap[j] = heap[c], heap[c] = t;
-    j = c;
-  }
-}
-
 static double work_of(const st__part_t *x) {
   return x->fwd + x->bwd;
 }
@@ -208,50 +191,58 @@ int st__layout_weights(const st__search_t *S, const st__cfg_t *cf, double *w) {
   return 0;
 }
 
-int st__layout_candidate(const st__search_t *S, const st__cfg_t *cf,
-                         const double *w, int i, int *n) {
-  int L = S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
-  if (i < 0 || i >= ST__LAYOUTS || p < 2 || K < 3 || K > L || K > ST__MAX_PP ||
-      cf->ss || cf->fs)
+/* Rank r takes x extra layers, one on each of its latest x middle chunks
+ * (not the embedding's chunk 0 nor the loss's K - 1). */
+static void extras_to(int *n, int p, int K, int r, int x) {
+  for (int k = (K - 1 - r) / p * p + r; x > 0 && k >= 0; k -= p)
+    if (k != 0 && k != K - 1) n[k]++, x--;
+}
+
+int st__layout_fill(int L, int p, int v, const double *w, int i, int *n) {
+  int K = p * v;
+  if (i < 0 || i >= ST__LAYOUTS || p < 2 || K < 3 || K > L || K > ST__MAX_PP)
     return -1;
   int q = L / K, a = q - 1 + i / 3, b = q - 2 + i % 3, R = L - a - b;
   if (a < 0 || b < 0 || R < K - 2) return -1;
   int c = R / (K - 2), e = R % (K - 2);
-  /* the ranks' loads in layers, the embedding's and the loss's in units
-   * of the family's mean layer (w) */
-  double load[ST__MAX_PP];
-  int next[ST__MAX_PP]; /* each rank's latest middle chunk without one */
-  for (int r = 0; r < p; r++) {
-    load[r] = 0;
-    next[r] = (v - 1) * p + r;
-  }
-  for (int k = 0; k < K; k++) {
+  for (int k = 0; k < K; k++)
     n[k] = k == 0 ? a : k == K - 1 ? b : c;
-    load[k % p] += n[k];
+  /* The extras go one at a time to the least loaded rank with a middle
+   * chunk left (ties: the later rank), the embedding and the loss counted
+   * by their work (w).  Rank r's j-th extra comes at the load l_r + j, so
+   * the e extras are the e least (l_r + j, -r) over every rank's middle
+   * chunks: the middle ranks' loads are alike (v c layers each), one
+   * level of them at a time, later ranks first; the first rank's and the
+   * last's their own, the last rank before the middle ones at a tie and
+   * the first rank after them. */
+  int cap0 = v - 1, capm = p > 2 ? v : 0, x0 = 0, xl = 0, jm = 0, part = 0;
+  double l0 = a + (double)c * (v - 1) + w[0], ll = b + (double)c * (v - 1) + w[1];
+  double lm = (double)c * v; /* exact: whole layers */
+  while (e > 0) {
+    int has0 = x0 < cap0, hasl = xl < cap0, hasm = jm < capm;
+    double km = lm + jm;
+    if (!has0 && !hasl && !hasm) return -1;
+    if (hasl && (!hasm || ll <= km) && (!has0 || ll <= l0)) {
+      xl++, ll += 1, e--; /* the last rank: first at a tie */
+    } else if (hasm && (!has0 || km <= l0)) {
+      if (e < p - 2) { /* this level to the last e middle ranks */
+        part = e;
+        break;
+      }
+      jm++, e -= p - 2;
+    } else {
+      x0++, l0 += 1, e--;
+    }
   }
-  load[0] += w[0];
-  load[p - 1] += w[1];
-  /* the extras one at a time to the least loaded rank with a middle
-   * chunk left (ties: the later rank), its latest such chunk: a heap of
-   * the ranks by (load, -rank) */
-  int heap[ST__MAX_PP], h = 0;
-  for (int r = 0; r < p; r++) {
-    while (next[r] >= 0 && (next[r] == 0 || next[r] == K - 1))
-      next[r] -= p;
-    if (next[r] >= 0) heap[h++] = r;
-  }
-  for (int j = h / 2 - 1; j >= 0; j--)
-    sift(heap, h, j, load);
-  for (int x = 0; x < e; x++) {
-    if (h == 0) return -1;
-    int r = heap[0];
-    n[next[r]]++;
-    load[r] += 1;
-    next[r] -= p;
-    while (next[r] >= 0 && (next[r] == 0 || next[r] == K - 1))
-      next[r] -= p;
-    if (next[r] < 0) heap[0] = heap[--h];
-    sift(heap, h, 0, load);
-  }
+  extras_to(n, p, K, 0, x0);
+  extras_to(n, p, K, p - 1, xl);
+  for (int r = 1; r < p - 1; r++)
+    extras_to(n, p, K, r, jm + (r >= p - 1 - part));
   return rank_form(n, p, v) ? -1 : K;
+}
+
+int st__layout_candidate(const st__search_t *S, const st__cfg_t *cf,
+                         const double *w, int i, int *n) {
+  if (cf->ss || cf->fs) return -1;
+  return st__layout_fill(S->L, cf->p, cf->v > 1 ? cf->v : 1, w, i, n);
 }

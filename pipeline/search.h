@@ -234,6 +234,8 @@ int st__layouts_allowed(const st__search_t *S);
 int st__layout_weights(const st__search_t *S, const st__cfg_t *cf, double *w);
 int st__layout_candidate(const st__search_t *S, const st__cfg_t *cf,
                          const double *w, int i, int *n);
+/* The same for L layers over p ranks of v chunks each. */
+int st__layout_fill(int L, int p, int v, const double *w, int i, int *n);
 
 /* ---- plan.c ---- */
 /* Everything up to the search: families enumerated, probes solved, parts
@@ -300,12 +302,28 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n);
  * schedule) when exact, else a lower bound no schedule beats. */
 int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
                  st__cost_t *out);
-/* The bound only when it reaches cutoff (out->fits = -1: not costed). */
+/* The schedule (sched.c) into buffers kept across calls, stopped once it
+ * cannot end under a cut: 1 when a rank r must end past cut - after[r]
+ * (its ops left run at least their compute, one after another, from when
+ * it is free); 0 with S's rank_end and makespan filled (rank_end in B,
+ * f_start and b_start not kept); < 0 an error.  cut INFINITY: run whole. */
+typedef struct {
+  double *d;
+  int *pos;
+  size_t cells;
+  int pp;
+} st__sched_buf_t;
+int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
+                  double cut);
+void st__sched_buf_free(st__sched_buf_t *B);
 /* Scratch space of the evaluation (allocated once per search). */
 int st__eval_scratch(st__search_t *S);
 /* Peak memory of rank r holding n layers whose first chunk starts at
  * layer k (with v virtual stages, n / v layers from k + c L / v each). */
 double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k, int n);
+/* The bound only when it reaches cutoff (out->fits = -1: not costed);
+ * exact, a step of INFINITY when the schedule cannot end under cutoff
+ * (a hair above it: one equal may still win on memory). */
 int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
                      double cutoff, st__cost_t *out);
 /* A lower bound of the step of cf's split n (its p x v chunks' layers)
@@ -315,6 +333,11 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
  * the search may offload (st__rank_peak's). */
 double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
                       double *peak);
+/* Whether st__rank_floor of rank r depends on the count of its layers
+ * alone, growing with it (one kind of layer, costed by the layer; not the
+ * first rank; no FSDP under a pipeline). */
+int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf,
+                            int r);
 /* That memory alone. */
 double st__rank_layout_peak(st__search_t *S, const st__cfg_t *cf, const int *n,
                             int r);

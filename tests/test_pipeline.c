@@ -238,6 +238,69 @@ TEST(split_interleaved_uneven) {
     ASSERT_EQ(n[k], 4);
 }
 
+/* The generated layouts' extras (layouts.c) are those the rule gives when
+ * followed one layer at a time: each to the least loaded rank with a
+ * middle chunk left (ties: the later rank), on its latest such chunk.
+ * Walked here as a plain scan over every rank per layer, on every layer
+ * count, rank count and virtual stages up to 40 chunks, with the
+ * embedding's and the loss's weights whole (ties) and fractional. */
+static int greedy_layout(int L, int p, int v, const double *w, int i, int *n) {
+  int K = p * v, q = L / K, a = q - 1 + i / 3, b = q - 2 + i % 3;
+  int R = L - a - b, next[64];
+  double load[64];
+  if (p < 2 || K < 3 || K > L || a < 0 || b < 0 || R < K - 2) return -1;
+  for (int r = 0; r < p; r++)
+    load[r] = 0, next[r] = (v - 1) * p + r;
+  for (int k = 0; k < K; k++) {
+    n[k] = k == 0 ? a : k == K - 1 ? b : R / (K - 2);
+    load[k % p] += n[k];
+  }
+  load[0] += w[0];
+  load[p - 1] += w[1];
+  for (int x = 0; x < R % (K - 2); x++) {
+    int best = -1;
+    for (int r = 0; r < p; r++) {
+      while (next[r] >= 0 && (next[r] == 0 || next[r] == K - 1))
+        next[r] -= p;
+      if (next[r] < 0) continue;
+      if (best < 0 || load[r] < load[best] ||
+          (load[r] == load[best] && r > best))
+        best = r;
+    }
+    if (best < 0) return -1;
+    n[next[best]]++;
+    load[best] += 1;
+    next[best] -= p;
+  }
+  for (int k = p; k < K; k++) /* the first/last form: not a layout */
+    if (n[k] != n[k % p]) return K;
+  for (int r = 2; r < p - 1; r++)
+    if (n[r] != n[1]) return K;
+  return -1;
+}
+
+TEST(layout_candidates_are_the_greedy) {
+  const double ws[][2] = {{0, 0},     {1, 1},    {2, 0},     {0.37, 3.2},
+                          {1.5, 0.5}, {3, 2.71}, {0.02, 0.9}};
+  int n[64], m[64], cases = 0, layouts = 0;
+  for (int L = 3; L <= 90; L++)
+    for (int p = 2; p <= 12; p++)
+      for (int v = 1; p * v <= 40 && p * v <= L; v++)
+        for (int x = 0; x < (int)(sizeof ws / sizeof ws[0]); x++)
+          for (int i = 0; i < ST__LAYOUTS; i++) {
+            int K = st__layout_fill(L, p, v, ws[x], i, n);
+            int G = greedy_layout(L, p, v, ws[x], i, m);
+            ASSERT_EQ(K, G);
+            for (int k = 0; k < K; k++)
+              ASSERT_EQ(n[k], m[k]);
+            cases++;
+            layouts += K > 0;
+          }
+  printf("  %d candidates, %d layouts, each as the greedy gives it\n", cases,
+         layouts);
+  ASSERT(layouts > 10000);
+}
+
 /* DeepSpeed's PipelineModule's splits (ds_partition.c) over Megatron-
  * DeepSpeed's GPTModelPipe specs, against deepspeed/runtime/utils.py's
  * partition_balanced and partition_uniform run on the same specs: BLOOM's
@@ -1471,6 +1534,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(split_prefix_equals_brute_force),
     TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(split_interleaved_uneven),
+    TEST_ENTRY(layout_candidates_are_the_greedy),
     TEST_ENTRY(plan_identical_across_threads),
     TEST_ENTRY(cache_cold_warm_corrupt),
     TEST_ENTRY(cache_merge_and_round_trip),
