@@ -853,16 +853,23 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
 
 /* ---- the step ---- */
 
+/* The schedule of chunks ch: each rank's end into rank_end.  With a cut
+ * (finite, after[r] what the step adds to rank r's end), 1 as soon as no
+ * rank can end under it (st__sched_cut); B keeps the buffers (NULL: they
+ * are made for this call). */
 static int simulate(const st__cfg_t *cf, const chunk_t *ch, int K, int blocking,
-                    double *rank_end) {
+                    double *rank_end, st__sched_buf_t *B, const double *after,
+                    double cut) {
   double fwd[ST__MAX_PP], bwd[ST__MAX_PP], p2p[ST__MAX_PP];
   strata_sched_t sc;
+  st__sched_buf_t own;
   for (int k = 0; k < K; k++) {
     fwd[k] = ch[k].part.fwd;
     bwd[k] = ch[k].part.bwd;
     p2p[k] = ch[k].p2p;
   }
   memset(&sc, 0, sizeof sc);
+  memset(&own, 0, sizeof own);
   sc.pp = cf->p;
   sc.vpp = cf->v > 1 ? cf->v : 1;
   sc.n_micro = cf->m;
@@ -870,9 +877,9 @@ static int simulate(const st__cfg_t *cf, const chunk_t *ch, int K, int blocking,
   sc.bwd = bwd;
   sc.p2p = K > 1 ? p2p : NULL;
   sc.blocking_p2p = blocking;
-  int rc = strata_sched_run(&sc);
+  int rc = st__sched_cut(&sc, B ? B : &own, after, cut);
   if (!rc) memcpy(rank_end, sc.rank_end, sizeof *rank_end * (size_t)cf->p);
-  strata_sched_free(&sc);
+  st__sched_buf_free(&own);
   return rc;
 }
 
@@ -880,8 +887,9 @@ static int simulate(const st__cfg_t *cf, const chunk_t *ch, int K, int blocking,
  * a hundred thousand configurations and must not allocate for each. */
 struct st__scratch {
   chunk_t ch[ST__MAX_PP];
-  double end[ST__MAX_PP];
+  double end[ST__MAX_PP], after[ST__MAX_PP];
   rank_time_t rt[ST__MAX_PP];
+  st__sched_buf_t sched;
 };
 
 static double step_of(const st__search_t *S, const st__cfg_t *cf,
@@ -933,20 +941,21 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
 
 /* Rank r's chunks of split n (K of them) into the scratch chunks, without
  * what only adds to them (ZeRO-2/3's collectives, offloads, the p2p
- * sends): each part at most its own. */
+ * sends): each part at most its own.  rank_time reads rank r's chunks,
+ * the p2p of each one's neighbour before (none here), and chunk r's fill
+ * and drain (none here). */
 static chunk_t *rank_chunks(st__search_t *S, const st__cfg_t *cf, const int *n,
                             int r, int K) {
   chunk_t *ch = S->scratch->ch;
   const st__family_t *f = cf->f;
   int p = cf->p;
-  for (int k = 0, l = 0; k < K; l += n[k], k++) {
+  for (int k = r, l = 0, j = 0; k < K; k += p) {
+    for (; j < k; j++) /* l: the layers before chunk k */
+      l += n[j];
     chunk_t *c = &ch[k];
-    /* rank_time reads rank r's chunks, the p2p of each one's neighbour
-     * before, and chunk r's fill and drain */
-    if (k % p != r && (k + 1) % p != r && k != r) continue;
+    if (k > 0) ch[k - 1].p2p = 0;
     memset(c, 0, sizeof *c);
     c->k0 = l, c->n = n[k], c->t = f->t;
-    if (k % p != r) continue;
     if (k == 0) c->part = f->pro;
     if (k == K - 1) c->part = f->epi;
     st__chunk_add(S, f, l, n[k], &c->part);
@@ -971,6 +980,21 @@ double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
    * synchronisation; the step adds the largest optimizer and gather */
   return cf->m * (rt.fwd1 + rt.bwd1) + rt.exposed + rt.opt + rt.gather +
          strata_cluster_calibration(S->c)->step_seconds;
+}
+
+int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf,
+                            int r) {
+  const st__family_t *f = cf->f;
+  int N = S->o->recompute_layers,
+      block = STRATA_CHOICE(S->o->recompute_method) == STRATA_RECOMPUTE_BLOCK;
+  /* one kind of layer costed by the layer (st__chunk_add adds n of them:
+   * no block or uniform recompute by the chunk), a rank past the first
+   * (its gradients reduced unbucketed, its gather unhidden), no FSDP
+   * under the pipeline (its gather's prefetch shrinks as the forward
+   * grows): every item of the floor adds with each layer */
+  return r > 0 && r < cf->p && !fsdp_pp(S, cf) &&
+         S->graphs[f->graph]->n_blocks == 1 &&
+         (f->rc != STRATA_RECOMPUTE_FULL || (N <= 1 && !block));
 }
 
 void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
@@ -1012,6 +1036,7 @@ double st__least_optimizer_offload(st__search_t *S, const st__cfg_t *cf) {
 }
 
 void st__eval_free(st__search_t *S) {
+  if (S->scratch) st__sched_buf_free(&S->scratch->sched);
   strata_free(S->scratch);
   S->scratch = NULL;
 }
@@ -1022,7 +1047,7 @@ int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
 }
 
 int st__eval_scratch(st__search_t *S) {
-  if (!S->scratch && !(S->scratch = strata_malloc(sizeof *S->scratch)))
+  if (!S->scratch && !(S->scratch = strata_calloc(1, sizeof *S->scratch)))
     return strata_error(STRATA_ENOMEM, "out of memory");
   return 0;
 }
@@ -1062,7 +1087,23 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
     if (cap > 0 && host > cap) out->fits = 0; /* the host's, not the GPU's */
   }
   if (exact) {
-    rc = simulate(cf, ch, K, blocking_p2p(S, cf), end);
+    /* a rank's end plus what the step adds after it (step_of) */
+    double *after = S->scratch->after, opt = 0, gather = 0;
+    for (int r = 0; r < cf->p; r++) {
+      if (rt[r].opt > opt) opt = rt[r].opt;
+      if (rt[r].gather > gather) gather = rt[r].gather;
+    }
+    for (int r = 0; r < cf->p; r++)
+      after[r] = rt[r].exposed + opt + gather +
+                 strata_cluster_calibration(S->c)->step_seconds;
+    rc = simulate(cf, ch, K, blocking_p2p(S, cf), end, &S->scratch->sched,
+                  after, cutoff);
+    if (rc > 0) { /* cannot end under the cut: no better than it */
+      rc = 0;
+      out->step = INFINITY;
+      S->evaluated++;
+      goto done;
+    }
     if (rc) goto done;
     out->step = step_of(S, cf, rt, end, 1, &out->items);
   }
@@ -1118,7 +1159,8 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p) {
   int K = 0, rc = ch && end ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc && (rc = build_chunks(S, cf, ch, &K)) > 0)
     rc = strata_error(STRATA_EINTERNAL, "a configuration with no valid split");
-  if (!rc) rc = simulate(cf, ch, K, blocking_p2p(S, cf), end);
+  if (!rc) rc = simulate(cf, ch, K, blocking_p2p(S, cf), end, NULL, NULL,
+                         INFINITY);
   if (!rc) {
     p->stages = strata_calloc((size_t)K, sizeof *p->stages);
     p->ranks = strata_calloc((size_t)cf->p, sizeof *p->ranks);

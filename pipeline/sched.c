@@ -19,6 +19,7 @@
  * start times depend on nothing but the inputs: the result is the same
  * whatever order the ranks are visited in.
  */
+#include <math.h>
 #include <string.h>
 
 #include "pipeline/search.h"
@@ -79,27 +80,46 @@ static double ready_at(const strata_sched_t *S, op_t o) {
   return s < 0 ? -1 : s + S->bwd[o.chunk + 1] + p2p_at(S, o.chunk);
 }
 
-/* Run rank r's next ops while their inputs are there; returns how many. */
-static int advance(strata_sched_t *S, int r, int *pos, double *free_at) {
+/* The simulation's state: each rank's next op, when it is free, and (for a
+ * cut) the compute its ops left still take. */
+typedef struct {
+  int *pos;
+  double *free_at, *left;
+  const double *after; /* added to a rank's end for the cut, or NULL */
+  double lim;          /* stop once a rank must end past it */
+} run_t;
+
+/* Run rank r's next ops while their inputs are there; returns how many,
+ * or -1 once the rank cannot end before the cut: its ops left run one
+ * after another from when it is free, each at least its compute. */
+static int advance(strata_sched_t *S, int r, run_t *R) {
   int n = S->n_micro, K = S->pp * S->vpp, total = 2 * n * S->vpp, done = 0;
+  int *pos = R->pos;
+  double *free_at = R->free_at;
   while (pos[r] < total) {
     op_t o = op_at(S, r, pos[r]);
     double at = ready_at(S, o);
     if (at < 0) break;
-    double start = at > free_at[r] ? at : free_at[r], end;
+    double start = at > free_at[r] ? at : free_at[r], end, work;
     if (o.fwd) {
       S->f_start[o.chunk * n + o.mb] = start;
-      end = start + S->fwd[o.chunk];
+      work = S->fwd[o.chunk];
+      end = start + work;
       if (S->blocking_p2p && o.chunk < K - 1) end += p2p_at(S, o.chunk);
     } else {
       S->b_start[o.chunk * n + o.mb] = start;
-      end = start + S->bwd[o.chunk];
+      work = S->bwd[o.chunk];
+      end = start + work;
       if (S->blocking_p2p && o.chunk > 0) end += p2p_at(S, o.chunk - 1);
-      S->rank_end[r] = start + S->bwd[o.chunk];
+      S->rank_end[r] = start + work;
     }
     free_at[r] = end;
     pos[r]++;
     done++;
+    if (R->after) {
+      R->left[r] -= work;
+      if (free_at[r] + R->left[r] + R->after[r] > R->lim) return -1;
+    }
   }
   return done;
 }
@@ -117,9 +137,46 @@ static int check(const strata_sched_t *S) {
   return 0;
 }
 
+/* The schedule into S's arrays (f_start, b_start: K n_micro cells each;
+ * rank_end: pp), with R's (pp each).  1 when R->after is given and a rank
+ * cannot end before R->lim (the rest is not run). */
+static int run(strata_sched_t *S, run_t *R) {
+  int p = S->pp, v = S->vpp, n = S->n_micro;
+  size_t cells = (size_t)p * v * n;
+  for (size_t i = 0; i < cells; i++)
+    S->f_start[i] = S->b_start[i] = -1;
+  for (int r = 0; r < p; r++) {
+    R->pos[r] = 0;
+    R->free_at[r] = S->rank_end[r] = 0;
+    if (!R->after) continue;
+    double w = 0; /* rank r's compute: every chunk's, every micro-batch */
+    for (int c = 0; c < v; c++)
+      w += S->fwd[c * p + r] + S->bwd[c * p + r];
+    R->left[r] = w * n;
+    if (R->left[r] + R->after[r] > R->lim) return 1;
+  }
+  S->makespan = 0;
+  long left = 2L * (long)cells;
+  while (left > 0) {
+    int progress = 0;
+    for (int r = p - 1; r >= 0; r--) {
+      int d = advance(S, r, R);
+      if (d < 0) return 1;
+      progress += d;
+    }
+    if (!progress)
+      return strata_error(STRATA_EINTERNAL, "schedule: pipeline deadlock");
+    left -= progress;
+  }
+  for (int r = 0; r < p; r++)
+    if (S->rank_end[r] > S->makespan) S->makespan = S->rank_end[r];
+  return 0;
+}
+
 int strata_sched_run(strata_sched_t *S) {
-  int *pos = NULL, rc = check(S);
-  double *free_at = NULL;
+  int rc = check(S);
+  run_t R;
+  memset(&R, 0, sizeof R);
   S->f_start = S->b_start = S->rank_end = NULL;
   S->makespan = 0;
   if (rc) return rc;
@@ -127,32 +184,52 @@ int strata_sched_run(strata_sched_t *S) {
   S->f_start = strata_malloc(cells * sizeof *S->f_start);
   S->b_start = strata_malloc(cells * sizeof *S->b_start);
   S->rank_end = strata_calloc((size_t)S->pp, sizeof *S->rank_end);
-  pos = strata_calloc((size_t)S->pp, sizeof *pos);
-  free_at = strata_calloc((size_t)S->pp, sizeof *free_at);
-  if (!S->f_start || !S->b_start || !S->rank_end || !pos || !free_at) {
+  R.pos = strata_calloc((size_t)S->pp, sizeof *R.pos);
+  R.free_at = strata_calloc((size_t)S->pp, sizeof *R.free_at);
+  if (!S->f_start || !S->b_start || !S->rank_end || !R.pos || !R.free_at)
     rc = strata_error(STRATA_ENOMEM, "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < cells; i++)
-    S->f_start[i] = S->b_start[i] = -1;
-  long left = 2L * (long)cells;
-  while (left > 0) {
-    int progress = 0;
-    for (int r = S->pp - 1; r >= 0; r--)
-      progress += advance(S, r, pos, free_at);
-    if (!progress) {
-      rc = strata_error(STRATA_EINTERNAL, "schedule: pipeline deadlock");
-      goto out;
-    }
-    left -= progress;
-  }
-  for (int r = 0; r < S->pp; r++)
-    if (S->rank_end[r] > S->makespan) S->makespan = S->rank_end[r];
-out:
-  strata_free(pos);
-  strata_free(free_at);
+  if (!rc) rc = run(S, &R);
+  strata_free(R.pos);
+  strata_free(R.free_at);
   if (rc) strata_sched_free(S);
   return rc;
+}
+
+int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
+                  double cut) {
+  int rc = check(S), p = S->pp;
+  if (rc) return rc;
+  size_t cells = (size_t)p * S->vpp * S->n_micro;
+  if (B->cells < cells || B->pp < p) {
+    size_t c = cells > B->cells ? cells : B->cells;
+    int q = p > B->pp ? p : B->pp;
+    double *d = strata_realloc(B->d, (2 * c + 3 * (size_t)q) * sizeof *d);
+    int *pos = d ? strata_realloc(B->pos, (size_t)q * sizeof *pos) : NULL;
+    if (d) B->d = d;
+    if (pos) B->pos = pos;
+    if (!d || !pos) return strata_error(STRATA_ENOMEM, "out of memory");
+    B->cells = c, B->pp = q;
+  }
+  run_t R;
+  S->f_start = B->d;
+  S->b_start = B->d + B->cells;
+  S->rank_end = B->d + 2 * B->cells;
+  R.pos = B->pos;
+  R.free_at = S->rank_end + B->pp;
+  R.left = R.free_at + B->pp;
+  R.after = isfinite(cut) ? after : NULL;
+  /* a hair above the cut: the bound's sums round otherwise than the
+   * schedule's own, and a step equal to the cut may still win on memory */
+  R.lim = cut + 1e-9 * fabs(cut);
+  rc = run(S, &R);
+  S->f_start = S->b_start = NULL; /* B's */
+  return rc;
+}
+
+void st__sched_buf_free(st__sched_buf_t *B) {
+  strata_free(B->d);
+  strata_free(B->pos);
+  memset(B, 0, sizeof *B);
 }
 
 void strata_sched_free(strata_sched_t *S) {

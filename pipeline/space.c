@@ -326,7 +326,8 @@ static int visit(top_t *T, const st__cfg_t *cf) {
     return S->o->search_offload && c.step < kth(T) ? visit_offloaded(T, cf) : 0;
   int to_front = T->pareto && c.fits && front_open(T, cf, &c);
   if ((c.step >= kth(T) || c.step > tuple_cut(T, cf)) && !to_front) return 0;
-  rc = st__cfg_cost(S, cf, 1, &c);
+  /* exactly, but only as far as it may still beat the step to beat */
+  rc = st__cfg_cost_cut(S, cf, 1, to_front ? INFINITY : tuple_cut(T, cf), &c);
   if (!rc && isfinite(c.step)) offer(T, cf, &c);
   if (!rc && isfinite(c.step) && to_front && c.fits)
     rc = front_offer(T, cf, &c);
@@ -541,6 +542,9 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
     cf.last = last;
     return visit(T, &cf);
   }
+  /* every rank a multiple of v: the model too (the groups of other v
+   * are there for the accounted splits and the layouts) */
+  if (L % v) return 0;
   if (p == 2) return scan_firsts(T, &cf, L);
   /* middle ranks of `mid` layers each: from the largest down; the middle
    * rank alone bounds the step from below as mid grows, the first and
@@ -639,17 +643,51 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
       order[j] = order[j - 1];
     order[j] = i;
   }
+  /* where the last rank's floor depends on its layers alone it is
+   * costed once a count (the candidates' counts differ by a few), and at
+   * the least count first: it grows with the count, so one at the cut
+   * there drops them all */
+  int alike = st__rank_floor_by_count(S, &cf, p - 1), nm = 0, low = -1;
+  int count[ST__LAYOUTS], mc[ST__LAYOUTS];
+  double mf[ST__LAYOUTS];
+  for (int x = 0; x < k && alike; x++) {
+    int i = order[x];
+    count[i] = 0;
+    for (int c = p - 1; c < K; c += p)
+      count[i] += cand[i][c];
+    if (fl[i] < cut(T) && (low < 0 || count[i] < count[low])) low = i;
+  }
   for (int x = 0; x < k && !rc && !T->stopped; x++) {
     double tc = tuple_cut(T, &cf);
     if (fl[order[x]] >= cut(T)) break; /* and every one after it */
     if (fl[order[x]] > tc) continue;
-    int *n = cand[order[x]];
+    int i = order[x], *n = cand[i];
     cf.split = n;
     /* the last rank's own (the loss's; it synchronises unhidden), and
      * that the ends fit: the first rank holds the most micro-batches */
-    double peak = 0, *mem = T->mem_prune ? &peak : NULL;
-    double rf = st__rank_floor(T->S, &cf, n, p - 1, mem);
-    if (rf >= cut(T) || rf > tc) continue;
+    double peak = 0, *mem = T->mem_prune ? &peak : NULL, rf;
+    if (alike) {
+      int j = 0;
+      if (nm == 0) { /* the least count's, first */
+        cf.split = cand[low];
+        mf[0] = st__rank_floor(T->S, &cf, cand[low], p - 1, NULL);
+        mc[nm++] = count[low];
+        cf.split = n;
+        if (mf[0] >= cut(T) || mf[0] > tc) break;
+      }
+      while (j < nm && mc[j] != count[i])
+        j++;
+      if (j == nm) {
+        mf[nm] = st__rank_floor(T->S, &cf, n, p - 1, NULL);
+        mc[nm++] = count[i];
+      }
+      rf = mf[j];
+      if (rf >= cut(T) || rf > tc) continue;
+      if (mem) peak = st__rank_layout_peak(T->S, &cf, n, p - 1);
+    } else {
+      rf = st__rank_floor(T->S, &cf, n, p - 1, mem);
+      if (rf >= cut(T) || rf > tc) continue;
+    }
     if (mem && peak > S->budget) continue;
     if (mem && st__rank_layout_peak(T->S, &cf, n, 0) > S->budget) continue;
     rc = visit(T, &cf);
