@@ -38,26 +38,21 @@ static int warmup(const strata_sched_t *S, int r) {
   return w < m * v ? w : m * v;
 }
 
-/* The i-th forward (or backward) of rank r as (model chunk, micro-batch). */
-static op_t nth(const strata_sched_t *S, int r, int i, int fwd) {
-  int p = S->pp, v = S->vpp;
-  op_t o;
-  int in_group = i % (p * v), c = in_group / p;
-  if (!fwd) c = v - 1 - c;
-  o.chunk = c * p + r;
-  o.mb = (i / (p * v)) * p + i % p;
-  o.fwd = fwd;
-  return o;
-}
+/* A rank's i-th forward (or backward) as its group of p v ops, the chunk
+ * c of its v within the group and the place j of the p micro-batches:
+ * micro-batch (i div (p v)) p + i mod p, virtual chunk (i mod (p v)) div
+ * p (walked in reverse by the backwards), kept by counting, not
+ * dividing. */
+typedef struct {
+  int i, c, j, mb;
+} cursor_t;
 
-/* The k-th op of rank r in its fixed order. */
-static op_t op_at(const strata_sched_t *S, int r, int k) {
-  int T = S->n_micro * (S->vpp > 1 ? S->vpp : 1), w = warmup(S, r);
-  if (k < w) return nth(S, r, k, 1);
-  k -= w;
-  if (k < 2 * (T - w))
-    return k % 2 == 0 ? nth(S, r, w + k / 2, 1) : nth(S, r, k / 2, 0);
-  return nth(S, r, T - w + (k - 2 * (T - w)), 0);
+static void next_op(cursor_t *x, int p, int v) {
+  x->i++, x->mb++;
+  if (++x->j < p) return;
+  x->j = 0, x->mb -= p; /* the same micro-batches, the next chunk */
+  if (++x->c < v) return;
+  x->c = 0, x->mb += p; /* the next group's */
 }
 
 static double p2p_at(const strata_sched_t *S, int k) {
@@ -80,10 +75,15 @@ static double ready_at(const strata_sched_t *S, op_t o) {
   return s < 0 ? -1 : s + S->bwd[o.chunk + 1] + p2p_at(S, o.chunk);
 }
 
-/* The simulation's state: each rank's next op, when it is free, and (for a
- * cut) the compute its ops left still take. */
+/* A rank's ints: its warm-up and its two cursors. */
+#define RANK_INTS (1 + 2 * (int)(sizeof(cursor_t) / sizeof(int)))
+
+/* The simulation's state: each rank's warm-up, its next forward and
+ * backward, when it is free, and (for a cut) the compute its ops left
+ * still take. */
 typedef struct {
-  int *pos;
+  int *warm;
+  cursor_t *f, *b;
   double *free_at, *left;
   const double *after; /* added to a rank's end for the cut, or NULL */
   double lim;          /* stop once a rank must end past it */
@@ -91,13 +91,22 @@ typedef struct {
 
 /* Run rank r's next ops while their inputs are there; returns how many,
  * or -1 once the rank cannot end before the cut: its ops left run one
- * after another from when it is free, each at least its compute. */
+ * after another from when it is free, each at least its compute.  Its
+ * order: its warm-up forwards, then a forward and a backward in turn,
+ * then the backwards left. */
 static int advance(strata_sched_t *S, int r, run_t *R) {
-  int n = S->n_micro, K = S->pp * S->vpp, total = 2 * n * S->vpp, done = 0;
-  int *pos = R->pos;
+  int n = S->n_micro, p = S->pp, v = S->vpp, K = p * v, T = n * v, done = 0;
+  int w = R->warm[r];
+  cursor_t *F = &R->f[r], *B = &R->b[r];
   double *free_at = R->free_at;
-  while (pos[r] < total) {
-    op_t o = op_at(S, r, pos[r]);
+  for (;;) {
+    op_t o;
+    o.fwd = F->i < T && (F->i < w || F->i - w == B->i);
+    if (!o.fwd && B->i >= T) break;
+    if (o.fwd)
+      o.chunk = F->c * p + r, o.mb = F->mb;
+    else
+      o.chunk = (v - 1 - B->c) * p + r, o.mb = B->mb;
     double at = ready_at(S, o);
     if (at < 0) break;
     double start = at > free_at[r] ? at : free_at[r], end, work;
@@ -106,15 +115,16 @@ static int advance(strata_sched_t *S, int r, run_t *R) {
       work = S->fwd[o.chunk];
       end = start + work;
       if (S->blocking_p2p && o.chunk < K - 1) end += p2p_at(S, o.chunk);
+      next_op(F, p, v);
     } else {
       S->b_start[o.chunk * n + o.mb] = start;
       work = S->bwd[o.chunk];
       end = start + work;
       if (S->blocking_p2p && o.chunk > 0) end += p2p_at(S, o.chunk - 1);
       S->rank_end[r] = start + work;
+      next_op(B, p, v);
     }
     free_at[r] = end;
-    pos[r]++;
     done++;
     if (R->after) {
       R->left[r] -= work;
@@ -122,6 +132,13 @@ static int advance(strata_sched_t *S, int r, run_t *R) {
     }
   }
   return done;
+}
+
+/* R's ints in one array of q ranks' (RANK_INTS each). */
+static void ints_to(run_t *R, int *ints, int q) {
+  R->warm = ints;
+  R->f = (cursor_t *)(ints + q);
+  R->b = R->f + q;
 }
 
 static int check(const strata_sched_t *S) {
@@ -138,7 +155,7 @@ static int check(const strata_sched_t *S) {
 }
 
 /* The schedule into S's arrays (f_start, b_start: K n_micro cells each;
- * rank_end: pp), with R's (pp each).  1 when R->after is given and a rank
+ * rank_end: pp), with R's (pp each: RANK_INTS ints and 2 doubles).  1 when R->after is given and a rank
  * cannot end before R->lim (the rest is not run). */
 static int run(strata_sched_t *S, run_t *R) {
   int p = S->pp, v = S->vpp, n = S->n_micro;
@@ -146,7 +163,9 @@ static int run(strata_sched_t *S, run_t *R) {
   for (size_t i = 0; i < cells; i++)
     S->f_start[i] = S->b_start[i] = -1;
   for (int r = 0; r < p; r++) {
-    R->pos[r] = 0;
+    memset(&R->f[r], 0, sizeof R->f[r]);
+    memset(&R->b[r], 0, sizeof R->b[r]);
+    R->warm[r] = warmup(S, r);
     R->free_at[r] = S->rank_end[r] = 0;
     if (!R->after) continue;
     double w = 0; /* rank r's compute: every chunk's, every micro-batch */
@@ -184,12 +203,15 @@ int strata_sched_run(strata_sched_t *S) {
   S->f_start = strata_malloc(cells * sizeof *S->f_start);
   S->b_start = strata_malloc(cells * sizeof *S->b_start);
   S->rank_end = strata_calloc((size_t)S->pp, sizeof *S->rank_end);
-  R.pos = strata_calloc((size_t)S->pp, sizeof *R.pos);
+  int *ints = strata_calloc((size_t)S->pp * RANK_INTS, sizeof *ints);
   R.free_at = strata_calloc((size_t)S->pp, sizeof *R.free_at);
-  if (!S->f_start || !S->b_start || !S->rank_end || !R.pos || !R.free_at)
+  if (!S->f_start || !S->b_start || !S->rank_end || !ints || !R.free_at)
     rc = strata_error(STRATA_ENOMEM, "out of memory");
-  if (!rc) rc = run(S, &R);
-  strata_free(R.pos);
+  if (!rc) {
+    ints_to(&R, ints, S->pp);
+    rc = run(S, &R);
+  }
+  strata_free(ints);
   strata_free(R.free_at);
   if (rc) strata_sched_free(S);
   return rc;
@@ -204,17 +226,18 @@ int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
     size_t c = cells > B->cells ? cells : B->cells;
     int q = p > B->pp ? p : B->pp;
     double *d = strata_realloc(B->d, (2 * c + 3 * (size_t)q) * sizeof *d);
-    int *pos = d ? strata_realloc(B->pos, (size_t)q * sizeof *pos) : NULL;
+    int *ints =
+        d ? strata_realloc(B->ints, (size_t)q * RANK_INTS * sizeof *ints) : NULL;
     if (d) B->d = d;
-    if (pos) B->pos = pos;
-    if (!d || !pos) return strata_error(STRATA_ENOMEM, "out of memory");
+    if (ints) B->ints = ints;
+    if (!d || !ints) return strata_error(STRATA_ENOMEM, "out of memory");
     B->cells = c, B->pp = q;
   }
   run_t R;
   S->f_start = B->d;
   S->b_start = B->d + B->cells;
   S->rank_end = B->d + 2 * B->cells;
-  R.pos = B->pos;
+  ints_to(&R, B->ints, B->pp);
   R.free_at = S->rank_end + B->pp;
   R.left = R.free_at + B->pp;
   R.after = isfinite(cut) ? after : NULL;
@@ -228,7 +251,7 @@ int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
 
 void st__sched_buf_free(st__sched_buf_t *B) {
   strata_free(B->d);
-  strata_free(B->pos);
+  strata_free(B->ints);
   memset(B, 0, sizeof *B);
 }
 

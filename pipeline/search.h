@@ -309,7 +309,7 @@ int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
  * f_start and b_start not kept); < 0 an error.  cut INFINITY: run whole. */
 typedef struct {
   double *d;
-  int *pos;
+  int *ints;
   size_t cells;
   int pp;
 } st__sched_buf_t;

@@ -50,6 +50,7 @@ typedef struct {
   int fit_end[2];  /* the group's most layers that fit on its first and
                       last rank (-1: not found yet) */
   int **splits;    /* free mode: the balanced split per (family, pp) */
+  double *ell;     /* per family: its least layer's work (0: not taken) */
   /* --pareto: the configurations no other found dominates, and the axes */
   slot_t *front;
   int n_front, cap_front, pareto;
@@ -620,6 +621,29 @@ static double layout_floor(const st__cfg_t *cf, const st__family_t *least,
   return most;
 }
 
+/* A floor of layout_floor for every layout the search generates for cf
+ * (layouts.c), before any is made: their chunks hold at least a (the
+ * first, with the embedding), c (the middle) and b layers (the last, with
+ * the loss), each layer at least ell, the least layer's work; W is all of
+ * their work.  The busiest rank does no less than the mean over the ranks
+ * (m W / p and their waits for the first chunks before them) nor than the
+ * last rank (its own chunks m times after every first chunk but its
+ * own).  INFINITY where none is generated. */
+static double layouts_floor(const top_t *T, const st__cfg_t *cf, double ell,
+                            double W) {
+  int L = T->S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
+  if (p < 2 || K < 3 || K > L || K > ST__MAX_PP) return INFINITY;
+  int q = L / K, a = q - 1 > 0 ? q - 1 : 0, b = q - 2 > 0 ? q - 2 : 0;
+  int c = (L - 2 * q - 1) / (K - 2);
+  if (c < 1) c = 1; /* a candidate's middle chunks hold one layer or more */
+  double first = part_work(&cf->f->pro) + a * ell, mid = c * ell;
+  double mean = cf->m * W / p + (p - 1.0) / p * first +
+                mid * (p - 2.0) * (p - 1.0) / (2.0 * p);
+  double last = cf->m * (part_work(&cf->f->epi) + (b + (v - 1.0) * c) * ell) +
+                first + (p - 2.0) * mid;
+  return mean > last ? mean : last;
+}
+
 /* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
  * bounded and costed as any split; those the first/last form gives are
  * visited by visit_splits. */
@@ -631,6 +655,21 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
   if (st__layout_weights(S, &cf, w)) return 0;
   /* block recompute's full family costs at least its sibling's layers */
   const st__family_t *least = cf.f->sib >= 0 ? &S->fam[cf.f->sib] : cf.f;
+  if (!T->ell && !(T->ell = strata_calloc((size_t)S->n_fam, sizeof *T->ell)))
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  double *ell = &T->ell[cf.f - S->fam];
+  if (*ell == 0) { /* the family's least layer, once (-1: none above 0) */
+    double x = INFINITY;
+    for (int l = 0; l < S->L; l++) {
+      double y = st__layers_work(least, l, 1);
+      x = y < x ? y : x;
+    }
+    *ell = x > 0 ? x : -1;
+  }
+  double all = layouts_floor(T, &cf, *ell > 0 ? *ell : 0,
+                             part_work(&cf.f->pro) + part_work(&cf.f->epi) +
+                                 st__layers_work(least, 0, S->L));
+  if (all >= cut(T) || all > tuple_cut(T, &cf)) return 0;
   cf.first = cf.last = 0;
   cf.chunked = 1;
   /* the candidates by their floors, least first: the best of the tuple
@@ -740,26 +779,30 @@ static double min_share(const st__search_t *S, const st__family_t *f) {
  * its share W/p of the work W, m times; without interleaving it also waits
  * for the forwards of the stages before it and the backwards of those
  * after it, at least a share phi of the rest of the work:
- * step >= m w + phi (W - w) >= (m - phi) W/p + phi W. */
-static double group_lb(const st__search_t *S, const st__cfg_t *cf) {
-  const st__family_t *f = cf->f;
-  double work;
-  if (cf->p == 1) return cf->m * part_work(&f->only_part);
-  work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L, 0);
+ * step >= m w + phi (W - w) >= (m - phi) W/p + phi W.  W and phi are the
+ * family's (lb_terms), once for all its groups. */
+static void lb_terms(const st__search_t *S, const st__family_t *f,
+                     double *work, double *phi) {
+  *work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L, 0);
+  *phi = min_share(S, f);
+}
+
+static double group_lb(const st__cfg_t *cf, double work, double phi) {
+  if (cf->p == 1) return cf->m * part_work(&cf->f->only_part);
   if (cf->v > 1) return cf->m * work / cf->p;
-  double phi = min_share(S, f);
   return (cf->m - phi) * work / cf->p + phi * work;
 }
 
 /* Interleaving as Megatron-LM allows it: every rank's layers a multiple
  * of v (so the model's too, at least v per rank), the micro-batches a
- * multiple of pp (megatron/core/pipeline_parallel/schedules.py). */
-static int vpp_ok(const st__search_t *S, int p, int v, int m) {
+ * multiple of pp (megatron/core/pipeline_parallel/schedules.py).  c: the
+ * search's rulebook configuration, a copy the call may change. */
+static int vpp_ok(const st__search_t *S, strata_rules_config_t *c, int p, int v,
+                  int m) {
   if (v == 1) return 1;
-  strata_rules_config_t c = S->rules; /* m micro-batches: the rulebook's */
-  c.pp = p, c.vpp = v, c.global_batch = m, c.micro_batch = 1, c.dp = 1;
-  if (st__rule_vpp_pp(&c, NULL, 0) || st__rule_vpp_micro(&c, NULL, 0)) return 0;
   if (v > 64 || p * v > ST__MAX_PP) return 0;
+  c->pp = p, c->vpp = v, c->global_batch = m, c->micro_batch = 1, c->dp = 1;
+  if (st__rule_vpp_pp(c, NULL, 0) || st__rule_vpp_micro(c, NULL, 0)) return 0;
   if (S->lay_K > 0) return p * v == S->lay_K;
   /* a multiple of v on every rank, or the embedding and loss counted */
   int units_ok = 0;
@@ -805,6 +848,9 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
   /* dp divides the micro-batches of a step: only its divisors */
   int micro = o->global_batch / b, *div = strata_malloc(sizeof *div * 2048);
   if (!div) return strata_error(STRATA_ENOMEM, "out of memory");
+  strata_rules_config_t rules = S->rules; /* m micro-batches: the rulebook's */
+  double work, phi;
+  lb_terms(S, f, &work, &phi);
   for (int d = 1; (long)d * d <= micro && nd < 2046; d++)
     if (micro % d == 0) {
       div[nd++] = d;
@@ -824,7 +870,7 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
       int vmax = p >= 2 ? (S->L + 2) / p : 1;
       for (int v = 1; v <= vmax && v <= 64 && !rc; v++) {
         if (o->vpp > 0 && v != o->vpp) continue;
-        if (!vpp_ok(S, p, v, m)) continue;
+        if (!vpp_ok(S, &rules, p, v, m)) continue;
         if (v > 1 && o->vpp == 0 && !o->megatron) continue;
         st__cfg_t cf;
         memset(&cf, 0, sizeof cf);
@@ -834,7 +880,7 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
         cf.v = v;
         cf.b = b;
         cf.m = m;
-        rc = add_group(S, g, n, cap, &cf, group_lb(S, &cf));
+        rc = add_group(S, g, n, cap, &cf, group_lb(&cf, work, phi));
       }
     }
   }
@@ -1076,6 +1122,7 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   for (int i = 0; T.splits && i < S->n_fam * (ST__MAX_PP + 1); i++)
     strata_free(T.splits[i]);
   strata_free(T.splits);
+  strata_free(T.ell);
   strata_free(T.slot);
   return rc;
 }
