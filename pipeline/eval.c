@@ -982,19 +982,22 @@ double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
          strata_cluster_calibration(S->c)->step_seconds;
 }
 
-int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf,
-                            int r) {
+int st__layers_alike(const st__search_t *S, const st__cfg_t *cf) {
   const st__family_t *f = cf->f;
   int N = S->o->recompute_layers,
       block = STRATA_CHOICE(S->o->recompute_method) == STRATA_RECOMPUTE_BLOCK;
-  /* one kind of layer costed by the layer (st__chunk_add adds n of them:
-   * no block or uniform recompute by the chunk), a rank past the first
-   * (its gradients reduced unbucketed, its gather unhidden), no FSDP
-   * under the pipeline (its gather's prefetch shrinks as the forward
-   * grows): every item of the floor adds with each layer */
-  return r > 0 && r < cf->p && !fsdp_pp(S, cf) &&
-         S->graphs[f->graph]->n_blocks == 1 &&
+  /* st__chunk_add adds n of them: no block or uniform recompute by the
+   * chunk */
+  return S->graphs[f->graph]->n_blocks == 1 &&
          (f->rc != STRATA_RECOMPUTE_FULL || (N <= 1 && !block));
+}
+
+int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf,
+                            int r) {
+  /* a rank past the first (its gradients reduced unbucketed, its gather
+   * unhidden), no FSDP under the pipeline (its gather's prefetch shrinks
+   * as the forward grows): every item of the floor adds with each layer */
+  return r > 0 && r < cf->p && !fsdp_pp(S, cf) && st__layers_alike(S, cf);
 }
 
 void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,

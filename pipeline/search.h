@@ -333,6 +333,10 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
  * the search may offload (st__rank_peak's). */
 double st__rank_floor(st__search_t *S, const st__cfg_t *cf, const int *n, int r,
                       double *peak);
+/* Whether cf's layers are one kind, each costed as the next wherever it
+ * sits in a chunk (no block or uniform recompute by the chunk): a rank's
+ * memory and time then grow with each of its chunks' layers. */
+int st__layers_alike(const st__search_t *S, const st__cfg_t *cf);
 /* Whether st__rank_floor of rank r depends on the count of its layers
  * alone, growing with it (one kind of layer, costed by the layer; not the
  * first rank; no FSDP under a pipeline). */

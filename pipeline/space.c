@@ -51,6 +51,7 @@ typedef struct {
                       last rank (-1: not found yet) */
   int **splits;    /* free mode: the balanced split per (family, pp) */
   double *ell;     /* per family: its least layer's work (0: not taken) */
+  int least[ST__MAX_PP]; /* the least chunks of the generated layouts */
   /* --pareto: the configurations no other found dominates, and the axes */
   slot_t *front;
   int n_front, cap_front, pareto;
@@ -644,6 +645,21 @@ static double layouts_floor(const top_t *T, const st__cfg_t *cf, double ell,
   return mean > last ? mean : last;
 }
 
+/* Whether the ends of some generated layout of cf might fit: the first
+ * and the last rank with every chunk at the least any layout gives it
+ * (layouts_floor's), where memory grows with each chunk's layers. */
+static int layouts_fit(top_t *T, const st__cfg_t *cf) {
+  int L = T->S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
+  int q = L / K, a = q - 1 > 0 ? q - 1 : 0, b = q - 2 > 0 ? q - 2 : 0;
+  int c = (L - 2 * q - 1) / (K - 2), *n = T->least;
+  for (int k = 0; k < K; k++)
+    n[k] = k == 0 ? a : k == K - 1 ? b : c < 1 ? 1 : c;
+  st__cfg_t x = *cf;
+  x.split = n;
+  return st__rank_layout_peak(T->S, &x, n, 0) <= T->S->budget &&
+         st__rank_layout_peak(T->S, &x, n, p - 1) <= T->S->budget;
+}
+
 /* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
  * bounded and costed as any split; those the first/last form gives are
  * visited by visit_splits. */
@@ -670,6 +686,8 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
                              part_work(&cf.f->pro) + part_work(&cf.f->epi) +
                                  st__layers_work(least, 0, S->L));
   if (all >= cut(T) || all > tuple_cut(T, &cf)) return 0;
+  if (T->mem_prune && st__layers_alike(S, &cf) && !layouts_fit(T, &cf))
+    return 0;
   cf.first = cf.last = 0;
   cf.chunked = 1;
   /* the candidates by their floors, least first: the best of the tuple
