@@ -86,12 +86,17 @@ typedef struct {
   cursor_t *f, *b;
   double *free_at, *left;
   const double *after; /* added to a rank's end for the cut, or NULL */
+  double *drain;       /* the backwards of the chunks before a rank's first
+                          (and their p2p): the first rank ends after them */
   double lim;          /* stop once a rank must end past it */
 } run_t;
 
 /* Run rank r's next ops while their inputs are there; returns how many,
- * or -1 once the rank cannot end before the cut: its ops left run one
- * after another from when it is free, each at least its compute.  Its
+ * or -1 once the step cannot end before the cut: the rank's ops left run
+ * one after another from when it is free, each at least its compute, and
+ * after its last (the backward of its first chunk, last micro-batch) the
+ * first rank still runs that micro-batch's backwards of the chunks before
+ * it.  Its
  * order: its warm-up forwards, then a forward and a backward in turn,
  * then the backwards left. */
 static int advance(strata_sched_t *S, int r, run_t *R) {
@@ -128,7 +133,9 @@ static int advance(strata_sched_t *S, int r, run_t *R) {
     done++;
     if (R->after) {
       R->left[r] -= work;
-      if (free_at[r] + R->left[r] + R->after[r] > R->lim) return -1;
+      double tail = R->drain[r] + R->after[0];
+      if (R->after[r] > tail) tail = R->after[r];
+      if (free_at[r] + R->left[r] + tail > R->lim) return -1;
     }
   }
   return done;
@@ -172,6 +179,7 @@ static int run(strata_sched_t *S, run_t *R) {
     for (int c = 0; c < v; c++)
       w += S->fwd[c * p + r] + S->bwd[c * p + r];
     R->left[r] = w * n;
+    R->drain[r] = r == 0 ? 0 : R->drain[r - 1] + S->bwd[r - 1] + p2p_at(S, r - 1);
     if (R->left[r] + R->after[r] > R->lim) return 1;
   }
   S->makespan = 0;
@@ -225,7 +233,7 @@ int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
   if (B->cells < cells || B->pp < p) {
     size_t c = cells > B->cells ? cells : B->cells;
     int q = p > B->pp ? p : B->pp;
-    double *d = strata_realloc(B->d, (2 * c + 3 * (size_t)q) * sizeof *d);
+    double *d = strata_realloc(B->d, (2 * c + 4 * (size_t)q) * sizeof *d);
     int *ints =
         d ? strata_realloc(B->ints, (size_t)q * RANK_INTS * sizeof *ints) : NULL;
     if (d) B->d = d;
@@ -240,6 +248,7 @@ int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
   ints_to(&R, B->ints, B->pp);
   R.free_at = S->rank_end + B->pp;
   R.left = R.free_at + B->pp;
+  R.drain = R.left + B->pp;
   R.after = isfinite(cut) ? after : NULL;
   /* a hair above the cut: the bound's sums round otherwise than the
    * schedule's own, and a step equal to the cut may still win on memory */
