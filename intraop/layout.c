@@ -629,26 +629,51 @@ static const char *axis_role(const st__opdims_t *d, const strata_op_t *op,
   return d->name[p];
 }
 
+/* Append t to buf (size bytes, *off of them taken) as snprintf would:
+ * what fits and a NUL, *off counting all of t.  Every result of every
+ * probe is named: no format string to parse for each. */
+static void put(char *buf, size_t size, size_t *off, const char *t) {
+  size_t n = strlen(t);
+  if (*off < size) {
+    size_t k = size - *off - 1 < n ? size - *off - 1 : n;
+    memcpy(buf + *off, t, k);
+    buf[*off + k] = '\0';
+  }
+  *off += n;
+}
+
 void st__strat_name(const st__opdims_t *d, const strata_op_t *op,
                     const strata_mesh_t *m, const st__strat_t *s, char *buf,
                     size_t size) {
   size_t off = 0;
   buf[0] = '\0';
-  for (int a = 0; a < m->ndim && off < size; a++)
-    off += (size_t)snprintf(buf + off, size - off, "%s%s", a ? " x " : "",
-                            axis_role(d, op, s, a));
+  for (int a = 0; a < m->ndim && off < size; a++) {
+    if (a) put(buf, size, &off, " x ");
+    put(buf, size, &off, axis_role(d, op, s, a));
+  }
 }
 
 void st__place_name(const strata_mesh_t *m, const st__place_t *p, char *buf,
                     size_t size) {
-  size_t off = (size_t)snprintf(buf, size, "[");
+  size_t off = 0;
+  put(buf, size, &off, "[");
   for (int a = 0; a < m->ndim && off < size; a++) {
-    const char *sep = a ? ", " : "";
-    if (p->kind[a] == ST__PL_S)
-      off += (size_t)snprintf(buf + off, size - off, "%sS(%d)", sep, p->dim[a]);
-    else
-      off += (size_t)snprintf(buf + off, size - off, "%s%s", sep,
-                              p->kind[a] == ST__PL_P ? "P" : "R");
+    if (a) put(buf, size, &off, ", ");
+    if (p->kind[a] == ST__PL_S) {
+      char t[24], *e = t + sizeof t - 1;
+      unsigned x = p->dim[a] < 0 ? 0u - (unsigned)p->dim[a] : (unsigned)p->dim[a];
+      *e = '\0';
+      *--e = ')';
+      do
+        *--e = (char)('0' + x % 10);
+      while (x /= 10);
+      if (p->dim[a] < 0) *--e = '-';
+      *--e = '(';
+      *--e = 'S';
+      put(buf, size, &off, e);
+    } else {
+      put(buf, size, &off, p->kind[a] == ST__PL_P ? "P" : "R");
+    }
   }
-  if (off < size) snprintf(buf + off, size - off, "]");
+  if (off < size) put(buf, size, &off, "]");
 }
