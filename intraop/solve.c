@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "intraop/ilp.h"
+#include "intraop/solve.h"
 #include "intraop/stage.h"
 
 #define SCALE 1048576.0
@@ -203,20 +204,23 @@ int strata_stage_export_lp(const strata_graph_t *g,
 int st__stage_report(const st__stage_t *st, const st__ilp_result_t *ir,
                      strata_stage_result_t *r);
 
-int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
-                       strata_stage_result_t **out) {
-  st__stage_t st;
+/* The ILP of a built stage at o's micro-batches in flight and time limit
+ * (all the stage's costs hold for any: only the memory's multipliers
+ * read it), solved and reported into *out. */
+static int solve_built(st__stage_t *st, const strata_stage_opts_t *o,
+                       double t0, strata_stage_result_t **out) {
   problem_t pr;
   st__ilp_opts_t io;
   st__ilp_result_t ir;
   strata_stage_result_t *r = NULL;
-  double t0 = strata_now();
   memset(&pr, 0, sizeof pr);
   memset(&ir, 0, sizeof ir);
   *out = NULL;
-  int rc = prepare(g, o, &st, &pr);
+  st->o.in_flight = o->in_flight < 1 ? 1 : o->in_flight;
+  st->o.time_limit = o->time_limit;
+  int rc = build_problem(st, &pr);
   if (rc) goto out;
-  ilp_opts(&st.o, &io);
+  ilp_opts(&st->o, &io);
   rc = st__ilp_solve(&pr.p, &io, &ir);
   if (rc) goto out;
   r = strata_calloc(1, sizeof *r);
@@ -224,7 +228,7 @@ int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
     rc = strata_error(STRATA_ENOMEM, "out of memory");
     goto out;
   }
-  rc = st__stage_report(&st, &ir, r);
+  rc = st__stage_report(st, &ir, r);
   if (rc) goto out;
   r->objective = ir.objective * SCALE;
   r->objective_bound = ir.bound * SCALE;
@@ -243,8 +247,49 @@ out:
   strata_stage_result_destroy(r);
   st__ilp_result_free(&ir);
   problem_free(&pr);
+  return rc;
+}
+
+/* The stage's operators, strategies and costs, with the fixed layouts of
+ * the Megatron and DP objectives. */
+static int build_stage(const strata_graph_t *g, const strata_stage_opts_t *o,
+                       st__stage_t *st) {
+  int rc = st__stage_build(g, o, st);
+  if (rc) return rc;
+  if (st->o.objective == STRATA_OBJ_MEGATRON ||
+      st->o.objective == STRATA_OBJ_DP)
+    rc = st__fixed_layouts(st);
+  if (rc) st__stage_free(st);
+  return rc;
+}
+
+int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
+                       strata_stage_result_t **out) {
+  st__stage_t st;
+  double t0 = strata_now();
+  *out = NULL;
+  int rc = build_stage(g, o, &st);
+  if (rc) return rc;
+  rc = solve_built(&st, o, t0, out);
   st__stage_free(&st);
   return rc;
+}
+
+void st__stage_solve_flights(const strata_graph_t *g,
+                             const strata_stage_opts_t *const *o, int n,
+                             strata_stage_result_t **out, int *rc,
+                             char **why) {
+  st__stage_t st;
+  double t0 = strata_now();
+  int built = build_stage(g, o[0], &st);
+  for (int i = 0; i < n; i++) {
+    out[i] = NULL;
+    why[i] = NULL;
+    rc[i] = built ? built : solve_built(&st, o[i], t0, &out[i]);
+    if (rc[i]) why[i] = strata_strdup(strata_last_error());
+    t0 = strata_now();
+  }
+  if (!built) st__stage_free(&st);
 }
 
 static int fill_ops(const st__stage_t *st, const int *choice,

@@ -16,6 +16,7 @@
 
 #include <uv.h>
 
+#include "intraop/solve.h"
 #include "pipeline/sub.h"
 
 /* seconds a stage solve gets past the plan's limit: a stage's ILP finds
@@ -24,7 +25,8 @@
 
 typedef struct {
   uv_work_t req;
-  st__sub_t *sub;
+  st__sub_t *sub, *twin; /* twin: the same stage at another count in
+                            flight (NULL: none), solved with it */
   struct pool_state *ps;
 } job_t;
 
@@ -36,36 +38,53 @@ typedef struct pool_state {
   const volatile int *cancel;
 } pool_state_t;
 
-static void work_cb(uv_work_t *req) {
-  job_t *j = req->data;
-  st__sub_t *s = j->sub;
-  if (j->ps->cancel && *j->ps->cancel) {
+/* Whether sub may still run: 1, or 0 with its error set (interrupted,
+ * or the plan's time limit reached); its ILP's time limit then the
+ * plan's time left. */
+static int may_run(const pool_state_t *ps, st__sub_t *s) {
+  if (ps->cancel && *ps->cancel) {
     s->err = STRATA_ECANCELED;
     s->errmsg = strata_strdup("interrupted");
-    return;
+    return 0;
   }
-  if (j->ps->deadline > 0 && !j->ps->late_ok &&
-      strata_now() > j->ps->deadline) {
+  if (ps->deadline > 0 && !ps->late_ok && strata_now() > ps->deadline) {
     s->err = STRATA_ECANCELED;
     s->errmsg = strata_strdup("the plan's time limit was reached");
-    return;
+    return 0;
   }
-  if (j->ps->deadline > 0) { /* no solve runs past the plan's limit */
-    double left = j->ps->deadline - strata_now();
+  if (ps->deadline > 0) { /* no solve runs past the plan's limit */
+    double left = ps->deadline - strata_now();
     /* the chosen plan's own stages: an ILP stopped short still gives a
      * layout (its best so far), one given no time may give none */
-    double least = j->ps->late_ok ? LATE_SOLVE : 0.01;
+    double least = ps->late_ok ? LATE_SOLVE : 0.01;
     if (s->so.time_limit <= 0 || s->so.time_limit > left)
       s->so.time_limit = left > least ? left : least;
   }
-  s->err = strata_stage_solve(s->g, &s->so, &s->res);
-  if (s->err) s->errmsg = strata_strdup(strata_last_error());
+  return 1;
+}
+
+static void work_cb(uv_work_t *req) {
+  job_t *j = req->data;
+  st__sub_t *s = j->sub, *t = j->twin;
+  if (!may_run(j->ps, s)) return;
+  if (!t || !may_run(j->ps, t)) {
+    s->err = strata_stage_solve(s->g, &s->so, &s->res);
+    if (s->err) s->errmsg = strata_strdup(strata_last_error());
+    return;
+  }
+  const strata_stage_opts_t *o[2] = {&s->so, &t->so};
+  strata_stage_result_t *out[2];
+  int rc[2];
+  char *why[2];
+  st__stage_solve_flights(s->g, o, 2, out, rc, why);
+  s->res = out[0], s->err = rc[0], s->errmsg = why[0];
+  t->res = out[1], t->err = rc[1], t->errmsg = why[1];
 }
 
 static void after_cb(uv_work_t *req, int status) {
   job_t *j = req->data;
   (void)status;
-  j->ps->done++;
+  j->ps->done += j->twin ? 2 : 1;
   st__progress_note(j->ps->prog, "stage solves", j->ps->done, j->ps->total, NAN,
                     NAN);
 }
@@ -111,15 +130,33 @@ static void to_cache(st__subset_t *s, st__cache_t *c) {
   }
 }
 
+/* The same stage at two counts of micro-batches in flight (the probes of
+ * a layer with one and two: st__family_add asks for them one after the
+ * other): every field of the question the same but that one. */
+static int twins(const st__sub_t *a, const st__sub_t *b) {
+  if (a->g != b->g || a->graph_hash != b->graph_hash ||
+      a->so.in_flight == b->so.in_flight)
+    return 0;
+  strata_stage_opts_t x = a->so, y = b->so;
+  x.in_flight = y.in_flight = 1;
+  return st__sub_key(a->graph_hash, &x) == st__sub_key(b->graph_hash, &y);
+}
+
 static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
   uv_loop_t loop;
   int rc = uv_loop_init(&loop), n = 0;
   if (rc) return strata_error(STRATA_EINTERNAL, "libuv: %s", uv_strerror(rc));
   for (int i = 0; i < s->n; i++) {
-    if (s->v[i]->err != 1) continue;
+    if (s->v[i]->err != 1 || s->v[i]->paired) continue;
     job_t *j = &jobs[n++];
     j->req.data = j;
     j->sub = s->v[i];
+    j->twin = NULL;
+    /* a family's probes come a few apart (a layer's two, then the first
+     * and last stages' in turn) */
+    for (int k = i + 1; k < s->n && k <= i + 3 && !j->twin; k++)
+      if (s->v[k]->err == 1 && !s->v[k]->paired && twins(s->v[i], s->v[k]))
+        j->twin = s->v[k], s->v[k]->paired = 1;
     j->ps = ps;
     rc = uv_queue_work(&loop, &j->req, work_cb, after_cb);
     if (rc) {

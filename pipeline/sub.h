@@ -21,6 +21,7 @@ typedef struct {
   int from_cache;
   int cached;  /* stored in the cache by this run */
   int counted; /* counted among the ILPs solved */
+  int paired;  /* solved with the job of another (pool.c) */
 } st__sub_t;
 
 typedef struct {
