@@ -661,7 +661,8 @@ void st__place_name(const strata_mesh_t *m, const st__place_t *p, char *buf,
     if (a) put(buf, size, &off, ", ");
     if (p->kind[a] == ST__PL_S) {
       char t[24], *e = t + sizeof t - 1;
-      unsigned x = p->dim[a] < 0 ? 0u - (unsigned)p->dim[a] : (unsigned)p->dim[a];
+      unsigned x =
+          p->dim[a] < 0 ? 0u - (unsigned)p->dim[a] : (unsigned)p->dim[a];
       *e = '\0';
       *--e = ')';
       do

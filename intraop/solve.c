@@ -207,8 +207,8 @@ int st__stage_report(const st__stage_t *st, const st__ilp_result_t *ir,
 /* The ILP of a built stage at o's micro-batches in flight and time limit
  * (all the stage's costs hold for any: only the memory's multipliers
  * read it), solved and reported into *out. */
-static int solve_built(st__stage_t *st, const strata_stage_opts_t *o,
-                       double t0, strata_stage_result_t **out) {
+static int solve_built(st__stage_t *st, const strata_stage_opts_t *o, double t0,
+                       strata_stage_result_t **out) {
   problem_t pr;
   st__ilp_opts_t io;
   st__ilp_result_t ir;
@@ -277,8 +277,7 @@ int strata_stage_solve(const strata_graph_t *g, const strata_stage_opts_t *o,
 
 void st__stage_solve_flights(const strata_graph_t *g,
                              const strata_stage_opts_t *const *o, int n,
-                             strata_stage_result_t **out, int *rc,
-                             char **why) {
+                             strata_stage_result_t **out, int *rc, char **why) {
   st__stage_t st;
   double t0 = strata_now();
   int built = build_stage(g, o[0], &st);

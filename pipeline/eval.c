@@ -992,8 +992,7 @@ int st__layers_alike(const st__search_t *S, const st__cfg_t *cf) {
          (f->rc != STRATA_RECOMPUTE_FULL || (N <= 1 && !block));
 }
 
-int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf,
-                            int r) {
+int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf, int r) {
   /* a rank past the first (its gradients reduced unbucketed, its gather
    * unhidden), no FSDP under the pipeline (its gather's prefetch shrinks
    * as the forward grows): every item of the floor adds with each layer */
@@ -1162,8 +1161,8 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p) {
   int K = 0, rc = ch && end ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc && (rc = build_chunks(S, cf, ch, &K)) > 0)
     rc = strata_error(STRATA_EINTERNAL, "a configuration with no valid split");
-  if (!rc) rc = simulate(cf, ch, K, blocking_p2p(S, cf), end, NULL, NULL,
-                         INFINITY);
+  if (!rc)
+    rc = simulate(cf, ch, K, blocking_p2p(S, cf), end, NULL, NULL, INFINITY);
   if (!rc) {
     p->stages = strata_calloc((size_t)K, sizeof *p->stages);
     p->ranks = strata_calloc((size_t)cf->p, sizeof *p->ranks);

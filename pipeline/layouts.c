@@ -216,7 +216,8 @@ int st__layout_fill(int L, int p, int v, const double *w, int i, int *n) {
    * last's their own, the last rank before the middle ones at a tie and
    * the first rank after them. */
   int cap0 = v - 1, capm = p > 2 ? v : 0, x0 = 0, xl = 0, jm = 0, part = 0;
-  double l0 = a + (double)c * (v - 1) + w[0], ll = b + (double)c * (v - 1) + w[1];
+  double l0 = a + (double)c * (v - 1) + w[0],
+         ll = b + (double)c * (v - 1) + w[1];
   double lm = (double)c * v; /* exact: whole layers */
   while (e > 0) {
     int has0 = x0 < cap0, hasl = xl < cap0, hasm = jm < capm;

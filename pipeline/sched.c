@@ -162,8 +162,9 @@ static int check(const strata_sched_t *S) {
 }
 
 /* The schedule into S's arrays (f_start, b_start: K n_micro cells each;
- * rank_end: pp), with R's (pp each: RANK_INTS ints and 2 doubles).  1 when R->after is given and a rank
- * cannot end before R->lim (the rest is not run). */
+ * rank_end: pp), with R's (pp each: RANK_INTS ints and 2 doubles).  1 when
+ * R->after is given and a rank cannot end before R->lim (the rest is not run).
+ */
 static int run(strata_sched_t *S, run_t *R) {
   int p = S->pp, v = S->vpp, n = S->n_micro;
   size_t cells = (size_t)p * v * n;
@@ -179,7 +180,8 @@ static int run(strata_sched_t *S, run_t *R) {
     for (int c = 0; c < v; c++)
       w += S->fwd[c * p + r] + S->bwd[c * p + r];
     R->left[r] = w * n;
-    R->drain[r] = r == 0 ? 0 : R->drain[r - 1] + S->bwd[r - 1] + p2p_at(S, r - 1);
+    R->drain[r] =
+        r == 0 ? 0 : R->drain[r - 1] + S->bwd[r - 1] + p2p_at(S, r - 1);
     if (R->left[r] + R->after[r] > R->lim) return 1;
   }
   S->makespan = 0;
@@ -235,7 +237,8 @@ int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
     int q = p > B->pp ? p : B->pp;
     double *d = strata_realloc(B->d, (2 * c + 4 * (size_t)q) * sizeof *d);
     int *ints =
-        d ? strata_realloc(B->ints, (size_t)q * RANK_INTS * sizeof *ints) : NULL;
+        d ? strata_realloc(B->ints, (size_t)q * RANK_INTS * sizeof *ints)
+          : NULL;
     if (d) B->d = d;
     if (ints) B->ints = ints;
     if (!d || !ints) return strata_error(STRATA_ENOMEM, "out of memory");

@@ -340,8 +340,7 @@ int st__layers_alike(const st__search_t *S, const st__cfg_t *cf);
 /* Whether st__rank_floor of rank r depends on the count of its layers
  * alone, growing with it (one kind of layer, costed by the layer; not the
  * first rank; no FSDP under a pipeline). */
-int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf,
-                            int r);
+int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf, int r);
 /* That memory alone. */
 double st__rank_layout_peak(st__search_t *S, const st__cfg_t *cf, const int *n,
                             int r);

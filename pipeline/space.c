@@ -663,17 +663,14 @@ static int layouts_fit(top_t *T, const st__cfg_t *cf) {
 /* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
  * bounded and costed as any split; those the first/last form gives are
  * visited by visit_splits. */
-static int visit_layouts(top_t *T, st__cfg_t cf) {
+/* Whether some generated layout of cf might beat the step to beat and
+ * fit, by layouts_floor and layouts_fit, before any is made. */
+static int layouts_may(top_t *T, const st__cfg_t *cf,
+                       const st__family_t *least) {
   const st__search_t *S = T->S;
-  static _Thread_local int cand[ST__LAYOUTS][ST__MAX_PP];
-  int rc = 0, p = cf.p, K = 0, order[ST__LAYOUTS], k = 0;
-  double w[2], rw[2 * ST__MAX_PP], fl[ST__LAYOUTS];
-  if (st__layout_weights(S, &cf, w)) return 0;
-  /* block recompute's full family costs at least its sibling's layers */
-  const st__family_t *least = cf.f->sib >= 0 ? &S->fam[cf.f->sib] : cf.f;
   if (!T->ell && !(T->ell = strata_calloc((size_t)S->n_fam, sizeof *T->ell)))
     return strata_error(STRATA_ENOMEM, "out of memory");
-  double *ell = &T->ell[cf.f - S->fam];
+  double *ell = &T->ell[cf->f - S->fam];
   if (*ell == 0) { /* the family's least layer, once (-1: none above 0) */
     double x = INFINITY;
     for (int l = 0; l < S->L; l++) {
@@ -682,12 +679,42 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
     }
     *ell = x > 0 ? x : -1;
   }
-  double all = layouts_floor(T, &cf, *ell > 0 ? *ell : 0,
-                             part_work(&cf.f->pro) + part_work(&cf.f->epi) +
+  double all = layouts_floor(T, cf, *ell > 0 ? *ell : 0,
+                             part_work(&cf->f->pro) + part_work(&cf->f->epi) +
                                  st__layers_work(least, 0, S->L));
-  if (all >= cut(T) || all > tuple_cut(T, &cf)) return 0;
-  if (T->mem_prune && st__layers_alike(S, &cf) && !layouts_fit(T, &cf))
-    return 0;
+  if (all >= cut(T) || all > tuple_cut(T, cf)) return 0;
+  return !T->mem_prune || !st__layers_alike(S, cf) || layouts_fit(T, cf);
+}
+
+/* The last rank's floors of a group's candidates where it depends on the
+ * rank's layers alone (st__rank_floor_by_count): costed once a count. */
+typedef struct {
+  int n, count[ST__LAYOUTS];
+  double floor[ST__LAYOUTS];
+} by_count_t;
+
+static double floor_by_count(top_t *T, const st__cfg_t *cf, by_count_t *b,
+                             const int *split, int count) {
+  for (int j = 0; j < b->n; j++)
+    if (b->count[j] == count) return b->floor[j];
+  st__cfg_t x = *cf;
+  x.split = (int *)split;
+  double f = st__rank_floor(T->S, &x, split, cf->p - 1, NULL);
+  b->count[b->n] = count;
+  b->floor[b->n++] = f;
+  return f;
+}
+
+static int visit_layouts(top_t *T, st__cfg_t cf) {
+  const st__search_t *S = T->S;
+  static _Thread_local int cand[ST__LAYOUTS][ST__MAX_PP];
+  int rc = 0, p = cf.p, K = 0, order[ST__LAYOUTS], k = 0;
+  double w[2], rw[2 * ST__MAX_PP], fl[ST__LAYOUTS];
+  if (st__layout_weights(S, &cf, w)) return 0;
+  /* block recompute's full family costs at least its sibling's layers */
+  const st__family_t *least = cf.f->sib >= 0 ? &S->fam[cf.f->sib] : cf.f;
+  if ((rc = layouts_may(T, &cf, least)) <= 0) return rc;
+  rc = 0;
   cf.first = cf.last = 0;
   cf.chunked = 1;
   /* the candidates by their floors, least first: the best of the tuple
@@ -700,19 +727,22 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
       order[j] = order[j - 1];
     order[j] = i;
   }
-  /* where the last rank's floor depends on its layers alone it is
-   * costed once a count (the candidates' counts differ by a few), and at
-   * the least count first: it grows with the count, so one at the cut
-   * there drops them all */
-  int alike = st__rank_floor_by_count(S, &cf, p - 1), nm = 0, low = -1;
-  int count[ST__LAYOUTS], mc[ST__LAYOUTS];
-  double mf[ST__LAYOUTS];
+  /* where the last rank's floor depends on its layers alone, the least
+   * count's first: it grows with the count, so one at the cut there
+   * drops them all */
+  int alike = st__rank_floor_by_count(S, &cf, p - 1), low = -1;
+  int count[ST__LAYOUTS];
+  by_count_t bc = {0};
   for (int x = 0; x < k && alike; x++) {
     int i = order[x];
     count[i] = 0;
     for (int c = p - 1; c < K; c += p)
       count[i] += cand[i][c];
     if (fl[i] < cut(T) && (low < 0 || count[i] < count[low])) low = i;
+  }
+  if (low >= 0) {
+    double f = floor_by_count(T, &cf, &bc, cand[low], count[low]);
+    if (f >= cut(T) || f > tuple_cut(T, &cf)) return 0;
   }
   for (int x = 0; x < k && !rc && !T->stopped; x++) {
     double tc = tuple_cut(T, &cf);
@@ -722,29 +752,11 @@ static int visit_layouts(top_t *T, st__cfg_t cf) {
     cf.split = n;
     /* the last rank's own (the loss's; it synchronises unhidden), and
      * that the ends fit: the first rank holds the most micro-batches */
-    double peak = 0, *mem = T->mem_prune ? &peak : NULL, rf;
-    if (alike) {
-      int j = 0;
-      if (nm == 0) { /* the least count's, first */
-        cf.split = cand[low];
-        mf[0] = st__rank_floor(T->S, &cf, cand[low], p - 1, NULL);
-        mc[nm++] = count[low];
-        cf.split = n;
-        if (mf[0] >= cut(T) || mf[0] > tc) break;
-      }
-      while (j < nm && mc[j] != count[i])
-        j++;
-      if (j == nm) {
-        mf[nm] = st__rank_floor(T->S, &cf, n, p - 1, NULL);
-        mc[nm++] = count[i];
-      }
-      rf = mf[j];
-      if (rf >= cut(T) || rf > tc) continue;
-      if (mem) peak = st__rank_layout_peak(T->S, &cf, n, p - 1);
-    } else {
-      rf = st__rank_floor(T->S, &cf, n, p - 1, mem);
-      if (rf >= cut(T) || rf > tc) continue;
-    }
+    double peak = 0, *mem = T->mem_prune ? &peak : NULL;
+    double rf = alike ? floor_by_count(T, &cf, &bc, n, count[i])
+                      : st__rank_floor(T->S, &cf, n, p - 1, mem);
+    if (rf >= cut(T) || rf > tc) continue;
+    if (alike && mem) peak = st__rank_layout_peak(T->S, &cf, n, p - 1);
     if (mem && peak > S->budget) continue;
     if (mem && st__rank_layout_peak(T->S, &cf, n, 0) > S->budget) continue;
     rc = visit(T, &cf);
@@ -799,9 +811,10 @@ static double min_share(const st__search_t *S, const st__family_t *f) {
  * after it, at least a share phi of the rest of the work:
  * step >= m w + phi (W - w) >= (m - phi) W/p + phi W.  W and phi are the
  * family's (lb_terms), once for all its groups. */
-static void lb_terms(const st__search_t *S, const st__family_t *f,
-                     double *work, double *phi) {
-  *work = part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L, 0);
+static void lb_terms(const st__search_t *S, const st__family_t *f, double *work,
+                     double *phi) {
+  *work =
+      part_work(&f->pro) + part_work(&f->epi) + work_range(S, f, 0, S->L, 0);
   *phi = min_share(S, f);
 }
 
