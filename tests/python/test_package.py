@@ -251,14 +251,15 @@ class Package(unittest.TestCase):
         self.assertEqual(out, [self.plan.data] * 3)
 
     def test_ctrl_c_stops_a_plan(self):
-        # a long plan in a child Python: SIGINT stops it within seconds as
+        # a long plan in a child Python (DeepSeek-V3 in free mode, over 10 s
+        # on one thread): SIGINT stops it within seconds as
         # KeyboardInterrupt, and Python's own handler is back afterwards
         code = (
             "import signal, strata, sys, time\n"
             "print('ready', flush=True)\n"
             "t = time.time()\n"
             "try:\n"
-            "    strata.plan(model='gpt3-175b', cluster='dgx-h100:128',\n"
+            "    strata.plan(model='deepseek-v3', cluster='dgx-h100:64',\n"
             "                free=True, threads=1)\n"
             "    print('finished')\n"
             "except KeyboardInterrupt as e:\n"
