@@ -183,9 +183,9 @@ static void cost_pipeline(brute_t *B) {
                          n);
   else
     v = st__split_linear(U, P, B->m * B->v, av, e, u, n);
-  for (int s = 0; s < P; s++)
-    n[s] *= B->v;
   if (isfinite(v)) {
+    for (int s = 0; s < P; s++)
+      n[s] *= B->v;
     st__cfg_t cf = {fs[0], P,  B->dp, B->v, B->b, B->m, 0, 0,
                     n,     fs, ss,    0,    0,    0,    0, 0};
     st__cost_t c;
