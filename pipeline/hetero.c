@@ -25,7 +25,10 @@
  * (dense layers before MoE ones) a stage costs the prefix sums of its
  * layers' times on its group and holds what fits from where it starts,
  * and the split is the same optimum by a DP over (stage, first layer)
- * (st__split_prefix).
+ * (st__split_prefix).  Interleaved (v virtual stages, every round of p
+ * chunks with the same counts), a rank holds the same positions of each
+ * round: the linear split runs in units of v layers, the prefix-sum one
+ * on the prefix sums folded over the rounds (fold_prefix).
  *
  * The best plan on each group alone is a candidate too: when the slower
  * group does not help, the plan leaves it out (n_groups says so, the
@@ -74,9 +77,14 @@ typedef struct {
    * (group, first/middle/last, pp > 2, micro-batches in flight) for the
    * family and dp they were found for */
   struct most_memo *cap_tag;
-  int *caps;
+  int *caps;      /* L a slot (a rank's caps from every first position) */
   double *cap_hi; /* each slot's widest window of group-0 work */
-  int fam;        /* the family of group 0 being searched */
+  /* interleaved (v > 1), by (group, pp, rank) for each v searched: where
+   * each v's slots start */
+  int cap_nv, cap_v[64];
+  size_t cap_base[64];
+  double *fold; /* the unit's folded prefix sums (trial_t's fold) */
+  int fam;      /* the family of group 0 being searched */
 } mixed_t;
 
 /* Family of group z with f's degrees, or NULL. */
@@ -147,59 +155,89 @@ typedef struct {
   int dp, b, m;
   int v; /* virtual stages: each rank's layers in v equal chunks, the
             ranks' counts the same in every round of p chunks */
+  /* layers that differ: per group z, the prefix sums folded over the v
+   * rounds of U = L / v positions (fold[i] = sum_k pre[i + k U] -
+   * pre[k U], i in [0, U]; pre itself at v = 1): a rank on positions
+   * [o, o + n) runs fold[o + n] - fold[o] a micro-batch */
+  const double *fold[MAX_GROUPS];
+  int U;
+  double rho; /* the least share of a position's group-0 work (over its v
+                 rounds) in the first round: a rank's first chunk holds at
+                 least rho of its group-0 work (1 at v = 1) */
 } trial_t;
 
-/* The layers from k that rank s can hold on its group, for every k (up to
- * the model's end: the pipeline's length limits them in the DP, so the
- * caps depend on the rank's place only, as their memo assumes): the
- * window's end only moves forward as k does (a range's memory grows with
- * each layer it takes), so two pointers walk it. */
-static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int *cap) {
-  int L = S->L, end = 0;
-  for (int k = 0; k < L; k++) {
+/* The positions from k that rank s can hold on its group, for every k of
+ * the U = L / v of a round (a position: one layer in each of the rank's v
+ * chunks, cf->v of them; up to the round's end: the pipeline's length
+ * limits them in the DP, so the caps depend on the rank's place only, as
+ * their memo assumes): the window's end only moves forward as k does (a
+ * range's memory grows with each layer it takes, and [k + 1, end) holds
+ * a part of every chunk of [k, end)), so two pointers walk it. */
+static void caps_from(st__search_t *S, const st__cfg_t *cf, int s, int U,
+                      int *cap) {
+  int end = 0, v = cf->v > 1 ? cf->v : 1;
+  for (int k = 0; k < U; k++) {
     if (end < k) end = k;
-    while (end < L && st__rank_peak(S, cf, s, k, end - k + 1) <= S->budget)
+    while (end < U &&
+           st__rank_peak(S, cf, s, k, (end - k + 1) * v) <= S->budget)
       end++;
     cap[k] = end - k;
   }
 }
 
-/* The most group-0 work (prefix sums w) of the layers a rank holds from
- * any first layer (caps cap). */
-static double widest(const double *w, const int *cap, int L) {
+/* The most group-0 work (prefix sums w, folded where interleaved) of the
+ * positions a rank holds from any first one (caps cap, U of them). */
+static double widest(const double *w, const int *cap, int U) {
   double hi = 0;
-  for (int k = 0; k < L; k++)
+  for (int k = 0; k < U; k++)
     if (w[k + cap[k]] - w[k] > hi) hi = w[k + cap[k]] - w[k];
   return hi;
 }
 
-/* Rank s of P on group z: the layers it holds from every first layer,
- * into cap (L of them), from the memo where it has them; its memo slot
- * (ranks of one slot hold the same), SIZE_MAX without a memo.  A rank's memory
- * depends on its place (first, middle, last), its micro-batches in
- * flight and whether pp > 2 (its p2p communicators), not on pp and its
- * position otherwise. */
+/* The memo slot of rank s of P on group z at t's v (SIZE_MAX: none).  A
+ * rank's memory depends on its place (first, middle, last), its micro-
+ * batches in flight and whether pp > 2 (its p2p communicators), not on pp
+ * and its position otherwise; interleaved, its micro-batches in flight
+ * grow with pp (eval.c's in_flight), so the slot is the rank's own. */
+static size_t cap_slot(const mixed_t *M, const trial_t *t, int z, int P,
+                       int s) {
+  size_t L = (size_t)M->S[0].L;
+  if (!M->caps) return SIZE_MAX;
+  if (t->v <= 1) {
+    int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
+    if (fly > t->m) fly = t->m;
+    return (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) +
+           (size_t)fly;
+  }
+  for (int i = 0; i < M->cap_nv; i++)
+    if (M->cap_v[i] == t->v && P <= t->U)
+      return M->cap_base[i] +
+             ((size_t)z * ((size_t)t->U + 1) + (size_t)P) * (size_t)t->U +
+             (size_t)s;
+  return SIZE_MAX;
+}
+
+/* Rank s of P on group z: the positions it holds from every first one,
+ * into cap (t->U of them: layers at v = 1, a layer in each chunk
+ * interleaved), from the memo where it has them; its memo slot (ranks of
+ * one slot hold the same), SIZE_MAX without a memo. */
 static size_t caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
                       int *cap) {
-  size_t L = (size_t)M->S[0].L;
-  int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
-  if (fly > t->m) fly = t->m;
-  size_t at =
-      (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) + (size_t)fly;
-  if (M->caps && M->cap_tag[at].fam == M->fam && M->cap_tag[at].dp == t->dp) {
-    memcpy(cap, M->caps + at * L, sizeof(int) * L);
+  size_t L = (size_t)M->S[0].L, U = (size_t)t->U, at = cap_slot(M, t, z, P, s);
+  if (at != SIZE_MAX && M->cap_tag[at].fam == M->fam &&
+      M->cap_tag[at].dp == t->dp) {
+    memcpy(cap, M->caps + at * L, sizeof(int) * U);
     return at;
   }
-  st__cfg_t one = {t->f[z], P,    t->dp, 1, t->b, t->m, 0, 0,
-                   NULL,    NULL, NULL,  0, 0,    0,    0, 0};
-  caps_from(&M->S[z], &one, s, cap);
-  if (M->caps) {
-    memcpy(M->caps + at * L, cap, sizeof(int) * L);
-    M->cap_hi[at] = widest(t->pre[0], cap, (int)L);
+  st__cfg_t one = {t->f[z], P,    t->dp, t->v, t->b, t->m, 0, 0,
+                   NULL,    NULL, NULL,  0,    0,    0,    0, 0};
+  caps_from(&M->S[z], &one, s, (int)U, cap);
+  if (at != SIZE_MAX) {
+    memcpy(M->caps + at * L, cap, sizeof(int) * U);
+    M->cap_hi[at] = widest(t->fold[0], cap, (int)U);
     M->cap_tag[at].fam = M->fam, M->cap_tag[at].dp = t->dp;
-    return at;
   }
-  return SIZE_MAX;
+  return at;
 }
 
 /* A split fixed by the options (first/last stage layers, the middle ones
@@ -258,40 +296,59 @@ static int reach_under(int L, int P, const double *const *pre, const double *e,
  * 0 when the busiest stage cannot be under the cut's share (reach_under)
  * or when st__split_floor proves none does with each layer's time on a
  * stage at least kappa of its time on group 0 (work in group-0 seconds,
- * a stage's most that of its widest window in memory). */
+ * a stage's most that of its widest window in memory).  Interleaved, in
+ * the positions of a round (the folded prefix sums, pre here): a rank
+ * waits for the first chunk of each rank before it, at least rho of that
+ * rank's group-0 work and so at least rho of its floor time (rho <= 1
+ * scales its embedding too), so rank r's bound m t_r + rho sum_{s<r} t_s
+ * < C is st__split_floor's with m / rho and C / rho. */
 static int floor_differ(const mixed_t *M, const trial_t *t, int P,
                         st__search_t *const *ss, const double **pre,
                         const double *e, const int *cap, const size_t *slot) {
-  int L = M->S[0].L;
+  int U = t->U;
   double C = cut(M) - fixed_of(M), T = C / t->m * (1 + 1e-9);
   if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK ||
-      !isfinite(C))
+      !isfinite(C) || !(t->rho > 0))
     return 1;
-  if (!reach_under(L, P, pre, e, cap, T)) return 0;
+  if (!reach_under(U, P, pre, e, cap, T)) return 0;
   double *k0 = strata_malloc(sizeof(double) * 3 * (size_t)P), least = INFINITY;
   if (!k0) return 1; /* no floor: the split decides */
   double *lo = k0 + P, *hi = lo + P;
-  const double *w = t->pre[0];
-  for (int l = 0; l < L; l++)
+  const double *w = t->fold[0];
+  for (int l = 0; l < U; l++)
     if (w[l + 1] - w[l] < least) least = w[l + 1] - w[l];
   for (int s = 0; s < P; s++) {
     k0[s] = t->kappa[ss[s] - M->S];
     lo[s] = least;
     hi[s] = slot[s] != SIZE_MAX ? M->cap_hi[slot[s]]
-                                : widest(w, cap + (size_t)s * L, L);
+                                : widest(w, cap + (size_t)s * U, U);
   }
-  int ok = st__split_floor(P, w[L], t->m, k0, e, lo, hi, 0, C);
+  int ok =
+      st__split_floor(P, w[U], t->m / t->rho, k0, e, lo, hi, 0, C / t->rho);
   strata_free(k0);
   return ok;
 }
 
+/* The options' split (each rank's layers, a multiple of v) checked
+ * against the caps (U positions a rank): 1 when it fits, 0 when not. */
+static int fixed_fits(const trial_t *t, int L, int P, const int *cap,
+                      const int *n) {
+  for (int s = 0, k = 0; s < P; k += n[s], s++)
+    if (n[s] < 1 || n[s] % t->v || k >= L ||
+        n[s] / t->v > cap[(size_t)s * (size_t)t->U + (size_t)(k / t->v)])
+      return 0;
+  return 1;
+}
+
 /* The split of a model whose layers differ: each rank's caps from every
- * first layer, then the prefix-sum DP, or the options' split checked
- * against the caps.  1 with n filled, 0 when none fits, < 0 an error. */
+ * first position, then the prefix-sum DP (interleaved: on the folded
+ * prefix sums, in positions of a round, with m v micro-batches as the
+ * alike split's units), or the options' split checked against the caps.
+ * 1 with n filled (each rank's layers), 0 when none fits, < 0 an error. */
 static int prefix_split(mixed_t *M, const trial_t *t, int P,
                         st__search_t *const *ss, const double *e, int *n) {
-  int L = M->S[0].L, rc = 1;
-  int *cap = strata_malloc(sizeof(int) * (size_t)P * (size_t)L);
+  int L = M->S[0].L, U = t->U, rc = 1;
+  int *cap = strata_malloc(sizeof(int) * (size_t)P * (size_t)U);
   const double **pre = strata_malloc(sizeof(double *) * (size_t)P);
   size_t *slot = strata_malloc(sizeof(size_t) * (size_t)P);
   if (!cap || !pre || !slot) {
@@ -299,17 +356,19 @@ static int prefix_split(mixed_t *M, const trial_t *t, int P,
     goto out;
   }
   for (int s = 0; s < P; s++) {
-    pre[s] = t->pre[ss[s] - M->S];
-    slot[s] = caps_at(M, t, (int)(ss[s] - M->S), P, s, cap + (size_t)s * L);
+    pre[s] = t->fold[ss[s] - M->S];
+    slot[s] = caps_at(M, t, (int)(ss[s] - M->S), P, s, cap + (size_t)s * U);
   }
   if (!floor_differ(M, t, P, ss, pre, e, cap, slot)) {
     M->floored++;
     rc = 0;
   } else if (fixed_split(M->S[0].o, L, P, n)) {
-    for (int s = 0, k = 0; s < P && rc > 0; k += n[s], s++)
-      if (n[s] < 1 || k >= L || n[s] > cap[(size_t)s * L + k]) rc = 0;
-  } else if (!isfinite(st__split_prefix(L, P, t->m, pre, e, cap, n))) {
+    rc = fixed_fits(t, L, P, cap, n);
+  } else if (!isfinite(st__split_prefix(U, P, t->m * t->v, pre, e, cap, n))) {
     rc = 0;
+  } else {
+    for (int s = 0; s < P; s++)
+      n[s] *= t->v;
   }
 out:
   strata_free(cap);
@@ -346,14 +405,18 @@ static int split_beats(const mixed_t *M, const trial_t *t, int P,
                        st__search_t *const *ss, const double *a,
                        const double *e, const int *n) {
   double before = 0, most = 0, C = cut(M) - fixed_of(M);
+  /* interleaved, a rank waits for the first chunk of each rank before
+   * it: 1/v of it when the layers are alike, its own layers of the first
+   * round (positions [k, k + c)) when they differ */
+  int share = t->pre[0] ? 1 : t->v;
   if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK)
     return 1;
-  for (int s = 0, k = 0; s < P; k += n[s], s++) {
-    const double *pre = t->pre[0] ? t->pre[ss[s] - M->S] : NULL;
-    double ts = e[s] + (pre ? pre[k + n[s]] - pre[k] : a[s] * n[s]);
-    /* interleaved, it waits for one chunk of those before: 1/v */
-    if (before / t->v + t->m * ts > most) most = before / t->v + t->m * ts;
-    before += ts;
+  for (int s = 0, k = 0; s < P; k += n[s] / t->v, s++) {
+    int z = (int)(ss[s] - M->S), c = n[s] / t->v;
+    const double *pre = t->pre[0] ? t->pre[z] : NULL;
+    double ts = e[s] + (pre ? t->fold[z][k + c] - t->fold[z][k] : a[s] * n[s]);
+    if (before / share + t->m * ts > most) most = before / share + t->m * ts;
+    before += pre ? e[s] + pre[k + c] - pre[k] : ts;
   }
   return most < C;
 }
@@ -546,9 +609,16 @@ static const int places[5][2] = {{2, 0}, {2, 1}, {3, 0}, {3, 1}, {3, 2}};
 
 /* Each group's most work a stage holds anywhere (t->most), at t's family
  * and dp: the most of its places' layers (layers alike), or of their
- * widest windows of group-0 work (layers that differ). */
+ * widest windows of group-0 work (layers that differ; interleaved, where
+ * a longer pipeline holds more micro-batches in flight and the places do
+ * not bound it, all of it: floor_branch reads no cap there). */
 static int most_work(mixed_t *M, trial_t *t) {
   int L = M->S[0].L, rc = 0;
+  if (t->pre[0] && t->v > 1) {
+    for (int z = 0; z < M->K; z++)
+      t->most[z] = t->pre[0][L];
+    return 0;
+  }
   int *cap = t->pre[0] ? strata_malloc(sizeof(int) * (size_t)L) : NULL;
   if (t->pre[0] && !cap) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int z = 0; z < M->K; z++) {
@@ -583,25 +653,32 @@ static int floor_branch(const mixed_t *M, const trial_t *t, int j) {
   static const double zero[ST__MAX_PP];
   double a[ST__MAX_PP], lo[ST__MAX_PP], hi[ST__MAX_PP], least = 1;
   int P = 0, differ = t->pre[0] != NULL, L = M->S[0].L;
-  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK)
+  const double *w = t->fold[0]; /* layers that differ: a position's work */
+  if (STRATA_CHOICE(M->S[0].o->recompute_method) == STRATA_RECOMPUTE_BLOCK ||
+      (differ && !(t->rho > 0)))
     return 1;
-  for (int l = 0; differ && l < L; l++)
-    if (l == 0 || t->pre[0][l + 1] - t->pre[0][l] < least)
-      least = t->pre[0][l + 1] - t->pre[0][l];
+  for (int l = 0; differ && l < t->U; l++)
+    if (l == 0 || w[l + 1] - w[l] < least) least = w[l + 1] - w[l];
   for (int i = 0; i < M->K; i++) {
     int z = t->order[i], n = i < j ? t->pp[i] : most_stages(M, t, z);
     if (P + n > ST__MAX_PP) return 1;
     for (int q = 0; q < n; q++, P++) {
       a[P] = differ ? t->kappa[z] : t->a[z] * t->v;
       lo[P] = i < j ? least : 0;
-      /* interleaved: in units of v layers, with no memory cap (the most
-       * work was found without interleaving) */
-      hi[P] = t->v > 1 ? L / t->v : t->most[z];
+      /* interleaved: in units of v layers (all the work when layers
+       * differ), with no memory cap (the most work was found without
+       * interleaving) */
+      hi[P] = t->v > 1 ? (differ ? w[t->U] : L / t->v) : t->most[z];
     }
   }
+  /* interleaved, layers that differ: m / rho and the cut / rho
+   * (floor_differ) */
+  if (differ)
+    return st__split_floor(P, w[t->U], t->m / t->rho, a, zero, lo, hi, 0,
+                           (cut(M) - fixed_of(M)) / t->rho);
   /* interleaved: v times the floor with m v micro-batches (floor_alike) */
-  return st__split_floor(P, differ ? t->pre[0][L] : L / t->v, t->m * t->v, a,
-                         zero, lo, hi, !differ, (cut(M) - fixed_of(M)) * t->v);
+  return st__split_floor(P, L / t->v, t->m * t->v, a, zero, lo, hi, 1,
+                         (cut(M) - fixed_of(M)) * t->v);
 }
 
 /* Every pp_j from the most group order[j] holds down (the configurations
@@ -678,8 +755,40 @@ static void family_times(const mixed_t *M, int i, int differ, double *pre,
   }
   t->b = M->S[0].graphs[t->f[0]->graph]->micro_batch;
   t->v = 1;
+  t->U = (int)L;
+  t->rho = 1;
+  memcpy(t->fold, t->pre, sizeof t->fold);
   for (int j = 0; j < M->K; j++)
     t->order[j] = j;
+}
+
+/* Layers that differ, interleaved (t->v > 1): rank s's chunks hold
+ * positions [o, o + n) of every round of U = L / v layers, so its work a
+ * micro-batch is F(o + n) - F(o) with F(i) = sum_k P(i + k U) - P(k U),
+ * P the prefix sums on its group: the prefix-sum split runs on F over the
+ * U positions as it runs on P over the L layers.  F into fold (K x (L + 1)
+ * at most), and rho: the least share of a position's group-0 work in the
+ * first round. */
+static void fold_prefix(const mixed_t *M, trial_t *t, double *fold) {
+  int L = M->S[0].L, v = t->v, U = L / v;
+  t->U = U;
+  t->rho = 1;
+  if (v <= 1) return;
+  for (int z = 0; z < M->K; z++) {
+    const double *P = t->pre[z];
+    double *F = fold + (size_t)z * ((size_t)L + 1);
+    t->fold[z] = P ? F : NULL;
+    for (int i = 0; P && i <= U; i++) {
+      F[i] = 0;
+      for (int k = 0; k < v; k++)
+        F[i] += P[i + k * U] - P[k * U];
+    }
+  }
+  const double *P = t->pre[0], *F = t->fold[0];
+  for (int i = 0; i < U; i++) {
+    double r = (P[i + 1] - P[i]) / (F[i + 1] - F[i]);
+    if (r < t->rho) t->rho = r;
+  }
 }
 
 /* A unit of the search: a family, a dp and a group order, with the bound
@@ -699,17 +808,18 @@ static int cmp_task(const void *a, const void *b) {
 }
 
 /* The virtual stages a mixed configuration may have: --vpp's, else 1 and
- * (Megatron-LM's schedule, one kind of layer) every v up to 64 that
- * divides the layers into equal rounds; their count into vs. */
-static int virtual_stages(const mixed_t *M, int differ, int *vs) {
+ * (Megatron-LM's schedule) every v up to 64 that divides the layers into
+ * equal rounds (layers that differ: the prefix sums folded over them);
+ * their count into vs. */
+static int virtual_stages(const mixed_t *M, int *vs) {
   const strata_plan_opts_t *o = M->S[0].o;
   int n = 0;
   if (o->vpp > 0) {
     vs[n++] = o->vpp;
-    return differ && o->vpp > 1 ? 0 : n;
+    return n;
   }
   vs[n++] = 1;
-  for (int v = 2; v <= 64 && !differ && o->megatron; v++)
+  for (int v = 2; v <= 64 && o->megatron; v++)
     if (M->S[0].L % v == 0 && 2 * v <= M->S[0].L) vs[n++] = v;
   return n;
 }
@@ -734,7 +844,7 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
   const st__search_t *S0 = &M->S[0];
   const strata_plan_opts_t *o = S0->o;
   size_t L = (size_t)S0->L, cap = 64;
-  int n = 0, vs[64], nv = virtual_stages(M, differ, vs);
+  int n = 0, vs[64], nv = virtual_stages(M, vs);
   task_t *v = strata_malloc(cap * sizeof *v);
   if (!v) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int i = 0; i < S0->n_fam; i++) {
@@ -779,7 +889,18 @@ static void make_memos(mixed_t *M, int differ) {
     for (size_t k = 0; M->memo && k < cells; k++)
       M->memo[k].fam = -1;
   }
-  size_t slots = (size_t)M->K * 3 * 2 * (L + 1);
+  size_t slots = (size_t)M->K * 3 * 2 * (L + 1), one = slots;
+  int vs[64], nv = virtual_stages(M, vs);
+  M->cap_nv = 0;
+  for (int i = 0; i < nv; i++) { /* interleaved: by (group, pp, rank) */
+    size_t U = L / (size_t)vs[i];
+    if (vs[i] <= 1) continue;
+    M->cap_v[M->cap_nv] = vs[i];
+    M->cap_base[M->cap_nv++] = slots;
+    slots += (size_t)M->K * (U + 1) * U;
+  }
+  if (slots * L > ((size_t)1 << 24)) /* too many: 1F1B's alone */
+    slots = one, M->cap_nv = 0;
   if (differ && slots * L <= ((size_t)1 << 24)) {
     M->caps = strata_malloc(slots * L * sizeof *M->caps);
     M->cap_tag = strata_malloc(slots * sizeof *M->cap_tag);
@@ -805,6 +926,7 @@ static int run_tasks(mixed_t *M, const trial_t *tmpl, const task_t *v, int n,
     t.dp = v[i].dp;
     t.v = v[i].v;
     t.m = M->S[0].o->global_batch / t.b / t.dp;
+    if (t.pre[0]) fold_prefix(M, &t, M->fold);
     memcpy(t.order, perm[v[i].perm], sizeof t.order);
     rc = most_work(M, &t);
     if (!rc) rc = each_pp(M, &t, 0, 0, 0, 0);
@@ -833,6 +955,9 @@ static int search_mixed(mixed_t *M) {
                                      (size_t)M->K * (L + 1))))))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc) rc = make_tasks(M, tmpl, pre, differ, n_perm, &v, &n);
+  if (!rc && differ &&
+      !(M->fold = strata_malloc(sizeof(double) * (size_t)M->K * (L + 1))))
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
   if (!rc) make_memos(M, differ);
   if (!rc) rc = run_tasks(M, tmpl, v, n, perm);
   strata_free(M->memo);
@@ -841,6 +966,8 @@ static int search_mixed(mixed_t *M) {
   strata_free(M->cap_tag);
   strata_free(M->cap_hi);
   M->caps = NULL, M->cap_tag = NULL, M->cap_hi = NULL;
+  strata_free(M->fold);
+  M->fold = NULL;
   strata_free(pre);
   strata_free(tmpl);
   strata_free(v);

@@ -411,8 +411,10 @@ double st__split_prefix(int L, int P, int B, const double *const *pre,
  * once, its own m times) under C: stage s takes x_s units, lo[s] <= x_s
  * <= hi[s] (whole ones when integral), in time a[s] x_s + e[s].  0: no
  * split does (a relaxation: the stages' time caps, and for each rank the
- * cheapest fill of the work the stages after it leave), 1: one may. */
-int st__split_floor(int P, double W, int m, const double *a, const double *e,
+ * cheapest fill of the work the stages after it leave), 1: one may.  m
+ * need not be whole (m >= 1): a rank that waits for a share rho of the
+ * stages before it is the same floor with m / rho and C / rho. */
+int st__split_floor(int P, double W, double m, const double *a, const double *e,
                     const double *lo, const double *hi, int integral, double C);
 
 /* ---- plan.c: the chosen configuration ---- */

@@ -459,18 +459,18 @@ out:
 
 /* The least sum of cost over units placed in the buckets (cost per unit
  * c[i], at most cap[i] units each), cheapest first; INFINITY when they
- * hold less than R. */
+ * hold less than R (less its rounding: the caps may sum to R exactly). */
 static double fill_cheapest(int n, const double *c, const double *cap,
                             double R) {
   int used[ST__MAX_PP + 1]; /* only the n in use cleared: it runs often */
-  double sum = 0;
+  double sum = 0, slack = R * 1e-12; /* the caps' sum rounded, as room's */
   for (int i = 0; i < n; i++)
     used[i] = 0;
   while (R > 0) {
     int k = -1;
     for (int i = 0; i < n; i++)
       if (!used[i] && cap[i] > 0 && (k < 0 || c[i] < c[k])) k = i;
-    if (k < 0) return INFINITY;
+    if (k < 0) return R <= slack ? sum : INFINITY;
     double take = cap[k] < R ? cap[k] : R;
     sum += take * c[k];
     R -= take;
@@ -488,13 +488,14 @@ static double work_under(double a, double e, double hi, double T,
   return x < hi ? x : hi;
 }
 
-int st__split_floor(int P, double W, int m, const double *a, const double *e,
+int st__split_floor(int P, double W, double m, const double *a, const double *e,
                     const double *lo, const double *hi, int integral,
                     double C) {
   double h[ST__MAX_PP], after[ST__MAX_PP + 1], base = 0, need = W, room = 0;
   double bc[ST__MAX_PP + 1], bcap[ST__MAX_PP + 1];
   int nb = 0;
-  if (P < 1 || P > ST__MAX_PP || m < 1 || !isfinite(C)) return 1;
+  if (P < 1 || P > ST__MAX_PP || !(m >= 1) || !isfinite(m) || !isfinite(C))
+    return 1;
   for (int s = 0; s < P; s++) {
     if (!(a[s] > 0) || !isfinite(a[s])) return 1; /* nothing to bound by */
     if (s > 0 && a[s] == a[s - 1] && e[s] == e[s - 1] && hi[s] == hi[s - 1])
