@@ -135,7 +135,11 @@ static int advance(strata_sched_t *S, int r, run_t *R) {
       R->left[r] -= work;
       double tail = R->drain[r] + R->after[0];
       if (R->after[r] > tail) tail = R->after[r];
-      if (free_at[r] + R->left[r] + tail > R->lim) return -1;
+      /* its last op ends no sooner than its ops left after it is free;
+       * once none is left, at its end (the blocking send after its last
+       * backward is not the rank's: the drain has it) */
+      double last = B->i < T ? free_at[r] + R->left[r] : S->rank_end[r];
+      if (last + tail > R->lim) return -1;
     }
   }
   return done;

@@ -238,6 +238,54 @@ TEST(split_interleaved_uneven) {
     ASSERT_EQ(n[k], 4);
 }
 
+/* The schedule stopped at a cut (st__sched_cut, for the search's exact
+ * costing) never stops one whose step ends under the cut, and then gives
+ * the whole schedule's ends: random pipelines, interleaved or not, with
+ * blocking or overlapped p2p, each rank adding its own time after its
+ * end (the step: the latest end plus it); a cut just above the step runs
+ * it whole, one far below stops it. */
+TEST(schedule_cut_is_exact) {
+  double fwd[64], bwd[64], p2p[64], after[16];
+  st__sched_buf_t B;
+  int stopped = 0, cases = 0;
+  memset(&B, 0, sizeof B);
+  for (int t = 0; t < 3000; t++) {
+    strata_sched_t S;
+    memset(&S, 0, sizeof S);
+    S.pp = 1 + (int)(urand() * 8);
+    S.vpp = S.pp > 1 && urand() < 0.5 ? 2 + (int)(urand() * 3) : 1;
+    S.n_micro = S.pp * (1 + (int)(urand() * 4));
+    S.blocking_p2p = urand() < 0.5;
+    int K = S.pp * S.vpp;
+    for (int k = 0; k < K; k++) {
+      fwd[k] = 0.1 + urand(), bwd[k] = fwd[k] * (1 + 2 * urand());
+      p2p[k] = urand() < 0.3 ? 0 : 0.3 * urand();
+    }
+    for (int r = 0; r < S.pp; r++)
+      after[r] = urand() < 0.5 ? 0 : 2 * urand();
+    S.fwd = fwd, S.bwd = bwd, S.p2p = K > 1 ? p2p : NULL;
+    ASSERT_OK(strata_sched_run(&S));
+    double step = 0, end[16];
+    for (int r = 0; r < S.pp; r++) {
+      end[r] = S.rank_end[r];
+      if (end[r] + after[r] > step) step = end[r] + after[r];
+    }
+    strata_sched_free(&S);
+    ASSERT_EQ(st__sched_cut(&S, &B, after, step * (1 + 1e-12)), 0);
+    for (int r = 0; r < S.pp; r++)
+      ASSERT(S.rank_end[r] == end[r]);
+    int rc = st__sched_cut(&S, &B, after, step * 0.7);
+    ASSERT(rc == 0 || rc == 1);
+    stopped += rc == 1;
+    cases++;
+  }
+  st__sched_buf_free(&B);
+  printf("  %d schedules run whole under a cut above their step, %d stopped "
+         "under one 30 %% below\n",
+         cases, stopped);
+  ASSERT(stopped > cases / 2);
+}
+
 /* The generated layouts' extras (layouts.c) are those the rule gives when
  * followed one layer at a time: each to the least loaded rank with a
  * middle chunk left (ties: the later rank), on its latest such chunk.
@@ -1535,6 +1583,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(split_megatron_rule),
     TEST_ENTRY(split_interleaved_uneven),
     TEST_ENTRY(layout_candidates_are_the_greedy),
+    TEST_ENTRY(schedule_cut_is_exact),
     TEST_ENTRY(plan_identical_across_threads),
     TEST_ENTRY(cache_cold_warm_corrupt),
     TEST_ENTRY(cache_merge_and_round_trip),
