@@ -510,7 +510,8 @@ static int try_config(mixed_t *M, const trial_t *t) {
   /* the bound first (no schedule run): most splits end there */
   int rc = st__cfg_cost_cut(&M->S[0], &cf, 0, cut(M), &c);
   if (rc || c.fits != 1) return rc;
-  rc = st__cfg_cost(&M->S[0], &cf, 1, &c);
+  /* then exactly, the schedule stopped once it cannot beat the cut */
+  rc = st__cfg_cost_cut(&M->S[0], &cf, 1, cut(M), &c);
   M->tried++;
   if (rc || !c.fits || !(c.step < cut(M))) return rc;
   M->have = 1;
