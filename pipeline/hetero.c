@@ -67,9 +67,10 @@ typedef struct {
   double alone;         /* the best step of a group alone */
   unsigned long leaves; /* configurations the time limit was checked at */
   long floored;         /* configurations st__split_floor dropped */
-  /* the layers a rank can hold, by (group, pp, position) for the family
-   * and dp they were found for: pipelines of one length over the groups
-   * share most of their ranks */
+  /* the layers a rank can hold (one kind of layer), by what its memory
+   * depends on (most_slot) for the family, dp and v they were found for:
+   * pipelines of one length over the groups share most of their ranks,
+   * and 1F1B ranks of pipelines of any length most of their memory */
   struct most_memo {
     int fam, dp, u, v;
   } * memo;
@@ -423,29 +424,47 @@ static int split_beats(const mixed_t *M, const trial_t *t, int P,
 
 /* Each rank's most units (v layers, one a chunk) into u and what the
  * first and last add into e; 0 when a rank cannot hold one. */
+/* The memo slot of the most layers rank s of P on group z holds (one
+ * kind of layer): 1F1B by its place, micro-batches in flight and pp > 2
+ * as cap_slot, interleaved by (group, pp, rank) after those. */
+static size_t most_slot(const mixed_t *M, const trial_t *t, int z, int P,
+                        int s) {
+  size_t L = (size_t)M->S[0].L, ones = (size_t)M->K * 3 * 2 * (L + 1);
+  if (t->v <= 1) {
+    int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
+    if (fly > t->m) fly = t->m;
+    return (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) +
+           (size_t)fly;
+  }
+  return ones + ((size_t)z * (L + 1) + (size_t)P) * L + (size_t)s;
+}
+
+/* The most units of v layers rank s of P on group S (family f) holds, any
+ * other rank aside: from its memo slot w (NULL: none) where found for the
+ * unit's family, dp and v, else found and kept. */
+static int most_of(mixed_t *M, const trial_t *t, const st__family_t *f,
+                   st__search_t *S, int P, int s, struct most_memo *w) {
+  if (w && w->fam == M->fam && w->dp == t->dp && w->v == t->v) return w->u;
+  st__cfg_t one = {f,    P,    t->dp, t->v, t->b, t->m, 0, 0,
+                   NULL, NULL, NULL,  0,    0,    0,    0, 0};
+  int u = most_layers(S, &one, s, M->S[0].L / t->v);
+  if (w) w->fam = M->fam, w->dp = t->dp, w->v = t->v, w->u = u;
+  return u;
+}
+
 static int rank_caps(mixed_t *M, const trial_t *t, int P,
                      const st__family_t *const *fs, st__search_t *const *ss,
                      double *e, int *u) {
   int L = M->S[0].L;
   for (int s = 0; s < P; s++) {
-    st__cfg_t one = {fs[s], P,    t->dp, t->v, t->b, t->m, 0, 0,
-                     NULL,  NULL, NULL,  0,    0,    0,    0, 0};
     e[s] = 0; /* what the first and last stages add */
     if (s == 0) e[s] += fs[s]->pro.fwd + fs[s]->pro.bwd;
     if (s == P - 1) e[s] += fs[s]->epi.fwd + fs[s]->epi.bwd;
     if (t->pre[0]) continue; /* layers that differ: caps by first layer */
     struct most_memo *w =
-        M->memo
-            ? &M->memo[((size_t)(ss[s] - M->S) * (size_t)(L + 1) + (size_t)P) *
-                           (size_t)L +
-                       (size_t)s]
-            : NULL;
-    if (w && w->fam == M->fam && w->dp == t->dp && w->v == t->v) {
-      u[s] = w->u;
-    } else {
-      u[s] = most_layers(ss[s], &one, s, L / t->v - P + 1);
-      if (w) w->fam = M->fam, w->dp = t->dp, w->v = t->v, w->u = u[s];
-    }
+        M->memo ? &M->memo[most_slot(M, t, (int)(ss[s] - M->S), P, s)] : NULL;
+    u[s] = most_of(M, t, fs[s], ss[s], P, s, w);
+    if (u[s] > L / t->v - P + 1) u[s] = L / t->v - P + 1;
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
   return 1;
@@ -632,10 +651,11 @@ static int most_work(mixed_t *M, trial_t *t) {
         for (int k = 0; k < L; k++)
           if (t->pre[0][k + cap[k]] - t->pre[0][k] > w)
             w = t->pre[0][k + cap[k]] - t->pre[0][k];
-      } else {
-        st__cfg_t one = {t->f[z], P,    t->dp, 1, t->b, t->m, 0, 0,
-                         NULL,    NULL, NULL,  0, 0,    0,    0, 0};
-        w = most_layers(&M->S[z], &one, s, L);
+      } else { /* 1F1B's: the memo's slots hold them at v 1 */
+        trial_t one = *t;
+        one.v = 1;
+        w = most_of(M, &one, t->f[z], &M->S[z], P, s,
+                    M->memo ? &M->memo[most_slot(M, &one, z, P, s)] : NULL);
       }
       if (w > t->most[z]) t->most[z] = w;
     }
@@ -884,7 +904,8 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
 
 /* The memos of try_config, where they take little memory (else none). */
 static void make_memos(mixed_t *M, int differ) {
-  size_t L = (size_t)M->S[0].L, cells = (size_t)M->K * (L + 1) * L;
+  size_t L = (size_t)M->S[0].L,
+         cells = (size_t)M->K * (L + 1) * L + (size_t)M->K * 3 * 2 * (L + 1);
   if (!differ && cells <= ((size_t)1 << 22)) {
     M->memo = strata_malloc(cells * sizeof *M->memo);
     for (size_t k = 0; M->memo && k < cells; k++)
