@@ -176,6 +176,37 @@ static int cmp_by_a(const void *x, const void *y) {
   return (p > q) - (p < q);
 }
 
+/* order: the stages by a, least first, those of one a in their order (as
+ * a stable sort gives them); the stages take a few values of a (a kind of
+ * rank each), so by value, each a pass over the stages. */
+static void order_by_a(const double *a, int P, int *order) {
+  double v[8];
+  int nv = 0, k = 0;
+  for (int s = 0; s < P && nv <= 8; s++) {
+    int i = 0;
+    while (i < nv && v[i] != a[s])
+      i++;
+    if (i < nv) continue;
+    if (nv == 8 || a[s] != a[s]) { /* more kinds, or no order: a sort */
+      nv = 9;
+      break;
+    }
+    for (i = nv++; i > 0 && v[i - 1] > a[s]; i--)
+      v[i] = v[i - 1];
+    v[i] = a[s];
+  }
+  if (nv > 8) {
+    for (int s = 0; s < P; s++)
+      order[s] = s;
+    lin_a = a;
+    qsort(order, (size_t)P, sizeof(int), cmp_by_a);
+    return;
+  }
+  for (int i = 0; i < nv; i++)
+    for (int s = 0; s < P; s++)
+      if (a[s] == v[i]) order[k++] = s;
+}
+
 /* The most layers stage s takes under cap T (0: not even one). */
 static int lin_cap(const lin_t *l, int s, double T, int most) {
   double q = l->a[s] > 0 ? floor((T - l->e[s]) / l->a[s]) + 1 : most;
@@ -228,11 +259,6 @@ typedef struct {
   int short_of; /* kinds that hold no layer yet */
 } heads_t;
 
-static int cmp_int(const void *x, const void *y) {
-  int p = *(const int *)x, q = *(const int *)y;
-  return (p > q) - (p < q);
-}
-
 /* 0, or -1 when out of memory (h holds nothing then). */
 static int heads_init(heads_t *h, const lin_t *l, int most) {
   int P = l->P;
@@ -262,8 +288,12 @@ static int heads_init(heads_t *h, const lin_t *l, int most) {
     int j = h->kind[s];
     h->caps[h->start[j] + h->len[j]++] = l->u[s] < most ? l->u[s] : most;
   }
-  for (int j = 0; j < h->n; j++)
-    qsort(h->caps + h->start[j], (size_t)h->len[j], sizeof(int), cmp_int);
+  for (int j = 0; j < h->n; j++) { /* a kind's ranks are few: by insertion */
+    int *c = h->caps + h->start[j];
+    for (int i = 1; i < h->len[j]; i++)
+      for (int x = c[i], k = i; k > 0 && c[k - 1] > x; k--)
+        c[k] = c[k - 1], c[k - 1] = x;
+  }
   h->short_of = h->n;
   return 0;
 }
@@ -310,10 +340,7 @@ double st__split_linear(int L, int P, int B, const double *a, const double *e,
   l.order = strata_malloc(sizeof(int) * (size_t)P);
   n = strata_malloc(sizeof(int) * (size_t)P);
   if (!l.order || !n) goto out;
-  for (int s = 0; s < P; s++)
-    l.order[s] = s;
-  lin_a = a;
-  qsort(l.order, (size_t)P, sizeof(int), cmp_by_a);
+  order_by_a(a, P, l.order);
   if (heads_init(&h, &l, most)) goto out;
   /* the least sum with no cap bounds every value from below */
   double floor_sum = lin_fill(&l, L, 1, INFINITY, n);
