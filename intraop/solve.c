@@ -167,15 +167,23 @@ static void problem_free(problem_t *pr) {
   strata_free(pr->p.edges);
 }
 
-static int prepare(const strata_graph_t *g, const strata_stage_opts_t *o,
-                   st__stage_t *st, problem_t *pr) {
+/* The stage's operators, strategies and costs, with the fixed layouts of
+ * the Megatron and DP objectives. */
+static int build_stage(const strata_graph_t *g, const strata_stage_opts_t *o,
+                       st__stage_t *st) {
   int rc = st__stage_build(g, o, st);
   if (rc) return rc;
   if (st->o.objective == STRATA_OBJ_MEGATRON ||
       st->o.objective == STRATA_OBJ_DP)
     rc = st__fixed_layouts(st);
-  if (!rc) rc = build_problem(st, pr);
+  if (rc) st__stage_free(st);
   return rc;
+}
+
+static int prepare(const strata_graph_t *g, const strata_stage_opts_t *o,
+                   st__stage_t *st, problem_t *pr) {
+  int rc = build_stage(g, o, st);
+  return rc ? rc : build_problem(st, pr);
 }
 
 static void ilp_opts(const strata_stage_opts_t *o, st__ilp_opts_t *io) {
@@ -247,19 +255,6 @@ out:
   strata_stage_result_destroy(r);
   st__ilp_result_free(&ir);
   problem_free(&pr);
-  return rc;
-}
-
-/* The stage's operators, strategies and costs, with the fixed layouts of
- * the Megatron and DP objectives. */
-static int build_stage(const strata_graph_t *g, const strata_stage_opts_t *o,
-                       st__stage_t *st) {
-  int rc = st__stage_build(g, o, st);
-  if (rc) return rc;
-  if (st->o.objective == STRATA_OBJ_MEGATRON ||
-      st->o.objective == STRATA_OBJ_DP)
-    rc = st__fixed_layouts(st);
-  if (rc) st__stage_free(st);
   return rc;
 }
 

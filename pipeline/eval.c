@@ -896,6 +896,17 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
                       const rank_time_t *rt, double *end, int exact,
                       strata_step_items_t *it);
 
+/* What every rank's end is followed by: the slowest optimizer step and
+ * parameter gather. */
+static void step_tails(const st__cfg_t *cf, const rank_time_t *rt, double *opt,
+                       double *gather) {
+  *opt = *gather = 0;
+  for (int r = 0; r < cf->p; r++) {
+    if (rt[r].opt > *opt) *opt = rt[r].opt;
+    if (rt[r].gather > *gather) *gather = rt[r].gather;
+  }
+}
+
 /* Rank r's memory of chunks ch at the least the search may offload to. */
 static double least_peak(st__search_t *S, const st__cfg_t *cf,
                          const chunk_t *ch, int r) {
@@ -1090,11 +1101,8 @@ int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
   }
   if (exact) {
     /* a rank's end plus what the step adds after it (step_of) */
-    double *after = S->scratch->after, opt = 0, gather = 0;
-    for (int r = 0; r < cf->p; r++) {
-      if (rt[r].opt > opt) opt = rt[r].opt;
-      if (rt[r].gather > gather) gather = rt[r].gather;
-    }
+    double *after = S->scratch->after, opt, gather;
+    step_tails(cf, rt, &opt, &gather);
     for (int r = 0; r < cf->p; r++)
       after[r] = rt[r].exposed + opt + gather +
                  strata_cluster_calibration(S->c)->step_seconds;
@@ -1123,8 +1131,9 @@ done:
 static double step_of(const st__search_t *S, const st__cfg_t *cf,
                       const rank_time_t *rt, double *end, int exact,
                       strata_step_items_t *it) {
-  double last = -1, opt = 0, gather = 0, mk = 0;
+  double last = -1, opt, gather, mk = 0;
   int rl = 0;
+  step_tails(cf, rt, &opt, &gather);
   for (int r = 0; r < cf->p; r++) {
     if (!exact) {
       double own = rt[r].fill + rt[r].busy - rt[r].tail;
@@ -1133,8 +1142,6 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
       end[r] = own;
     }
     if (end[r] + rt[r].exposed > last) last = end[r] + rt[r].exposed, rl = r;
-    if (rt[r].opt > opt) opt = rt[r].opt;
-    if (rt[r].gather > gather) gather = rt[r].gather;
   }
   if (!exact && mk > last) {
     last = mk;

@@ -195,21 +195,26 @@ static double widest(const double *w, const int *cap, int U) {
   return hi;
 }
 
-/* The memo slot of rank s of P on group z at t's v (SIZE_MAX: none).  A
- * rank's memory depends on its place (first, middle, last), its micro-
- * batches in flight and whether pp > 2 (its p2p communicators), not on pp
- * and its position otherwise; interleaved, its micro-batches in flight
- * grow with pp (eval.c's in_flight), so the slot is the rank's own. */
+/* The memo slot of 1F1B rank s of P on group z.  A rank's memory depends
+ * on its place (first, middle, last), its micro-batches in flight and
+ * whether pp > 2 (its p2p communicators), not on pp and its position
+ * otherwise. */
+static size_t place_slot(const mixed_t *M, const trial_t *t, int z, int P,
+                         int s) {
+  int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
+  if (fly > t->m) fly = t->m;
+  return (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) *
+             ((size_t)M->S[0].L + 1) +
+         (size_t)fly;
+}
+
+/* The caps' memo slot of rank s of P on group z at t's v (SIZE_MAX:
+ * none): 1F1B place_slot's; interleaved, its micro-batches in flight grow
+ * with pp (eval.c's in_flight), so the slot is the rank's own. */
 static size_t cap_slot(const mixed_t *M, const trial_t *t, int z, int P,
                        int s) {
-  size_t L = (size_t)M->S[0].L;
   if (!M->caps) return SIZE_MAX;
-  if (t->v <= 1) {
-    int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
-    if (fly > t->m) fly = t->m;
-    return (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) +
-           (size_t)fly;
-  }
+  if (t->v <= 1) return place_slot(M, t, z, P, s);
   for (int i = 0; i < M->cap_nv; i++)
     if (M->cap_v[i] == t->v && P <= t->U)
       return M->cap_base[i] +
@@ -422,20 +427,13 @@ static int split_beats(const mixed_t *M, const trial_t *t, int P,
   return most < C;
 }
 
-/* Each rank's most units (v layers, one a chunk) into u and what the
- * first and last add into e; 0 when a rank cannot hold one. */
 /* The memo slot of the most layers rank s of P on group z holds (one
  * kind of layer): 1F1B by its place, micro-batches in flight and pp > 2
  * as cap_slot, interleaved by (group, pp, rank) after those. */
 static size_t most_slot(const mixed_t *M, const trial_t *t, int z, int P,
                         int s) {
   size_t L = (size_t)M->S[0].L, ones = (size_t)M->K * 3 * 2 * (L + 1);
-  if (t->v <= 1) {
-    int kind = s == 0 ? 0 : s == P - 1 ? 2 : 1, fly = P - s;
-    if (fly > t->m) fly = t->m;
-    return (((size_t)z * 3 + (size_t)kind) * 2 + (P > 2)) * (L + 1) +
-           (size_t)fly;
-  }
+  if (t->v <= 1) return place_slot(M, t, z, P, s);
   return ones + ((size_t)z * (L + 1) + (size_t)P) * L + (size_t)s;
 }
 
@@ -452,6 +450,8 @@ static int most_of(mixed_t *M, const trial_t *t, const st__family_t *f,
   return u;
 }
 
+/* Each rank's most units (v layers, one a chunk) into u and what the
+ * first and last add into e; 0 when a rank cannot hold one. */
 static int rank_caps(mixed_t *M, const trial_t *t, int P,
                      const st__family_t *const *fs, st__search_t *const *ss,
                      double *e, int *u) {

@@ -91,14 +91,13 @@ typedef struct {
   double lim;          /* stop once a rank must end past it */
 } run_t;
 
-/* Run rank r's next ops while their inputs are there; returns how many,
- * or -1 once the step cannot end before the cut: the rank's ops left run
- * one after another from when it is free, each at least its compute, and
- * after its last (the backward of its first chunk, last micro-batch) the
- * first rank still runs that micro-batch's backwards of the chunks before
- * it.  Its
- * order: its warm-up forwards, then a forward and a backward in turn,
- * then the backwards left. */
+/* Run rank r's next ops while their inputs are there, in its order (its
+ * warm-up forwards, then a forward and a backward in turn, then the
+ * backwards left); returns how many, or -1 once the step cannot end
+ * before the cut: the rank's ops left run one after another from when it
+ * is free, each at least its compute, and after its last (the backward of
+ * its first chunk, last micro-batch) the ranks before it still run that
+ * micro-batch's backwards of their chunks, down to the first rank. */
 static int advance(strata_sched_t *S, int r, run_t *R) {
   int n = S->n_micro, p = S->pp, v = S->vpp, K = p * v, T = n * v, done = 0;
   int w = R->warm[r];
@@ -166,7 +165,8 @@ static int check(const strata_sched_t *S) {
 }
 
 /* The schedule into S's arrays (f_start, b_start: K n_micro cells each;
- * rank_end: pp), with R's (pp each: RANK_INTS ints and 2 doubles).  1 when
+ * rank_end: pp), with R's (pp each: RANK_INTS ints, free_at, and with a
+ * cut left and drain).  1 when
  * R->after is given and a rank cannot end before R->lim (the rest is not run).
  */
 static int run(strata_sched_t *S, run_t *R) {

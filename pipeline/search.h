@@ -305,8 +305,10 @@ int st__cfg_cost(st__search_t *S, const st__cfg_t *cf, int exact,
 /* The schedule (sched.c) into buffers kept across calls, stopped once it
  * cannot end under a cut: 1 when a rank r must end past cut - after[r]
  * (its ops left run at least their compute, one after another, from when
- * it is free); 0 with S's rank_end and makespan filled (rank_end in B,
- * f_start and b_start not kept); < 0 an error.  cut INFINITY: run whole. */
+ * it is free) or the first rank past cut - after[0] (after r's last
+ * backward, that micro-batch's backwards of the chunks before r and their
+ * p2p); 0 with S's rank_end and makespan filled (rank_end in B, f_start
+ * and b_start not kept); < 0 an error.  cut INFINITY: run whole. */
 typedef struct {
   double *d;
   int *ints;

@@ -630,13 +630,22 @@ static double layout_floor(const st__cfg_t *cf, const st__family_t *least,
  * (m W / p and their waits for the first chunks before them) nor than the
  * last rank (its own chunks m times after every first chunk but its
  * own).  INFINITY where none is generated. */
+/* The least layers any generated layout of K chunks of L layers gives its
+ * first chunk (a), a middle one (c) and its last (b): layouts.c's q - 1,
+ * q - 2 and the middle share of the most the ends take. */
+static void least_chunks(int L, int K, int *a, int *b, int *c) {
+  int q = L / K;
+  *a = q - 1 > 0 ? q - 1 : 0;
+  *b = q - 2 > 0 ? q - 2 : 0;
+  *c = (L - 2 * q - 1) / (K - 2);
+  if (*c < 1) *c = 1; /* a candidate's middle chunks hold one or more */
+}
+
 static double layouts_floor(const top_t *T, const st__cfg_t *cf, double ell,
                             double W) {
-  int L = T->S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
+  int L = T->S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v, a, b, c;
   if (p < 2 || K < 3 || K > L || K > ST__MAX_PP) return INFINITY;
-  int q = L / K, a = q - 1 > 0 ? q - 1 : 0, b = q - 2 > 0 ? q - 2 : 0;
-  int c = (L - 2 * q - 1) / (K - 2);
-  if (c < 1) c = 1; /* a candidate's middle chunks hold one layer or more */
+  least_chunks(L, K, &a, &b, &c);
   double first = part_work(&cf->f->pro) + a * ell, mid = c * ell;
   double mean = cf->m * W / p + (p - 1.0) / p * first +
                 mid * (p - 2.0) * (p - 1.0) / (2.0 * p);
@@ -649,20 +658,16 @@ static double layouts_floor(const top_t *T, const st__cfg_t *cf, double ell,
  * and the last rank with every chunk at the least any layout gives it
  * (layouts_floor's), where memory grows with each chunk's layers. */
 static int layouts_fit(top_t *T, const st__cfg_t *cf) {
-  int L = T->S->L, p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v;
-  int q = L / K, a = q - 1 > 0 ? q - 1 : 0, b = q - 2 > 0 ? q - 2 : 0;
-  int c = (L - 2 * q - 1) / (K - 2), *n = T->least;
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1, K = p * v, a, b, c, *n = T->least;
+  least_chunks(T->S->L, K, &a, &b, &c);
   for (int k = 0; k < K; k++)
-    n[k] = k == 0 ? a : k == K - 1 ? b : c < 1 ? 1 : c;
+    n[k] = k == 0 ? a : k == K - 1 ? b : c;
   st__cfg_t x = *cf;
   x.split = n;
   return st__rank_layout_peak(T->S, &x, n, 0) <= T->S->budget &&
          st__rank_layout_peak(T->S, &x, n, p - 1) <= T->S->budget;
 }
 
-/* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
- * bounded and costed as any split; those the first/last form gives are
- * visited by visit_splits. */
 /* Whether some generated layout of cf might beat the step to beat and
  * fit, by layouts_floor and layouts_fit, before any is made. */
 static int layouts_may(top_t *T, const st__cfg_t *cf,
@@ -705,6 +710,9 @@ static double floor_by_count(top_t *T, const st__cfg_t *cf, by_count_t *b,
   return f;
 }
 
+/* Megatron-LM layouts of chunks of their own sizes (layouts.c), each
+ * bounded and costed as any split; those the first/last form gives are
+ * visited by visit_splits. */
 static int visit_layouts(top_t *T, st__cfg_t cf) {
   const st__search_t *S = T->S;
   static _Thread_local int cand[ST__LAYOUTS][ST__MAX_PP];
