@@ -455,7 +455,7 @@ static int most_of(mixed_t *M, const trial_t *t, const st__family_t *f,
 static int rank_caps(mixed_t *M, const trial_t *t, int P,
                      const st__family_t *const *fs, st__search_t *const *ss,
                      double *e, int *u) {
-  int L = M->S[0].L;
+  int most = M->S[0].L / t->v - P + 1;
   for (int s = 0; s < P; s++) {
     e[s] = 0; /* what the first and last stages add */
     if (s == 0) e[s] += fs[s]->pro.fwd + fs[s]->pro.bwd;
@@ -463,8 +463,11 @@ static int rank_caps(mixed_t *M, const trial_t *t, int P,
     if (t->pre[0]) continue; /* layers that differ: caps by first layer */
     struct most_memo *w =
         M->memo ? &M->memo[most_slot(M, t, (int)(ss[s] - M->S), P, s)] : NULL;
-    u[s] = most_of(M, t, fs[s], ss[s], P, s, w);
-    if (u[s] > L / t->v - P + 1) u[s] = L / t->v - P + 1;
+    /* the memo's hit here, the rest in most_of (tens of millions a plan) */
+    u[s] = w && w->fam == M->fam && w->dp == t->dp && w->v == t->v
+               ? w->u
+               : most_of(M, t, fs[s], ss[s], P, s, w);
+    if (u[s] > most) u[s] = most;
     if (u[s] < 1) return 0; /* this rank cannot hold a layer */
   }
   return 1;
