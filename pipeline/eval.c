@@ -496,21 +496,37 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
 
 /* ---- memory of a rank ---- */
 
+/* With the experts' all-to-all overlapped, Megatron-LM pairs the next
+ * micro-batch's forward with a backward layer by layer (combined 1F1B:
+ * model_chunk_schedule_plan.py, forward of layer i with backward of
+ * layer L - 1 - i, each freeing as the other allocates).  Its schedules
+ * add a warm-up forward (schedules.py, "one extra micro-batch forward
+ * step before the 1f1b stages"), which is the forward 1F1B's steady
+ * state would have run anyway: what the pairing holds beyond the
+ * micro-batches in flight is one layer's activations, the forward's
+ * layer before the backward's is freed. */
+static double paired_layer_act(const st__search_t *S, const st__cfg_t *cf) {
+  const st__family_t *f = fam_of(cf, 0);
+  if (!f->epo || !f->layer) return 0;
+  const strata_graph_t *g = S->graphs[f->graph];
+  double most = 0;
+  for (int b = 0; b < g->n_blocks; b++)
+    if (f->layer[b].act > most) most = f->layer[b].act;
+  return most;
+}
+
 /* In-flight micro-batches of each chunk on rank r at the end of its
- * warm-up: the first min(W_r + 1, m v) forwards of Megatron's order.  With
- * the experts' all-to-all overlapped one more: the next micro-batch's
- * forward runs with a backward (pipeline_parallel/schedules.py adds a
- * warm-up micro-batch; without pipelining two are alive). */
+ * warm-up: the first min(W_r + 1, m v) forwards of Megatron's order (with
+ * the experts' all-to-all overlapped, the same: paired_layer_act). */
 static void in_flight(const st__cfg_t *cf, int r, int *count) {
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, m = cf->m;
-  int more = fam_of(cf, 0)->epo ? 1 : 0;
   for (int c = 0; c < v; c++)
     count[c] = 0;
   if (v == 1) {
-    count[0] = p - r + more < m ? p - r + more : m;
+    count[0] = p - r < m ? p - r : m;
     return;
   }
-  int w = (p - r - 1) * 2 + (v - 1) * p + 1 + more;
+  int w = (p - r - 1) * 2 + (v - 1) * p + 1;
   if (w > m * v) w = m * v;
   /* forward i runs chunk (i mod p v) / p: each full round of p v gives
    * every chunk p, the rest fills the chunks in order */
@@ -629,6 +645,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     act += count[c] * x->act + x->fixed_act;
     if (x->transient > tr) tr = x->transient;
   }
+  act += paired_layer_act(S, cf);
   memset(m, 0, sizeof *m);
   /* --fp8-param-gather: a GEMM's quantised weight and its transpose are
    * its compute copy (two bytes a parameter in FP8, the recipe's

@@ -137,10 +137,11 @@ int st__family_fit(const st__search_t *S, st__family_t *f) {
   const strata_stage_result_t *o = res(f->only);
   if (!o) return 0;
   part_of(o, o, &f->only_part);
-  /* one stage: everything at its one in flight; with the experts'
-   * all-to-all overlapped two are (eval.c, in_flight), each all of it */
-  f->only_part.act = f->epo ? o->mem.activations : 0;
-  f->only_part.fixed_act = f->epo ? 0 : o->mem.activations;
+  /* one stage: everything at its one micro-batch in flight (with the
+   * experts' all-to-all overlapped, a layer more: eval.c,
+   * paired_layer_act) */
+  f->only_part.act = 0;
+  f->only_part.fixed_act = o->mem.activations;
   if (S->L >= 2) {
     const strata_stage_result_t *a1 = res(f->first[0]), *a2 = res(f->first[1]),
                                 *z1 = res(f->last[0]), *z2 = res(f->last[1]);

@@ -1164,9 +1164,12 @@ TEST(ep_overlap_plans_and_exports) {
                   i, j);
     }
   strata_plan_destroy(b);
-  /* one configuration fixed: with the overlap one more micro-batch is in
-   * flight (the next forward runs with a backward), and one micro-batch a
-   * step has none to pair with */
+  /* one configuration fixed: with the overlap the next forward runs with
+   * a backward layer by layer (Megatron-LM's combined 1F1B), so the same
+   * micro-batches are in flight and one layer's activations more are held
+   * (of mixtral-8x7b's 32 alike layers: a 32nd of the micro-batch's
+   * activations, less the embedding's and the loss's share); one
+   * micro-batch a step has none to pair with */
   strata_plan_t *x1 = NULL, *x2 = NULL;
   for (int on = 0; on <= 1; on++) {
     strata_plan_opts_init(&po);
@@ -1180,9 +1183,14 @@ TEST(ep_overlap_plans_and_exports) {
   }
   ASSERT_EQ(x2->overlap_ep_comm, 1);
   ASSERT_EQ(x1->stages[0].in_flight, 1);
-  ASSERT_EQ(x2->stages[0].in_flight, 2);
-  ASSERT_NEAR(x2->ranks[0].mem.activations, 2 * x1->ranks[0].mem.activations,
-              1e-9, 0);
+  ASSERT_EQ(x2->stages[0].in_flight, 1);
+  {
+    double a1 = x1->ranks[0].mem.activations, a2 = x2->ranks[0].mem.activations;
+    printf("  activations: %.3f GiB alone, %.3f GiB paired (+%.2f %%)\n",
+           a1 / 1073741824.0, a2 / 1073741824.0, (a2 / a1 - 1) * 100);
+    ASSERT(a2 > a1 + 0.8 * a1 / 32);
+    ASSERT(a2 <= a1 + a1 / 32);
+  }
   ASSERT(x2->step_seconds < x1->step_seconds);
   /* the all-to-all is the step's own item, not tp comm's: the items sum
    * to the step, the overlap shrinks it, and a plan file keeps it (format
