@@ -138,6 +138,12 @@ def precision_args(r, args, why):
         why.append("precision %s" % p)
     if r["fp8_param_gather"] == "1":
         flag(args, "--fp8-param-gather")
+    # Every performance recipe reduces its gradients in bf16: _benchmark_common
+    # and _perf_precision set grad_reduce_in_fp32 = False
+    # (perf_recipes/_common.py), Megatron-LM's --grad-reduce-in-bf16: the
+    # 2 + 2 + 12 bytes a parameter of strata's zero recipe
+    # (tests/data/bridge/README.md, "Gradients in bf16").
+    flag(args, "--recipe", "zero")
     if r["precision_aware_optimizer"] == "1":
         flag(args, "--precision-aware-optimizer")
         for k, f in (("main_grads_dtype", "--main-grads-dtype"),
@@ -301,6 +307,7 @@ def command(r):
 # rest (degrees, split, micro-batch, recompute, sequence parallelism).
 RUNTIME = {"--fp8-recipe": 1, "--tp-comm-overlap": 0, "--overlap-moe-expert-parallel-comm": 0,
            "--precision-aware-optimizer": 0, "--fp8-param-gather": 0,
+           "--recipe": 1,
            "--main-grads-dtype": 1, "--exp-avg-dtype": 1,
            "--exp-avg-sq-dtype": 1, "--mtp-layers": 1,
            "--moe-token-dispatcher": 1, "--moe-flex-backend": 1,
