@@ -162,10 +162,11 @@ static void print_one(const strata_cluster_t *c) {
   /* microbenchmark rates, and what a training step sustains of them */
   fprintf(st__stdout(),
           "\nkernels: GEMMs up to %.1f %% of peak (%.1f %% sustained in a "
-          "step), HBM %.0f GB/s (copies %.0f %%, framework kernels %.0f %%), "
-          "fused attention %.0f / %.0f %% (fwd / bwd; %.0f / %.0f %% "
-          "sustained)\n",
+          "step, FP8 and FP4 %.1f %%), HBM %.0f GB/s (copies %.0f %%, "
+          "framework kernels %.0f %%), fused attention %.0f / %.0f %% (fwd / "
+          "bwd; %.0f / %.0f %% sustained)\n",
           100 * pf->gemm_max, 100 * pf->sustain * pf->gemm_max,
+          100 * pf->sustain * pf->sustain_narrow * pf->gemm_max,
           pf->hbm_bandwidth / 1e9, 100 * pf->mem_eff, 100 * pf->stream_eff,
           100 * pf->attn_fwd, 100 * pf->attn_bwd,
           100 * pf->sustain * pf->attn_fwd, 100 * pf->sustain * pf->attn_bwd);

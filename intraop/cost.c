@@ -647,6 +647,18 @@ static void op_time(const st__cost_ctx_t *c, const strata_op_t *op,
   }
 }
 
+/* The eager MoE layer's host-bound gaps (the stage's moe_host), charged
+ * once a layer on its dispatch: a third in forward and two in backward,
+ * which issues about twice the kernels (docs/cost-model.md, "The eager
+ * MoE layer"). */
+static void host_gaps(const st__cost_ctx_t *c, const strata_op_t *op,
+                      st__op_cost_t *r) {
+  double h = c->o->moe_host;
+  if (op->kind != STRATA_OP_MOE_DISPATCH || !(h > 0)) return;
+  r->host_fwd = h / 3;
+  r->host_bwd = h - h / 3;
+}
+
 void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
                  const st__opdims_t *d, const st__strat_t *s,
                  unsigned owns_param, unsigned skip_saved, int is_ckpt,
@@ -671,8 +683,10 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
   for (int i = d->n_in; i < d->n_slots; i++)
     r->transient += slot_bytes(c, d, s, i) * slot_factor(c, d, i);
   op_time(c, op, d, s, r);
+  host_gaps(c, op, r);
   ring_comm(c, op, d, s, r);
   if (in_recompute) {
+    r->host_bwd += r->host_fwd;
     r->bwd += r->fwd;
     r->gemm_bwd += r->gemm_fwd;
     r->comm_bwd += r->comm_fwd;

@@ -333,6 +333,7 @@ static int fill_ops(const st__stage_t *st, const int *choice,
 static void fill_times(const st__stage_t *st, const int *choice,
                        strata_stage_result_t *r) {
   double cf = 0, cb = 0, mf = 0, mb = 0, gf = 0, gb = 0, af = 0, ab = 0;
+  double hf = 0, hb = 0;
   for (int i = 0; i < st->n_nodes; i++) {
     const st__node_t *n = &st->nodes[i];
     const st__op_cost_t *c =
@@ -340,6 +341,8 @@ static void fill_times(const st__stage_t *st, const int *choice,
     strata_op_kind_t k = st->g->ops[st->info[n->info].op].kind;
     cf += n->mult * c->fwd;
     cb += n->mult * c->bwd;
+    hf += n->mult * c->host_fwd;
+    hb += n->mult * c->host_bwd;
     if (k == STRATA_OP_MOE_DISPATCH || k == STRATA_OP_MOE_COMBINE) {
       af += n->mult * c->comm_fwd;
       ab += n->mult * c->comm_bwd;
@@ -378,8 +381,11 @@ static void fill_times(const st__stage_t *st, const int *choice,
   mb += ab;
   r->fwd_comm_seconds = mf;
   r->bwd_comm_seconds = mb;
-  r->fwd_seconds = cf + mf;
-  r->bwd_seconds = cb + mb;
+  /* the host's gaps after: the device idles, hiding no collective */
+  r->fwd_host_seconds = hf;
+  r->bwd_host_seconds = hb;
+  r->fwd_seconds = cf + mf + hf;
+  r->bwd_seconds = cb + mb + hb;
 }
 
 static void fill_totals(const st__stage_t *st, const int *choice,

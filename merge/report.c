@@ -243,9 +243,12 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
   const strata_step_items_t *it = &p->step_items;
   strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
-  char a2a[48] = "";
+  char a2a[96] = "";
   if (it->ep_a2a > 0) /* the experts' own item, where there is one */
     snprintf(a2a, sizeof a2a, " + ep a2a %.1f", it->ep_a2a * 1e3);
+  if (it->host > 0) /* the eager MoE layers' host-bound time */
+    snprintf(a2a + strlen(a2a), sizeof a2a - strlen(a2a), " + moe host %.1f",
+             it->host * 1e3);
   strata_buf_printf(b,
                     "  %-20s compute %.1f + tp comm %.1f%s + bubble %.1f + dp "
                     "sync %.1f + param gather %.1f + optimizer %.1f + "

@@ -125,6 +125,8 @@ static const field_t result_fields[] = {
     R_DBL(bwd_comm_seconds, V_FIG),
     R_DBL(fwd_a2a_seconds, V_FIG),
     R_DBL(bwd_a2a_seconds, V_FIG),
+    R_DBL(fwd_host_seconds, V_FIG),
+    R_DBL(bwd_host_seconds, V_FIG),
     R_DBL(peak_memory_bytes, V_FIG),
     R_DBL(zero_redundancy_bytes, V_FIG),
     R_DBL(mem.weights, V_FIG),

@@ -705,6 +705,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
 typedef struct {
   double busy, compute, tpc; /* all micro-batches: fwd + bwd, of which */
   double a2a;                /* ... the experts' all-to-all (not in tpc) */
+  double host;               /* ... the eager MoE layers' host-bound gaps */
   double zdp;                /* ... ZeRO-2/3's data-parallel collectives */
   double fwd1, bwd1;         /* one micro-batch, all its chunks */
   double sync, exposed, gather, opt;
@@ -846,13 +847,14 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     rt->busy += cf->m * (x->fwd + x->bwd + send);
     comm += cf->m * (x->comm_fwd + x->comm_bwd);
     a2a += cf->m * (x->a2a_fwd + x->a2a_bwd);
+    rt->host += cf->m * (x->host_fwd + x->host_bwd);
     rt->zdp += cf->m * ch[k].zdp;
     units += ch[k].n + (k == 0) + (k == K - 1); /* layers, embedding, head */
     st__part_add(&sum, x);
   }
   rt->tpc = comm - a2a;
   rt->a2a = a2a;
-  rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm - rt->zdp;
+  rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm - rt->zdp - rt->host;
   rt->fill = ch[r].fill; /* chunks before this rank's first */
   rt->drain = ch[r].drain;
   rt->tail = blocking && r > 0 ? ch[r - 1].p2p : 0;
@@ -1167,7 +1169,9 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
   it->compute = rt[rl].compute;
   it->tp_comm = rt[rl].tpc;
   it->ep_a2a = rt[rl].a2a;
-  it->bubble = end[rl] - rt[rl].compute - rt[rl].tpc - rt[rl].a2a - rt[rl].zdp;
+  it->host = rt[rl].host;
+  it->bubble = end[rl] - rt[rl].compute - rt[rl].tpc - rt[rl].a2a -
+               rt[rl].host - rt[rl].zdp;
   if (it->bubble < 0 && it->bubble > -1e-9) it->bubble = 0; /* rounding */
   it->dp_sync = rt[rl].exposed + rt[rl].zdp;
   it->param_gather = gather;

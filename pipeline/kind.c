@@ -33,6 +33,8 @@ enum {
   PF_EO,
   PF_AF,
   PF_AB,
+  PF_HF,
+  PF_HB,
   PRE_FIELDS
 };
 
@@ -51,6 +53,8 @@ void st__part_add(st__part_t *a, const st__part_t *x) {
   a->sync += x->sync;
   a->a2a_fwd += x->a2a_fwd;
   a->a2a_bwd += x->a2a_bwd;
+  a->host_fwd += x->host_fwd;
+  a->host_bwd += x->host_bwd;
   a->fixed_act += x->fixed_act;
   if (x->transient > a->transient) a->transient = x->transient;
 }
@@ -76,6 +80,8 @@ static void part_of(const strata_stage_result_t *r1,
   p->comm_bwd = r1->bwd_comm_seconds;
   p->a2a_fwd = r1->fwd_a2a_seconds;
   p->a2a_bwd = r1->bwd_a2a_seconds;
+  p->host_fwd = r1->fwd_host_seconds;
+  p->host_bwd = r1->bwd_host_seconds;
   p->sync = r1->sync_seconds;
 }
 
@@ -95,6 +101,8 @@ static void part_minus(const st__part_t *x, const st__part_t *y,
   d->comm_bwd = x->comm_bwd - y->comm_bwd;
   d->a2a_fwd = x->a2a_fwd - y->a2a_fwd;
   d->a2a_bwd = x->a2a_bwd - y->a2a_bwd;
+  d->host_fwd = x->host_fwd - y->host_fwd;
+  d->host_bwd = x->host_bwd - y->host_bwd;
   d->sync = x->sync - y->sync;
   d->fixed_act = 0;
   d->transient = x->transient;
@@ -113,8 +121,9 @@ static int fill_prefix(const st__search_t *S, st__family_t *f) {
   for (int l = 0; l < S->L; l++) {
     const st__part_t *x = &f->layer[strata_graph_layer_block(g, l)];
     const double v[PRE_FIELDS] = {
-        x->w,        x->g,    x->o,  x->act, x->fwd, x->bwd,     x->comm_fwd,
-        x->comm_bwd, x->sync, x->ew, x->eg,  x->eo,  x->a2a_fwd, x->a2a_bwd};
+        x->w,        x->g,        x->o,        x->act,     x->fwd, x->bwd,
+        x->comm_fwd, x->comm_bwd, x->sync,     x->ew,      x->eg,  x->eo,
+        x->a2a_fwd,  x->a2a_bwd,  x->host_fwd, x->host_bwd};
     for (int k = 0; k < PRE_FIELDS; k++)
       f->pre[(l + 1) * PRE_FIELDS + k] = f->pre[l * PRE_FIELDS + k] + v[k];
   }
@@ -214,6 +223,8 @@ void st__unit_only(const st__search_t *S, const st__family_t *f,
   only->comm_bwd += unit.comm_bwd - all.comm_bwd;
   only->a2a_fwd += unit.a2a_fwd - all.a2a_fwd;
   only->a2a_bwd += unit.a2a_bwd - all.a2a_bwd;
+  only->host_fwd += unit.host_fwd - all.host_fwd;
+  only->host_bwd += unit.host_bwd - all.host_bwd;
   only->sync += unit.sync - all.sync;
 }
 
@@ -238,6 +249,8 @@ void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
   acc->comm_bwd += b[PF_CB] - a[PF_CB];
   acc->a2a_fwd += b[PF_AF] - a[PF_AF];
   acc->a2a_bwd += b[PF_AB] - a[PF_AB];
+  acc->host_fwd += b[PF_HF] - a[PF_HF];
+  acc->host_bwd += b[PF_HB] - a[PF_HB];
   acc->sync += b[PF_SYNC] - a[PF_SYNC];
   /* per block the range touches: the largest transient, and full
    * recompute's re-run layer (the stage ILP holds one per block) */

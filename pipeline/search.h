@@ -42,6 +42,8 @@ typedef struct {
   double comm_fwd, comm_bwd; /* of which collectives */
   double sync;               /* in-stage gradient synchronisation per step */
   double a2a_fwd, a2a_bwd;   /* of comm, the experts' all-to-all */
+  double host_fwd, host_bwd; /* of fwd, bwd: the eager MoE layers' host-
+                                bound gaps (not in comm) */
 } st__part_t;
 
 enum { ST__P_M1, ST__P_M2 }; /* middle probes: 1 layer, f = 1 / f = 2 */
@@ -154,6 +156,9 @@ int st__split_accounted(int L, int p, int v, int acct, int *n);
 /* The cluster's GPU is a Blackwell (B200, GB200): 1, 0, or -1 when it is
  * not known. */
 int st__blackwell(const strata_cluster_t *c);
+/* Whether CUDA graphs capture the MoE layers' experts: the full-iteration
+ * graph, or a layer's graph whose scope holds moe (degrees.c). */
+int st__moe_graphed(const strata_plan_opts_t *o);
 /* The STRATA_LOWP_* recipe of the options' narrow GEMMs on the cluster:
  * NVFP4 at --precision fp4, else --fp8-recipe, else the GPU's (MXFP8 on
  * Blackwell, delayed scaling before). */

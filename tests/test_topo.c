@@ -299,13 +299,14 @@ TEST(fp8_gemm_curve_by_shape) {
   double k = 1024;
   ASSERT_NEAR(strata_perf_gemm_eff_narrow(&p, 1, 8192, 8192, k) /
                   strata_perf_gemm_eff(&p, 1, 8192, 8192, k),
-              (k + p.gemm_k0) / (k + p.gemm_k0_narrow), 1e-12, 0);
+              p.sustain_narrow * (k + p.gemm_k0) / (k + p.gemm_k0_narrow),
+              1e-12, 0);
   static const double ks[] = {256, 512, 1024, 2048, 4096, 8192, 16384};
   static const double tf[] = {376, 622, 927, 1174, 1378, 1461, 1523};
   for (int i = 0; i < 7; i++) {
     /* the microbenchmark's rate: the curve without the step's sustain */
     double e = strata_perf_gemm_eff_narrow(&p, 1, 8192, 8192, ks[i]) /
-               p.sustain * p.peak_fp8_flops / 1e12;
+               (p.sustain * p.sustain_narrow) * p.peak_fp8_flops / 1e12;
     ASSERT(fabs(e / tf[i] - 1) < 0.2);
   }
   ASSERT(strata_perf_gemm_eff(&p, 1, 8192, 8192, 256) / p.sustain *

@@ -104,6 +104,10 @@ typedef struct {
   unsigned ep_axes;
   strata_link_t ep_link;
   double moe_imbalance;
+  /* Seconds an eager MoE layer's host-bound gaps add to a micro-batch,
+   * forward and backward (perf.moe_host_seconds where no CUDA graph
+   * captures the layer; default 0: none). */
+  double moe_host;
 } strata_stage_opts_t;
 
 #define STRATA_CP_P2P 0
@@ -213,6 +217,9 @@ typedef struct {
   double fwd_a2a_seconds, bwd_a2a_seconds;   /* of which the experts'
                                                 dispatch and combine
                                                 all-to-all, exposed */
+  double fwd_host_seconds, bwd_host_seconds; /* of fwd/bwd_seconds, the
+                                                eager MoE layers' host-
+                                                bound gaps */
   double peak_memory_bytes;                  /* per device */
   double zero_redundancy_bytes;              /* unique bytes / devices */
   strata_mem_breakdown_t mem;                /* of the peak device */

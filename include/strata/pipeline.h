@@ -200,11 +200,12 @@ typedef struct {
  * its exposed intra-stage (tensor-parallel) collectives, the pipeline
  * bubble and exposed point-to-point waits, the exposed gradient
  * synchronisation, the exposed parameter gather, the optimizer step, the
- * calibrated overhead and the experts' exposed dispatch and combine
- * all-to-all (ep_a2a, not in tp_comm).  They sum to the step. */
+ * calibrated overhead, the experts' exposed dispatch and combine
+ * all-to-all (ep_a2a, not in tp_comm) and the eager MoE layers' host-bound
+ * gaps (host, not in compute).  They sum to the step. */
 typedef struct {
   double compute, tp_comm, bubble, dp_sync, param_gather, optimizer, overhead;
-  double ep_a2a;
+  double ep_a2a, host;
 } strata_step_items_t;
 
 /* One configuration: the degrees and options that define it. */

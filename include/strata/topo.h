@@ -106,31 +106,34 @@ const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
  * docs/cost-model.md.
  */
 typedef struct {
-  double peak_flops;      /* dense bf16/fp16 tensor FLOP/s */
-  double peak_fp8_flops;  /* dense fp8 FLOP/s; 0: no fp8 tensor cores */
-  double peak_fp4_flops;  /* dense fp4 FLOP/s; 0: no fp4 tensor cores */
-  double hbm_bandwidth;   /* bytes/s, datasheet */
-  int sms;                /* streaming multiprocessors / compute units */
-  double gemm_max;        /* fraction of peak the largest GEMMs reach */
-  double sustain;         /* fraction of the microbenchmark rates (GEMM,
-                             fused attention) sustained in a training step */
-  double gemm_w0;         /* output tiles per SM at half the tile term */
-  double gemm_k0;         /* inner dimension at half the k term */
-  double gemm_k0_narrow;  /* ... of FP8 and FP4 GEMMs, whose main loop runs
-                             twice (four times) as fast a k-step while a
-                             tile's prologue and epilogue do not */
-  double mem_eff;         /* fraction of HBM bandwidth a copy reaches (a
-                             GEMM's operands) */
-  double stream_eff;      /* fraction a framework's elementwise, norm and
-                             softmax kernels reach */
-  double attn_fwd;        /* fused attention forward: fraction of peak */
-  double attn_bwd;        /* fused attention backward: fraction of peak */
-  double attn_s0;         /* sequence at which attention reaches half */
-  double launch_seconds;  /* per kernel */
-  double context_bytes;   /* CUDA/HIP context, kernels, library handles */
-  double workspace_bytes; /* cuBLAS/cuBLASLt and TE workspaces */
-  double nccl_comm_bytes; /* NCCL buffers of a communicator of > 2 ranks */
-  double nccl_pair_bytes; /* ... of a 2-rank communicator */
+  double peak_flops;       /* dense bf16/fp16 tensor FLOP/s */
+  double peak_fp8_flops;   /* dense fp8 FLOP/s; 0: no fp8 tensor cores */
+  double peak_fp4_flops;   /* dense fp4 FLOP/s; 0: no fp4 tensor cores */
+  double hbm_bandwidth;    /* bytes/s, datasheet */
+  int sms;                 /* streaming multiprocessors / compute units */
+  double gemm_max;         /* fraction of peak the largest GEMMs reach */
+  double sustain;          /* fraction of the microbenchmark rates (GEMM,
+                              fused attention) sustained in a training step */
+  double gemm_w0;          /* output tiles per SM at half the tile term */
+  double gemm_k0;          /* inner dimension at half the k term */
+  double sustain_narrow;   /* of sustain, what FP8 and FP4 GEMMs keep */
+  double gemm_k0_narrow;   /* ... of FP8 and FP4 GEMMs, whose main loop runs
+                              twice (four times) as fast a k-step while a
+                              tile's prologue and epilogue do not */
+  double mem_eff;          /* fraction of HBM bandwidth a copy reaches (a
+                              GEMM's operands) */
+  double stream_eff;       /* fraction a framework's elementwise, norm and
+                              softmax kernels reach */
+  double attn_fwd;         /* fused attention forward: fraction of peak */
+  double attn_bwd;         /* fused attention backward: fraction of peak */
+  double attn_s0;          /* sequence at which attention reaches half */
+  double launch_seconds;   /* per kernel */
+  double moe_host_seconds; /* an eager MoE layer's host-bound gaps, one
+                              micro-batch, forward and backward */
+  double context_bytes;    /* CUDA/HIP context, kernels, library handles */
+  double workspace_bytes;  /* cuBLAS/cuBLASLt and TE workspaces */
+  double nccl_comm_bytes;  /* NCCL buffers of a communicator of > 2 ranks */
+  double nccl_pair_bytes;  /* ... of a 2-rank communicator */
   /* Achieved fraction of a link's nominal bandwidth by NCCL/RCCL's
    * collectives (bus bandwidth over line rate), per level kind. */
   double link_eff[4]; /* indexed by strata_level_kind_t */

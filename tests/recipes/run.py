@@ -303,11 +303,12 @@ def command(r):
 
 
 # What the framework runs rather than a degree or split: the plan is
-# given the best recipe's (its overlaps, its optimizer), and searches the
-# rest (degrees, split, micro-batch, recompute, sequence parallelism).
+# given the best recipe's (its overlaps, its optimizer, the modules its
+# selective recompute would recompute), and searches the rest (degrees,
+# split, micro-batch, recompute or not, sequence parallelism).
 RUNTIME = {"--fp8-recipe": 1, "--tp-comm-overlap": 0, "--overlap-moe-expert-parallel-comm": 0,
            "--precision-aware-optimizer": 0, "--fp8-param-gather": 0,
-           "--recipe": 1,
+           "--recipe": 1, "--recompute-modules": 1,
            "--main-grads-dtype": 1, "--exp-avg-dtype": 1,
            "--exp-avg-sq-dtype": 1, "--mtp-layers": 1,
            "--moe-token-dispatcher": 1, "--moe-flex-backend": 1,
