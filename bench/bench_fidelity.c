@@ -23,12 +23,23 @@
  * correlation per curve, and whether the measured fastest is predicted
  * fastest or within 2 % of it.  docs/fidelity.md holds the output.
  *
- * Usage: bench_fidelity [--csv] [--calibration FILE]
+ * Then today's runs: NVIDIA's Megatron-Bridge performance summaries of
+ * 2025-2026 (H100, B200, GB200), a table per GPU of published against
+ * predicted tokens/s/GPU with the memory verdicts, which
+ * bench/bench_bridge.py prints from the same `strata estimate` commands
+ * the recipe test runs (its mapping lives in tests/recipes/run.py, in
+ * Python); bench_fidelity runs it on the strata beside it (or --strata
+ * PATH) with python3, unless --no-bridge.
+ *
+ * Usage: bench_fidelity [--csv] [--calibration FILE] [--strata PATH]
+ *                       [--no-bridge]
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "strata/strata.h"
 
@@ -341,12 +352,44 @@ static void figure(const char *fig) {
   printf("\n");
 }
 
+/* bench_bridge.py on strata: its table, or a line saying why none. */
+static void bridge(const char *strata) {
+  const char *script = STRATA_SOURCE_DIR "/bench/bench_bridge.py";
+  fflush(stdout);
+  if (access(strata, X_OK) != 0) {
+    printf("\nMegatron-Bridge runs: no strata at %s (--strata PATH)\n", strata);
+    return;
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    execlp("python3", "python3", script, strata, (char *)NULL);
+    _exit(127);
+  }
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+      WEXITSTATUS(st) != 0)
+    printf("\nMegatron-Bridge runs: python3 %s %s did not run (exit %d)\n",
+           script, strata, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 int main(int argc, char **argv) {
-  int csv = 0;
+  int csv = 0, no_bridge = 0;
+  char strata[4096];
+  /* the strata of this build: bench/.. */
+  const char *slash = strrchr(argv[0], '/');
+  if (slash)
+    snprintf(strata, sizeof strata, "%.*s/../strata", (int)(slash - argv[0]),
+             argv[0]);
+  else
+    snprintf(strata, sizeof strata, "../strata");
   static strata_calibration_t cal;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--csv")) {
       csv = 1;
+    } else if (!strcmp(argv[i], "--no-bridge")) {
+      no_bridge = 1;
+    } else if (!strcmp(argv[i], "--strata") && i + 1 < argc) {
+      snprintf(strata, sizeof strata, "%s", argv[++i]);
     } else if (!strcmp(argv[i], "--calibration") && i + 1 < argc) {
       if (strata_calibration_load(argv[++i], &cal)) {
         fprintf(stderr, "bench_fidelity: %s\n", strata_last_error());
@@ -354,7 +397,8 @@ int main(int argc, char **argv) {
       }
       calibration = &cal;
     } else {
-      fprintf(stderr, "usage: bench_fidelity [--csv] [--calibration FILE]\n");
+      fprintf(stderr, "usage: bench_fidelity [--csv] [--calibration FILE] "
+                      "[--strata PATH] [--no-bridge]\n");
       return 1;
     }
   }
@@ -381,5 +425,9 @@ int main(int argc, char **argv) {
                                "15", "16", "17", "18"};
   for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
     figure(figs[f]);
+  if (!no_bridge && !calibration) {
+    printf("\n");
+    bridge(strata);
+  }
   return 0;
 }
