@@ -26,8 +26,9 @@ static const cli_opt_t opts[] = {
              "a node's hwloc XML export (lstopo --of xml)")},
     {CLI_STR("cluster", 0, cluster, "SPEC",
              "PRESET:NODES (dgx-a100, dgx-h100, dgx-h200, hgx-h800,\n"
-             "hgx-a800, hgx-b200, gb200-nvl72, h100-pcie, mi300x,\n"
-             "mi325x; e.g. dgx-h100:128) or a JSON spec\n"
+             "hgx-a800, hgx-b200, gb200-nvl72, hgx-b300,\n"
+             "gb300-nvl72, h100-pcie, mi300x, mi325x; e.g.\n"
+             "dgx-h100:128) or a JSON spec\n"
              "(docs/cluster-format.md)")},
     {CLI_FLAG("json", json, 1, "machine-readable output")},
     {CLI_END}};

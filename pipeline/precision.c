@@ -9,7 +9,7 @@
 int st__blackwell(const strata_cluster_t *c) {
   const strata_gpu_model_t *m = c ? strata_cluster_gpu_model(c) : NULL;
   if (!m || !m->name) return -1;
-  return strstr(m->name, "B200") != NULL;
+  return strstr(m->name, "B200") != NULL || strstr(m->name, "B300") != NULL;
 }
 
 /* Blackwell's Transformer Engine recipe is MXFP8 (block scales); earlier

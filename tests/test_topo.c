@@ -420,6 +420,44 @@ TEST(preset_dgx_h100) {
   ASSERT_CONTAINS(strata_last_error(), "dgx-h100");
 }
 
+/* Blackwell Ultra (NVIDIA HGX B300, GB300 NVL72): the B200's and GB200's
+ * bf16 and fp8 peaks, dense FP4 1.5x theirs, 270 and 279 GB of HBM3e,
+ * 160 SMs, a ConnectX-8 (100 GB/s) a GPU, one NVLink domain a GB300
+ * rack; the Transformer Engine recipe Blackwell's (MXFP8). */
+TEST(blackwell_ultra_presets) {
+  static const struct {
+    const char *spec, *model;
+    int gpn;
+    double bf16, fp8, fp4, gib;
+  } want[] = {{"hgx-b300:2", "B300", 8, 2.25e15, 4.5e15, 14e15, 251},
+              {"gb300-nvl72:2", "GB300", 72, 2.5e15, 5e15, 15e15, 260}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    strata_cluster_t *c = NULL;
+    ASSERT_OK(strata_cluster_load(want[i].spec, &c));
+    const strata_gpu_model_t *m = strata_cluster_gpu_model(c);
+    const strata_perf_t *p = strata_cluster_perf(c);
+    ASSERT_STR_EQ(m->name, want[i].model);
+    ASSERT_EQ(strata_cluster_gpus_per_node(c), want[i].gpn);
+    ASSERT_NEAR(p->peak_flops, want[i].bf16, 1e-12, 0);
+    ASSERT_NEAR(p->peak_fp8_flops, want[i].fp8, 1e-12, 0);
+    ASSERT_NEAR(p->peak_fp4_flops, want[i].fp4, 1e-12, 0);
+    ASSERT_NEAR((double)m->memory_bytes, want[i].gib * 1073741824.0, 1e-12, 0);
+    ASSERT_EQ(p->sms, 160);
+    ASSERT_STR_EQ(strata_cluster_level(c, 0)->name, "nvlink");
+    ASSERT_EQ(strata_cluster_level(c, 0)->span, want[i].gpn);
+    /* twice the Blackwell presets' ConnectX-7 */
+    strata_cluster_t *b = NULL;
+    ASSERT_OK(strata_cluster_load(i ? "gb200-nvl72:2" : "hgx-b200:2", &b));
+    ASSERT_NEAR(strata_cluster_level(c, 1)->link.bandwidth,
+                2 * strata_cluster_level(b, 1)->link.bandwidth, 1e-12, 0);
+    strata_cluster_destroy(b);
+    strata_cluster_destroy(c);
+  }
+  /* a node that reports itself so is read as one */
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA GB300")->name, "GB300");
+  ASSERT_STR_EQ(strata_gpu_model_match("NVIDIA B300 SXM6 AC")->name, "B300");
+}
+
 /* ---- cluster specs -------------------------------------------------- */
 
 TEST(spec_with_unhealthy_nodes) {
@@ -1045,6 +1083,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(gb200_rack_is_one_nvlink_domain),
     TEST_ENTRY(node_ranges),
     TEST_ENTRY(preset_dgx_h100),
+    TEST_ENTRY(blackwell_ultra_presets),
     TEST_ENTRY(spec_with_unhealthy_nodes),
     TEST_ENTRY(spec_errors),
     TEST_ENTRY(spec_units),

@@ -43,6 +43,10 @@ static const preset_t presets[] = {
      * a DGX SuperPOD GB200 scalable unit is 8 racks */
     {"gb200-nvl72", "GB200", 72, 72, 50, 8,
      "NVIDIA GB200 NVL72 rack (72x GB200 GPUs, one NVLink domain)"},
+    /* Blackwell Ultra: a ConnectX-8 (800 Gb/s) per GPU */
+    {"hgx-b300", "B300", 8, 8, 100, 32, "NVIDIA HGX B300 (8x B300)"},
+    {"gb300-nvl72", "GB300", 72, 72, 100, 8,
+     "NVIDIA GB300 NVL72 rack (72x GB300 GPUs, one NVLink domain)"},
     {"h100-pcie", "H100-PCIe", 8, 4, 50, 32, "8x H100 PCIe, 4 NICs"},
     {"mi300x", "MI300X", 8, 8, 50, 32, "AMD Instinct MI300X platform (8x)"},
     {"mi325x", "MI325X", 8, 8, 50, 32, "AMD Instinct MI325X platform (8x)"},

@@ -41,6 +41,17 @@ static const strata_gpu_model_t models[] = {
      * way for each GPU, the two sharing it, and the Grace's LPDDR5X */
     {"GB200", "NVIDIA", (uint64_t)(186 * GIB), 2.5e15, 900e9, 64e9, 225e9,
      250e9, 240 * GIB},
+    /* Blackwell Ultra.  B300 as DGX B300 carries it (HGX B300: 2.25 PF
+     * dense bf16 a GPU, 2.1 TB of HBM3e for 8, 270 GB each as the driver
+     * reports it; PCIe Gen6 to the host, and the DGX B300's two Xeon
+     * 6776P, 8 channels of DDR5-6400 each, 409.6 GB/s a socket, 2 TB);
+     * GB300 as the GB300 NVL72 rack (180 PF dense bf16 and 20 TB of HBM3e
+     * per 72 GPUs, 279 GB each as the driver reports it; NVLink-C2C and
+     * the Grace's LPDDR5X as the GB200's) */
+    {"B300", "NVIDIA", (uint64_t)(251 * GIB), 2.25e15, 900e9, 128e9, 0, 102.4e9,
+     256 * GIB},
+    {"GB300", "NVIDIA", (uint64_t)(260 * GIB), 2.5e15, 900e9, 128e9, 225e9,
+     250e9, 240 * GIB},
     {"V100", "NVIDIA", (uint64_t)(32 * GIB), 125e12, 150e9, 16e9, 0, 0, 0},
     {"P100", "NVIDIA", (uint64_t)(16 * GIB), 21.2e12, 80e9, 16e9, 0, 0, 0},
     {"MI250X", "AMD", (uint64_t)(64 * GIB), 191.5e12, 200e9, 32e9, 0, 0, 0},
@@ -71,6 +82,7 @@ static const struct {
     {{"H100", "PCIE"}, "H100-PCIe"}, {{"H100", "NVL"}, "H100-PCIe"},
     {{"H100", NULL}, "H100-SXM"},    {{"H200", NULL}, "H200"},
     {{"H800", NULL}, "H800"},        {{"H20", NULL}, "H20"},
+    {{"GB300", NULL}, "GB300"},      {{"B300", NULL}, "B300"},
     {{"GB200", NULL}, "GB200"},      {{"B200", NULL}, "B200"},
     {{"A100", "80GB"}, "A100-80GB"}, {{"A100", NULL}, "A100-40GB"},
     {{"A800", NULL}, "A800-80GB"},   {{"V100", NULL}, "V100"},
