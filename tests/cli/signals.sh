@@ -7,7 +7,7 @@
 # 3).  Times are checked only against generous bounds (30 s for what used
 # to run for minutes).  The plans interrupted or cut short run for over
 # 10 s on one thread (DeepSeek-V3 in free mode on 64 nodes), far past the
-# second they are given.
+# seconds they are given.
 # Usage: signals.sh path/to/strata
 set -u
 strata="$1"
@@ -27,8 +27,10 @@ check "exit code 130 after SIGINT (got $code)" '[ "$code" -eq 130 ]'
 check "message says interrupted" 'grep -q "interrupted" "$dir/err"'
 check "no output or temporary file left" '[ -z "$(ls -A "$dir" | grep -v err)" ]'
 
+# (2 s: on a loaded machine the first plan takes over 1 s; unlimited, the
+# search runs for over 10)
 "$strata" plan --model deepseek-v3 --cluster dgx-h100:64 --free --threads 1 \
-  --time-limit 1 --json -o "$dir/t.splan" >"$dir/out" 2>"$dir/err2"
+  --time-limit 2 --json -o "$dir/t.splan" >"$dir/out" 2>"$dir/err2"
 code=$?
 check "time-limited plan succeeds (got $code: $(cat "$dir/err2"))" '[ "$code" -eq 0 ]'
 check "time-limited plan is marked" 'grep -q "\"time_limited\":[[:space:]]*true" "$dir/out"'
