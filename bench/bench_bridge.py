@@ -180,8 +180,7 @@ def print_system(run, strata, sysname, rows, csv_out):
               "published tok/s/GPU | predicted | error | peak GiB | "
               "budget GiB | verdict | reference |")
         print("|---|---|---|---|---|---|---|---|---|---|---|---|")
-    errs = {"all": [], "dense": [], "moe": [], "all+": [], "dense+": [],
-            "moe+": []}
+    errs = {"all": [], "dense": [], "moe": [], "dense+": [], "moe+": []}
     fit = oom = 0
     skipped = []
     later = superseded(run, rows)
@@ -199,7 +198,6 @@ def print_system(run, strata, sysname, rows, csv_out):
             errs["all"].append(res["err"])
             errs[kind].append(res["err"])
         if res["pub"] and i not in later:
-            errs["all+"].append(res["err"])
             errs[kind + "+"].append(res["err"])
         fit += res["fits"]
         oom += not res["fits"]

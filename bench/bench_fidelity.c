@@ -34,6 +34,7 @@
  * Usage: bench_fidelity [--csv] [--calibration FILE] [--strata PATH]
  *                       [--no-bridge]
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,15 +362,22 @@ static void bridge(const char *strata) {
     return;
   }
   pid_t pid = fork();
+  if (pid < 0) {
+    printf("\nMegatron-Bridge runs: could not start python3\n");
+    return;
+  }
   if (pid == 0) {
     execlp("python3", "python3", script, strata, (char *)NULL);
     _exit(127);
   }
   int st = 0;
-  if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
-      WEXITSTATUS(st) != 0)
-    printf("\nMegatron-Bridge runs: python3 %s %s did not run (exit %d)\n",
-           script, strata, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  pid_t w;
+  while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+    ;
+  if (w < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    printf("\nMegatron-Bridge runs: python3 %s %s ended with %s %d\n", script,
+           strata, w >= 0 && WIFEXITED(st) ? "exit" : "status",
+           w >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : st);
 }
 
 int main(int argc, char **argv) {

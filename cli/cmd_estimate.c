@@ -17,19 +17,23 @@
 /* The item of b that exceeds a's most: its name and the difference. */
 static const char *step_term(const strata_step_items_t *a,
                              const strata_step_items_t *b, double *diff) {
-  const double x[] = {a->compute,      a->tp_comm,   a->bubble,  a->dp_sync,
-                      a->param_gather, a->optimizer, a->overhead};
-  const double y[] = {b->compute,      b->tp_comm,   b->bubble,  b->dp_sync,
-                      b->param_gather, b->optimizer, b->overhead};
+  const double x[] = {a->compute,  a->tp_comm,      a->bubble,
+                      a->dp_sync,  a->param_gather, a->optimizer,
+                      a->overhead, a->ep_a2a,       a->host};
+  const double y[] = {b->compute,  b->tp_comm,      b->bubble,
+                      b->dp_sync,  b->param_gather, b->optimizer,
+                      b->overhead, b->ep_a2a,       b->host};
   static const char *name[] = {"compute",
                                "tensor-parallel communication",
                                "the pipeline bubble",
                                "data-parallel gradient synchronisation",
                                "the parameter gather",
                                "the optimizer step",
-                               "the fixed overhead"};
+                               "the fixed overhead",
+                               "the experts' all-to-all",
+                               "the MoE layers' host-bound time"};
   int best = 0;
-  for (int i = 1; i < 7; i++)
+  for (int i = 1; i < (int)(sizeof x / sizeof x[0]); i++)
     if (y[i] - x[i] > y[best] - x[best]) best = i;
   *diff = y[best] - x[best];
   return name[best];

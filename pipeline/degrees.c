@@ -139,14 +139,17 @@ static strata_link_t ep_link(const st__search_t *S, const st__family_t *f) {
 
 /* Megatron-LM's full-iteration graph holds every layer (a dropless MoE
  * layer through its paged stash, as Megatron-Bridge's recipes run it), a
- * layer's graph of scope moe the whole MoE layer (token drop only:
- * rules.c, graph_scope); moe_router and moe_preprocess leave the
- * experts' part, where the host-bound gaps are, eager. */
-int st__moe_graphed(const strata_plan_opts_t *o) {
-  int impl = STRATA_CHOICE(o->cuda_graph_impl);
+ * layer's graph of scope moe the whole MoE layer, and so does one of no
+ * scope (the whole layer) where the experts' input is padded to a
+ * capacity (token drop: rules.c, graph_scope); moe_router and
+ * moe_preprocess leave the experts' part, where the host-bound gaps are,
+ * eager. */
+int st__moe_graphed(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  int impl = STRATA_CHOICE(o->cuda_graph_impl), s = o->cuda_graph_scope;
   if (impl == STRATA_CUDA_GRAPH_FULL) return 1;
-  return impl != STRATA_CUDA_GRAPH_NONE &&
-         (o->cuda_graph_scope & STRATA_CUDA_GRAPH_MOE) != 0;
+  if (impl == STRATA_CUDA_GRAPH_NONE) return 0;
+  return (s & STRATA_CUDA_GRAPH_MOE) || (!s && S->rules.capacity > 0);
 }
 
 void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
@@ -159,7 +162,7 @@ void st__family_stage_opts(const st__search_t *S, const st__family_t *f,
   so->moe_imbalance = S->o->moe_imbalance > 1 ? S->o->moe_imbalance : 1;
   so->fp8 = f->fp8;
   so->ep_comm_overlap = f->epo;
-  so->moe_host = S->rules.experts > 0 && !st__moe_graphed(S->o)
+  so->moe_host = S->rules.experts > 0 && !st__moe_graphed(S)
                      ? so->perf.moe_host_seconds
                      : 0;
   if (f->cp > 1) so->megatron_tp_axes = 1;

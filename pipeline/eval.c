@@ -503,11 +503,16 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
  * add a warm-up forward (schedules.py, "one extra micro-batch forward
  * step before the 1f1b stages"), which is the forward 1F1B's steady
  * state would have run anyway: what the pairing holds beyond the
- * micro-batches in flight is one layer's activations, the forward's
- * layer before the backward's is freed. */
-static double paired_layer_act(const st__search_t *S, const st__cfg_t *cf) {
-  const st__family_t *f = fam_of(cf, 0);
+ * micro-batches in flight is one layer's activations (the largest of
+ * rank r's family), the forward's layer before the backward's is freed.
+ * A rank whose every forward is a warm-up one (m v at most its warm-up:
+ * Megatron-LM's are_all_microbatches_in_warmup) pairs none. */
+double st__paired_act(const st__search_t *S, const st__cfg_t *cf, int r) {
+  const st__family_t *f = fam_of(cf, r);
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
   if (!f->epo || !f->layer) return 0;
+  if (v > 1 && (p - r - 1) * 2 + (v - 1) * p + 1 >= cf->m * v) return 0;
+  if (v == 1 && cf->m < 2) return 0;
   const strata_graph_t *g = S->graphs[f->graph];
   double most = 0;
   for (int b = 0; b < g->n_blocks; b++)
@@ -517,7 +522,7 @@ static double paired_layer_act(const st__search_t *S, const st__cfg_t *cf) {
 
 /* In-flight micro-batches of each chunk on rank r at the end of its
  * warm-up: the first min(W_r + 1, m v) forwards of Megatron's order (with
- * the experts' all-to-all overlapped, the same: paired_layer_act). */
+ * the experts' all-to-all overlapped, the same: st__paired_act). */
 static void in_flight(const st__cfg_t *cf, int r, int *count) {
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, m = cf->m;
   for (int c = 0; c < v; c++)
@@ -645,7 +650,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     act += count[c] * x->act + x->fixed_act;
     if (x->transient > tr) tr = x->transient;
   }
-  act += paired_layer_act(S, cf);
+  act += st__paired_act(S, cf, r);
   memset(m, 0, sizeof *m);
   /* --fp8-param-gather: a GEMM's quantised weight and its transpose are
    * its compute copy (two bytes a parameter in FP8, the recipe's

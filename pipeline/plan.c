@@ -55,7 +55,9 @@ static int final_subs(st__search_t *S, const st__cfg_t *cf,
     /* the ILP's budget: what the rank's other items leave */
     double tensors = rk->mem.weights + rk->mem.gradients + rk->mem.optimizer +
                      rk->mem.activations + rk->mem.transient;
-    double other = rk->mem.total - tensors;
+    /* the paired layer of the experts' overlap is not the stage's in
+     * flight: the ILP is not given its room */
+    double other = rk->mem.total - tensors + st__paired_act(R, cf, ps->rank);
     if (!S->o->megatron && !S->o->no_memory_check)
       so.memory_budget = R->budget - other;
     int rc = st__subset_get(&S->subs, S->graphs[f->graph], S->ghash[f->graph],

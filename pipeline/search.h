@@ -158,7 +158,7 @@ int st__split_accounted(int L, int p, int v, int acct, int *n);
 int st__blackwell(const strata_cluster_t *c);
 /* Whether CUDA graphs capture the MoE layers' experts: the full-iteration
  * graph, or a layer's graph whose scope holds moe (degrees.c). */
-int st__moe_graphed(const strata_plan_opts_t *o);
+int st__moe_graphed(const st__search_t *S);
 /* The STRATA_LOWP_* recipe of the options' narrow GEMMs on the cluster:
  * NVFP4 at --precision fp4, else --fp8-recipe, else the GPU's (MXFP8 on
  * Blackwell, delayed scaling before). */
@@ -327,6 +327,10 @@ void st__sched_buf_free(st__sched_buf_t *B);
 int st__eval_scratch(st__search_t *S);
 /* Peak memory of rank r holding n layers whose first chunk starts at
  * layer k (with v virtual stages, n / v layers from k + c L / v each). */
+/* The activations rank r holds beyond its micro-batches in flight where
+ * the experts' all-to-all overlap pairs a forward with a backward (one
+ * layer's; eval.c). */
+double st__paired_act(const st__search_t *S, const struct st__cfg *cf, int r);
 double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k, int n);
 /* The bound only when it reaches cutoff (out->fits = -1: not costed);
  * exact, a step of INFINITY when the schedule cannot end under cutoff

@@ -118,8 +118,8 @@ static const row_t rows[] = {
     /* GB200: the B200's die at 1.2 kW (NVL72 datasheet: 2.5 PF bf16) */
     {"GB200", 5000e12, 10000e12, 8000e9, 148, 0.776, 0.85, 0.53, 0.50, 320,
      50.25 * MIB, 550 * MIB, 294 * MIB, 0.76, 0.80, 0.94},
-    /* Blackwell Ultra: dense FP4 1.5x Blackwell's (HGX B300 14 PF, GB300
-     * NVL72 1,080 PF for 72), fp8 and bf16 as B200 and GB200, 160 SMs,
+    /* Blackwell Ultra: dense FP4 14 PF a B300 (HGX B300) and 15 a GB300
+     * (GB300 NVL72: 1,080 PF for 72), fp8 and bf16 as B200 and GB200, 160 SMs,
      * HBM3e at 8 TB/s (GB300 NVL72: 576 TB/s for 72); kernel fractions
      * as the B200's, for want of a public sweep of it */
     {"B300", 4500e12, 14000e12, 8000e9, 160, 0.776, 0.85, 0.53, 0.50, 320,
