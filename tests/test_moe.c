@@ -955,6 +955,25 @@ TEST(moe_host_time_and_cuda_graphs) {
   strata_free(t);
   strata_free(data);
   strata_plan_destroy(q);
+  /* a layer's graph of no scope holds the whole layer: a token-drop MoE
+   * layer (padded to a capacity) is captured, a dropless one is not */
+  for (int cap = 0; cap <= 1; cap++) {
+    strata_plan_t *x = NULL;
+    strata_plan_opts_init(&po);
+    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 8, po.vpp = 1;
+    po.micro_batch = po.gen.micro_batch = 1;
+    po.global_batch = 64;
+    po.no_memory_check = 1;
+    po.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL;
+    po.gen.capacity = cap ? 1.0 : 0;
+    ASSERT_OK(plan_for("qwen3-30b-a3b", "dgx-h100:1", STRATA_FRAMEWORK_MEGATRON,
+                       &po, &x));
+    if (cap)
+      ASSERT_NEAR(x->step_items.host, 0, 0, 0);
+    else
+      ASSERT_NEAR(x->step_items.host, 8 * 48 * per, 1e-9, 0);
+    strata_plan_destroy(x);
+  }
   /* a dense model: none */
   strata_plan_t *d = NULL;
   strata_plan_opts_init(&po);
@@ -1316,6 +1335,30 @@ TEST(ep_overlap_plans_and_exports) {
   ASSERT_OK(strata_plan_diff(x1, x2, 0, &t, &(int){0}));
   ASSERT_CONTAINS(t, "overlap_moe_expert_parallel_comm");
   strata_free(t);
+  /* pp 2 vpp 2 with two micro-batches: rank 0's four forwards are all
+   * warm-up ones (2 + 2 + the extra one), so it pairs none and holds what
+   * it holds without the overlap; rank 1 (warm-up 3 of 4) pairs one */
+  {
+    strata_plan_t *y[2];
+    for (int on = 0; on <= 1; on++) {
+      strata_plan_opts_init(&po);
+      po.fix_tp = 1, po.fix_pp = 2, po.vpp = 2, po.fix_ep = 8, po.fix_dp = 32;
+      po.micro_batch = po.gen.micro_batch = 1;
+      po.global_batch = 64;
+      po.no_memory_check = 1;
+      po.overlap_ep_comm = on;
+      y[on] = NULL;
+      ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8",
+                         STRATA_FRAMEWORK_MEGATRON, &po, &y[on]));
+    }
+    ASSERT_EQ(y[1]->overlap_ep_comm, 1);
+    ASSERT_EQ(y[1]->n_micro, 2);
+    ASSERT_NEAR(y[1]->ranks[0].mem.activations, y[0]->ranks[0].mem.activations,
+                1e-9, 0);
+    ASSERT(y[1]->ranks[1].mem.activations > y[0]->ranks[1].mem.activations + 1);
+    strata_plan_destroy(y[0]);
+    strata_plan_destroy(y[1]);
+  }
   /* given on, the overlap is not dropped where it runs because it does
    * not fit: with room for the configuration without it only, no plan */
   for (int on = 0; on <= 1; on++) {
