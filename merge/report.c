@@ -243,17 +243,17 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
   const strata_step_items_t *it = &p->step_items;
   strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
-  char a2a[96] = "";
+  char moe[96] = "";
   if (it->ep_a2a > 0) /* the experts' own item, where there is one */
-    snprintf(a2a, sizeof a2a, " + ep a2a %.1f", it->ep_a2a * 1e3);
+    snprintf(moe, sizeof moe, " + ep a2a %.1f", it->ep_a2a * 1e3);
   if (it->host > 0) /* the eager MoE layers' host-bound time */
-    snprintf(a2a + strlen(a2a), sizeof a2a - strlen(a2a), " + moe host %.1f",
+    snprintf(moe + strlen(moe), sizeof moe - strlen(moe), " + moe host %.1f",
              it->host * 1e3);
   strata_buf_printf(b,
                     "  %-20s compute %.1f + tp comm %.1f%s + bubble %.1f + dp "
                     "sync %.1f + param gather %.1f + optimizer %.1f + "
                     "overhead %.1f ms\n",
-                    "", it->compute * 1e3, it->tp_comm * 1e3, a2a,
+                    "", it->compute * 1e3, it->tp_comm * 1e3, moe,
                     it->bubble * 1e3, it->dp_sync * 1e3, it->param_gather * 1e3,
                     it->optimizer * 1e3, it->overhead * 1e3);
   if (p->model_flops_per_step <= 0 && p->tokens_per_second <= 0) {

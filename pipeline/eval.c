@@ -496,6 +496,15 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
 
 /* ---- memory of a rank ---- */
 
+/* The forwards rank r runs of an interleaved schedule before its first
+ * backward, and the one with it: Megatron-LM's warm-up, (p - r - 1) 2 +
+ * (v - 1) p, plus one (schedules.py; with the experts' all-to-all
+ * overlapped the one more is its extra warm-up forward). */
+static int warmup_forwards(const st__cfg_t *cf, int r) {
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
+  return (p - r - 1) * 2 + (v - 1) * p + 1;
+}
+
 /* With the experts' all-to-all overlapped, Megatron-LM pairs the next
  * micro-batch's forward with a backward layer by layer (combined 1F1B:
  * model_chunk_schedule_plan.py, forward of layer i with backward of
@@ -509,9 +518,9 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
  * Megatron-LM's are_all_microbatches_in_warmup) pairs none. */
 double st__paired_act(const st__search_t *S, const st__cfg_t *cf, int r) {
   const st__family_t *f = fam_of(cf, r);
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
+  int v = cf->v > 1 ? cf->v : 1;
   if (!f->epo || !f->layer) return 0;
-  if (v > 1 && (p - r - 1) * 2 + (v - 1) * p + 1 >= cf->m * v) return 0;
+  if (v > 1 && warmup_forwards(cf, r) >= cf->m * v) return 0;
   if (v == 1 && cf->m < 2) return 0;
   const strata_graph_t *g = S->graphs[f->graph];
   double most = 0;
@@ -531,7 +540,7 @@ static void in_flight(const st__cfg_t *cf, int r, int *count) {
     count[0] = p - r < m ? p - r : m;
     return;
   }
-  int w = (p - r - 1) * 2 + (v - 1) * p + 1;
+  int w = warmup_forwards(cf, r);
   if (w > m * v) w = m * v;
   /* forward i runs chunk (i mod p v) / p: each full round of p v gives
    * every chunk p, the rest fills the chunks in order */

@@ -148,7 +148,7 @@ int st__family_fit(const st__search_t *S, st__family_t *f) {
   part_of(o, o, &f->only_part);
   /* one stage: everything at its one micro-batch in flight (with the
    * experts' all-to-all overlapped, a layer more: eval.c,
-   * paired_layer_act) */
+   * st__paired_act) */
   f->only_part.act = 0;
   f->only_part.fixed_act = o->mem.activations;
   if (S->L >= 2) {

@@ -76,9 +76,8 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
     strata_hash_u64(&h, (uint64_t)(int64_t)v[i]);
   if (so->recompute_modules) /* keys without it as they were */
     strata_hash_u64(&h, 0x52434d00u | so->recompute_modules);
-  if (so->moe_host >
-      0) /* a MoE model's eager layers: other keys as they were */
-    strata_hash_f64(&h, so->moe_host);
+  /* a MoE model's eager layers: other keys as they were */
+  if (so->moe_host > 0) strata_hash_f64(&h, so->moe_host);
   double d[] = {so->alpha,
                 so->memory_budget,
                 so->outer_link.bandwidth,

@@ -882,14 +882,21 @@ static int plan_for(const char *name, const char *cluster,
  * 4 copies bound for the other node cross it as one (the share below),
  * so of each all-to-all only the inter-node part shrinks, by that share;
  * on one node the two cost the same. */
+/* qwen3-30b-a3b at tp 1, pp 1, ep = dp, micro-batch 1, m micro-batches,
+ * memory not checked: the options, for the caller to add to. */
+static void qwen_opts(strata_plan_opts_t *po, int ep, int m) {
+  strata_plan_opts_init(po);
+  po->fix_tp = 1, po->fix_pp = 1, po->fix_ep = ep, po->fix_dp = ep;
+  po->vpp = 1;
+  po->micro_batch = po->gen.micro_batch = 1;
+  po->global_batch = m * ep;
+  po->no_memory_check = 1;
+}
+
 static strata_plan_t *qwen_ep(const char *cluster, int ep, int flex) {
   strata_plan_opts_t po;
   strata_plan_t *p = NULL;
-  strata_plan_opts_init(&po);
-  po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = ep, po.fix_dp = ep, po.vpp = 1;
-  po.micro_batch = po.gen.micro_batch = 1;
-  po.global_batch = 4 * ep;
-  po.no_memory_check = 1;
+  qwen_opts(&po, ep, 4);
   po.moe_dispatcher = flex ? STRATA_MOE_FLEX : STRATA_MOE_ALLTOALL;
   if (flex) po.moe_flex_backend = STRATA_MOE_HYBRIDEP;
   if (plan_for("qwen3-30b-a3b", cluster, STRATA_FRAMEWORK_MEGATRON, &po, &p))
@@ -904,24 +911,25 @@ static strata_plan_t *qwen_ep(const char *cluster, int ep, int flex) {
  * graph (nothing else of the plan changes: no pipeline, no overlap); a
  * layer's graph of attention and router leaves it (the experts stay
  * eager), a dense model has none, and a plan file keeps it (format 16). */
+/* qwen3-30b-a3b on 8 H100s, ep 8, 8 micro-batches, under CUDA graphs
+ * impl of scope (and a capacity factor: 0, dropless). */
+static strata_plan_t *qwen_graphed(int impl, unsigned scope, double capacity) {
+  strata_plan_opts_t po;
+  strata_plan_t *p = NULL;
+  qwen_opts(&po, 8, 8);
+  po.cuda_graph_impl = impl, po.cuda_graph_scope = (int)scope;
+  po.gen.capacity = capacity;
+  ASSERT_OK(plan_for("qwen3-30b-a3b", "dgx-h100:1", STRATA_FRAMEWORK_MEGATRON,
+                     &po, &p));
+  return p;
+}
+
 TEST(moe_host_time_and_cuda_graphs) {
   strata_plan_opts_t po;
-  strata_plan_t *p[3];
-  int impl[3] = {0, STRATA_CUDA_GRAPH_FULL, STRATA_CUDA_GRAPH_TE};
-  for (int i = 0; i < 3; i++) {
-    strata_plan_opts_init(&po);
-    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 8, po.vpp = 1;
-    po.micro_batch = po.gen.micro_batch = 1;
-    po.global_batch = 64;
-    po.no_memory_check = 1;
-    po.cuda_graph_impl = impl[i];
-    if (impl[i] == STRATA_CUDA_GRAPH_TE)
-      po.cuda_graph_scope =
-          STRATA_CUDA_GRAPH_ATTN | STRATA_CUDA_GRAPH_MOE_ROUTER;
-    p[i] = NULL;
-    ASSERT_OK(plan_for("qwen3-30b-a3b", "dgx-h100:1", STRATA_FRAMEWORK_MEGATRON,
-                       &po, &p[i]));
-  }
+  strata_plan_t *p[3] = {
+      qwen_graphed(0, 0, 0), qwen_graphed(STRATA_CUDA_GRAPH_FULL, 0, 0),
+      qwen_graphed(STRATA_CUDA_GRAPH_TE,
+                   STRATA_CUDA_GRAPH_ATTN | STRATA_CUDA_GRAPH_MOE_ROUTER, 0)};
   strata_cluster_t *c = NULL;
   ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
   double per = strata_cluster_perf(c)->moe_host_seconds;
@@ -958,16 +966,7 @@ TEST(moe_host_time_and_cuda_graphs) {
   /* a layer's graph of no scope holds the whole layer: a token-drop MoE
    * layer (padded to a capacity) is captured, a dropless one is not */
   for (int cap = 0; cap <= 1; cap++) {
-    strata_plan_t *x = NULL;
-    strata_plan_opts_init(&po);
-    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 8, po.vpp = 1;
-    po.micro_batch = po.gen.micro_batch = 1;
-    po.global_batch = 64;
-    po.no_memory_check = 1;
-    po.cuda_graph_impl = STRATA_CUDA_GRAPH_LOCAL;
-    po.gen.capacity = cap ? 1.0 : 0;
-    ASSERT_OK(plan_for("qwen3-30b-a3b", "dgx-h100:1", STRATA_FRAMEWORK_MEGATRON,
-                       &po, &x));
+    strata_plan_t *x = qwen_graphed(STRATA_CUDA_GRAPH_LOCAL, 0, cap ? 1.0 : 0);
     if (cap)
       ASSERT_NEAR(x->step_items.host, 0, 0, 0);
     else

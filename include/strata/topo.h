@@ -116,10 +116,10 @@ typedef struct {
                               fused attention) sustained in a training step */
   double gemm_w0;          /* output tiles per SM at half the tile term */
   double gemm_k0;          /* inner dimension at half the k term */
-  double sustain_narrow;   /* of sustain, what FP8 and FP4 GEMMs keep */
   double gemm_k0_narrow;   /* ... of FP8 and FP4 GEMMs, whose main loop runs
                               twice (four times) as fast a k-step while a
                               tile's prologue and epilogue do not */
+  double sustain_narrow;   /* of sustain, what FP8 and FP4 GEMMs keep */
   double mem_eff;          /* fraction of HBM bandwidth a copy reaches (a
                               GEMM's operands) */
   double stream_eff;       /* fraction a framework's elementwise, norm and
