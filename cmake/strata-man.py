@@ -14,6 +14,7 @@ lines (lists, tables) are kept as they are; the rest is prose.
 Usage: strata-man.py STRATA_BINARY [OUTPUT]   (standard output without
 OUTPUT; nothing is written when a help text cannot be had)
 """
+import os
 import re
 import subprocess
 import sys
@@ -21,9 +22,14 @@ import sys
 OPTION = re.compile(r"^ {2,}(-\S.*?)(?: {2,}(\S.*))?$")
 
 
+# a sanitizer build's program is asked for text, not checked for leaks
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:" +
+           os.environ.get("ASAN_OPTIONS", ""))
+
+
 def helptext(strata, words):
     r = subprocess.run([strata] + words + ["--help"], capture_output=True,
-                       text=True, timeout=60)
+                       text=True, timeout=60, env=ENV)
     if r.returncode != 0 or not r.stdout.startswith("Usage:"):
         return None
     return r.stdout
@@ -127,7 +133,7 @@ def split_usage(text):
 def page(strata):
     main = helptext(strata, [])
     version = subprocess.run([strata, "--version"], capture_output=True,
-                             text=True).stdout.split()[-1]
+                             text=True, env=ENV).stdout.split()[-1]
     if main is None:
         raise SystemExit("strata-man.py: %s --help failed" % strata)
     commands = re.findall(r"^  ([a-z]+) ", main.split("Commands:")[1]
