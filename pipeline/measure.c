@@ -74,6 +74,29 @@ static const key_t_ keys[] = {
 };
 #define N_KEYS ((int)(sizeof keys / sizeof keys[0]))
 
+/* The range of each measured figure (K_NUM): 0 means "not given", and
+ * anything else outside it is refused with the range, so a step of
+ * 1e-300 s is refused as 1e+308 s is (its ratio to the model's step
+ * would fill the report with digits and pin the fit to its bounds). */
+static const struct {
+  const char *key;
+  double lo, hi;
+} ranges[] = {
+    {"step_seconds", 1e-6, 1e6},
+    {"peak_memory_bytes", 1, 1e15},
+    {"peak_memory_gib", 1.0 / (1 << 30), 1e6},
+};
+
+static int num_check(const char *key, double v, const char *at) {
+  for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+    if (!strcmp(ranges[i].key, key) && v != 0 &&
+        !(v >= ranges[i].lo && v <= ranges[i].hi))
+      return strata_error(STRATA_EBADINPUT,
+                          "%s: %s = %g: out of range (%g to %g)", at, key, v,
+                          ranges[i].lo, ranges[i].hi);
+  return 0;
+}
+
 static int find_key(const char *k) {
   for (int i = 0; i < N_KEYS; i++)
     if (!strcmp(keys[i].key, k)) return i;
@@ -106,12 +129,11 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   if (keys[k].kind == K_INT && (v != floor(v) || v < 0 || v > (1 << 30)))
     return strata_error(STRATA_EBADINPUT, "%s: %s = %g: wants a whole number",
                         at, key, v);
-  if (keys[k].kind == K_NUM && !(v >= 0 && v < 1e15))
-    return strata_error(STRATA_EBADINPUT, "%s: %s = %g: out of range", at, key,
-                        v);
+  int rc = keys[k].kind == K_NUM ? num_check(key, v, at) : 0;
+  if (rc) return rc;
   /* only whole-number keys are converted: a measured figure may exceed
    * an int (found by fuzz_runs) */
-  int iv = keys[k].kind == K_INT || keys[k].kind == K_BOOL ? (int)v : 0, rc = 0;
+  int iv = keys[k].kind == K_INT || keys[k].kind == K_BOOL ? (int)v : 0;
   /* strings are names (label, model, cluster) or words: printable, at
    * most ST__NAME_MAX bytes, before any message shows them */
   if (keys[k].kind == K_STR && (rc = st__name_check(s, key, at))) return rc;
@@ -160,6 +182,12 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
   STRATA_PLAN_SWITCHES(SWITCH_SET, o)
 #undef SWITCH_SET
   if (!strcmp(key, "step_seconds")) r->step_seconds = v;
+  /* the two name one figure: a run giving both would keep the last */
+  if (!strncmp(key, "peak_memory_", 12) && v != 0 && r->peak_bytes != 0)
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: peak_memory_bytes and peak_memory_gib are both "
+                        "given; give one",
+                        at);
   if (!strcmp(key, "peak_memory_bytes")) r->peak_bytes = v;
   if (!strcmp(key, "peak_memory_gib")) r->peak_bytes = v * 1073741824.0;
   return 0;
@@ -349,6 +377,14 @@ static int csv_header(const char **pp, int *cols, int *nc,
     if (k < 0)
       return strata_error(STRATA_EBADINPUT, "%s: unknown column '%s'", at,
                           st__plain(buf, shown, sizeof shown));
+    /* a repeated column would let its last field win unseen, as a JSON
+     * reader refuses a repeated key */
+    for (int c = 0; c < *nc; c++)
+      if (cols[c] == k)
+        return strata_error(STRATA_EBADINPUT,
+                            "%s: column '%s' is given twice (columns %d and "
+                            "%d); give it once",
+                            at, keys[k].key, c + 1, *nc + 1);
     cols[(*nc)++] = k;
     if (*p == '\n' || *p == '\r') break;
   }

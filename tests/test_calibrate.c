@@ -181,6 +181,21 @@ TEST(runs_file_errors) {
       {"model,tp,pp,step_seconds\n\ngpt-1.7b,8,1,1,5\n",
        "r:3: more fields than the header's 4"},
       {"model,cluster,tp,pp,step_seconds\n", "r: no runs after the header"},
+      {"model,tp,cluster,pp,tp,step_seconds\n", "r:1: column 'tp' is given "
+                                                "twice (columns 2 and 5)"},
+      {"model,cluster,tp,pp,step_seconds\ngpt-1.7b,dgx-a100:2,8,1,1e-300\n",
+       "r:2: step_seconds = 1e-300: out of range (1e-06 to 1e+06)"},
+      {"model,cluster,tp,pp,step_seconds\ngpt-1.7b,dgx-a100:2,8,1,-1\n",
+       "r:2: step_seconds = -1: out of range"},
+      {"{\"format\": \"strata-measurements\", \"version\": 1, \"runs\": "
+       "[{\"step_seconds\": 2e6}]}",
+       "r: runs[0]: step_seconds = 2e+06: out of range (1e-06 to 1e+06)"},
+      {"{\"format\": \"strata-measurements\", \"version\": 1, \"runs\": "
+       "[{\"peak_memory_gib\": 1e-300}]}",
+       "r: runs[0]: peak_memory_gib = 1e-300: out of range"},
+      {"{\"format\": \"strata-measurements\", \"version\": 1, \"runs\": "
+       "[{\"peak_memory_gib\": 20, \"peak_memory_bytes\": 2e10}]}",
+       "r: runs[0]: peak_memory_bytes and peak_memory_gib are both given"},
       {"{\"format\": \"strata-measurements\", \"version\": 2, \"runs\": []}",
        "measurements version 2"},
       {"{\"format\": \"strata-measurements\", \"version\": 1, \"runs\": "

@@ -7,7 +7,7 @@ comes back as text.  The C side serialises the calls; ctypes releases the
 GIL while one runs, so other Python threads go on.
 
 The library is looked for in this order: STRATA_LIBRARY (a path), the
-copy installed with the package (setup.py), the library that pkg-config
+copy installed with the package (strata_build.py), the library that pkg-config
 names (`pkg-config --variable=libdir strata`), then the dynamic loader's
 search path (ctypes.util.find_library).
 """

@@ -47,17 +47,33 @@ failed=0
 work=$(mktemp -d /tmp/strata-bad-XXXXXX)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 
+# The scratch copy of files/ is made once and kept while the cases leave
+# it as it was: copying the 2 MB folder for each of 260 cases was nearly
+# all of the run's time (0.6 s a case at a load of 8 on two cores, the
+# command itself 16 ms).  A case after which any entry's name, size,
+# mode, mtime or ctime differs (it created, wrote, removed or chmodded
+# something) leaves a fresh copy for the next case.
+scratch="$work/files"
+state() { (cd "$scratch" && find . -printf '%p %s %m %T@ %C@\n' | sort); }
+fresh_scratch() {
+  chmod -R u+w "$scratch" 2>/dev/null
+  rm -rf "$scratch"
+  cp -R "$here/files" "$scratch"
+  (cd "$scratch" && find . | sort >"$work/before")
+  state >"$work/state"
+}
+fresh_scratch
+
 # run_case: the fields of one block are in the globals below.
 run_case() {
-  local scratch="$work/$name" out="$work/$name.out" code ok=1 f
+  local out="$work/$name.out" code ok=1 f
   if [ "$show" != 1 ] && { [ -z "$cmd" ] || [ -z "$code_want" ] ||
     { [ -z "$err" ] && [ ${#has[@]} -eq 0 ] && [ -z "$outw" ]; }; }; then
     echo "FAIL $name: needs cmd, code and err or has"
     return 1
   fi
   mkdir -p "$out"
-  cp -R "$here/files" "$scratch"
-  (cd "$scratch" && find . | sort >"$out/before")
+  cp "$work/before" "$out/before"
   (
     cd "$scratch" || exit 99
     eval "set -- $cmd"
@@ -112,8 +128,8 @@ run_case() {
     echo "  stderr was:"
     sed 's/^/    /' "$out/stderr" | head -10
   fi
-  chmod -R u+w "$scratch" 2>/dev/null
-  rm -rf "$scratch" "$out"
+  state | cmp -s - "$work/state" || fresh_scratch
+  rm -rf "$out"
   [ $ok = 1 ]
 }
 

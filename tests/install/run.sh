@@ -2,8 +2,11 @@
 # run.sh - install the build into a scratch prefix and use it as a user
 # would: a small C program (plan_small.c) compiled and run through
 # pkg-config (shared, and static with --static) and through CMake's
-# find_package(Strata) (Strata::strata and Strata::strata_static); then
-# the prefix is moved and pkg-config must still find it.
+# find_package(Strata) (Strata::strata and Strata::strata_static); the
+# documentation the help texts name in share/doc/strata, and the man page
+# (read by groff and man where present, and holding every option of every
+# help text); the Python package from the prefix; then the prefix is moved
+# and pkg-config must still find it.
 #
 # Usage: run.sh BUILD_DIR SOURCE_DIR
 set -u
@@ -80,6 +83,47 @@ check "the example's error path exits 1 with the reason: $(head -c 200 "$work/ou
 check "nightly-replan.sh installed, executable" '[ -x "$prefix/share/strata/nightly-replan.sh" ]'
 check "strata_trace.py installed" '[ -f "$prefix/share/strata/python/strata_trace.py" ]'
 
+# ---- the documentation the --help texts point at, and the man page
+docdir="$prefix/share/doc/strata"
+for f in "$src"/docs/*.md "$src/README.md"; do
+  check "$(basename "$f") installed in share/doc/strata" 'cmp -s "$f" "$docdir/$(basename "$f")"'
+done
+# every docs/NAME.md a help text names (strata --help and every command's)
+helps=$("$prefix/bin/strata" --help; for c in trace "trace gen" "trace info" "trace import hf" \
+  "trace import onnx" topo "topo collect" stage compare plan fleet show diff export estimate calibrate; do
+  # shellcheck disable=SC2086
+  "$prefix/bin/strata" $c --help
+done)
+named=$(printf '%s\n' "$helps" | tr -s ' \n' ' ' | grep -o 'docs/[a-z-]*\.md' | sort -u)
+check "the help texts name docs (got: $(echo $named))" '[ "$(echo "$named" | wc -l)" -ge 5 ]'
+for d in $named; do
+  check "$d, named by a help text, is installed" '[ -f "$docdir/${d#docs/}" ]'
+done
+man1="$prefix/share/man/man1/strata.1"
+check "the man page is installed in share/man/man1" '[ -s "$man1" ]'
+if [ -s "$man1" ]; then
+  check "the man page is roff with a title, a name and every command" \
+    'grep -q "^\.TH STRATA 1 " "$man1" && grep -q "^\.SH NAME" "$man1" &&
+     for c in trace "trace gen" "trace import onnx" "topo collect" plan fleet export calibrate; do
+       grep -q "^\.SS \"strata $c\"" "$man1" || exit 1; done'
+  if command -v groff >/dev/null 2>&1; then
+    groff -man -ww -z "$man1" >"$work/groff.log" 2>&1
+    check "groff reads the man page without a warning: $(head -c 300 "$work/groff.log")" \
+      '[ $? -eq 0 ] && ! [ -s "$work/groff.log" ]'
+  fi
+  if command -v man >/dev/null 2>&1; then
+    MANWIDTH=200 man -l "$man1" 2>"$work/man.err" | col -b >"$work/man.txt" 2>/dev/null
+    check "man -l shows the page: $(head -c 200 "$work/man.err")" \
+      'grep -q "strata - plan how to train" "$work/man.txt"'
+  else
+    sed -e 's/\\f[BIR]//g' -e 's/\\-/-/g' -e 's/\\e/\\/g' "$man1" >"$work/man.txt"
+  fi
+  # every option of every help text is in the page (it is made from them)
+  missing=$(printf '%s\n' "$helps" | grep -o -- '^ *--[a-z0-9[-]*[]a-z0-9-]*' | tr -d ' ' | sort -u |
+    while read -r o; do grep -qF -- "$o" "$work/man.txt" || echo "$o"; done)
+  check "every option of the help texts is in the man page (missing: $(echo $missing))" '[ -z "$missing" ]'
+fi
+
 # ---- CMake
 cmake -S "$src/tests/install/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_C_COMPILER="$cc" >"$work/cmake.log" 2>&1 &&
@@ -95,7 +139,7 @@ check "Strata::strata is the shared library" 'ldd "$work/consumer/plan_shared" |
 # bundles the prefix's libstrata.so; the package then runs after the
 # prefix is gone (below)
 py=/usr/bin/python3
-if [ -x "$py" ] && "$py" -c "import venv, ensurepip, setuptools, wheel" 2>/dev/null; then
+if [ -x "$py" ] && "$py" -c "import venv, ensurepip" 2>/dev/null; then
   "$py" -m venv --system-site-packages "$work/venv" >"$work/venv.log" 2>&1 &&
     "$work/venv/bin/python3" -m pip install -q --no-build-isolation --no-deps \
       --no-cache-dir "$prefix/share/strata/python" >"$work/pip.log" 2>&1
@@ -103,8 +147,11 @@ if [ -x "$py" ] && "$py" -c "import venv, ensurepip, setuptools, wheel" 2>/dev/n
   pycheck='import strata; p = strata.plan(model="gpt3-175b", cluster="dgx-h100:16"); print(strata.version(), p["tp"] * p["pp"] * p["dp"] * p["options"].get("cp", 1) > 0, strata.library_path())'
   (cd "$work" && "$work/venv/bin/python3" -c "$pycheck") >"$work/py.out" 2>&1
   check "the package plans: $(head -c 300 "$work/py.out")" 'grep -q "^[0-9.]* True .*site-packages/strata/libstrata.so" "$work/py.out"'
+  (cd "$work" && "$work/venv/bin/python3" -m strata --version) >"$work/pym.out" 2>&1
+  check "python3 -m strata is the program: $(head -c 200 "$work/pym.out")" \
+    '[ "$(cat "$work/pym.out")" = "$("$prefix/bin/strata" --version)" ]'
 else
-  echo "skipped the Python package: Debian's python3 with venv, setuptools and wheel is needed"
+  echo "skipped the Python package: Debian's python3 with venv is needed"
 fi
 
 # ---- the prefix moved: pkg-config still right

@@ -325,6 +325,88 @@ class Package(unittest.TestCase):
         with self.assertRaises(TypeError):
             strata.plan(model=m, cluster="dgx-h100:1")
 
+    def test_dicts_of_one_name_are_two_files(self):
+        # a model dict and a cluster dict named alike, and a cluster dict
+        # named "jobs", were written to one file: the last one won
+        cluster = {"name": "c", "node_groups": [
+            {"names": "n[0-1]", "template": {"gpus": 8,
+                                             "gpu_model": "H100-SXM"}}],
+            "network": {"nic_gbits_per_s": 400}}
+        model = {"_name_or_path": "c", "model_type": "llama",
+                 "hidden_size": 512, "num_hidden_layers": 2,
+                 "num_attention_heads": 8, "intermediate_size": 1024,
+                 "vocab_size": 1000}
+        p = strata.plan(model, cluster)
+        self.assertEqual((p["model"], p["cluster"]), ("c", "c"))
+        e = strata.estimate(model, cluster, tp=1, pp=1)
+        self.assertEqual(e["cluster"], "c")
+        jobs = strata.fleet([{"name": "a", "model": "gpt-1.7b"}],
+                            dict(cluster, name="jobs"))
+        self.assertEqual([j["name"] for j in jobs["jobs"]], ["a"])
+        # the plan's exports are given its own cluster dict back
+        hosts = [ln.split()[0] for ln in p.export("hostfile").splitlines()
+                 if ln and not ln.startswith("#")]
+        self.assertEqual(hosts, ["n0", "n1"])
+
+    def test_paths_beginning_with_a_dash(self):
+        # a path that begins with '-' is a path, not an option
+        here = os.getcwd()
+        folder = tempfile.mkdtemp(dir=self.tmp.name)
+        os.chdir(folder)
+        try:
+            rc, _, err = cli("trace", "gen", "gpt", "--layers", "2", "-o",
+                             "./-m.json")
+            self.assertEqual(rc, 0, err)
+            with open("-c.json", "w") as f:
+                json.dump({"name": "two", "node_groups": [
+                    {"names": "n[1-2]", "template": {
+                        "gpus": 8, "gpu_model": "H100-SXM"}}],
+                    "network": {"nic_gbits_per_s": 400}}, f)
+            self.assertGreater(strata.trace_info("-m.json")["parameters"], 0)
+            p = strata.plan("-m.json", "-c.json")
+            self.assertEqual(p["cluster"], "two")
+            p.save("-p.splan")
+            q = strata.load_plan("-p.splan", cluster="-c.json")
+            self.assertEqual(q, p)
+            self.assertIn("n1", q.export("hostfile"))
+            self.assertTrue(q.diff(p)["identical"])
+            os.mkdir("-out")
+            r = strata.fleet([{"name": "a", "model": "gpt-1.7b"}],
+                             "-c.json", output="-out")
+            self.assertEqual(r["jobs"][0]["name"], "a")
+            self.assertEqual(os.listdir("-out"), ["a.splan"])
+            with self.assertRaises(strata.BadInputError) as cm:
+                strata.load_plan("-m.json")
+            self.assertIn("-m.json", str(cm.exception))
+        finally:
+            os.chdir(here)
+
+    def test_namespace_and_hints(self):
+        # dir(strata) is the package's names, not the modules it uses
+        public = {n for n in dir(strata) if not n.startswith("_")}
+        self.assertEqual(public, set(strata.__all__))
+        # typed (PEP 561): py.typed installed, hints that resolve
+        import typing
+        pkg = os.path.dirname(strata.__file__)
+        self.assertTrue(os.path.isfile(os.path.join(pkg, "py.typed")))
+        hints = typing.get_type_hints(strata.plan)
+        self.assertIs(hints["return"], strata.Plan)
+        for name in ("estimate", "fleet", "trace_info", "load_plan",
+                     "command", "import_onnx", "import_hf"):
+            self.assertIn("return", typing.get_type_hints(
+                getattr(strata, name)), name)
+
+    def test_python_m_strata_is_the_program(self):
+        for args in (["--version"], ["topo", "show", "--cluster",
+                                     "dgx-h100:2"],
+                     ["plan", "--model", "nosuch", "--cluster",
+                      "dgx-h100:1"]):
+            r = subprocess.run([sys.executable, "-m", "strata"] + args,
+                               capture_output=True, text=True)
+            rc, out, err = cli(*args)
+            self.assertEqual((r.returncode, r.stdout, r.stderr),
+                             (rc, out, err), args)
+
 
 if __name__ == "__main__":
     STRATA = os.path.abspath(sys.argv.pop(1))
