@@ -10,6 +10,7 @@
  * run without torch; tests/onnx/ has the ones on real exports.
  */
 #include <stdlib.h>
+#include <time.h>
 
 #include "strata/strata.h"
 #include "testlib.h"
@@ -21,7 +22,8 @@
 
 typedef struct {
   char *arena;
-  size_t used;
+  size_t used, cap; /* the arena's bytes: ARENA, or a big model's */
+  int max_nodes;    /* graph.node's room: 512, or a big model's */
   StOnnx__ModelProto model;
   StOnnx__GraphProto graph;
   StOnnx__OperatorSetIdProto opset, *opsets[1];
@@ -33,7 +35,7 @@ typedef struct {
 
 static void *take(mb_t *b, size_t n) {
   n = (n + 15) & ~(size_t)15;
-  ASSERT(b->used + n <= ARENA);
+  ASSERT(b->used + n <= b->cap);
   void *p = b->arena + b->used;
   memset(p, 0, n);
   b->used += n;
@@ -49,6 +51,8 @@ static char *sdup(mb_t *b, const char *s) {
 static void mb_init(mb_t *b, int opset) {
   memset(b, 0, sizeof *b);
   b->arena = malloc(ARENA);
+  b->cap = ARENA;
+  b->max_nodes = 512;
   ASSERT(b->arena);
   st_onnx__model_proto__init(&b->model);
   st_onnx__graph_proto__init(&b->graph);
@@ -175,8 +179,8 @@ static StOnnx__NodeProto *node(mb_t *b, const char *op, const char *name,
   n->output = take(b, 3 * sizeof *n->output);
   n->output[n->n_output++] = sdup(b, out);
   n->attribute = take(b, 4 * sizeof *n->attribute);
-  ASSERT(b->graph.n_node < 512);
-  b->nodes[b->graph.n_node++] = n;
+  ASSERT(b->graph.n_node < (size_t)b->max_nodes);
+  b->graph.node[b->graph.n_node++] = n;
   return n;
 }
 
@@ -728,6 +732,54 @@ TEST(shapes_from_shape_nodes) {
   free(b.arena);
 }
 
+/* ---- import time ---- */
+
+/* N one-op layers (Gather, N x /h.i/Relu, MatMul), as the fuzzer's
+ * onnx-many-layers.py writes them.  Finding each layer's output scanned
+ * every later op (quadratic: 100,000 layers ran past 300 s); it is
+ * linear now, and 100,000 layers import in well under 5 s. */
+TEST(many_layers_import_in_linear_time) {
+  enum { N = 100000 };
+  mb_t b;
+  size_t len;
+  char in[32], out[32], name[32];
+  struct timespec t0, t1;
+  strata_graph_t *g = NULL;
+  strata_graph_stats_t st;
+  mb_init(&b, 17);
+  free(b.arena);
+  b.cap = (size_t)(N + 16) * 512;
+  b.max_nodes = N + 2;
+  ASSERT((b.arena = malloc(b.cap)) != NULL);
+  b.graph.node = take(&b, (size_t)b.max_nodes * sizeof *b.graph.node);
+  graph_input(&b, "input_ids", 7, 2, (int64_t[]){1, 4});
+  weight(&b, "wte.weight", 2, (int64_t[]){64, 16}, NULL);
+  weight(&b, "head.weight", 2, (int64_t[]){16, 64}, NULL);
+  node(&b, "Gather", "/wte/Gather", "wte.weight", "input_ids", "x0");
+  for (int i = 0; i < N; i++) {
+    snprintf(in, sizeof in, "x%d", i);
+    snprintf(out, sizeof out, "x%d", i + 1);
+    snprintf(name, sizeof name, "/h.%d/Relu", i);
+    node(&b, "Relu", name, in, NULL, out);
+  }
+  snprintf(in, sizeof in, "x%d", N);
+  node(&b, "MatMul", "/head/MatMul", in, "head.weight", "logits");
+  graph_output(&b, "logits", 3, (int64_t[]){1, 4, 64});
+  uint8_t *buf = mb_pack(&b, &len);
+  free(b.arena);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  ASSERT_OK(strata_onnx_parse(buf, len, "big.onnx", NULL, &g));
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  double dt =
+      (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (t1.tv_nsec - t0.tv_nsec);
+  strata_graph_stats(g, &st);
+  printf("  %d layers imported in %.2f s\n", N, dt);
+  ASSERT_EQ(st.layers, N);
+  ASSERT(dt < 5.0);
+  strata_graph_destroy(g);
+  free(buf);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(gpt_fused_tied),
     TEST_ENTRY(gpt_fused_untied),
@@ -746,5 +798,6 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(no_transformer_layers),
     TEST_ENTRY(unknown_op_and_named_seq),
     TEST_ENTRY(shapes_from_shape_nodes),
+    TEST_ENTRY(many_layers_import_in_linear_time),
 };
 TEST_MAIN(tests)
