@@ -144,7 +144,9 @@ typedef struct {
 } scope_t;
 
 /* The outermost numbered module of a node name: "/transformer/h.3/attn/
- * MatMul" gives "/transformer/h." (its length) and 3; -1 if none. */
+ * MatMul" gives "/transformer/h." (its length) and 3; -1 if none.  The
+ * number follows a dot (PyTorch's module path) or "_._" (Hugging Face's
+ * TensorFlow models name their layers "h_._3", which tf2onnx keeps). */
 static int scope_of(const char *name, size_t *len) {
   const char *s = name;
   for (;;) {
@@ -153,7 +155,9 @@ static int scope_of(const char *name, size_t *len) {
     const char *dig = e;
     while (dig > s && dig[-1] >= '0' && dig[-1] <= '9')
       dig--;
-    if (dig < e && e - dig <= 6 && (dig == s || dig[-1] == '.')) {
+    if (dig < e && e - dig <= 6 &&
+        (dig == s || dig[-1] == '.' ||
+         (dig - s >= 3 && !strncmp(dig - 3, "_._", 3)))) {
       int idx = 0;
       for (const char *p = dig; p < e; p++)
         idx = 10 * idx + (*p - '0');
@@ -353,10 +357,12 @@ static int map_alloc(st__onnx_map_t *x) {
   x->ival = x->data + n;
   x->cst = x->wT + n;
   x->done = x->cst + n;
+  /* an initializer, or a Constant node's tensor (how exporters other
+   * than torch, tf2onnx and onnx.helper graphs, often hold weights) */
   for (int v = 0; v < x->m->n_values; v++) {
     int init = x->m->values[v].init;
     x->tensor[v] = -1;
-    x->wsrc[v] = init >= 0 ? v : -1;
+    x->wsrc[v] = init >= 0 || x->m->values[v].datum >= 0 ? v : -1;
     x->data[v] = x->m->values[v].datum;
     x->ival[v] = -1;
     x->cst[v] = init >= 0;
