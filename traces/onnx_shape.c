@@ -133,12 +133,26 @@ static int known(const st__onnx_map_t *x, int v, int *ndim, int64_t *shape) {
   return 1;
 }
 
+/* Whether the file gives v a shape with a dim that is neither a size
+ * nor the batch or sequence name (torch names the dims of an output
+ * "MatMullogits_dim_0" where only the input's axes are dynamic), or
+ * unknown: the rules may replace that one, rank for rank. */
+static int open_dims(const st__onnx_map_t *x, const st__onnx_value_t *o) {
+  int64_t s[STRATA_MAX_DIMS];
+  int k;
+  if (o->ndim == ST__ONNX_NO_SHAPE || o->wide) return 0;
+  if (!st__onnx_shape(x, (int)(o - x->m->values), &k, s)) return 0;
+  strata_error_clear();
+  return 1;
+}
+
 static void set(st__onnx_map_t *x, int v, int ndim, const int64_t *shape,
                 int elem) {
   st__onnx_value_t *o = v >= 0 ? &x->m->values[v] : NULL;
   if (!o) return;
   if (!o->elem) o->elem = elem;
-  if (o->ndim != ST__ONNX_NO_SHAPE || ndim < 0 || ndim > STRATA_MAX_DIMS)
+  if (ndim < 0 || ndim > STRATA_MAX_DIMS ||
+      (o->ndim != ST__ONNX_NO_SHAPE && (o->ndim != ndim || !open_dims(x, o))))
     return;
   for (int d = 0; d < ndim; d++)
     if (shape[d] < 0 || shape[d] > ((int64_t)1 << 40)) return;

@@ -101,19 +101,24 @@ def one(strata, tmp, opset, tied, layers, mha=False, dynamic=False,
           (name, r.stderr.strip()[-300:] if r.returncode else ""))
 
 
-def llama_one(strata, tmp, form, moe=False, dynamic=False):
+def llama_one(strata, tmp, form, moe=False, dynamic=False, out_axes=True):
     """A LLaMA-style export (llama.py): grouped-query attention with the
     key/value heads repeated by `form`, rotary tables and a causal mask
     built in forward, a SwiGLU MLP or a top-2 MoE."""
-    name = "LLaMA-style, GQA by %s%s%s" % (
-        form, ", MoE" if moe else "", ", dynamic axes" if dynamic else "")
-    model = os.path.join(tmp, "llama-%s%s%s.onnx" % (
-        form, "-moe" if moe else "", "-dyn" if dynamic else ""))
+    name = "LLaMA-style, GQA by %s%s%s%s" % (
+        form, ", MoE" if moe else "", ", dynamic axes" if dynamic else "",
+        "" if out_axes else " (the input's only)")
+    model = os.path.join(tmp, "llama-%s%s%s%s.onnx" % (
+        form, "-moe" if moe else "", "-dyn" if dynamic else "",
+        "" if out_axes else "-in"))
     torch.manual_seed(0)
     m = llama.Llama(form, moe).eval()
     idx = torch.randint(0, llama.VOCAB, (llama.BATCH, llama.SEQ))
     axes = {"input_ids": {0: "batch", 1: "sequence"},
             "logits": {0: "batch", 1: "sequence"}} if dynamic else None
+    if dynamic and not out_axes:
+        # torch then names the logits' dims "MatMullogits_dim_0", ...
+        del axes["logits"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(m, (idx,), model, opset_version=17,
@@ -212,6 +217,7 @@ def main():
         llama_one(strata, tmp, "expand", dynamic=True)
         llama_one(strata, tmp, "expand", moe=True)
         llama_one(strata, tmp, "tile", moe=True, dynamic=True)
+        llama_one(strata, tmp, "expand", dynamic=True, out_axes=False)
         # torch 1.13 writes repeat_interleave over the heads as a Reshape
         # whose 0s ONNX reads as other dims (pytorch/pytorch#128505): the
         # q.kT MatMul's shapes disagree, which is named, not guessed past
