@@ -6,8 +6,15 @@ opset 14 (LayerNorm decomposed into ReduceMean, Sub, Pow, ...) and 17
 (imported with --seq and --micro-batch).  For each:
 `strata trace import onnx` must write a trace whose parameters are exactly
 sum(p.numel()) of the module, with its layers folded into one repeated
-block, and `strata plan --model M.onnx` must plan it.  A broken file must
-be refused with exit 2 and no output left behind.
+block, and `strata plan --model M.onnx` must plan it.  The same for
+LLaMA-style models (llama.py: grouped-query attention by Expand and by
+Tile, rotary tables and a causal mask built in forward, fixed shapes and
+dynamic axes, a SwiGLU MLP or a top-2 MoE), while torch 1.13's invalid
+repeat_interleave export and a Mixtral-routed MoE (NonZero) must be
+refused with their reasons; and a GPT in tf2onnx's style written with
+onnx.helper (other_exporter.py; skipped with a message where
+python3-onnx is missing).  A broken file must be refused with exit 2 and
+no output left behind.
 
 Usage: test_export.py STRATA_BINARY"""
 
