@@ -13,7 +13,8 @@
  * Gather, arithmetic, comparisons, Where, ConstantOfShape, Range,
  * Expand, Split of them), which is how torch.onnx writes grouped-query
  * attention's repeat_kv, rotary tables and causal masks.
- * A shape the file gives is never replaced.  What is not covered stays
+ * A shape the file gives is replaced only where a dim of it is neither a
+ * size nor the token input's batch or sequence.  What is not covered stays
  * unknown, and the mapper says so if an op needs it.  Shapes are
  * resolved on the way (a named batch or sequence dim becomes its size),
  * so every inferred shape is concrete.
@@ -38,10 +39,23 @@ static void put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
   *at += k > 0 ? (size_t)k : 0;
 }
 
+/* Dim d of value a: its size, the batch or sequence its name stands
+ * for, or -1. */
+static int64_t dim_of(const st__onnx_map_t *x, const st__onnx_value_t *a,
+                      int d) {
+  const char *p = a->dim_param[d];
+  if (a->shape[d] >= 0) return a->shape[d];
+  if (p && x->batch_name && !strcmp(p, x->batch_name)) return x->batch;
+  if (p && x->seq_name && !strcmp(p, x->seq_name)) return x->seq;
+  return -1;
+}
+
 /* The shapes of node w's inputs, "[2, 4, 32, 16] and [2, 32, 32, 2]",
- * into buf, where w is an op whose rule onnx_shape.c applies (MatMul,
- * Gemm, the broadcasting ops) and every input has a shape: 1, or 0. */
-static int bad_inputs(const st__onnx_model_t *m, const st__onnx_node_t *w,
+ * into buf, where w is an op whose rule onnx_shape.c applies in full
+ * (MatMul of 2 or more dims, Gemm, the broadcasting ops) and every input
+ * has a known shape, so that its output has none only because they
+ * break the rule: 1, or 0. */
+static int bad_inputs(const st__onnx_map_t *x, const st__onnx_node_t *w,
                       char *buf, size_t size) {
   static const char *const ops[] = {"MatMul", "Gemm", "Add",   "Sub",
                                     "Mul",    "Div",  "Where", NULL};
@@ -51,14 +65,14 @@ static int bad_inputs(const st__onnx_model_t *m, const st__onnx_node_t *w,
     k++;
   if (!ops[k] || w->domain[0] || w->n_in < 2) return 0;
   for (int i = 0; i < w->n_in; i++) {
-    const st__onnx_value_t *a = w->in[i] >= 0 ? &m->values[w->in[i]] : NULL;
-    if (!a || a->ndim == ST__ONNX_NO_SHAPE || a->wide) return 0;
+    const st__onnx_value_t *a = w->in[i] >= 0 ? &x->m->values[w->in[i]] : NULL;
+    if (!a || a->ndim == ST__ONNX_NO_SHAPE || a->wide || (!k && a->ndim < 2))
+      return 0;
     put(buf, size, &at, "%s[", !i ? "" : i + 1 < w->n_in ? ", " : " and ");
-    for (int d = 0; d < a->ndim; d++)
-      if (a->shape[d] < 0)
-        put(buf, size, &at, "%s?", d ? ", " : "");
-      else
-        put(buf, size, &at, "%s%lld", d ? ", " : "", (long long)a->shape[d]);
+    for (int d = 0; d < a->ndim; d++) {
+      if (dim_of(x, a, d) < 0) return 0;
+      put(buf, size, &at, "%s%lld", d ? ", " : "", (long long)dim_of(x, a, d));
+    }
     put(buf, size, &at, "]");
   }
   return at < size;
@@ -76,8 +90,7 @@ int st__onnx_shape(const st__onnx_map_t *x, int v, int *ndim, int64_t *shape) {
   const st__onnx_node_t *w =
       val->producer >= 0 ? &x->m->nodes[val->producer] : NULL;
   char ins[256];
-  if (val->ndim == ST__ONNX_NO_SHAPE && w &&
-      bad_inputs(x->m, w, ins, sizeof ins))
+  if (val->ndim == ST__ONNX_NO_SHAPE && w && bad_inputs(x, w, ins, sizeof ins))
     return strata_error(STRATA_EBADINPUT,
                         "%s: '%s' (written by %s node %s) has no shape: its "
                         "inputs are %s, which %s does not take by the ONNX "
