@@ -16,9 +16,10 @@ if [ -n "$missing" ]; then
 fi
 # Python: the package (python/, docs/python.md) installs with pip into a
 # virtual environment (python3-venv, python3-setuptools, python3-wheel);
-# python3-torch runs the PyTorch exporter.  Without them their tests are
+# python3-torch runs the PyTorch exporter, python3-onnx (onnx.helper)
+# writes an ONNX file as exporters other than torch do.  Without them their tests are
 # skipped (with a message), so failing to install them is not fatal.
-py_pkgs="python3-venv python3-setuptools python3-wheel python3-pip python3-torch"
+py_pkgs="python3-venv python3-setuptools python3-wheel python3-pip python3-torch python3-onnx"
 py_missing=""
 for p in $py_pkgs; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || py_missing="$py_missing $p"

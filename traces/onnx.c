@@ -144,7 +144,9 @@ typedef struct {
 } scope_t;
 
 /* The outermost numbered module of a node name: "/transformer/h.3/attn/
- * MatMul" gives "/transformer/h." (its length) and 3; -1 if none. */
+ * MatMul" gives "/transformer/h." (its length) and 3; -1 if none.  The
+ * number follows a dot (PyTorch's module path) or "_._" (Hugging Face's
+ * TensorFlow models name their layers "h_._3", which tf2onnx keeps). */
 static int scope_of(const char *name, size_t *len) {
   const char *s = name;
   for (;;) {
@@ -153,7 +155,9 @@ static int scope_of(const char *name, size_t *len) {
     const char *dig = e;
     while (dig > s && dig[-1] >= '0' && dig[-1] <= '9')
       dig--;
-    if (dig < e && e - dig <= 6 && (dig == s || dig[-1] == '.')) {
+    if (dig < e && e - dig <= 6 &&
+        (dig == s || dig[-1] == '.' ||
+         (dig - s >= 3 && !strncmp(dig - 3, "_._", 3)))) {
       int idx = 0;
       for (const char *p = dig; p < e; p++)
         idx = 10 * idx + (*p - '0');
@@ -232,14 +236,16 @@ static int no_layers(const st__onnx_map_t *x, const char *why) {
                       x->where, why);
 }
 
-/* The one tensor written in ops [f, e) that an op after them reads; -1
- * if none or several. */
-static int span_output(const strata_graph_t *g, const int *prod, int f, int e) {
+/* The one tensor written in ops [f, e) that an op after them reads (its
+ * last reader, last[t], is at e or later); -1 if none or several.
+ * Linear in the span, so finding every layer's output is linear in the
+ * graph. */
+static int span_output(const strata_graph_t *g, const int *last, int f, int e) {
   int out = -1;
-  for (int op = e; op < g->n_ops; op++)
-    for (int i = 0; i < g->ops[op].n_in; i++) {
-      int t = g->ops[op].in[i];
-      if (prod[t] < f || prod[t] >= e || t == out) continue;
+  for (int op = f; op < e; op++)
+    for (int i = 0; i < g->ops[op].n_out; i++) {
+      int t = g->ops[op].out[i];
+      if (last[t] < e || t == out) continue;
       if (out >= 0) return -1;
       out = t;
     }
@@ -286,14 +292,17 @@ static int stream_in(const strata_graph_t *g, const int *prod, const int *first,
 static int add_blocks(st__onnx_map_t *x, const scope_t *sc, int n,
                       const int *first, int *prod) {
   strata_graph_t *g = x->g;
-  int rc = 0, prev = -1;
+  int rc = 0, prev = -1, *last = prod + g->n_tensors;
   for (int t = 0; t < g->n_tensors; t++)
-    prod[t] = -1;
-  for (int op = 0; op < g->n_ops; op++)
+    prod[t] = last[t] = -1;
+  for (int op = 0; op < g->n_ops; op++) {
     for (int i = 0; i < g->ops[op].n_out; i++)
       prod[g->ops[op].out[i]] = op;
+    for (int i = 0; i < g->ops[op].n_in; i++)
+      last[g->ops[op].in[i]] = op;
+  }
   for (int l = 0; l < n && !rc; l++) {
-    int out = span_output(g, prod, first[l], first[l + 1]);
+    int out = span_output(g, last, first[l], first[l + 1]);
     if (out < 0)
       return no_layers(x, "a layer's ops are read after it other "
                           "than through one output");
@@ -316,7 +325,7 @@ static int find_layers(st__onnx_map_t *x) {
   int n_ops = x->g->n_ops, rc, n;
   int *layer = strata_malloc(((size_t)n_ops + 1) * sizeof *layer);
   int *first = strata_malloc(((size_t)n_ops + 2) * sizeof *first);
-  int *prod = strata_malloc(((size_t)x->g->n_tensors + 1) * sizeof *prod);
+  int *prod = strata_malloc((2 * (size_t)x->g->n_tensors + 1) * sizeof *prod);
   scope_t sc;
   if (!layer || !first || !prod) {
     rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", x->where);
@@ -348,10 +357,12 @@ static int map_alloc(st__onnx_map_t *x) {
   x->ival = x->data + n;
   x->cst = x->wT + n;
   x->done = x->cst + n;
+  /* an initializer, or a Constant node's tensor (how exporters other
+   * than torch, tf2onnx and onnx.helper graphs, often hold weights) */
   for (int v = 0; v < x->m->n_values; v++) {
     int init = x->m->values[v].init;
     x->tensor[v] = -1;
-    x->wsrc[v] = init >= 0 ? v : -1;
+    x->wsrc[v] = init >= 0 || x->m->values[v].datum >= 0 ? v : -1;
     x->data[v] = x->m->values[v].datum;
     x->ival[v] = -1;
     x->cst[v] = init >= 0;

@@ -73,6 +73,11 @@ typedef struct {
   double f;
   const int64_t *ints;
   size_t n_ints;
+  /* a tensor attribute (ConstantOfShape's value): its DataType (0: none)
+   * and, where it holds one integer (an integer or boolean type), that
+   * integer (t_int set) */
+  int t_elem, t_int;
+  int64_t t_i;
 } st__onnx_attr_t;
 
 typedef struct {

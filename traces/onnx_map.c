@@ -237,6 +237,17 @@ static int emit(st__onnx_map_t *x, int n, strata_op_kind_t kind, int n_in,
   return emit_at(x, n, kind, n_in, in, n_out, out, like, NULL);
 }
 
+/* Whether weight v is read as a parameter by an op that is not one of
+ * the patterns: an initializer (and Identity copies of one) is; a
+ * Constant node's tensor (the zeros a scatter writes into, a table) is
+ * not, as only a pattern says it is learned. */
+static int generic_param(const st__onnx_map_t *x, int v) {
+  if (!is_weight(x, v) || val(x, v)->ndim < 1) return 0;
+  const st__onnx_value_t *src = val(x, x->wsrc[v]);
+  return src->init >= 0 || src->producer < 0 ||
+         strcmp(x->m->nodes[src->producer].op, "Constant");
+}
+
 /* Anything else: every tensor it reads (weights as they are stored) and
  * the outputs something reads (at least the first). */
 static int emit_generic(st__onnx_map_t *x, int n) {
@@ -244,8 +255,7 @@ static int emit_generic(st__onnx_map_t *x, int n) {
   int in[STRATA_MAX_OP_INPUTS], out[STRATA_MAX_OP_OUTPUTS], ni = 0, no = 0;
   for (int i = 0; i < nd->n_in; i++) {
     int v = nd->in[i], t;
-    if (v < 0 || (!is_act(x, v) && !(is_weight(x, v) && val(x, v)->ndim > 0)))
-      continue;
+    if (v < 0 || (!is_act(x, v) && !generic_param(x, v))) continue;
     if (ni == STRATA_MAX_OP_INPUTS)
       return strata_error(STRATA_EUNSUPPORTED,
                           "%s: node '%s' (%s) reads more than %d tensors, "

@@ -170,6 +170,32 @@ static int read_sources(reader_t *r, const StOnnx__GraphProto *g) {
   return 0;
 }
 
+/* A tensor attribute's type, and its value where it is one integer
+ * (ConstantOfShape's value: a one-element tensor). */
+static void tensor_int(const StOnnx__TensorProto *t, st__onnx_attr_t *a) {
+  int e = t->has_data_type ? t->data_type : 0;
+  size_t es = e == ST__ONNX_INT64 ? 8 : e == ST__ONNX_INT32 ? 4 : 0;
+  a->t_elem = e;
+  if (e == ST__ONNX_BOOL || e == ST__ONNX_UINT8 || e == ST__ONNX_INT8) es = 1;
+  if (es && t->has_raw_data && t->raw_data.len == es) {
+    int64_t v8 = 0;
+    int32_t v4 = 0;
+    if (es == 8) memcpy(&v8, t->raw_data.data, 8);
+    if (es == 4) memcpy(&v4, t->raw_data.data, 4), v8 = v4;
+    if (es == 1)
+      v8 = e == ST__ONNX_INT8 ? (int8_t)t->raw_data.data[0]
+                              : t->raw_data.data[0];
+    a->t_int = 1;
+    a->t_i = v8;
+  } else if (es == 8 && !t->has_raw_data && t->n_int64_data == 1) {
+    a->t_int = 1;
+    a->t_i = t->int64_data[0];
+  } else if (es && es < 8 && !t->has_raw_data && t->n_int32_data == 1) {
+    a->t_int = 1;
+    a->t_i = t->int32_data[0];
+  }
+}
+
 static int read_node(reader_t *r, const StOnnx__NodeProto *p,
                      st__onnx_node_t *n, int idx) {
   st__onnx_model_t *m = r->m;
@@ -208,9 +234,16 @@ static int read_node(reader_t *r, const StOnnx__NodeProto *p,
       }
   for (size_t i = 0; i < p->n_attribute; i++) {
     const StOnnx__AttributeProto *a = p->attribute[i];
-    n->attr[i] = (st__onnx_attr_t){str(a->name), a->has_type ? a->type : 0,
-                                   a->i,         a->f,
-                                   a->ints,      a->n_ints};
+    n->attr[i] = (st__onnx_attr_t){str(a->name),
+                                   a->has_type ? a->type : 0,
+                                   a->i,
+                                   a->f,
+                                   a->ints,
+                                   a->n_ints,
+                                   0,
+                                   0,
+                                   0};
+    if (a->t) tensor_int(a->t, &n->attr[i]);
   }
   return 0;
 }

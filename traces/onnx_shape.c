@@ -7,13 +7,21 @@
  * (docs/Operators.md of the ONNX repository): elementwise ops keep or
  * broadcast (numpy's rule) their inputs' shapes, MatMul broadcasts its
  * batch dims, Gather, Transpose, Reshape, Flatten, (Un)Squeeze, Split,
- * Concat and the Reduce ops as their attributes and constant inputs say.
- * A shape the file gives is never replaced.  What is not covered stays
+ * Concat, Slice, TopK, Expand, Tile, Range, ConstantOfShape and the
+ * Reduce ops as their attributes and constant inputs say.  The small
+ * integer constants those inputs hold are worked out too (Shape, then
+ * Gather, arithmetic, comparisons, Where, ConstantOfShape, Range,
+ * Expand, Split of them), which is how torch.onnx writes grouped-query
+ * attention's repeat_kv, rotary tables and causal masks.
+ * A shape the file gives is replaced only where a dim of it is neither a
+ * size nor the token input's batch or sequence.  What is not covered stays
  * unknown, and the mapper says so if an op needs it.  Shapes are
  * resolved on the way (a named batch or sequence dim becomes its size),
  * so every inferred shape is concrete.
  */
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "traces/onnx_int.h"
@@ -21,10 +29,83 @@
 
 #define MAX_CONST 64 /* the longest constant read as integers */
 
+/* printf to buf + *at, as far as it fits; *at counts what would have
+ * been written. */
+static void put(char *buf, size_t size, size_t *at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = *at < size ? vsnprintf(buf + *at, size - *at, fmt, ap) : 0;
+  va_end(ap);
+  *at += k > 0 ? (size_t)k : 0;
+}
+
+/* Dim d of value a: its size, the batch or sequence its name stands
+ * for, or -1. */
+static int64_t dim_of(const st__onnx_map_t *x, const st__onnx_value_t *a,
+                      int d) {
+  const char *p = a->dim_param[d];
+  if (a->shape[d] >= 0) return a->shape[d];
+  if (p && x->batch_name && !strcmp(p, x->batch_name)) return x->batch;
+  if (p && x->seq_name && !strcmp(p, x->seq_name)) return x->seq;
+  return -1;
+}
+
+/* The shapes of node w's inputs, "[2, 4, 32, 16] and [2, 32, 32, 2]",
+ * into buf, where w is an op whose rule onnx_shape.c applies in full
+ * (MatMul of 2 or more dims, Gemm, the broadcasting ops) and every input
+ * has a known shape, so that its output has none only because they
+ * break the rule: 1, or 0. */
+static int bad_inputs(const st__onnx_map_t *x, const st__onnx_node_t *w,
+                      char *buf, size_t size) {
+  static const char *const ops[] = {"MatMul", "Gemm", "Add",   "Sub",
+                                    "Mul",    "Div",  "Where", NULL};
+  size_t at = 0;
+  int k = 0;
+  while (ops[k] && strcmp(ops[k], w->op))
+    k++;
+  if (!ops[k] || w->domain[0] || w->n_in < 2) return 0;
+  for (int i = 0; i < w->n_in; i++) {
+    const st__onnx_value_t *a = w->in[i] >= 0 ? &x->m->values[w->in[i]] : NULL;
+    if (!a || a->ndim == ST__ONNX_NO_SHAPE || a->wide || (!k && a->ndim < 2))
+      return 0;
+    put(buf, size, &at, "%s[", !i ? "" : i + 1 < w->n_in ? ", " : " and ");
+    for (int d = 0; d < a->ndim; d++) {
+      if (dim_of(x, a, d) < 0) return 0;
+      put(buf, size, &at, "%s%lld", d ? ", " : "", (long long)dim_of(x, a, d));
+    }
+    put(buf, size, &at, "]");
+  }
+  return at < size;
+}
+
+/* Whether w's output shapes depend on the values it reads. */
+static int data_shaped(const st__onnx_node_t *w) {
+  return !w->domain[0] &&
+         (!strcmp(w->op, "NonZero") || !strcmp(w->op, "Unique") ||
+          !strcmp(w->op, "Compress") || !strcmp(w->op, "NonMaxSuppression"));
+}
+
 int st__onnx_shape(const st__onnx_map_t *x, int v, int *ndim, int64_t *shape) {
   const st__onnx_value_t *val = &x->m->values[v];
   const st__onnx_node_t *w =
       val->producer >= 0 ? &x->m->nodes[val->producer] : NULL;
+  char ins[256];
+  if (val->ndim == ST__ONNX_NO_SHAPE && w && bad_inputs(x, w, ins, sizeof ins))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' (written by %s node %s) has no shape: its "
+                        "inputs are %s, which %s does not take by the ONNX "
+                        "operator specification: the file is not a valid "
+                        "ONNX model (a broken export)",
+                        x->where, val->name, w->op, w->name, ins, w->op);
+  if (val->ndim == ST__ONNX_NO_SHAPE && w && data_shaped(w))
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: '%s' (written by %s node %s) has a shape that "
+                        "depends on the values of its input (a MoE that "
+                        "gathers each expert's tokens, as transformers' "
+                        "Mixtral does, writes one), which a plan cannot "
+                        "size: plan the model from its config.json, or "
+                        "export experts that compute every token",
+                        x->where, val->name, w->op, w->name);
   if (val->ndim == ST__ONNX_NO_SHAPE)
     return strata_error(STRATA_EBADINPUT,
                         "%s: '%s' (written by %s%s%s) has no shape: the file "
@@ -65,12 +146,26 @@ static int known(const st__onnx_map_t *x, int v, int *ndim, int64_t *shape) {
   return 1;
 }
 
+/* Whether the file gives v a shape with a dim that is neither a size
+ * nor the batch or sequence name (torch names the dims of an output
+ * "MatMullogits_dim_0" where only the input's axes are dynamic), or
+ * unknown: the rules may replace that one, rank for rank. */
+static int open_dims(const st__onnx_map_t *x, const st__onnx_value_t *o) {
+  int64_t s[STRATA_MAX_DIMS];
+  int k;
+  if (o->ndim == ST__ONNX_NO_SHAPE || o->wide) return 0;
+  if (!st__onnx_shape(x, (int)(o - x->m->values), &k, s)) return 0;
+  strata_error_clear();
+  return 1;
+}
+
 static void set(st__onnx_map_t *x, int v, int ndim, const int64_t *shape,
                 int elem) {
   st__onnx_value_t *o = v >= 0 ? &x->m->values[v] : NULL;
   if (!o) return;
   if (!o->elem) o->elem = elem;
-  if (o->ndim != ST__ONNX_NO_SHAPE || ndim < 0 || ndim > STRATA_MAX_DIMS)
+  if (ndim < 0 || ndim > STRATA_MAX_DIMS ||
+      (o->ndim != ST__ONNX_NO_SHAPE && (o->ndim != ndim || !open_dims(x, o))))
     return;
   for (int d = 0; d < ndim; d++)
     if (shape[d] < 0 || shape[d] > ((int64_t)1 << 40)) return;
@@ -381,6 +476,98 @@ static int slice_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
   return 1;
 }
 
+/* Expand: numpy broadcasting of input 0 and the shape that input 1
+ * holds; Tile: input 0's dims times input 1's repeats. */
+static int expand_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
+                        int *nd, int64_t *out) {
+  int ka, k;
+  int64_t a[STRATA_MAX_DIMS], w[MAX_CONST];
+  if (n->n_in != 2 || !known(x, n->in[0], &ka, a)) return 0;
+  if ((k = st__onnx_ints(x, n->in[1], w)) < 0 || k > STRATA_MAX_DIMS) return 0;
+  if (!strcmp(n->op, "Tile")) {
+    if (k != ka) return 0;
+    for (int d = 0; d < ka; d++)
+      if (w[d] < 0 || __builtin_mul_overflow(a[d], w[d], &out[d])) return 0;
+    *nd = ka;
+    return 1;
+  }
+  *nd = ka > k ? ka : k;
+  for (int i = 0; i < *nd; i++) {
+    int64_t p = i < ka ? a[ka - 1 - i] : 1, q = i < k ? w[k - 1 - i] : 1;
+    if (q < 0 || (p != q && p != 1 && q != 1)) return 0;
+    out[*nd - 1 - i] = p == 1 ? q : p;
+  }
+  return 1;
+}
+
+/* The length of Range(start, limit, delta): ceil((limit - start) /
+ * delta), at least 0; -1 where it is not a number. */
+static int64_t range_len(int64_t start, int64_t limit, int64_t delta) {
+  int64_t span;
+  if (!delta || delta == INT64_MIN ||
+      __builtin_sub_overflow(limit, start, &span) || span == INT64_MIN)
+    return -1;
+  if (!span || (span > 0) != (delta > 0)) return 0;
+  if (span < 0) span = -span, delta = -delta;
+  return span / delta + (span % delta != 0);
+}
+
+/* TopK: input 0 with the k of input 1 along `axis`; the values, and the
+ * indices (int64). */
+static void topk_shapes(st__onnx_map_t *x, const st__onnx_node_t *n) {
+  const st__onnx_attr_t *ax = st__onnx_attr(n, "axis");
+  int64_t a[STRATA_MAX_DIMS], k[MAX_CONST];
+  int ka;
+  if (n->n_in != 2 || !known(x, n->in[0], &ka, a) ||
+      st__onnx_ints(x, n->in[1], k) != 1)
+    return;
+  int64_t axis = ax ? ax->i : -1;
+  if (axis < 0) axis += ka;
+  if (axis < 0 || axis >= ka || k[0] < 1 || k[0] > a[axis]) return;
+  a[axis] = k[0];
+  set(x, n->out[0], ka, a, x->m->values[n->in[0]].elem);
+  if (n->n_out > 1) set(x, n->out[1], ka, a, ST__ONNX_INT64);
+}
+
+/* OneHot: the indices' dims with `depth` (input 1) inserted at
+ * `axis`. */
+static int onehot_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
+                        int *nd, int64_t *out) {
+  const st__onnx_attr_t *ax = st__onnx_attr(n, "axis");
+  int64_t a[STRATA_MAX_DIMS], depth[MAX_CONST];
+  int ka;
+  if (n->n_in != 3 || !known(x, n->in[0], &ka, a) ||
+      st__onnx_ints(x, n->in[1], depth) != 1 || depth[0] < 1 ||
+      ka + 1 > STRATA_MAX_DIMS)
+    return 0;
+  int64_t axis = ax ? ax->i : -1;
+  if (axis < 0) axis += ka + 1;
+  if (axis < 0 || axis > ka) return 0;
+  *nd = ka + 1;
+  for (int d = 0, i = 0; d < *nd; d++)
+    out[d] = d == axis ? depth[0] : a[i++];
+  return 1;
+}
+
+/* Range of scalar integer constants, and ConstantOfShape of a constant
+ * shape. */
+static int fill_shape(const st__onnx_map_t *x, const st__onnx_node_t *n,
+                      int *nd, int64_t *out) {
+  int64_t a[MAX_CONST], b[MAX_CONST], c[MAX_CONST];
+  if (!strcmp(n->op, "ConstantOfShape")) {
+    int k = st__onnx_ints(x, n->in[0], a);
+    if (k < 0 || k > STRATA_MAX_DIMS) return 0;
+    if (k) memcpy(out, a, (size_t)k * sizeof *out);
+    *nd = k;
+    return 1;
+  }
+  if (n->n_in != 3 || st__onnx_ints(x, n->in[0], a) != 1 ||
+      st__onnx_ints(x, n->in[1], b) != 1 || st__onnx_ints(x, n->in[2], c) != 1)
+    return 0;
+  *nd = 1;
+  return (out[0] = range_len(a[0], b[0], c[0])) >= 0;
+}
+
 static int is_any(const char *op, const char *const *list) {
   for (int i = 0; list[i]; i++)
     if (!strcmp(op, list[i])) return 1;
@@ -405,27 +592,127 @@ static int keep_ints(st__onnx_map_t *x, int v, const int64_t *vals, int n) {
   return 0;
 }
 
+/* One elementwise integer op of p and q: 0, or 1 where it is none this
+ * reads or it overflows. */
+static int arith1(const char *op, int64_t p, int64_t q, int64_t *r) {
+  static const char *const cmp[] = {
+      "Equal",          "Less", "Greater", "LessOrEqual",
+      "GreaterOrEqual", "And",  "Or",      NULL};
+  if (!strcmp(op, "Add")) return __builtin_add_overflow(p, q, r);
+  if (!strcmp(op, "Sub")) return __builtin_sub_overflow(p, q, r);
+  if (!strcmp(op, "Mul")) return __builtin_mul_overflow(p, q, r);
+  if (!strcmp(op, "Div")) {
+    if (!q || (p == INT64_MIN && q == -1)) return 1;
+    *r = p / q;
+    return 0;
+  }
+  if (!strcmp(op, "Max") || !strcmp(op, "Min")) {
+    *r = (p > q) == (op[1] == 'a') ? p : q;
+    return 0;
+  }
+  int k = 0;
+  while (cmp[k] && strcmp(op, cmp[k]))
+    k++;
+  int64_t v[] = {p == q, p<q, p> q, p <= q, p >= q, p && q, p || q};
+  if (!cmp[k]) return 1;
+  *r = v[k];
+  return 0;
+}
+
 /* An elementwise integer op of a and b (one of them may be a scalar). */
 static int arith(const char *op, const int64_t *a, int na, const int64_t *b,
                  int nb, int64_t *out) {
   int n = na > nb ? na : nb;
   if ((na != n && na != 1) || (nb != n && nb != 1)) return -1;
-  for (int i = 0; i < n; i++) {
-    int64_t p = a[na == 1 ? 0 : i], q = b[nb == 1 ? 0 : i];
-    int bad = 0;
-    if (!strcmp(op, "Add"))
-      bad = __builtin_add_overflow(p, q, &out[i]);
-    else if (!strcmp(op, "Sub"))
-      bad = __builtin_sub_overflow(p, q, &out[i]);
-    else if (!strcmp(op, "Mul"))
-      bad = __builtin_mul_overflow(p, q, &out[i]);
-    else if (!strcmp(op, "Div") && q && !(p == INT64_MIN && q == -1))
-      out[i] = p / q;
-    else
-      bad = 1;
-    if (bad) return -1;
-  }
+  for (int i = 0; i < n; i++)
+    if (arith1(op, a[na == 1 ? 0 : i], b[nb == 1 ? 0 : i], &out[i])) return -1;
   return n;
+}
+
+/* Shape (of a known shape): its dims from `start` to `end`. */
+static int eval_shape(st__onnx_map_t *x, const st__onnx_node_t *n) {
+  const st__onnx_attr_t *s0 = st__onnx_attr(n, "start");
+  const st__onnx_attr_t *s1 = st__onnx_attr(n, "end");
+  int64_t a[MAX_CONST], out[MAX_CONST];
+  int na, k = -1;
+  if (!known(x, n->in[0], &na, a)) return 0;
+  int64_t lo = s0 ? s0->i : 0, hi = s1 ? s1->i : na;
+  lo = lo < 0 ? lo + na : lo;
+  hi = hi < 0 ? hi + na : hi > na ? na : hi;
+  for (int64_t d = lo < 0 ? 0 : lo; d < hi; d++)
+    out[++k] = a[d];
+  return keep_ints(x, n->out[0], out, k + 1);
+}
+
+/* ConstantOfShape of an integer value, Range, and Where(c, a, b) of
+ * integer constants, where the result is small. */
+static int eval_fill(st__onnx_map_t *x, const st__onnx_node_t *n) {
+  int64_t a[MAX_CONST], b[MAX_CONST], c[MAX_CONST], out[MAX_CONST], k = 1;
+  int na = st__onnx_ints(x, n->in[0], a), nb, nc;
+  if (na < 0) return 0;
+  if (!strcmp(n->op, "ConstantOfShape")) {
+    const st__onnx_attr_t *v = st__onnx_attr(n, "value");
+    for (int i = 0; i < na; i++)
+      if (a[i] < 0 || __builtin_mul_overflow(k, a[i], &k)) return 0;
+    if (!v || !v->t_int || k > ST__ONNX_MAX_INTS) return 0;
+    for (int i = 0; i < k; i++)
+      out[i] = v->t_i;
+    return keep_ints(x, n->out[0], out, (int)k);
+  }
+  if (n->n_in != 3 || (nb = st__onnx_ints(x, n->in[1], b)) < 0 ||
+      (nc = st__onnx_ints(x, n->in[2], c)) < 0)
+    return 0;
+  if (!strcmp(n->op, "Range")) {
+    k = na == 1 && nb == 1 && nc == 1 ? range_len(a[0], b[0], c[0]) : -1;
+    if (k < 0 || k > ST__ONNX_MAX_INTS) return 0;
+    for (int i = 0; i < k; i++)
+      out[i] = a[0] + i * c[0];
+    return keep_ints(x, n->out[0], out, (int)k);
+  }
+  k = na > nb ? na : nb;
+  k = k > nc ? k : nc;
+  if ((na != k && na != 1) || (nb != k && nb != 1) || (nc != k && nc != 1))
+    return 0;
+  for (int i = 0; i < k; i++)
+    out[i] = a[na == 1 ? 0 : i] ? b[nb == 1 ? 0 : i] : c[nc == 1 ? 0 : i];
+  return keep_ints(x, n->out[0], out, (int)k);
+}
+
+/* Expand of a 1-D integer constant a to the shape b (the row broadcast
+ * along b's last dim, then repeated), and Split of one along axis 0:
+ * every output. */
+static int eval_expand_split(st__onnx_map_t *x, const st__onnx_node_t *n,
+                             const int64_t *a, int na) {
+  int64_t b[MAX_CONST], out[MAX_CONST], rows = 1, at = 0;
+  int nb = n->n_in > 1 && n->in[1] >= 0 ? st__onnx_ints(x, n->in[1], b) : -1;
+  if (*n->op == 'E') {
+    if (nb < 0) return 0;
+    int64_t last = nb ? b[nb - 1] : 1, w = na == 1 ? last : na;
+    for (int i = 0; i + 1 < nb; i++)
+      if (b[i] < 0 || __builtin_mul_overflow(rows, b[i], &rows)) return 0;
+    if ((last != 1 && last != w) || w < 0 || w > ST__ONNX_MAX_INTS ||
+        rows > ST__ONNX_MAX_INTS || rows * w > ST__ONNX_MAX_INTS)
+      return 0;
+    for (int64_t i = 0; i < rows * w; i++)
+      out[i] = a[na == 1 ? 0 : i % w];
+    return keep_ints(x, n->out[0], out, (int)(rows * w));
+  }
+  const st__onnx_attr_t *sp = st__onnx_attr(n, "split");
+  const st__onnx_attr_t *ax = st__onnx_attr(n, "axis");
+  if (sp && sp->n_ints <= MAX_CONST)
+    memcpy(b, sp->ints, (nb = (int)sp->n_ints) * sizeof *b);
+  else if (nb < 0)
+    for (nb = 0; nb < n->n_out && na % n->n_out == 0; nb++)
+      b[nb] = na / n->n_out;
+  if ((ax && ax->i != 0 && ax->i != -1) || nb != n->n_out) return 0;
+  for (int i = 0; i < nb; i++) {
+    if (b[i] < 0 || b[i] > na - at || n->out[i] < 0 || x->ival[n->out[i]] >= 0)
+      return 0;
+    int rc = keep_ints(x, n->out[i], a + at, (int)b[i]);
+    if (rc) return rc;
+    at += b[i];
+  }
+  return 0;
 }
 
 /* The integer value of a node of constants (Shape of a known shape
@@ -433,23 +720,24 @@ static int arith(const char *op, const int64_t *a, int na, const int64_t *b,
 static int eval_ints(st__onnx_map_t *x, const st__onnx_node_t *n) {
   static const char *const pass[] = {
       "Identity", "Cast", "Unsqueeze", "Squeeze", "Reshape", "Flatten", NULL};
+  static const char *const fill[] = {"ConstantOfShape", "Range", "Where", NULL};
   int64_t a[MAX_CONST], b[MAX_CONST], out[MAX_CONST];
   int na, nb, k = -1, out0 = n->out[0];
-  if (!strcmp(n->op, "Shape")) {
-    const st__onnx_attr_t *s0 = st__onnx_attr(n, "start");
-    const st__onnx_attr_t *s1 = st__onnx_attr(n, "end");
-    if (!known(x, n->in[0], &na, a)) return 0;
-    int64_t lo = s0 ? s0->i : 0, hi = s1 ? s1->i : na;
-    lo = lo < 0 ? lo + na : lo;
-    hi = hi < 0 ? hi + na : hi > na ? na : hi;
-    for (int64_t d = lo < 0 ? 0 : lo; d < hi; d++)
-      out[++k] = a[d];
-    return keep_ints(x, out0, out, k + 1);
-  }
+  if (!strcmp(n->op, "Shape")) return eval_shape(x, n);
   for (int i = 0; i < n->n_in; i++)
     if (n->in[i] >= 0 && !x->cst[n->in[i]]) return 0;
+  if (is_any(n->op, fill)) return eval_fill(x, n);
   if ((na = st__onnx_ints(x, n->in[0], a)) < 0) return 0;
   if (is_any(n->op, pass)) return keep_ints(x, out0, a, na);
+  if (!strcmp(n->op, "Expand") || !strcmp(n->op, "Split"))
+    return eval_expand_split(x, n, a, na);
+  if (!strcmp(n->op, "Not") || !strcmp(n->op, "Neg")) {
+    for (int i = 0; i < na; i++) {
+      if (a[i] == INT64_MIN) return 0;
+      out[i] = n->op[1] == 'o' ? !a[i] : -a[i];
+    }
+    return keep_ints(x, out0, out, na);
+  }
   if (!strcmp(n->op, "Concat")) {
     for (int i = 0, at = 0; i < n->n_in; i++, at += nb) {
       if ((nb = st__onnx_ints(x, n->in[i], b)) < 0 || at + nb > MAX_CONST)
@@ -471,39 +759,76 @@ static int eval_ints(st__onnx_map_t *x, const st__onnx_node_t *n) {
   return keep_ints(x, out0, out, arith(n->op, a, na, b, nb, out));
 }
 
-/* The shape of node n's first output (Split's: every output). */
+/* The element type of node n's first output. */
+static int out_elem(const st__onnx_map_t *x, const st__onnx_node_t *n) {
+  static const char *const logical[] = {
+      "Equal", "Less",        "Greater",        "And",   "Or",
+      "Not",   "LessOrEqual", "GreaterOrEqual", "IsNaN", NULL};
+  const st__onnx_attr_t *to = st__onnx_attr(n, "to");
+  const st__onnx_attr_t *v = st__onnx_attr(n, "value");
+  int in1 = n->n_in > 1 ? n->in[1] : -1;
+  int elem = n->in[0] >= 0 ? x->m->values[n->in[0]].elem : 0;
+  if (is_any(n->op, logical)) return ST__ONNX_BOOL;
+  if (!strcmp(n->op, "Shape")) return ST__ONNX_INT64;
+  if (!strcmp(n->op, "Cast")) return to ? (int)to->i : 0;
+  if (!strcmp(n->op, "ConstantOfShape"))
+    return v && v->t_elem ? v->t_elem : ST__ONNX_FLOAT;
+  if ((!strcmp(n->op, "Where") || (!elem && !strcmp(n->op, "MatMul"))) &&
+      in1 >= 0)
+    return x->m->values[in1].elem;
+  if (!strcmp(n->op, "OneHot") && n->n_in > 2 && n->in[2] >= 0)
+    return x->m->values[n->in[2]].elem;
+  return elem;
+}
+
+/* The shape of node n's first output (Split's and TopK's: every
+ * output). */
 static void shape_of_node(st__onnx_map_t *x, const st__onnx_node_t *n,
                           int out0) {
-  static const char *const same[] = {
-      "Softmax",   "LogSoftmax",  "Erf",        "Sqrt",
-      "Relu",      "Sigmoid",     "Tanh",       "Gelu",
-      "Cast",      "Identity",    "Dropout",    "Neg",
-      "Exp",       "Log",         "Reciprocal", "LayerNormalization",
-      "Abs",       "Not",         "Softplus",   "Elu",
-      "LeakyRelu", "HardSigmoid", "CastLike",   "IsNaN",
-      "Sin",       "Cos",         NULL};
+  static const char *const same[] = {"Softmax",
+                                     "LogSoftmax",
+                                     "Erf",
+                                     "Sqrt",
+                                     "Relu",
+                                     "Sigmoid",
+                                     "Tanh",
+                                     "Gelu",
+                                     "Cast",
+                                     "Identity",
+                                     "Dropout",
+                                     "Neg",
+                                     "Exp",
+                                     "Log",
+                                     "Reciprocal",
+                                     "LayerNormalization",
+                                     "Abs",
+                                     "Not",
+                                     "Softplus",
+                                     "Elu",
+                                     "LeakyRelu",
+                                     "HardSigmoid",
+                                     "CastLike",
+                                     "IsNaN",
+                                     "Sin",
+                                     "Cos",
+                                     "ScatterElements",
+                                     "ScatterND",
+                                     "Trilu",
+                                     NULL};
   static const char *const bcast[] = {
       "Add", "Sub",   "Mul",         "Div",
       "Pow", "Where", "Max",         "Min",
       "Mod", "Equal", "Less",        "Greater",
       "And", "Or",    "LessOrEqual", "GreaterOrEqual",
       NULL};
-  static const char *const logical[] = {
-      "Equal", "Less",        "Greater",        "And",   "Or",
-      "Not",   "LessOrEqual", "GreaterOrEqual", "IsNaN", NULL};
-  int nd = -1;
+  int nd = -1, in0 = n->in[0], elem = out_elem(x, n);
   int64_t s[STRATA_MAX_DIMS];
-  int in0 = n->in[0], in1 = n->n_in > 1 ? n->in[1] : -1;
-  int elem = in0 >= 0 ? x->m->values[in0].elem : 0;
-  if (!strcmp(n->op, "Where") && n->n_in > 1 && n->in[1] >= 0)
-    elem = x->m->values[n->in[1]].elem;
-  if (is_any(n->op, logical)) elem = ST__ONNX_BOOL;
-  if (!strcmp(n->op, "Cast")) {
-    const st__onnx_attr_t *to = st__onnx_attr(n, "to");
-    elem = to ? (int)to->i : 0;
-  }
   if (!strcmp(n->op, "Split") || !strcmp(n->op, "Concat")) {
     axis_shapes(x, n);
+    return;
+  }
+  if (!strcmp(n->op, "TopK")) {
+    topk_shapes(x, n);
     return;
   }
   if (is_any(n->op, same)) {
@@ -512,7 +837,6 @@ static void shape_of_node(st__onnx_map_t *x, const st__onnx_node_t *n,
     if (!broadcast(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "MatMul")) {
     if (!matmul_shape(x, n, &nd, s)) return;
-    elem = elem ? elem : in1 >= 0 ? x->m->values[in1].elem : 0;
   } else if (!strcmp(n->op, "Gemm")) {
     if (!gemm_shape(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "Gather")) {
@@ -521,12 +845,17 @@ static void shape_of_node(st__onnx_map_t *x, const st__onnx_node_t *n,
     if (!slice_shape(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "Reshape")) {
     if (!reshape_shape(x, n, &nd, s)) return;
+  } else if (!strcmp(n->op, "Expand") || !strcmp(n->op, "Tile")) {
+    if (!expand_shape(x, n, &nd, s)) return;
+  } else if (!strcmp(n->op, "OneHot")) {
+    if (!onehot_shape(x, n, &nd, s)) return;
+  } else if (!strcmp(n->op, "ConstantOfShape") || !strcmp(n->op, "Range")) {
+    if (!fill_shape(x, n, &nd, s)) return;
   } else if (!strcmp(n->op, "Shape")) {
     int k;
     if (!known(x, in0, &k, s)) return;
     nd = 1;
     s[0] = k;
-    elem = ST__ONNX_INT64;
   } else if (!layout_shape(x, n, &nd, s)) {
     return;
   }

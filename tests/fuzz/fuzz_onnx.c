@@ -8,7 +8,10 @@
  * graph the trace writer and loader take back to the same text, with a
  * parameter count no larger than the elements the file's bytes could
  * describe.  Seeds (corpus/onnx) are tiny GPTs exported by
- * torch.onnx.export at opsets 14 and 17, tied and untied.
+ * torch.onnx.export at opsets 14 and 17, tied and untied, a tiny
+ * LLaMA-style GQA export (tests/onnx/llama.py: Expand, Where,
+ * ConstantOfShape) and a tf2onnx-style GPT (tests/onnx/other_exporter.py:
+ * Constant-node weights, Tile, Range).
  */
 #include <stdio.h>
 #include <stdlib.h>

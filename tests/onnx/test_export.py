@@ -6,8 +6,15 @@ opset 14 (LayerNorm decomposed into ReduceMean, Sub, Pow, ...) and 17
 (imported with --seq and --micro-batch).  For each:
 `strata trace import onnx` must write a trace whose parameters are exactly
 sum(p.numel()) of the module, with its layers folded into one repeated
-block, and `strata plan --model M.onnx` must plan it.  A broken file must
-be refused with exit 2 and no output left behind.
+block, and `strata plan --model M.onnx` must plan it.  The same for
+LLaMA-style models (llama.py: grouped-query attention by Expand and by
+Tile, rotary tables and a causal mask built in forward, fixed shapes and
+dynamic axes, a SwiGLU MLP or a top-2 MoE), while torch 1.13's invalid
+repeat_interleave export and a Mixtral-routed MoE (NonZero) must be
+refused with their reasons; and a GPT in tf2onnx's style written with
+onnx.helper (other_exporter.py; skipped with a message where
+python3-onnx is missing).  A broken file must be refused with exit 2 and
+no output left behind.
 
 Usage: test_export.py STRATA_BINARY"""
 
@@ -24,6 +31,7 @@ import torch
 sys.dont_write_bytecode = True  # nothing left in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpt  # noqa: E402
+import llama  # noqa: E402
 
 failures = 0
 
@@ -100,6 +108,89 @@ def one(strata, tmp, opset, tied, layers, mha=False, dynamic=False,
           (name, r.stderr.strip()[-300:] if r.returncode else ""))
 
 
+def llama_one(strata, tmp, form, moe=False, dynamic=False, out_axes=True):
+    """A LLaMA-style export (llama.py): grouped-query attention with the
+    key/value heads repeated by `form`, rotary tables and a causal mask
+    built in forward, a SwiGLU MLP or a top-2 MoE."""
+    name = "LLaMA-style, GQA by %s%s%s%s" % (
+        form, ", MoE" if moe else "", ", dynamic axes" if dynamic else "",
+        "" if out_axes else " (the input's only)")
+    model = os.path.join(tmp, "llama-%s%s%s%s.onnx" % (
+        form, "-moe" if moe else "", "-dyn" if dynamic else "",
+        "" if out_axes else "-in"))
+    torch.manual_seed(0)
+    m = llama.Llama(form, moe).eval()
+    idx = torch.randint(0, llama.VOCAB, (llama.BATCH, llama.SEQ))
+    axes = {"input_ids": {0: "batch", 1: "sequence"},
+            "logits": {0: "batch", 1: "sequence"}} if dynamic else None
+    if dynamic and not out_axes:
+        # torch then names the logits' dims "MatMullogits_dim_0", ...
+        del axes["logits"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, (idx,), model, opset_version=17,
+                          input_names=["input_ids"], output_names=["logits"],
+                          dynamic_axes=axes)
+    want = sum(p.numel() for p in m.parameters())
+    shape = ["--seq", str(llama.SEQ), "--micro-batch", "2"] if dynamic else []
+    r = run([strata, "trace", "info", model, "--json"] + shape)
+    check(r.returncode == 0, "%s: imports %s" % (name, r.stderr.strip()))
+    if r.returncode:
+        return
+    info = json.loads(r.stdout)
+    check(info.get("parameters") == want and info.get("layers") == 2,
+          "%s: %s parameters, sum(p.numel()) %d; %s layers" %
+          (name, info.get("parameters"), want, info.get("layers")))
+    r = run([strata, "plan", "--model", model, "--cluster", "dgx-h100:1"] +
+            shape)
+    check(r.returncode == 0, "%s: plans on dgx-h100:1 %s" %
+          (name, r.stderr.strip()[-300:] if r.returncode else ""))
+
+
+def refused(strata, tmp, what, form, moe, want):
+    """An export the importer cannot take: exit 2 and the message."""
+    model = os.path.join(tmp, "llama-refused-%s%s.onnx" % (form, moe or ""))
+    torch.manual_seed(0)
+    m = llama.Llama(form, moe).eval()
+    idx = torch.randint(0, llama.VOCAB, (llama.BATCH, llama.SEQ))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(m, (idx,), model, opset_version=17,
+                          input_names=["input_ids"], output_names=["logits"])
+    r = run([strata, "trace", "info", model])
+    check(r.returncode == 2 and all(w in r.stderr for w in want),
+          "LLaMA-style, %s: refused, exit %d: %s" % (what, r.returncode,
+                                                    r.stderr.strip()))
+
+
+def other_exporter(strata, tmp):
+    """A GPT in tf2onnx's style (other_exporter.py, written with
+    onnx.helper): Constant-node weights, TensorFlow scope names, Tile GQA,
+    a Range/Less/Where mask; skipped where python3-onnx is missing."""
+    try:
+        import other_exporter as oe
+    except ImportError:
+        print("skip a file in another exporter's style: /usr/bin/python3 "
+              "has no onnx (install Debian's python3-onnx)")
+        return
+    model = os.path.join(tmp, "tf-gpt.onnx")
+    want = oe.write(model)
+    r = run([strata, "trace", "import", "onnx", model, "-o",
+             model[:-5] + ".json"])
+    check(r.returncode == 0, "tf2onnx style: imports %s" % r.stderr.strip())
+    if r.returncode:
+        return
+    r = run([strata, "trace", "info", model[:-5] + ".json", "--json"])
+    info = json.loads(r.stdout) if r.returncode == 0 else {}
+    with open(model[:-5] + ".json") as f:
+        t = json.load(f)
+    check(info.get("parameters") == want and info.get("layers") == oe.LAYERS
+          and len(t["blocks"]) == 1 and t["blocks"][0]["repeat"] == oe.LAYERS,
+          "tf2onnx style: %s parameters (want %d), %s layers in %d block(s)"
+          % (info.get("parameters"), want, info.get("layers"),
+             len(t["blocks"])))
+
+
 def bad(strata, tmp):
     model = os.path.join(tmp, "m17t2.onnx")
     with open(model, "rb") as f:
@@ -128,6 +219,21 @@ def main():
         one(strata, tmp, 17, True, 2, dynamic=True)
         for opset in (14, 17):
             one(strata, tmp, opset, True, 2, arange=True)
+        for form in ("expand", "tile"):
+            llama_one(strata, tmp, form)
+        llama_one(strata, tmp, "expand", dynamic=True)
+        llama_one(strata, tmp, "expand", moe=True)
+        llama_one(strata, tmp, "tile", moe=True, dynamic=True)
+        llama_one(strata, tmp, "expand", dynamic=True, out_axes=False)
+        # torch 1.13 writes repeat_interleave over the heads as a Reshape
+        # whose 0s ONNX reads as other dims (pytorch/pytorch#128505): the
+        # q.kT MatMul's shapes disagree, which is named, not guessed past
+        refused(strata, tmp, "GQA by torch 1.13's repeat_interleave",
+                "interleave", False,
+                ["MatMul does not take", "not a valid ONNX model"])
+        refused(strata, tmp, "a MoE routed as Mixtral (NonZero)", "expand",
+                "gather", ["NonZero", "depends on the values"])
+        other_exporter(strata, tmp)
         bad(strata, tmp)
     print("%d failed" % failures)
     return 1 if failures else 0
