@@ -203,10 +203,17 @@ torch_() {
     need_python
     "$PY" -c 'import torch' 2>/dev/null || skip "no torch for $PY (apt-get install python3-torch)"
     local name
-    for name in free gpt smallllama interleaved bert; do
-        "$strata" export torch "$tmp/$name.splan" -o "$tmp/$name.py" || { fail "$name: export torch"; continue; }
-        "$PY" "$here/check_torch.py" "$tmp/$name.py" "$tmp/$name.json" "$data/export/torch_api.txt" ||
+    # llama31: its last chunk holds only the loss (the final norm and
+    # head, which that chunk alone keeps)
+    for name in free gpt smallllama interleaved bert llama31; do
+        "$strata" export torch "$tmp/$name.splan" -o "$tmp/$name.torch.py" || { fail "$name: export torch"; continue; }
+        "$PY" "$here/check_torch.py" "$tmp/$name.torch.py" "$tmp/$name.json" "$data/export/torch_api.txt" ||
             fail "$name: the module"
+        # docstrings name the layers a chunk holds ("layers 32-31" is none)
+        grep -E -q 'layers ([0-9]+)-([0-9]+)' "$tmp/$name.torch.py" &&
+            grep -E -o 'layers [0-9]+-[0-9]+' "$tmp/$name.torch.py" |
+            awk -F'[ -]' '$3 < $2 { bad = 1 } END { exit !bad }' &&
+            fail "$name: a docstring names layers that run backwards"
     done
 }
 
