@@ -71,9 +71,9 @@ static const char *flavor_of(const strata_plan_t *p, const char *model) {
 static const char *model_gap(const strata_plan_t *p, const char *model) {
   int qwen = !strcmp(model, "qwen3");
   const strata_rope_scaling_t *r = &p->rope_scaling;
-  return p->experts > 0      ? "experts (this export writes the dense flavors)"
-         : p->kv_lora > 0    ? "latent attention"
-         : p->mtp_layers > 0 ? "multi-token prediction modules"
+  return p->experts > 0                       ? "experts"
+         : p->kv_lora > 0                     ? "latent attention"
+         : p->mtp_layers > 0                  ? "multi-token prediction modules"
          : p->qkv_bias > 0 || p->out_bias > 0 ? "attention biases"
          : p->mlp_bias > 0                    ? "MLP biases"
          : p->window > 0                      ? "sliding windows"
@@ -93,22 +93,42 @@ static const char *model_gap(const strata_plan_t *p, const char *model) {
              : NULL;
 }
 
-/* Megatron-LM's techniques the configuration has no field for. */
-static const char *run_gap(const strata_plan_t *p) {
-  return p->recompute_modules ? "recompute of Megatron-LM's modules"
-         : p->recompute == STRATA_RECOMPUTE_FULL &&
-                 (p->recompute_layers > 1 ||
-                  STRATA_CHOICE(p->recompute_method) !=
-                      STRATA_RECOMPUTE_UNIFORM)
-             ? "recompute of units of layers"
-         : p->optimizer_offload > 0 ? "the optimizer offloaded to the host"
-         : p->precision_aware_optimizer > 0
-             ? "Transformer Engine's precision-aware optimizer"
-         : p->offload_layers > 0 || p->offload_modules > 0
-             ? "activations offloaded to the host"
-         : STRATA_CHOICE(p->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE
-             ? "Megatron-LM's CUDA graphs"
-             : NULL;
+/* Megatron-LM's techniques the configuration has no field for (in the
+ * rulebook's words for the DTensor export, pipeline/rules.c); 0 or the
+ * refusal. */
+static int run_check(const strata_plan_t *p) {
+  const char *keeps =
+      p->optimizer_offload > 0 ? "the optimizer offloaded to the host "
+                                 "(--optimizer-offload-fraction)"
+      : p->precision_aware_optimizer > 0 ? "the precision-aware optimizer "
+                                           "(--precision-aware-optimizer)"
+      : p->offload_layers > 0            ? "activations offloaded to the host "
+                                           "(--cpu-offloading-num-layers)"
+      : p->offload_modules > 0 ? "modules' activations offloaded to the host "
+                                 "(--offload-modules)"
+                               : NULL;
+  if (keeps)
+    return REFUSE("the plan keeps %s, which this export does not say; "
+                  "export it for Megatron-LM",
+                  keeps);
+  if (p->recompute == STRATA_RECOMPUTE_FULL &&
+      (p->recompute_layers > 1 ||
+       STRATA_CHOICE(p->recompute_method) != STRATA_RECOMPUTE_UNIFORM))
+    return REFUSE("the plan recomputes units of layers (--recompute-num-layers "
+                  "%d, --recompute-method %s), which this export does not "
+                  "say; export it for Megatron-LM",
+                  p->recompute_layers,
+                  strata_recompute_method_name(p->recompute_method));
+  if (p->recompute_modules)
+    return REFUSE("the plan recomputes Megatron-LM's modules "
+                  "(--recompute-modules), which this export does not say; "
+                  "export it for Megatron-LM");
+  if (STRATA_CHOICE(p->cuda_graph_impl) != STRATA_CUDA_GRAPH_NONE)
+    return REFUSE("the plan captures CUDA graphs with Megatron-LM's "
+                  "--cuda-graph-impl %s, which this export does not set up; "
+                  "export it for Megatron-LM",
+                  strata_cuda_graph_impl_name(p->cuda_graph_impl));
+  return 0;
 }
 
 /* The plan's GEMM recipe as a converter of torchtitan's
@@ -176,24 +196,30 @@ int st__titan_py_check(const strata_plan_t *p, const char **model,
                   "Strata families it trains)",
                   *p->family ? p->family : "?");
   if ((gap = model_gap(p, *model)))
-    return REFUSE("the plan's model has %s, which torchtitan's %s does not",
-                  gap, *model);
+    return REFUSE("the plan's model has %s, which torchtitan's dense %s "
+                  "does not%s",
+                  gap, *model,
+                  !p->experts               ? ""
+                  : strcmp(*model, "qwen3") ? "; export it for Megatron-LM"
+                                            : "; export it for Megatron-LM "
+                                              "(its MoE flavors are not "
+                                              "written here yet)");
   double eps = !strcmp(*model, "qwen3") ? 1e-6 : 1e-5; /* RMSNorm's */
   if (p->norm_eps > 0 && p->norm_eps != eps)
     return REFUSE("the plan's model normalises with epsilon %g and "
                   "torchtitan's %s with %g",
                   p->norm_eps, *model, eps);
-  if ((gap = run_gap(p)))
-    return REFUSE("the plan uses %s, which torchtitan does not run; export "
-                  "it for Megatron-LM",
-                  gap);
-  if ((rc = lowp_check(p)) || (rc = layout_check(p))) return rc;
+  if ((rc = run_check(p)) || (rc = lowp_check(p)) || (rc = layout_check(p)))
+    return rc;
   if (!(*flavor = flavor_of(p, *model)))
     return REFUSE("no %s flavor of torchtitan has %d layers, hidden %d, "
-                  "%d heads, %d query groups, FFN %d, head size %d, a %s "
-                  "head; add one to torchtitan/models/%s/__init__.py",
+                  "%d heads, %d query groups, FFN %d, head size %d%s; add "
+                  "one to torchtitan/models/%s/__init__.py",
                   *model, p->layers, p->hidden, p->heads, p->kv_heads, p->ffn,
-                  head_dim_of(p), p->untie_embeddings ? "separate" : "tied",
+                  head_dim_of(p),
+                  !p->untie_embeddings      ? ", a tied head"
+                  : strcmp(*model, "qwen3") ? ""
+                                            : ", an untied head",
                   *model);
   return 0;
 }
