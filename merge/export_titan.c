@@ -164,7 +164,9 @@ static int layout_check(const strata_plan_t *p) {
     return REFUSE("ZeRO 0 is torchtitan's DDP, which runs on a 1-D mesh "
                   "only (apply_ddp: 'DDP has not supported > 1D "
                   "parallelism'); re-plan with --zero 1 to 3 (FSDP2)");
-  if ((rc = st__mg_check(p, &first, &last))) {
+  strata_plan_t q = *p; /* read only: Megatron-LM's layout rules, not its */
+  q.rope_scaling.type = STRATA_ROPE_SCALING_NONE; /* RoPE flags' (ours) */
+  if ((rc = st__mg_check(&q, &first, &last))) {
     const char *m = strata_last_error(), *c = strstr(m, "export: ");
     char why[512];
     snprintf(why, sizeof why, "%s", c ? c + 8 : m);
