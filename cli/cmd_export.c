@@ -2,7 +2,8 @@
  * cmd_export.c - `strata export TARGET PLAN [options] [-o FILE]`: a plan
  * file as Megatron-LM arguments or a launch script, a DeepSpeed config or
  * its pipeline topology in Python, a PyTorch (DTensor) module, a
- * torchtitan job config, a Chrome-trace timeline or an HTML page, to
+ * torchtitan configuration (Python, or TOML for an older torchtitan), a
+ * Chrome-trace timeline or an HTML page, to
  * standard output or atomically to FILE.  A plan the target cannot run (a
  * free-mode plan for Megatron-LM, ZeRO-2 with pipelining for DeepSpeed,
  * ...) is refused with the reason (exit 2).
@@ -23,7 +24,7 @@
 
 typedef struct {
   const char *out, *plan, *name_map_path, *format, *cluster;
-  int target, launch, topology, mindspeed;
+  int target, launch, topology, mindspeed, toml;
   int gpn, fallback;
   const strata_cluster_t *c; /* --cluster's, or the plan's preset; or NULL */
 } args_t;
@@ -66,8 +67,8 @@ static int run_torch(const strata_plan_t *p, const args_t *a,
 }
 static int run_torchtitan(const strata_plan_t *p, const args_t *a,
                           const strata_export_opts_t *o, char **t) {
-  (void)a, (void)o;
-  return strata_export_torchtitan(p, t);
+  (void)o;
+  return a->toml ? strata_export_torchtitan(p, t) : strata_export_titan(p, t);
 }
 static int run_html(const strata_plan_t *p, const args_t *a,
                     const strata_export_opts_t *o, char **t) {
@@ -113,6 +114,9 @@ static const cli_opt_t opts[] = {
               "(docs/exports.md, \"MindSpeed\")")},
     {CLI_FLAG("topology", topology, 1,
               "deepspeed: the pipeline topology in Python")},
+    {CLI_FLAG("toml", toml, 1,
+              "torchtitan: the TOML job config of torchtitan\n"
+              "before 2026-02-23 (docs/exports.md)")},
     {CLI_INT("gpus-per-node", gpn, 1, 1024, "G",
              "the cluster's GPUs per node (default: from the\n"
              "cluster: --cluster, or the preset the plan names)")},
@@ -145,7 +149,9 @@ static const cli_optspec_t opt_spec = {
     "  torch       a Python module: device mesh, DTensor parallelize_module\n"
     "              plan per block, pipeline split, FSDP (any plan, free "
     "mode too)\n"
-    "  torchtitan  a torchtitan job config (TOML) of a Megatron-mode plan\n"
+    "  torchtitan  a torchtitan configuration (Python: --module/--config)\n"
+    "              of a Megatron-mode plan; --toml: the TOML job config\n"
+    "              of torchtitan before 2026-02-23\n"
     "  timeline    the 1F1B schedule in Chrome trace format (Perfetto,\n"
     "              chrome://tracing)\n"
     "  html        one self-contained page: schedule, memory, devices,\n"
@@ -194,6 +200,8 @@ static int parse(int argc, char **argv, args_t *a) {
     return cli_usage_error("export", "--mindspeed is for the megatron target");
   if (a->topology && strcmp(t, "deepspeed"))
     return cli_usage_error("export", "--topology is for the deepspeed target");
+  if (a->toml && strcmp(t, "torchtitan"))
+    return cli_usage_error("export", "--toml is for the torchtitan target");
   if (a->name_map_path && strcmp(t, "torch"))
     return cli_usage_error("export", "--name-map is for the torch target");
   if (a->format && strcmp(t, "hostfile"))

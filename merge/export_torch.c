@@ -492,11 +492,17 @@ static int py_block_plans(strata_buf_t *b, const strata_plan_t *p,
       if (!strcmp(d[t].p, d[s].p)) fn[s] = fn[t];
     if (fn[s] >= 0) continue;
     fn[s] = n++;
-    strata_buf_printf(b,
-                      "\n\ndef block_plan_%d():\n"
-                      "    \"\"\"A block of stage %d (layers %d-%d), as the "
-                      "plan lays it out.\"\"\"\n%s",
-                      fn[s], s, st->layer_begin, st->layer_end - 1, d[s].p);
+    strata_buf_printf(
+        b, "\n\ndef block_plan_%d():\n    \"\"\"A block of stage %d ", fn[s],
+        s);
+    if (st->layer_end - st->layer_begin > 1)
+      strata_buf_printf(b, "(layers %d-%d)", st->layer_begin,
+                        st->layer_end - 1);
+    else if (st->layer_end > st->layer_begin)
+      strata_buf_printf(b, "(layer %d)", st->layer_begin);
+    else /* a chunk of the embedding or the loss alone: never called */
+      strata_buf_puts(b, "(which holds no layer)");
+    strata_buf_printf(b, ", as the plan lays it out.\"\"\"\n%s", d[s].p);
   }
   for (int s = 0; d && s < p->n_stages; s++)
     strata_buf_free(&d[s]);
@@ -510,19 +516,22 @@ static void py_top(strata_buf_t *b, const strata_plan_t *p, const cJSON *mods) {
   const strata_stage_result_t *r0 = p->stages[0].result;
   const strata_stage_result_t *rl = p->stages[p->n_stages - 1].result;
   int lo0 = st__first_layer_op(r0), hil = st__last_layer_op(rl) + 1;
+  /* a last chunk of no layer (the loss's alone) is all epilogue: the
+   * final norm, the head, the loss; unless it is the first as well */
+  if (hil == 0) hil = rl == r0 && lo0 < 0 ? rl->n_ops : 0;
   strata_buf_puts(b, "\n\ndef top_plan():\n"
                      "    \"\"\"The modules outside the blocks.\"\"\"\n"
                      "    return {\n");
   for (int i = 0; i < (lo0 < 0 ? r0->n_ops : lo0); i++)
     plan_entries(b, mods, r0->ops, lo0 < 0 ? r0->n_ops : lo0, i, i == 0, NULL);
-  for (int i = hil; i > 0 && i < rl->n_ops; i++)
+  for (int i = hil; i < rl->n_ops; i++)
     plan_entries(b, mods, rl->ops, rl->n_ops, i, 0, NULL);
   strata_buf_puts(b, "    }\n");
   for (int part = 0; part < 2; part++) {
     const strata_stage_result_t *r = part ? rl : r0;
     int a = part ? hil : 0, z = part ? r->n_ops : (lo0 < 0 ? r0->n_ops : lo0);
     strata_buf_printf(b, "\n\n%s = (", part ? "EPILOGUE" : "PROLOGUE");
-    for (int i = a > 0 || !part ? a : z; i < z; i++) {
+    for (int i = a; i < z; i++) {
       const cJSON *x = cJSON_GetObjectItemCaseSensitive(mods, r->ops[i].name);
       for (const cJSON *m = x && cJSON_IsArray(x) ? x->child : x; m;
            m = cJSON_IsArray(x) ? m->next : NULL) {

@@ -3,8 +3,9 @@
  * (TOML, the --job.config_file of torchtitan's train.py), with keys from
  * tests/data/export/torchtitan_keys.txt only: read from torchtitan's
  * torchtitan/config/job_config.py at its last commit with TOML job
- * configs (238fa995, February 2026; later torchtitan configures runs in
- * Python, where the same fields keep their names).
+ * configs (238fa995, February 2026): `strata export torchtitan --toml`.
+ * Later torchtitan configures runs in Python, with other fields:
+ * export_titan.c.
  *
  * torchtitan trains its own model definitions; of Strata's families LLaMA
  * (llama3) and Qwen 3 (qwen3, dense, without a pipeline split at that
@@ -83,16 +84,25 @@ static const char *flavor_of(const strata_plan_t *p, const char *model) {
 
 /* The RoPE a flavor fixes in code (its TransformerModelArgs), which the
  * job config cannot change: the base of llama3's flavors (500000) and
- * qwen3's (1000000), every dim of each head, no scaling named here. */
+ * qwen3's (1000000), every dim of each head; llama3's scale as Llama 3.1
+ * (llama3/model/args.py, RoPEScalingArgs: factor 8, low 1, high 4,
+ * original 8192), qwen3's do not. */
 static int rope_check(const strata_plan_t *p, const char *model) {
   double theta = strcmp(model, "qwen3") ? 500000 : 1000000;
   const strata_rope_scaling_t *r = &p->rope_scaling;
-  if (r->type != STRATA_ROPE_SCALING_NONE)
-    return REFUSE("the plan's model has rope_scaling (%s, factor %g), which "
-                  "a job config cannot set: torchtitan's %s flavors fix "
-                  "their RoPE in torchtitan/models/%s/__init__.py; add a "
-                  "flavor with it, or export it for Megatron-LM",
-                  strata_rope_scaling_name(r->type), r->factor, model, model);
+  int llama = !strcmp(model, "llama3");
+  int l31 = r->type == STRATA_ROPE_SCALING_LLAMA3 && r->factor == 8 &&
+            r->low == 1 && r->high == 4 &&
+            (r->original == 8192 || r->original == 0);
+  if (llama ? !l31 : r->type != STRATA_ROPE_SCALING_NONE)
+    return REFUSE(
+        "the plan's model has %s RoPE scaling and the %s flavors "
+        "of torchtitan's job configs %s, in code; export the "
+        "Python configuration (no --toml), which sets the plan's",
+        r->type == STRATA_ROPE_SCALING_NONE ? "no"
+                                            : strata_rope_scaling_name(r->type),
+        model,
+        llama ? "scale as Llama 3.1 (factor 8, 1, 4, 8192)" : "have none");
   if (p->rope_theta > 0 && p->rope_theta != theta)
     return REFUSE("the plan's model has RoPE base %g and torchtitan's %s "
                   "flavors %g; add a flavor with it, or export it for "
@@ -297,6 +307,14 @@ static void assets_path(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_free(&d);
 }
 
+/* local_batch_size: what a data-parallel rank runs at once; with a
+ * pipeline the step's micro-batches (pipeline_parallel_microbatch_size
+ * each), else one micro-batch, torchtitan accumulating the gradients of
+ * global / (local x dp) of them. */
+static int local_batch(const strata_plan_t *p) {
+  return p->pp > 1 ? p->global_batch / p->dp : p->micro_batch;
+}
+
 int strata_export_torchtitan(const strata_plan_t *p, char **text) {
   const char *flavor = NULL, *model = NULL;
   int rc;
@@ -331,13 +349,16 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
   strata_buf_printf(&b,
                     "  # the model's tokenizer folder\n"
                     "\n[training]\n"
-                    "local_batch_size = %d\n"
+                    "local_batch_size = %d  # %s\n"
                     "global_batch_size = %d\n"
                     "seq_len = %d\n"
                     "mixed_precision_param = \"bfloat16\"\n"
                     "mixed_precision_reduce = \"float32\"\n"
                     "dataset = \"c4\"  # your dataset\n",
-                    p->global_batch / p->dp, p->global_batch, p->seq_len);
+                    local_batch(p),
+                    p->pp > 1 ? "the pipeline's micro-batches of a step"
+                              : "one forward: the micro-batch, accumulated",
+                    p->global_batch, p->seq_len);
   if (p->n_groups > 1) /* whose GPUs run which stage: the node order */
     strata_buf_puts(&b, "# The stages run on node groups of different GPUs: "
                         "start the nodes in the order\n"

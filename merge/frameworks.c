@@ -17,7 +17,7 @@ static int mg(const strata_plan_t *p) {
 }
 static int titan(const strata_plan_t *p) {
   const char *flavor, *model;
-  return st__titan_check(p, &flavor, &model);
+  return st__titan_py_check(p, &model, &flavor); /* torchtitan's head */
 }
 
 /* The reason without the exporter's "xyz export: " prefix. */

@@ -96,6 +96,10 @@ int st__ds_check(const strata_plan_t *p);
 int st__torch_check(const strata_plan_t *p);
 int st__titan_check(const strata_plan_t *p, const char **flavor,
                     const char **model);
+/* The Python configuration's (export_titan.c): torchtitan's model and
+ * flavor of the plan, or its refusal. */
+int st__titan_py_check(const strata_plan_t *p, const char **model,
+                       const char **flavor);
 
 /* The plan's schedule as the planner simulated it (export_timeline.c):
  * fills S (free with strata_sched_free) and *scratch (strata_free). */

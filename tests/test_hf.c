@@ -821,7 +821,7 @@ static char *planned_export(strata_graph_t *g, int torchtitan, int *rc) {
   ASSERT(back->glu_limit == p->glu_limit);
   ASSERT(back->norm_eps == p->norm_eps);
   ASSERT(back->init_std == p->init_std);
-  *rc = torchtitan ? strata_export_torchtitan(back, &t)
+  *rc = torchtitan ? strata_export_titan(back, &t)
                    : strata_export_megatron(back, &t);
   strata_free(bytes);
   strata_plan_destroy(back);

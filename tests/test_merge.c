@@ -1664,20 +1664,26 @@ TEST(torchtitan_models) {
   snprintf(p->family, sizeof p->family, "llama");
   p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
   p->untie_embeddings = 1;
-  ASSERT_OK(strata_export_torchtitan(p, &t));
-  ASSERT_CONTAINS(t, "name = \"llama3\"\nflavor = \"8B\"\n");
+  ASSERT_OK(strata_export_titan(p, &t));
+  ASSERT_CONTAINS(t, "STRATA_MODEL = \"llama3\"\nSTRATA_FLAVOR = \"8B\"\n");
+  ASSERT_CONTAINS(t, "model_spec = model_registry(\"8B\")\n");
   strata_free(t);
   p->qk_norm = 1;
+  ASSERT_EQ(strata_export_titan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "q/k norms");
   ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "q/k norms");
   strata_plan_destroy(p);
 }
 
 /* The torchtitan header and description state every degree, cp among
- * them (they said "tp 2, pp 2, dp 1" of a cp 2 plan); a RoPE the flavor
- * does not have (a scaling, another base) is refused with the reason. */
+ * them (they said "tp 2, pp 2, dp 1" of a cp 2 plan).  RoPE: the Python
+ * configuration writes the plan's into the flavor's RoPE configs; the
+ * TOML form's llama3 flavors scale as Llama 3.1 in code, so it takes
+ * that scaling and refuses a model without (it did the reverse). */
 TEST(torchtitan_degrees_and_rope) {
   strata_plan_t *p = hand_plan(2, 2, 2, 32, NULL);
+  strata_rope_scaling_t *r = &p->rope_scaling;
   char *t = NULL;
   snprintf(p->family, sizeof p->family, "llama");
   p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
@@ -1685,21 +1691,77 @@ TEST(torchtitan_degrees_and_rope) {
   p->cp = 2, p->dp = 1;                 /* the same 8 GPUs */
   for (int s = 0; s < p->n_stages; s++) /* tp x cp devices a stage */
     p->stages[s].gpus_per_node = 4, p->stages[s].first_rank = 4 * s;
+  ASSERT_OK(strata_export_titan(p, &t));
+  ASSERT_CONTAINS(t, "GPUs; tp 2, cp 2, pp 2, dp 1.\n");
+  ASSERT_CONTAINS(t, "context_parallel_degree=2,\n");
+  ASSERT_CONTAINS(t, "rope.scaling = \"none\"\n");
+  strata_free(t);
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "has no RoPE scaling");
+  r->type = STRATA_ROPE_SCALING_LLAMA3;
+  r->factor = 8, r->low = 1, r->high = 4, r->original = 8192;
   ASSERT_OK(strata_export_torchtitan(p, &t));
   ASSERT_CONTAINS(t, "GPUs; tp 2, cp 2, pp 2, dp 1.\n");
   ASSERT_CONTAINS(t, "description = \"strata plan: ");
   ASSERT_CONTAINS(t, ", tp 2, cp 2, pp 2, dp 1\"\n");
   ASSERT_CONTAINS(t, "context_parallel_degree = 2\n");
   strata_free(t);
-  p->rope_scaling.type = STRATA_ROPE_SCALING_LLAMA3;
-  p->rope_scaling.factor = 8;
+  ASSERT_OK(strata_export_titan(p, &t));
+  ASSERT_CONTAINS(t, "rope.scaling = \"llama\"\n"
+                     "        rope.scaling_factor = 8\n"
+                     "        rope.low_freq_factor = 1\n"
+                     "        rope.high_freq_factor = 4\n"
+                     "        rope.original_max_position_embeddings = 8192\n");
+  strata_free(t);
+  r->low = 2; /* not the flavors' */
   ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "rope_scaling (llama3, factor 8), "
-                                       "which a job config cannot set");
-  p->rope_scaling.type = STRATA_ROPE_SCALING_NONE;
+  ASSERT_OK(strata_export_titan(p, &t));
+  ASSERT_CONTAINS(t, "rope.low_freq_factor = 2\n");
+  strata_free(t);
+  r->type = STRATA_ROPE_SCALING_YARN;
+  ASSERT_EQ(strata_export_titan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "RoPE scaling other than Llama 3.1's");
+  r->type = STRATA_ROPE_SCALING_NONE;
   p->rope_theta = 10000;
   ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
-  ASSERT_CONTAINS(strata_last_error(), "RoPE base 10000");
+  ASSERT_OK(strata_export_titan(p, &t));
+  ASSERT_CONTAINS(t, "rope.theta = 10000\n");
+  strata_free(t);
+  strata_plan_destroy(p);
+  strata_error_clear();
+}
+
+/* The batch: a forward of one micro-batch on a data-parallel rank (the
+ * TOML form's local_batch_size was the global batch over dp, every
+ * micro-batch in one forward); with a pipeline the step's micro-batches. */
+TEST(torchtitan_batch) {
+  strata_plan_t *p = hand_plan(2, 1, 4, 32, NULL);
+  strata_rope_scaling_t *r = &p->rope_scaling;
+  char *t = NULL;
+  snprintf(p->family, sizeof p->family, "llama");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
+  p->untie_embeddings = 1, p->micro_batch = 2, p->global_batch = 64;
+  r->type = STRATA_ROPE_SCALING_LLAMA3;
+  r->factor = 8, r->low = 1, r->high = 4, r->original = 8192;
+  ASSERT_OK(strata_export_titan(p, &t));
+  ASSERT_CONTAINS(t, "num_tokens_per_microbatch_per_dp_rank=2 * 128,\n");
+  ASSERT_CONTAINS(t, "num_tokens_per_train_step=64 * 128,\n");
+  ASSERT(!strstr(t, "num_pp_microbatches"));
+  strata_free(t);
+  ASSERT_OK(strata_export_torchtitan(p, &t));
+  ASSERT_CONTAINS(t, "local_batch_size = 2  #");
+  ASSERT_CONTAINS(t, "global_batch_size = 64\n");
+  strata_free(t);
+  strata_plan_destroy(p);
+  p = hand_plan(2, 2, 2, 32, NULL);
+  snprintf(p->family, sizeof p->family, "llama");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
+  p->untie_embeddings = 1;
+  ASSERT_OK(strata_export_titan(p, &t)); /* global 16, dp 2, micro 1 */
+  ASSERT_CONTAINS(t, "num_pp_microbatches=8,\n");
+  ASSERT_CONTAINS(t, "num_tokens_per_microbatch_per_dp_rank=1 * 128,\n");
+  ASSERT_CONTAINS(t, "\"norm\", \"lm_head\"],\n            ],\n");
+  strata_free(t);
   strata_plan_destroy(p);
   strata_error_clear();
 }
@@ -2209,6 +2271,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(deepspeed_config),
     TEST_ENTRY(torchtitan_models),
     TEST_ENTRY(torchtitan_degrees_and_rope),
+    TEST_ENTRY(torchtitan_batch),
     TEST_ENTRY(rope_scaling_in_plan_files),
     TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),

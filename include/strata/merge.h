@@ -123,8 +123,12 @@ int strata_export_deepspeed_topology(const strata_plan_t *p, char **text);
  * pipeline split and the FSDP wrapping. */
 int strata_export_torch(const strata_plan_t *p, const strata_export_opts_t *o,
                         char **text);
-/* A torchtitan job config (TOML) of a Megatron-mode plan. */
+/* A torchtitan job config (TOML) of a Megatron-mode plan, for torchtitan
+ * before its Python configurations (2026-02-23). */
 int strata_export_torchtitan(const strata_plan_t *p, char **text);
+/* The same as a torchtitan configuration: a Python module whose
+ * strata_plan() returns its Trainer.Config (torchtitan 0.2.2). */
+int strata_export_titan(const strata_plan_t *p, char **text);
 /* One self-contained HTML page: schedule, memory, devices, runners-up. */
 int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
                        char **text);

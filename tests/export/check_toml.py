@@ -61,6 +61,17 @@ def main():
         bad.append("degrees differ from the plan")
     if cfg["training"]["global_batch_size"] != plan["global_batch"]:
         bad.append("global batch differs")
+    # a rank's forward: one micro-batch (torchtitan accumulates
+    # global / (local x dp) of them); with a pipeline the step's
+    # micro-batches, pipeline_parallel_microbatch_size each
+    local = cfg["training"]["local_batch_size"]
+    if plan["pp"] > 1:
+        if (local, par.get("pipeline_parallel_microbatch_size")) != (
+                plan["global_batch"] // plan["dp"], plan["micro_batch"]):
+            bad.append("the pipeline's batch is not the plan's")
+    elif local != plan["micro_batch"]:
+        bad.append(f"local_batch_size {local} runs as one forward; the plan's "
+                   f"micro-batch is {plan['micro_batch']}")
     parts = par.get("module_fqns_per_model_part")
     if plan["pp"] > 1 and (not parts or len(parts) != len(plan["stages"])):
         bad.append("model parts do not match the plan's stages")

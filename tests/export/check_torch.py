@@ -212,6 +212,8 @@ def count(name):
 
 def check_run(mod, plan, torch):
     """Split, parallelize and schedule with the stand-ins; check the calls."""
+    if not mod.EPILOGUE:
+        fail("EPILOGUE is empty: every chunk would keep the final norm and head")
     mesh = mod.build_mesh("cpu")
     model = tiny_model(mod, torch)
     nblocks, ncalls = 0, 0
@@ -222,6 +224,10 @@ def check_run(mod, plan, torch):
             fail(f"chunk {k} holds {len(blocks)} blocks, not {row[1] - row[0]}")
         for p in mod.PROLOGUE:
             if (mod._get(chunk, p) is None) != (k > 0):
+                fail(f"chunk {k}: {p} kept/dropped wrongly")
+        # the final norm and head: on the last chunk only, whatever it holds
+        for p in mod.EPILOGUE:
+            if (mod._get(chunk, p) is None) != (k + 1 < len(mod.STAGES)):
                 fail(f"chunk {k}: {p} kept/dropped wrongly")
         del CALLS[:]
         mod.parallelize(chunk, mesh)
@@ -284,6 +290,8 @@ def main():
     tp = plan["stages"][0]["devices"]
     if (mod.PP, mod.DP, mod.TP) != (plan["pp"], plan["dp"], tp):
         fail(f"mesh degrees {(mod.PP, mod.DP, mod.TP)}, plan {(plan['pp'], plan['dp'], tp)}")
+    if not mod.EPILOGUE:
+        fail("EPILOGUE is empty: every chunk would keep the final norm and head")
     mesh = mod.build_mesh("cpu")
     shape = tuple(mesh.shape) if hasattr(mesh, "shape") else tuple(mesh.mesh.shape)
     if shape != (plan["pp"], plan["dp"], tp):

@@ -10,8 +10,11 @@
 #   run.sh STRATA torch       the torch module imported and its plan objects
 #                             built with Debian's python3-torch
 #                             (check_torch.py)
-#   run.sh STRATA torchtitan  the TOML parsed (Python's tomllib) and every
-#                             key one torchtitan defines
+#   run.sh STRATA torchtitan  the Python configuration parsed and its
+#                             fields the plan's (tests/realclients runs it
+#                             through torchtitan); the TOML (--toml)
+#                             parsed by tomllib, every key one torchtitan
+#                             defined, the batch the plan's
 #   run.sh STRATA html        the page rendered by headless Chromium: the
 #                             screenshot is not blank, the console silent;
 #                             a plan with tp, dp and pp > 1 draws its
@@ -61,6 +64,12 @@ PLANS=(
     # torchtitan; and Megatron-FSDP's, which torchtitan's export refuses
     titanfsdp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan"
     mgfsdp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full"
+    # Llama 3.1 (RoPE scaled): a pipeline whose last chunk holds only the
+    # loss, and data parallelism alone; Llama 3 8B with cp; MXFP8
+    llama31 "--model $here/../data/hf/llama-3.1-8b.json --cluster dgx-h100:2 --tp 2 --pp 2 --recompute full"
+    llama31dp "--model $here/../data/hf/llama-3.1-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
+    titan8bcp "--model llama3-8b --cluster dgx-h100:8 --global-batch 512"
+    mxfp8 "--model llama3-8b --cluster hgx-b200:2 --precision fp8 --fp8-recipe mxfp8 --global-batch 64"
 )
 
 plan_all() {
@@ -194,38 +203,72 @@ torch_() {
     need_python
     "$PY" -c 'import torch' 2>/dev/null || skip "no torch for $PY (apt-get install python3-torch)"
     local name
-    for name in free gpt smallllama interleaved bert; do
-        "$strata" export torch "$tmp/$name.splan" -o "$tmp/$name.py" || { fail "$name: export torch"; continue; }
-        "$PY" "$here/check_torch.py" "$tmp/$name.py" "$tmp/$name.json" "$data/export/torch_api.txt" ||
+    # llama31: its last chunk holds only the loss (the final norm and
+    # head, which that chunk alone keeps)
+    for name in free gpt smallllama interleaved bert llama31; do
+        "$strata" export torch "$tmp/$name.splan" -o "$tmp/$name.torch.py" || { fail "$name: export torch"; continue; }
+        "$PY" "$here/check_torch.py" "$tmp/$name.torch.py" "$tmp/$name.json" "$data/export/torch_api.txt" ||
             fail "$name: the module"
+        # docstrings name the layers a chunk holds ("layers 32-31" is none)
+        grep -E -q 'layers ([0-9]+)-([0-9]+)' "$tmp/$name.torch.py" &&
+            grep -E -o 'layers [0-9]+-[0-9]+' "$tmp/$name.torch.py" |
+            awk -F'[ -]' '$3 < $2 { bad = 1 } END { exit !bad }' &&
+            fail "$name: a docstring names layers that run backwards"
     done
 }
 
-# ---- the torchtitan job config
+# ---- the torchtitan configuration (Python) and job config (TOML, --toml)
+titan_has() { # NAME PATTERN WHAT: the export holds the line
+    grep -q -E "$2" "$tmp/$1.py" || fail "$1: $3"
+}
 torchtitan() {
     need_python
     "$PY" -c 'import tomllib' 2>/dev/null || skip "$PY has no tomllib (Python >= 3.11)"
     local name
-    # mixedllama3: torchtitan's 8B on an H100 and an A100 group, stages of
-    # their own layer counts
-    for name in llama llama3 mixedllama3 qwen3 titanfsdp; do
-        "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.toml" || { fail "$name: export"; continue; }
+    # the Python form: every plan torchtitan trains, valid Python
+    for name in llama llama3 mixedllama3 qwen3 qwen3pp titanfsdp llama31 llama31dp titan8bcp mxfp8; do
+        "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.py" || { fail "$name: export"; continue; }
+        "$PY" -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$tmp/$name.py" ||
+            fail "$name: not Python"
+        titan_has "$name" '^def strata_plan\(\) -> Trainer.Config:$' "no config function"
+    done
+    # a forward runs one micro-batch; the step the global batch
+    titan_has titan8bcp 'num_tokens_per_microbatch_per_dp_rank=1 \* 8192,$' "a forward is not the micro-batch"
+    titan_has titan8bcp 'num_tokens_per_train_step=512 \* 8192,$' "the step is not the global batch"
+    titan_has titan8bcp 'context_parallel_degree=2,$' "no cp"
+    # the plan's RoPE (Llama 3.1's scaling) and no scaling where it has none
+    titan_has llama31 'rope.scaling = "llama"$' "Llama 3.1's RoPE scaling lost"
+    titan_has llama31 'rope.scaling_factor = 8$' "Llama 3.1's factor lost"
+    titan_has titan8bcp 'rope.scaling = "none"$' "Llama 3's RoPE scaled"
+    # the last chunk holds only the loss: the norm and head are there
+    titan_has llama31 '^ +\["norm", "lm_head"\],$' "the head is not on the loss's chunk"
+    titan_has mxfp8 'MXFP8LinearConverter.Config\(' "no MXFP8"
+    # FSDP2 under the pipeline: torchtitan's default, as costed
+    titan_has titanfsdp 'fsdp_reshard_after_forward="default",' "not FSDP2's default under pp"
+    titan_has titanfsdp 'pipeline_parallel_degree=16,$' "pp lost"
+    titan_has titanfsdp 'data_parallel_shard_degree=2,$' "dp lost"
+    # the TOML form for torchtitan before 2026-02-23: its flavors scale
+    # RoPE as Llama 3.1, so Llama 3.1 (and qwen3) only
+    for name in qwen3 llama31 llama31dp; do
+        "$strata" export torchtitan --toml "$tmp/$name.splan" -o "$tmp/$name.toml" || { fail "$name: export --toml"; continue; }
         "$PY" "$here/check_toml.py" "$tmp/$name.toml" "$tmp/$name.json" "$data/export/torchtitan_keys.txt" ||
             fail "$name: the job config"
     done
-    # FSDP2 under the pipeline: torchtitan's default, as costed
-    grep -q '^fsdp_reshard_after_forward = "default"' "$tmp/titanfsdp.toml" &&
-        grep -q '^pipeline_parallel_degree = 16$' "$tmp/titanfsdp.toml" &&
-        grep -q '^data_parallel_shard_degree = 2$' "$tmp/titanfsdp.toml" ||
-        fail "titanfsdp: not FSDP2 under the pipeline"
-    # qwen3pp: torchtitan's qwen3 has no pipeline split; mgfsdp: costed as
-    # Megatron-FSDP
-    for name in gpt free qwen3pp mgfsdp; do
+    if "$strata" export torchtitan --toml "$tmp/llama3.splan" >/dev/null 2>"$tmp/llama3.err"; then
+        fail "llama3: Llama 3 (no RoPE scaling) exported to flavors that scale"
+    fi
+    grep -q "has no RoPE scaling" "$tmp/llama3.err" || fail "llama3: no RoPE reason"
+    # gpt, free: no torchtitan model or layout; mgfsdp: costed as
+    # Megatron-FSDP; qwen3pp: the TOML torchtitan's qwen3 had no split
+    for name in gpt free mgfsdp; do
         if "$strata" export torchtitan "$tmp/$name.splan" >/dev/null 2>"$tmp/$name.err"; then
             fail "$name: exported for torchtitan"
         fi
         grep -q "torchtitan export:" "$tmp/$name.err" || fail "$name: no reason given"
     done
+    if "$strata" export torchtitan --toml "$tmp/qwen3pp.splan" >/dev/null 2>&1; then
+        fail "qwen3pp: exported as TOML"
+    fi
 }
 
 # ---- the HTML page
