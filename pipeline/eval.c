@@ -1191,7 +1191,9 @@ static void step_items(const st__search_t *S, const st__cfg_t *cf,
   it->p2p = b->p2p;
   it->dp_sync = b->exposed + b->zdp;
   it->bubble = to - (b->busy - b->tail) - b->exposed;
-  if (it->bubble < 0 && it->bubble > -1e-9) it->bubble = 0; /* rounding */
+  /* rounding: the schedule's sum of the same times in another order */
+  if (fabs(it->bubble) <= 1e-12 * to || (it->bubble < 0 && it->bubble > -1e-9))
+    it->bubble = 0;
   it->param_gather = gather;
   it->optimizer = opt;
   it->overhead = strata_cluster_calibration(S->c)->step_seconds;
