@@ -47,9 +47,10 @@ const char *st__peak_name(const strata_plan_t *p);
 /* The step's items in the order of the step (docs/cost-model.md, "The
  * step's items"): each its short name (the summary's), what it is (the
  * HTML page's and the timeline's) and its seconds; `always`: shown when 0
- * too (the experts' all-to-all, the MoE host time and the blocking sends
- * only where there are some).  Into out, the ones shown; their count. */
-#define ST__STEP_ITEMS 10
+ * too (ring attention's exchange, the experts' all-to-all, the MoE host
+ * time and the blocking sends only where there are some).  Into out, the ones
+ * shown; their count. */
+#define ST__STEP_ITEMS 11
 typedef struct {
   const char *name, *what;
   double v;

@@ -26,6 +26,8 @@ int st__step_list(const strata_step_items_t *it,
   const st__step_item_t all[ST__STEP_ITEMS] = {
       {"compute", "compute", it->compute, 1},
       {"tp comm", "exposed tensor-parallel collectives", it->tp_comm, 1},
+      {"cp comm", "ring attention's exposed exchange (context parallelism)",
+       it->cp_comm, 0},
       {"ep a2a", "the experts' exposed dispatch and combine all-to-all",
        it->ep_a2a, 0},
       {"moe host", "the MoE layers' host-bound gaps", it->host, 0},

@@ -719,6 +719,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
 typedef struct {
   double busy, compute, tpc; /* all micro-batches: fwd + bwd, of which */
   double a2a;                /* ... the experts' all-to-all (not in tpc) */
+  double cp;                 /* ... ring attention's exchange (not in tpc) */
   double host;               /* ... the eager MoE layers' host-bound gaps */
   double zdp;                /* ... ZeRO-2/3's data-parallel collectives */
   double p2p;                /* ... the blocking sends before its end */
@@ -864,11 +865,12 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     comm += cf->m * (x->comm_fwd + x->comm_bwd);
     a2a += cf->m * (x->a2a_fwd + x->a2a_bwd);
     rt->host += cf->m * (x->host_fwd + x->host_bwd);
+    rt->cp += cf->m * (x->cp_fwd + x->cp_bwd);
     rt->zdp += cf->m * ch[k].zdp;
     units += ch[k].n + (k == 0) + (k == K - 1); /* layers, embedding, head */
     st__part_add(&sum, x);
   }
-  rt->tpc = comm - a2a;
+  rt->tpc = comm - a2a - rt->cp;
   rt->a2a = a2a;
   rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm - rt->zdp - rt->host;
   rt->fill = ch[r].fill; /* chunks before this rank's first */
@@ -1187,6 +1189,7 @@ static void step_items(const st__search_t *S, const st__cfg_t *cf,
   it->compute = b->compute;
   it->tp_comm = b->tpc;
   it->ep_a2a = b->a2a;
+  it->cp_comm = b->cp;
   it->host = b->host;
   it->p2p = b->p2p;
   it->dp_sync = b->exposed + b->zdp;

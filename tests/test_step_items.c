@@ -4,8 +4,9 @@
  * to what strata reports:
  *
  *  - each rank's work: micro-batches x its chunks' forward and backward
- *    (their stage results split them into compute, collectives, the
- *    experts' all-to-all and the MoE host time), its blocking sends but
+ *    (their stage results split them into compute, collectives, ring
+ *    attention's exchange, the experts' all-to-all and the MoE host
+ *    time), its blocking sends but
  *    the one after its last backward, and its exposed gradient sync;
  *  - the items are the busiest rank's, and the bubble the time it idles
  *    before the last rank ends with its exposed sync (the least any rank
@@ -64,11 +65,13 @@ static double rank_work(const strata_plan_t *p, int r, strata_step_items_t *w) {
     double comm = x->fwd_comm_seconds + x->bwd_comm_seconds;
     double a2a = x->fwd_a2a_seconds + x->bwd_a2a_seconds;
     double host = x->fwd_host_seconds + x->bwd_host_seconds;
+    double ring = x->fwd_cp_seconds + x->bwd_cp_seconds;
     /* the stage's times are its result's */
     ASSERT_NEAR(s->fwd_seconds + s->bwd_seconds,
                 x->fwd_seconds + x->bwd_seconds, 1e-12, 0);
     w->compute += m * (s->fwd_seconds + s->bwd_seconds - comm - host);
-    w->tp_comm += m * (comm - a2a);
+    w->tp_comm += m * (comm - a2a - ring);
+    w->cp_comm += m * ring;
     w->ep_a2a += m * a2a;
     w->host += m * host;
     if (blocking && k + 1 < K) sends += m * p->p2p_seconds[k];
@@ -78,12 +81,13 @@ static double rank_work(const strata_plan_t *p, int r, strata_step_items_t *w) {
    * after its end */
   w->p2p = sends - (blocking && r > 0 ? p->p2p_seconds[r - 1] : 0);
   w->dp_sync = p->ranks[r].exposed_sync;
-  return w->compute + w->tp_comm + w->ep_a2a + w->host + w->p2p + w->dp_sync;
+  return w->compute + w->tp_comm + w->cp_comm + w->ep_a2a + w->host + w->p2p +
+         w->dp_sync;
 }
 
 static double items_sum(const strata_step_items_t *it) {
-  return it->compute + it->tp_comm + it->ep_a2a + it->host + it->p2p +
-         it->bubble + it->dp_sync + it->param_gather + it->optimizer +
+  return it->compute + it->tp_comm + it->cp_comm + it->ep_a2a + it->host +
+         it->p2p + it->bubble + it->dp_sync + it->param_gather + it->optimizer +
          it->overhead;
 }
 
@@ -105,15 +109,18 @@ static void check_items(const strata_plan_t *p, const char *what,
   /* no rank idles less than the busiest */
   for (int r = 0; r < p->pp; r++)
     ASSERT(to - rank_work(p, r, &w) >= best.bubble - 1e-12);
-  printf("  %s: rank %d of %d; compute %.3f + tp comm %.3f + ep a2a %.3f + "
+  printf("  %s: rank %d of %d; compute %.3f + tp comm %.3f + cp comm %.3f + "
+         "ep a2a %.3f + "
          "moe host %.3f + pp p2p %.3f + bubble %.3f + dp sync %.3f + rest "
          "%.3f = %.3f ms\n",
-         what, b, p->pp, it->compute * 1e3, it->tp_comm * 1e3, it->ep_a2a * 1e3,
-         it->host * 1e3, it->p2p * 1e3, it->bubble * 1e3, it->dp_sync * 1e3,
+         what, b, p->pp, it->compute * 1e3, it->tp_comm * 1e3,
+         it->cp_comm * 1e3, it->ep_a2a * 1e3, it->host * 1e3, it->p2p * 1e3,
+         it->bubble * 1e3, it->dp_sync * 1e3,
          (it->param_gather + it->optimizer + it->overhead) * 1e3,
          p->step_seconds * 1e3);
   ASSERT_NEAR(it->compute, best.compute, 1e-9, 0);
   ASSERT_NEAR(it->tp_comm, best.tp_comm, 1e-9, 1e-15);
+  ASSERT_NEAR(it->cp_comm, best.cp_comm, 1e-9, 0);
   ASSERT_NEAR(it->ep_a2a, best.ep_a2a, 1e-9, 0);
   ASSERT_NEAR(it->host, best.host, 1e-9, 0);
   ASSERT_NEAR(it->p2p, best.p2p, 1e-9, 1e-15);
@@ -152,14 +159,24 @@ TEST(moe_ep_across_nodes_items_by_hand) {
   strata_plan_destroy(p);
 }
 
-/* llama3-8b at 16K tokens, tp 2, cp 2, pp 2: the ring's exposed exchange
- * with the stage's collectives. */
+/* llama3-8b at 8K tokens on four nodes, tp 8, cp 2 (the ring across two
+ * nodes), pp 2: ring attention's exposed exchange is an item of its own,
+ * the attention ops' own collectives (docs/cost-model.md §17: (cp - 1)
+ * max(0, p2p(K + V) - fwd / cp) forward, with 2 (K + V) backward), every
+ * layer of the busiest rank's stage, every micro-batch. */
 TEST(cp_items_by_hand) {
-  case_t k = {"llama3-8b", "dgx-h100:1", 2, 2, 1, 2, 0, 1, 1, 8, 0, 0, 16384};
+  case_t k = {"llama3-8b", "dgx-h100:4", 8, 2, 1, 2, 0, 1, 1, 8, 0, 0, 8192};
   strata_plan_t *p = estimate(&k);
   int b;
   ASSERT_EQ(p->cp, 2);
-  check_items(p, "llama3-8b tp 2 cp 2 pp 2", &b);
+  check_items(p, "llama3-8b tp 8 cp 2 pp 2", &b);
+  double ring = 0; /* the ops' comm_seconds: repeat x one micro-batch's */
+  const strata_stage_result_t *x = p->stages[b].result;
+  for (int i = 0; i < x->n_ops; i++)
+    if (strstr(x->ops[i].strategy, "ring")) ring += x->ops[i].comm_seconds;
+  printf("  the ring ops' exchange %.3f ms a micro-batch\n", ring * 1e3);
+  ASSERT(ring > 0);
+  ASSERT_NEAR(p->step_items.cp_comm, p->n_micro * ring, 1e-9, 0);
   ASSERT(p->step_items.tp_comm > 0);
   strata_plan_destroy(p);
 }

@@ -198,7 +198,8 @@ typedef struct {
 
 /* Where a step's time goes (docs/cost-model.md, "The step's items"), on
  * the pipeline rank of the most work: its compute, its exposed
- * intra-stage (tensor-parallel) collectives, the experts' exposed
+ * intra-stage (tensor-parallel) collectives, ring attention's exposed
+ * exchange (cp_comm, not in tp_comm), the experts' exposed
  * dispatch and combine all-to-all (ep_a2a, not in tp_comm), the eager MoE
  * layers' host-bound gaps (host, not in compute), its blocking pipeline
  * sends (p2p), its exposed gradient synchronisation (dp_sync); then the
@@ -207,7 +208,7 @@ typedef struct {
  * calibrated overhead.  They sum to the step. */
 typedef struct {
   double compute, tp_comm, bubble, dp_sync, param_gather, optimizer, overhead;
-  double ep_a2a, host, p2p;
+  double ep_a2a, host, p2p, cp_comm;
 } strata_step_items_t;
 
 /* One configuration: the degrees and options that define it. */
