@@ -17,12 +17,12 @@
 /* The item of b that exceeds a's most: its name and the difference. */
 static const char *step_term(const strata_step_items_t *a,
                              const strata_step_items_t *b, double *diff) {
-  const double x[] = {a->compute,  a->tp_comm,      a->bubble,
-                      a->dp_sync,  a->param_gather, a->optimizer,
-                      a->overhead, a->ep_a2a,       a->host};
-  const double y[] = {b->compute,  b->tp_comm,      b->bubble,
-                      b->dp_sync,  b->param_gather, b->optimizer,
-                      b->overhead, b->ep_a2a,       b->host};
+  const double x[] = {a->compute,      a->tp_comm,   a->bubble,   a->dp_sync,
+                      a->param_gather, a->optimizer, a->overhead, a->ep_a2a,
+                      a->host,         a->p2p,       a->cp_comm};
+  const double y[] = {b->compute,      b->tp_comm,   b->bubble,   b->dp_sync,
+                      b->param_gather, b->optimizer, b->overhead, b->ep_a2a,
+                      b->host,         b->p2p,       b->cp_comm};
   static const char *name[] = {"compute",
                                "tensor-parallel communication",
                                "the pipeline bubble",
@@ -31,7 +31,9 @@ static const char *step_term(const strata_step_items_t *a,
                                "the optimizer step",
                                "the fixed overhead",
                                "the experts' all-to-all",
-                               "the MoE layers' host-bound time"};
+                               "the MoE layers' host-bound time",
+                               "the blocking pipeline sends",
+                               "ring attention's exchange"};
   int best = 0;
   for (int i = 1; i < (int)(sizeof x / sizeof x[0]); i++)
     if (y[i] - x[i] > y[best] - x[best]) best = i;

@@ -382,9 +382,11 @@ static void ring_comm(const st__cost_ctx_t *c, const strata_op_t *op,
     double tf = strata_coll_time(STRATA_COLL_P2P, kv, 2, l);
     double tb = strata_coll_time(STRATA_COLL_P2P, 2 * kv, 2, l);
     double ef = tf - r->fwd / n, eb = tb - r->bwd / n;
-    r->comm_fwd += (n - 1) * (ef > 0 ? ef : 0);
-    r->comm_bwd += (n - 1) * (eb > 0 ? eb : 0);
+    r->cp_fwd += (n - 1) * (ef > 0 ? ef : 0);
+    r->cp_bwd += (n - 1) * (eb > 0 ? eb : 0);
   }
+  r->comm_fwd += r->cp_fwd;
+  r->comm_bwd += r->cp_bwd;
 }
 
 /* Local size of pdim p: its size over the mesh axes that split it. */
@@ -690,6 +692,7 @@ void st__op_cost(const st__cost_ctx_t *c, const strata_op_t *op,
     r->bwd += r->fwd;
     r->gemm_bwd += r->gemm_fwd;
     r->comm_bwd += r->comm_fwd;
+    r->cp_bwd += r->cp_fwd;
   }
   r->comm += mb * (r->comm_fwd + r->comm_bwd);
   r->compute = mb * (r->fwd + r->bwd);

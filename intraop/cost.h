@@ -30,6 +30,7 @@ typedef struct {
                        with the forward again when recomputed) */
   double gemm_fwd, gemm_bwd; /* of which matrix multiplications */
   double comm_fwd, comm_bwd; /* own collectives of one micro-batch */
+  double cp_fwd, cp_bwd;     /* of which ring attention's exposed exchange */
   double host_fwd, host_bwd; /* the device waiting on the host, one
                                 micro-batch (not hiding collectives) */
   double comm;               /* seconds per step: own collectives of every

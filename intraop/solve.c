@@ -317,10 +317,11 @@ static int fill_ops(const st__stage_t *st, const int *choice,
 
 /* One micro-batch through the stage: compute, and the collectives that
  * the GEMMs next to them do not hide (all of them unless tensor-parallel
- * communication overlap is on: then max(0, comm - GEMM) per direction).
- * The experts' dispatch and combine all-to-all are kept apart (the step
- * names them): tensor-parallel overlap does not hide them (Transformer
- * Engine's userbuffers overlap the tensor-parallel gathers and
+ * communication overlap is on: then max(0, comm - GEMM) per direction),
+ * of which ring attention's exposed exchange is named apart (the step's
+ * cp comm item).  The experts' dispatch and combine all-to-all are kept apart
+ * (the step names them): tensor-parallel overlap does not hide them
+ * (Transformer Engine's userbuffers overlap the tensor-parallel gathers and
  * reduce-scatters with their GEMMs, not the experts' exchange).  With the
  * experts' all-to-all overlapped (Megatron-LM's batch-level EP
  * overlap: the forward of one micro-batch runs with the backward of
@@ -333,7 +334,7 @@ static int fill_ops(const st__stage_t *st, const int *choice,
 static void fill_times(const st__stage_t *st, const int *choice,
                        strata_stage_result_t *r) {
   double cf = 0, cb = 0, mf = 0, mb = 0, gf = 0, gb = 0, af = 0, ab = 0;
-  double hf = 0, hb = 0;
+  double hf = 0, hb = 0, qf = 0, qb = 0;
   for (int i = 0; i < st->n_nodes; i++) {
     const st__node_t *n = &st->nodes[i];
     const st__op_cost_t *c =
@@ -343,6 +344,8 @@ static void fill_times(const st__stage_t *st, const int *choice,
     cb += n->mult * c->bwd;
     hf += n->mult * c->host_fwd;
     hb += n->mult * c->host_bwd;
+    qf += n->mult * c->cp_fwd;
+    qb += n->mult * c->cp_bwd;
     if (k == STRATA_OP_MOE_DISPATCH || k == STRATA_OP_MOE_COMBINE) {
       af += n->mult * c->comm_fwd;
       ab += n->mult * c->comm_bwd;
@@ -370,6 +373,10 @@ static void fill_times(const st__stage_t *st, const int *choice,
     mf = mf > gf ? mf - gf : 0;
     mb = mb > gb ? mb - gb : 0;
   }
+  /* of what stays, the ring's exchange last hidden (the overlap is the
+   * tensor-parallel collectives' with their GEMMs) */
+  r->fwd_cp_seconds = qf < mf ? qf : mf;
+  r->bwd_cp_seconds = qb < mb ? qb : mb;
   if (st->o.ep_comm_overlap && af + ab > 0) {
     double a = af + ab, c = cf + cb, left = a > c ? (a - c) / a : 0;
     af *= left;

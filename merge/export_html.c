@@ -77,6 +77,17 @@ static void offload_row(strata_buf_t *b, const strata_plan_t *p) {
                     p->host_memory_gib);
 }
 
+/* The step's items, each named, in the order of the step. */
+static void step_row(strata_buf_t *b, const strata_plan_t *p) {
+  st__step_item_t li[ST__STEP_ITEMS];
+  int n = st__step_list(&p->step_items, li);
+  strata_buf_puts(b, "<tr><th class=l>step items</th><td>");
+  for (int i = 0; i < n; i++)
+    strata_buf_printf(b, "%s%s %.1f ms", i ? " + " : "", li[i].what,
+                      li[i].v * 1e3);
+  strata_buf_puts(b, "</td></tr>\n");
+}
+
 static void summary(strata_buf_t *b, const strata_plan_t *p) {
   st__fw_verdict_t v[ST__N_FRAMEWORKS];
   char pk[32], gm[32];
@@ -99,14 +110,17 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
       p->megatron ? "Megatron" : "free", p->micro_batch, p->global_batch,
       p->n_micro, p->zero_stage, strata_recompute_name(p->recompute));
   offload_row(b, p);
-  strata_buf_printf(
-      b,
-      "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, MFU %.1f "
-      "%% of the %s peak</td></tr>\n"
-      "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n</table>\n",
-      p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
-      st__peak_name(p), strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
-      strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+  strata_buf_printf(b,
+                    "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, "
+                    "MFU %.1f %% of the %s peak</td></tr>\n",
+                    p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
+                    st__peak_name(p));
+  step_row(b, p);
+  strata_buf_printf(b,
+                    "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n"
+                    "</table>\n",
+                    strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
+                    strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
   st__frameworks(p, v);
   strata_buf_puts(b, "<h2>Frameworks</h2>\n<ul>\n");
   for (int i = 0; i < ST__N_FRAMEWORKS; i++) {

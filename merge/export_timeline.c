@@ -5,7 +5,8 @@
  * ("X") event for every forward and backward of every micro-batch of each
  * of its chunks and the gradient sync after its last backward, and two
  * threads per chunk boundary for the activations sent forward and the
- * gradients sent back.  Times are microseconds from the start of
+ * gradients sent back, and one thread of the step's items end to end
+ * (their durations sum to the step).  Times are microseconds from the start of
  * the step.  Written with printf rather than cJSON: a big plan has
  * hundreds of thousands of events and a DOM of them is wasted memory.
  *
@@ -118,6 +119,29 @@ static void stage_events(strata_buf_t *b, const strata_plan_t *p,
   }
 }
 
+/* The step's items (docs/cost-model.md, "The step's items") on a thread
+ * of their own, back to back from 0: together they span the step. */
+static void item_events(strata_buf_t *b, const strata_plan_t *p) {
+  st__step_item_t li[ST__STEP_ITEMS];
+  int n = st__step_list(&p->step_items, li), tid = p->pp + 2 * p->n_stages;
+  double t = 0;
+  meta(b, "thread_name", tid, "step items (the busiest rank)");
+  sort_index(b, tid);
+  for (int i = 0; i < n; i++) {
+    if (!(li[i].v > 0)) continue;
+    strata_buf_printf(b, "    {\"name\": ");
+    jstr(b, li[i].name);
+    strata_buf_printf(b,
+                      ", \"cat\": \"step item\", \"ph\": \"X\", \"pid\": 0, "
+                      "\"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": "
+                      "{\"what\": ",
+                      tid, t * 1e6, li[i].v * 1e6);
+    jstr(b, li[i].what);
+    strata_buf_printf(b, ", \"ms\": %.6f}},\n", li[i].v * 1e3);
+    t += li[i].v;
+  }
+}
+
 static void sync_events(strata_buf_t *b, const strata_plan_t *p) {
   for (int r = 0; r < p->pp; r++)
     if (p->ranks[r].sync_seconds > 0)
@@ -174,6 +198,7 @@ int strata_export_timeline(const strata_plan_t *p, char **text) {
   for (int k = 0; k < p->n_stages; k++)
     stage_events(&b, p, &S, k);
   sync_events(&b, p);
+  item_events(&b, p);
   strata_buf_printf(&b,
                     "    {\"name\": \"step end\", \"ph\": \"i\", \"s\": "
                     "\"g\", \"pid\": 0, \"tid\": 0, \"ts\": %.3f}\n  ]\n}\n",

@@ -44,6 +44,20 @@ const char *st__onoff(int v);
 /* "BF16", "FP8" or "FP4": the tensor cores whose peak a plan's MFU is
  * counted against (its GEMMs' precision, strata_lowp_peak_bits). */
 const char *st__peak_name(const strata_plan_t *p);
+/* The step's items in the order of the step (docs/cost-model.md, "The
+ * step's items"): each its short name (the summary's), what it is (the
+ * HTML page's and the timeline's) and its seconds; `always`: shown when 0
+ * too (ring attention's exchange, the experts' all-to-all, the MoE host
+ * time and the blocking sends only where there are some).  Into out, the ones
+ * shown; their count. */
+#define ST__STEP_ITEMS 11
+typedef struct {
+  const char *name, *what;
+  double v;
+  int always;
+} st__step_item_t;
+int st__step_list(const strata_step_items_t *it,
+                  st__step_item_t out[ST__STEP_ITEMS]);
 
 /* ---- Megatron-LM (export_megatron.c), shared with the launch script ---- */
 

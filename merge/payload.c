@@ -1026,7 +1026,8 @@ static void ck_figures(ck_t *k, const strata_plan_t *p) {
                           p->step_items.bubble,       p->step_items.dp_sync,
                           p->step_items.param_gather, p->step_items.optimizer,
                           p->step_items.overhead,     p->step_items.ep_a2a,
-                          p->step_items.host};
+                          p->step_items.host,         p->step_items.p2p,
+                          p->step_items.cp_comm};
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
     ck_fig(k, f[i].what, f[i].v);
   /* the step's items are differences that rounding may leave a hair

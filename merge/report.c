@@ -21,6 +21,28 @@ const char *st__onoff(int v) {
   return v > 0 ? "yes" : "no";
 }
 
+int st__step_list(const strata_step_items_t *it,
+                  st__step_item_t out[ST__STEP_ITEMS]) {
+  const st__step_item_t all[ST__STEP_ITEMS] = {
+      {"compute", "compute", it->compute, 1},
+      {"tp comm", "exposed tensor-parallel collectives", it->tp_comm, 1},
+      {"cp comm", "ring attention's exposed exchange (context parallelism)",
+       it->cp_comm, 0},
+      {"ep a2a", "the experts' exposed dispatch and combine all-to-all",
+       it->ep_a2a, 0},
+      {"moe host", "the MoE layers' host-bound gaps", it->host, 0},
+      {"pp p2p", "blocking pipeline sends", it->p2p, 0},
+      {"bubble", "pipeline bubble (the busiest rank idle)", it->bubble, 1},
+      {"dp sync", "exposed gradient synchronisation", it->dp_sync, 1},
+      {"param gather", "exposed parameter gather", it->param_gather, 1},
+      {"optimizer", "optimizer step", it->optimizer, 1},
+      {"overhead", "calibrated fixed overhead", it->overhead, 1}};
+  int n = 0;
+  for (int i = 0; i < ST__STEP_ITEMS; i++)
+    if (all[i].always || all[i].v > 0) out[n++] = all[i];
+  return n;
+}
+
 static void sum_groups(strata_buf_t *b, const strata_plan_t *p);
 
 /* The stages between the first and the last hold one layer count. */
@@ -243,19 +265,13 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                     p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
   const strata_step_items_t *it = &p->step_items;
   strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
-  char moe[96] = "";
-  if (it->ep_a2a > 0) /* the experts' own item, where there is one */
-    snprintf(moe, sizeof moe, " + ep a2a %.1f", it->ep_a2a * 1e3);
-  if (it->host > 0) /* the eager MoE layers' host-bound time */
-    snprintf(moe + strlen(moe), sizeof moe - strlen(moe), " + moe host %.1f",
-             it->host * 1e3);
-  strata_buf_printf(b,
-                    "  %-20s compute %.1f + tp comm %.1f%s + bubble %.1f + dp "
-                    "sync %.1f + param gather %.1f + optimizer %.1f + "
-                    "overhead %.1f ms\n",
-                    "", it->compute * 1e3, it->tp_comm * 1e3, moe,
-                    it->bubble * 1e3, it->dp_sync * 1e3, it->param_gather * 1e3,
-                    it->optimizer * 1e3, it->overhead * 1e3);
+  st__step_item_t li[ST__STEP_ITEMS];
+  int n = st__step_list(it, li);
+  strata_buf_printf(b, "  %-20s", "");
+  for (int i = 0; i < n; i++)
+    strata_buf_printf(b, "%s%s %.1f", i ? " + " : " ", li[i].name,
+                      li[i].v * 1e3);
+  strata_buf_puts(b, " ms\n");
   if (p->model_flops_per_step <= 0 && p->tokens_per_second <= 0) {
     /* a plan straight from the search: the figures come from the stitch */
     strata_buf_printf(b, "  %-20s not computed: call strata_merge_stitch()\n",

@@ -127,6 +127,8 @@ static const field_t result_fields[] = {
     R_DBL(bwd_a2a_seconds, V_FIG),
     R_DBL(fwd_host_seconds, V_FIG),
     R_DBL(bwd_host_seconds, V_FIG),
+    R_DBL(fwd_cp_seconds, V_FIG),
+    R_DBL(bwd_cp_seconds, V_FIG),
     R_DBL(peak_memory_bytes, V_FIG),
     R_DBL(zero_redundancy_bytes, V_FIG),
     R_DBL(mem.weights, V_FIG),

@@ -719,8 +719,10 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
 typedef struct {
   double busy, compute, tpc; /* all micro-batches: fwd + bwd, of which */
   double a2a;                /* ... the experts' all-to-all (not in tpc) */
+  double cp;                 /* ... ring attention's exchange (not in tpc) */
   double host;               /* ... the eager MoE layers' host-bound gaps */
   double zdp;                /* ... ZeRO-2/3's data-parallel collectives */
+  double p2p;                /* ... the blocking sends before its end */
   double fwd1, bwd1;         /* one micro-batch, all its chunks */
   double sync, exposed, gather, opt;
   double fill, drain; /* lower bound terms */
@@ -859,19 +861,22 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     rt->fwd1 += x->fwd;
     rt->bwd1 += x->bwd;
     rt->busy += cf->m * (x->fwd + x->bwd + send);
+    rt->p2p += cf->m * send;
     comm += cf->m * (x->comm_fwd + x->comm_bwd);
     a2a += cf->m * (x->a2a_fwd + x->a2a_bwd);
     rt->host += cf->m * (x->host_fwd + x->host_bwd);
+    rt->cp += cf->m * (x->cp_fwd + x->cp_bwd);
     rt->zdp += cf->m * ch[k].zdp;
     units += ch[k].n + (k == 0) + (k == K - 1); /* layers, embedding, head */
     st__part_add(&sum, x);
   }
-  rt->tpc = comm - a2a;
+  rt->tpc = comm - a2a - rt->cp;
   rt->a2a = a2a;
   rt->compute = cf->m * (rt->fwd1 + rt->bwd1) - comm - rt->zdp - rt->host;
   rt->fill = ch[r].fill; /* chunks before this rank's first */
   rt->drain = ch[r].drain;
   rt->tail = blocking && r > 0 ? ch[r - 1].p2p : 0;
+  rt->p2p -= rt->tail; /* 0 exactly where nothing blocks */
   rt->sync = sum.sync; /* inside the stage's mesh */
   int rc = dp_sync(S, cf, r, &sum, rt, units);
   if (rc) return rc;
@@ -1158,6 +1163,45 @@ done:
   return rc;
 }
 
+/* The rank whose items the step shows: of the most work, its busy time
+ * before its end and its exposed gradient sync (the first of equals, to a
+ * relative 1e-12). */
+static int busiest(const st__cfg_t *cf, const rank_time_t *rt) {
+  int b = 0;
+  double most = -1;
+  for (int r = 0; r < cf->p; r++) {
+    double w = rt[r].busy - rt[r].tail + rt[r].exposed;
+    if (w > most * (1 + 1e-12)) most = w, b = r;
+  }
+  return b;
+}
+
+/* The step's items (docs/cost-model.md, "The step's items"): the busiest
+ * rank's work, each part its own item, and the pipeline bubble, the time
+ * it idles before the step's last rank ends with its exposed sync (`to`):
+ * its fill and drain and its waits on the others, whatever they spend
+ * that time on.  No rank idles less, so the bubble is the time no rank of
+ * the pipeline escapes; with equal stages, (p - 1)/(v m) of the work. */
+static void step_items(const st__search_t *S, const st__cfg_t *cf,
+                       const rank_time_t *rt, double to, double opt,
+                       double gather, strata_step_items_t *it) {
+  const rank_time_t *b = &rt[busiest(cf, rt)];
+  it->compute = b->compute;
+  it->tp_comm = b->tpc;
+  it->ep_a2a = b->a2a;
+  it->cp_comm = b->cp;
+  it->host = b->host;
+  it->p2p = b->p2p;
+  it->dp_sync = b->exposed + b->zdp;
+  it->bubble = to - (b->busy - b->tail) - b->exposed;
+  /* rounding: the schedule's sum of the same times in another order */
+  if (fabs(it->bubble) <= 1e-12 * to || (it->bubble < 0 && it->bubble > -1e-9))
+    it->bubble = 0;
+  it->param_gather = gather;
+  it->optimizer = opt;
+  it->overhead = strata_cluster_calibration(S->c)->step_seconds;
+}
+
 /* The step from each rank's times: exactly, from when the schedule ends
  * each rank; or bounded (no schedule run) by each rank's own fill and
  * work, and the makespan by the fill, work and drain around any rank. */
@@ -1180,17 +1224,7 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
     last = mk;
     end[rl] = mk - rt[rl].exposed;
   }
-  it->compute = rt[rl].compute;
-  it->tp_comm = rt[rl].tpc;
-  it->ep_a2a = rt[rl].a2a;
-  it->host = rt[rl].host;
-  it->bubble = end[rl] - rt[rl].compute - rt[rl].tpc - rt[rl].a2a -
-               rt[rl].host - rt[rl].zdp;
-  if (it->bubble < 0 && it->bubble > -1e-9) it->bubble = 0; /* rounding */
-  it->dp_sync = rt[rl].exposed + rt[rl].zdp;
-  it->param_gather = gather;
-  it->optimizer = opt;
-  it->overhead = strata_cluster_calibration(S->c)->step_seconds;
+  step_items(S, cf, rt, last, opt, gather, it);
   return last + opt + gather + it->overhead;
 }
 

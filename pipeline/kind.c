@@ -35,6 +35,8 @@ enum {
   PF_AB,
   PF_HF,
   PF_HB,
+  PF_QF,
+  PF_QB,
   PRE_FIELDS
 };
 
@@ -55,6 +57,8 @@ void st__part_add(st__part_t *a, const st__part_t *x) {
   a->a2a_bwd += x->a2a_bwd;
   a->host_fwd += x->host_fwd;
   a->host_bwd += x->host_bwd;
+  a->cp_fwd += x->cp_fwd;
+  a->cp_bwd += x->cp_bwd;
   a->fixed_act += x->fixed_act;
   if (x->transient > a->transient) a->transient = x->transient;
 }
@@ -82,6 +86,8 @@ static void part_of(const strata_stage_result_t *r1,
   p->a2a_bwd = r1->bwd_a2a_seconds;
   p->host_fwd = r1->fwd_host_seconds;
   p->host_bwd = r1->bwd_host_seconds;
+  p->cp_fwd = r1->fwd_cp_seconds;
+  p->cp_bwd = r1->bwd_cp_seconds;
   p->sync = r1->sync_seconds;
 }
 
@@ -103,6 +109,8 @@ static void part_minus(const st__part_t *x, const st__part_t *y,
   d->a2a_bwd = x->a2a_bwd - y->a2a_bwd;
   d->host_fwd = x->host_fwd - y->host_fwd;
   d->host_bwd = x->host_bwd - y->host_bwd;
+  d->cp_fwd = x->cp_fwd - y->cp_fwd;
+  d->cp_bwd = x->cp_bwd - y->cp_bwd;
   d->sync = x->sync - y->sync;
   d->fixed_act = 0;
   d->transient = x->transient;
@@ -121,9 +129,10 @@ static int fill_prefix(const st__search_t *S, st__family_t *f) {
   for (int l = 0; l < S->L; l++) {
     const st__part_t *x = &f->layer[strata_graph_layer_block(g, l)];
     const double v[PRE_FIELDS] = {
-        x->w,        x->g,        x->o,        x->act,     x->fwd, x->bwd,
-        x->comm_fwd, x->comm_bwd, x->sync,     x->ew,      x->eg,  x->eo,
-        x->a2a_fwd,  x->a2a_bwd,  x->host_fwd, x->host_bwd};
+        x->w,        x->g,        x->o,        x->act,     x->fwd,
+        x->bwd,      x->comm_fwd, x->comm_bwd, x->sync,    x->ew,
+        x->eg,       x->eo,       x->a2a_fwd,  x->a2a_bwd, x->host_fwd,
+        x->host_bwd, x->cp_fwd,   x->cp_bwd};
     for (int k = 0; k < PRE_FIELDS; k++)
       f->pre[(l + 1) * PRE_FIELDS + k] = f->pre[l * PRE_FIELDS + k] + v[k];
   }
@@ -225,6 +234,8 @@ void st__unit_only(const st__search_t *S, const st__family_t *f,
   only->a2a_bwd += unit.a2a_bwd - all.a2a_bwd;
   only->host_fwd += unit.host_fwd - all.host_fwd;
   only->host_bwd += unit.host_bwd - all.host_bwd;
+  only->cp_fwd += unit.cp_fwd - all.cp_fwd;
+  only->cp_bwd += unit.cp_bwd - all.cp_bwd;
   only->sync += unit.sync - all.sync;
 }
 
@@ -251,6 +262,8 @@ void st__layers_add(const st__search_t *S, const st__family_t *f, int k, int n,
   acc->a2a_bwd += b[PF_AB] - a[PF_AB];
   acc->host_fwd += b[PF_HF] - a[PF_HF];
   acc->host_bwd += b[PF_HB] - a[PF_HB];
+  acc->cp_fwd += b[PF_QF] - a[PF_QF];
+  acc->cp_bwd += b[PF_QB] - a[PF_QB];
   acc->sync += b[PF_SYNC] - a[PF_SYNC];
   /* per block the range touches: the largest transient, and full
    * recompute's re-run layer (the stage ILP holds one per block) */

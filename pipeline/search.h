@@ -44,6 +44,7 @@ typedef struct {
   double a2a_fwd, a2a_bwd;   /* of comm, the experts' all-to-all */
   double host_fwd, host_bwd; /* of fwd, bwd: the eager MoE layers' host-
                                 bound gaps (not in comm) */
+  double cp_fwd, cp_bwd;     /* of comm, ring attention's exposed exchange */
 } st__part_t;
 
 enum { ST__P_M1, ST__P_M2 }; /* middle probes: 1 layer, f = 1 / f = 2 */

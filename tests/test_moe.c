@@ -1183,15 +1183,17 @@ static void check_flags(const char *args);
 /* The plan format the rest of a plan needs: its exposed all-to-all, a
  * step item of format 12, set aside (restored before it returns). */
 /* The format a plan's configuration needs, without the step items that
- * raise it: the experts' all-to-all (12) and the MoE layers' host-bound
- * time (16). */
+ * raise it: the experts' all-to-all (12), the MoE layers' host-bound
+ * time (16) and the blocking pipeline sends (17). */
 static int format_without_a2a(strata_plan_t *p) {
   unsigned char *data = NULL;
   size_t len = 0;
-  double a2a = p->step_items.ep_a2a, host = p->step_items.host;
-  p->step_items.ep_a2a = 0, p->step_items.host = 0;
+  double a2a = p->step_items.ep_a2a, host = p->step_items.host,
+         p2p = p->step_items.p2p;
+  p->step_items.ep_a2a = 0, p->step_items.host = 0, p->step_items.p2p = 0;
   ASSERT_OK(strata_plan_encode(p, &data, &len));
-  p->step_items.ep_a2a = a2a, p->step_items.host = host;
+  p->step_items.ep_a2a = a2a, p->step_items.host = host,
+  p->step_items.p2p = p2p;
   int v = data[4] | data[5] << 8;
   strata_free(data);
   return v;
@@ -1220,7 +1222,8 @@ TEST(ep_overlap_plans_and_exports) {
   unsigned char *data = NULL;
   size_t len = 0;
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], b->step_items.host > 0     ? 16
+  ASSERT_EQ(data[4], b->step_items.p2p > 0      ? 17
+                     : b->step_items.host > 0   ? 16
                      : b->step_items.ep_a2a > 0 ? 12
                                                 : 6);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
@@ -1228,7 +1231,8 @@ TEST(ep_overlap_plans_and_exports) {
   strata_free(data);
   ASSERT(format_without_a2a(a) < 6);
   ASSERT_OK(strata_plan_encode(a, &data, &len));
-  ASSERT_EQ(data[4], a->step_items.host > 0     ? 16
+  ASSERT_EQ(data[4], a->step_items.p2p > 0      ? 17
+                     : a->step_items.host > 0   ? 16
                      : a->step_items.ep_a2a > 0 ? 12
                                                 : data[4]);
   strata_free(data);
@@ -1590,7 +1594,8 @@ TEST(moe_choices_recorded_and_exported) {
   ASSERT(format_without_a2a(a) < 9);
   ASSERT_EQ(format_without_a2a(b), 9);
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], b->step_items.host > 0     ? 16
+  ASSERT_EQ(data[4], b->step_items.p2p > 0      ? 17
+                     : b->step_items.host > 0   ? 16
                      : b->step_items.ep_a2a > 0 ? 12
                                                 : 9);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));

@@ -220,6 +220,10 @@ typedef struct {
   double fwd_host_seconds, bwd_host_seconds; /* of fwd/bwd_seconds, the
                                                 eager MoE layers' host-
                                                 bound gaps */
+  double fwd_cp_seconds, bwd_cp_seconds;     /* of the collectives, ring
+                                                attention's exposed
+                                                exchange (context
+                                                parallelism's p2p) */
   double peak_memory_bytes;                  /* per device */
   double zero_redundancy_bytes;              /* unique bytes / devices */
   strata_mem_breakdown_t mem;                /* of the peak device */

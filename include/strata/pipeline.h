@@ -196,16 +196,19 @@ typedef struct {
   double experts;
 } strata_mem_items_t;
 
-/* Where a step's time goes, on the rank that ends last: its compute,
- * its exposed intra-stage (tensor-parallel) collectives, the pipeline
- * bubble and exposed point-to-point waits, the exposed gradient
- * synchronisation, the exposed parameter gather, the optimizer step, the
- * calibrated overhead, the experts' exposed dispatch and combine
- * all-to-all (ep_a2a, not in tp_comm) and the eager MoE layers' host-bound
- * gaps (host, not in compute).  They sum to the step. */
+/* Where a step's time goes (docs/cost-model.md, "The step's items"), on
+ * the pipeline rank of the most work: its compute, its exposed
+ * intra-stage (tensor-parallel) collectives, ring attention's exposed
+ * exchange (cp_comm, not in tp_comm), the experts' exposed
+ * dispatch and combine all-to-all (ep_a2a, not in tp_comm), the eager MoE
+ * layers' host-bound gaps (host, not in compute), its blocking pipeline
+ * sends (p2p), its exposed gradient synchronisation (dp_sync); then the
+ * pipeline bubble (the time that rank idles: fill, drain and waits on the
+ * others), the exposed parameter gather, the optimizer step and the
+ * calibrated overhead.  They sum to the step. */
 typedef struct {
   double compute, tp_comm, bubble, dp_sync, param_gather, optimizer, overhead;
-  double ep_a2a, host;
+  double ep_a2a, host, p2p, cp_comm;
 } strata_step_items_t;
 
 /* One configuration: the degrees and options that define it. */

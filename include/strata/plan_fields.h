@@ -132,8 +132,10 @@
   F(RUN,  double,  host_capacity_gib,    host_capacity_gib,     "host memory of a GPU",     0,  0,          TD, 10, FIG,  NUM,    p->host_memory_gib > 0, 0) \
   F(ITEM, double,  step_items.compute,   compute_seconds,       NULL,                       0,  0,          HD, 9,  STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.tp_comm,   tp_comm_seconds,       NULL,                       0,  0,          HD, 10, STEP, NUM,    1,                  0)  \
+  F(ITEM, double,  step_items.cp_comm,   cp_comm_seconds,       "context-parallel exchange time", 0, 0,    TD, 17, STEP, NUM,    p->step_items.cp_comm > 0, 0) \
   F(ITEM, double,  step_items.ep_a2a,    ep_a2a_seconds,        "experts' all-to-all time", 0,  0,          TD, 12, STEP, NUM,    p->step_items.ep_a2a > 0, 0) \
   F(ITEM, double,  step_items.host,      host_gap_seconds,      "MoE layers' host-bound time", 0, 0,       TD, 16, STEP, NUM,    p->step_items.host > 0, 0) \
+  F(ITEM, double,  step_items.p2p,       pp_p2p_seconds,        "pipeline sends' time",     0,  0,          TD, 17, STEP, NUM,    p->step_items.p2p > 0, 0) \
   F(ITEM, double,  step_items.bubble,    bubble_seconds,        NULL,                       0,  0,          HD, 11, STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.dp_sync,   dp_sync_seconds,       NULL,                       0,  0,          HD, 12, STEP, NUM,    1,                  0)  \
   F(ITEM, double,  step_items.param_gather, param_gather_seconds, NULL,                     0,  0,          HD, 13, STEP, NUM,    1,                  0)  \
@@ -342,10 +344,12 @@ enum {
  * configurations after the format's fields; 14: the fallback plans of
  * --fallbacks, each a plan's payload after the format's fields, and a
  * fallback's nodes lost; 15: fine-grained activation offloading's
- * modules; 16: the eager MoE layers' host-bound time as a step item), at
+ * modules; 16: the eager MoE layers' host-bound time as a step item;
+ * 17: the blocking pipeline sends and ring attention's exchange as step
+ * items), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 16
+#define STRATA_PLAN_FORMAT_VERSION 17
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 
