@@ -20,6 +20,7 @@
 
 #include "cli/devices.h"
 #include "cli/opts.h"
+#include "core/text.h"
 #include "merge/merge_int.h"
 
 typedef struct {
@@ -190,9 +191,16 @@ static int parse(int argc, char **argv, args_t *a) {
   if (argc - first != 2)
     return cli_usage_error("export", "wants a target (%s) and a plan file",
                            names);
-  if ((a->target = find_target(argv[first])) < 0)
-    return cli_usage_error("export", "unknown target '%s' (%s)", argv[first],
-                           names);
+  if ((a->target = find_target(argv[first])) < 0) {
+    const char *all[sizeof targets / sizeof targets[0] + 1], *near;
+    for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++)
+      all[i] = targets[i].name;
+    all[sizeof targets / sizeof targets[0]] = NULL;
+    near = st__did_you_mean(argv[first], all);
+    return cli_usage_error("export", "unknown target '%s'%s%s%s (%s)",
+                           argv[first], near ? "; did you mean '" : "",
+                           near ? near : "", near ? "'?" : "", names);
+  }
   const char *t = targets[a->target].name;
   if (a->launch && strcmp(t, "megatron"))
     return cli_usage_error("export", "--launch is for the megatron target");

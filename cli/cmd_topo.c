@@ -13,6 +13,7 @@
 #include "cli/opts.h"
 #include "core/json.h"
 #include "core/stream.h"
+#include "core/text.h"
 
 typedef struct {
   const char *node_xml, *cluster;
@@ -398,6 +399,9 @@ int cli_cmd_topo(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "show")) return topo_show(argc - 1, argv + 1);
   if (!strcmp(argv[1], "collect")) return cli_topo_collect(argc - 1, argv + 1);
+  static const char *const subs[] = {"show", "collect", NULL};
+  const char *near = st__did_you_mean(argv[1], subs);
   return cli_usage_error(
-      "topo", "unknown subcommand '%s' (try 'show' or 'collect')", argv[1]);
+      "topo", "unknown subcommand '%s'%s%s%s (show or collect)", argv[1],
+      near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 }

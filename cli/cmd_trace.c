@@ -16,6 +16,7 @@
 #include "cli/opts.h"
 #include "core/json.h"
 #include "core/stream.h"
+#include "core/text.h"
 
 typedef struct {
   const char *spec;
@@ -395,6 +396,9 @@ int cli_cmd_trace(int argc, char **argv) {
   if (!strcmp(argv[1], "gen")) return trace_gen(argc - 1, argv + 1);
   if (!strcmp(argv[1], "info")) return trace_info(argc - 1, argv + 1);
   if (!strcmp(argv[1], "import")) return trace_import(argc - 1, argv + 1);
+  static const char *const subs[] = {"gen", "info", "import", NULL};
+  const char *near = st__did_you_mean(argv[1], subs);
   return cli_usage_error(
-      "trace", "unknown subcommand '%s' (gen, info or import)", argv[1]);
+      "trace", "unknown subcommand '%s'%s%s%s (gen, info or import)", argv[1],
+      near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 }

@@ -14,6 +14,7 @@
 
 #include "cli/opts.h"
 #include "core/stream.h"
+#include "core/text.h"
 
 enum { MAX_ROWS = 128, VAL_BASE = 1000, VAL_HELP = 999 };
 
@@ -221,6 +222,31 @@ static const char *optional_value(const table_t *x, int c, int argc,
   return x->rows[i].o->dflt;
 }
 
+/* What getopt_long did not take: an unknown option, with the one of this
+ * command it was meant to be when one is near (deprecated spellings are
+ * never offered), or a known one without its value. */
+static int unknown_option(const cli_optspec_t *s, const table_t *x,
+                          const char *word) {
+  const char *names[MAX_ROWS + 1];
+  char name[64];
+  int n = 0;
+  size_t len = strcspn(word + (word[0] == '-') + (word[1] == '-'), "=");
+  snprintf(name, sizeof name, "%.*s", (int)len,
+           word + (word[0] == '-') + (word[1] == '-'));
+  for (int i = 0; i < x->n; i++)
+    if (x->rows[i].o->name && !x->rows[i].o->alias_of &&
+        (!x->rows[i].o->only || (x->rows[i].o->only & s->mode)))
+      names[n++] = x->rows[i].o->name;
+  names[n] = NULL;
+  const char *near = word[0] == '-' && word[1] == '-' && strcmp(word, "--")
+                         ? st__did_you_mean(name, names)
+                         : NULL;
+  if (near && !strcmp(near, name)) near = NULL; /* known: its value lacks */
+  return cli_usage_error(s->cmd, "unknown or incomplete option '%s'%s%s%s",
+                         word, near ? "; did you mean --" : "",
+                         near ? near : "", near ? "?" : "");
+}
+
 int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
                    int *first) {
   static table_t x; /* the CLI parses one command line at a time */
@@ -235,9 +261,7 @@ int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
       cli_opts_help(s, st__stdout());
       return -1;
     }
-    if (c == '?' || c == ':')
-      return cli_usage_error(s->cmd, "unknown or incomplete option '%s'",
-                             argv[optind - 1]);
+    if (c == '?' || c == ':') return unknown_option(s, &x, argv[optind - 1]);
     if ((rc = take(s, &x, &z, c, optional_value(&x, c, argc, argv), args)))
       return rc;
   }

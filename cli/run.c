@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "core/stream.h"
+#include "core/text.h"
 
 static const cli_command_t commands[] = {
     {"trace", "generate, inspect and convert model traces", cli_cmd_trace},
@@ -63,6 +64,22 @@ static void usage(FILE *f) {
           "input, 3 infeasible, 4 internal error, 130 interrupted (Ctrl-C).\n");
 }
 
+/* A word that is no command, with the command it was meant to be when
+ * one is near. */
+static int unknown_command(const char *who, const char *word) {
+  const char *names[N_COMMANDS + 1], *near;
+  char shown[96];
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    names[i] = commands[i].name;
+  names[N_COMMANDS] = NULL;
+  near = st__did_you_mean(word, names);
+  fprintf(st__stderr(),
+          "%s: unknown command '%s'%s%s%s\nTry 'strata --help'.\n", who,
+          st__plain(word, shown, sizeof shown), near ? "; did you mean '" : "",
+          near ? near : "", near ? "'?" : "");
+  return CLI_USAGE;
+}
+
 int cli_main(int argc, char **argv) {
   if (argc < 2) {
     usage(st__stderr());
@@ -76,10 +93,7 @@ int cli_main(int argc, char **argv) {
         if (argc == 3) help_argv[1] = "--help", help_argv[2] = NULL;
         return commands[i].run(argc - 1, help_argv);
       }
-    fprintf(st__stderr(),
-            "strata help: unknown command '%s'\nTry 'strata --help'.\n",
-            argv[2]);
-    return CLI_USAGE;
+    return unknown_command("strata help", argv[2]);
   }
   if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
       (!strcmp(argv[1], "help") && argc == 2)) {
@@ -97,7 +111,5 @@ int cli_main(int argc, char **argv) {
   for (size_t i = 0; i < N_COMMANDS; i++)
     if (!strcmp(argv[1], commands[i].name))
       return commands[i].run(argc - 1, argv + 1);
-  fprintf(st__stderr(), "strata: unknown command '%s'\nTry 'strata --help'.\n",
-          argv[1]);
-  return CLI_USAGE;
+  return unknown_command("strata", argv[1]);
 }

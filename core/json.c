@@ -354,38 +354,6 @@ const char *st__json_bad_key(const cJSON *obj, const char *const *known,
   return NULL;
 }
 
-int st__edit_distance(const char *a, const char *b) {
-  enum { MAX = 63 };
-  int row[MAX + 1], la = (int)strnlen(a, MAX), lb = (int)strnlen(b, MAX);
-  for (int j = 0; j <= lb; j++)
-    row[j] = j;
-  for (int i = 1; i <= la; i++) {
-    int diag = row[0]; /* d[i-1][j-1] */
-    row[0] = i;
-    for (int j = 1; j <= lb; j++) {
-      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      diag = up;
-      row[j] = best;
-    }
-  }
-  return row[lb];
-}
-
-const char *st__nearest(const char *s, const char *const *names) {
-  const char *best = NULL;
-  int bd = 0;
-  for (int i = 0; names[i]; i++) {
-    int d = st__edit_distance(s, names[i]);
-    if (!best || d < bd) {
-      best = names[i];
-      bd = d;
-    }
-  }
-  return best;
-}
-
 static int added(const cJSON *it) {
   return it ? 0 : strata_error(STRATA_ENOMEM, "out of memory building JSON");
 }

@@ -45,12 +45,6 @@ int st__json_object(const cJSON *obj, const char *key, const char *where,
  * repeated keys; this holds for trees built otherwise). */
 const char *st__json_bad_key(const cJSON *obj, const char *const *known,
                              int *repeated);
-/* Edit distance (Levenshtein: insertions, deletions, substitutions) of a
- * and b, each cut to its first 63 characters. */
-int st__edit_distance(const char *a, const char *b);
-/* The entry of names (NULL-terminated) nearest to s by edit distance, the
- * first of equals; NULL when names is empty. */
-const char *st__nearest(const char *s, const char *const *names);
 
 /* Builders that record ENOMEM and return NULL/-1 on failure. */
 int st__json_add_num(cJSON *obj, const char *key, double v);

@@ -4,8 +4,10 @@
  *
  * Every exporter writes a name through exactly one of the writers below;
  * none writes a name with "%s".  The writers do not rely on the checks:
- * a name that reached them unchecked is still quoted.
+ * a name that reached them unchecked is still quoted.  At the end, the
+ * one "did you mean" every message about a misspelt name uses.
  */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -285,4 +287,53 @@ char *st__utf8_fix(const char *s) {
   }
   if (!b.p) return strata_strdup("");
   return strata_buf_steal(&b, NULL);
+}
+
+/* ---- did you mean ---- */
+
+enum { DIST_MAX = 63 };
+
+static int same_letter(char a, char b) {
+  return tolower((unsigned char)a) == tolower((unsigned char)b);
+}
+
+static int min3(int a, int b, int c) {
+  int m = a < b ? a : b;
+  return m < c ? m : c;
+}
+
+/* Three rows of the table (i - 2, i - 1, i) suffice for the swap. */
+int st__text_distance(const char *a, const char *b) {
+  int la = (int)strnlen(a, DIST_MAX), lb = (int)strnlen(b, DIST_MAX);
+  int r0[DIST_MAX + 1], r1[DIST_MAX + 1], r2[DIST_MAX + 1];
+  int *back = r0, *prev = r1, *cur = r2;
+  for (int j = 0; j <= lb; j++)
+    prev[j] = j;
+  for (int i = 1; i <= la; i++) {
+    cur[0] = i;
+    for (int j = 1; j <= lb; j++) {
+      int sub = prev[j - 1] + !same_letter(a[i - 1], b[j - 1]);
+      cur[j] = min3(prev[j] + 1, cur[j - 1] + 1, sub);
+      if (i > 1 && j > 1 && same_letter(a[i - 1], b[j - 2]) &&
+          same_letter(a[i - 2], b[j - 1]) && back[j - 2] + 1 < cur[j])
+        cur[j] = back[j - 2] + 1;
+    }
+    int *t = back;
+    back = prev, prev = cur, cur = t;
+  }
+  return prev[lb];
+}
+
+const char *st__did_you_mean(const char *s, const char *const *names) {
+  const char *best = NULL;
+  int bd = 0;
+  if (!s || !*s || !names) return NULL;
+  for (int i = 0; names[i]; i++) {
+    int d = st__text_distance(s, names[i]);
+    int ls = (int)strnlen(s, DIST_MAX), ln = (int)strnlen(names[i], DIST_MAX);
+    int limit = (ls > ln ? ls : ln) / 3;
+    if (d > (limit > 1 ? limit : 1)) continue;
+    if (!best || d < bd) best = names[i], bd = d;
+  }
+  return best;
 }

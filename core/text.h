@@ -62,4 +62,18 @@ const char *st__plain(const char *s, char *buf, size_t size);
  * a new string (strata_free) or NULL when out of memory. */
 char *st__utf8_fix(const char *s);
 
+/* "Did you mean": the one way every misspelt name (an option, a command,
+ * a model or preset, a key of a JSON file) is matched to what was meant.
+ * st__text_distance is the Damerau-Levenshtein distance (the optimal
+ * string alignment form: an insertion, a deletion, a substitution or a
+ * swap of two neighbours each costs 1) of a and b, letters compared
+ * without case, each cut to its first 63 bytes. */
+int st__text_distance(const char *a, const char *b);
+/* The entry of names (NULL-terminated) nearest to s, the first of equals,
+ * if it is near enough to be what was meant: at most a third of the
+ * longer name's length away (at least 1; "--global-bach" is one edit
+ * from --global-batch, "seq" four from "name" and never offered); NULL
+ * when none is (or s is empty). */
+const char *st__did_you_mean(const char *s, const char *const *names);
+
 #endif

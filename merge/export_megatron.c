@@ -80,11 +80,12 @@ static int check_mode(const strata_plan_t *p) {
     return REFUSE("a free-mode plan gives each operator its own layout, which "
                   "Megatron-LM cannot express; use 'strata export torch' or "
                   "re-plan in Megatron mode");
+  char fam[192];
   if (!st__mg_family(p->family))
-    return REFUSE("Megatron-LM has no training script here for the "
-                  "model's family '%s' (gpt and gpt2, llama and the "
-                  "LLaMA-like mistral, qwen2, qwen3 and phi3, bert)",
-                  p->family);
+    return REFUSE("Megatron-LM has no training script here for %s (gpt and "
+                  "gpt2, llama and the LLaMA-like mistral, qwen2, qwen3 and "
+                  "phi3, bert)",
+                  st__family_said(p, fam, sizeof fam));
   return 0;
 }
 

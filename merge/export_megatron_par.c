@@ -98,6 +98,24 @@ static int shared_gate(const strata_plan_t *p) {
   return 0;
 }
 
+/* How the model's router is trained (its config's; docs/exports.md):
+ * Megatron-LM's auxiliary loss is off by default (--moe-aux-loss-coeff
+ * 0), so the model's coefficient is said, per batch (aux_loss) or per
+ * sequence (seq_aux_loss); DeepSeek-V3's balancing bias, updated outside
+ * the gradient at Megatron-LM's default rate (1e-3, the paper's gamma),
+ * needs sigmoid scores (transformer_config.py); the input's jitter. */
+static void router_training_flags(st__mg_args_t *b, const strata_plan_t *p) {
+  if (p->router_aux_loss > 0) {
+    flag(b, "--moe-router-load-balancing-type", "%s",
+         p->router_seq_aux ? "seq_aux_loss" : "aux_loss");
+    flag(b, "--moe-aux-loss-coeff", "%g", p->router_aux_loss);
+  }
+  if (p->router_expert_bias && p->router_sigmoid)
+    flag(b, "--moe-router-enable-expert-bias", NULL);
+  if (p->router_jitter > 0)
+    flag(b, "--moe-input-jitter-eps", "%g", p->router_jitter);
+}
+
 /* Megatron-Core's MoE layer as planned: grouped GEMMs (unless the plan
  * turns them off), the token dispatcher (all-to-all unless the plan names
  * another) and the router's dtype (fp32 unless fp64), the expert layers
@@ -107,7 +125,9 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   if (!p->experts) return;
   flag(b, "--num-experts", "%d", p->experts);
   flag(b, "--moe-router-topk", "%d", p->topk);
-  if (p->topk == 1 && !p->router_sigmoid)
+  /* a softmax over all experts, the top-k's weights not renormalised:
+   * a top-1 router (Switch) or norm_topk_prob false (Qwen2-MoE) */
+  if (!p->router_sigmoid && (p->topk == 1 || p->router_pre_softmax))
     flag(b, "--moe-router-pre-softmax", NULL);
   flag(b, "--moe-ffn-hidden-size", "%d", p->moe_ffn);
   if (p->shared_ffn > 0)
@@ -130,6 +150,7 @@ static void moe_flags(st__mg_args_t *b, const strata_plan_t *p) {
   }
   if (p->router_topk_scale > 0)
     flag(b, "--moe-router-topk-scaling-factor", "%g", p->router_topk_scale);
+  router_training_flags(b, p);
   if (p->moe_grouped_gemm) flag(b, "--moe-grouped-gemm", NULL);
   flag(b, "--moe-token-dispatcher-type", "%s",
        strata_moe_token_dispatcher_name(p->moe_dispatcher));

@@ -95,10 +95,11 @@ static int load_map(const strata_plan_t *p, const char *text, cJSON **map,
     for (size_t i = 0; i < sizeof default_maps / sizeof default_maps[0]; i++)
       if (!strcmp(default_maps[i].family, p->family))
         text = default_maps[i].map;
+  char fam[192];
   if (!text)
-    return REFUSE("no module names for family '%s'; give a name map "
-                  "(--name-map, docs/exports.md)",
-                  p->family);
+    return REFUSE("no module names for %s; give a name map (--name-map, "
+                  "docs/exports.md)",
+                  st__family_said(p, fam, sizeof fam));
   int rc = st__json_parse(text, strlen(text), where, map);
   if (!rc) rc = st__json_str(*map, "blocks", where, 1, blocks);
   if (!rc) rc = st__json_object(*map, "modules", where, 1, &mods);

@@ -116,27 +116,27 @@ static int rope_check(const strata_plan_t *p, const char *model) {
   return 0;
 }
 
-int st__titan_check(const strata_plan_t *p, const char **flavor,
-                    const char **model) {
-  int first, last, rc;
-  if (!p || p->n_stages < 1 || !p->stages)
-    return strata_error(STRATA_EINVAL, "torchtitan export: a plan with no "
-                                       "stage");
-  if (!p->megatron)
-    return REFUSE("a free-mode plan lays out each operator as the ILP chose "
-                  "and torchtitan's tensor parallelism is Megatron's layout; "
-                  "use 'strata export torch'");
-  if (!(*model = titan_model(p)))
+/* torchtitan's model for the plan's family, and what that dense model
+ * lacks of the plan's. */
+static int model_check(const strata_plan_t *p, const char **model) {
+  char fam[192], name[96];
+  if (!(*model = titan_model(p)) && p->family[0])
     return REFUSE("torchtitan has no %s model (its llama3 and qwen3 are the "
                   "Strata families it trains)",
-                  p->family);
+                  st__plain(p->family, name, sizeof name));
+  if (!*model)
+    return REFUSE("torchtitan has no model for %s",
+                  st__family_said(p, fam, sizeof fam));
   if (p->experts > 0 || p->kv_lora > 0 || p->mtp_layers > 0)
-    return REFUSE("the plan's model has %s, which torchtitan's dense %s does "
-                  "not; export it for Megatron-LM",
-                  p->experts > 0   ? "experts"
+    return REFUSE("the plan's model%s%s%s has %s, and torchtitan's llama3 and "
+                  "qwen3 are dense models without them; export it for "
+                  "Megatron-LM",
+                  p->model ? " (" : "",
+                  p->model ? st__plain(p->model, name, sizeof name) : "",
+                  p->model ? ")" : "",
+                  p->experts > 0   ? "experts (a mixture of experts)"
                   : p->kv_lora > 0 ? "latent attention"
-                                   : "multi-token prediction modules",
-                  *model);
+                                   : "multi-token prediction modules");
   if (p->qkv_bias > 0 || p->out_bias > 0 || p->mlp_bias > 0 || p->window > 0 ||
       p->attn_sinks || p->glu_limit > 0 ||
       (p->attn_chunk > 0 && p->seq_len > p->attn_chunk) ||
@@ -151,7 +151,20 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
                   : p->qk_norm                       ? "q/k norms"
                                                      : "no q/k norms",
                   *model);
-  if ((rc = rope_check(p, *model))) return rc;
+  return 0;
+}
+
+int st__titan_check(const strata_plan_t *p, const char **flavor,
+                    const char **model) {
+  int first, last, rc;
+  if (!p || p->n_stages < 1 || !p->stages)
+    return strata_error(STRATA_EINVAL, "torchtitan export: a plan with no "
+                                       "stage");
+  if (!p->megatron)
+    return REFUSE("a free-mode plan lays out each operator as the ILP chose "
+                  "and torchtitan's tensor parallelism is Megatron's layout; "
+                  "use 'strata export torch'");
+  if ((rc = model_check(p, model)) || (rc = rope_check(p, *model))) return rc;
   /* the flavors' RMSNorm: nn_modules.py's 1e-5, qwen3's _EPS 1e-6 */
   double eps = !strcmp(*model, "qwen3") ? 1e-6 : 1e-5;
   if (p->norm_eps > 0 && p->norm_eps != eps)

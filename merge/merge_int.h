@@ -120,6 +120,10 @@ int st__titan_py_check(const strata_plan_t *p, const char **model,
 int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
                       double **scratch);
 
+/* The model's family as a refusal names it, into buf: "the model's family
+ * 'x'", or, where the plan names none (a trace file without one), what
+ * that is and what to plan from instead (refuse.c). */
+const char *st__family_said(const strata_plan_t *p, char *buf, size_t n);
 /* The rulebook's plan rules (pipeline/rules.c) for framework `target`
  * (STRATA_RULES_*): 0, or STRATA_EUNSUPPORTED with "WHO export: " and
  * the rule's reason (refuse.c). */

@@ -137,7 +137,11 @@ static void model_facts(strata_plan_t *p, const strata_graph_t *g) {
   p->flash_attention = g->hp.flash_attention;
   p->dropout = g->hp.dropout;
   p->untie_embeddings = strata_graph_find_tensor(g, "head.weight") >= 0;
-  p->max_position = g->hp.max_seq > 0 ? g->hp.max_seq : g->seq_len;
+  /* the model's trained context (max_position_embeddings) where it is
+   * known, never below the sequence planned (Megatron-LM asserts
+   * max_position_embeddings >= seq_length) */
+  int seq = g->hp.max_seq > 0 ? g->hp.max_seq : g->seq_len;
+  p->max_position = g->hp.max_positions > seq ? g->hp.max_positions : seq;
   if (!p->seq_len) p->seq_len = g->seq_len;
 }
 

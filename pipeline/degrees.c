@@ -403,6 +403,51 @@ static void link_siblings(st__search_t *S) {
   }
 }
 
+/* Why the degrees given lay out no stage: the first of the checks above
+ * they fail, with its figures (the heads, the powers of two the sizes
+ * step through, the nodes' GPUs), else the experts' rules together. */
+static int no_layout(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  int tp = o->fix_tp ? o->fix_tp : 1, cp = o->fix_cp ? o->fix_cp : 1;
+  int nodes, gpn;
+  for (int gi = 0; gi < S->n_graphs; gi++) {
+    const struct strata_graph_hp *h = &S->graphs[gi]->hp;
+    int kv = h->kv_heads ? h->kv_heads : h->heads;
+    if (divides_heads(S, S->graphs[gi], tp)) continue;
+    if (h->heads % tp)
+      return strata_error(STRATA_EINVAL,
+                          "--tp %d: the model's %d heads (%d key-value "
+                          "groups) do not divide by %d",
+                          tp, h->heads, kv, tp);
+    return strata_error(STRATA_EINVAL,
+                        "--tp %d: the model's %d key-value groups (of %d "
+                        "heads) do not divide by %d",
+                        tp, kv, h->heads, tp);
+  }
+  if (tp & (tp - 1) || cp & (cp - 1))
+    return strata_error(STRATA_EINVAL,
+                        "--%s %d: the planner lays out %s sizes that are "
+                        "powers of two (1, 2, 4, 8, ...)",
+                        tp & (tp - 1) ? "tp" : "cp", tp & (tp - 1) ? tp : cp,
+                        tp & (tp - 1) ? "tensor-parallel" : "context-parallel");
+  if (!stage_shape(S, tp, cp, &nodes, &gpn))
+    return strata_error(STRATA_EINVAL,
+                        "tp %d x cp %d: a stage of %d GPUs does not fit this "
+                        "cluster (%d node%s of %d GPUs; a stage is part of a "
+                        "node or whole nodes, the tensor-parallel group "
+                        "within one)",
+                        tp, cp, tp * cp, S->N, S->N == 1 ? "" : "s", S->G);
+  return strata_error(STRATA_EINVAL,
+                      "no stage can be laid out with tensor-parallel size %d, "
+                      "context-parallel size %d, expert-parallel size %d and "
+                      "expert tensor-parallel size %d on this cluster's nodes "
+                      "of %d GPUs: check that the experts divide by ep, that "
+                      "etp is 1 or tp, that ep / (tp / etp) is 1 or a "
+                      "multiple of cp, and that the sequence splits into 2 x "
+                      "cp chunks",
+                      tp, cp, o->fix_ep ? o->fix_ep : 1, o->fix_etp, S->G);
+}
+
 int st__enumerate_families(st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
   int rc = 0;
@@ -422,16 +467,7 @@ int st__enumerate_families(st__search_t *S) {
       }
     }
   if (!rc && (o->fix_tp || o->fix_cp || o->fix_ep || o->fix_etp) && !S->n_fam)
-    rc = strata_error(STRATA_EINVAL,
-                      "no stage can be laid out with tensor-parallel size %d, "
-                      "context-parallel size %d, expert-parallel size %d and "
-                      "expert tensor-parallel size %d on this cluster's nodes "
-                      "of %d GPUs: check that the heads divide by tp, that "
-                      "tp x cp fits the nodes (tp within one), that the "
-                      "experts divide by ep, that etp is 1 or tp and that "
-                      "ep / (tp / etp) is 1 or a multiple of cp",
-                      o->fix_tp, o->fix_cp ? o->fix_cp : 1,
-                      o->fix_ep ? o->fix_ep : 1, o->fix_etp, S->G);
+    rc = no_layout(S);
   if (!rc) link_siblings(S);
   return rc;
 }

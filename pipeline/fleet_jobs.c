@@ -4,7 +4,8 @@
  * "min_nodes", "max_nodes"}, ...]} (docs/cli.md, "strata fleet").
  *
  * Every value is checked where it is read and a message names its JSON
- * path (jobs[2].min_nodes): an unknown key (with the nearest known one),
+ * path (jobs[2].min_nodes): an unknown key (with the one it was meant
+ * to be, when one is near),
  * a wrong type, a value out of range, min_nodes above max_nodes.  A job's
  * name becomes the file name of its plan (DIR/NAME.splan), so it is held
  * to a file name's characters and two names that differ only in case are
@@ -35,9 +36,10 @@ static int check_keys(const cJSON *o, const char *const *keys,
   if (repeated)
     return strata_error(STRATA_EBADINPUT, "%s: key '%s' is given twice", where,
                         shown);
-  return strata_error(STRATA_EBADINPUT,
-                      "%s: unknown key '%s'; the nearest known one is '%s'",
-                      where, shown, st__nearest(bad, keys));
+  const char *near = st__did_you_mean(bad, keys);
+  return strata_error(STRATA_EBADINPUT, "%s: unknown key '%s'%s%s%s", where,
+                      shown, near ? "; did you mean '" : "", near ? near : "",
+                      near ? "'?" : "");
 }
 
 /* An optional integer in [lo, hi] (absent: *out unchanged). */

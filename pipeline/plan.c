@@ -135,6 +135,11 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->router_groups = g->hp.router_groups;
   p->router_group_topk = g->hp.router_group_topk;
   p->router_topk_scale = g->hp.router_topk_scale;
+  p->router_aux_loss = g->hp.router_aux_loss;
+  p->router_seq_aux = g->hp.router_seq_aux;
+  p->router_pre_softmax = g->hp.router_pre_softmax;
+  p->router_expert_bias = g->hp.router_expert_bias;
+  p->router_jitter = g->hp.router_jitter;
   p->rope_scaling = g->hp.rope_scaling;
   p->mlp_bias = g->hp.mlp_bias;
   p->window_from = g->hp.window > 0 ? g->hp.window_from : 0;

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "pipeline/sub.h"
@@ -30,12 +31,29 @@ void st__progress_init(st__progress_t *p, int on) {
   p->lines = 0;
 }
 
-/* "1.234 s", or "-" for a figure not known yet. */
-static void fmt_step(double v, char *buf, size_t size) {
-  if (isfinite(v))
-    snprintf(buf, size, "%.3f s", v);
+/* What a phase waits for before it knows a best step: the stage solves
+ * come before any configuration is costed; the searches cost them, and
+ * none has fitted yet. */
+static const char *waiting_for(const char *phase) {
+  return strcmp(phase, "stage solves")
+             ? "no configuration fits yet"
+             : "no step yet: the configurations are costed once their "
+               "stages are solved";
+}
+
+void st__progress_line(char *buf, size_t size, const char *phase, long done,
+                       long total, double best, double bound, double seconds) {
+  int n = snprintf(buf, size, "strata: %s %ld/%ld, ", phase, done, total);
+  if (n < 0 || (size_t)n >= size) return;
+  if (isfinite(best))
+    n += snprintf(buf + n, size - (size_t)n, "best step %.3f s", best);
   else
-    snprintf(buf, size, "-");
+    n += snprintf(buf + n, size - (size_t)n, "%s", waiting_for(phase));
+  if (n < 0 || (size_t)n >= size) return;
+  if (isfinite(bound))
+    n += snprintf(buf + n, size - (size_t)n, ", bound %.3f s", bound);
+  if (n < 0 || (size_t)n >= size) return;
+  snprintf(buf + n, size - (size_t)n, " (%.1f s)", seconds);
 }
 
 void st__progress_note(st__progress_t *p, const char *phase, long done,
@@ -44,15 +62,13 @@ void st__progress_note(st__progress_t *p, const char *phase, long done,
   double now = strata_now();
   if (now - p->t0 < QUIET_START) return;
   if (p->lines && now - p->last < (p->tty ? TTY_EVERY : PIPE_EVERY)) return;
-  char b[32], lb[32];
-  fmt_step(best, b, sizeof b);
-  fmt_step(bound, lb, sizeof lb);
+  char line[256];
+  st__progress_line(line, sizeof line, phase, done, total, best, bound,
+                    now - p->t0);
   p->last = now;
   p->lines++;
   /* the terminal's line is padded so that a shorter one covers it */
-  fprintf(st__stderr(),
-          "%sstrata: %s %ld/%ld, best step %s, bound %s (%.1f s)%s",
-          p->tty ? "\r" : "", phase, done, total, b, lb, now - p->t0,
+  fprintf(st__stderr(), "%s%s%s", p->tty ? "\r" : "", line,
           p->tty ? "    " : "\n");
   p->shown = p->tty;
   fflush(st__stderr());

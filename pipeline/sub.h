@@ -58,6 +58,11 @@ void st__progress_init(st__progress_t *p, int on);
  * plan beats (either INFINITY or NAN when not known); p may be NULL. */
 void st__progress_note(st__progress_t *p, const char *phase, long done,
                        long total, double best, double bound);
+/* The line st__progress_note prints, into buf: the phase, its work done,
+ * the best step (or, before there is one, what the phase waits for), the
+ * bound where one is known, the seconds since the start. */
+void st__progress_line(char *buf, size_t size, const char *phase, long done,
+                       long total, double best, double bound, double seconds);
 /* Ends a line left open on a terminal. */
 void st__progress_end(st__progress_t *p);
 /* A plan the time limit cut short: its step and the bound no plan beats

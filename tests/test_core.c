@@ -124,11 +124,6 @@ TEST(json_keys) {
   static const char *const known[] = {"latency_us", "leaf_size", "nics", NULL};
   cJSON *j;
   int rep;
-  ASSERT_EQ(st__edit_distance("kitten", "sitting"), 3);
-  ASSERT_EQ(st__edit_distance("", "abc"), 3);
-  ASSERT_EQ(st__edit_distance("nics", "nics"), 0);
-  ASSERT_STR_EQ(st__nearest("latncy_us", known), "latency_us");
-  ASSERT_STR_EQ(st__nearest("nic", known), "nics");
   const char *text = "{\"nics\": 1, \"leaf_size\": 2}";
   ASSERT_OK(st__json_parse(text, strlen(text), "t.json", &j));
   ASSERT(st__json_bad_key(j, known, &rep) == NULL);

@@ -744,6 +744,14 @@ TEST(moe_configs_are_their_presets) {
     ASSERT_EQ(g->hp.router_groups, p->hp.router_groups);
     ASSERT_EQ(g->hp.router_group_topk, p->hp.router_group_topk);
     ASSERT(g->hp.router_topk_scale == p->hp.router_topk_scale);
+    /* the router's training and the trained context, as exported */
+    ASSERT(g->hp.router_aux_loss == p->hp.router_aux_loss);
+    ASSERT(g->hp.router_aux_loss > 0);
+    ASSERT_EQ(g->hp.router_seq_aux, p->hp.router_seq_aux);
+    ASSERT_EQ(g->hp.router_pre_softmax, p->hp.router_pre_softmax);
+    ASSERT_EQ(g->hp.router_expert_bias, p->hp.router_expert_bias);
+    ASSERT_EQ(g->hp.max_positions, p->hp.max_positions);
+    ASSERT(g->hp.max_positions > p->seq_len);
     strata_graph_destroy(p);
     strata_graph_destroy(g);
   }
@@ -765,6 +773,30 @@ TEST(llama3_preset_is_its_config) {
   ASSERT_NEAR(a.activation_bytes, b.activation_bytes, 1e-15, 0);
   ASSERT_EQ(g->seq_len, p->seq_len);
   ASSERT(g->hp.rope_theta == 500000 && p->hp.rope_theta == 500000);
+  ASSERT_EQ(g->hp.max_positions, 8192);
+  ASSERT_EQ(p->hp.max_positions, 8192);
+  strata_graph_destroy(p);
+  strata_graph_destroy(g);
+}
+
+/* llama3-405b is Llama 3.1 405B: the RoPE base, scaling and context of
+ * Llama 3.1's config.json (the 8B's here: the family's, 131,072
+ * positions, llama3 scaling x8 from 8192), where it had none. */
+TEST(llama31_preset_has_its_rope) {
+  strata_graph_t *g = import("llama-3.1-8b.json", 0, 8192), *p = NULL;
+  strata_gen_opts_t o;
+  ASSERT_OK(strata_preset_opts("llama3-405b", &o));
+  o.layers = 2; /* the settings, not the size */
+  ASSERT_OK(strata_generate(&o, "llama3-405b", &p));
+  const strata_rope_scaling_t *a = &g->hp.rope_scaling,
+                              *b = &p->hp.rope_scaling;
+  ASSERT_EQ(b->type, STRATA_ROPE_SCALING_LLAMA3);
+  ASSERT_EQ(a->type, b->type);
+  ASSERT(a->factor == b->factor && a->low == b->low && a->high == b->high);
+  ASSERT_EQ(a->original, b->original);
+  ASSERT(g->hp.rope_theta == p->hp.rope_theta);
+  ASSERT_EQ(p->hp.max_positions, 131072);
+  ASSERT_EQ(g->hp.max_positions, p->hp.max_positions);
   strata_graph_destroy(p);
   strata_graph_destroy(g);
 }
@@ -1246,6 +1278,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(refused_configs),
     TEST_ENTRY(moe_configs_are_their_presets),
     TEST_ENTRY(llama3_preset_is_its_config),
+    TEST_ENTRY(llama31_preset_has_its_rope),
     TEST_ENTRY(router_groups_and_scaling),
     TEST_ENTRY(rope_scaling_in_the_model),
     TEST_ENTRY(rope_scaling_exports_or_is_refused),

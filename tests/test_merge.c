@@ -1766,6 +1766,78 @@ TEST(torchtitan_batch) {
   strata_error_clear();
 }
 
+/* The model's own settings reach the exports: its trained context, not
+ * the sequence (and never below it), the router's training as its config
+ * states it (Megatron-LM's auxiliary loss is off unless told), Llama
+ * 3.1's RoPE scaling, which torchtitan's llama3 applies itself. */
+TEST(exports_carry_model_settings) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  char *t = NULL;
+  snprintf(p->family, sizeof p->family, "llama");
+  p->max_position = 131072;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--seq-length 128 \\\n--max-position-embeddings 131072");
+  ASSERT(!strstr(t, "--moe-aux-loss-coeff"));
+  strata_free(t);
+  p->experts = 8, p->topk = 2, p->moe_ffn = 512, p->moe_layers = 8;
+  p->ep = 1, p->etp = 2;
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT(!strstr(t, "--moe-aux-loss-coeff")); /* none stated: none */
+  ASSERT(!strstr(t, "--moe-router-pre-softmax"));
+  strata_free(t);
+  p->router_aux_loss = 0.02, p->router_pre_softmax = 1;
+  p->router_jitter = 0.01;
+  p->router_expert_bias = 1; /* a softmax router: no balancing bias */
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--moe-router-load-balancing-type aux_loss \\\n"
+                     "--moe-aux-loss-coeff 0.02 \\\n");
+  ASSERT_CONTAINS(t, "--moe-router-pre-softmax");
+  ASSERT_CONTAINS(t, "--moe-input-jitter-eps 0.01");
+  ASSERT(!strstr(t, "--moe-router-enable-expert-bias"));
+  strata_free(t);
+  p->router_sigmoid = 1, p->router_seq_aux = 1; /* DeepSeek-V3's */
+  ASSERT_OK(strata_export_megatron(p, &t));
+  ASSERT_CONTAINS(t, "--moe-router-load-balancing-type seq_aux_loss");
+  ASSERT_CONTAINS(t, "--moe-router-enable-expert-bias");
+  ASSERT(!strstr(t, "--moe-router-pre-softmax")); /* sigmoid scores */
+  strata_free(t);
+  /* the family named in refusals: a mixture of experts by its model's
+   * name, a model of no family said so (it read "has no  model") */
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_STR_EQ(strata_last_error(),
+                "torchtitan export: the plan's model (gpt-tiny) has experts "
+                "(a mixture of experts), and torchtitan's llama3 and qwen3 "
+                "are dense models without them; export it for Megatron-LM");
+  p->family[0] = '\0';
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "torchtitan has no model for a model "
+                                       "of no family (a trace file");
+  ASSERT_EQ(strata_export_megatron(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(), "no training script here for a model "
+                                       "of no family");
+  ASSERT(!strstr(strata_last_error(), "''"));
+  strata_plan_destroy(p);
+  /* Llama 3.1's scaling is torchtitan llama3's own */
+  p = hand_plan(2, 2, 2, 32, NULL);
+  snprintf(p->family, sizeof p->family, "llama");
+  p->hidden = 4096, p->heads = 32, p->kv_heads = 8, p->ffn = 14336;
+  p->untie_embeddings = 1;
+  p->rope_scaling = (strata_rope_scaling_t){.type = STRATA_ROPE_SCALING_LLAMA3,
+                                            .factor = 8,
+                                            .low = 1,
+                                            .high = 4,
+                                            .original = 8192};
+  ASSERT_OK(strata_export_torchtitan(p, &t));
+  ASSERT_CONTAINS(t, "flavor = \"8B\"");
+  strata_free(t);
+  p->rope_scaling.factor = 16;
+  ASSERT_EQ(strata_export_torchtitan(p, &t), STRATA_EUNSUPPORTED);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "has llama3 RoPE scaling and the llama3 flavors");
+  strata_plan_destroy(p);
+  strata_error_clear();
+}
+
 /* Megatron-LM's RoPE scaling flags fix what they do not take: other
  * figures are refused with the reason. */
 TEST(megatron_rope_scaling_refusals) {
@@ -2273,6 +2345,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(torchtitan_degrees_and_rope),
     TEST_ENTRY(torchtitan_batch),
     TEST_ENTRY(rope_scaling_in_plan_files),
+    TEST_ENTRY(exports_carry_model_settings),
     TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),

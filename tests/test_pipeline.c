@@ -1411,6 +1411,57 @@ static strata_plan_t *plan_spec(const char *spec, const strata_gen_opts_t *gen,
   return p;
 }
 
+/* The progress line says what it waits for before it has a best step
+ * (it printed "best step -, bound -" through the stage solves), and the
+ * bound only where one is known. */
+TEST(progress_line_says_what_it_waits_for) {
+  char b[256];
+  st__progress_line(b, sizeof b, "stage solves", 3, 40, NAN, NAN, 1.31);
+  ASSERT_STR_EQ(b, "strata: stage solves 3/40, no step yet: the "
+                   "configurations are costed once their stages are solved "
+                   "(1.3 s)");
+  st__progress_line(b, sizeof b, "search", 10, 400, INFINITY, 0.5, 2);
+  ASSERT_STR_EQ(b, "strata: search 10/400, no configuration fits yet, bound "
+                   "0.500 s (2.0 s)");
+  st__progress_line(b, sizeof b, "mixed search", 2808, 9522, 26.5084, 20.8651,
+                    6);
+  ASSERT_STR_EQ(b, "strata: mixed search 2808/9522, best step 26.508 s, "
+                   "bound 20.865 s (6.0 s)");
+  ASSERT(!strstr(b, " -"));
+  st__progress_line(b, 24, "search", 1, 2, 1, 1, 1); /* cut, ended */
+  ASSERT_EQ(strlen(b), 23);
+}
+
+/* The plan keeps the model's trained context (max_position_embeddings)
+ * for the exports, not the sequence it is trained at; never less than
+ * that sequence (Megatron-LM asserts it). */
+TEST(plan_keeps_trained_context) {
+  for (int k = 0; k < 2; k++) {
+    strata_gen_opts_t gen;
+    strata_plan_opts_t o;
+    strata_graph_t *g = NULL;
+    strata_cluster_t *c = NULL;
+    strata_plan_t *p = NULL;
+    strata_gen_opts_init(&gen, STRATA_FAMILY_LLAMA);
+    gen.layers = 2, gen.hidden = 256, gen.heads = 4, gen.kv_heads = 4;
+    gen.ffn = 512, gen.seq = 512, gen.vocab = 1000, gen.micro_batch = 1;
+    gen.max_positions = k ? 256 : 40960;
+    ASSERT_OK(strata_generate(&gen, "llama", &g));
+    strata_plan_opts_init(&o);
+    o.global_batch = 8;
+    o.model_spec = "llama";
+    o.quiet = 1;
+    ASSERT_OK(strata_cluster_load("dgx-a100:1", &c));
+    ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+    ASSERT_OK(strata_merge_stitch(p, g, c));
+    ASSERT_EQ(p->seq_len, 512);
+    ASSERT_EQ(p->max_position, (k ? 512 : 40960));
+    strata_plan_destroy(p);
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+}
+
 TEST(trace_file_any_micro_batch) {
   strata_gen_opts_t gen;
   strata_graph_t *g = NULL;
@@ -1597,6 +1648,8 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_is_best_of_enumeration_interleaved),
     TEST_ENTRY(pareto_is_front_of_enumeration),
     TEST_ENTRY(interleaved_uneven_exact),
+    TEST_ENTRY(progress_line_says_what_it_waits_for),
+    TEST_ENTRY(plan_keeps_trained_context),
     TEST_ENTRY(trace_file_any_micro_batch),
     TEST_ENTRY(heterogeneous_layers_exact),
 };

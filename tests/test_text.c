@@ -1,7 +1,7 @@
 /*
  * test_text.c - names as data (core/text.c): the name and host-name checks
  * at the borders, and each language's writer on the characters that could
- * end a string, a comment or a line there.
+ * end a string, a comment or a line there; the one "did you mean".
  */
 #include "core/text.h"
 #include "testlib.h"
@@ -91,9 +91,38 @@ TEST(writers) {
   ASSERT(!st__utf8_valid("\xf4\x90\x80\x80", 4)); /* past U+10FFFF */
 }
 
+/* The one "did you mean" (core/text.c): Damerau-Levenshtein (a swap of
+ * neighbours is one edit), letters without case, offered within a third
+ * of the longer name; a far name is not offered at all. */
+TEST(did_you_mean) {
+  static const char *const known[] = {"latency_us", "leaf_size", "nics", NULL};
+  static const char *const jobs[] = {"name",   "model",     "global_batch",
+                                     "weight", "min_nodes", "max_nodes",
+                                     NULL};
+  static const char *const opts[] = {"global-batch", "micro-batch", "tp", "pp",
+                                     NULL};
+  ASSERT_EQ(st__text_distance("kitten", "sitting"), 3);
+  ASSERT_EQ(st__text_distance("", "abc"), 3);
+  ASSERT_EQ(st__text_distance("nics", "nics"), 0);
+  ASSERT_EQ(st__text_distance("plna", "plan"), 1); /* a swap */
+  ASSERT_EQ(st__text_distance("wieght", "weight"), 1);
+  ASSERT_EQ(st__text_distance("LLaMA3-8B", "llama3-8b"), 0);
+  ASSERT_EQ(st__text_distance("ca", "abc"), 3); /* no edit of a swapped pair */
+  ASSERT_STR_EQ(st__did_you_mean("latncy_us", known), "latency_us");
+  ASSERT_STR_EQ(st__did_you_mean("nic", known), "nics");
+  ASSERT_STR_EQ(st__did_you_mean("global-bach", opts), "global-batch");
+  ASSERT_STR_EQ(st__did_you_mean("wieght", jobs), "weight");
+  ASSERT(st__did_you_mean("seq", jobs) == NULL); /* "name" is 4 away */
+  ASSERT(st__did_you_mean("leaiption", known) == NULL);
+  ASSERT_STR_EQ(st__did_you_mean("tq", opts), "tp"); /* 1 edit of 2 */
+  ASSERT(st__did_you_mean("", opts) == NULL);
+  ASSERT(st__did_you_mean("x", NULL) == NULL);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(name_check),
     TEST_ENTRY(hostnames),
     TEST_ENTRY(writers),
+    TEST_ENTRY(did_you_mean),
 };
 TEST_MAIN(tests)

@@ -596,8 +596,8 @@ TEST(spec_implausible) {
 
 TEST(spec_unknown_keys) {
   expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"latncy_us\": 3"),
-                    "unknown key 'latncy_us'; the nearest known one is "
-                    "'latency_us'");
+                    "unknown key 'latncy_us'; did you mean "
+                    "'latency_us'?");
   expect_text_error(SPEC("\"nic_gbits_per_s\": 400, \"gpus\": 3"),
                     "'gpus' does not belong here; it goes in "
                     "node_groups[].template");
@@ -606,8 +606,8 @@ TEST(spec_unknown_keys) {
                     "'leaf_size' is given twice");
   expect_text_error("{\"node_groups\": [{\"count\": 1, \"template\": "
                     "{\"gpus\": 8, \"gpu_modle\": \"H100-SXM\"}}]}",
-                    "node_groups[0].template: unknown key 'gpu_modle'; the "
-                    "nearest known one is 'gpu_model'");
+                    "node_groups[0].template: unknown key 'gpu_modle'; did "
+                    "you mean 'gpu_model'?");
 }
 
 /* Found by fuzz_hwloc: an OS device without a name (strlen(NULL)). */

@@ -314,18 +314,15 @@ static int legacy_key(const char *k) {
   return n > 5 && !strcmp(k + n - 5, "_gbps");
 }
 
-/* The known key nearest to k (the older spellings are never offered). */
+/* The known key k was meant to be, or NULL (the older spellings are never
+ * offered). */
 static const char *nearest_key(const char *k, const char *const *keys) {
-  const char *best = NULL;
-  int bd = 0;
-  for (int i = 0; keys[i]; i++) {
-    int d = legacy_key(keys[i]) ? -1 : st__edit_distance(k, keys[i]);
-    if (d >= 0 && (!best || d < bd)) {
-      best = keys[i];
-      bd = d;
-    }
-  }
-  return best;
+  const char *offered[64];
+  int n = 0;
+  for (int i = 0; keys[i] && n < 63; i++)
+    if (!legacy_key(keys[i])) offered[n++] = keys[i];
+  offered[n] = NULL;
+  return st__did_you_mean(k, offered);
 }
 
 /* The object where key k belongs when it is not in keys, or NULL. */
@@ -353,10 +350,12 @@ static int check_keys(const cJSON *o, const char *where,
                         "%s: '%s' does not belong here; it goes in %s "
                         "(docs/cluster-format.md)",
                         where, k, home);
+  const char *near = nearest_key(k, keys);
   return strata_error(STRATA_EBADINPUT,
-                      "%s: unknown key '%.64s'; the nearest known one is "
-                      "'%s' (docs/cluster-format.md lists them)",
-                      where, k, nearest_key(k, keys));
+                      "%s: unknown key '%.64s'%s%s%s (docs/cluster-format.md "
+                      "lists them)",
+                      where, k, near ? "; did you mean '" : "",
+                      near ? near : "", near ? "'?" : "");
 }
 
 /* ---- JSON: values ---------------------------------------------------- */
@@ -747,8 +746,7 @@ int st__spec_read(const char *arg, st__spec_t **out) {
     for (int i = 0; i < N_PRESETS; i++)
       names[i] = presets[i].name;
     names[N_PRESETS] = NULL;
-    near = st__nearest(arg, names);
-    if (st__edit_distance(arg, near) <= 3)
+    if ((near = st__did_you_mean(arg, names)))
       return strata_error(STRATA_ENOTFOUND,
                           "'%s' is neither a cluster spec file nor a preset; "
                           "the nearest preset is %s (write %s:NODES, e.g. "

@@ -95,6 +95,13 @@ static int check_variants(const strata_gen_opts_t *o, int kv) {
                         "the scaling 0 to 1e6",
                         o->router_groups, o->router_group_topk,
                         o->router_topk_scale, o->experts);
+  if (!(o->router_aux_loss >= 0 && o->router_aux_loss <= 1e3) ||
+      !(o->router_jitter >= 0 && o->router_jitter < 1) || o->max_positions < 0)
+    return strata_error(STRATA_EBADINPUT,
+                        "router auxiliary loss %g, jitter %g, positions %d: "
+                        "the loss's coefficient must be 0 to 1000, the "
+                        "jitter 0 to below 1, the positions >= 0",
+                        o->router_aux_loss, o->router_jitter, o->max_positions);
   if (o->rotary_percent < 0 || o->rotary_percent > 1)
     return strata_error(STRATA_EBADINPUT,
                         "rotary share %g: must be in (0, 1] (0: all dims)",
@@ -271,7 +278,13 @@ static void set_variant_hp(const strata_gen_opts_t *o, st__arch_t *a) {
     hp->router_groups = o->router_groups;
     hp->router_group_topk = o->router_group_topk;
     hp->router_topk_scale = o->router_topk_scale;
+    hp->router_aux_loss = o->router_aux_loss > 0 ? o->router_aux_loss : 0;
+    hp->router_jitter = o->router_jitter > 0 ? o->router_jitter : 0;
+    hp->router_seq_aux = o->router_seq_aux > 0;
+    hp->router_pre_softmax = o->router_pre_softmax > 0;
+    hp->router_expert_bias = o->router_expert_bias > 0;
   }
+  hp->max_positions = o->max_positions > 0 ? o->max_positions : 0;
   hp->mtp_layers = o->mtp_layers > 0 ? o->mtp_layers : 0;
   hp->qk_norm = o->qk_norm > 0 ? o->qk_norm : 0; /* 2: L2 */
   hp->nope_every = o->nope_every > 0 ? o->nope_every : 0;

@@ -778,6 +778,25 @@ static void rd_t5(cfg_t *c, st__arch_t *a) {
  * What the router does beyond top-k of its scores (groups, scaling, the
  * auxiliary loss, jitter, the load-balancing bias that is not trained by
  * gradient) changes no parameter, FLOP or byte counted. */
+/* How the router is trained, which Megatron-LM is told (strata_gen_opts_t):
+ * the load-balancing loss's coefficient (router_aux_loss_coef, or
+ * DeepSeek's aux_loss_alpha), per sequence (seq_aux), the auxiliary-loss-
+ * free balancing bias (topk_method noaux_tc) and the input's jitter
+ * (router_jitter_noise).  norm_topk_prob is each reader's: the softmax
+ * routers that leave the top-k weights as they are (Qwen2-MoE). */
+static void router_training(cfg_t *c, strata_gen_opts_t *o) {
+  const char *coef = item(c, "router_aux_loss_coef") ? "router_aux_loss_coef"
+                                                     : "aux_loss_alpha";
+  o->router_aux_loss = real(c, coef, 0);
+  if (!(o->router_aux_loss >= 0 && o->router_aux_loss <= 1e3))
+    bad_field(c, coef, "a coefficient from 0 to 1000");
+  o->router_seq_aux = flag(c, "seq_aux", 0);
+  o->router_expert_bias = !strcmp(str(c, "topk_method", ""), "noaux_tc");
+  o->router_jitter = real(c, "router_jitter_noise", 0);
+  if (!(o->router_jitter >= 0 && o->router_jitter < 1))
+    bad_field(c, "router_jitter_noise", "a jitter from 0 to below 1");
+}
+
 static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   static const char *const routing[] = {"router_aux_loss_coef",
                                         "output_router_logits",
@@ -824,6 +843,7 @@ static void moe_common(cfg_t *c, strata_gen_opts_t *o) {
   }
   double scale = real(c, "routed_scaling_factor", 1);
   if (scale != 1 && scale > 0) o->router_topk_scale = scale;
+  router_training(c, o);
 }
 
 static void rd_mixtral(cfg_t *c, strata_gen_opts_t *o) {
@@ -854,6 +874,8 @@ static void qwen_experts(cfg_t *c, strata_gen_opts_t *o) {
 
 static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
   qwen_experts(c, o);
+  /* Qwen3MoeConfig's default is false: the softmax's weights as they are */
+  o->router_pre_softmax = !flag(c, "norm_topk_prob", 0);
   o->qk_norm = 1;
   o->qkv_bias = o->out_bias = flag(c, "attention_bias", 0);
 }
@@ -863,6 +885,7 @@ static void rd_qwen3_moe(cfg_t *c, strata_gen_opts_t *o) {
  * sigmoid gate (shared_expert_gate, a linear to one value per token). */
 static void rd_qwen2_moe(cfg_t *c, strata_gen_opts_t *o) {
   qwen_experts(c, o);
+  o->router_pre_softmax = !flag(c, "norm_topk_prob", 0);
   o->qkv_bias = 1;
   o->shared_ffn = num(c, "shared_expert_intermediate_size", 0, 0);
   o->shared_gate = o->shared_ffn > 0;
@@ -902,6 +925,9 @@ static void rd_deepseek(cfg_t *c, strata_gen_opts_t *o) {
   if (flag(c, "attention_bias", 0))
     bad_field(c, "attention_bias", "false (latent attention without biases)");
   o->router_sigmoid = !strcmp(str(c, "scoring_func", "softmax"), "sigmoid");
+  /* DeepSeek-V2's softmax router leaves the top-k weights as they are
+   * (norm_topk_prob false); a sigmoid router's are renormalised */
+  if (!o->router_sigmoid) o->router_pre_softmax = !flag(c, "norm_topk_prob", 0);
 }
 
 /* gpt-oss: biases everywhere (attention, router, experts), a sliding
@@ -942,7 +968,9 @@ static void rd_glm4_moe(cfg_t *c, strata_gen_opts_t *o) {
   o->qk_norm = flag(c, "use_qk_norm", 0);
   double prf = rotary_factor(c);
   if (prf < 1) o->rotary_percent = prf;
-  o->router_sigmoid = 1; /* Glm4MoeTopkRouter: sigmoid scores */
+  o->router_sigmoid = 1; /* Glm4MoeTopkRouter: sigmoid scores, and its
+                            e_score_correction_bias balances the load */
+  o->router_expert_bias = 1;
 }
 
 /* Llama 4's text model (llama4_text; a llama4 config's text_config):

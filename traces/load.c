@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "core/json.h"
+#include "core/text.h"
 #include "traces/traces_int.h"
 
 static int any_variant_override(const strata_gen_opts_t *v) {
@@ -87,18 +88,32 @@ static void apply(strata_gen_opts_t *o, const strata_gen_opts_t *v) {
   st__keep_a_moe_layer(o);
 }
 
+/* A name that is no preset or family and no file: every kind of model
+ * --model takes, and the preset or family it was meant to be when one is
+ * near. */
 static int unknown_model(const char *spec) {
   char list[768];
   size_t n = 0;
-  const char *const *names = strata_preset_names();
+  const char *const *presets = strata_preset_names();
+  const char *names[64 + 4], *near;
+  int k = 0;
   list[0] = '\0';
-  for (int i = 0; names[i] && n < sizeof list; i++)
+  for (int i = 0; presets[i] && n < sizeof list; i++)
     n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "",
-                          names[i]);
+                          presets[i]);
+  for (int i = 0; presets[i] && k < 64; i++)
+    names[k++] = presets[i];
+  for (int f = STRATA_FAMILY_GPT; f <= STRATA_FAMILY_LLAMA; f++)
+    names[k++] = strata_family_name((strata_family_t)f);
+  names[k] = NULL;
+  near = st__did_you_mean(spec, names);
   return strata_error(STRATA_ENOTFOUND,
-                      "unknown model '%s': not a preset, a family (gpt, "
-                      "bert, llama) or a trace file; presets: %s",
-                      spec, list);
+                      "unknown model '%s'%s%s%s: --model takes a preset (%s), "
+                      "a family (gpt, bert, llama), a trace file (.json, from "
+                      "strata trace gen), a Hugging Face config.json or an "
+                      "ONNX model (.onnx); docs/import.md",
+                      spec, near ? " (did you mean '" : "", near ? near : "",
+                      near ? "'?)" : "", list);
 }
 
 static int is_onnx_path(const char *spec) {

@@ -27,12 +27,38 @@ typedef struct {
   strata_family_t family;
   int layers, hidden, heads, kv_heads, ffn, vocab, seq;
   double rope_theta; /* 0: none stated */
+  int max_positions; /* max_position_embeddings (0: the sequence's) */
+  strata_rope_scaling_t rope_scaling;
 } preset_t;
 
+/* Llama 3.1's RoPE scaling (Llama-3.1-405B's config.json: rope_type
+ * llama3, factor 8, low_freq_factor 1, high_freq_factor 4,
+ * original_max_position_embeddings 8192) */
+#define LLAMA31_ROPE                                                           \
+  {                                                                            \
+    .type = STRATA_ROPE_SCALING_LLAMA3, .factor = 8, .low = 1, .high = 4,      \
+    .original = 8192                                                           \
+  }
+
 #define GPT(n, h, l, a)                                                        \
-  { n, STRATA_FAMILY_GPT, l, h, a, 0, 0, 51200, 2048, 0 }
+  {                                                                            \
+    n, STRATA_FAMILY_GPT, l, h, a, 0, 0, 51200, 2048, 0, 0, {                  \
+      0                                                                        \
+    }                                                                          \
+  }
 static const preset_t presets[] = {
-    {"bert-large", STRATA_FAMILY_BERT, 24, 1024, 16, 0, 0, 30522, 512, 0},
+    {"bert-large",
+     STRATA_FAMILY_BERT,
+     24,
+     1024,
+     16,
+     0,
+     0,
+     30522,
+     512,
+     0,
+     0,
+     {0}},
     GPT("gpt-1.7b", 2304, 24, 24),
     GPT("gpt-3.6b", 3072, 30, 32),
     GPT("gpt-7.5b", 4096, 36, 32),
@@ -43,16 +69,59 @@ static const preset_t presets[] = {
     GPT("gpt-310.1b", 16384, 96, 128),
     GPT("gpt-529.6b", 20480, 105, 128),
     GPT("gpt-1t", 25600, 128, 160),
-    {"gpt3-175b", STRATA_FAMILY_GPT, 96, 12288, 96, 0, 0, 50257, 2048, 0},
-    {"llama2-70b", STRATA_FAMILY_LLAMA, 80, 8192, 64, 8, 28672, 32000, 4096, 0},
-    {"llama3-8b", STRATA_FAMILY_LLAMA, 32, 4096, 32, 8, 14336, 128256, 8192,
-     500000},
-    {"llama3-70b", STRATA_FAMILY_LLAMA, 80, 8192, 64, 8, 28672, 128256, 8192,
-     500000},
+    {"gpt3-175b",
+     STRATA_FAMILY_GPT,
+     96,
+     12288,
+     96,
+     0,
+     0,
+     50257,
+     2048,
+     0,
+     0,
+     {0}},
+    {"llama2-70b",
+     STRATA_FAMILY_LLAMA,
+     80,
+     8192,
+     64,
+     8,
+     28672,
+     32000,
+     4096,
+     0,
+     4096,
+     {0}},
+    {"llama3-8b",
+     STRATA_FAMILY_LLAMA,
+     32,
+     4096,
+     32,
+     8,
+     14336,
+     128256,
+     8192,
+     500000,
+     8192,
+     {0}},
+    {"llama3-70b",
+     STRATA_FAMILY_LLAMA,
+     80,
+     8192,
+     64,
+     8,
+     28672,
+     128256,
+     8192,
+     500000,
+     8192,
+     {0}},
     {"llama3-405b", STRATA_FAMILY_LLAMA, 126, 16384, 128, 8, 53248, 128256,
-     8192, 0},
+     8192, 500000, 131072, LLAMA31_ROPE},
 };
 #undef GPT
+#undef LLAMA31_ROPE
 #define N_PRESETS (int)(sizeof presets / sizeof presets[0])
 
 /* The mixtures of experts and their variants: the LLaMA family's decoder
@@ -73,6 +142,13 @@ typedef struct {
   int attn_sinks;
   double glu_limit;
   strata_rope_scaling_t rope_scaling;
+  /* the router's training (strata_gen_opts_t) and the trained context,
+   * as each model's config.json states them */
+  struct {
+    double aux_loss;
+    int seq_aux, expert_bias;
+  } router;
+  int max_positions;
 } moe_preset_t;
 
 static const moe_preset_t moe_presets[] = {
@@ -109,7 +185,9 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     {0}},
+     {0},
+     .router = {.aux_loss = 0.02},
+     .max_positions = 32768},
     /* Mixtral 8x22B (Mistral AI, Mixtral-8x22B-v0.1 config.json) */
     {"mixtral-8x22b",
      56,
@@ -143,7 +221,9 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     {0}},
+     {0},
+     .router = {.aux_loss = 0.001},
+     .max_positions = 65536},
     /* DeepSeek-V3 (DeepSeek-AI 2024, arXiv 2412.19437, section 4.2): MLA,
      * 3 dense layers, then 1 shared + 256 routed experts, top-8 by sigmoid
      * scores (section 2.1.2); trained with one multi-token prediction
@@ -180,7 +260,9 @@ static const moe_preset_t moe_presets[] = {
      2.5,
      0,
      0,
-     {0}},
+     {0},
+     .router = {.aux_loss = 0.001, .seq_aux = 1, .expert_bias = 1},
+     .max_positions = 163840},
     /* Kimi K2 (Kimi Team 2025, "Kimi K2: Open Agentic Intelligence",
      * arXiv 2507.20534, and Kimi-K2-Instruct's config.json): DeepSeek-V3's
      * architecture with 64 heads, 1 dense layer, then 1 shared + 384
@@ -188,9 +270,41 @@ static const moe_preset_t moe_presets[] = {
      * group-limited routing), routed_scaling_factor 2.827, RoPE base
      * 50,000, no multi-token prediction module (its model card: 1T
      * parameters, 32B activated) */
-    {"kimi-k2", 61, 7168, 64,  0, 18432, 163840, 0,     0, 0,    0,
-     0,         0,  5e4,  384, 8, 2048,  2048,   1,     0, 1536, 512,
-     128,       64, 128,  0,   1, 0,     0,      2.827, 0, 0,    {0}},
+    {"kimi-k2",
+     61,
+     7168,
+     64,
+     0,
+     18432,
+     163840,
+     0,
+     0,
+     0,
+     0,
+     0,
+     0,
+     5e4,
+     384,
+     8,
+     2048,
+     2048,
+     1,
+     0,
+     1536,
+     512,
+     128,
+     64,
+     128,
+     0,
+     1,
+     0,
+     0,
+     2.827,
+     0,
+     0,
+     {0},
+     .router = {.aux_loss = 0.001, .seq_aux = 1, .expert_bias = 1},
+     .max_positions = 131072},
     /* Qwen3-235B-A22B (Qwen Team 2025, Qwen3 technical report, Table 2) */
     {"qwen3-235b-a22b",
      94,
@@ -224,7 +338,9 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     {0}},
+     {0},
+     .router = {.aux_loss = 0.001},
+     .max_positions = 40960},
     /* Qwen3-30B-A3B (Qwen Team 2025, Qwen3 technical report, Table 2, and
      * its config.json): 128 experts top-8 of hidden 768 on all 48
      * layers, no shared expert, q/k norms, head 128 (its model card: 30.5B
@@ -261,7 +377,9 @@ static const moe_preset_t moe_presets[] = {
      0,
      0,
      0,
-     {0}},
+     {0},
+     .router = {.aux_loss = 0.001},
+     .max_positions = 40960},
     /* gpt-oss-120b (OpenAI 2025, model card; its config.json): biases,
      * 128-token windows on every other layer, 128 experts top-4, attention
      * sinks, the GLU clamped at 7, YaRN x32 from 4096 positions (beta_fast
@@ -304,7 +422,9 @@ static const moe_preset_t moe_presets[] = {
                       .high = 32,
                       .mscale = 1,
                       .original = 4096,
-                      .unrounded = 1}},
+                      .unrounded = 1},
+     .router = {.aux_loss = 0.9},
+     .max_positions = 131072},
 };
 #define N_MOE (int)(sizeof moe_presets / sizeof moe_presets[0])
 #define N_ALL (N_PRESETS + N_MOE)
@@ -341,6 +461,10 @@ static void moe_preset_opts(const moe_preset_t *p, strata_gen_opts_t *o) {
   o->attn_sinks = p->attn_sinks;
   o->glu_limit = p->glu_limit;
   o->rope_scaling = p->rope_scaling;
+  o->router_aux_loss = p->router.aux_loss;
+  o->router_seq_aux = p->router.seq_aux;
+  o->router_expert_bias = p->router.expert_bias;
+  o->max_positions = p->max_positions;
 }
 
 int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {
@@ -356,6 +480,8 @@ int strata_preset_opts(const char *preset, strata_gen_opts_t *o) {
     o->vocab = p->vocab;
     o->seq = p->seq;
     o->rope_theta = p->rope_theta;
+    o->max_positions = p->max_positions;
+    o->rope_scaling = p->rope_scaling;
     return 0;
   }
   for (int i = 0; i < N_MOE; i++)

@@ -83,6 +83,11 @@
   F(ARCH, int,     router_groups,        router_groups,         "router groups",            0,  BIG,        TI, 8,  ARCH, NUM,    p->router_groups > 0, 0) \
   F(ARCH, int,     router_group_topk,    router_group_topk,     "router groups per token",  0,  p->router_groups, TI, 8, ARCH, NUM, p->router_groups > 0, 0) \
   F(ARCH, double,  router_topk_scale,    router_topk_scale,     "router top-k scaling",     0,  0,          TD, 8,  ARCH, NUM,    p->router_topk_scale > 0, 0) \
+  F(ARCH, double,  router_aux_loss,      router_aux_loss_coeff, "router auxiliary loss",    0,  0,          TD, 17, ARCH, NUM,    p->router_aux_loss > 0, 0) \
+  F(ARCH, int,     router_seq_aux,       router_seq_aux,        "router loss per sequence", 0,  1,          TI, 17, ARCH, BOOL,   p->router_seq_aux,  0)  \
+  F(ARCH, int,     router_pre_softmax,   router_pre_softmax,    "router softmax before top-k", 0, 1,        TI, 17, ARCH, BOOL,   p->router_pre_softmax, 0) \
+  F(ARCH, int,     router_expert_bias,   router_expert_bias,    "router balancing bias",    0,  1,          TI, 17, ARCH, BOOL,   p->router_expert_bias, 0) \
+  F(ARCH, double,  router_jitter,        router_jitter,         "router input jitter",      0,  0,          TD, 17, ARCH, NUM,    p->router_jitter > 0, 0) \
   F(ARCH, int,     head_dim,             head_dim,              "head size",                0,  BIG,        HI, 53, ARCH, NUM,    p->head_dim > 0,    0)  \
   F(ARCH, double,  rope_theta,           rope_theta,            NULL,                       0,  0,          HD, 18, ARCH, NUM,    p->rope_theta > 0,  0)  \
   F(ARCH, int,     window,               window,                "attention window",         0,  BIG,        HI, 57, ARCH, NUM,    p->window > 0,      0)  \
@@ -346,7 +351,9 @@ enum {
  * fallback's nodes lost; 15: fine-grained activation offloading's
  * modules; 16: the eager MoE layers' host-bound time as a step item;
  * 17: the blocking pipeline sends and ring attention's exchange as step
- * items), at
+ * items, and the router's training settings: its auxiliary loss, per
+ * sequence or not, softmax before top-k, the balancing bias, the input
+ * jitter), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
 #define STRATA_PLAN_FORMAT_VERSION 17

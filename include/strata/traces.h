@@ -254,6 +254,10 @@ typedef struct strata_graph {
      * none); no count changes, Megatron-LM runs them */
     int router_groups, router_group_topk;
     double router_topk_scale;
+    /* the router's training settings, as strata_gen_opts_t states them
+     * (exported; they cost nothing) */
+    double router_aux_loss, router_jitter;
+    int router_seq_aux, router_pre_softmax, router_expert_bias;
     strata_rope_scaling_t rope_scaling;
     /* the model's trained context, max_position_embeddings (0: not
      * known) */
@@ -477,6 +481,20 @@ typedef struct {
    * strata_graph_t.hp (0: none). */
   int router_groups, router_group_topk;
   double router_topk_scale;
+  /* How the router is trained (exported; they change no count, 0: none):
+   * the load-balancing loss's coefficient (router_aux_loss_coef, DeepSeek's
+   * aux_loss_alpha; 0: no such loss), per sequence rather than per batch
+   * (DeepSeek's seq_aux), the multiplicative jitter of the router's input
+   * (router_jitter_noise); router_pre_softmax: the top-k weights are the
+   * softmax over all experts, not renormalised over the k chosen
+   * (norm_topk_prob false); router_expert_bias: the auxiliary-loss-free
+   * balancing bias, updated outside the gradient (DeepSeek-V3's
+   * e_score_correction_bias, topk_method noaux_tc). */
+  double router_aux_loss, router_jitter;
+  int router_seq_aux, router_pre_softmax, router_expert_bias;
+  /* the model's trained context, max_position_embeddings (0: not
+   * known; exported, costs nothing) */
+  int max_positions;
   /* Llama 4's chunked attention, gpt-oss's sinks and clamped GLU, as in
    * strata_graph_t.hp (0: none; recorded, not built). */
   int attn_chunk, attn_sinks;

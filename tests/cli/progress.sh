@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A plan longer than a second shows its progress on standard error: on a
-# pipe, lines of phase, work done out of total, best step and bound; a
+# pipe, lines of phase, work done out of total, best step and bound (or,
+# before there is a best step, what the phase waits for); a
 # plan the time limit cuts short ends with its gap to the bound, within
 # the limit and a margin (1.5 x the limit + 1 s of CPU, as the issue
 # that asked for it set).  --quiet silences all of it.  A mixed cluster
@@ -39,8 +40,10 @@ run() { # run NAME ARGS...: the plan, its CPU seconds in $dir/NAME.cpu
 
 run loud
 check "exit 0 (got $(cat "$dir/loud.code"))" '[ "$(cat "$dir/loud.code")" -eq 0 ]'
-check "a progress line with done/total, best step and bound" \
-  'grep -Eq "^strata: [a-z ]+ [0-9]+/[0-9]+, best step .*, bound .* \([0-9.]+ s\)$" "$dir/loud.err"'
+check "a progress line with done/total, the best step and bound or what it waits for" \
+  'grep -Eq "^strata: [a-z ]+ [0-9]+/[0-9]+, (best step [0-9.]+ s|no [a-z :]+)(, bound [0-9.]+ s)? \([0-9.]+ s\)$" "$dir/loud.err"'
+check "no placeholder for a figure not known yet" \
+  '! grep -Eq "(step|bound) -" "$dir/loud.err"'
 check "the gap to the bound at the end" \
   'grep -q "^strata: the time limit stopped the search after .*(gap [0-9.]* %)$" "$dir/loud.err"'
 check "no carriage return on a pipe" '! grep -q $'"'"'\r'"'"' "$dir/loud.err"'
