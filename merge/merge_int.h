@@ -28,6 +28,11 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
  * returns `code` with "WHERE: KIND: the plan's FIELD ...". */
 int st__plan_check(const strata_plan_t *p, int code, const char *where,
                    const char *kind);
+/* The degrees as the readers take them (payload.c): cp and ep 0 or 1 are
+ * 1 (ep 1 without experts), etp 0 (or no experts) is tp. */
+int st__plan_cp(const strata_plan_t *p);
+int st__plan_ep(const strata_plan_t *p);
+int st__plan_etp(const strata_plan_t *p);
 
 /* Devices of one stage (nodes x GPUs per node). */
 int st__stage_devices(const strata_plan_stage_t *st);

@@ -797,15 +797,15 @@ static void ck_name(ck_t *k, const char *what, const char *s, int null_ok) {
   strata_buf_free(&b);
 }
 
-/* The sizes as the readers take them (merge/devices.c): cp and ep 0 or 1
- * are 1, etp 0 is tp. */
-static int cp_of(const strata_plan_t *p) {
+/* The sizes as the readers take them (merge/devices.c, show --json): cp
+ * and ep 0 or 1 are 1, etp 0 is tp. */
+int st__plan_cp(const strata_plan_t *p) {
   return p->cp > 1 ? p->cp : 1;
 }
-static int ep_of(const strata_plan_t *p) {
+int st__plan_ep(const strata_plan_t *p) {
   return p->experts > 0 && p->ep > 1 ? p->ep : 1;
 }
-static int etp_of(const strata_plan_t *p) {
+int st__plan_etp(const strata_plan_t *p) {
   return p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
 }
 
@@ -839,8 +839,8 @@ static void ck_degrees(ck_t *k, const strata_plan_t *p) {
                   p->global_batch, p->micro_batch, p->dp, p->n_micro);
   if (!(p->rotary_percent >= 0 && p->rotary_percent < 1))
     return ck_bad(k, "rotary share is %g, not in [0, 1)", p->rotary_percent);
-  ck_int(k, "tensor x context-parallel size", (long long)p->tp * cp_of(p), 1,
-         BIG);
+  ck_int(k, "tensor x context-parallel size", (long long)p->tp * st__plan_cp(p),
+         1, BIG);
   if (p->cp > 1 && p->seq_len % (2LL * p->cp))
     ck_bad(k,
            "context-parallel size %d does not split its sequence of %d "
@@ -848,8 +848,8 @@ static void ck_degrees(ck_t *k, const strata_plan_t *p) {
            p->cp, p->seq_len);
   if (p->experts > 0) {
     ck_int(k, "expert tensor x expert-parallel size",
-           (long long)etp_of(p) * ep_of(p), 1, BIG);
-    if (!k->rc && p->experts % ep_of(p))
+           (long long)st__plan_etp(p) * st__plan_ep(p), 1, BIG);
+    if (!k->rc && p->experts % st__plan_ep(p))
       ck_bad(k, "expert-parallel size %d does not divide its %d experts", p->ep,
              p->experts);
   } else if (p->ep > 1) {
@@ -952,18 +952,18 @@ static void ck_stage(ck_t *k, const strata_plan_t *p, int s, long long *sum) {
   if (!k->rc && st->group != r0->group)
     ck_bad(k, "stage %d node group %d is not that of stage %d on its rank", s,
            st->group, s % p->pp);
-  if (!k->rc && (uniform ? w != (long long)p->tp * cp_of(p) : w > p->tp))
+  if (!k->rc && (uniform ? w != (long long)p->tp * st__plan_cp(p) : w > p->tp))
     ck_bad(k, "stage %d has %lld devices, %s tp %d x cp %d", s, w,
-           uniform ? "not" : "more than", p->tp, cp_of(p));
-  if (!k->rc && w % cp_of(p))
+           uniform ? "not" : "more than", p->tp, st__plan_cp(p));
+  if (!k->rc && w % st__plan_cp(p))
     ck_bad(k, "stage %d has %lld devices, not a multiple of cp %d", s, w,
-           cp_of(p));
+           st__plan_cp(p));
   if (!k->rc && p->experts > 0 &&
-      (w * p->dp) % ((long long)etp_of(p) * ep_of(p)))
+      (w * p->dp) % ((long long)st__plan_etp(p) * st__plan_ep(p)))
     ck_bad(k,
            "stage %d devices %lld x dp %d are not a multiple of expert tp "
            "%d x ep %d",
-           s, w, p->dp, etp_of(p), ep_of(p));
+           s, w, p->dp, st__plan_etp(p), st__plan_ep(p));
   /* (older strata counted a rank's first device without dp) */
   if (!k->rc && (st->first_rank < 0 ||
                  st->first_rank + w * p->dp > (long long)p->devices))

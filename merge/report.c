@@ -577,11 +577,29 @@ static int json_fields(cJSON *o, const strata_plan_t *p, int sec,
   return bad;
 }
 
+/* "rope_scaling": null, or its type and the figures it states (the keys
+ * of a trace's model, docs/trace-format.md). */
+static int json_rope_scaling(cJSON *m, const strata_plan_t *p) {
+  const strata_rope_scaling_t *r = &p->rope_scaling;
+  const char *names[] = {"factor", "low", "high", "mscale", "mscale_all"};
+  const double v[] = {r->factor, r->low, r->high, r->mscale, r->mscale_all};
+  if (r->type == STRATA_ROPE_SCALING_NONE || !strata_rope_scaling_name(r->type))
+    return cJSON_AddNullToObject(m, "rope_scaling") ? 0 : -1;
+  cJSON *o = cJSON_AddObjectToObject(m, "rope_scaling");
+  if (!o) return -1;
+  int bad = st__json_add_str(o, "type", strata_rope_scaling_name(r->type));
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (v[i] > 0) bad |= st__json_add_num(o, names[i], v[i]);
+  if (r->original > 0) bad |= st__json_add_num(o, "original", r->original);
+  return bad | st__json_add_bool(o, "unrounded", r->unrounded) |
+         st__json_add_bool(o, "full_only", r->full_only);
+}
+
 static int json_arch(cJSON *root, const strata_plan_t *p) {
   cJSON *m = cJSON_AddObjectToObject(root, "architecture");
   if (!m) return -1;
   return st__json_add_str(m, "family", p->family) |
-         json_fields(m, p, J_ARCH, 0);
+         json_fields(m, p, J_ARCH, 0) | json_rope_scaling(m, p);
 }
 
 static int json_options(cJSON *root, const strata_plan_t *p) {
@@ -702,12 +720,22 @@ static int json_pareto(cJSON *root, const strata_plan_t *p) {
   return 0;
 }
 
+/* Every degree at the top level beside tp, pp and dp, as the readers take
+ * them (cp and ep 1 where unused, etp tp where unset; "options" keeps its
+ * own cp, ep and etp where they apply). */
+static int json_degrees_top(cJSON *root, const strata_plan_t *p) {
+  return st__json_add_num(root, "cp", st__plan_cp(p)) |
+         st__json_add_num(root, "ep", st__plan_ep(p)) |
+         st__json_add_num(root, "etp", st__plan_etp(p)) |
+         st__json_add_num(root, "vpp", p->vpp > 1 ? p->vpp : 1);
+}
+
 static int json_scalars(cJSON *root, const strata_plan_t *p) {
   return st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) |
          st__json_add_str(root, "model", p->model ? p->model : "") |
          st__json_add_str(root, "cluster", p->cluster ? p->cluster : "") |
-         json_fields(root, p, J_ROOT, 0) | json_arch(root, p) |
-         json_options(root, p);
+         json_fields(root, p, J_ROOT, 0) | json_degrees_top(root, p) |
+         json_arch(root, p) | json_options(root, p);
 }
 
 static int json_figures(cJSON *root, const strata_plan_t *p) {

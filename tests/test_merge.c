@@ -1765,6 +1765,50 @@ TEST(rope_scaling_in_plan_files) {
   strata_error_clear();
 }
 
+/* show --json: every degree at the top level, the biases and the RoPE
+ * scaling in "architecture". */
+static double jnum(const cJSON *o, const char *key) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+  ASSERT(cJSON_IsNumber(x));
+  return x->valuedouble;
+}
+
+TEST(json_degrees_and_architecture) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  char *t = NULL;
+  p->cp = 2, p->qkv_bias = p->out_bias = 1;
+  p->rope_scaling.type = STRATA_ROPE_SCALING_LLAMA3;
+  p->rope_scaling.factor = 8, p->rope_scaling.original = 8192;
+  ASSERT_OK(strata_plan_json(p, &t));
+  cJSON *j = cJSON_Parse(t), *a = cJSON_GetObjectItem(j, "architecture");
+  ASSERT(j && a);
+  ASSERT_EQ(jnum(j, "tp"), 2);
+  ASSERT_EQ(jnum(j, "cp"), 2);
+  ASSERT_EQ(jnum(j, "ep"), 1);
+  ASSERT_EQ(jnum(j, "etp"), 2); /* no experts: Megatron-LM's default, tp */
+  ASSERT_EQ(jnum(j, "pp"), 2);
+  ASSERT_EQ(jnum(j, "dp"), 2);
+  ASSERT_EQ(jnum(j, "vpp"), 1);
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(a, "qkv_bias")));
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(a, "out_bias")));
+  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(a, "mlp_bias")));
+  ASSERT(!cJSON_GetObjectItem(a, "expert_bias")); /* no experts */
+  const cJSON *r = cJSON_GetObjectItem(a, "rope_scaling");
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(r, "type")), "llama3");
+  ASSERT_EQ(jnum(r, "factor"), 8);
+  ASSERT_EQ(jnum(r, "original"), 8192);
+  cJSON_Delete(j);
+  strata_free(t);
+  p->rope_scaling.type = STRATA_ROPE_SCALING_NONE;
+  ASSERT_OK(strata_plan_json(p, &t));
+  j = cJSON_Parse(t);
+  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(
+      cJSON_GetObjectItem(j, "architecture"), "rope_scaling")));
+  cJSON_Delete(j);
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -2210,6 +2254,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(torchtitan_models),
     TEST_ENTRY(torchtitan_degrees_and_rope),
     TEST_ENTRY(rope_scaling_in_plan_files),
+    TEST_ENTRY(json_degrees_and_architecture),
     TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),

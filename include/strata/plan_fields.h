@@ -87,11 +87,11 @@
   F(ARCH, double,  rope_theta,           rope_theta,            NULL,                       0,  0,          HD, 18, ARCH, NUM,    p->rope_theta > 0,  0)  \
   F(ARCH, int,     window,               window,                "attention window",         0,  BIG,        HI, 57, ARCH, NUM,    p->window > 0,      0)  \
   F(ARCH, int,     window_every,         window_every,          "window interval",          0,  BIG,        HI, 58, ARCH, NUM,    p->window > 0,      0)  \
-  F(ARCH, int,     qkv_bias,             qkv_bias,              "q/k/v bias",               0,  1,          HI, 54, NONE, NUM,    1,                  0)  \
-  F(ARCH, int,     out_bias,             out_bias,              "output bias",              0,  1,          HI, 55, NONE, NUM,    1,                  0)  \
+  F(ARCH, int,     qkv_bias,             qkv_bias,              "q/k/v bias",               0,  1,          HI, 54, ARCH, BOOL,   1,                  0)  \
+  F(ARCH, int,     out_bias,             out_bias,              "output bias",              0,  1,          HI, 55, ARCH, BOOL,   1,                  0)  \
   F(ARCH, int,     qk_norm,              qk_norm,               "q/k norm",                 0,  2,          HI, 56, NONE, NUM,    1,                  0)  \
-  F(ARCH, int,     expert_bias,          expert_bias,           "expert bias",              0,  1,          HI, 59, NONE, NUM,    1,                  0)  \
-  F(ARCH, int,     mlp_bias,             mlp_bias,              "MLP bias",                 0,  1,          TI, 11, ARCH, BOOL,   p->mlp_bias,        0)  \
+  F(ARCH, int,     expert_bias,          expert_bias,           "expert bias",              0,  1,          HI, 59, ARCH, BOOL,   p->experts > 0,     0)  \
+  F(ARCH, int,     mlp_bias,             mlp_bias,              "MLP bias",                 0,  1,          TI, 11, ARCH, BOOL,   1,                  0)  \
   F(ARCH, int,     window_from,          window_from,           "first windowed layer",     0,  p->layers,  TI, 11, ARCH, NUM,    p->window_from > 0, 0)  \
   F(ARCH, int,     attn_chunk,           attention_chunk,       "attention chunk",          0,  BIG,        TI, 11, ARCH, NUM,    p->attn_chunk > 0,  0)  \
   F(ARCH, int,     attn_sinks,           attention_sinks,       "attention sinks",          0,  1,          TI, 11, ARCH, BOOL,   p->attn_sinks,      0)  \
