@@ -91,13 +91,15 @@ static void ticks(strata_buf_t *b, const axes_t *a) {
     double f = k / 4.0;
     double s =
         a->logx ? a->x0 * pow(a->x1 / a->x0, f) : a->x0 + f * (a->x1 - a->x0);
-    double m = a->y0 + f * (a->y1 - a->y0);
+    double m = a->y0 + f * (a->y1 - a->y0), v = s >= 1 ? s : s * 1e3;
+    char t[64]; /* four figures, as a person reads them (no exponent) */
+    st__fmt_num(v, v >= 1000 ? 0 : v >= 100 ? 1 : v >= 10 ? 2 : 3, t, sizeof t);
     strata_buf_printf(b,
-                      "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g "
+                      "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s "
                       "%s</text>\n<text x=\"%d\" y=\"%.1f\" "
                       "text-anchor=\"end\">%.2f GiB</text>\n",
-                      px(a, s), PH - MB + 16, s >= 1 ? s : s * 1e3,
-                      s >= 1 ? "s" : "ms", ML - 6, py(a, m) + 4, m / GIB);
+                      px(a, s), PH - MB + 16, t, s >= 1 ? "s" : "ms", ML - 6,
+                      py(a, m) + 4, m / GIB);
   }
   strata_buf_printf(b,
                     "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
