@@ -2147,6 +2147,38 @@ TEST(pareto_front_in_plan_files) {
   strata_plan_destroy(p);
 }
 
+/* A fallback that is the plan itself (its lost nodes idle in the plan)
+ * or the same as an earlier fallback says so once, in the summary and in
+ * the JSON, instead of printing the plan again. */
+TEST(fallbacks_the_same_plan) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
+  char *text = NULL;
+  p->fallbacks_asked = p->n_fallbacks = 3;
+  p->fallbacks = strata_calloc(3, sizeof *p->fallbacks);
+  p->fallbacks[0] = hand_plan(2, 2, 1, 8, NULL);
+  p->fallbacks[1] = hand_plan(1, 2, 1, 8, NULL);
+  p->fallbacks[2] = hand_plan(1, 2, 1, 8, NULL);
+  for (int i = 0; i < 3; i++)
+    p->fallbacks[i]->nodes_lost = i + 1;
+  p->fallbacks[1]->step_seconds = p->fallbacks[2]->step_seconds = 2.0;
+  ASSERT_OK(strata_plan_summary(p, &text));
+  ASSERT_CONTAINS(text, "  1 node lost: the plan itself (its 4 GPUs are "
+                        "still there: it does not use every node)\n");
+  ASSERT_CONTAINS(text, "  2 nodes lost: tp 1, pp 2, dp 1");
+  ASSERT_CONTAINS(text, "  3 nodes lost: the same plan as for 2 nodes lost\n");
+  ASSERT(!strstr(text, "  1 node lost: tp 2"));
+  strata_free(text);
+  ASSERT_OK(strata_plan_json(p, &text));
+  cJSON *j = cJSON_Parse(text), *a = cJSON_GetObjectItem(j, "fallbacks");
+  ASSERT_EQ(cJSON_GetArraySize(a), 3);
+  ASSERT_EQ(jnum(cJSON_GetArrayItem(a, 0), "same_as_nodes_lost"), 0);
+  ASSERT(!cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "same_as_nodes_lost"));
+  ASSERT_EQ(jnum(cJSON_GetArrayItem(a, 2), "same_as_nodes_lost"), 2);
+  cJSON_Delete(j);
+  strata_free(text);
+  strata_plan_destroy(p);
+}
+
 /* Format 14: fallback plans, each a whole plan of its own, through the
  * plan file (the same bytes again; a plan without them keeps its older
  * format), the summary and the JSON; a fallback in the wrong place, or
@@ -2224,6 +2256,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
     TEST_ENTRY(pareto_front_in_plan_files),
     TEST_ENTRY(fallback_plans_in_plan_files),
+    TEST_ENTRY(fallbacks_the_same_plan),
     TEST_ENTRY(sched_closed_form),
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),
