@@ -77,9 +77,27 @@ static void offload_row(strata_buf_t *b, const strata_plan_t *p) {
                     p->host_memory_gib);
 }
 
+/* The peak memory against the device's; on a mixed cluster, the rank
+ * fullest against its own GPU's. */
+static void peak_row(strata_buf_t *b, const strata_plan_t *p) {
+  char pk[32], gm[32];
+  int f = st__rank_fullest(p), own = st__capacities_differ(p);
+  strata_buf_printf(
+      b, "<tr><th class=l>peak memory</th><td>%s of %s",
+      strata_fmt_bytes(own ? p->ranks[f].mem.total : p->peak_memory_bytes, pk,
+                       sizeof pk),
+      strata_fmt_bytes(own ? st__rank_capacity(p, f) : p->gpu_memory_bytes, gm,
+                       sizeof gm));
+  if (own) {
+    strata_buf_printf(b, " on rank %d's ", f);
+    esc(b, st__rank_gpu(p, f));
+    strata_buf_puts(b, ", the fullest against its own GPU");
+  }
+  strata_buf_puts(b, "</td></tr>\n</table>\n");
+}
+
 static void summary(strata_buf_t *b, const strata_plan_t *p) {
   st__fw_verdict_t v[ST__N_FRAMEWORKS];
-  char pk[32], gm[32];
   strata_buf_puts(b, "<h1>");
   esc(b, p->model);
   strata_buf_puts(b, " on ");
@@ -102,11 +120,10 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(
       b,
       "<tr><th class=l>step</th><td>%.3f ms, %.0f tokens/s, MFU %.1f "
-      "%% of the %s peak</td></tr>\n"
-      "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n</table>\n",
+      "%% of the %s peak</td></tr>\n",
       p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
-      st__peak_name(p), strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
-      strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+      st__peak_name(p));
+  peak_row(b, p);
   st__frameworks(p, v);
   strata_buf_puts(b, "<h2>Frameworks</h2>\n<ul>\n");
   for (int i = 0; i < ST__N_FRAMEWORKS; i++) {
@@ -237,10 +254,29 @@ static double item(const strata_mem_items_t *m, size_t i) {
   return *(const double *)((const char *)m + items[i].off);
 }
 
+/* Each rank's own GPU's memory, a mark on its bar, where the ranks' GPUs
+ * differ (a mixed cluster): the rank's GPU named on its label. */
+static void rank_capacities(strata_buf_t *b, const strata_plan_t *p,
+                            double scale) {
+  for (int r = 0; r < p->pp; r++) {
+    double c = st__rank_capacity(p, r), cx = LABEL + c * scale;
+    int y = 10 + 22 * r;
+    strata_buf_printf(b,
+                      "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                      "stroke=\"#b42318\" stroke-width=\"2\" "
+                      "stroke-dasharray=\"4 3\"><title>rank %d: capacity "
+                      "%.1f GiB</title></line>\n",
+                      cx, y - 2, cx, y + 20, r, c / GIB);
+  }
+}
+
 static void memory(strata_buf_t *b, const strata_plan_t *p) {
+  int own = st__capacities_differ(p);
   double top = p->gpu_memory_bytes;
-  for (int r = 0; r < p->pp; r++)
+  for (int r = 0; r < p->pp; r++) {
     if (p->ranks[r].mem.total > top) top = p->ranks[r].mem.total;
+    if (st__rank_capacity(p, r) > top) top = st__rank_capacity(p, r);
+  }
   double scale = top > 0 ? (W - LABEL - 60) / top : 0;
   int h = 10 + 22 * p->pp + 20;
   strata_buf_puts(b, "<h2>Memory per device of each pipeline rank</h2>\n"
@@ -256,7 +292,12 @@ static void memory(strata_buf_t *b, const strata_plan_t *p) {
     const strata_mem_items_t *m = &p->ranks[r].mem;
     double x = LABEL;
     int y = 10 + 22 * r;
-    strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d</text>\n", y + 13, r);
+    strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d", y + 13, r);
+    if (p->n_groups > 1) {
+      strata_buf_puts(b, " ");
+      esc(b, st__rank_gpu(p, r));
+    }
+    strata_buf_puts(b, "</text>\n");
     for (size_t i = 0; i < N_ITEMS; i++) {
       double w = item(m, i) * scale;
       if (w <= 0) continue;
@@ -270,6 +311,14 @@ static void memory(strata_buf_t *b, const strata_plan_t *p) {
     }
     strata_buf_printf(b, "<text x=\"%.2f\" y=\"%d\">%.1f GiB</text>\n", x + 4,
                       y + 13, m->total / GIB);
+  }
+  if (own) { /* each rank's own capacity, on its bar */
+    rank_capacities(b, p, scale);
+    strata_buf_printf(b,
+                      "<text x=\"%d\" y=\"%d\">dashed: each rank's own "
+                      "GPU's memory</text>\n</svg>\n",
+                      LABEL, h - 2);
+    return;
   }
   double cx = LABEL + p->gpu_memory_bytes * scale;
   strata_buf_printf(b,

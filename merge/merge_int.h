@@ -120,6 +120,18 @@ typedef struct {
   char why[400]; /* the refusal, "" when ok */
 } st__fw_verdict_t;
 void st__frameworks(const strata_plan_t *p, st__fw_verdict_t *v);
+/* report_mem.c: each pipeline rank's memory against its own GPU's.  The
+ * memory rank r is measured against (its GPU model's, from the GPU
+ * table, on a mixed cluster where the plan's figure is the table's;
+ * else the plan's gpu_memory_bytes), its GPU model ("" on one shape),
+ * whether the ranks' figures differ, the rank fullest against its own
+ * GPU, and the summary's "peak memory" line. */
+double st__rank_capacity(const strata_plan_t *p, int r);
+const char *st__rank_gpu(const strata_plan_t *p, int r);
+int st__capacities_differ(const strata_plan_t *p);
+int st__rank_fullest(const strata_plan_t *p);
+void st__summary_peak(strata_buf_t *b, const strata_plan_t *p);
+
 /* report_par.c: context and expert parallelism, FP8 and the experts in
  * the reports, printed where used. */
 struct cJSON;

@@ -199,7 +199,6 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
 }
 
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
-  char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
                     p->model ? p->model : "?", p->cluster ? p->cluster : "?",
                     p->devices);
@@ -268,9 +267,7 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b, "  %-20s %.1f per GPU\n", "model TFLOP/s",
                       p->mfu * p->gpu_peak_flops / 1e12);
   }
-  strata_buf_printf(b, "  %-20s %s of %s per device\n", "peak memory",
-                    strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
-                    strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+  st__summary_peak(b, p);
 }
 
 /* One row per pipeline rank: every memory item the GPU sees. */
@@ -283,6 +280,8 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
                     "context", "wspace", "nccl", "bucket", "frag",
                     cal ? "    cal" : "");
   st__summary_mem_head(b, p);
+  if (p->n_groups > 1) /* a mixed cluster: each rank's GPU and its memory */
+    strata_buf_printf(b, " %7s %s", "of", "gpu");
   strata_buf_puts(b, "  (GiB)\n");
   for (int r = 0; p->ranks && r < p->pp; r++) {
     const strata_mem_items_t *m = &p->ranks[r].mem;
@@ -295,6 +294,9 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
                       m->nccl / GIB, m->buckets / GIB, m->fragmentation / GIB);
     if (cal) strata_buf_printf(b, " %6.2f", m->calibration / GIB);
     st__summary_mem_row(b, p, m);
+    if (p->n_groups > 1)
+      strata_buf_printf(b, " %7.2f %s", st__rank_capacity(p, r) / GIB,
+                        st__rank_gpu(p, r));
     strata_buf_puts(b, "\n");
   }
 }
@@ -640,6 +642,11 @@ static int json_ranks(cJSON *root, const strata_plan_t *p) {
             st__json_add_num(o, "sync_seconds", k->sync_seconds) |
             st__json_add_num(o, "exposed_sync_seconds", k->exposed_sync) |
             st__json_add_num(o, "optimizer_seconds", k->optimizer_seconds))
+      return -1;
+    /* a mixed cluster: the rank's GPU and the memory it is measured by */
+    if (p->n_groups > 1 &&
+        (st__json_add_str(o, "gpu_model", st__rank_gpu(p, r)) |
+         st__json_add_num(o, "gpu_memory_bytes", st__rank_capacity(p, r))))
       return -1;
   }
   return 0;

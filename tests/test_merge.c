@@ -1809,6 +1809,53 @@ TEST(json_degrees_and_architecture) {
   strata_plan_destroy(p);
 }
 
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* A mixed cluster (H200 then H100 stages): each rank measured against its
+ * own GPU's memory, in the summary, its rank table, the JSON and the HTML
+ * memory chart; with the plan's figure not the table's (--memory-gib)
+ * every rank against that figure, as before. */
+TEST(mixed_memory_per_rank) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
+  const strata_gpu_model_t *h200 = strata_gpu_model_find("H200");
+  const strata_gpu_model_t *h100 = strata_gpu_model_find("H100-SXM");
+  char *t = NULL;
+  ASSERT(h200 && h100);
+  p->n_groups = 2;
+  p->stages[0].group = 1, p->stages[1].group = 0;
+  snprintf(p->stages[0].gpu_model, sizeof p->stages[0].gpu_model, "H200");
+  snprintf(p->stages[1].gpu_model, sizeof p->stages[1].gpu_model, "H100-SXM");
+  p->ranks[0].mem.total = 90.0 * GIB, p->ranks[1].mem.total = 76.3 * GIB;
+  p->peak_memory_bytes = 90.0 * GIB;
+  p->gpu_memory_bytes = (double)h200->memory_bytes; /* the fullest rank's */
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "peak memory          76.30 GiB of 80.00 GiB on rank 1's "
+                     "H100-SXM, the fullest against its own GPU (the most, "
+                     "90.00 GiB of 141.00 GiB, on rank 0's H200)");
+  ASSERT_CONTAINS(t, "   80.00 H100-SXM\n");
+  ASSERT_CONTAINS(t, "  141.00 H200\n");
+  strata_free(t);
+  ASSERT_OK(strata_plan_json(p, &t));
+  cJSON *j = cJSON_Parse(t),
+        *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "ranks"), 1);
+  ASSERT_EQ(jnum(r1, "gpu_memory_bytes"), h100->memory_bytes);
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(r1, "gpu_model")),
+                "H100-SXM");
+  cJSON_Delete(j);
+  strata_free(t);
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "<title>rank 1: capacity 80.0 GiB</title>");
+  ASSERT_CONTAINS(t, "<title>rank 0: capacity 141.0 GiB</title>");
+  ASSERT_CONTAINS(t, "76.30 GiB of 80.00 GiB on rank 1's H100-SXM");
+  strata_free(t);
+  p->gpu_memory_bytes = 100.0 * GIB; /* --memory-gib 100: every rank's */
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "peak memory          90.00 GiB of 100.00 GiB per device");
+  ASSERT_CONTAINS(t, "  100.00 H100-SXM\n");
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -2288,6 +2335,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(torchtitan_degrees_and_rope),
     TEST_ENTRY(rope_scaling_in_plan_files),
     TEST_ENTRY(json_degrees_and_architecture),
+    TEST_ENTRY(mixed_memory_per_rank),
     TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),
