@@ -131,10 +131,10 @@ static void staircase(strata_buf_t *b, const strata_plan_t *p,
 static void points(strata_buf_t *b, const strata_plan_t *p, const axes_t *a) {
   for (int i = 0; i < p->n_pareto; i++) {
     const strata_plan_config_t *c = &p->pareto[i];
-    char col[40], name[200], mem[32];
+    char col[40], name[300], mem[32];
     double x = px(a, c->step_seconds), y = py(a, c->peak_memory_bytes);
     point_color(p, c, col, sizeof col);
-    strata_plan_config_name(c, name, sizeof name);
+    st__list_name(p->pareto, p->n_pareto, i, name, sizeof name);
     strata_buf_printf(b,
                       "<circle class=pareto cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
                       "fill=\"%s\"><title>%d. ",
@@ -173,8 +173,8 @@ static void table(strata_buf_t *b, const strata_plan_t *p) {
                   "<th>step ms</th><th>peak memory</th><th>GPUs</th></tr>\n");
   for (int i = 0; i < p->n_pareto; i++) {
     const strata_plan_config_t *c = &p->pareto[i];
-    char name[200], mem[32];
-    strata_plan_config_name(c, name, sizeof name);
+    char name[300], mem[32];
+    st__list_name(p->pareto, p->n_pareto, i, name, sizeof name);
     strata_buf_printf(b, "<tr><td>%d</td><td class=l>", i + 1);
     st__put_html(b, name);
     strata_buf_printf(b, "</td><td>%.3f</td><td>%s</td><td>%.0f</td></tr>\n",

@@ -132,6 +132,16 @@ int st__capacities_differ(const strata_plan_t *p);
 int st__rank_fullest(const strata_plan_t *p);
 void st__summary_peak(strata_buf_t *b, const strata_plan_t *p);
 
+/* report_list.c: configuration i of the list v[0..n) by a name no other
+ * of the list shares (the pipeline split added where the name is
+ * shared, then which chunk layout of those); whether two configurations
+ * differ only in recompute none against selective, at one step and
+ * memory (the lists print them as one line). */
+void st__list_name(const strata_plan_config_t *v, int n, int i, char *buf,
+                   size_t size);
+int st__same_but_recompute(const strata_plan_config_t *a,
+                           const strata_plan_config_t *b);
+
 /* report_par.c: context and expert parallelism, FP8 and the experts in
  * the reports, printed where used. */
 struct cJSON;

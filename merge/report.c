@@ -353,28 +353,44 @@ static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
   }
 }
 
+/* "recompute none (selective the same here ...)" for a line that stands
+ * for the next too (st__same_but_recompute), into name. */
+static int merged_name(const strata_plan_config_t *v, int n, int i, char *name,
+                       size_t size) {
+  st__list_name(v, n, i, name, size);
+  if (i + 1 >= n || !st__same_but_recompute(&v[i], &v[i + 1])) return 0;
+  size_t len = strlen(name);
+  if (len < size)
+    snprintf(name + len, size - len,
+             " (recompute %s the same here: it drops nothing more)",
+             strata_recompute_name(v[i + 1].recompute));
+  return 1;
+}
+
 /* The runners-up: near-ties a user may prefer. */
 static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
   if (p->n_top < 2) return;
   strata_buf_puts(b, "\nbest configurations:\n");
-  for (int i = 0; i < p->n_top; i++) {
+  for (int i = 0, line = 1; i < p->n_top; i++, line++) {
     const strata_plan_config_t *c = &p->top[i];
-    char mem[32], name[200];
+    char mem[32], name[300];
     char where[96] = "";
-    strata_plan_config_name(c, name, sizeof name);
+    int skip = merged_name(p->top, p->n_top, i, name, sizeof name);
     if (p->n_groups > 1 && c->group > 0)
       snprintf(where, sizeof where, ", node group %d alone", c->group - 1);
     else if (p->n_groups > 1)
       snprintf(where, sizeof where, ", stages over the node groups");
-    else if (c->pp > 1 && c->first_layers != c->last_layers)
+    else if (c->pp > 1 && c->first_layers != c->last_layers &&
+             !strstr(name, " first, "))
       snprintf(where, sizeof where, ", uneven first/last");
-    strata_buf_printf(b, "  %d. %s%s: %.3f ms", i + 1, name, where,
+    strata_buf_printf(b, "  %d. %s%s: %.3f ms", line, name, where,
                       c->step_seconds * 1e3);
     if (i > 0 && p->top[0].step_seconds > 0)
       strata_buf_printf(b, " (%+.2f %%)",
                         100 * (c->step_seconds / p->top[0].step_seconds - 1));
     strata_buf_printf(b, ", %s\n",
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
+    i += skip;
   }
 }
 
@@ -395,15 +411,16 @@ static void sum_pareto(strata_buf_t *b, const strata_plan_t *p) {
       p->n_pareto == 1 ? "" : "s",
       p->pareto_axes == STRATA_PARETO_GPUS ? "all three by another"
                                            : "both by another");
-  for (int i = 0; i < p->n_pareto; i++) {
+  for (int i = 0, line = 1; i < p->n_pareto; i++, line++) {
     const strata_plan_config_t *c = &p->pareto[i];
-    char mem[32], name[200];
-    strata_plan_config_name(c, name, sizeof name);
+    char mem[32], name[300];
+    int skip = merged_name(p->pareto, p->n_pareto, i, name, sizeof name);
     double n = config_gpus(c);
-    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPU%s\n", i + 1, name,
+    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPU%s\n", line, name,
                       c->step_seconds * 1e3,
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem),
                       n, n == 1 ? "" : "s");
+    i += skip;
   }
 }
 
@@ -716,7 +733,7 @@ static int json_pareto(cJSON *root, const strata_plan_t *p) {
       cJSON_Delete(o);
       return -1;
     }
-    strata_plan_config_name(c, name, sizeof name);
+    st__list_name(p->pareto, p->n_pareto, i, name, sizeof name);
     if (st__json_add_str(o, "config", name) |
         st__json_add_num(o, "step_seconds", c->step_seconds) |
         st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |

@@ -2128,6 +2128,51 @@ TEST(time_limited_plan_keeps_its_bound) {
  * its axes), re-encodes to the same bytes, and a plan without one stays
  * at its older format; a front out of order or without its axes is
  * refused by the encoder, as the decoder would refuse it. */
+/* The front's lines read differently: configurations that share a name
+ * are told apart by their pipeline split, then by which chunk layout of
+ * that split; recompute none and selective at one step and memory are
+ * one line with a note (the best configurations' too). */
+TEST(pareto_names_tell_apart) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  char *text = NULL;
+  const int first[] = {4, 4, 5, 3, 4, 4}, last[] = {4, 4, 3, 5, 4, 4};
+  p->pareto_axes = STRATA_PARETO_MEMORY;
+  p->n_pareto = 6;
+  p->pareto = strata_calloc(6, sizeof *p->pareto);
+  for (int i = 0; i < 6; i++) {
+    strata_plan_config_t *c = &p->pareto[i];
+    *c = p->top[0];
+    c->micro_batch = 1, c->vpp = i < 4 ? 1 : 2;
+    c->first_layers = first[i], c->last_layers = last[i];
+    c->recompute = i == 1 ? STRATA_RECOMPUTE_SELECTIVE : STRATA_RECOMPUTE_NONE;
+    c->step_seconds = 1.0 + (i > 1 ? i : 0);
+    c->peak_memory_bytes = 9e9 - 1e9 * (i > 1 ? i : 0);
+  }
+  p->top[1] = p->pareto[1]; /* the runner-up: the best, selective */
+  p->top[0] = p->pareto[0];
+  ASSERT_OK(strata_plan_summary(p, &text));
+  ASSERT_CONTAINS(text, "  1. tp 2, pp 2, dp 2, micro 1, recompute none "
+                        "(recompute selective the same here: it drops nothing "
+                        "more): 1000.000 ms");
+  ASSERT_CONTAINS(text, "  1. tp 2, pp 2, dp 2, micro 1, recompute none, "
+                        "layers 4 first, 4 last (recompute selective the same "
+                        "here: it drops nothing more): 1000.000 ms");
+  ASSERT_CONTAINS(text, "  2. tp 2, pp 2, dp 2, micro 1, recompute none, "
+                        "layers 5 first, 3 last: 3000.000 ms");
+  ASSERT_CONTAINS(text, "  3. tp 2, pp 2, dp 2, micro 1, recompute none, "
+                        "layers 3 first, 5 last: 4000.000 ms");
+  ASSERT_CONTAINS(text, "  4. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layers 4 first, 4 last, chunk layout 1 of "
+                        "those: 5000.000 ms");
+  ASSERT_CONTAINS(text, "  5. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layers 4 first, 4 last, chunk layout 2 of "
+                        "those: 6000.000 ms");
+  ASSERT(!strstr(text, "  6. "));
+  ASSERT(!strstr(text, "selective: 1000.000 ms"));
+  strata_free(text);
+  strata_plan_destroy(p);
+}
+
 TEST(pareto_front_in_plan_files) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   size_t len;
@@ -2302,6 +2347,7 @@ TEST(fallback_plans_in_plan_files) {
 static const test_entry_t tests[] = {
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
     TEST_ENTRY(pareto_front_in_plan_files),
+    TEST_ENTRY(pareto_names_tell_apart),
     TEST_ENTRY(fallback_plans_in_plan_files),
     TEST_ENTRY(fallbacks_the_same_plan),
     TEST_ENTRY(sched_closed_form),
