@@ -193,8 +193,8 @@ static int human_out(const strata_plan_t *p, int fits, double budget,
   if (!fits)
     fprintf(st__stdout(),
             "\ndoes not fit: %.2f GiB per device needed, %.2f GiB available "
-            "(the GPU's %.2f GiB less the reserve)\n",
-            p->peak_memory_bytes / GIB, budget / GIB,
+            "(the %s's %.2f GiB less the reserve)\n",
+            p->peak_memory_bytes / GIB, budget / GIB, p->npu ? "NPU" : "GPU",
             p->gpu_memory_bytes / GIB);
   if (cmp) fprintf(st__stdout(), "\n%s", cmp);
   return 0;
@@ -354,9 +354,10 @@ int cli_cmd_estimate(int argc, char **argv) {
       !(p->host_capacity_gib > 0 && p->host_memory_gib > p->host_capacity_gib);
   if (!rc && !host_fits && !a.json)
     fprintf(st__stdout(),
-            "\ndoes not fit in the host's memory: %.2f GiB a GPU offloaded, "
-            "%.2f GiB a GPU in the reference system\n",
-            p->host_memory_gib, p->host_capacity_gib);
+            "\ndoes not fit in the host's memory: %.2f GiB a %s offloaded, "
+            "%.2f GiB a %s in the reference system\n",
+            p->host_memory_gib, p->npu ? "NPU" : "GPU", p->host_capacity_gib,
+            p->npu ? "NPU" : "GPU");
   if (!rc && (!fits || !host_fits)) rc = CLI_INFEASIBLE;
 out:
   strata_free(cmp);

@@ -120,6 +120,10 @@ typedef struct {
   char why[400]; /* the refusal, "" when ok */
 } st__fw_verdict_t;
 void st__frameworks(const strata_plan_t *p, st__fw_verdict_t *v);
+/* "NPU" for a plan on Ascend NPUs (p->npu), else "GPU": what the output
+ * calls its devices (stitch.c). */
+const char *st__dev(const strata_plan_t *p);
+
 /* report_mem.c: each pipeline rank's memory against its own GPU's.  The
  * memory rank r is measured against (its GPU model's, from the GPU
  * table, on a mixed cluster where the plan's figure is the table's;

@@ -182,13 +182,13 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
                       "optimizer offload", p->optimizer_offload);
   if (p->host_memory_gib > 0 && p->host_capacity_gib > 0)
     strata_buf_printf(
-        b, "  %-20s %.2f GiB a GPU of %.2f GiB (its share of the host)\n",
-        "host memory", p->host_memory_gib, p->host_capacity_gib);
+        b, "  %-20s %.2f GiB a %s of %.2f GiB (its share of the host)\n",
+        "host memory", p->host_memory_gib, st__dev(p), p->host_capacity_gib);
   else if (p->host_memory_gib > 0)
     strata_buf_printf(b,
-                      "  %-20s %.2f GiB a GPU (the host's size not known: "
+                      "  %-20s %.2f GiB a %s (the host's size not known: "
                       "not checked)\n",
-                      "host memory", p->host_memory_gib);
+                      "host memory", p->host_memory_gib, st__dev(p));
   if (p->precision_aware_optimizer > 0)
     strata_buf_printf(b,
                       "  %-20s precision-aware (main gradients %s, moments "
@@ -264,8 +264,8 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(
         b, "  %-20s %.1f %% of the dense %s peak (%.1f TFLOP/s)\n", "MFU",
         p->mfu * 100, st__peak_name(p), p->gpu_peak_flops / 1e12);
-    strata_buf_printf(b, "  %-20s %.1f per GPU\n", "model TFLOP/s",
-                      p->mfu * p->gpu_peak_flops / 1e12);
+    strata_buf_printf(b, "  %-20s %.1f per %s\n", "model TFLOP/s",
+                      p->mfu * p->gpu_peak_flops / 1e12, st__dev(p));
   }
   st__summary_peak(b, p);
 }
@@ -403,23 +403,25 @@ static double config_gpus(const strata_plan_config_t *c) {
  * its first (the fastest that fits). */
 static void sum_pareto(strata_buf_t *b, const strata_plan_t *p) {
   if (p->pareto_axes <= 0 || p->n_pareto < 1) return;
-  strata_buf_printf(
-      b,
-      "\nPareto front (step time against peak memory per "
-      "device%s): %d configuration%s, none beaten on %s\n",
-      p->pareto_axes == STRATA_PARETO_GPUS ? " and GPUs used" : "", p->n_pareto,
-      p->n_pareto == 1 ? "" : "s",
-      p->pareto_axes == STRATA_PARETO_GPUS ? "all three by another"
-                                           : "both by another");
+  strata_buf_printf(b,
+                    "\nPareto front (step time against peak memory per "
+                    "device%s): %d configuration%s, none beaten on %s\n",
+                    p->pareto_axes == STRATA_PARETO_GPUS
+                        ? (p->npu ? " and NPUs used" : " and GPUs used")
+                        : "",
+                    p->n_pareto, p->n_pareto == 1 ? "" : "s",
+                    p->pareto_axes == STRATA_PARETO_GPUS
+                        ? "all three by another"
+                        : "both by another");
   for (int i = 0, line = 1; i < p->n_pareto; i++, line++) {
     const strata_plan_config_t *c = &p->pareto[i];
     char mem[32], name[300];
     int skip = merged_name(p->pareto, p->n_pareto, i, name, sizeof name);
     double n = config_gpus(c);
-    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPU%s\n", line, name,
+    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f %s%s\n", line, name,
                       c->step_seconds * 1e3,
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem),
-                      n, n == 1 ? "" : "s");
+                      n, st__dev(p), n == 1 ? "" : "s");
     i += skip;
   }
 }

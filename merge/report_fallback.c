@@ -57,9 +57,9 @@ static void sum_fallback(strata_buf_t *b, const strata_plan_t *p, int i) {
                     f->nodes_lost == 1 ? "" : "s");
   if (k == 0) {
     strata_buf_printf(b,
-                      "the plan itself (its %d GPUs are still there: it "
+                      "the plan itself (its %d %ss are still there: it "
                       "does not use every node)\n",
-                      f->devices);
+                      f->devices, st__dev(f));
     return;
   }
   if (k > 0) {
@@ -72,9 +72,9 @@ static void sum_fallback(strata_buf_t *b, const strata_plan_t *p, int i) {
   if (p->step_seconds > 0)
     strata_buf_printf(b, " (%+.2f %%)",
                       100 * (f->step_seconds / p->step_seconds - 1));
-  strata_buf_printf(b, ", %s, %d GPUs\n",
+  strata_buf_printf(b, ", %s, %d %ss\n",
                     strata_fmt_bytes(f->peak_memory_bytes, mem, sizeof mem),
-                    f->devices);
+                    f->devices, st__dev(f));
 }
 
 void st__sum_fallbacks(strata_buf_t *b, const strata_plan_t *p) {

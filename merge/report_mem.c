@@ -81,11 +81,11 @@ void st__summary_peak(strata_buf_t *b, const strata_plan_t *p) {
   int f = st__rank_fullest(p), m = most_bytes(p);
   strata_buf_printf(b,
                     "  %-20s %s of %s on rank %d's %s, the fullest against "
-                    "its own GPU",
+                    "its own %s",
                     "peak memory",
                     strata_fmt_bytes(p->ranks[f].mem.total, x, sizeof x),
                     strata_fmt_bytes(st__rank_capacity(p, f), y, sizeof y), f,
-                    st__rank_gpu(p, f));
+                    st__rank_gpu(p, f), st__dev(p));
   if (m != f)
     strata_buf_printf(b, " (the most, %s of %s, on rank %d's %s)",
                       strata_fmt_bytes(p->ranks[m].mem.total, u, sizeof u),

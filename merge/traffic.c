@@ -317,6 +317,7 @@ int st__traffic(const strata_plan_t *p, int gpus_per_node, int max_cells,
   ctx_t c = {p, t, 0, 0, 0, 0, NULL};
   int rc;
   memset(t, 0, sizeof *t);
+  t->dev = p && p->npu ? "NPU" : "GPU";
   if (!p || p->pp < 1 || p->dp < 1 || p->n_stages < 1 || !p->stages ||
       !p->ranks)
     return strata_error(STRATA_EINVAL, "traffic: a plan with no stage");

@@ -1856,6 +1856,40 @@ TEST(mixed_memory_per_rank) {
   strata_plan_destroy(p);
 }
 
+/* A plan on Ascend NPUs names them so: its file keeps it (format 17; a
+ * GPU plan keeps its older format), the summary and the HTML page say
+ * NPU wherever they name a device. */
+TEST(npu_plans_say_npu) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL), *q;
+  char *t = NULL;
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT(d[4] < 17);
+  strata_free(d);
+  p->npu = 1;
+  d = encode(p, &len);
+  ASSERT_EQ(d[4], 17);
+  strata_free(d);
+  q = roundtrip(p);
+  ASSERT_EQ(q->npu, 1);
+  p->pareto_axes = STRATA_PARETO_GPUS, p->n_pareto = 1;
+  p->pareto = strata_calloc(1, sizeof *p->pareto);
+  p->pareto[0] = p->top[0];
+  p->tokens_per_second = 1e5, p->mfu = 0.4, p->model_flops_per_step = 1e15;
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "per NPU\n");
+  ASSERT_CONTAINS(t, "and NPUs used");
+  ASSERT_CONTAINS(t, ", 8 NPUs\n");
+  strata_free(t);
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "on one NPU's link in a node");
+  ASSERT_CONTAINS(t, "node 0 NPU 1");
+  ASSERT(!strstr(t, "GPU"));
+  strata_free(t);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -2382,6 +2416,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(rope_scaling_in_plan_files),
     TEST_ENTRY(json_degrees_and_architecture),
     TEST_ENTRY(mixed_memory_per_rank),
+    TEST_ENTRY(npu_plans_say_npu),
     TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),

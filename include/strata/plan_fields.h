@@ -150,7 +150,8 @@
   F(RUN,  int,     configs_evaluated,    configs_evaluated,     NULL,                       0,  0,          HZ, 36, NONE, NUM,    1,                  0)  \
   F(RUN,  int,     pareto_axes,          pareto_axes,           "Pareto front's axes",      0,  2,          TI, 13, NONE, NUM,    p->pareto_axes > 0, 0)  \
   F(RUN,  int,     nodes_lost,           nodes_lost,            "nodes lost",               0,  BIG,        TI, 14, ROOT, NUM,    p->nodes_lost > 0,  0)  \
-  F(RUN,  int,     fallbacks_asked,      fallbacks_asked,       "fallbacks asked",          0,  STRATA_FALLBACKS_MAX, TI, 14, NONE, NUM, 0,      0)
+  F(RUN,  int,     fallbacks_asked,      fallbacks_asked,       "fallbacks asked",          0,  STRATA_FALLBACKS_MAX, TI, 14, NONE, NUM, 0,      0)  \
+  F(RUN,  int,     npu,                  npu,                   "device kind",              0,  1,          TI, 17, NONE, NUM,    0,                  0)
 /* clang-format on */
 
 /* The planning switches: options that are on or off (or STRATA_AUTO: the
@@ -342,10 +343,11 @@ enum {
  * configurations after the format's fields; 14: the fallback plans of
  * --fallbacks, each a plan's payload after the format's fields, and a
  * fallback's nodes lost; 15: fine-grained activation offloading's
- * modules; 16: the eager MoE layers' host-bound time as a step item), at
- * least 7 (the RoPE scaling, a struct of its own). A row added to a released
- * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 16
+ * modules; 16: the eager MoE layers' host-bound time as a step item; 17:
+ * the devices are NPUs, which the output names so), at least 7 (the RoPE
+ * scaling, a struct of its own). A row added to a released format's slot
+ * would make its files unreadable: new rows take a new slot. */
+#define STRATA_PLAN_FORMAT_VERSION 17
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 
