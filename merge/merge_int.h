@@ -18,6 +18,9 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
  * after the stages that is not 0 (plan_fields.h), 7 with a RoPE scaling,
  * 5 with an L2 q/k norm, 4 with node groups, else 3. */
 int st__format_of(const strata_plan_t *p);
+/* Whether a listed configuration (best or on the front) states its layout:
+ * format 17 keeps them. */
+int st__has_layouts(const strata_plan_t *p);
 /* 1 if every slot of the header is some field's (plan_fields.h). */
 int st__plan_fields_complete(void);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,

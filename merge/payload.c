@@ -274,7 +274,35 @@ int st__format_of(const strata_plan_t *p) {
   if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
   if (p->n_pareto > 0 && v < 13) v = 13;
   if (p->n_fallbacks > 0 && v < 14) v = 14;
+  if (st__has_layouts(p) && v < 17) v = 17;
   return v;
+}
+
+/* Whether a listed configuration states its layout (format 17's). */
+int st__has_layouts(const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top; i++)
+    if (p->top[i].layout[0]) return 1;
+  for (int i = 0; i < p->n_pareto; i++)
+    if (p->pareto[i].layout[0]) return 1;
+  return 0;
+}
+
+/* Format 17: each listed configuration's layout ("" where its first and
+ * last rank tell it), the best ones' then the front's. */
+static void put_layouts(st__wr_t *w, const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top; i++)
+    st__wr_s(w, p->top[i].layout);
+  for (int i = 0; i < p->n_pareto; i++)
+    st__wr_s(w, p->pareto[i].layout);
+}
+
+static void get_layouts(st__rd_t *r, strata_plan_t *p) {
+  for (int i = 0; i < p->n_top && !r->bad; i++)
+    st__rd_sbuf(r, "configuration layout", p->top[i].layout,
+                sizeof p->top[i].layout);
+  for (int i = 0; i < p->n_pareto && !r->bad; i++)
+    st__rd_sbuf(r, "configuration layout", p->pareto[i].layout,
+                sizeof p->pareto[i].layout);
 }
 
 /* Format 7: the RoPE scaling after format 6's overlap. */
@@ -349,6 +377,7 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
     if (f == 13) put_pareto(&w, p);
     if (f == 14 && !rc) rc = put_fallbacks(&w, p);
+    if (f == 17) put_layouts(&w, p);
   }
   if (rc) {
     strata_buf_free(&w.b);
@@ -1082,6 +1111,8 @@ static void ck_configs(ck_t *k, const strata_plan_t *p,
     snprintf(w, sizeof w, "%s %d figures", what, i + 1);
     ck_fig(k, w, c->step_seconds);
     ck_fig(k, w, c->peak_memory_bytes);
+    snprintf(w, sizeof w, "%s %d layout", what, i + 1);
+    if (c->layout[0]) ck_name(k, w, c->layout, 0);
   }
 }
 
@@ -1212,6 +1243,7 @@ static int payload_decode(const unsigned char *data, size_t len,
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
     if (f == 13 && !r.bad) rc = get_pareto(&r, p);
     if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where, nested);
+    if (f == 17 && !r.bad && !rc) get_layouts(&r, p);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

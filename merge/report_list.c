@@ -5,10 +5,12 @@
  * strata_plan_config_name says the degrees, the micro-batch, vpp and
  * recompute; two configurations of one list may differ only in how the
  * layers split over the pipeline (the first and the last rank's layers),
- * or in how each rank's layers split over its chunks, which a
- * configuration does not keep.  A name shared in its list gets the split
- * ("layers 17 first, 15 last"), and one still shared after that says
- * that its chunks split otherwise, so no two lines read the same.  Two
+ * or in how each rank's layers split over its chunks (the layout a
+ * configuration keeps where its first and last rank do not tell it).  A
+ * name shared in its list gets the split ("layers 17 first, 15 last", or
+ * "layout Et*2|(t*3|)*10tL"), and one still shared after that (a plan
+ * file older than format 17 keeps no layout) its place among those, so
+ * no two lines read the same.  Two
  * neighbours that differ only in recompute none against selective at
  * the same step and memory (selective finds nothing to drop: flash
  * attention keeps no scores) read as one line with a note.
@@ -18,11 +20,15 @@
 
 #include "merge/merge_int.h"
 
-/* The base name with the pipeline split, where there is one. */
+/* The base name with the pipeline split, where there is one: the first
+ * and last rank's layers, or every virtual stage's (Megatron-LM's
+ * layout) where those do not tell it. */
 static void split_name(const strata_plan_config_t *c, char *buf, size_t size) {
   strata_plan_config_name(c, buf, size);
   size_t n = strlen(buf);
-  if (c->pp > 1 && c->first_layers > 0 && n < size)
+  if (c->layout[0] && n < size)
+    snprintf(buf + n, size - n, ", layout %s", c->layout);
+  else if (c->pp > 1 && c->first_layers > 0 && n < size)
     snprintf(buf + n, size - n, ", layers %d first, %d last", c->first_layers,
              c->last_layers);
 }

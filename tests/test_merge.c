@@ -2204,6 +2204,23 @@ TEST(pareto_names_tell_apart) {
   ASSERT(!strstr(text, "  6. "));
   ASSERT(!strstr(text, "selective: 1000.000 ms"));
   strata_free(text);
+  /* with their layouts (format 17), the layout names them */
+  snprintf(p->pareto[4].layout, sizeof p->pareto[4].layout, "Et*3|t|t*2|t*2L");
+  snprintf(p->pareto[5].layout, sizeof p->pareto[5].layout, "Et|t*3|t*3|tL");
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT_EQ(d[4], 17);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_STR_EQ(q->pareto[5].layout, "Et|t*3|t*3|tL");
+  ASSERT_STR_EQ(q->pareto[0].layout, "");
+  ASSERT_OK(strata_plan_summary(q, &text));
+  ASSERT_CONTAINS(text, "  4. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layout Et*3|t|t*2|t*2L: 5000.000 ms");
+  ASSERT_CONTAINS(text, "  5. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layout Et|t*3|t*3|tL: 6000.000 ms");
+  strata_free(text);
+  strata_plan_destroy(q);
   strata_plan_destroy(p);
 }
 
