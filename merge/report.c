@@ -682,7 +682,8 @@ static int json_degrees(cJSON *o, const strata_plan_config_t *c) {
          st__json_add_num(o, "zero_stage", c->zero_stage) |
          st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
          st__json_add_num(o, "first_layers", c->first_layers) |
-         st__json_add_num(o, "last_layers", c->last_layers);
+         st__json_add_num(o, "last_layers", c->last_layers) |
+         (c->layout[0] ? st__json_add_str(o, "layout", c->layout) : 0);
 }
 
 static int json_step(cJSON *root, const strata_plan_t *p) {

@@ -79,7 +79,8 @@ int st__same_but_recompute(const strata_plan_config_t *a,
   if (a->recompute == b->recompute || a->recompute == STRATA_RECOMPUTE_FULL ||
       b->recompute == STRATA_RECOMPUTE_FULL ||
       a->step_seconds != b->step_seconds ||
-      a->peak_memory_bytes != b->peak_memory_bytes)
+      a->peak_memory_bytes != b->peak_memory_bytes ||
+      strcmp(a->layout, b->layout))
     return 0;
   return !memcmp(x, y, sizeof x);
 }
