@@ -131,8 +131,8 @@ static int cost_old(const cli_plan_args_t *a, const strata_plan_t *old,
   *out = NULL;
   if (old->devices > strata_cluster_gpus(c)) {
     snprintf(v->reason, sizeof v->reason,
-             "it needs %d GPUs and the cluster has %d usable now", old->devices,
-             strata_cluster_gpus(c));
+             "it needs %d %ss and the cluster has %d usable now", old->devices,
+             strata_cluster_device_kind(c), strata_cluster_gpus(c));
     return 0;
   }
   char *lay = NULL; /* a layout plan's, which o points to */

@@ -6,6 +6,7 @@
  * fitting and which memory item decides.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "cli/planargs.h"
@@ -71,26 +72,37 @@ static const strata_mem_items_t *worst_rank(const strata_plan_t *p) {
   return &p->ranks[w].mem;
 }
 
+/* What a comparison is with: the best plan of the user's own options
+ * with the degrees and the split free ("the best with recompute
+ * selective, micro 2"), or, where the user stated no configuration
+ * choice beyond the degrees, the planner's best. */
+typedef struct {
+  const strata_plan_t *best;
+  char label[200];
+  const char *json_key; /* comparison_with_best, ..._planner_best */
+  const char *with;     /* the choices kept ("" for the planner's best) */
+} cmp_t;
+
 /* "slower by x % ..." or "does not fit by y GiB ...", into b. */
-static void compare(strata_buf_t *b, const strata_plan_t *mine,
-                    const strata_plan_t *best, double budget, int fits) {
-  const strata_plan_config_t *c = &best->top[0];
+static void compare(strata_buf_t *b, const strata_plan_t *mine, const cmp_t *k,
+                    double budget, int fits) {
+  const strata_plan_t *best = k->best;
   double d;
   char name[200];
-  strata_plan_config_name(c, name, sizeof name);
-  strata_buf_printf(b, "the best plan: %s: %.3f ms, %.2f GiB\n", name,
+  strata_plan_config_name(&best->top[0], name, sizeof name);
+  strata_buf_printf(b, "%s: %s: %.3f ms, %.2f GiB\n", k->label, name,
                     best->step_seconds * 1e3, best->peak_memory_bytes / GIB);
   if (!fits) {
     const char *t = mem_term(worst_rank(best), worst_rank(mine), &d);
     strata_buf_printf(b,
                       "this configuration does not fit by %.2f GiB; most of "
-                      "the difference to the plan is %s (+%.2f GiB)\n",
+                      "the difference to that plan is %s (+%.2f GiB)\n",
                       (mine->peak_memory_bytes - budget) / GIB, t, d / GIB);
     return;
   }
   double rel = mine->step_seconds / best->step_seconds - 1;
   if (rel <= 1e-9) {
-    strata_buf_puts(b, "this configuration is the plan's (or ties with it)\n");
+    strata_buf_puts(b, "this configuration is that plan's (or ties with it)\n");
     return;
   }
   const char *t = step_term(&best->step_items, &mine->step_items, &d);
@@ -101,10 +113,11 @@ static void compare(strata_buf_t *b, const strata_plan_t *mine,
                     t, d * 1e3);
 }
 
-/* The same comparison as fields a script can read ("comparison_with_best"
- * in --json; docs/cli.md): the verdict, and the figures behind it. */
-static cJSON *compare_json(const strata_plan_t *mine, const strata_plan_t *best,
+/* The same comparison as fields a script can read (k->json_key in
+ * --json; docs/cli.md): the verdict, and the figures behind it. */
+static cJSON *compare_json(const strata_plan_t *mine, const cmp_t *k,
                            double budget, int fits) {
+  const strata_plan_t *best = k->best;
   cJSON *o = cJSON_CreateObject();
   double d = 0, rel = mine->step_seconds / best->step_seconds - 1;
   char name[200];
@@ -112,6 +125,7 @@ static cJSON *compare_json(const strata_plan_t *mine, const strata_plan_t *best,
   strata_plan_config_name(&best->top[0], name, sizeof name);
   int bad =
       !o || st__json_add_str(o, "best_configuration", name) ||
+      st__json_add_str(o, "best_with", k->with) ||
       st__json_add_num(o, "best_step_seconds", best->step_seconds) ||
       st__json_add_num(o, "best_peak_memory_bytes", best->peak_memory_bytes);
   if (!bad && !fits) {
@@ -153,11 +167,14 @@ static int json_out(strata_plan_t *p, int fits, double budget, const char *cmp,
   /* what fits is measured against: the device less the reserve */
   if (!rc) rc = st__json_add_num(root, "memory_budget_bytes", budget);
   if (!rc && cmp) rc = st__json_add_str(root, "comparison", cmp);
-  if (!rc && *cmpj) {
-    if (!cJSON_AddItemToObject(root, "comparison_with_best", *cmpj))
+  for (int i = 0; !rc && i < 2; i++) {
+    if (!cmpj[i]) continue;
+    if (!cJSON_AddItemToObject(
+            root, i ? "comparison_with_planner_best" : "comparison_with_best",
+            cmpj[i]))
       rc = strata_error(STRATA_ENOMEM, "out of memory");
     else
-      *cmpj = NULL; /* root owns it */
+      cmpj[i] = NULL; /* root owns it */
   }
   if (!rc && !(text = st__json_print(root)))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
@@ -178,35 +195,118 @@ static int human_out(const strata_plan_t *p, int fits, double budget,
   if (!fits)
     fprintf(st__stdout(),
             "\ndoes not fit: %.2f GiB per device needed, %.2f GiB available "
-            "(the GPU's %.2f GiB less the reserve)\n",
-            p->peak_memory_bytes / GIB, budget / GIB,
+            "(the %s's %.2f GiB less the reserve)\n",
+            p->peak_memory_bytes / GIB, budget / GIB, p->npu ? "NPU" : "GPU",
             p->gpu_memory_bytes / GIB);
   if (cmp) fprintf(st__stdout(), "\n%s", cmp);
   return 0;
 }
 
-/* The best plan with the user's own options, the configuration free. */
-static char *comparison(const cli_plan_args_t *user, const strata_plan_t *mine,
-                        const strata_graph_t *g, const strata_cluster_t *c,
-                        double budget, int fits, cJSON **js) {
-  strata_plan_opts_t o = user->po;
+/* One more choice onto the list in buf ("micro 2, recompute full"). */
+__attribute__((format(printf, 3, 4))) static void
+kept_add(char *buf, size_t n, const char *fmt, ...) {
+  size_t k = strlen(buf);
+  va_list ap;
+  if (k && k + 2 < n) k += (size_t)snprintf(buf + k, n - k, ", ");
+  if (k >= n) return;
+  va_start(ap, fmt);
+  vsnprintf(buf + k, n - k, fmt, ap);
+  va_end(ap);
+}
+
+/* The configuration choices the user stated beyond the degrees, which
+ * the best of the same options keeps: "micro 2, recompute selective";
+ * "" when none. */
+static void kept_choices(const strata_plan_opts_t *o, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (o->micro_batch > 0) kept_add(buf, n, "micro %d", o->micro_batch);
+  if (o->vpp > 0) kept_add(buf, n, "vpp %d", o->vpp);
+  if (o->pipeline_layout) kept_add(buf, n, "its pipeline layout");
+  if (o->sequence_parallel != STRATA_AUTO)
+    kept_add(buf, n, "sequence parallelism %s",
+             o->sequence_parallel > 0 ? "on" : "off");
+  if (o->zero_stage == STRATA_AUTO)
+    kept_add(buf, n, "ZeRO chosen");
+  else if (o->zero_stage != 1)
+    kept_add(buf, n, "ZeRO %d", o->zero_stage);
+  if (o->recompute != STRATA_RECOMPUTE_AUTO)
+    kept_add(buf, n, "recompute %s", strata_recompute_name(o->recompute));
+}
+
+/* The user's options with those choices free, as `strata plan` takes
+ * them by default: what the planner's best is planned with. */
+static void free_choices(strata_plan_opts_t *o) {
+  strata_plan_opts_t d;
+  strata_plan_opts_init(&d);
+  o->micro_batch = d.micro_batch, o->vpp = d.vpp;
+  o->pipeline_layout = NULL;
+  o->sequence_parallel = d.sequence_parallel, o->zero_stage = d.zero_stage;
+  o->recompute = d.recompute, o->recompute_modules = d.recompute_modules;
+}
+
+/* The best plan of options o (the degrees and split free) into k, or
+ * NULL where none is found (the comparison is then left out). */
+static int best_of(const strata_graph_t *g, const strata_cluster_t *c,
+                   strata_plan_opts_t o, cmp_t *k) {
   strata_plan_t *best = NULL;
-  strata_buf_t b;
-  char *out = NULL;
   o.fix_tp = o.fix_pp = o.fix_dp = o.fix_first = o.fix_last = 0;
   o.fix_cp = o.fix_ep = o.fix_etp = 0;
   o.no_memory_check = 0;
   o.top = 1;
-  if (strata_pipeline_plan(g, c, &o, &best) == 0) {
-    strata_buf_init(&b);
-    compare(&b, mine, best, budget, fits);
-    out = b.oom ? NULL : strata_buf_steal(&b, NULL);
-    if (js) *js = compare_json(mine, best, budget, fits);
-    strata_buf_free(&b);
-  } else {
+  if (strata_pipeline_plan(g, c, &o, &best)) {
     strata_error_clear();
+    strata_plan_destroy(best);
+    return 0;
   }
-  strata_plan_destroy(best);
+  k->best = best;
+  return 1;
+}
+
+/* Whether the two bests are one configuration at one step. */
+static int same_best(const strata_plan_t *a, const strata_plan_t *b) {
+  char na[200], nb[200];
+  strata_plan_config_name(&a->top[0], na, sizeof na);
+  strata_plan_config_name(&b->top[0], nb, sizeof nb);
+  return !strcmp(na, nb) && a->step_seconds == b->step_seconds;
+}
+
+/* How this configuration compares with the best plan of the user's own
+ * options (the degrees and split free), named by the choices it keeps,
+ * and with the planner's best (those choices free too) where that is
+ * another plan. */
+static char *comparison(const cli_plan_args_t *user, const strata_plan_t *mine,
+                        const strata_graph_t *g, const strata_cluster_t *c,
+                        double budget, int fits, cJSON **js) {
+  cmp_t k[2] = {
+      {NULL, "", "comparison_with_best", ""},
+      {NULL, "the planner's best", "comparison_with_planner_best", ""}};
+  char with[160];
+  strata_plan_opts_t o = user->po;
+  strata_buf_t b;
+  char *out = NULL;
+  kept_choices(&o, with, sizeof with);
+  k[0].with = with;
+  if (with[0])
+    snprintf(k[0].label, sizeof k[0].label, "the best with %s", with);
+  else
+    snprintf(k[0].label, sizeof k[0].label, "the planner's best");
+  int n = best_of(g, c, o, &k[0]);
+  if (n && with[0]) {
+    free_choices(&o);
+    n += best_of(g, c, o, &k[1]);
+  }
+  strata_buf_init(&b);
+  for (int i = 0; i < n; i++) {
+    if (i && same_best(k[0].best, k[1].best))
+      strata_buf_printf(&b, "the planner's best is that plan too\n");
+    else
+      compare(&b, mine, &k[i], budget, fits);
+    if (js) js[i] = compare_json(mine, &k[i], budget, fits);
+  }
+  out = n && !b.oom ? strata_buf_steal(&b, NULL) : NULL;
+  strata_buf_free(&b);
+  for (int i = 0; i < 2; i++)
+    strata_plan_destroy((strata_plan_t *)k[i].best);
   return out;
 }
 
@@ -216,7 +316,7 @@ int cli_cmd_estimate(int argc, char **argv) {
   strata_cluster_t *c = NULL;
   strata_plan_t *p = NULL;
   char *cmp = NULL;
-  cJSON *cmpj = NULL;
+  cJSON *cmpj[2] = {NULL, NULL};
   int rc = cli_plan_parse("estimate", argc, argv, 1, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   user = a;
@@ -247,22 +347,24 @@ int cli_cmd_estimate(int argc, char **argv) {
   int fits = p->peak_memory_bytes <= budget;
   if (!a.no_compare) {
     user.po.quiet = 1;
-    cmp = comparison(&user, p, g, c, budget, fits, a.json ? &cmpj : NULL);
+    cmp = comparison(&user, p, g, c, budget, fits, a.json ? cmpj : NULL);
   }
-  rc = a.json ? json_out(p, fits, budget, cmp, &cmpj, a.timings)
+  rc = a.json ? json_out(p, fits, budget, cmp, cmpj, a.timings)
               : human_out(p, fits, budget, cmp);
   /* what the offloads hold beyond the host's memory does not run either */
   int host_fits =
       !(p->host_capacity_gib > 0 && p->host_memory_gib > p->host_capacity_gib);
   if (!rc && !host_fits && !a.json)
     fprintf(st__stdout(),
-            "\ndoes not fit in the host's memory: %.2f GiB a GPU offloaded, "
-            "%.2f GiB a GPU in the reference system\n",
-            p->host_memory_gib, p->host_capacity_gib);
+            "\ndoes not fit in the host's memory: %.2f GiB a %s offloaded, "
+            "%.2f GiB a %s in the reference system\n",
+            p->host_memory_gib, p->npu ? "NPU" : "GPU", p->host_capacity_gib,
+            p->npu ? "NPU" : "GPU");
   if (!rc && (!fits || !host_fits)) rc = CLI_INFEASIBLE;
 out:
   strata_free(cmp);
-  cJSON_Delete(cmpj);
+  cJSON_Delete(cmpj[0]);
+  cJSON_Delete(cmpj[1]);
   strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);

@@ -270,13 +270,14 @@ static int report_json(const fleet_t *F, char **text) {
 
 static int report_text(const fleet_t *F, char **text) {
   strata_buf_t b;
-  char name[96], hosts[300], cl[200];
+  char name[96], hosts[300], cl[200], tot[64], w[64];
   strata_buf_init(&b);
   strata_buf_printf(&b,
-                    "%d jobs on %s (%d usable nodes): %.6g weighted "
+                    "%d jobs on %s (%d usable nodes): %s weighted "
                     "tokens/s\n\n",
                     F->jobs->n, st__plain(F->a.cluster, cl, sizeof cl),
-                    strata_cluster_nodes(F->c), F->total);
+                    strata_cluster_nodes(F->c),
+                    st__fmt_num(F->total, 0, tot, sizeof tot));
   strata_buf_printf(&b, "%-20s %6s %-13s %-28s %4s %4s %5s %10s %12s %7s\n",
                     "job", "nodes", "group", "hosts", "tp", "pp", "dp",
                     "step (s)", "tokens/s", "weight");
@@ -284,18 +285,18 @@ static int report_text(const fleet_t *F, char **text) {
     const strata_fleet_result_t *r = &F->res[j];
     st__plain(F->jobs->jobs[j].name, name, sizeof name);
     hosts_of(F, j, hosts, sizeof hosts);
+    st__fmt_num(F->jobs->jobs[j].weight, 3, w, sizeof w);
     if (!r->plan) {
-      strata_buf_printf(&b, "%-20s %6d %-13s %-28s %4s %4s %5s %10s %12s %7g\n",
-                        name, 0, "-", "(not run)", "-", "-", "-", "-", "0",
-                        F->jobs->jobs[j].weight);
+      strata_buf_printf(&b, "%-20s %6d %-13s %-28s %4s %4s %5s %10s %12s %7s\n",
+                        name, 0, "-", "(not run)", "-", "-", "-", "-", "0", w);
       continue;
     }
     char grp[48];
     snprintf(grp, sizeof grp, "%d %s", r->group, gpu_of(F, j));
-    strata_buf_printf(
-        &b, "%-20s %6d %-13s %-28s %4d %4d %5d %10.4f %12.0f %7g\n", name,
-        r->nodes, grp, hosts, r->plan->tp, r->plan->pp, r->plan->dp,
-        r->step_seconds, r->tokens_per_second, F->jobs->jobs[j].weight);
+    strata_buf_printf(&b,
+                      "%-20s %6d %-13s %-28s %4d %4d %5d %10.4f %12.0f %7s\n",
+                      name, r->nodes, grp, hosts, r->plan->tp, r->plan->pp,
+                      r->plan->dp, r->step_seconds, r->tokens_per_second, w);
   }
   *text = strata_buf_steal(&b, NULL);
   return *text ? 0 : strata_error(STRATA_ENOMEM, "out of memory");

@@ -87,6 +87,9 @@ int cli_cmd_plan(int argc, char **argv) {
   interrupted = 0; /* a process may run many plans (strata_command_run) */
   int rc = cli_plan_parse("plan", argc, argv, 0, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
+  if (a.pareto_filter && !a.po.pareto)
+    return cli_usage_error("plan", "--pareto-filter filters the Pareto "
+                                   "front: give --pareto too");
   struct sigaction sa, old;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
@@ -107,6 +110,7 @@ int cli_cmd_plan(int argc, char **argv) {
              : cli_fail("plan", e);
     goto out;
   }
+  cli_pareto_filter("plan", &a, c, p);
   if ((rc = cli_plan_fallbacks("plan", &a, g, p))) goto out;
   if (interrupted) {
     rc = cli_fail("plan", strata_error(STRATA_ECANCELED,

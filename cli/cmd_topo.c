@@ -69,9 +69,11 @@ static int parse_args(const char *cmd, int argc, char **argv, topo_args_t *a) {
 
 static void print_levels(const strata_cluster_t *c) {
   int gpn = strata_cluster_gpus_per_node(c);
+  const char *dev = strata_cluster_device_kind(c);
   fprintf(st__stdout(),
-          "hierarchy (bandwidth per GPU, one direction: line rate, and what "
-          "NCCL achieves):\n");
+          "hierarchy (bandwidth per %s, one direction: line rate, and what "
+          "%s achieves):\n",
+          dev, strcmp(dev, "NPU") ? "NCCL" : "HCCL");
   for (int i = strata_cluster_level_count(c) - 1, d = 0; i >= 0; i--, d++) {
     const strata_level_t *l = strata_cluster_level(c, i);
     char note[96] = "";
@@ -86,8 +88,8 @@ static void print_levels(const strata_cluster_t *c) {
     char name[32];
     snprintf(name, sizeof name, "%*s%s", 2 * d, "", l->name);
     fprintf(st__stdout(),
-            "  %-12s %7d GPUs %8.1f GB/s (%6.1f achieved) %6.1f us%s\n", name,
-            l->span, l->nominal_bandwidth / 1e9, l->link.bandwidth / 1e9,
+            "  %-12s %7d %ss %8.1f GB/s (%6.1f achieved) %6.1f us%s\n", name,
+            l->span, dev, l->nominal_bandwidth / 1e9, l->link.bandwidth / 1e9,
             l->link.latency * 1e6, note);
   }
 }
@@ -116,11 +118,11 @@ static void print_peers(const strata_node_topo_t *n, int i) {
   }
 }
 
-static void print_node(const strata_node_topo_t *n) {
+static void print_node(const strata_node_topo_t *n, const char *dev) {
   char mem[32];
-  fprintf(st__stdout(), "GPUs of one node (%s; %s links%s):\n",
+  fprintf(st__stdout(), "%ss of one node (%s; %s links%s):\n", dev,
           strata_node_source(n),
-          strata_node_link_kind(n)[0] ? strata_node_link_kind(n) : "no GPU",
+          strata_node_link_kind(n)[0] ? strata_node_link_kind(n) : "no",
           strata_node_has_switch(n) ? " through NVSwitches" : "");
   fprintf(st__stdout(), "  %-3s %-12s %-10s %-11s %-4s %-6s %-18s %s\n", "gpu",
           "pci", "model", "memory", "numa", "PCIe", "peers GB/s",
@@ -153,10 +155,11 @@ static void print_one(const strata_cluster_t *c) {
     fprintf(st__stdout(), " (of %d; %d dropped as unhealthy)",
             strata_cluster_total_nodes(c),
             strata_cluster_total_nodes(c) - strata_cluster_nodes(c));
-  fprintf(st__stdout(), " x %d GPUs = %d GPUs\n",
-          strata_cluster_gpus_per_node(c), strata_cluster_gpus(c));
+  const char *dev = strata_cluster_device_kind(c);
+  fprintf(st__stdout(), " x %d %ss = %d %ss\n", strata_cluster_gpus_per_node(c),
+          dev, strata_cluster_gpus(c), dev);
   const strata_perf_t *pf = strata_cluster_perf(c);
-  fprintf(st__stdout(), "GPU %s: %s, %.1f TFLOP/s bf16 dense", m->name,
+  fprintf(st__stdout(), "%s %s: %s, %.1f TFLOP/s bf16 dense", dev, m->name,
           strata_fmt_bytes((double)m->memory_bytes, mem, sizeof mem),
           m->peak_flops / 1e12);
   if (pf->peak_fp8_flops > 0)
@@ -173,7 +176,7 @@ static void print_one(const strata_cluster_t *c) {
           100 * pf->attn_fwd, 100 * pf->attn_bwd,
           100 * pf->sustain * pf->attn_fwd, 100 * pf->sustain * pf->attn_bwd);
   print_levels(c);
-  if (n) print_node(n);
+  if (n) print_node(n, dev);
 }
 
 /* A mixed cluster: the whole, then each group as the planner sees it
@@ -186,8 +189,9 @@ static void print_text(const strata_cluster_t *c) {
     return;
   }
   fprintf(st__stdout(),
-          "%d node groups of different shapes, %d usable nodes, %d GPUs\n", K,
-          strata_cluster_nodes(c), strata_cluster_gpus(c));
+          "%d node groups of different shapes, %d usable nodes, %d %ss\n", K,
+          strata_cluster_nodes(c), strata_cluster_gpus(c),
+          strata_cluster_device_kind(c));
   for (int k = 0; k < K; k++) {
     const strata_cluster_t *g = strata_cluster_group(c, k);
     int last = strata_cluster_total_nodes(g) - 1;
@@ -198,9 +202,9 @@ static void print_text(const strata_cluster_t *c) {
   }
   strata_link_t x = strata_cluster_group_link(c);
   fprintf(st__stdout(),
-          "\nbetween groups: %.1f GB/s per GPU achieved, %.1f us (the slower "
+          "\nbetween groups: %.1f GB/s per %s achieved, %.1f us (the slower "
           "group's NIC)\n",
-          x.bandwidth / 1e9, x.latency * 1e6);
+          x.bandwidth / 1e9, strata_cluster_device_kind(c), x.latency * 1e6);
 }
 
 /* ---- JSON ---------------------------------------------------------- */

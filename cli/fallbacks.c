@@ -68,9 +68,10 @@ int cli_plan_fallbacks(const char *cmd, const cli_plan_args_t *a,
     p->n_fallbacks = n;
     if (!a->po.quiet)
       fprintf(st__stderr(),
-              "strata %s: fallback for %d node%s lost: %d GPUs, step %.3f "
+              "strata %s: fallback for %d node%s lost: %d %ss, step %.3f "
               "ms\n",
               cmd, n, n == 1 ? "" : "s", p->fallbacks[n - 1]->devices,
+              p->fallbacks[n - 1]->npu ? "NPU" : "GPU",
               p->fallbacks[n - 1]->step_seconds * 1e3);
   }
   return 0;

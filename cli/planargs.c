@@ -28,6 +28,32 @@ enum {
   C_REPLAN
 };
 
+/* --pareto-filter LIST: idle, deep or both, comma-separated. */
+static int parse_pareto_filter(const char *s, int *out) {
+  static const char *names[] = {"idle", "deep"};
+  int v = 0;
+  while (s && *s) {
+    size_t n = strcspn(s, ",");
+    int k = 0;
+    if (!n) break; /* an empty name: named below */
+    while (k < 2 && !(strlen(names[k]) == n && !strncmp(s, names[k], n)))
+      k++;
+    if (k == 2)
+      return strata_error(STRATA_EINVAL,
+                          "'%.*s' is not a filter of the front: idle (points "
+                          "that leave GPUs idle) or deep (pp beyond half the "
+                          "layers), or both as idle,deep",
+                          (int)n, s);
+    v |= 1 << k;
+    s += n + (s[n] == ',');
+  }
+  if (!v || (s && *s))
+    return strata_error(STRATA_EINVAL, "name a filter: idle, deep or both "
+                                       "(idle,deep)");
+  *out = v;
+  return 0;
+}
+
 #define CLI_ARGS_T cli_plan_args_t
 #define NOT_EST(reason) .only = PLAN, .why = reason
 
@@ -193,6 +219,12 @@ static const cli_opt_t opts[] = {
                "(memory, the default) or against both and\n"
                "the GPUs used (gpus)"),
      .dflt = "memory", NOT_EST("estimate costs the one configuration given")},
+    {CLI_PARSE("pareto-filter", pareto_filter, parse_pareto_filter, "LIST",
+               "with --pareto: leave out the points that\n"
+               "leave GPUs idle (idle: fewer than the\n"
+               "cluster's) or pipeline deeper than half the\n"
+               "layers (deep); idle,deep both"),
+     NOT_EST("estimate costs the one configuration given")},
     {CLI_INT("fallbacks", fallbacks, 1, STRATA_FALLBACKS_MAX, "K",
              "also plan the cluster with 1 .. K nodes of\n"
              "each node group lost, kept in the plan file\n"
@@ -433,4 +465,30 @@ int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
     return cli_fail(cmd, e);
   if (a->calibration) warn_fitted_on(cmd, a->calibration, *c);
   return 0;
+}
+
+/* Whether --pareto-filter leaves configuration x out. */
+static int filtered(const cli_plan_args_t *a, const strata_cluster_t *c,
+                    const strata_plan_t *p, const strata_plan_config_t *x) {
+  double gpus = (double)x->tp * (x->cp > 1 ? x->cp : 1) * x->pp * x->dp;
+  return ((a->pareto_filter & CLI_PARETO_IDLE) &&
+          gpus < strata_cluster_gpus(c)) ||
+         ((a->pareto_filter & CLI_PARETO_DEEP) && x->pp > p->layers / 2);
+}
+
+void cli_pareto_filter(const char *cmd, const cli_plan_args_t *a,
+                       const strata_cluster_t *c, strata_plan_t *p) {
+  int n = p->n_pareto < 1 ? 0 : 1; /* the plan's own stays first */
+  if (!a->pareto_filter || p->n_pareto < 1) return;
+  for (int i = 1; i < p->n_pareto; i++)
+    if (!filtered(a, c, p, &p->pareto[i])) p->pareto[n++] = p->pareto[i];
+  if (!a->po.quiet)
+    fprintf(st__stderr(),
+            "strata %s: --pareto-filter left out %d of the front's %d "
+            "points%s\n",
+            cmd, p->n_pareto - n, p->n_pareto,
+            filtered(a, c, p, &p->pareto[0])
+                ? " (the plan's own kept, though the filter names it)"
+                : "");
+  p->n_pareto = n;
 }

@@ -19,8 +19,15 @@ typedef struct {
   double replan_threshold; /* percent (default 2) */
   int threshold_given;
   int global_batch_given; /* else the default follows the sequence length */
-  int fallbacks; /* plan: --fallbacks K, the plans of 1..K nodes lost */
+  int fallbacks;     /* plan: --fallbacks K, the plans of 1..K nodes lost */
+  int pareto_filter; /* plan: --pareto-filter, CLI_PARETO_* bits */
 } cli_plan_args_t;
+
+/* plan --pareto-filter: the front's points left out (docs/cli.md). */
+enum {
+  CLI_PARETO_IDLE = 1, /* fewer GPUs than the cluster's usable ones */
+  CLI_PARETO_DEEP = 2  /* pp beyond half the layers */
+};
 
 /* The default global batch for sequences of seq tokens (docs/cli.md):
  * 1024 sequences up to 4096 tokens, then a budget of 2^22 tokens a step,
@@ -40,5 +47,11 @@ int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
  * that fits: a warning names it).  0, or the error's exit code. */
 int cli_plan_fallbacks(const char *cmd, const cli_plan_args_t *a,
                        const strata_graph_t *g, strata_plan_t *p);
+
+/* plan --pareto-filter: the points of p's front it names left out, the
+ * plan's own (the first) kept whatever it is; says how many on stderr
+ * unless quiet. */
+void cli_pareto_filter(const char *cmd, const cli_plan_args_t *a,
+                       const strata_cluster_t *c, strata_plan_t *p);
 
 #endif

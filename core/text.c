@@ -8,6 +8,7 @@
  * one "did you mean" every message about a misspelt name uses.
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -269,6 +270,21 @@ const char *st__plain(const char *s, char *buf, size_t size) {
     buf[n] = '\0';
   }
   strata_buf_free(&b);
+  return buf;
+}
+
+const char *st__fmt_num(double v, int decimals, char *buf, size_t size) {
+  if (!size) return "";
+  if (!isfinite(v)) {
+    snprintf(buf, size, "-");
+    return buf;
+  }
+  int n = snprintf(buf, size, "%.*f", decimals > 0 ? decimals : 0, v);
+  if (n < 0 || (size_t)n >= size || decimals <= 0) return buf;
+  while (n > 0 && buf[n - 1] == '0')
+    buf[--n] = '\0';
+  if (n > 0 && buf[n - 1] == '.') buf[--n] = '\0';
+  if (!strcmp(buf, "-0")) snprintf(buf, size, "0");
   return buf;
 }
 

@@ -58,6 +58,10 @@ int st__put_pydoc(strata_buf_t *b, const char *s);
 int st__put_html(strata_buf_t *b, const char *s);
 /* The same into a fixed buffer (truncated at a character), for messages. */
 const char *st__plain(const char *s, char *buf, size_t size);
+/* A figure as a person reads it in a table: plain decimals, at most
+ * `decimals` after the point with trailing zeros cut ("3008982", "1.5",
+ * "0.25"), never an exponent; "-" for NaN or an infinity. */
+const char *st__fmt_num(double v, int decimals, char *buf, size_t size);
 /* Valid UTF-8 for JSON output: invalid bytes replaced by U+FFFD.  Returns
  * a new string (strata_free) or NULL when out of memory. */
 char *st__utf8_fix(const char *s);

@@ -116,22 +116,22 @@ static int check_fit(const strata_plan_t *p, const strata_cluster_t *c,
     const strata_plan_stage_t *st = &p->stages[s];
     if (st->gpus_per_node > G || (st->nodes > 1 && st->gpus_per_node != G))
       return strata_error(STRATA_EBADINPUT,
-                          "stage %d of the plan spans %d node(s) x %d GPUs, "
-                          "but the nodes of cluster '%s' have %d GPUs: it "
+                          "stage %d of the plan spans %d node(s) x %d %ss, "
+                          "but the nodes of cluster '%s' have %d %ss: it "
                           "was planned on another node shape; re-plan, or "
                           "give --cluster the spec it was made on",
-                          s, st->nodes, st->gpus_per_node,
-                          strata_cluster_name(c), G);
+                          s, st->nodes, st->gpus_per_node, st__dev(p),
+                          strata_cluster_name(c), G, st__dev(p));
   }
   if (n > strata_cluster_gpus(c))
     return strata_error(STRATA_EBADINPUT,
-                        "the plan uses %d GPUs but cluster '%s' has %d usable "
-                        "now (%d of %d nodes of %d GPUs; nodes were left out "
+                        "the plan uses %d %ss but cluster '%s' has %d usable "
+                        "now (%d of %d nodes of %d %ss; nodes were left out "
                         "since it was planned?): re-plan on the cluster as it "
                         "is, or give --cluster the spec it was made on",
-                        n, strata_cluster_name(c), strata_cluster_gpus(c),
-                        strata_cluster_nodes(c), strata_cluster_total_nodes(c),
-                        G);
+                        n, st__dev(p), strata_cluster_name(c),
+                        strata_cluster_gpus(c), strata_cluster_nodes(c),
+                        strata_cluster_total_nodes(c), G, st__dev(p));
   *total = n;
   return 0;
 }
@@ -176,8 +176,8 @@ static int set_node(strata_node_info_t *n, const char *name,
 static int fill_nodes(strata_device_map_t *m, const strata_cluster_t *c) {
   int G = m->gpus_per_node, used = (m->n_devices + G - 1) / G, rc = 0;
   char why[160];
-  snprintf(why, sizeof why, "not needed: the plan's %d GPUs fit on %d node%s",
-           m->n_devices, used, used == 1 ? "" : "s");
+  snprintf(why, sizeof why, "not needed: the plan's %d %s fit on %d node%s",
+           m->n_devices, m->npu ? "NPUs" : "GPUs", used, used == 1 ? "" : "s");
   for (int i = 0, u = 0; i < m->n_nodes && !rc; i++) {
     const char *dropped = strata_cluster_spec_node_dropped(c, i);
     const char *name = strata_cluster_spec_node_name(c, i);
@@ -382,6 +382,7 @@ int strata_device_map(const strata_plan_t *p, const strata_cluster_t *c,
   expert_sizes(p, &m->ep, &m->etp);
   m->dp = p->dp;
   m->pp = p->pp;
+  m->npu = !strcmp(strata_cluster_device_kind(c), "NPU");
   if (!(rc = map_alloc(m, p, c, total))) {
     fill_devices(m, p, m->gpus_per_node);
     if (mixed)
@@ -446,8 +447,10 @@ static void used_run(strata_buf_t *b, const strata_device_map_t *m, int i,
   strata_buf_printf(b, "ranks %d-%d", n->first_rank,
                     m->nodes[j].first_rank + m->nodes[j].gpus - 1);
   if (n->use == STRATA_NODE_PARTIAL) {
-    strata_buf_printf(b, " (%d of %d GPUs: CUDA_VISIBLE_DEVICES=", n->gpus,
-                      m->gpus_per_node);
+    /* torch_npu reads ASCEND_RT_VISIBLE_DEVICES as torch CUDA's */
+    strata_buf_printf(b, " (%d of %d %s: %s_VISIBLE_DEVICES=", n->gpus,
+                      m->gpus_per_node, m->npu ? "NPUs" : "GPUs",
+                      m->npu ? "ASCEND_RT" : "CUDA");
     visible(b, n);
     strata_buf_puts(b, ")");
   }
@@ -458,8 +461,9 @@ int strata_device_map_summary(const strata_device_map_t *m, char **text) {
   strata_buf_t b;
   int left = m->n_nodes - m->nodes_used;
   strata_buf_init(&b);
-  strata_buf_printf(&b, "devices: %d GPUs on %d of %d nodes of cluster %s\n",
-                    m->n_devices, m->nodes_used, m->n_nodes, m->cluster);
+  strata_buf_printf(&b, "devices: %d %s on %d of %d nodes of cluster %s\n",
+                    m->n_devices, m->npu ? "NPUs" : "GPUs", m->nodes_used,
+                    m->n_nodes, m->cluster);
   for (int i = 0, j; i < m->n_nodes; i = j + 1) {
     j = run_end(m, i);
     if (!m->nodes[i].why) used_run(&b, m, i, j);

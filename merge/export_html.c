@@ -73,8 +73,27 @@ static void offload_row(strata_buf_t *b, const strata_plan_t *p) {
   }
   if (p->optimizer_offload > 0)
     strata_buf_printf(b, "%s%.3g of the optimizer", sep, p->optimizer_offload);
-  strata_buf_printf(b, " (%.2f GiB a GPU on the host)</td></tr>\n",
-                    p->host_memory_gib);
+  strata_buf_printf(b, " (%.2f GiB a %s on the host)</td></tr>\n",
+                    p->host_memory_gib, st__dev(p));
+}
+
+/* The peak memory against the device's; on a mixed cluster, the rank
+ * fullest against its own GPU's. */
+static void peak_row(strata_buf_t *b, const strata_plan_t *p) {
+  char pk[32], gm[32];
+  int f = st__rank_fullest(p), own = st__capacities_differ(p);
+  strata_buf_printf(
+      b, "<tr><th class=l>peak memory</th><td>%s of %s",
+      strata_fmt_bytes(own ? p->ranks[f].mem.total : p->peak_memory_bytes, pk,
+                       sizeof pk),
+      strata_fmt_bytes(own ? st__rank_capacity(p, f) : p->gpu_memory_bytes, gm,
+                       sizeof gm));
+  if (own) {
+    strata_buf_printf(b, " on rank %d's ", f);
+    esc(b, st__rank_gpu(p, f));
+    strata_buf_printf(b, ", the fullest against its own %s", st__dev(p));
+  }
+  strata_buf_puts(b, "</td></tr>\n</table>\n");
 }
 
 /* The step's items, each named, in the order of the step. */
@@ -90,7 +109,6 @@ static void step_row(strata_buf_t *b, const strata_plan_t *p) {
 
 static void summary(strata_buf_t *b, const strata_plan_t *p) {
   st__fw_verdict_t v[ST__N_FRAMEWORKS];
-  char pk[32], gm[32];
   strata_buf_puts(b, "<h1>");
   esc(b, p->model);
   strata_buf_puts(b, " on ");
@@ -116,11 +134,7 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
                     p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
                     st__peak_name(p));
   step_row(b, p);
-  strata_buf_printf(b,
-                    "<tr><th class=l>peak memory</th><td>%s of %s</td></tr>\n"
-                    "</table>\n",
-                    strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
-                    strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+  peak_row(b, p);
   st__frameworks(p, v);
   strata_buf_puts(b, "<h2>Frameworks</h2>\n<ul>\n");
   for (int i = 0; i < ST__N_FRAMEWORKS; i++) {
@@ -251,10 +265,29 @@ static double item(const strata_mem_items_t *m, size_t i) {
   return *(const double *)((const char *)m + items[i].off);
 }
 
+/* Each rank's own GPU's memory, a mark on its bar, where the ranks' GPUs
+ * differ (a mixed cluster): the rank's GPU named on its label. */
+static void rank_capacities(strata_buf_t *b, const strata_plan_t *p,
+                            double scale) {
+  for (int r = 0; r < p->pp; r++) {
+    double c = st__rank_capacity(p, r), cx = LABEL + c * scale;
+    int y = 10 + 22 * r;
+    strata_buf_printf(b,
+                      "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" "
+                      "stroke=\"#b42318\" stroke-width=\"2\" "
+                      "stroke-dasharray=\"4 3\"><title>rank %d: capacity "
+                      "%.1f GiB</title></line>\n",
+                      cx, y - 2, cx, y + 20, r, c / GIB);
+  }
+}
+
 static void memory(strata_buf_t *b, const strata_plan_t *p) {
+  int own = st__capacities_differ(p);
   double top = p->gpu_memory_bytes;
-  for (int r = 0; r < p->pp; r++)
+  for (int r = 0; r < p->pp; r++) {
     if (p->ranks[r].mem.total > top) top = p->ranks[r].mem.total;
+    if (st__rank_capacity(p, r) > top) top = st__rank_capacity(p, r);
+  }
   double scale = top > 0 ? (W - LABEL - 60) / top : 0;
   int h = 10 + 22 * p->pp + 20;
   strata_buf_puts(b, "<h2>Memory per device of each pipeline rank</h2>\n"
@@ -270,7 +303,12 @@ static void memory(strata_buf_t *b, const strata_plan_t *p) {
     const strata_mem_items_t *m = &p->ranks[r].mem;
     double x = LABEL;
     int y = 10 + 22 * r;
-    strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d</text>\n", y + 13, r);
+    strata_buf_printf(b, "<text x=\"0\" y=\"%d\">rank %d", y + 13, r);
+    if (p->n_groups > 1) {
+      strata_buf_puts(b, " ");
+      esc(b, st__rank_gpu(p, r));
+    }
+    strata_buf_puts(b, "</text>\n");
     for (size_t i = 0; i < N_ITEMS; i++) {
       double w = item(m, i) * scale;
       if (w <= 0) continue;
@@ -284,6 +322,14 @@ static void memory(strata_buf_t *b, const strata_plan_t *p) {
     }
     strata_buf_printf(b, "<text x=\"%.2f\" y=\"%d\">%.1f GiB</text>\n", x + 4,
                       y + 13, m->total / GIB);
+  }
+  if (own) { /* each rank's own capacity, on its bar */
+    rank_capacities(b, p, scale);
+    strata_buf_printf(b,
+                      "<text x=\"%d\" y=\"%d\">dashed: each rank's own "
+                      "%s's memory</text>\n</svg>\n",
+                      LABEL, h - 2, st__dev(p));
+    return;
   }
   double cx = LABEL + p->gpu_memory_bytes * scale;
   strata_buf_printf(b,
@@ -340,8 +386,8 @@ static void devices(strata_buf_t *b, const strata_plan_t *p,
   leaf = o && o->nodes_per_leaf > 0 ? o->nodes_per_leaf : 0;
   int rows = (nodes + per_row - 1) / per_row;
   int cw = per_gpu ? G * (s + 1) + 6 : s + 2;
-  strata_buf_printf(b, "<h2>Devices: %d node%s of %d GPUs", all,
-                    all > 1 ? "s" : "", G);
+  strata_buf_printf(b, "<h2>Devices: %d node%s of %d %ss", all,
+                    all > 1 ? "s" : "", G, st__dev(p));
   if (!per_gpu && per == 1) strata_buf_puts(b, " (one square per node)");
   if (per > 1)
     strata_buf_printf(b, " (one square per %d nodes, coloured by the first)",
@@ -372,7 +418,7 @@ static void devices(strata_buf_t *b, const strata_plan_t *p,
                         "</line>\n",
                         x - 2, y - 2, x - 2, y + s + 2, n / leaf);
     for (int g = 0; g < (per_gpu ? G : 1); g++) {
-      snprintf(what, sizeof what, "node %d GPU %d", n, g);
+      snprintf(what, sizeof what, "node %d %s %d", n, st__dev(p), g);
       cell(b, p, x + g * (s + 1), y, s, n * G + g, what);
     }
   }
@@ -434,7 +480,7 @@ static void fmt_secs(double s, char *buf, size_t n) {
 /* "GPU 3 (node 0)", "node 2" or "rank 1": what cell i stands for. */
 static void hm_name(const st__traffic_t *t, int i, char *buf, size_t n) {
   if (t->fold == ST__FOLD_DEVICES)
-    snprintf(buf, n, "GPU %d (node %d)", i, i / t->gpus_per_node);
+    snprintf(buf, n, "%s %d (node %d)", t->dev, i, i / t->gpus_per_node);
   else if (t->fold == ST__FOLD_NODES)
     snprintf(buf, n, "node %d", i);
   else
@@ -481,7 +527,7 @@ static void hm_grid(strata_buf_t *b, const st__traffic_t *t, int x0, int y0) {
 static void hm_grid_of(strata_buf_t *b, const st__traffic_t *t, int k, int x0,
                        int y0, const hm_scale_t *sc) {
   char by[32];
-  const char *unit = t->fold == ST__FOLD_DEVICES ? "GPU"
+  const char *unit = t->fold == ST__FOLD_DEVICES ? t->dev
                      : t->fold == ST__FOLD_NODES ? "node"
                                                  : "rank";
   strata_buf_printf(b,
@@ -502,9 +548,11 @@ static void hm_grid_of(strata_buf_t *b, const st__traffic_t *t, int k, int x0,
 static void hm_legend(strata_buf_t *b, const st__traffic_t *t,
                       const hm_scale_t *sc) {
   char by[32], si[32], se[32];
-  strata_buf_puts(b, "<table>\n<tr><th class=l>colour</th><th>bytes per "
-                     "step, at least</th><th>on one GPU's link in a node</th>"
-                     "<th>across nodes</th></tr>\n");
+  strata_buf_printf(b,
+                    "<table>\n<tr><th class=l>colour</th><th>bytes per "
+                    "step, at least</th><th>on one %s's link in a node</th>"
+                    "<th>across nodes</th></tr>\n",
+                    t->dev);
   for (int l = 0; l < HM_LEVELS; l++) {
     /* level l holds [lo (hi/lo)^(l/8), lo (hi/lo)^((l+1)/8)); level 0
      * everything below level 1; the times are those bytes on one link */
@@ -551,23 +599,29 @@ static int heatmap(strata_buf_t *b, const strata_plan_t *p,
   if (rc) return rc;
   for (int k = 0; k < ST__TR_KINDS; k++)
     if (t.kind_bytes[k] > 0) kinds[nk++] = k;
+  strata_buf_printf(
+      b,
+      "<h2 id=heatmap>Communication of one step: bytes from "
+      "each %s (row) to each (column)</h2>\n",
+      t.fold == ST__FOLD_DEVICES ? t.dev
+      : t.fold == ST__FOLD_NODES
+          ? (p->npu ? "node (its NPUs together)" : "node (its GPUs together)")
+      : p->npu ? "pipeline rank (its NPUs together)"
+               : "pipeline rank (its GPUs together)");
   strata_buf_printf(b,
-                    "<h2 id=heatmap>Communication of one step: bytes from "
-                    "each %s (row) to each (column)</h2>\n",
-                    t.fold == ST__FOLD_DEVICES ? "GPU"
-                    : t.fold == ST__FOLD_NODES ? "node (its GPUs together)"
-                                               : "pipeline rank (its GPUs "
-                                                 "together)");
-  strata_buf_puts(b, "<p>Worked out from the plan with the algorithms its "
-                     "cost model assumes (ring all-reduce, all-gather and "
-                     "reduce-scatter to the ring's next GPU, all-to-all to "
-                     "every peer, the pipeline's activations and gradients "
-                     "between matching GPUs of adjacent stages); a cell's "
-                     "time is its busiest GPU pair's bytes over that pair's "
-                     "link. Hover a cell for its figures.</p>\n");
+                    "<p>Worked out from the plan with the algorithms its "
+                    "cost model assumes (ring all-reduce, all-gather and "
+                    "reduce-scatter to the ring's next %s, all-to-all to "
+                    "every peer, the pipeline's activations and gradients "
+                    "between matching %ss of adjacent stages); a cell's "
+                    "time is its busiest %s pair's bytes over that pair's "
+                    "link. Hover a cell for its figures.</p>\n",
+                    t.dev, t.dev, t.dev);
   if (!nk) {
-    strata_buf_puts(b, "<p>No GPU sends anything: one GPU, no "
-                       "parallelism.</p>\n");
+    strata_buf_printf(b,
+                      "<p>No %s sends anything: one %s, no "
+                      "parallelism.</p>\n",
+                      t.dev, t.dev);
     goto out;
   }
   hm_scale_t sc = hm_scale_of(&t);
@@ -592,11 +646,13 @@ out:
 /* Each stage's layers, devices and the strategies of its first layer's
  * operators (op names come from the model: escaped). */
 static void stage_table(strata_buf_t *b, const strata_plan_t *p) {
-  strata_buf_puts(b, "<h2>Stages: layers, devices and strategies</h2>\n"
-                     "<table>\n<tr><th>stage</th><th>pipeline rank</th>"
-                     "<th>layers</th><th>devices per replica</th>"
-                     "<th>first GPU</th><th class=l>strategies of one "
-                     "layer</th></tr>\n");
+  strata_buf_printf(b,
+                    "<h2>Stages: layers, devices and strategies</h2>\n"
+                    "<table>\n<tr><th>stage</th><th>pipeline rank</th>"
+                    "<th>layers</th><th>devices per replica</th>"
+                    "<th>first %s</th><th class=l>strategies of one "
+                    "layer</th></tr>\n",
+                    st__dev(p));
   for (int s = 0; s < p->n_stages; s++) {
     const strata_plan_stage_t *st = &p->stages[s];
     const strata_stage_result_t *r = st->result;

@@ -91,13 +91,15 @@ static void ticks(strata_buf_t *b, const axes_t *a) {
     double f = k / 4.0;
     double s =
         a->logx ? a->x0 * pow(a->x1 / a->x0, f) : a->x0 + f * (a->x1 - a->x0);
-    double m = a->y0 + f * (a->y1 - a->y0);
+    double m = a->y0 + f * (a->y1 - a->y0), v = s >= 1 ? s : s * 1e3;
+    char t[64]; /* four figures, as a person reads them (no exponent) */
+    st__fmt_num(v, v >= 1000 ? 0 : v >= 100 ? 1 : v >= 10 ? 2 : 3, t, sizeof t);
     strata_buf_printf(b,
-                      "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g "
+                      "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s "
                       "%s</text>\n<text x=\"%d\" y=\"%.1f\" "
                       "text-anchor=\"end\">%.2f GiB</text>\n",
-                      px(a, s), PH - MB + 16, s >= 1 ? s : s * 1e3,
-                      s >= 1 ? "s" : "ms", ML - 6, py(a, m) + 4, m / GIB);
+                      px(a, s), PH - MB + 16, t, s >= 1 ? "s" : "ms", ML - 6,
+                      py(a, m) + 4, m / GIB);
   }
   strata_buf_printf(b,
                     "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" "
@@ -129,18 +131,19 @@ static void staircase(strata_buf_t *b, const strata_plan_t *p,
 static void points(strata_buf_t *b, const strata_plan_t *p, const axes_t *a) {
   for (int i = 0; i < p->n_pareto; i++) {
     const strata_plan_config_t *c = &p->pareto[i];
-    char col[40], name[200], mem[32];
+    char col[40], name[300], mem[32];
     double x = px(a, c->step_seconds), y = py(a, c->peak_memory_bytes);
     point_color(p, c, col, sizeof col);
-    strata_plan_config_name(c, name, sizeof name);
+    st__list_name(p->pareto, p->n_pareto, i, name, sizeof name);
     strata_buf_printf(b,
                       "<circle class=pareto cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
                       "fill=\"%s\"><title>%d. ",
                       x, y, col, i + 1);
     st__put_html(b, name);
-    strata_buf_printf(
-        b, ": %.3f ms, %s, %.0f GPUs</title></circle>\n", c->step_seconds * 1e3,
-        strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem), gpus_of(c));
+    strata_buf_printf(b, ": %.3f ms, %s, %.0f %ss</title></circle>\n",
+                      c->step_seconds * 1e3,
+                      strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem),
+                      gpus_of(c), st__dev(p));
     if (i == 0) /* the plan's own: the fastest that fits */
       strata_buf_printf(b,
                         "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"none\" "
@@ -159,20 +162,21 @@ static void capacity(strata_buf_t *b, const strata_plan_t *p, const axes_t *a) {
   strata_buf_printf(b,
                     "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
                     "stroke=\"#c53030\" stroke-dasharray=\"4 3\"/>\n<text "
-                    "x=\"%d\" y=\"%.1f\" text-anchor=\"end\">GPU memory "
+                    "x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s memory "
                     "%.1f GiB</text>\n",
                     ML, py(a, cap), PW - MR, py(a, cap), PW - MR,
-                    py(a, cap) - 4, cap / GIB);
+                    py(a, cap) - 4, st__dev(p), cap / GIB);
 }
 
 static void table(strata_buf_t *b, const strata_plan_t *p) {
-  strata_buf_puts(b,
-                  "<table>\n<tr><th>#</th><th class=l>configuration</th>"
-                  "<th>step ms</th><th>peak memory</th><th>GPUs</th></tr>\n");
+  strata_buf_printf(b,
+                    "<table>\n<tr><th>#</th><th class=l>configuration</th>"
+                    "<th>step ms</th><th>peak memory</th><th>%ss</th></tr>\n",
+                    st__dev(p));
   for (int i = 0; i < p->n_pareto; i++) {
     const strata_plan_config_t *c = &p->pareto[i];
-    char name[200], mem[32];
-    strata_plan_config_name(c, name, sizeof name);
+    char name[300], mem[32];
+    st__list_name(p->pareto, p->n_pareto, i, name, sizeof name);
     strata_buf_printf(b, "<tr><td>%d</td><td class=l>", i + 1);
     st__put_html(b, name);
     strata_buf_printf(b, "</td><td>%.3f</td><td>%s</td><td>%.0f</td></tr>\n",
@@ -193,10 +197,11 @@ void st__html_pareto(strata_buf_t *b, const strata_plan_t *p) {
                     "<svg class=pareto width=\"%d\" height=\"%d\" "
                     "xmlns=\"http://www.w3.org/2000/svg\">\n",
                     p->n_pareto, p->n_pareto == 1 ? "" : "s",
-                    p->pareto_axes == STRATA_PARETO_GPUS
-                        ? " and GPUs used together (coloured by their GPUs: "
-                          "red the fewest, violet the most)"
-                        : "",
+                    p->pareto_axes != STRATA_PARETO_GPUS ? ""
+                    : p->npu ? " and NPUs used together (coloured by their "
+                               "NPUs: red the fewest, violet the most)"
+                             : " and GPUs used together (coloured by their "
+                               "GPUs: red the fewest, violet the most)",
                     PW, PH);
   ticks(b, &a);
   capacity(b, p, &a);

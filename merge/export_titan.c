@@ -193,19 +193,28 @@ int st__titan_py_check(const strata_plan_t *p, const char **model,
   *model = !strcmp(p->family, "llama")   ? "llama3"
            : !strcmp(p->family, "qwen3") ? "qwen3"
                                          : NULL;
-  if (!*model)
+  char fam[192], name[96];
+  if (!*model && p->family[0])
     return REFUSE("torchtitan has no %s model (its llama3 and qwen3 are the "
                   "Strata families it trains)",
-                  *p->family ? p->family : "?");
+                  st__plain(p->family, name, sizeof name));
+  if (!*model)
+    return REFUSE("torchtitan has no model for %s",
+                  st__family_said(p, fam, sizeof fam));
+  if (p->experts > 0)
+    return REFUSE("the plan's model%s%s%s has experts (a mixture of "
+                  "experts), and torchtitan's llama3 and qwen3 are dense "
+                  "models without them; export it for Megatron-LM (its MoE "
+                  "flavors are not written here yet)",
+                  p->model ? " (" : "",
+                  p->model ? st__plain(p->model, name, sizeof name) : "",
+                  p->model ? ")" : "");
   if ((gap = model_gap(p, *model)))
-    return REFUSE("the plan's model has %s, which torchtitan's dense %s "
-                  "does not%s",
-                  gap, *model,
-                  !p->experts               ? ""
-                  : strcmp(*model, "qwen3") ? "; export it for Megatron-LM"
-                                            : "; export it for Megatron-LM "
-                                              "(its MoE flavors are not "
-                                              "written here yet)");
+    return REFUSE("the plan's model%s%s%s has %s, which torchtitan's dense "
+                  "%s does not",
+                  p->model ? " (" : "",
+                  p->model ? st__plain(p->model, name, sizeof name) : "",
+                  p->model ? ")" : "", gap, *model);
   double eps = !strcmp(*model, "qwen3") ? 1e-6 : 1e-5; /* RMSNorm's */
   if (p->norm_eps > 0 && p->norm_eps != eps)
     return REFUSE("the plan's model normalises with epsilon %g and "

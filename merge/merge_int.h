@@ -18,6 +18,9 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
  * after the stages that is not 0 (plan_fields.h), 7 with a RoPE scaling,
  * 5 with an L2 q/k norm, 4 with node groups, else 3. */
 int st__format_of(const strata_plan_t *p);
+/* Whether a listed configuration (best or on the front) states its layout:
+ * format 17 keeps them. */
+int st__has_layouts(const strata_plan_t *p);
 /* 1 if every slot of the header is some field's (plan_fields.h). */
 int st__plan_fields_complete(void);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
@@ -28,6 +31,11 @@ int st__payload_decode(const unsigned char *data, size_t len, const char *where,
  * returns `code` with "WHERE: KIND: the plan's FIELD ...". */
 int st__plan_check(const strata_plan_t *p, int code, const char *where,
                    const char *kind);
+/* The degrees as the readers take them (payload.c): cp and ep 0 or 1 are
+ * 1 (ep 1 without experts), etp 0 (or no experts) is tp. */
+int st__plan_cp(const strata_plan_t *p);
+int st__plan_ep(const strata_plan_t *p);
+int st__plan_etp(const strata_plan_t *p);
 
 /* Devices of one stage (nodes x GPUs per node). */
 int st__stage_devices(const strata_plan_stage_t *st);
@@ -137,6 +145,32 @@ typedef struct {
   char why[400]; /* the refusal, "" when ok */
 } st__fw_verdict_t;
 void st__frameworks(const strata_plan_t *p, st__fw_verdict_t *v);
+/* "NPU" for a plan on Ascend NPUs (p->npu), else "GPU": what the output
+ * calls its devices (stitch.c). */
+const char *st__dev(const strata_plan_t *p);
+
+/* report_mem.c: each pipeline rank's memory against its own GPU's.  The
+ * memory rank r is measured against (its GPU model's, from the GPU
+ * table, on a mixed cluster where the plan's figure is the table's;
+ * else the plan's gpu_memory_bytes), its GPU model ("" on one shape),
+ * whether the ranks' figures differ, the rank fullest against its own
+ * GPU, and the summary's "peak memory" line. */
+double st__rank_capacity(const strata_plan_t *p, int r);
+const char *st__rank_gpu(const strata_plan_t *p, int r);
+int st__capacities_differ(const strata_plan_t *p);
+int st__rank_fullest(const strata_plan_t *p);
+void st__summary_peak(strata_buf_t *b, const strata_plan_t *p);
+
+/* report_list.c: configuration i of the list v[0..n) by a name no other
+ * of the list shares (the pipeline split added where the name is
+ * shared, then which chunk layout of those); whether two configurations
+ * differ only in recompute none against selective, at one step and
+ * memory (the lists print them as one line). */
+void st__list_name(const strata_plan_config_t *v, int n, int i, char *buf,
+                   size_t size);
+int st__same_but_recompute(const strata_plan_config_t *a,
+                           const strata_plan_config_t *b);
+
 /* report_par.c: context and expert parallelism, FP8 and the experts in
  * the reports, printed where used. */
 struct cJSON;

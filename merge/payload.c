@@ -274,7 +274,35 @@ int st__format_of(const strata_plan_t *p) {
   if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
   if (p->n_pareto > 0 && v < 13) v = 13;
   if (p->n_fallbacks > 0 && v < 14) v = 14;
+  if (st__has_layouts(p) && v < 17) v = 17;
   return v;
+}
+
+/* Whether a listed configuration states its layout (format 17's). */
+int st__has_layouts(const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top; i++)
+    if (p->top[i].layout[0]) return 1;
+  for (int i = 0; i < p->n_pareto; i++)
+    if (p->pareto[i].layout[0]) return 1;
+  return 0;
+}
+
+/* Format 17: each listed configuration's layout ("" where its first and
+ * last rank tell it), the best ones' then the front's. */
+static void put_layouts(st__wr_t *w, const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top; i++)
+    st__wr_s(w, p->top[i].layout);
+  for (int i = 0; i < p->n_pareto; i++)
+    st__wr_s(w, p->pareto[i].layout);
+}
+
+static void get_layouts(st__rd_t *r, strata_plan_t *p) {
+  for (int i = 0; i < p->n_top && !r->bad; i++)
+    st__rd_sbuf(r, "configuration layout", p->top[i].layout,
+                sizeof p->top[i].layout);
+  for (int i = 0; i < p->n_pareto && !r->bad; i++)
+    st__rd_sbuf(r, "configuration layout", p->pareto[i].layout,
+                sizeof p->pareto[i].layout);
 }
 
 /* Format 7: the RoPE scaling after format 6's overlap. */
@@ -349,6 +377,7 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
     if (f == 13) put_pareto(&w, p);
     if (f == 14 && !rc) rc = put_fallbacks(&w, p);
+    if (f == 17) put_layouts(&w, p);
   }
   if (rc) {
     strata_buf_free(&w.b);
@@ -797,15 +826,15 @@ static void ck_name(ck_t *k, const char *what, const char *s, int null_ok) {
   strata_buf_free(&b);
 }
 
-/* The sizes as the readers take them (merge/devices.c): cp and ep 0 or 1
- * are 1, etp 0 is tp. */
-static int cp_of(const strata_plan_t *p) {
+/* The sizes as the readers take them (merge/devices.c, show --json): cp
+ * and ep 0 or 1 are 1, etp 0 is tp. */
+int st__plan_cp(const strata_plan_t *p) {
   return p->cp > 1 ? p->cp : 1;
 }
-static int ep_of(const strata_plan_t *p) {
+int st__plan_ep(const strata_plan_t *p) {
   return p->experts > 0 && p->ep > 1 ? p->ep : 1;
 }
-static int etp_of(const strata_plan_t *p) {
+int st__plan_etp(const strata_plan_t *p) {
   return p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
 }
 
@@ -839,8 +868,8 @@ static void ck_degrees(ck_t *k, const strata_plan_t *p) {
                   p->global_batch, p->micro_batch, p->dp, p->n_micro);
   if (!(p->rotary_percent >= 0 && p->rotary_percent < 1))
     return ck_bad(k, "rotary share is %g, not in [0, 1)", p->rotary_percent);
-  ck_int(k, "tensor x context-parallel size", (long long)p->tp * cp_of(p), 1,
-         BIG);
+  ck_int(k, "tensor x context-parallel size", (long long)p->tp * st__plan_cp(p),
+         1, BIG);
   if (p->cp > 1 && p->seq_len % (2LL * p->cp))
     ck_bad(k,
            "context-parallel size %d does not split its sequence of %d "
@@ -848,8 +877,8 @@ static void ck_degrees(ck_t *k, const strata_plan_t *p) {
            p->cp, p->seq_len);
   if (p->experts > 0) {
     ck_int(k, "expert tensor x expert-parallel size",
-           (long long)etp_of(p) * ep_of(p), 1, BIG);
-    if (!k->rc && p->experts % ep_of(p))
+           (long long)st__plan_etp(p) * st__plan_ep(p), 1, BIG);
+    if (!k->rc && p->experts % st__plan_ep(p))
       ck_bad(k, "expert-parallel size %d does not divide its %d experts", p->ep,
              p->experts);
   } else if (p->ep > 1) {
@@ -952,18 +981,18 @@ static void ck_stage(ck_t *k, const strata_plan_t *p, int s, long long *sum) {
   if (!k->rc && st->group != r0->group)
     ck_bad(k, "stage %d node group %d is not that of stage %d on its rank", s,
            st->group, s % p->pp);
-  if (!k->rc && (uniform ? w != (long long)p->tp * cp_of(p) : w > p->tp))
+  if (!k->rc && (uniform ? w != (long long)p->tp * st__plan_cp(p) : w > p->tp))
     ck_bad(k, "stage %d has %lld devices, %s tp %d x cp %d", s, w,
-           uniform ? "not" : "more than", p->tp, cp_of(p));
-  if (!k->rc && w % cp_of(p))
+           uniform ? "not" : "more than", p->tp, st__plan_cp(p));
+  if (!k->rc && w % st__plan_cp(p))
     ck_bad(k, "stage %d has %lld devices, not a multiple of cp %d", s, w,
-           cp_of(p));
+           st__plan_cp(p));
   if (!k->rc && p->experts > 0 &&
-      (w * p->dp) % ((long long)etp_of(p) * ep_of(p)))
+      (w * p->dp) % ((long long)st__plan_etp(p) * st__plan_ep(p)))
     ck_bad(k,
            "stage %d devices %lld x dp %d are not a multiple of expert tp "
            "%d x ep %d",
-           s, w, p->dp, etp_of(p), ep_of(p));
+           s, w, p->dp, st__plan_etp(p), st__plan_ep(p));
   /* (older strata counted a rank's first device without dp) */
   if (!k->rc && (st->first_rank < 0 ||
                  st->first_rank + w * p->dp > (long long)p->devices))
@@ -1083,6 +1112,8 @@ static void ck_configs(ck_t *k, const strata_plan_t *p,
     snprintf(w, sizeof w, "%s %d figures", what, i + 1);
     ck_fig(k, w, c->step_seconds);
     ck_fig(k, w, c->peak_memory_bytes);
+    snprintf(w, sizeof w, "%s %d layout", what, i + 1);
+    if (c->layout[0]) ck_name(k, w, c->layout, 0);
   }
 }
 
@@ -1213,6 +1244,7 @@ static int payload_decode(const unsigned char *data, size_t len,
     if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
     if (f == 13 && !r.bad) rc = get_pareto(&r, p);
     if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where, nested);
+    if (f == 17 && !r.bad && !rc) get_layouts(&r, p);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

@@ -204,13 +204,13 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
                       "optimizer offload", p->optimizer_offload);
   if (p->host_memory_gib > 0 && p->host_capacity_gib > 0)
     strata_buf_printf(
-        b, "  %-20s %.2f GiB a GPU of %.2f GiB (its share of the host)\n",
-        "host memory", p->host_memory_gib, p->host_capacity_gib);
+        b, "  %-20s %.2f GiB a %s of %.2f GiB (its share of the host)\n",
+        "host memory", p->host_memory_gib, st__dev(p), p->host_capacity_gib);
   else if (p->host_memory_gib > 0)
     strata_buf_printf(b,
-                      "  %-20s %.2f GiB a GPU (the host's size not known: "
+                      "  %-20s %.2f GiB a %s (the host's size not known: "
                       "not checked)\n",
-                      "host memory", p->host_memory_gib);
+                      "host memory", p->host_memory_gib, st__dev(p));
   if (p->precision_aware_optimizer > 0)
     strata_buf_printf(b,
                       "  %-20s precision-aware (main gradients %s, moments "
@@ -221,7 +221,6 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
 }
 
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
-  char pk[32], gm[32];
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
                     p->model ? p->model : "?", p->cluster ? p->cluster : "?",
                     p->devices);
@@ -281,12 +280,10 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(
         b, "  %-20s %.1f %% of the dense %s peak (%.1f TFLOP/s)\n", "MFU",
         p->mfu * 100, st__peak_name(p), p->gpu_peak_flops / 1e12);
-    strata_buf_printf(b, "  %-20s %.1f per GPU\n", "model TFLOP/s",
-                      p->mfu * p->gpu_peak_flops / 1e12);
+    strata_buf_printf(b, "  %-20s %.1f per %s\n", "model TFLOP/s",
+                      p->mfu * p->gpu_peak_flops / 1e12, st__dev(p));
   }
-  strata_buf_printf(b, "  %-20s %s of %s per device\n", "peak memory",
-                    strata_fmt_bytes(p->peak_memory_bytes, pk, sizeof pk),
-                    strata_fmt_bytes(p->gpu_memory_bytes, gm, sizeof gm));
+  st__summary_peak(b, p);
 }
 
 /* One row per pipeline rank: every memory item the GPU sees. */
@@ -299,6 +296,8 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
                     "context", "wspace", "nccl", "bucket", "frag",
                     cal ? "    cal" : "");
   st__summary_mem_head(b, p);
+  if (p->n_groups > 1) /* a mixed cluster: each rank's GPU and its memory */
+    strata_buf_printf(b, " %7s %s", "of", "gpu");
   strata_buf_puts(b, "  (GiB)\n");
   for (int r = 0; p->ranks && r < p->pp; r++) {
     const strata_mem_items_t *m = &p->ranks[r].mem;
@@ -311,6 +310,9 @@ static void sum_ranks(strata_buf_t *b, const strata_plan_t *p) {
                       m->nccl / GIB, m->buckets / GIB, m->fragmentation / GIB);
     if (cal) strata_buf_printf(b, " %6.2f", m->calibration / GIB);
     st__summary_mem_row(b, p, m);
+    if (p->n_groups > 1)
+      strata_buf_printf(b, " %7.2f %s", st__rank_capacity(p, r) / GIB,
+                        st__rank_gpu(p, r));
     strata_buf_puts(b, "\n");
   }
 }
@@ -367,28 +369,44 @@ static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
   }
 }
 
+/* "recompute none (selective the same here ...)" for a line that stands
+ * for the next too (st__same_but_recompute), into name. */
+static int merged_name(const strata_plan_config_t *v, int n, int i, char *name,
+                       size_t size) {
+  st__list_name(v, n, i, name, size);
+  if (i + 1 >= n || !st__same_but_recompute(&v[i], &v[i + 1])) return 0;
+  size_t len = strlen(name);
+  if (len < size)
+    snprintf(name + len, size - len,
+             " (recompute %s the same here: it drops nothing more)",
+             strata_recompute_name(v[i + 1].recompute));
+  return 1;
+}
+
 /* The runners-up: near-ties a user may prefer. */
 static void sum_top(strata_buf_t *b, const strata_plan_t *p) {
   if (p->n_top < 2) return;
   strata_buf_puts(b, "\nbest configurations:\n");
-  for (int i = 0; i < p->n_top; i++) {
+  for (int i = 0, line = 1; i < p->n_top; i++, line++) {
     const strata_plan_config_t *c = &p->top[i];
-    char mem[32], name[200];
+    char mem[32], name[300];
     char where[96] = "";
-    strata_plan_config_name(c, name, sizeof name);
+    int skip = merged_name(p->top, p->n_top, i, name, sizeof name);
     if (p->n_groups > 1 && c->group > 0)
       snprintf(where, sizeof where, ", node group %d alone", c->group - 1);
     else if (p->n_groups > 1)
       snprintf(where, sizeof where, ", stages over the node groups");
-    else if (c->pp > 1 && c->first_layers != c->last_layers)
+    else if (c->pp > 1 && c->first_layers != c->last_layers &&
+             !strstr(name, " first, "))
       snprintf(where, sizeof where, ", uneven first/last");
-    strata_buf_printf(b, "  %d. %s%s: %.3f ms", i + 1, name, where,
+    strata_buf_printf(b, "  %d. %s%s: %.3f ms", line, name, where,
                       c->step_seconds * 1e3);
     if (i > 0 && p->top[0].step_seconds > 0)
       strata_buf_printf(b, " (%+.2f %%)",
                         100 * (c->step_seconds / p->top[0].step_seconds - 1));
     strata_buf_printf(b, ", %s\n",
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem));
+    i += skip;
   }
 }
 
@@ -401,23 +419,26 @@ static double config_gpus(const strata_plan_config_t *c) {
  * its first (the fastest that fits). */
 static void sum_pareto(strata_buf_t *b, const strata_plan_t *p) {
   if (p->pareto_axes <= 0 || p->n_pareto < 1) return;
-  strata_buf_printf(
-      b,
-      "\nPareto front (step time against peak memory per "
-      "device%s): %d configuration%s, none beaten on %s\n",
-      p->pareto_axes == STRATA_PARETO_GPUS ? " and GPUs used" : "", p->n_pareto,
-      p->n_pareto == 1 ? "" : "s",
-      p->pareto_axes == STRATA_PARETO_GPUS ? "all three by another"
-                                           : "both by another");
-  for (int i = 0; i < p->n_pareto; i++) {
+  strata_buf_printf(b,
+                    "\nPareto front (step time against peak memory per "
+                    "device%s): %d configuration%s, none beaten on %s\n",
+                    p->pareto_axes == STRATA_PARETO_GPUS
+                        ? (p->npu ? " and NPUs used" : " and GPUs used")
+                        : "",
+                    p->n_pareto, p->n_pareto == 1 ? "" : "s",
+                    p->pareto_axes == STRATA_PARETO_GPUS
+                        ? "all three by another"
+                        : "both by another");
+  for (int i = 0, line = 1; i < p->n_pareto; i++, line++) {
     const strata_plan_config_t *c = &p->pareto[i];
-    char mem[32], name[200];
-    strata_plan_config_name(c, name, sizeof name);
+    char mem[32], name[300];
+    int skip = merged_name(p->pareto, p->n_pareto, i, name, sizeof name);
     double n = config_gpus(c);
-    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f GPU%s\n", i + 1, name,
+    strata_buf_printf(b, "  %d. %s: %.3f ms, %s, %.0f %s%s\n", line, name,
                       c->step_seconds * 1e3,
                       strata_fmt_bytes(c->peak_memory_bytes, mem, sizeof mem),
-                      n, n == 1 ? "" : "s");
+                      n, st__dev(p), n == 1 ? "" : "s");
+    i += skip;
   }
 }
 
@@ -593,11 +614,29 @@ static int json_fields(cJSON *o, const strata_plan_t *p, int sec,
   return bad;
 }
 
+/* "rope_scaling": null, or its type and the figures it states (the keys
+ * of a trace's model, docs/trace-format.md). */
+static int json_rope_scaling(cJSON *m, const strata_plan_t *p) {
+  const strata_rope_scaling_t *r = &p->rope_scaling;
+  const char *names[] = {"factor", "low", "high", "mscale", "mscale_all"};
+  const double v[] = {r->factor, r->low, r->high, r->mscale, r->mscale_all};
+  if (r->type == STRATA_ROPE_SCALING_NONE || !strata_rope_scaling_name(r->type))
+    return cJSON_AddNullToObject(m, "rope_scaling") ? 0 : -1;
+  cJSON *o = cJSON_AddObjectToObject(m, "rope_scaling");
+  if (!o) return -1;
+  int bad = st__json_add_str(o, "type", strata_rope_scaling_name(r->type));
+  for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+    if (v[i] > 0) bad |= st__json_add_num(o, names[i], v[i]);
+  if (r->original > 0) bad |= st__json_add_num(o, "original", r->original);
+  return bad | st__json_add_bool(o, "unrounded", r->unrounded) |
+         st__json_add_bool(o, "full_only", r->full_only);
+}
+
 static int json_arch(cJSON *root, const strata_plan_t *p) {
   cJSON *m = cJSON_AddObjectToObject(root, "architecture");
   if (!m) return -1;
   return st__json_add_str(m, "family", p->family) |
-         json_fields(m, p, J_ARCH, 0);
+         json_fields(m, p, J_ARCH, 0) | json_rope_scaling(m, p);
 }
 
 static int json_options(cJSON *root, const strata_plan_t *p) {
@@ -639,6 +678,11 @@ static int json_ranks(cJSON *root, const strata_plan_t *p) {
             st__json_add_num(o, "exposed_sync_seconds", k->exposed_sync) |
             st__json_add_num(o, "optimizer_seconds", k->optimizer_seconds))
       return -1;
+    /* a mixed cluster: the rank's GPU and the memory it is measured by */
+    if (p->n_groups > 1 &&
+        (st__json_add_str(o, "gpu_model", st__rank_gpu(p, r)) |
+         st__json_add_num(o, "gpu_memory_bytes", st__rank_capacity(p, r))))
+      return -1;
   }
   return 0;
 }
@@ -654,7 +698,8 @@ static int json_degrees(cJSON *o, const strata_plan_config_t *c) {
          st__json_add_num(o, "zero_stage", c->zero_stage) |
          st__json_add_str(o, "recompute", strata_recompute_name(c->recompute)) |
          st__json_add_num(o, "first_layers", c->first_layers) |
-         st__json_add_num(o, "last_layers", c->last_layers);
+         st__json_add_num(o, "last_layers", c->last_layers) |
+         (c->layout[0] ? st__json_add_str(o, "layout", c->layout) : 0);
 }
 
 static int json_step(cJSON *root, const strata_plan_t *p) {
@@ -707,7 +752,7 @@ static int json_pareto(cJSON *root, const strata_plan_t *p) {
       cJSON_Delete(o);
       return -1;
     }
-    strata_plan_config_name(c, name, sizeof name);
+    st__list_name(p->pareto, p->n_pareto, i, name, sizeof name);
     if (st__json_add_str(o, "config", name) |
         st__json_add_num(o, "step_seconds", c->step_seconds) |
         st__json_add_num(o, "peak_memory_bytes", c->peak_memory_bytes) |
@@ -718,12 +763,22 @@ static int json_pareto(cJSON *root, const strata_plan_t *p) {
   return 0;
 }
 
+/* Every degree at the top level beside tp, pp and dp, as the readers take
+ * them (cp and ep 1 where unused, etp tp where unset; "options" keeps its
+ * own cp, ep and etp where they apply). */
+static int json_degrees_top(cJSON *root, const strata_plan_t *p) {
+  return st__json_add_num(root, "cp", st__plan_cp(p)) |
+         st__json_add_num(root, "ep", st__plan_ep(p)) |
+         st__json_add_num(root, "etp", st__plan_etp(p)) |
+         st__json_add_num(root, "vpp", p->vpp > 1 ? p->vpp : 1);
+}
+
 static int json_scalars(cJSON *root, const strata_plan_t *p) {
   return st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) |
          st__json_add_str(root, "model", p->model ? p->model : "") |
          st__json_add_str(root, "cluster", p->cluster ? p->cluster : "") |
-         json_fields(root, p, J_ROOT, 0) | json_arch(root, p) |
-         json_options(root, p);
+         json_fields(root, p, J_ROOT, 0) | json_degrees_top(root, p) |
+         json_arch(root, p) | json_options(root, p);
 }
 
 static int json_figures(cJSON *root, const strata_plan_t *p) {

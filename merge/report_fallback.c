@@ -6,6 +6,7 @@
  * N) says which it is.  Nothing is printed for a plan without them.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/json.h"
 #include "merge/merge_int.h"
@@ -17,6 +18,65 @@ static void fallback_name(const strata_plan_t *f, char *buf, size_t n) {
     snprintf(buf, n, "tp %d, pp %d, dp %d", f->tp, f->pp, f->dp);
 }
 
+/* Whether two plans are one: the same configuration on as many devices,
+ * the same layers on each stage and the same figures (a fallback whose
+ * lost nodes the plan leaves idle, or two counts of lost nodes that
+ * leave the same cluster to plan on). */
+static int same_plan(const strata_plan_t *a, const strata_plan_t *b) {
+  char na[200], nb[200];
+  if (a->devices != b->devices || a->n_stages != b->n_stages ||
+      a->step_seconds != b->step_seconds ||
+      a->peak_memory_bytes != b->peak_memory_bytes)
+    return 0;
+  fallback_name(a, na, sizeof na);
+  fallback_name(b, nb, sizeof nb);
+  if (strcmp(na, nb)) return 0;
+  for (int s = 0; s < a->n_stages; s++)
+    if (a->stages[s].layer_begin != b->stages[s].layer_begin ||
+        a->stages[s].layer_end != b->stages[s].layer_end ||
+        a->stages[s].first_rank != b->stages[s].first_rank)
+      return 0;
+  return 1;
+}
+
+/* Which plan fallback i is the same as: 0 the plan itself, k fallback k
+ * (the first of them), -1 none. */
+static int same_as(const strata_plan_t *p, int i) {
+  if (same_plan(p, p->fallbacks[i])) return 0;
+  for (int k = 0; k < i; k++)
+    if (same_plan(p->fallbacks[k], p->fallbacks[i]))
+      return p->fallbacks[k]->nodes_lost;
+  return -1;
+}
+
+static void sum_fallback(strata_buf_t *b, const strata_plan_t *p, int i) {
+  const strata_plan_t *f = p->fallbacks[i];
+  char name[200], mem[32];
+  int k = same_as(p, i);
+  strata_buf_printf(b, "  %d node%s lost: ", f->nodes_lost,
+                    f->nodes_lost == 1 ? "" : "s");
+  if (k == 0) {
+    strata_buf_printf(b,
+                      "the plan itself (its %d %ss are still there: it "
+                      "does not use every node)\n",
+                      f->devices, st__dev(f));
+    return;
+  }
+  if (k > 0) {
+    strata_buf_printf(b, "the same plan as for %d node%s lost\n", k,
+                      k == 1 ? "" : "s");
+    return;
+  }
+  fallback_name(f, name, sizeof name);
+  strata_buf_printf(b, "%s: %.3f ms", name, f->step_seconds * 1e3);
+  if (p->step_seconds > 0)
+    strata_buf_printf(b, " (%+.2f %%)",
+                      100 * (f->step_seconds / p->step_seconds - 1));
+  strata_buf_printf(b, ", %s, %d %ss\n",
+                    strata_fmt_bytes(f->peak_memory_bytes, mem, sizeof mem),
+                    f->devices, st__dev(f));
+}
+
 void st__sum_fallbacks(strata_buf_t *b, const strata_plan_t *p) {
   if (p->nodes_lost > 0)
     strata_buf_printf(b,
@@ -26,20 +86,8 @@ void st__sum_fallbacks(strata_buf_t *b, const strata_plan_t *p) {
   if (p->fallbacks_asked < 1) return;
   strata_buf_puts(b, "\nfallbacks (the plans of nodes lost in each node "
                      "group; strata show/export --fallback N):\n");
-  for (int i = 0; i < p->n_fallbacks; i++) {
-    const strata_plan_t *f = p->fallbacks[i];
-    char name[200], mem[32];
-    fallback_name(f, name, sizeof name);
-    strata_buf_printf(b, "  %d node%s lost: %s: %.3f ms", f->nodes_lost,
-                      f->nodes_lost == 1 ? "" : "s", name,
-                      f->step_seconds * 1e3);
-    if (p->step_seconds > 0)
-      strata_buf_printf(b, " (%+.2f %%)",
-                        100 * (f->step_seconds / p->step_seconds - 1));
-    strata_buf_printf(b, ", %s, %d GPUs\n",
-                      strata_fmt_bytes(f->peak_memory_bytes, mem, sizeof mem),
-                      f->devices);
-  }
+  for (int i = 0; i < p->n_fallbacks; i++)
+    sum_fallback(b, p, i);
   if (p->n_fallbacks < p->fallbacks_asked)
     strata_buf_printf(b,
                       "  %d node%s lost: none stored (nothing fits, or no "
@@ -69,6 +117,9 @@ int st__json_fallbacks(cJSON *root, const strata_plan_t *p) {
         st__json_add_num(o, "step_seconds", f->step_seconds) |
         st__json_add_num(o, "peak_memory_bytes", f->peak_memory_bytes))
       return -1;
+    /* the same plan as the plan's own (0) or as fallback k's */
+    int k = same_as(p, i);
+    if (k >= 0 && st__json_add_num(o, "same_as_nodes_lost", k)) return -1;
   }
   return 0;
 }

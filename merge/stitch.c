@@ -39,6 +39,10 @@ static void chunk_token(const strata_plan_t *p, int s, char *t, size_t n) {
            layers > 1 ? layers : 0, mtp, last ? "L" : "");
 }
 
+const char *st__dev(const strata_plan_t *p) {
+  return p && p->npu ? "NPU" : "GPU";
+}
+
 int strata_plan_layout(const strata_plan_t *p, char *buf, size_t size) {
   char tok[64], next[64];
   size_t o = 0;
@@ -152,6 +156,8 @@ static void fill_rates(strata_plan_t *p, const strata_graph_t *g,
         strata_cluster_gpu_peak_flops_at(c, strata_lowp_peak_bits(p->fp8));
   if (p->gpu_memory_bytes <= 0 && c)
     p->gpu_memory_bytes = (double)strata_cluster_gpu_memory(c);
+  if (c) /* Ascend: the output says NPU where it names a device */
+    p->npu = !strcmp(strata_cluster_device_kind(c), "NPU");
   if (p->model_flops_per_step <= 0) {
     strata_graph_stats_t gs;
     strata_graph_stats(g, &gs);

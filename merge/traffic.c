@@ -245,19 +245,22 @@ static void pp_traffic(const ctx_t *c) {
 }
 
 /* Link bandwidths: a stage's mesh over nodes has the node's links on
- * its inner axis and the network on its outer one; a one-node stage's
- * 1-D mesh is the node's.  Without a stage over nodes, the network's is
- * what a p2p across nodes took (bytes over the plan's p2p time). */
+ * its inner axis and the network on its outer one; every axis of a
+ * one-node stage's mesh is the node's (a 2-D one splits the node, cp x
+ * tp: its outer axis is no network).  Without a stage over nodes, the
+ * network's is what a p2p across nodes took (bytes over the plan's p2p
+ * time). */
 static void bandwidths(ctx_t *c) {
   const strata_plan_t *p = c->p;
   st__traffic_t *t = c->t;
   for (int s = 0; s < p->n_stages; s++) {
     const strata_mesh_t *m = &p->stages[s].mesh;
-    if (m->ndim == 2 && m->shape[0] > 1) {
+    int inner = m->ndim == 2 ? 1 : 0;
+    if (p->stages[s].nodes > 1 && m->ndim == 2 && m->shape[0] > 1) {
       if (!t->intra_bw) t->intra_bw = m->axis[1].bandwidth;
       if (!t->inter_bw) t->inter_bw = m->axis[0].bandwidth;
     } else if (p->stages[s].nodes <= 1 && !t->intra_bw) {
-      t->intra_bw = m->axis[0].bandwidth;
+      t->intra_bw = m->axis[inner].bandwidth;
     }
   }
   for (int s = 0; !t->inter_bw && p->p2p_seconds && s + 1 < p->n_stages; s++) {
@@ -314,6 +317,7 @@ int st__traffic(const strata_plan_t *p, int gpus_per_node, int max_cells,
   ctx_t c = {p, t, 0, 0, 0, 0, NULL};
   int rc;
   memset(t, 0, sizeof *t);
+  t->dev = p && p->npu ? "NPU" : "GPU";
   if (!p || p->pp < 1 || p->dp < 1 || p->n_stages < 1 || !p->stages ||
       !p->ranks)
     return strata_error(STRATA_EINVAL, "traffic: a plan with no stage");

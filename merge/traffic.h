@@ -29,6 +29,7 @@ typedef struct {
   /* bytes/s of one GPU's link inside a node and to another node, from the
    * stages' meshes or the plan's p2p times (0: not known) */
   double intra_bw, inter_bw;
+  const char *dev; /* what the devices are called: "GPU", "NPU" */
 } st__traffic_t;
 
 /* "TP", "CP", "EP all-to-all", "DP", "PP"; "?" out of range. */

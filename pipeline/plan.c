@@ -72,6 +72,53 @@ static int set_str(char **dst, const char *src) {
   return *dst ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
+/* Whether chunk k of a split holds its rank's layers over v (rank r
+ * holding chunks r, r + p, ...), the middle ranks alike: Megatron-LM's
+ * first/last form, which the first and last rank's layers tell. */
+static int rank_form(const int *n, int K, int p) {
+  for (int k = p; k < K; k++)
+    if (n[k] != n[k % p]) return 0;
+  for (int r = 2; r + 1 < p; r++)
+    if (n[r] != n[1]) return 0;
+  return 1;
+}
+
+/* Chunk k's token of Megatron-LM's layout ("Et*3", "t", "tmL"). */
+static void layout_token(const int *n, int K, int k, int mtp, char *t,
+                         size_t size) {
+  char m[24] = "";
+  if (k == K - 1 && mtp > 0) snprintf(m, sizeof m, mtp > 1 ? "m*%d" : "m", mtp);
+  snprintf(t, size, "%s%s%.0d%s%s", k == 0 ? "E" : "",
+           n[k] > 1    ? "t*"
+           : n[k] == 1 ? "t"
+                       : "",
+           n[k] > 1 ? n[k] : 0, m, k == K - 1 ? "L" : "");
+}
+
+/* The split's layout into buf, runs of equal chunks as (..|)*N; "" when
+ * it does not fit. */
+static void layout_name(const int *n, int K, int mtp, char *buf, size_t size) {
+  char tok[64], next[64];
+  size_t o = 0;
+  buf[0] = '\0';
+  for (int k = 0; k < K && o < size;) {
+    int r = 1;
+    layout_token(n, K, k, mtp, tok, sizeof tok);
+    while (k + r < K - 1) {
+      layout_token(n, K, k + r, mtp, next, sizeof next);
+      if (strcmp(tok, next)) break;
+      r++;
+    }
+    if (r > 1)
+      o += (size_t)snprintf(buf + o, size - o, "(%s|)*%d", tok, r);
+    else
+      o += (size_t)snprintf(buf + o, size - o, "%s%s", tok,
+                            k + 1 == K ? "" : "|");
+    k += r;
+  }
+  if (o >= size) buf[0] = '\0';
+}
+
 void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
                      const st__search_t *S, strata_plan_config_t *pc) {
   int n[ST__MAX_PP];
@@ -99,6 +146,8 @@ void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
   pc->ep = cf->f->ep;
   pc->etp = cf->f->etp;
   pc->fp8 = cf->f->fp8;
+  if (K > 1 && !rank_form(n, K, cf->p))
+    layout_name(n, K, S->g->hp.mtp_layers, pc->layout, sizeof pc->layout);
 }
 
 /* The model facts of the plan's header from the graph (the exporters read

@@ -335,6 +335,13 @@ TEST(allocation_failures) {
 /* Plan model on a mixed spec, check its device map: every rank once, on
  * a node of its stage's group, that node's GPUs in rank order; the plan
  * file keeps each stage's group and GPU.  Returns the plan. */
+/* A best configuration that states its layout (plan format 17). */
+static int any_layout(const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top; i++)
+    if (p->top[i].layout[0]) return 1;
+  return 0;
+}
+
 static strata_plan_t *mixed_plan(const char *model, const char *spec,
                                  const strata_gen_opts_t *sizes, int batch,
                                  int cp, strata_cluster_t **cp_out) {
@@ -375,17 +382,19 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
   /* the plan file keeps the groups (format 4; 5 with a model's multi-token
    * prediction, 8 with group-limited routing, 12 with the experts' exposed
    * all-to-all, 16 with the MoE layers' host-bound time, 17 with
-   * blocking pipeline sends or the router's auxiliary loss of the model's
-   * config), show gets the same map */
+   * blocking pipeline sends, the router's auxiliary loss of the model's
+   * config or a best configuration's layout), show gets the same map */
   unsigned char *data = NULL;
   size_t len = 0;
   ASSERT_OK(strata_plan_encode(p, &data, &len));
-  ASSERT_EQ(data[4], p->step_items.p2p > 0 || p->router_aux_loss > 0 ? 17
-                     : p->step_items.host > 0                        ? 16
-                     : p->step_items.ep_a2a > 0                      ? 12
-                     : p->router_groups > 0                          ? 8
-                     : p->mtp_layers > 0                             ? 5
-                                                                     : 4);
+  ASSERT_EQ(data[4],
+            p->step_items.p2p > 0 || p->router_aux_loss > 0 || any_layout(p)
+                ? 17
+            : p->step_items.host > 0   ? 16
+            : p->step_items.ep_a2a > 0 ? 12
+            : p->router_groups > 0     ? 8
+            : p->mtp_layers > 0        ? 5
+                                       : 4);
   ASSERT_OK(strata_plan_decode(data, len, "mixed", &q));
   ASSERT_EQ(q->n_groups, p->n_groups);
   for (int s = 0; s < p->n_stages; s++) {

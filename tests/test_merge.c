@@ -1899,6 +1899,131 @@ TEST(rope_scaling_in_plan_files) {
   strata_error_clear();
 }
 
+/* show --json: every degree at the top level, the biases and the RoPE
+ * scaling in "architecture". */
+static double jnum(const cJSON *o, const char *key) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, key);
+  ASSERT(cJSON_IsNumber(x));
+  return x->valuedouble;
+}
+
+TEST(json_degrees_and_architecture) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  char *t = NULL;
+  p->cp = 2, p->qkv_bias = p->out_bias = 1;
+  p->rope_scaling.type = STRATA_ROPE_SCALING_LLAMA3;
+  p->rope_scaling.factor = 8, p->rope_scaling.original = 8192;
+  ASSERT_OK(strata_plan_json(p, &t));
+  cJSON *j = cJSON_Parse(t), *a = cJSON_GetObjectItem(j, "architecture");
+  ASSERT(j && a);
+  ASSERT_EQ(jnum(j, "tp"), 2);
+  ASSERT_EQ(jnum(j, "cp"), 2);
+  ASSERT_EQ(jnum(j, "ep"), 1);
+  ASSERT_EQ(jnum(j, "etp"), 2); /* no experts: Megatron-LM's default, tp */
+  ASSERT_EQ(jnum(j, "pp"), 2);
+  ASSERT_EQ(jnum(j, "dp"), 2);
+  ASSERT_EQ(jnum(j, "vpp"), 1);
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(a, "qkv_bias")));
+  ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(a, "out_bias")));
+  ASSERT(cJSON_IsFalse(cJSON_GetObjectItem(a, "mlp_bias")));
+  ASSERT(!cJSON_GetObjectItem(a, "expert_bias")); /* no experts */
+  const cJSON *r = cJSON_GetObjectItem(a, "rope_scaling");
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(r, "type")), "llama3");
+  ASSERT_EQ(jnum(r, "factor"), 8);
+  ASSERT_EQ(jnum(r, "original"), 8192);
+  cJSON_Delete(j);
+  strata_free(t);
+  p->rope_scaling.type = STRATA_ROPE_SCALING_NONE;
+  ASSERT_OK(strata_plan_json(p, &t));
+  j = cJSON_Parse(t);
+  ASSERT(cJSON_IsNull(cJSON_GetObjectItem(
+      cJSON_GetObjectItem(j, "architecture"), "rope_scaling")));
+  cJSON_Delete(j);
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* A mixed cluster (H200 then H100 stages): each rank measured against its
+ * own GPU's memory, in the summary, its rank table, the JSON and the HTML
+ * memory chart; with the plan's figure not the table's (--memory-gib)
+ * every rank against that figure, as before. */
+TEST(mixed_memory_per_rank) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
+  const strata_gpu_model_t *h200 = strata_gpu_model_find("H200");
+  const strata_gpu_model_t *h100 = strata_gpu_model_find("H100-SXM");
+  char *t = NULL;
+  ASSERT(h200 && h100);
+  p->n_groups = 2;
+  p->stages[0].group = 1, p->stages[1].group = 0;
+  snprintf(p->stages[0].gpu_model, sizeof p->stages[0].gpu_model, "H200");
+  snprintf(p->stages[1].gpu_model, sizeof p->stages[1].gpu_model, "H100-SXM");
+  p->ranks[0].mem.total = 90.0 * GIB, p->ranks[1].mem.total = 76.3 * GIB;
+  p->peak_memory_bytes = 90.0 * GIB;
+  p->gpu_memory_bytes = (double)h200->memory_bytes; /* the fullest rank's */
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "peak memory          76.30 GiB of 80.00 GiB on rank 1's "
+                     "H100-SXM, the fullest against its own GPU (the most, "
+                     "90.00 GiB of 141.00 GiB, on rank 0's H200)");
+  ASSERT_CONTAINS(t, "   80.00 H100-SXM\n");
+  ASSERT_CONTAINS(t, "  141.00 H200\n");
+  strata_free(t);
+  ASSERT_OK(strata_plan_json(p, &t));
+  cJSON *j = cJSON_Parse(t),
+        *r1 = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "ranks"), 1);
+  ASSERT_EQ(jnum(r1, "gpu_memory_bytes"), h100->memory_bytes);
+  ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(r1, "gpu_model")),
+                "H100-SXM");
+  cJSON_Delete(j);
+  strata_free(t);
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "<title>rank 1: capacity 80.0 GiB</title>");
+  ASSERT_CONTAINS(t, "<title>rank 0: capacity 141.0 GiB</title>");
+  ASSERT_CONTAINS(t, "76.30 GiB of 80.00 GiB on rank 1's H100-SXM");
+  strata_free(t);
+  p->gpu_memory_bytes = 100.0 * GIB; /* --memory-gib 100: every rank's */
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "peak memory          90.00 GiB of 100.00 GiB per device");
+  ASSERT_CONTAINS(t, "  100.00 H100-SXM\n");
+  strata_free(t);
+  strata_plan_destroy(p);
+}
+
+/* A plan on Ascend NPUs names them so: its file keeps it (format 17; a
+ * GPU plan keeps its older format), the summary and the HTML page say
+ * NPU wherever they name a device. */
+TEST(npu_plans_say_npu) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL), *q;
+  char *t = NULL;
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT(d[4] < 17);
+  strata_free(d);
+  p->npu = 1;
+  d = encode(p, &len);
+  ASSERT_EQ(d[4], 17);
+  strata_free(d);
+  q = roundtrip(p);
+  ASSERT_EQ(q->npu, 1);
+  p->pareto_axes = STRATA_PARETO_GPUS, p->n_pareto = 1;
+  p->pareto = strata_calloc(1, sizeof *p->pareto);
+  p->pareto[0] = p->top[0];
+  p->tokens_per_second = 1e5, p->mfu = 0.4, p->model_flops_per_step = 1e15;
+  ASSERT_OK(strata_plan_summary(p, &t));
+  ASSERT_CONTAINS(t, "per NPU\n");
+  ASSERT_CONTAINS(t, "and NPUs used");
+  ASSERT_CONTAINS(t, ", 8 NPUs\n");
+  strata_free(t);
+  ASSERT_OK(strata_export_html(p, NULL, &t));
+  ASSERT_CONTAINS(t, "on one NPU's link in a node");
+  ASSERT_CONTAINS(t, "node 0 NPU 1");
+  ASSERT(!strstr(t, "GPU"));
+  strata_free(t);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
+}
+
 TEST(torch_module) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   strata_export_opts_t o;
@@ -2171,6 +2296,68 @@ TEST(time_limited_plan_keeps_its_bound) {
  * its axes), re-encodes to the same bytes, and a plan without one stays
  * at its older format; a front out of order or without its axes is
  * refused by the encoder, as the decoder would refuse it. */
+/* The front's lines read differently: configurations that share a name
+ * are told apart by their pipeline split, then by which chunk layout of
+ * that split; recompute none and selective at one step and memory are
+ * one line with a note (the best configurations' too). */
+TEST(pareto_names_tell_apart) {
+  strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
+  char *text = NULL;
+  const int first[] = {4, 4, 5, 3, 4, 4}, last[] = {4, 4, 3, 5, 4, 4};
+  p->pareto_axes = STRATA_PARETO_MEMORY;
+  p->n_pareto = 6;
+  p->pareto = strata_calloc(6, sizeof *p->pareto);
+  for (int i = 0; i < 6; i++) {
+    strata_plan_config_t *c = &p->pareto[i];
+    *c = p->top[0];
+    c->micro_batch = 1, c->vpp = i < 4 ? 1 : 2;
+    c->first_layers = first[i], c->last_layers = last[i];
+    c->recompute = i == 1 ? STRATA_RECOMPUTE_SELECTIVE : STRATA_RECOMPUTE_NONE;
+    c->step_seconds = 1.0 + (i > 1 ? i : 0);
+    c->peak_memory_bytes = 9e9 - 1e9 * (i > 1 ? i : 0);
+  }
+  p->top[1] = p->pareto[1]; /* the runner-up: the best, selective */
+  p->top[0] = p->pareto[0];
+  ASSERT_OK(strata_plan_summary(p, &text));
+  ASSERT_CONTAINS(text, "  1. tp 2, pp 2, dp 2, micro 1, recompute none "
+                        "(recompute selective the same here: it drops nothing "
+                        "more): 1000.000 ms");
+  ASSERT_CONTAINS(text, "  1. tp 2, pp 2, dp 2, micro 1, recompute none, "
+                        "layers 4 first, 4 last (recompute selective the same "
+                        "here: it drops nothing more): 1000.000 ms");
+  ASSERT_CONTAINS(text, "  2. tp 2, pp 2, dp 2, micro 1, recompute none, "
+                        "layers 5 first, 3 last: 3000.000 ms");
+  ASSERT_CONTAINS(text, "  3. tp 2, pp 2, dp 2, micro 1, recompute none, "
+                        "layers 3 first, 5 last: 4000.000 ms");
+  ASSERT_CONTAINS(text, "  4. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layers 4 first, 4 last, chunk layout 1 of "
+                        "those: 5000.000 ms");
+  ASSERT_CONTAINS(text, "  5. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layers 4 first, 4 last, chunk layout 2 of "
+                        "those: 6000.000 ms");
+  ASSERT(!strstr(text, "  6. "));
+  ASSERT(!strstr(text, "selective: 1000.000 ms"));
+  strata_free(text);
+  /* with their layouts (format 17), the layout names them */
+  snprintf(p->pareto[4].layout, sizeof p->pareto[4].layout, "Et*3|t|t*2|t*2L");
+  snprintf(p->pareto[5].layout, sizeof p->pareto[5].layout, "Et|t*3|t*3|tL");
+  size_t len;
+  unsigned char *d = encode(p, &len);
+  ASSERT_EQ(d[4], 17);
+  strata_free(d);
+  strata_plan_t *q = roundtrip(p);
+  ASSERT_STR_EQ(q->pareto[5].layout, "Et|t*3|t*3|tL");
+  ASSERT_STR_EQ(q->pareto[0].layout, "");
+  ASSERT_OK(strata_plan_summary(q, &text));
+  ASSERT_CONTAINS(text, "  4. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layout Et*3|t|t*2|t*2L: 5000.000 ms");
+  ASSERT_CONTAINS(text, "  5. tp 2, pp 2, dp 2, micro 1, vpp 2, recompute "
+                        "none, layout Et|t*3|t*3|tL: 6000.000 ms");
+  strata_free(text);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
+}
+
 TEST(pareto_front_in_plan_files) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   size_t len;
@@ -2234,6 +2421,38 @@ TEST(pareto_front_in_plan_files) {
   p->pareto_axes = 0; /* a front without its axes */
   ASSERT_EQ(strata_plan_encode(p, &bad, &len), STRATA_EBADINPUT);
   ASSERT_CONTAINS(strata_last_error(), "Pareto front holds 3");
+  strata_plan_destroy(p);
+}
+
+/* A fallback that is the plan itself (its lost nodes idle in the plan)
+ * or the same as an earlier fallback says so once, in the summary and in
+ * the JSON, instead of printing the plan again. */
+TEST(fallbacks_the_same_plan) {
+  strata_plan_t *p = hand_plan(2, 2, 1, 8, NULL);
+  char *text = NULL;
+  p->fallbacks_asked = p->n_fallbacks = 3;
+  p->fallbacks = strata_calloc(3, sizeof *p->fallbacks);
+  p->fallbacks[0] = hand_plan(2, 2, 1, 8, NULL);
+  p->fallbacks[1] = hand_plan(1, 2, 1, 8, NULL);
+  p->fallbacks[2] = hand_plan(1, 2, 1, 8, NULL);
+  for (int i = 0; i < 3; i++)
+    p->fallbacks[i]->nodes_lost = i + 1;
+  p->fallbacks[1]->step_seconds = p->fallbacks[2]->step_seconds = 2.0;
+  ASSERT_OK(strata_plan_summary(p, &text));
+  ASSERT_CONTAINS(text, "  1 node lost: the plan itself (its 4 GPUs are "
+                        "still there: it does not use every node)\n");
+  ASSERT_CONTAINS(text, "  2 nodes lost: tp 1, pp 2, dp 1");
+  ASSERT_CONTAINS(text, "  3 nodes lost: the same plan as for 2 nodes lost\n");
+  ASSERT(!strstr(text, "  1 node lost: tp 2"));
+  strata_free(text);
+  ASSERT_OK(strata_plan_json(p, &text));
+  cJSON *j = cJSON_Parse(text), *a = cJSON_GetObjectItem(j, "fallbacks");
+  ASSERT_EQ(cJSON_GetArraySize(a), 3);
+  ASSERT_EQ(jnum(cJSON_GetArrayItem(a, 0), "same_as_nodes_lost"), 0);
+  ASSERT(!cJSON_GetObjectItem(cJSON_GetArrayItem(a, 1), "same_as_nodes_lost"));
+  ASSERT_EQ(jnum(cJSON_GetArrayItem(a, 2), "same_as_nodes_lost"), 2);
+  cJSON_Delete(j);
+  strata_free(text);
   strata_plan_destroy(p);
 }
 
@@ -2313,7 +2532,9 @@ TEST(fallback_plans_in_plan_files) {
 static const test_entry_t tests[] = {
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
     TEST_ENTRY(pareto_front_in_plan_files),
+    TEST_ENTRY(pareto_names_tell_apart),
     TEST_ENTRY(fallback_plans_in_plan_files),
+    TEST_ENTRY(fallbacks_the_same_plan),
     TEST_ENTRY(sched_closed_form),
     TEST_ENTRY(sched_p2p_and_uneven),
     TEST_ENTRY(sched_deterministic_and_ordered),
@@ -2346,6 +2567,9 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(torchtitan_batch),
     TEST_ENTRY(rope_scaling_in_plan_files),
     TEST_ENTRY(exports_carry_model_settings),
+    TEST_ENTRY(json_degrees_and_architecture),
+    TEST_ENTRY(mixed_memory_per_rank),
+    TEST_ENTRY(npu_plans_say_npu),
     TEST_ENTRY(megatron_rope_scaling_refusals),
     TEST_ENTRY(launch_script),
     TEST_ENTRY(deepspeed_refusals_and_topology),

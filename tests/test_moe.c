@@ -1192,13 +1192,20 @@ static void check_flags(const char *args);
  * step item of format 12, set aside (restored before it returns). */
 /* The format a plan's configuration needs, without the step items that
  * raise it: the experts' all-to-all (12), the MoE layers' host-bound
- * time (16) and the blocking pipeline sends (17). */
+ * time (16), the blocking pipeline sends (17); nor the router's training
+ * settings or the best configurations' layouts (17). */
 static int format_without_a2a(strata_plan_t *p) {
   unsigned char *data = NULL;
   size_t len = 0;
   double a2a = p->step_items.ep_a2a, host = p->step_items.host,
          p2p = p->step_items.p2p;
   strata_plan_t kept = *p; /* the router's settings, put back after */
+  char lay[8][STRATA_CONFIG_LAYOUT_MAX]; /* the layouts' format 17 too */
+  ASSERT(p->n_top <= 8);
+  for (int i = 0; i < p->n_top; i++) {
+    memcpy(lay[i], p->top[i].layout, sizeof lay[i]);
+    p->top[i].layout[0] = '\0';
+  }
   p->step_items.ep_a2a = 0, p->step_items.host = 0, p->step_items.p2p = 0;
   no_router_training(p);
   ASSERT_OK(strata_plan_encode(p, &data, &len));
@@ -1209,9 +1216,18 @@ static int format_without_a2a(strata_plan_t *p) {
   p->router_seq_aux = kept.router_seq_aux;
   p->router_pre_softmax = kept.router_pre_softmax;
   p->router_expert_bias = kept.router_expert_bias;
+  for (int i = 0; i < p->n_top; i++)
+    memcpy(p->top[i].layout, lay[i], sizeof lay[i]);
   int v = data[4] | data[5] << 8;
   strata_free(data);
   return v;
+}
+
+/* A best configuration that states its layout (plan format 17). */
+static int any_layout(const strata_plan_t *p) {
+  for (int i = 0; i < p->n_top; i++)
+    if (p->top[i].layout[0]) return 1;
+  return 0;
 }
 
 TEST(ep_overlap_plans_and_exports) {
@@ -1238,20 +1254,20 @@ TEST(ep_overlap_plans_and_exports) {
   size_t len = 0;
   no_router_training(b);
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], b->step_items.p2p > 0      ? 17
-                     : b->step_items.host > 0   ? 16
-                     : b->step_items.ep_a2a > 0 ? 12
-                                                : 6);
+  ASSERT_EQ(data[4], b->step_items.p2p > 0 || any_layout(b) ? 17
+                     : b->step_items.host > 0               ? 16
+                     : b->step_items.ep_a2a > 0             ? 12
+                                                            : 6);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
   ASSERT_EQ(q->overlap_ep_comm, 1);
   strata_free(data);
   ASSERT(format_without_a2a(a) < 6);
   no_router_training(a);
   ASSERT_OK(strata_plan_encode(a, &data, &len));
-  ASSERT_EQ(data[4], a->step_items.p2p > 0      ? 17
-                     : a->step_items.host > 0   ? 16
-                     : a->step_items.ep_a2a > 0 ? 12
-                                                : data[4]);
+  ASSERT_EQ(data[4], a->step_items.p2p > 0 || any_layout(a) ? 17
+                     : a->step_items.host > 0               ? 16
+                     : a->step_items.ep_a2a > 0             ? 12
+                                                            : data[4]);
   strata_free(data);
   char *t = NULL;
   ASSERT_OK(strata_export_megatron(q, &t));
@@ -1616,10 +1632,10 @@ TEST(moe_choices_recorded_and_exported) {
   ASSERT_EQ(format_without_a2a(b), 9);
   no_router_training(b);
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], b->step_items.p2p > 0      ? 17
-                     : b->step_items.host > 0   ? 16
-                     : b->step_items.ep_a2a > 0 ? 12
-                                                : 9);
+  ASSERT_EQ(data[4], b->step_items.p2p > 0 || any_layout(b) ? 17
+                     : b->step_items.host > 0               ? 16
+                     : b->step_items.ep_a2a > 0             ? 12
+                                                            : 9);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
   strata_free(data);
   ASSERT_EQ(q->moe_dispatcher, STRATA_MOE_FLEX);

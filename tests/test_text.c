@@ -119,10 +119,20 @@ TEST(did_you_mean) {
   ASSERT(st__did_you_mean("x", NULL) == NULL);
 }
 
+/* Figures in tables: plain decimals, never an exponent. */
+TEST(plain_figures) {
+  char b[64];
+  ASSERT_STR_EQ(st__fmt_num(4056390.2, 0, b, sizeof b), "4056390");
+  ASSERT_STR_EQ(st__fmt_num(1e6, 3, b, sizeof b), "1000000");
+  ASSERT_STR_EQ(st__fmt_num(2.5, 3, b, sizeof b), "2.5");
+  ASSERT_STR_EQ(st__fmt_num(0.126, 2, b, sizeof b), "0.13");
+  ASSERT_STR_EQ(st__fmt_num(2.30316500647e11, 0, b, sizeof b), "230316500647");
+  ASSERT_STR_EQ(st__fmt_num(-0.0001, 2, b, sizeof b), "0");
+  ASSERT_STR_EQ(st__fmt_num(NAN, 2, b, sizeof b), "-");
+}
+
 static const test_entry_t tests[] = {
-    TEST_ENTRY(name_check),
-    TEST_ENTRY(hostnames),
-    TEST_ENTRY(writers),
-    TEST_ENTRY(did_you_mean),
+    TEST_ENTRY(name_check),   TEST_ENTRY(hostnames),     TEST_ENTRY(writers),
+    TEST_ENTRY(did_you_mean), TEST_ENTRY(plain_figures),
 };
 TEST_MAIN(tests)

@@ -244,6 +244,23 @@ TEST(folding) {
   destroy(p);
 }
 
+/* The links' bandwidths: tp 2 x cp 2 on one node (a 2-D mesh of
+ * NVLink-class axes) and pp 2 over two nodes: inside a node the mesh's
+ * links, across nodes what the p2p took (a layer's activation over the
+ * plan's p2p time), not the mesh's outer axis, which is the node's too. */
+TEST(link_bandwidths) {
+  strata_plan_t *p = plan(2, 2, 2, 1, 1, 2, 0);
+  st__traffic_t t;
+  for (int s = 0; s < 2; s++) /* 150 GB/s axes */
+    strata_mesh_default(&p->stages[s].mesh, 2, 2);
+  p->p2p_seconds[0] = ACT / 2 / 25e9;   /* cp's half over 25 GB/s */
+  ASSERT_OK(st__traffic(p, 4, 64, &t)); /* 4 GPUs a node: a rank each */
+  ASSERT_NEAR(t.intra_bw, 150e9, 1e-12, 0);
+  ASSERT_NEAR(t.inter_bw, 25e9, 1e-9, 0);
+  st__traffic_free(&t);
+  destroy(p);
+}
+
 TEST(bad_plans) {
   st__traffic_t t;
   strata_plan_t *p = plan(1, 1, 1, 1, 1, 1, 0);
@@ -261,8 +278,8 @@ TEST(bad_plans) {
 }
 
 static const test_entry_t tests[] = {
-    TEST_ENTRY(tp_ring),       TEST_ENTRY(pp_boundaries), TEST_ENTRY(dp_ring),
-    TEST_ENTRY(ep_all_to_all), TEST_ENTRY(cp_ring),       TEST_ENTRY(folding),
-    TEST_ENTRY(bad_plans),
+    TEST_ENTRY(tp_ring),       TEST_ENTRY(pp_boundaries),   TEST_ENTRY(dp_ring),
+    TEST_ENTRY(ep_all_to_all), TEST_ENTRY(cp_ring),         TEST_ENTRY(folding),
+    TEST_ENTRY(bad_plans),     TEST_ENTRY(link_bandwidths),
 };
 TEST_MAIN(tests)

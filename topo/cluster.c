@@ -822,6 +822,15 @@ const char *strata_cluster_spec_node_dropped(const strata_cluster_t *c, int i) {
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c) {
   return &c->model;
 }
+const char *strata_cluster_device_kind(const strata_cluster_t *c) {
+  int k = strata_cluster_group_count(c);
+  for (int z = 0; z < k; z++)
+    if (strcmp(strata_gpu_model_kind(
+                   strata_cluster_gpu_model(strata_cluster_group(c, z))),
+               "NPU"))
+      return "GPU";
+  return strata_gpu_model_kind(strata_cluster_gpu_model(c));
+}
 uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c) {
   return c->model.memory_bytes;
 }

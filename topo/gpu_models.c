@@ -136,6 +136,10 @@ static int contains_ci(const char *hay, const char *needle) {
   return 0;
 }
 
+const char *strata_gpu_model_kind(const strata_gpu_model_t *m) {
+  return m && m->vendor && !strcmp(m->vendor, "Huawei") ? "NPU" : "GPU";
+}
+
 const strata_gpu_model_t *strata_gpu_model_find(const char *name) {
   for (int i = 0; name && i < N_MODELS; i++)
     if (same_ci(models[i].name, name)) return &models[i];

@@ -175,6 +175,7 @@ typedef struct {
   strata_device_t *devices; /* by rank */
   int n_nodes, nodes_used;
   strata_node_info_t *nodes; /* every node of the spec, in its order */
+  int npu;                   /* the devices are Ascend NPUs: named so */
 } strata_device_map_t;
 
 /* The map of plan p on cluster c.  STRATA_EBADINPUT (with what changed)

@@ -211,6 +211,8 @@ typedef struct {
   double ep_a2a, host, p2p, cp_comm;
 } strata_step_items_t;
 
+#define STRATA_CONFIG_LAYOUT_MAX 96
+
 /* One configuration: the degrees and options that define it. */
 typedef struct {
   int tp, pp, dp, micro_batch, vpp, sequence_parallel, zero_stage;
@@ -222,6 +224,11 @@ typedef struct {
   /* On a cluster of node groups: 0 the stages spread over the groups,
    * k + 1 node group k alone.  0 on a cluster of one shape. */
   int group;
+  /* Every virtual stage's layers as Megatron-LM's layout states them
+   * ("Et*3|(t*3|)*10t*2L") where the first and the last rank's layers do
+   * not tell them (a rank's chunks of different sizes, the embedding or
+   * the loss counted); "" otherwise, or past its room (plan format 17) */
+  char layout[STRATA_CONFIG_LAYOUT_MAX];
 } strata_plan_config_t;
 
 /* One pipeline stage (a model chunk: with interleaving, rank r holds

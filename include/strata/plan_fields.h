@@ -92,11 +92,11 @@
   F(ARCH, double,  rope_theta,           rope_theta,            NULL,                       0,  0,          HD, 18, ARCH, NUM,    p->rope_theta > 0,  0)  \
   F(ARCH, int,     window,               window,                "attention window",         0,  BIG,        HI, 57, ARCH, NUM,    p->window > 0,      0)  \
   F(ARCH, int,     window_every,         window_every,          "window interval",          0,  BIG,        HI, 58, ARCH, NUM,    p->window > 0,      0)  \
-  F(ARCH, int,     qkv_bias,             qkv_bias,              "q/k/v bias",               0,  1,          HI, 54, NONE, NUM,    1,                  0)  \
-  F(ARCH, int,     out_bias,             out_bias,              "output bias",              0,  1,          HI, 55, NONE, NUM,    1,                  0)  \
+  F(ARCH, int,     qkv_bias,             qkv_bias,              "q/k/v bias",               0,  1,          HI, 54, ARCH, BOOL,   1,                  0)  \
+  F(ARCH, int,     out_bias,             out_bias,              "output bias",              0,  1,          HI, 55, ARCH, BOOL,   1,                  0)  \
   F(ARCH, int,     qk_norm,              qk_norm,               "q/k norm",                 0,  2,          HI, 56, NONE, NUM,    1,                  0)  \
-  F(ARCH, int,     expert_bias,          expert_bias,           "expert bias",              0,  1,          HI, 59, NONE, NUM,    1,                  0)  \
-  F(ARCH, int,     mlp_bias,             mlp_bias,              "MLP bias",                 0,  1,          TI, 11, ARCH, BOOL,   p->mlp_bias,        0)  \
+  F(ARCH, int,     expert_bias,          expert_bias,           "expert bias",              0,  1,          HI, 59, ARCH, BOOL,   p->experts > 0,     0)  \
+  F(ARCH, int,     mlp_bias,             mlp_bias,              "MLP bias",                 0,  1,          TI, 11, ARCH, BOOL,   1,                  0)  \
   F(ARCH, int,     window_from,          window_from,           "first windowed layer",     0,  p->layers,  TI, 11, ARCH, NUM,    p->window_from > 0, 0)  \
   F(ARCH, int,     attn_chunk,           attention_chunk,       "attention chunk",          0,  BIG,        TI, 11, ARCH, NUM,    p->attn_chunk > 0,  0)  \
   F(ARCH, int,     attn_sinks,           attention_sinks,       "attention sinks",          0,  1,          TI, 11, ARCH, BOOL,   p->attn_sinks,      0)  \
@@ -157,7 +157,8 @@
   F(RUN,  int,     configs_evaluated,    configs_evaluated,     NULL,                       0,  0,          HZ, 36, NONE, NUM,    1,                  0)  \
   F(RUN,  int,     pareto_axes,          pareto_axes,           "Pareto front's axes",      0,  2,          TI, 13, NONE, NUM,    p->pareto_axes > 0, 0)  \
   F(RUN,  int,     nodes_lost,           nodes_lost,            "nodes lost",               0,  BIG,        TI, 14, ROOT, NUM,    p->nodes_lost > 0,  0)  \
-  F(RUN,  int,     fallbacks_asked,      fallbacks_asked,       "fallbacks asked",          0,  STRATA_FALLBACKS_MAX, TI, 14, NONE, NUM, 0,      0)
+  F(RUN,  int,     fallbacks_asked,      fallbacks_asked,       "fallbacks asked",          0,  STRATA_FALLBACKS_MAX, TI, 14, NONE, NUM, 0,      0)  \
+  F(RUN,  int,     npu,                  npu,                   "device kind",              0,  1,          TI, 17, NONE, NUM,    0,                  0)
 /* clang-format on */
 
 /* The planning switches: options that are on or off (or STRATA_AUTO: the
@@ -351,9 +352,9 @@ enum {
  * fallback's nodes lost; 15: fine-grained activation offloading's
  * modules; 16: the eager MoE layers' host-bound time as a step item;
  * 17: the blocking pipeline sends and ring attention's exchange as step
- * items, and the router's training settings: its auxiliary loss, per
+ * items, the router's training settings (its auxiliary loss, per
  * sequence or not, softmax before top-k, the balancing bias, the input
- * jitter), at
+ * jitter), and the devices are NPUs, which the output names so), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
 #define STRATA_PLAN_FORMAT_VERSION 17

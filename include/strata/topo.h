@@ -93,6 +93,9 @@ const strata_gpu_model_t *strata_gpu_model_find(const char *name);
 /* Match a name as drivers report it ("NVIDIA H100 80GB HBM3"); NULL if
  * none matches. */
 const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
+/* What the output calls such a device: "NPU" for Huawei's Ascend, "GPU"
+ * for the others (and for NULL). */
+const char *strata_gpu_model_kind(const strata_gpu_model_t *m);
 
 /* ---------------------------------------------------------------------
  * How fast a GPU runs what a training step asks of it (docs/cost-model.md,
@@ -311,6 +314,8 @@ const char *strata_cluster_spec_node_dropped(const strata_cluster_t *c, int i);
 int strata_cluster_subset(const strata_cluster_t *c, int group, int first,
                           int n, const char *name, strata_cluster_t **out);
 const strata_gpu_model_t *strata_cluster_gpu_model(const strata_cluster_t *c);
+/* "NPU" when every node group's devices are NPUs, else "GPU". */
+const char *strata_cluster_device_kind(const strata_cluster_t *c);
 uint64_t strata_cluster_gpu_memory(const strata_cluster_t *c);
 double strata_cluster_gpu_peak_flops(const strata_cluster_t *c);
 /* The datasheet's dense peak of the tensor cores of `bits` (16: bf16/fp16,

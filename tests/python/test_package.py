@@ -55,6 +55,12 @@ class Package(unittest.TestCase):
         self.assertEqual(self.plan.to_dict(), json.loads(out))
         self.assertEqual(self.plan["global_batch"], 256)
         self.assertGreater(self.plan.tokens_per_second, 0)
+        # every degree at the top level; biases and RoPE scaling stated
+        for k in ("tp", "cp", "ep", "etp", "pp", "dp", "vpp"):
+            self.assertGreaterEqual(self.plan[k], 1, k)
+        arch = self.plan["architecture"]
+        self.assertIs(arch["qkv_bias"], False)
+        self.assertIn("rope_scaling", arch)
 
     def test_plan_is_the_programs(self):
         # the same command through the program saves the same bytes
