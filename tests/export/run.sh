@@ -254,10 +254,13 @@ torchtitan() {
         "$PY" "$here/check_toml.py" "$tmp/$name.toml" "$tmp/$name.json" "$data/export/torchtitan_keys.txt" ||
             fail "$name: the job config"
     done
-    if "$strata" export torchtitan --toml "$tmp/llama3.splan" >/dev/null 2>"$tmp/llama3.err"; then
-        fail "llama3: Llama 3 (no RoPE scaling) exported to flavors that scale"
+    # Llama 3 8B has no RoPE scaling (llama3-405b is Llama 3.1's, scaled)
+    if "$strata" export torchtitan --toml "$tmp/titan8bcp.splan" >/dev/null 2>"$tmp/llama3.err"; then
+        fail "llama3-8b: Llama 3 (no RoPE scaling) exported to flavors that scale"
     fi
-    grep -q "has no RoPE scaling" "$tmp/llama3.err" || fail "llama3: no RoPE reason"
+    grep -q "has no RoPE scaling" "$tmp/llama3.err" || fail "llama3-8b: no RoPE reason"
+    "$strata" export torchtitan --toml "$tmp/llama3.splan" >/dev/null ||
+        fail "llama3-405b: Llama 3.1's scaling, the TOML flavors' own, refused"
     # gpt, free: no torchtitan model or layout; mgfsdp: costed as
     # Megatron-FSDP; qwen3pp: the TOML torchtitan's qwen3 had no split
     for name in gpt free mgfsdp; do

@@ -460,21 +460,27 @@ def check(root, export, plan, hf=None):
     rope = spec.rope
     if "rope_theta" in a:
         compare("RoPE base", getattr(rope, "theta", None), a["rope_theta"], out)
-    rs = a.get("rope_scaling", notes.get("hf_rope"))
-    if rs is None and "hf_rope" not in notes:
-        print("info RoPE scaling: %s (the plan's JSON does not state it; "
-              "--hf-config gives the model's)" % getattr(rope, "scaling", None))
+    known = "rope_scaling" in a or "hf_rope" in notes  # null: none
+    rs = a["rope_scaling"] if "rope_scaling" in a else notes.get("hf_rope")
+    if not known:
+        print("info RoPE scaling: %s (neither the plan's JSON nor "
+              "--hf-config states it)" % getattr(rope, "scaling", None))
     else:
         kind = rs and (rs.get("rope_type") or rs.get("type"))
         compare("RoPE scaling", getattr(rope, "scaling", None),
                 "llama" if kind == "llama3" else kind or "none", out)
         if kind == "llama3":
-            for f, hf in (("scaling_factor", "factor"),
-                          ("low_freq_factor", "low_freq_factor"),
-                          ("high_freq_factor", "high_freq_factor"),
-                          ("original_max_position_embeddings",
-                           "original_max_position_embeddings")):
-                compare("RoPE " + f, getattr(rope, f, None), rs.get(hf), out)
+            # the plan's JSON (show --json's architecture) names them
+            # factor, low, high, original; a Hugging Face config as below
+            for f, hf, mine in (("scaling_factor", "factor", "factor"),
+                                ("low_freq_factor", "low_freq_factor", "low"),
+                                ("high_freq_factor", "high_freq_factor",
+                                 "high"),
+                                ("original_max_position_embeddings",
+                                 "original_max_position_embeddings",
+                                 "original")):
+                compare("RoPE " + f, getattr(rope, f, None),
+                        rs.get(mine, rs.get(hf)), out)
     return out
 
 
