@@ -3,7 +3,7 @@
  * file as Megatron-LM arguments or a launch script, a DeepSpeed config or
  * its pipeline topology in Python, a PyTorch (DTensor) module, a
  * torchtitan configuration (Python, or TOML for an older torchtitan), a
- * Chrome-trace timeline or an HTML page, to
+ * Chrome-trace timeline, an HTML page or a Slurm batch script, to
  * standard output or atomically to FILE.  A plan the target cannot run (a
  * free-mode plan for Megatron-LM, ZeRO-2 with pipelining for DeepSpeed,
  * ...) is refused with the reason (exit 2).
@@ -93,6 +93,16 @@ static int run_hostfile(const strata_plan_t *p, const args_t *a,
   return rc;
 }
 
+/* The Slurm batch script; with --cluster, its --nodelist names the hosts. */
+static int run_slurm(const strata_plan_t *p, const args_t *a,
+                     const strata_export_opts_t *o, char **t) {
+  strata_device_map_t *m = NULL;
+  int rc = cluster_map(p, a, &m);
+  if (!rc) rc = st__export_slurm_map(p, o, m, t);
+  strata_device_map_destroy(m);
+  return rc;
+}
+
 static const struct {
   const char *name;
   int (*run)(const strata_plan_t *, const args_t *,
@@ -101,7 +111,7 @@ static const struct {
     {"megatron", run_megatron}, {"deepspeed", run_deepspeed},
     {"torch", run_torch},       {"torchtitan", run_torchtitan},
     {"timeline", run_timeline}, {"html", run_html},
-    {"hostfile", run_hostfile},
+    {"hostfile", run_hostfile}, {"slurm", run_slurm},
 };
 
 #define CLI_ARGS_T args_t
@@ -160,6 +170,8 @@ static const cli_optspec_t opt_spec = {
     "  hostfile    the hosts it runs on, in rank order, for a launcher\n"
     "              (--format torchrun: one torchrun line per host; mpi,\n"
     "              deepspeed: 'HOST slots=N')\n"
+    "  slurm       a Slurm batch script: #SBATCH nodes and GPUs, an srun\n"
+    "              of the plan's launch on every node (any plan)\n"
     "\n"
     "Options (after the target or the plan as well as before):\n",
     "\n"

@@ -4,7 +4,8 @@
  * them to maximise the sum of weight x tokens/s (pipeline/fleet.c, an
  * exact knapsack over each job's throughput on n nodes as the planner
  * gives it), each job is planned on its own nodes, and a summary is
- * printed; -o DIR writes one plan per job, DIR/NAME.splan.
+ * printed; -o DIR writes one plan per job, DIR/NAME.splan, and its
+ * Slurm batch script beside it, DIR/NAME.slurm (`strata export slurm`).
  *
  * The plans are written to temporary files first and renamed together
  * once all are written: a failure to write leaves none of them, and no old
@@ -12,12 +13,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/opts.h"
@@ -25,6 +28,7 @@
 #include "core/json.h"
 #include "core/stream.h"
 #include "core/text.h"
+#include "merge/merge_int.h"
 
 typedef struct {
   const char *cluster, *output, *calibration, *cache;
@@ -40,7 +44,8 @@ static const cli_opt_t opts[] = {
     {CLI_STR("calibration", 0, calibration, "FILE",
              "scales fitted by strata calibrate")},
     {CLI_STR("output", 'o', output, "DIR",
-             "write each job's plan to DIR/NAME.splan")},
+             "write each job's plan to DIR/NAME.splan and\n"
+             "its Slurm script to DIR/NAME.slurm")},
     {CLI_FLAG("json", json, 1, "JSON summary")},
     {CLI_FLAG("quiet", quiet, 1, "no progress on stderr")},
     {CLI_INT("threads", threads, 1, 1024, "N",
@@ -67,7 +72,8 @@ static const cli_optspec_t opt_spec = {
     "Options:\n",
     "\n"
     "Exit codes: 0 split, 1 usage, 2 bad input, 3 the jobs with min_nodes\n"
-    "cannot all run (or no job fits), 4 internal error, 130 interrupted.\n",
+    "cannot all run (or no job fits), 4 internal error, 130 (SIGINT) or\n"
+    "143 (SIGTERM) interrupted: nothing written.\n",
     0,
     20,
     NULL};
@@ -84,10 +90,9 @@ typedef struct {
   char scratch[4096]; /* the run's own stage cache ("": none) */
 } fleet_t;
 
-static volatile int interrupted;
+static volatile int interrupted; /* the signal (SIGINT, SIGTERM), or 0 */
 static void on_sigint(int sig) {
-  (void)sig;
-  interrupted = 1;
+  interrupted = sig;
 }
 
 static int folder_writable(const char *dir) {
@@ -175,26 +180,65 @@ static void plan_path(const fleet_t *F, int j, int tmp, char *buf,
            F->jobs->jobs[j].name, tmp ? ".splan.tmp" : ".splan");
 }
 
-/* Every plan to a temporary file, then all renamed; none on a failure. */
-static int save_plans(const fleet_t *F) {
+/* DIR/NAME.slurm beside the plan (tmp: its temporary name). */
+static void slurm_path(const fleet_t *F, int j, int tmp, char *buf,
+                       size_t size) {
+  snprintf(buf, size, "%s/%s%s%s", F->a.output, tmp ? "." : "",
+           F->jobs->jobs[j].name, tmp ? ".slurm.tmp" : ".slurm");
+}
+
+/* Job j's Slurm batch script (`strata export slurm` of its plan on its
+ * nodes, which it names) to its temporary file. */
+static int save_slurm(const fleet_t *F, int j) {
+  const strata_fleet_result_t *r = &F->res[j];
+  strata_device_map_t *m = NULL;
+  strata_export_opts_t o;
+  char src[300], path[4200], *text = NULL;
+  strata_export_opts_init(&o);
+  snprintf(src, sizeof src, "%s.splan", F->jobs->jobs[j].name);
+  o.source = src;
+  o.gpus_per_node = strata_cluster_gpus_per_node(r->cluster);
+  int rc = strata_device_map(r->plan, r->cluster, &m);
+  if (!rc) rc = st__export_slurm_map(r->plan, &o, m, &text);
+  slurm_path(F, j, 1, path, sizeof path);
+  if (!rc) rc = strata_file_write_atomic_nosync(path, text, strlen(text));
+  if (rc)
+    strata_error_prefix("job '%s': its Slurm script", F->jobs->jobs[j].name);
+  strata_device_map_destroy(m);
+  strata_free(text);
+  return rc;
+}
+
+static int rename_job(const fleet_t *F, int k) {
   char tmp[4200], dst[4200];
+  for (int slurm = 0; slurm < 2; slurm++) {
+    (slurm ? slurm_path : plan_path)(F, k, 1, tmp, sizeof tmp);
+    (slurm ? slurm_path : plan_path)(F, k, 0, dst, sizeof dst);
+    if (rename(tmp, dst) != 0)
+      return strata_error(STRATA_EIO, "%s: cannot rename %s: %s", dst, tmp,
+                          strerror(errno));
+  }
+  return 0;
+}
+
+/* Every plan and its Slurm script to a temporary file, then all renamed;
+ * none on a failure. */
+static int save_plans(const fleet_t *F) {
+  char tmp[4200];
   int rc = 0, j;
   if (!F->a.output) return 0;
   for (j = 0; j < F->jobs->n && !rc; j++) {
     if (!F->res[j].plan) continue;
     plan_path(F, j, 1, tmp, sizeof tmp);
     rc = strata_plan_save(F->res[j].plan, tmp);
+    if (!rc) rc = save_slurm(F, j);
   }
-  for (int k = 0; k < F->jobs->n && !rc; k++) {
-    if (!F->res[k].plan) continue;
-    plan_path(F, k, 1, tmp, sizeof tmp);
-    plan_path(F, k, 0, dst, sizeof dst);
-    if (rename(tmp, dst) != 0)
-      rc = strata_error(STRATA_EIO, "%s: cannot rename %s: %s", dst, tmp,
-                        strerror(errno));
-  }
+  for (int k = 0; k < F->jobs->n && !rc; k++)
+    if (F->res[k].plan) rc = rename_job(F, k);
   for (int k = 0; rc && k < j; k++) {
     plan_path(F, k, 1, tmp, sizeof tmp);
+    unlink(tmp);
+    slurm_path(F, k, 1, tmp, sizeof tmp);
     unlink(tmp);
   }
   return rc;
@@ -304,12 +348,69 @@ static int report_text(const fleet_t *F, char **text) {
 
 /* Without --cache the plans of the curves still share their solved
  * stages (most of a job's stages repeat from one node count to the
- * next), in a folder of the run's own, removed at its end. */
-static int scratch_cache(fleet_t *F) {
+ * next), in a folder of the run's own, $TMPDIR/strata-fleet-PID-XXXXXX,
+ * removed at its end (SIGINT and SIGTERM included); what a run killed
+ * outright leaves is removed by the next (stale_remove). */
+#define SCRATCH_PREFIX "strata-fleet-"
+#define SCRATCH_STALE_S 60 /* unwritten this long, of a dead process */
+
+static const char *scratch_parent(void) {
   const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+/* The files of folder NAME in at, then the folder (a sub-folder, which a
+ * stage cache never has, keeps it); no link is followed. */
+static void folder_remove_at(int at, const char *name) {
+  int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  struct dirent *e;
+  if (!d) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  while ((e = readdir(d)))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+      unlinkat(fd, e->d_name, 0);
+  closedir(d);
+  unlinkat(at, name, AT_REMOVEDIR);
+}
+
+/* Is NAME in at the scratch folder of a run that is gone: named
+ * strata-fleet-PID-XXXXXX, a folder of this user's, not written for
+ * SCRATCH_STALE_S, and PID no process (kill(PID, 0) fails with ESRCH:
+ * one that lives, or is another user's, keeps it). */
+static int scratch_stale(int at, const char *name, time_t now) {
+  const char *p = name + strlen(SCRATCH_PREFIX);
+  char *end;
+  struct stat st;
+  if (strncmp(name, SCRATCH_PREFIX, strlen(SCRATCH_PREFIX)) || *p < '1' ||
+      *p > '9')
+    return 0;
+  long pid = strtol(p, &end, 10);
+  if (*end != '-' || strlen(end + 1) != 6 || pid <= 0 || pid == getpid())
+    return 0;
+  if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
+      st.st_uid != geteuid() || now - st.st_mtime < SCRATCH_STALE_S)
+    return 0;
+  return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static void stale_remove(void) {
+  DIR *d = opendir(scratch_parent());
+  struct dirent *e;
+  time_t now = time(NULL);
+  while (d && (e = readdir(d)))
+    if (scratch_stale(dirfd(d), e->d_name, now))
+      folder_remove_at(dirfd(d), e->d_name);
+  if (d) closedir(d);
+}
+
+static int scratch_cache(fleet_t *F) {
   if (F->a.cache) return 0;
-  snprintf(F->scratch, sizeof F->scratch, "%s/strata-fleet-XXXXXX",
-           tmp && *tmp ? tmp : "/tmp");
+  stale_remove();
+  snprintf(F->scratch, sizeof F->scratch, "%s/" SCRATCH_PREFIX "%ld-XXXXXX",
+           scratch_parent(), (long)getpid());
   if (!mkdtemp(F->scratch)) {
     F->scratch[0] = '\0'; /* no shared cache: slower, not wrong */
     return 0;
@@ -319,16 +420,7 @@ static int scratch_cache(fleet_t *F) {
 }
 
 static void scratch_remove(fleet_t *F) {
-  char path[4400];
-  DIR *d = F->scratch[0] ? opendir(F->scratch) : NULL;
-  struct dirent *e;
-  while (d && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    snprintf(path, sizeof path, "%s/%s", F->scratch, e->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  if (F->scratch[0]) rmdir(F->scratch);
+  if (F->scratch[0]) folder_remove_at(AT_FDCWD, F->scratch);
 }
 
 /* A job whose own nodes cost more than its curve's point (they span
@@ -387,15 +479,17 @@ int cli_cmd_fleet(int argc, char **argv) {
   F.jobs_path = argv[first];
   if (F.a.output && (e = folder_writable(F.a.output)))
     return cli_fail("fleet", e);
-  struct sigaction sa, old;
+  struct sigaction sa, old, oldterm;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, &old);
+  sigaction(SIGTERM, &sa, &oldterm);
   rc = run(&F);
   scratch_remove(&F);
   sigaction(SIGINT, &old, NULL);
-  if (interrupted && rc) rc = 130;
+  sigaction(SIGTERM, &oldterm, NULL);
+  if (interrupted && rc) rc = 128 + interrupted; /* 130, 143 */
   if (F.res) strata_fleet_results_free(F.res, F.jobs ? F.jobs->n : 0);
   for (int j = 0; F.g && F.jobs && j < F.jobs->n; j++)
     strata_graph_destroy(F.g[j]);

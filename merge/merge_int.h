@@ -108,6 +108,10 @@ void st__plan_degrees(strata_buf_t *b, const strata_plan_t *p);
 int st__megatron_launch_map(const strata_plan_t *p,
                             const strata_export_opts_t *o,
                             const strata_device_map_t *m, char **text);
+/* export_slurm.c: the Slurm batch script, its --nodelist from m (NULL:
+ * none). */
+int st__export_slurm_map(const strata_plan_t *p, const strata_export_opts_t *o,
+                         const strata_device_map_t *m, char **text);
 /* export_pareto.c: the page's Pareto front (--pareto), nothing without. */
 void st__html_pareto(strata_buf_t *b, const strata_plan_t *p);
 int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,

@@ -129,6 +129,12 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text);
 /* The same as a torchtitan configuration: a Python module whose
  * strata_plan() returns its Trainer.Config (torchtitan 0.2.2). */
 int strata_export_titan(const strata_plan_t *p, char **text);
+/* A Slurm batch script: #SBATCH nodes, one task and the GPUs per node,
+ * and an srun of the plan's launch on every node (the Megatron-LM launch
+ * script where Megatron-LM runs the plan, else torchrun of the user's
+ * script). */
+int strata_export_slurm(const strata_plan_t *p, const strata_export_opts_t *o,
+                        char **text);
 /* One self-contained HTML page: schedule, memory, devices, runners-up. */
 int strata_export_html(const strata_plan_t *p, const strata_export_opts_t *o,
                        char **text);

@@ -469,9 +469,9 @@ def fleet(jobs: _Union[_PathLike, _Mapping[str, _Any],
     """Split cluster among training jobs (`strata fleet`, docs/cli.md):
     jobs is a JOBS.json path, its document ({"jobs": [...]}) or the list
     of jobs ({"name", "model", "global_batch", "weight", "min_nodes",
-    "max_nodes"}); output a folder for each job's NAME.splan.  Returns the
-    `--json` summary; the jobs with min_nodes cannot all run:
-    InfeasibleError."""
+    "max_nodes"}); output a folder for each job's NAME.splan and its
+    Slurm batch script NAME.slurm.  Returns the `--json` summary; the jobs
+    with min_nodes cannot all run: InfeasibleError."""
     options.setdefault("quiet", True)
     if options["quiet"] is False:
         options.pop("quiet")

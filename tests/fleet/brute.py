@@ -132,7 +132,8 @@ def check(binary, tmp, name, jobs, cluster):
     if any(u > c for u, c in zip(used, caps)):
         return "nodes used %s beyond the groups' %s" % (used, caps)
     plans = sorted(os.listdir(out_dir))
-    ran = sorted(r["name"] + ".splan" for r in got["jobs"] if r["nodes"])
+    ran = sorted(r["name"] + ext for r in got["jobs"] if r["nodes"]
+                 for ext in (".slurm", ".splan"))
     if plans != ran:
         return "-o holds %s, the jobs that run are %s" % (plans, ran)
     print("ok   %s: %.6g weighted tokens/s, the best of %d splits" %

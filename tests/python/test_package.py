@@ -380,7 +380,7 @@ class Package(unittest.TestCase):
             r = strata.fleet([{"name": "a", "model": "gpt-1.7b"}],
                              "-c.json", output="-out")
             self.assertEqual(r["jobs"][0]["name"], "a")
-            self.assertEqual(os.listdir("-out"), ["a.splan"])
+            self.assertEqual(sorted(os.listdir("-out")), ["a.slurm", "a.splan"])
             with self.assertRaises(strata.BadInputError) as cm:
                 strata.load_plan("-m.json")
             self.assertIn("-m.json", str(cm.exception))
