@@ -120,7 +120,12 @@ int cli_cmd_plan(int argc, char **argv) {
   /* the summary first: a plan that cannot be saved is still shown (and
    * the exit code says it was not saved) */
   rc = report(&a, p, &v);
-  if (a.output && (e = strata_plan_save(p, a.output)) && !rc)
+  /* a plan the planner made that the file's checks refuse is its bug:
+   * an internal error (exit 4), not bad input */
+  if (a.output &&
+      ((e = strata_plan_check_made(p, a.output)) ||
+       (e = strata_plan_save(p, a.output))) &&
+      !rc)
     rc = cli_fail("plan", e);
   if (!a.po.quiet)
     fprintf(st__stderr(),

@@ -92,6 +92,14 @@ int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
   return encode(p, "plan", data, len);
 }
 
+int strata_plan_check_made(const strata_plan_t *p, const char *where) {
+  if (!p) return strata_error(STRATA_EINVAL, "plan check: no plan");
+  return st__plan_check(p, STRATA_EINTERNAL, where ? where : "plan",
+                        "not written: strata made a plan it would call "
+                        "corrupt, a bug in strata (please report it with "
+                        "the command)");
+}
+
 /* Header checks; on success *raw_len and *z_len are the two lengths. */
 static int check_header(const unsigned char *d, size_t len, const char *w,
                         size_t *raw_len, size_t *z_len) {

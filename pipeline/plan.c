@@ -413,6 +413,77 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
                              "optimizer's), ");
 }
 
+/* Bytes every rank holds whatever its configuration (eval.c's
+ * rank_memory): the runtime's context and workspaces, a calibration's
+ * fixed extra. */
+static double fixed_per_rank(const st__search_t *S) {
+  const strata_perf_t *pf = strata_cluster_perf(S->c);
+  double cal = strata_cluster_calibration(S->c)->memory_bytes;
+  double b = pf->context_bytes + pf->workspace_bytes + (cal > 0 ? cal : 0);
+  if (S->o->tp_comm_overlap) b += 3 * 32.0 * 1048576.0;
+  return b;
+}
+
+/* Bytes of model state per parameter element no configuration can avoid
+ * holding on some GPU (intraop/cost.c's param_states, eval.c's scales):
+ * the weight at its type (counted by the caller; none under --fp8-param-gather,
+ * whose copies may be narrower), the gradient (4 bytes under Megatron-LM's
+ * recipe, else 2, by --main-grads-dtype), the optimizer's 12 (by the
+ * moments' types; none where any of it may go to the host). */
+static double state_bytes_per_param(const st__search_t *S) {
+  const strata_plan_opts_t *o = S->o;
+  int pao = o->precision_aware_optimizer > 0;
+  double g = o->recipe == STRATA_RECIPE_MEGATRON ? 4.0 : 2.0;
+  if (pao && o->recipe == STRATA_RECIPE_MEGATRON)
+    g = o->main_grads_dtype == STRATA_STATE_FP32 ? 4.0 : 2.0;
+  double opt = 12.0;
+  if (pao)
+    opt = 2.0 + (o->exp_avg_dtype == STRATA_STATE_FP32 ? 4.0 : 2.0) +
+          (o->exp_avg_sq_dtype == STRATA_STATE_FP32 ? 4.0 : 2.0);
+  if (o->search_offload || o->optimizer_offload > 0) opt = 0;
+  return g + opt;
+}
+
+double st__memory_floor(const st__search_t *S, double *states, double *params) {
+  strata_graph_stats_t st;
+  strata_graph_stats(S->g, &st);
+  double n = (double)st.parameters;
+  double total = (S->o->fp8_param_gather ? 0 : (double)st.weight_bytes) +
+                 n * state_bytes_per_param(S);
+  if (states) *states = total;
+  if (params) *params = n;
+  return total / S->total + fixed_per_rank(S);
+}
+
+/* The model's states alone, spread evenly over every GPU, exceed a
+ * device: nothing fits, refused before any search (0 where the bound does
+ * not prove it). */
+static int floor_error(const st__search_t *S) {
+  double states, params;
+  double floor = st__memory_floor(S, &states, &params);
+  if (S->o->no_memory_check || !(floor > S->budget)) return 0;
+  char need[32], have[32], all[32];
+  strata_fmt_bytes(floor, need, sizeof need);
+  strata_fmt_bytes(S->budget, have, sizeof have);
+  strata_fmt_bytes(states, all, sizeof all);
+  double room = S->budget - fixed_per_rank(S);
+  int more = room > 0 ? (int)ceil(states / room / S->G) * S->G : 0;
+  char gpus[64] = "";
+  if (more > 0) snprintf(gpus, sizeof gpus, "about %d GPUs or more, ", more);
+  return strata_error(
+      STRATA_EINFEASIBLE,
+      "the model does not fit: every plan needs at least %s per device (the "
+      "weights, gradients and optimizer states of its %.4g parameters, %s "
+      "in all, spread evenly over the %d GPUs, and the runtime's context "
+      "and workspaces) but %s is available. What would help: %sGPUs with "
+      "more memory, %sor a narrower optimizer (--precision-aware-optimizer)",
+      need, params, all, S->total, have, gpus,
+      S->o->search_offload || S->o->optimizer_offload > 0
+          ? ""
+          : "offloads to the host (--search-offload, with "
+            "--precision-aware-optimizer for the optimizer's), ");
+}
+
 /* The time limit ran out before any configuration that fits was found:
  * the closest miss so far, the one of least memory, with its figures. */
 static int time_limit_error(const st__search_t *S, const st__cfg_t *lowest,
@@ -700,11 +771,21 @@ static int check_opts(const st__search_t *S) {
   int rc = check_search_offload(o);
   if (!rc) rc = check_search_layouts(o);
   if (rc) return rc;
-  if (o->global_batch < 1)
-    return strata_error(STRATA_EINVAL, "the global batch must be >= 1");
+  if (o->global_batch < 1 || o->global_batch > ST__MAX_GLOBAL_BATCH)
+    return strata_error(STRATA_EINVAL,
+                        "global batch %d: must be 1 to %d sequences (2^20): "
+                        "beyond it a step's micro-batches outgrow what the "
+                        "search costs in time and its double arithmetic "
+                        "holds exactly",
+                        o->global_batch, ST__MAX_GLOBAL_BATCH);
   if (S->L < 1)
     return strata_error(STRATA_EBADINPUT,
                         "model '%s' has no layers to pipeline", S->g->name);
+  if (S->g->seq_len > (1 << 30))
+    return strata_error(STRATA_EBADINPUT,
+                        "model '%s': sequence length %d, over the 2^30 a "
+                        "plan file holds",
+                        S->g->name, S->g->seq_len);
   if (o->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         o->zero_stage);
@@ -978,10 +1059,13 @@ int st__choose(st__search_t *S, strata_plan_t **out) {
   return rc;
 }
 
-int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
-                          const strata_cluster_t *c,
-                          const strata_plan_opts_t *o, st__search_t *first) {
+/* bound: refuse by the memory floor before any probe (a whole cluster's
+ * search; a group of a mixed one holds only its stages). */
+static int prepare(st__search_t *S, const strata_graph_t *g,
+                   const strata_cluster_t *c, const strata_plan_opts_t *o,
+                   st__search_t *first, int bound) {
   int rc = setup(S, g, c, o);
+  if (!rc && bound) rc = floor_error(S);
   st__cache_t *cache = first ? first->cache : NULL;
   S->prog = first ? first->prog : &S->prog_own;
   if (!first) st__progress_init(S->prog, !o->quiet);
@@ -1001,9 +1085,15 @@ int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
   return rc;
 }
 
+int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
+                          const strata_cluster_t *c,
+                          const strata_plan_opts_t *o, st__search_t *first) {
+  return prepare(S, g, c, o, first, 0);
+}
+
 int st__search_prepare(st__search_t *S, const strata_graph_t *g,
                        const strata_cluster_t *c, const strata_plan_opts_t *o) {
-  return st__search_prepare_in(S, g, c, o, NULL);
+  return prepare(S, g, c, o, NULL, 1);
 }
 
 void st__search_release(st__search_t *S) {

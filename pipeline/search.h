@@ -28,6 +28,8 @@
 #include "pipeline/sub.h"
 
 #define ST__MAX_PP 1024
+/* the largest global batch planned (docs/cli.md): 2^20 sequences */
+#define ST__MAX_GLOBAL_BATCH 1048576
 #define ST__MAX_GRAPHS 8
 #define ST__FG_MODULES 7 /* the names of offload_modules (plan_fields.h) */
 
@@ -365,6 +367,14 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p);
  * above 1 (INFINITY where the optimizer holds nothing) when no share
  * does. */
 double st__least_optimizer_offload(st__search_t *S, const st__cfg_t *cf);
+
+/* plan.c: a lower bound of every configuration's peak memory per device:
+ * the model's states (weights, gradients, the optimizer's, at the options'
+ * types, those the host may take left out) spread evenly over all the
+ * cluster's GPUs, plus what every rank holds whatever it runs (context,
+ * workspaces).  *states (if given): those states' bytes in all; *params:
+ * the parameter elements. */
+double st__memory_floor(const st__search_t *S, double *states, double *params);
 
 /* ---- offload.c: offloads in the search (--search-offload) ---- */
 /* What the search may offload for cf: whether the optimizer's share

@@ -239,7 +239,9 @@ static double brute_force(const strata_graph_t *g, const strata_cluster_t *c,
   ASSERT(B->K >= 2 && B->K <= MAXG);
   B->best = INFINITY;
   for (int z = 0; z < B->K; z++) {
-    ASSERT_OK(st__search_prepare(&B->S[z], g, strata_cluster_group(c, z), o));
+    /* a group holds some stages only: no whole-model memory floor */
+    ASSERT_OK(st__search_prepare_in(&B->S[z], g, strata_cluster_group(c, z), o,
+                                    NULL));
     ASSERT_OK(st__eval_scratch(&B->S[z]));
   }
   strata_link_t x = strata_cluster_group_link(c);

@@ -834,7 +834,15 @@ TEST(encode_refuses_what_decode_refuses) {
                   "corrupt: the plan's sequence length is 2147483647");
   ASSERT(stat(path, &st) != 0);
   ASSERT_EQ(strata_plan_encode(p, &d, &len), STRATA_EBADINPUT);
+  /* the same plan as strata made it: an internal error, a bug to report
+   * (strata plan -o exits 4) */
+  ASSERT_EQ(strata_plan_check_made(p, "x.splan"), STRATA_EINTERNAL);
+  ASSERT_CONTAINS(strata_last_error(),
+                  "x.splan: not written: strata made a plan it would call "
+                  "corrupt, a bug in strata (please report it with the "
+                  "command): the plan's sequence length is 2147483647");
   p->seq_len = 1024;
+  ASSERT_OK(strata_plan_check_made(p, "x.splan"));
   p->stages[1].fwd_seconds = -INFINITY;
   ASSERT_EQ(strata_plan_encode(p, &d, &len), STRATA_EBADINPUT);
   ASSERT_CONTAINS(strata_last_error(), "stage 1 forward time is -inf");

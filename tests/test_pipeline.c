@@ -1245,6 +1245,103 @@ TEST(plan_is_best_of_enumeration_interleaved) {
   best_of_enumeration(40, 1);
 }
 
+/* ---- the memory floor is a lower bound ----
+ *
+ * On random small cases (models, clusters, ZeRO stages, optimizer state
+ * types, offloads, the framework) the floor plan.c refuses by never
+ * exceeds the least peak memory of every configuration the space holds
+ * (a budget nothing exceeds, so none is left out); and deepseek-v3 on 16
+ * DGX H100 nodes is refused by it, before any probe. */
+
+static void least_peak(st__search_t *S, st__cfg_t *cf, void *ctx) {
+  st__cost_t c;
+  ASSERT_OK(st__cfg_cost(S, cf, 1, &c));
+  double *least = ctx;
+  if (!isfinite(c.step)) return; /* not costed (as consider's) */
+  ASSERT(c.fits);                /* nothing exceeds the budget */
+  if (c.peak < *least) *least = c.peak;
+}
+
+TEST(memory_floor_is_a_lower_bound) {
+  static const char *clusters[] = {"dgx-a100:1", "dgx-h100:2", "h100-pcie:1",
+                                   "mi300x:1", "dgx-a100:3"};
+  int costed = 0;
+  double tightest = 0;
+  rng = 0x2545F4914F6CDD1DULL;
+  for (int it = 0; it < 30; it++) {
+    strata_gen_opts_t gen;
+    strata_graph_t *g = random_model(&gen, it % 2);
+    if (it >= 24) { /* wide and short: the states outweigh the rest */
+      strata_graph_destroy(g);
+      strata_gen_opts_keep(&gen);
+      gen.layers = 2, gen.hidden = 4096, gen.heads = 32, gen.seq = 128;
+      gen.vocab = 32000, gen.flash_attention = 1;
+      gen.experts = 0, gen.kv_heads = 0, gen.ffn = 0;
+      ASSERT_OK(strata_model_load("gpt", &gen, &g));
+    }
+    strata_cluster_t *c = NULL;
+    ASSERT_OK(strata_cluster_load(clusters[it % 5], &c));
+    strata_plan_opts_t o;
+    strata_plan_opts_init(&o);
+    o.quiet = 1;
+    o.global_batch = 16;
+    o.model_spec = g->hp.family;
+    o.gen = gen;
+    o.memory_budget = 1e15;
+    o.zero_stage = it % 4;
+    if (it % 3 == 1) {
+      o.precision_aware_optimizer = 1;
+      if (o.zero_stage < 1) o.zero_stage = 1;
+      o.main_grads_dtype =
+          urand() < 0.5 ? STRATA_STATE_BF16 : STRATA_STATE_FP32;
+      o.exp_avg_dtype = STRATA_STATE_BF16;
+      o.exp_avg_sq_dtype =
+          urand() < 0.5 ? STRATA_STATE_BF16 : STRATA_STATE_FP32;
+    }
+    if (it % 6 == 4) o.optimizer_offload = 0.5;
+    if (it % 7 == 3 && it % 3 != 1) {
+      o.framework = STRATA_FRAMEWORK_DEEPSPEED;
+      if (o.zero_stage < 1) o.zero_stage = 1;
+    }
+    st__search_t S;
+    ASSERT_OK(st__search_prepare(&S, g, c, &o));
+    double states, params, floor = st__memory_floor(&S, &states, &params);
+    double least = INFINITY;
+    enumerate_each(&S, least_peak, &least);
+    st__search_release(&S);
+    ASSERT(params > 0 && states > 0);
+    if (isfinite(least)) {
+      costed++;
+      if (!(floor <= least * (1 + 1e-12)))
+        printf("  case %d on %s: floor %.6g over the least peak %.6g\n", it,
+               clusters[it % 5], floor, least);
+      ASSERT(floor <= least * (1 + 1e-12));
+      if (floor / least > tightest) tightest = floor / least;
+    }
+    strata_cluster_destroy(c);
+    strata_graph_destroy(g);
+  }
+  ASSERT(costed >= 25);
+  /* and it bounds something: under ZeRO 3 the wide model's least peak is
+   * within a factor 1.5 of it (2.78 GB against 1.84) */
+  ASSERT(tightest > 0.6);
+  /* the reproducer: refused by the floor, in well under a second */
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  ASSERT_OK(strata_model_load("deepseek-v3", NULL, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:16", &c));
+  strata_plan_opts_t o;
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  double t0 = strata_now();
+  strata_plan_t *p = NULL;
+  ASSERT_EQ(strata_pipeline_plan(g, c, &o, &p), STRATA_EINFEASIBLE);
+  ASSERT(strata_now() - t0 < 1.0);
+  ASSERT(strstr(strata_last_error(), "every plan needs at least"));
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 /* ---- the Pareto front is exact ----
  *
  * The same random cases, planned with --pareto (and --pareto gpus): the
@@ -1310,6 +1407,14 @@ static void pareto_of_enumeration(int iters) {
   for (int it = 0; it < iters; it++) {
     strata_gen_opts_t gen;
     strata_graph_t *g = random_model(&gen, it % 2);
+    if (it >= 24) { /* wide and short: the states outweigh the rest */
+      strata_graph_destroy(g);
+      strata_gen_opts_keep(&gen);
+      gen.layers = 2, gen.hidden = 4096, gen.heads = 32, gen.seq = 128;
+      gen.vocab = 32000, gen.flash_attention = 1;
+      gen.experts = 0, gen.kv_heads = 0, gen.ffn = 0;
+      ASSERT_OK(strata_model_load("gpt", &gen, &g));
+    }
     strata_cluster_t *c = NULL;
     ASSERT_OK(strata_cluster_load(clusters[it % 5], &c));
     strata_plan_opts_t o;
@@ -1646,6 +1751,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(plan_free_stages_tile),
     TEST_ENTRY(plan_is_best_of_enumeration),
     TEST_ENTRY(plan_is_best_of_enumeration_interleaved),
+    TEST_ENTRY(memory_floor_is_a_lower_bound),
     TEST_ENTRY(pareto_is_front_of_enumeration),
     TEST_ENTRY(interleaved_uneven_exact),
     TEST_ENTRY(progress_line_says_what_it_waits_for),

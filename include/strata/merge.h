@@ -35,6 +35,11 @@ int strata_plan_encode(const strata_plan_t *p, unsigned char **data,
 int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
                        strata_plan_t **out);
 int strata_plan_save(const strata_plan_t *p, const char *path); /* atomic */
+/* A plan strata itself made (planned, stitched) that the plan file's
+ * checks would refuse: STRATA_EINTERNAL, a bug to report, where a plan
+ * given to encode or save is refused as bad input.  0 when it passes;
+ * the message starts with `where`. */
+int strata_plan_check_made(const strata_plan_t *p, const char *where);
 int strata_plan_load(const char *path, strata_plan_t **out);
 
 /* Layers of pipeline rank r: the sum of its stages (its virtual stages'
