@@ -462,7 +462,10 @@ static int floor_error(const st__search_t *S) {
   double states, params;
   double floor = st__memory_floor(S, &states, &params);
   if (S->o->no_memory_check || !(floor > S->budget)) return 0;
-  char need[32], have[32], all[32];
+  char need[32], have[32], all[32], count[48];
+  snprintf(count, sizeof count, "%.1f %s",
+           params >= 1e9 ? params / 1e9 : params / 1e6,
+           params >= 1e9 ? "billion" : "million");
   strata_fmt_bytes(floor, need, sizeof need);
   strata_fmt_bytes(S->budget, have, sizeof have);
   strata_fmt_bytes(states, all, sizeof all);
@@ -473,11 +476,11 @@ static int floor_error(const st__search_t *S) {
   return strata_error(
       STRATA_EINFEASIBLE,
       "the model does not fit: every plan needs at least %s per device (the "
-      "weights, gradients and optimizer states of its %.4g parameters, %s "
+      "weights, gradients and optimizer states of its %s parameters, %s "
       "in all, spread evenly over the %d GPUs, and the runtime's context "
       "and workspaces) but %s is available. What would help: %sGPUs with "
       "more memory, %sor a narrower optimizer (--precision-aware-optimizer)",
-      need, params, all, S->total, have, gpus,
+      need, count, all, S->total, have, gpus,
       S->o->search_offload || S->o->optimizer_offload > 0
           ? ""
           : "offloads to the host (--search-offload, with "
