@@ -2082,8 +2082,8 @@ TEST(timeline_trace) {
                 "ms");
   cJSON *ev = cJSON_GetObjectItem(j, "traceEvents");
   ASSERT(cJSON_IsArray(ev));
-  int x[3] = {0}, names = 0, p2p = 0, sync = 0;
-  double end = 0;
+  int x[3] = {0}, names = 0, p2p = 0, sync = 0, items = 0;
+  double end = 0, items_us = 0;
   cJSON *e;
   cJSON_ArrayForEach(e, ev) {
     const char *ph = cJSON_GetStringValue(cJSON_GetObjectItem(e, "ph"));
@@ -2098,11 +2098,18 @@ TEST(timeline_trace) {
       p2p++;
     else if (!strcmp(cat, "sync"))
       sync++;
-    else
+    else if (!strcmp(cat, "step item")) /* a thread of their own */
+      items++, items_us += cJSON_GetObjectItem(e, "dur")->valuedouble;
+    else {
+      ASSERT(tid >= 0 && tid < 3); /* a forward or backward of a rank */
       x[tid]++;
+    }
   }
   for (int s = 0; s < 3; s++)
     ASSERT_EQ(x[s], 2 * p->n_micro);
+  ASSERT(items >= 1); /* the step's items end to end: the step */
+  ASSERT(fabs(items_us - p->step_seconds * 1e6) <=
+         1e-3 * p->step_seconds * 1e6 + 1);
   ASSERT_EQ(p2p, 2 * 2 * p->n_micro);
   ASSERT_EQ(sync, 3);
   ASSERT(names >= 1 + 3 + 4);
