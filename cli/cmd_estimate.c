@@ -326,7 +326,7 @@ int cli_cmd_estimate(int argc, char **argv) {
   if (!a.po.fix_cp) a.po.fix_cp = 1;
   if ((rc = cli_plan_load("estimate", &a, &g, &c))) goto out;
   user.po.global_batch = a.po.global_batch; /* the default follows seq */
-  /* the rulebook's (pipeline/rules.c): what the framework refuses is a
+  /* the rulebook's (rules/rules.c): what the framework refuses is a
    * usage error, told with the rule */
   if (strata_pipeline_fix(g, c, &a.po)) {
     rc = cli_usage_error("estimate", "%s", strata_last_error());

@@ -1,7 +1,7 @@
 /*
  * cmd_fleet.c - `strata fleet JOBS.json --cluster SPEC [-o DIR] [--json]`:
  * several training jobs share one cluster.  The nodes are split among
- * them to maximise the sum of weight x tokens/s (pipeline/fleet.c, an
+ * them to maximise the sum of weight x tokens/s (services/fleet.c, an
  * exact knapsack over each job's throughput on n nodes as the planner
  * gives it), each job is planned on its own nodes, and a summary is
  * printed; -o DIR writes one plan per job, DIR/NAME.splan, and its

@@ -136,7 +136,7 @@ int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
  * 'x'", or, where the plan names none (a trace file without one), what
  * that is and what to plan from instead (refuse.c). */
 const char *st__family_said(const strata_plan_t *p, char *buf, size_t n);
-/* The rulebook's plan rules (pipeline/rules.c) for framework `target`
+/* The rulebook's plan rules (rules/rules.c) for framework `target`
  * (STRATA_RULES_*): 0, or STRATA_EUNSUPPORTED with "WHO export: " and
  * the rule's reason (refuse.c). */
 int st__rules_refuse(const strata_plan_t *p, unsigned target, const char *who);

@@ -779,7 +779,7 @@ static void get_groups(st__rd_t *r, strata_plan_t *p, int one_ok) {
  * The encoder runs the same checks (strata_plan_encode), so strata never
  * writes a plan it would call corrupt. */
 
-#define MAX_STAGES 1024 /* pp x vpp, pipeline/eval.c's ST__MAX_PP */
+#define MAX_STAGES 1024 /* pp x vpp, model/eval.c's ST__MAX_PP */
 #define MAX_VPP 64
 #define MAX_GPN 1024 /* GPUs per node, docs/cluster-format.md */
 
@@ -1060,7 +1060,7 @@ static void ck_figures(ck_t *k, const strata_plan_t *p) {
   for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
     ck_fig(k, f[i].what, f[i].v);
   /* the step's items are differences that rounding may leave a hair
-   * below 0 (pipeline/eval.c) */
+   * below 0 (model/eval.c) */
   for (size_t i = 0; i < sizeof items / sizeof items[0] && !k->rc; i++)
     if (!(isfinite(items[i]) && items[i] >= -1e-9))
       ck_bad(k, "step items hold %g, not a finite time of at least 0",

@@ -1,7 +1,7 @@
 /*
  * stitch.c - strata_merge_stitch: the rates and model facts of a plan.
  *
- * The planner costs the whole step (pipeline/eval.c: stages, p2p between
+ * The planner costs the whole step (model/eval.c: stages, p2p between
  * them, the schedule, the gradient synchronisation, the optimizer step)
  * with the same evaluation `strata estimate` prints; stitching adds what
  * follows from it and from the graph: tokens per second, model FLOP

@@ -853,7 +853,7 @@ static void p2p_models(st__search_t *S) {
  * deepspeed/runtime/pipe/engine.py); Megatron-LM sends it whole without
  * sequence parallelism.  The DeepSpeed export can state no context or
  * expert parallelism, interleaving, FP8, multi-token prediction or
- * free-mode layouts (merge/export_deepspeed.c), and its partition no
+ * free-mode layouts (export/export_deepspeed.c), and its partition no
  * split but the even one (space.c): planning for DeepSpeed searches only
  * what it can state, and asking for more is refused with the rulebook's
  * reason (rules.c), so that the plan always exports. */

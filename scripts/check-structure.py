@@ -4,8 +4,14 @@
 1. No function is longer than 80 lines, from the first line of its header
    to its closing brace.
 2. No circle of calls between the files of one module: within each folder
-   (core, traces, topo, intraop, pipeline, merge, cli), a file that calls a
-   function another file defines is above it, and nothing calls back up.
+   (MODULES below), a file that calls a function another file defines is
+   above it, and nothing calls back up.
+3. The modules call downward only: a file calls functions of its own
+   folder and of the folders before it in MODULES, the order CMakeLists.txt
+   builds them in (rules, then the model of one configuration, then the
+   search, the services on it, the plan file, what is written from it).
+4. No library folder holds more than a fifth of the library's lines (the
+   command, cli/, is not the library).
 
 Functions are found as clang-format lays them out (.clang-format): a
 definition's header starts at column 0 and its body closes with a brace at
@@ -21,7 +27,8 @@ import re
 import subprocess
 import sys
 
-MODULES = ["core", "traces", "topo", "intraop", "pipeline", "merge", "cli"]
+MODULES = ["core", "traces", "import", "topo", "intraop", "rules", "model", "pipeline",
+           "services", "merge", "export", "cli"]
 LIMIT = 80
 HEADER_START = re.compile(r"^[A-Za-z_]")
 NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -119,6 +126,37 @@ def main():
         print("not a git checkout: skipped")
         return 77
     breaches, nfun = 0, 0
+    alldefs = {}
+    for f in files:
+        mod = f.split("/")[0]
+        if mod not in MODULES or f.count("/") != 1:
+            continue
+        text = strip(open(f, encoding="utf-8", errors="replace").read())
+        for name, a, b, static in functions(text.split("\n")):
+            if not static:
+                alldefs.setdefault(name, mod)
+    for f in files:
+        mod = f.split("/")[0]
+        if mod not in MODULES or f.count("/") != 1:
+            continue
+        text = strip(open(f, encoding="utf-8", errors="replace").read())
+        for name in sorted(set(NAME.findall(text))):
+            g = alldefs.get(name)
+            if name.startswith("__") or name.isupper():
+                continue  # an attribute or a macro, not a function
+            if g and MODULES.index(g) > MODULES.index(mod):
+                print(f"{f}: calls {name} of {g}/, a module above {mod}/")
+                breaches += 1
+    lines = {}
+    for f in files + subprocess.check_output(["git", "ls-files", "*.h"], text=True).split():
+        mod = f.split("/")[0]
+        if mod in MODULES and mod != "cli" and f.count("/") == 1:
+            lines[mod] = lines.get(mod, 0) + sum(1 for _ in open(f, encoding="utf-8", errors="replace"))
+    total = sum(lines.values())
+    for mod, n in sorted(lines.items()):
+        if 5 * n > total:
+            print(f"{mod}/: {n} of the library's {total} lines, more than a fifth")
+            breaches += 1
     for mod in MODULES:
         mine = [f for f in files if f.startswith(mod + "/") and f.count("/") == 1]
         defs, texts = {}, {}

@@ -1,6 +1,6 @@
 /*
  * test_devices.c - which GPUs a plan runs on (merge/devices.c) and its
- * hostfiles (merge/export_hostfile.c).
+ * hostfiles (export/export_hostfile.c).
  *
  * The rank coordinates are checked against groups built the way
  * Megatron-LM builds them (megatron/core/parallel_state.py,

@@ -1304,7 +1304,7 @@ TEST(megatron_rules) {
   expect_refusal(p, "world size 10 is not tp 2 x pp 2 x dp 2");
   p = hand_plan(4, 2, 1, 8, NULL);
   p->heads = 6;
-  /* the framework rules are the rulebook's words (pipeline/rules.c) */
+  /* the framework rules are the rulebook's words (rules/rules.c) */
   expect_refusal(p, "megatron export: the number of attention heads (6) must "
                     "be divisible by the tensor-parallel size 4");
   p = hand_plan(4, 2, 1, 8, NULL);

@@ -1,6 +1,6 @@
 /*
  * test_offload.c - offloads in the search (strata plan --search-offload,
- * pipeline/offload.c): where nothing fits without them the search finds a
+ * model/offload.c): where nothing fits without them the search finds a
  * configuration that fits with the least optimizer share and layers'
  * activations on the host, its step the one the model gives that
  * configuration with those offloads stated; a hundredth less of the
@@ -8,7 +8,7 @@
  * offloads they are not chosen; and the optimizer's share is chosen only
  * with the precision-aware optimizer Megatron-LM needs for it.  And
  * fine-grained activation offloading (--offload-modules,
- * pipeline/fgoffload.c): the modules' saved bytes leave the GPU for the
+ * model/fgoffload.c): the modules' saved bytes leave the GPU for the
  * host, their copies exposed only beyond the compute.
  */
 #include <string.h>

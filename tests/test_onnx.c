@@ -1,7 +1,7 @@
 /*
  * test_onnx.c - the ONNX importer (strata_onnx_parse) on models built
  * here, in memory, with the protobuf-c code generated from
- * traces/onnx.proto: a small GPT as torch.onnx.export writes one (fused
+ * import/onnx.proto: a small GPT as torch.onnx.export writes one (fused
  * LayerNormalization at opset 17, the decomposed form of opset 14, the
  * erf form of GELU, a tied or untied head, PyTorch's Identity copies of
  * equal parameters) and broken ones.  Each model's parameters are counted
@@ -14,7 +14,7 @@
 
 #include "strata/strata.h"
 #include "testlib.h"
-#include "traces/onnx.pb-c.h"
+#include "import/onnx.pb-c.h"
 
 /* ---- a model builder (everything from one arena, freed at once) ---- */
 

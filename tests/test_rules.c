@@ -1,5 +1,5 @@
 /*
- * test_rules.c - the rulebook (pipeline/rules.c): for each rule one
+ * test_rules.c - the rulebook (rules/rules.c): for each rule one
  * configuration that breaks it and only it (the rule named in the verdict
  * is that rule), configurations every framework accepts, the order in
  * which two broken rules are told, the rows asked of saved plans (which

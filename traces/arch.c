@@ -714,7 +714,7 @@ void st__arch_hp(st__arch_t *a) {
   hp->max_seq = a->max_pos ? a->max_pos : a->seq;
   hp->flash_attention = !!a->flash_attention;
   hp->dropout = !!a->dropout;
-  /* the variants an exporter states (merge/export_megatron_par.c) */
+  /* the variants an exporter states (export/export_megatron_par.c) */
   if (a->head_dim > 0 && a->heads > 0 &&
       (int64_t)a->head_dim * a->heads != a->hidden)
     hp->head_dim = a->head_dim;

@@ -18,7 +18,7 @@ extern "C" {
 
 /* Stitch: what follows from the planner's costed step and the graph:
  * tokens/s, MFU, the peak device and the model facts the exporters read
- * (the step itself is costed by the planner, pipeline/eval.c). */
+ * (the step itself is costed by the planner, model/eval.c). */
 int strata_merge_stitch(strata_plan_t *p, const strata_graph_t *g,
                         const strata_cluster_t *c);
 

@@ -163,7 +163,7 @@ int strata_state_dtype_parse(const char *s, int *out);
 
 void strata_plan_opts_init(strata_plan_opts_t *o);
 
-/* Each choice's names (pipeline/choices.c): strata_<key>_name(v) is
+/* Each choice's names (rules/choices.c): strata_<key>_name(v) is
  * value v's name (0: the first, the default's; "?" out of range), or for
  * a set bit v's (NULL past the last); strata_<key>_parse reads one name
  * (a set: a comma list of them) into *out, STRATA_EINVAL with the names
@@ -379,7 +379,7 @@ int strata_calibrate(const strata_measurements_t *m, strata_calibration_t *cal,
                      strata_calibration_report_t *rep);
 void strata_calibration_report_free(strata_calibration_report_t *rep);
 
-/* ---- the rulebook (pipeline/rules.c, docs/exports.md, "The rulebook")
+/* ---- the rulebook (rules/rules.c, docs/exports.md, "The rulebook")
  * What a framework accepts and why not: each rule one row of a table,
  * stated once, asked by strata estimate (through strata_pipeline_fix),
  * by strata_pipeline_plan, by the search's framework limits and by the
@@ -484,7 +484,7 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                          const strata_plan_opts_t *o, strata_plan_t **out);
 void strata_plan_destroy(strata_plan_t *p);
 
-/* ---- several jobs on one cluster (strata fleet, pipeline/fleet.c,
+/* ---- several jobs on one cluster (strata fleet, services/fleet.c,
  * docs/cost-model.md "Sharing a cluster among jobs") ---- */
 typedef struct {
   char *name;       /* its plan's file name: letters, digits, . _ - */

@@ -2,8 +2,8 @@
  * plan_fields.h - every scalar of a plan, once.
  *
  * One row per field of strata_plan_t; the struct's three named parts, the
- * plan-file codec (merge/payload.c), `strata show --json` (merge/report.c),
- * `strata diff` (merge/diff.c) and the plan's own range checks are all
+ * plan-file codec (merge/payload.c), `strata show --json` (export/report.c),
+ * `strata diff` (export/diff.c) and the plan's own range checks are all
  * expanded from this list (an X-macro, as libuv states its errors once in
  * UV_ERRNO_MAP), so adding a field is one row here.  The columns:
  *
@@ -223,7 +223,7 @@
  * for strata_plan_opts_t, the plan, its file, show --json, diff, the
  * rulebook's configuration, the runs files of strata calibrate,
  * --baseline and the command line's --NAME VALUE with its help
- * (pipeline/choices.c gives each its strata_<key>_name and _parse).  A
+ * (rules/choices.c gives each its strata_<key>_name and _parse).  A
  * value is 0 where it is not given (the default, which the first name
  * says: the plan runs and exports it), else k for the k-th name (1, 2,
  * ...); a SET is a mask, bit k - 1 for the k-th name.  Columns: kind
@@ -236,7 +236,7 @@
   STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)              \
   STRATA_PLAN_OFFLOAD_CHOICES(C, F)
 /* Megatron-LM's fine-grained activation offloading (transformer_config.py
- * offload_modules; pipeline/fgoffload.c), costed: the modules whose
+ * offload_modules; model/fgoffload.c), costed: the modules whose
  * saved inputs go to the host */
 #define STRATA_PLAN_OFFLOAD_CHOICES(C, F)                                      \
   C(F, NAMES, offload_modules, offload_modules, "offloaded modules", 15, 48,  \
@@ -275,7 +275,7 @@
     "recompute-method", p->recompute_method,                                   \
     "with --recompute full: uniform (default;\nevery N layers' input kept, N of\n--recompute-num-layers) or block (the first\nN layers of every chunk recomputed, the\nrest not)", \
     "uniform", "block")
-/* DeepSpeed's: the pipeline's partition method (pipeline/ds_partition.c),
+/* DeepSpeed's: the pipeline's partition method (rules/ds_partition.c),
  * costed; its own rows so that the help lists it with --framework */
 #define STRATA_PLAN_DS_CHOICES(C, F)                                           \
   C(F, NAME, ds_partition, ds_partition_method, "DeepSpeed partition method", 10, 41, \

@@ -4,7 +4,7 @@ RGBA, the filters of the PNG specification, section 9) with zlib alone and
 wants several colours and a share of non-white pixels.
 
 With --heatmap: are the communication heat map's cells on it?  The page
-colours them with eight levels of one palette (merge/export_html.c,
+colours them with eight levels of one palette (export/export_html.c,
 hm_palette) that nothing else on it uses but the legend, whose swatches
 hold 28 x 12 pixels of each; wanted: at least 3 of the levels, and 2000
 pixels of them beyond the swatches' (the tp 2 x pp 2 x dp 4 plan of

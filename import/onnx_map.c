@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "traces/onnx_int.h"
+#include "import/onnx_int.h"
 #include "traces/traces_int.h"
 
 static int is_float(int elem) {

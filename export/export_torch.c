@@ -153,7 +153,7 @@ int st__torch_check(const strata_plan_t *p) {
       p->devices != (long long)d0 * p->pp * p->dp)
     return REFUSE("world size %d is not %d x pp %d x dp %d", p->devices, d0,
                   p->pp, p->dp);
-  /* the rulebook's (pipeline/rules.c): what DTensor's parallel styles
+  /* the rulebook's (rules/rules.c): what DTensor's parallel styles
    * express (no cp, experts, FP8, MTP), the batch */
   return st__rules_refuse(p, STRATA_RULES_DTENSOR, "torch");
 }

@@ -3,7 +3,7 @@
  * parallelism, the mixture of experts, latent attention and the decoder
  * variants, FP8 and Megatron-FSDP (ZeRO-2/3), and what those flags can
  * say (the rules Megatron-LM checks for them are the rulebook's,
- * pipeline/rules.c).  export_megatron.c calls the check before writing
+ * rules/rules.c).  export_megatron.c calls the check before writing
  * anything and appends the flags; every flag name is in
  * reference/megatron_flags.txt.
  */

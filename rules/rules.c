@@ -13,7 +13,7 @@
  * Most rules are Megatron-LM's (megatron/training/arguments.py,
  * megatron/core/parallel_state.py, transformer_config.py), which
  * Megatron-DeepSpeed shares; Strata states them for both.  The DeepSpeed
- * rows say what its config cannot set up (merge/export_deepspeed.c), the
+ * rows say what its config cannot set up (export/export_deepspeed.c), the
  * DTensor and torchtitan rows what their exports cannot express.  The
  * exporters ask the plan rows and keep only the limits of their own
  * formats (a flavor, a name map, the plan file's own consistency).
@@ -292,7 +292,7 @@ static int split_even(const cfg_t *c, char *why, size_t n) {
              c->layers, c->pp, v > 1 ? " of equal virtual stages" : "");
 }
 /* ---- the embedding and the loss as layers, an explicit layout
- * (pipeline/layouts.c) ---- */
+ * (rules/layouts.c) ---- */
 static int account_uneven(const cfg_t *c, char *why, size_t n) {
   return acct_of(c) && (given(c) || c->pipeline_layout) &&
          SAY("--account-for-embedding/--account-for-loss split the layers "
@@ -801,7 +801,7 @@ int st__rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
              strata_cuda_graph_impl_name(impl), c->model ? c->model : "?");
 }
 
-/* ---- what the DeepSpeed config sets up (merge/export_deepspeed.c): one
+/* ---- what the DeepSpeed config sets up (export/export_deepspeed.c): one
  * row each, in the order the search has always named them ---- */
 
 /* A saved plan's remedy is the other export; a plan's, the other mode.
@@ -983,7 +983,7 @@ static int ds_partition_fw(const cfg_t *c, char *why, size_t n) {
 }
 
 /* ---- planning for torchtitan (--framework torchtitan): what its job
- * config and its model definitions run (merge/export_torchtitan.c) ---- */
+ * config and its model definitions run (export/export_torchtitan.c) ---- */
 static int titan_plan(const cfg_t *c, char *why, size_t n) {
   const char *what =
       !c->megatron ? "free-mode layouts (--free): its tensor parallelism is "
@@ -1015,7 +1015,7 @@ static int titan_plan(const cfg_t *c, char *why, size_t n) {
 }
 
 /* ---- what DTensor's parallel styles and torchtitan's job config express
- * (merge/export_torch.c, export_torchtitan.c) ---- */
+ * (export/export_torch.c, export_torchtitan.c) ---- */
 
 static int dtensor_styles(const cfg_t *c, char *why, size_t n) {
   int fp8 = st__narrow(c->precision);
@@ -1111,7 +1111,7 @@ static int fp8_recipe_rules(const cfg_t *c, char *why, size_t n) {
 #define STATE "megatron/core/parallel_state.py"
 #define TCONF "megatron/core/transformer/transformer_config.py"
 #define MOE "megatron/core/transformer/moe, docs/cost-model.md"
-#define DSX "merge/export_deepspeed.c (what its config can say)"
+#define DSX "export/export_deepspeed.c (what its config can say)"
 #define DSXE ARGS "; deepspeed/runtime/engine.py"
 
 static const rule_t rules[] = {
@@ -1223,7 +1223,8 @@ static const rule_t rules[] = {
     {"ds-partition-framework", MG | TITAN, OPTIONS | PLAN,
      "deepspeed/runtime/pipe/module.py", ds_partition_fw},
     {"titan-plan", TITAN, OPTIONS,
-     "torchtitan/models/llama3/infra/parallelize.py; merge/export_torchtitan.c",
+     "torchtitan/models/llama3/infra/parallelize.py; "
+     "export/export_torchtitan.c",
      titan_plan},
     {"torch-recompute-modules", TORCH | TITAN, PLAN,
      "torchtitan activation_checkpoint; torch.utils.checkpoint", torch_modules},
@@ -1234,9 +1235,9 @@ static const rule_t rules[] = {
     {"titan-fp8", TITAN, PLAN, "torchtitan (no Transformer Engine recipe)",
      titan_fp8},
     {"torch-megatron-memory", TORCH | TITAN, PLAN,
-     "merge/export_torch.c, export_torchtitan.c", torch_memory},
+     "export/export_torch.c, export_torchtitan.c", torch_memory},
     {"torch-cuda-graphs", TORCH | TITAN, PLAN,
-     "merge/export_torch.c, export_torchtitan.c", torch_graphs},
+     "export/export_torch.c, export_torchtitan.c", torch_graphs},
 };
 
 int strata_rules_check(const strata_rules_config_t *c, unsigned when,

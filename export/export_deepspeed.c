@@ -37,7 +37,7 @@
   strata_error(STRATA_EUNSUPPORTED, "deepspeed export: " __VA_ARGS__)
 
 /* DeepSpeed's bucket defaults (runtime/zero/config.py), which the memory
- * model counts (pipeline/eval.c): elements, not bytes. */
+ * model counts (model/eval.c): elements, not bytes. */
 #define DS_REDUCE_BUCKET 500000000.0
 #define DS_PREFETCH_BUCKET 50000000.0
 
@@ -86,7 +86,7 @@ static int check(const strata_plan_t *p, int *gas) {
             "(--pipeline-model-parallel-layout)",
             p->stages[0].gpu_model, p->stages[s].gpu_model);
   }
-  /* the framework's rules (pipeline/rules.c): what this config sets up (no
+  /* the framework's rules (rules/rules.c): what this config sets up (no
    * cp, ep, interleaving, FP8, MTP; ZeRO 0: DeepSpeed's bf16 without ZeRO
    * keeps no fp32 master weights, engine.py's _do_optimizer_sanity_check),
    * the batch, ZeRO with pipelining */
@@ -108,7 +108,7 @@ static int check(const strata_plan_t *p, int *gas) {
 /* ZeRO 1 accumulates the gradients in fp32: with bf16 that is DeepSpeed's
  * BF16_Optimizer (engine.py, _do_optimizer_sanity_check; without the key
  * the gradients accumulate in bf16 under the ZeRO optimizer), whose
- * buffers and exposed fp32 all-reduce the plan counted (pipeline/eval.c)
+ * buffers and exposed fp32 all-reduce the plan counted (model/eval.c)
  * and which Megatron-LM's main gradients match. */
 static int add_zero(cJSON *root, const strata_plan_t *p) {
   cJSON *z = cJSON_AddObjectToObject(root, "zero_optimization");

@@ -20,8 +20,8 @@
  */
 #include <string.h>
 
-#include "traces/onnx.pb-c.h"
-#include "traces/onnx_int.h"
+#include "import/onnx.pb-c.h"
+#include "import/onnx_int.h"
 #include "traces/traces_int.h"
 
 #define MAX_DIM ((int64_t)1 << 40) /* a dim beyond any model's */

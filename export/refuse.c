@@ -1,6 +1,6 @@
 /*
  * refuse.c - an exporter's refusal of a plan its framework does not run,
- * asked of the rulebook (pipeline/rules.c) with the rules of saved plans.
+ * asked of the rulebook (rules/rules.c) with the rules of saved plans.
  * Every exporter calls down into here, and frameworks.c calls the
  * exporters: this file calls neither, so no file calls back up.  The
  * family's words of every refusal that names it are here too.

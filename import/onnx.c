@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "traces/onnx_int.h"
+#include "import/onnx_int.h"
 #include "traces/traces_int.h"
 
 #define MAX_BATCH (1 << 20) /* as a trace file allows */

@@ -1,5 +1,5 @@
 /*
- * export_timeline.c - the plan's pipeline schedule (pipeline/sched.c) as a
+ * export_timeline.c - the plan's pipeline schedule (model/sched.c) as a
  * Chrome trace (the JSON "Trace Event Format" that Perfetto and
  * chrome://tracing open): one thread per pipeline rank with a complete
  * ("X") event for every forward and backward of every micro-batch of each

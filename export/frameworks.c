@@ -2,7 +2,7 @@
  * frameworks.c - which frameworks can run a plan, and why not: each
  * exporter's own refusal, so what `strata show` and `strata diff` say is
  * exactly what `strata export` would do.  The exporters' refusals of
- * framework rules come from the rulebook (pipeline/rules.c, through
+ * framework rules come from the rulebook (rules/rules.c, through
  * refuse.c's st__rules_refuse); what is left in them is their formats'
  * own.
  */

@@ -175,7 +175,7 @@ static void sched_rows(strata_buf_t *b, const strata_plan_t *p,
  * times, not the plan's step time (the summary's, printed once), which is
  * the end of the rank finishing last with its exposed gradient sync plus
  * the parameter gather, the optimizer step and the fixed overhead
- * (pipeline/eval.c, step_of). */
+ * (model/eval.c, step_of). */
 static void sched_note(strata_buf_t *b, const strata_plan_t *p, double makespan,
                        double drawn) {
   const strata_step_items_t *it = &p->step_items;

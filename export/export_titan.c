@@ -94,7 +94,7 @@ static const char *model_gap(const strata_plan_t *p, const char *model) {
 }
 
 /* Megatron-LM's techniques the configuration has no field for (in the
- * rulebook's words for the DTensor export, pipeline/rules.c); 0 or the
+ * rulebook's words for the DTensor export, rules/rules.c); 0 or the
  * refusal. */
 static int run_check(const strata_plan_t *p) {
   const char *keeps =

@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "traces/onnx_int.h"
+#include "import/onnx_int.h"
 #include "traces/traces_int.h"
 
 #define MAX_CONST 64 /* the longest constant read as integers */

@@ -11,7 +11,7 @@
  * different GPUs needs), the distributed
  * optimizer for ZeRO-1.  Before writing anything the plan is
  * checked against Megatron's own argument rules, the rulebook's
- * (pipeline/rules.c: heads and query groups divisible by tp, batch
+ * (rules/rules.c: heads and query groups divisible by tp, batch
  * divisibility, sequence parallelism only with tp > 1, ...), and against
  * what the flags can say (the stages' layout, the world size); a plan that
  * breaks one is refused with the reason, so what is exported is what was
