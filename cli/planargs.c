@@ -186,7 +186,7 @@ static const cli_opt_t opts[] = {
               "dense llama3/qwen3 in bf16)")},
     {CLI_CALL("stack", 0, C_STACK, "K=V,..",
               "the software stack, over the framework's\n"
-              "default: attn=te|fa2|fa3|sdpa|flex (the\n"
+              "default: attn=te|fa1|fa2|fa3|sdpa|flex (the\n"
               "attention kernel), gemm=te|eager|compile\n"
               "(the kernels beside the GEMMs); default\n"
               "megatron attn=te,gemm=te, deepspeed\n"

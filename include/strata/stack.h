@@ -25,6 +25,7 @@ typedef enum {
   STRATA_ATTN_FA3,  /* FlashAttention 3 (Hopper) */
   STRATA_ATTN_SDPA, /* PyTorch SDPA, its FlashAttention 2 backend */
   STRATA_ATTN_FLEX, /* PyTorch FlexAttention */
+  STRATA_ATTN_FA1,  /* FlashAttention (1.x) */
   STRATA_ATTN_COUNT
 } strata_attn_kernel_t;
 
