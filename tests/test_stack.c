@@ -174,11 +174,51 @@ TEST(mfu_states_both_conventions) {
   strata_plan_destroy(p);
 }
 
+/* FSDP2 (torchtitan, ZeRO-3 without a pipeline): the running block's
+ * parameters and the prefetched next one's in 16 bits, the running
+ * block's gradients and their fp32 copy, where Megatron-FSDP is charged
+ * the largest weight gathered; the running unit the embedding where it is
+ * the larger. */
+static double z3_transient(strata_framework_t fw, double *params) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  strata_gen_opts_keep(&po.gen);
+  po.gen.seq = 8192, po.gen.micro_batch = 1;
+  po.micro_batch = 1, po.global_batch = 32;
+  po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 8, po.zero_stage = 3;
+  po.framework = fw;
+  po.no_memory_check = 1, po.quiet = 1, po.top = 1;
+  ASSERT_OK(strata_model_load("llama3-8b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  strata_graph_stats_t gs;
+  strata_graph_stats(g, &gs);
+  *params = (double)gs.parameters;
+  double t = p->ranks[0].mem.transient;
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return t;
+}
+
+TEST(fsdp2_gather_buffers) {
+  double n = 0;
+  double mg = z3_transient(STRATA_FRAMEWORK_MEGATRON, &n);
+  double tt = z3_transient(STRATA_FRAMEWORK_TORCHTITAN, &n);
+  double emb = 128256.0 * 4096, block = n / 32, run = emb > block ? emb : block;
+  double want = 2 * (run + block) + 6 * run;
+  ASSERT_NEAR(tt - mg, want - 2 * emb, 1e-9, 0);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(attention_table_matches_its_source),
     TEST_ENTRY(stack_keys_and_defaults),
     TEST_ENTRY(long_context_sweep_ranks_as_kernels),
     TEST_ENTRY(mfu_states_both_conventions),
+    TEST_ENTRY(fsdp2_gather_buffers),
 };
 
 TEST_MAIN(tests)
