@@ -353,6 +353,162 @@ static void figure(const char *fig) {
   printf("\n");
 }
 
+/* MosaicML LLM Foundry's published throughput (scripts/train/benchmarking/
+ * README.md): MPT models under PyTorch FSDP (FULL_SHARD), attn_impl
+ * flash, bf16, one node of 8 GPUs, at sequences of 2k to 64k; a fit set
+ * for the stack's rows (docs/fidelity.md, "LLM Foundry").  Tokens/s/GPU
+ * as published; the model's shape from the repository's
+ * yamls/pretrain/mpt-*.yaml (vocabulary 50368, MLP 4h). */
+typedef struct {
+  const char *gpu, *size;
+  int layers, hidden, heads, seq, mb, accum, ckpt;
+  double measured, before, after;
+  int ok;
+} foundry_t;
+
+#define MPT7B 32, 4096, 32
+#define MPT13B 40, 5120, 40
+#define MPT3B 32, 2560, 20
+#define MPT1B 24, 2048, 16
+#define MPT760M 24, 1536, 12
+static foundry_t foundry[] = {
+    {"H100", "7b", MPT7B, 65536, 1, 2, 1, 1956, 0, 0, 0},
+    {"H100", "7b", MPT7B, 32768, 2, 2, 1, 3318, 0, 0, 0},
+    {"H100", "7b", MPT7B, 8192, 8, 2, 1, 6935, 0, 0, 0},
+    {"H100", "7b", MPT7B, 4096, 16, 2, 1, 8611, 0, 0, 0},
+    {"H100", "7b", MPT7B, 2048, 6, 1, 0, 10643, 0, 0, 0},
+    {"H100", "13b", MPT13B, 32768, 1, 3, 1, 1976, 0, 0, 0},
+    {"H100", "13b", MPT13B, 16384, 3, 3, 1, 2985, 0, 0, 0},
+    {"H100", "13b", MPT13B, 4096, 10, 3, 1, 4717, 0, 0, 0},
+    {"H100", "3b", MPT3B, 65536, 1, 2, 1, 3262, 0, 0, 0},
+    {"H100", "3b", MPT3B, 32768, 3, 6, 1, 5873, 0, 0, 0},
+    {"H100", "3b", MPT3B, 16384, 1, 6, 0, 11152, 0, 0, 0},
+    {"H100", "3b", MPT3B, 8192, 3, 6, 0, 16578, 0, 0, 0},
+    {"H100", "3b", MPT3B, 4096, 5, 6, 0, 20964, 0, 0, 0},
+    {"H100", "1b", MPT1B, 65536, 1, 2, 1, 5506, 0, 0, 0},
+    {"H100", "1b", MPT1B, 32768, 1, 4, 0, 12025, 0, 0, 0},
+    {"H100", "1b", MPT1B, 16384, 2, 4, 0, 19649, 0, 0, 0},
+    {"H100", "1b", MPT1B, 8192, 3, 4, 0, 29157, 0, 0, 0},
+    {"H100", "1b", MPT1B, 4096, 7, 4, 0, 38535, 0, 0, 0},
+    {"H100", "1b", MPT1B, 2048, 14, 1, 0, 45455, 0, 0, 0},
+    {"H100", "760m", MPT760M, 32768, 1, 2, 0, 16291, 0, 0, 0},
+    {"H100", "760m", MPT760M, 16384, 3, 2, 0, 27815, 0, 0, 0},
+    {"H100", "760m", MPT760M, 8192, 6, 2, 0, 41825, 0, 0, 0},
+    {"H100", "760m", MPT760M, 4096, 12, 2, 0, 55459, 0, 0, 0},
+    {"A100", "7b", MPT7B, 65536, 1, 2, 1, 1013, 0, 0, 0},
+    {"A100", "7b", MPT7B, 32768, 2, 2, 1, 1672, 0, 0, 0},
+    {"A100", "7b", MPT7B, 16384, 4, 2, 1, 2453, 0, 0, 0},
+    {"A100", "7b", MPT7B, 8192, 8, 2, 1, 3206, 0, 0, 0},
+    {"A100", "7b", MPT7B, 4096, 16, 2, 1, 3684, 0, 0, 0},
+    {"A100", "7b", MPT7B, 2048, 6, 2, 0, 4641, 0, 0, 0},
+    {"A100", "13b", MPT13B, 32768, 1, 3, 1, 1016, 0, 0, 0},
+    {"A100", "13b", MPT13B, 16384, 3, 3, 1, 1431, 0, 0, 0},
+    {"A100", "13b", MPT13B, 8192, 5, 3, 1, 1795, 0, 0, 0},
+    {"A100", "13b", MPT13B, 4096, 10, 3, 1, 2060, 0, 0, 0},
+    {"A100", "13b", MPT13B, 2048, 2, 3, 0, 2262, 0, 0, 0},
+    {"A100", "3b", MPT3B, 65536, 1, 2, 1, 1767, 0, 0, 0},
+    {"A100", "3b", MPT3B, 32768, 3, 6, 1, 3029, 0, 0, 0},
+    {"A100", "3b", MPT3B, 16384, 1, 6, 0, 5529, 0, 0, 0},
+    {"A100", "3b", MPT3B, 8192, 3, 6, 0, 7695, 0, 0, 0},
+    {"A100", "3b", MPT3B, 4096, 5, 6, 0, 9457, 0, 0, 0},
+    {"A100", "3b", MPT3B, 2048, 10, 2, 0, 10811, 0, 0, 0},
+    {"A100", "1b", MPT1B, 65536, 1, 2, 1, 3044, 0, 0, 0},
+    {"A100", "1b", MPT1B, 32768, 1, 4, 0, 6275, 0, 0, 0},
+    {"A100", "1b", MPT1B, 16384, 2, 4, 0, 9956, 0, 0, 0},
+    {"A100", "1b", MPT1B, 8192, 3, 4, 0, 13814, 0, 0, 0},
+    {"A100", "1b", MPT1B, 4096, 7, 4, 0, 17807, 0, 0, 0},
+    {"A100", "1b", MPT1B, 2048, 14, 4, 0, 20513, 0, 0, 0},
+    {"A100", "760m", MPT760M, 65536, 1, 2, 1, 4143, 0, 0, 0},
+    {"A100", "760m", MPT760M, 32768, 1, 2, 0, 8802, 0, 0, 0},
+    {"A100", "760m", MPT760M, 16384, 3, 2, 0, 14274, 0, 0, 0},
+    {"A100", "760m", MPT760M, 8192, 6, 2, 0, 20933, 0, 0, 0},
+    {"A100", "760m", MPT760M, 4096, 12, 2, 0, 27351, 0, 0, 0},
+    {"A100", "760m", MPT760M, 2048, 24, 2, 0, 32434, 0, 0, 0},
+};
+#define N_FOUNDRY ((int)(sizeof foundry / sizeof foundry[0]))
+
+/* Tokens/s/GPU strata estimate predicts for a Foundry row under a stack
+ * ({-1, -1}: Megatron-LM's, today's curve; else the given keys). */
+static int foundry_estimate(const foundry_t *r, const strata_stack_t *stack,
+                            double *tps) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  strata_gen_opts_keep(&po.gen);
+  po.gen.layers = r->layers, po.gen.hidden = r->hidden;
+  po.gen.heads = r->heads, po.gen.vocab = 50368, po.gen.seq = r->seq;
+  po.gen.micro_batch = r->mb;
+  po.gen.flash_attention = 1, po.gen.dropout = 0;
+  po.recompute = r->ckpt ? STRATA_RECOMPUTE_FULL : STRATA_RECOMPUTE_NONE;
+  po.sequence_parallel = 0;
+  po.zero_stage = 3; /* FULL_SHARD */
+  po.quiet = 1;
+  po.micro_batch = r->mb;
+  po.global_batch = r->mb * r->accum * 8;
+  po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 8;
+  po.no_memory_check = 1;
+  po.top = 1;
+  po.stack = *stack;
+  int rc = strata_model_load("gpt", &po.gen, &g);
+  if (!rc)
+    rc = strata_cluster_load(
+        strcmp(r->gpu, "H100") ? "dgx-a100:1" : "dgx-h100:1", &c);
+  if (!rc) rc = strata_pipeline_plan(g, c, &po, &p);
+  if (!rc) *tps = (double)po.global_batch * r->seq / p->step_seconds / 8;
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+  return rc;
+}
+
+/* The fit set: each row before (TE's curve, fused kernels: the model as
+ * it was, with no stack) and after (FlashAttention 1.x -- the tables date
+ * from May-June 2023, before LLM Foundry took up FlashAttention 2 -- and
+ * eager PyTorch), and the mean absolute error per GPU. */
+static void foundry_table(void) {
+  strata_stack_t before, after;
+  strata_stack_init(&before);
+  strata_stack_init(&after);
+  after.attn = STRATA_ATTN_FA1, after.gemm = STRATA_GEMM_PATH_EAGER;
+  printf("## LLM Foundry (PyTorch FSDP, 8 GPUs; tokens/s/GPU)\n\n| GPU | "
+         "model | seq | mb | ckpt | published | before | error | after | "
+         "error |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int i = 0; i < N_FOUNDRY; i++) {
+    foundry_t *r = &foundry[i];
+    r->ok = !foundry_estimate(r, &before, &r->before) &&
+            !foundry_estimate(r, &after, &r->after);
+    if (!r->ok) {
+      printf("| %s | %s | %d | %d | %d | %.0f | failed: %s | | | |\n", r->gpu,
+             r->size, r->seq, r->mb, r->ckpt, r->measured, strata_last_error());
+      continue;
+    }
+    printf("| %s | %s | %d | %d | %d | %.0f | %.0f | %+.1f%% | %.0f | "
+           "%+.1f%% |\n",
+           r->gpu, r->size, r->seq, r->mb, r->ckpt, r->measured, r->before,
+           100 * (r->before / r->measured - 1), r->after,
+           100 * (r->after / r->measured - 1));
+  }
+  static const char *gpus_[] = {"H100", "A100"};
+  printf("\n");
+  for (int k = 0; k < 2; k++) {
+    double eb = 0, ea = 0, wa = 0;
+    int n = 0;
+    for (int i = 0; i < N_FOUNDRY; i++) {
+      const foundry_t *r = &foundry[i];
+      if (!r->ok || strcmp(r->gpu, gpus_[k])) continue;
+      double a = fabs(r->after / r->measured - 1);
+      eb += fabs(r->before / r->measured - 1), ea += a, n++;
+      wa = a > wa ? a : wa;
+    }
+    printf("LLM Foundry %s: mean absolute error %.1f %% before, %.1f %% "
+           "after (worst %.1f %%) over %d rows\n",
+           gpus_[k], n ? 100 * eb / n : 0, n ? 100 * ea / n : 0, 100 * wa, n);
+  }
+  printf("\n");
+}
+
 /* bench_bridge.py on strata: its table, or a line saying why none. */
 static void bridge(const char *strata) {
   const char *script = STRATA_SOURCE_DIR "/bench/bench_bridge.py";
@@ -433,6 +589,7 @@ int main(int argc, char **argv) {
                                "15", "16", "17", "18"};
   for (size_t f = 0; f < sizeof figs / sizeof figs[0]; f++)
     figure(figs[f]);
+  if (!calibration) foundry_table();
   if (!no_bridge && !calibration) {
     printf("\n");
     bridge(strata);

@@ -25,6 +25,7 @@ enum {
   C_EAD,
   C_EASD,
   C_FW,
+  C_STACK,
   C_REPLAN
 };
 
@@ -183,6 +184,14 @@ static const cli_opt_t opts[] = {
               "--zero 0 or --free) or torchtitan (FSDP2 and\n"
               "PyTorch's pipelining: --zero 3 with --pp > 1;\n"
               "dense llama3/qwen3 in bf16)")},
+    {CLI_CALL("stack", 0, C_STACK, "K=V,..",
+              "the software stack, over the framework's\n"
+              "default: attn=te|fa1|fa2|fa3|sdpa|flex (the\n"
+              "attention kernel), gemm=te|eager|compile\n"
+              "(the kernels beside the GEMMs); default\n"
+              "megatron attn=te,gemm=te, deepspeed\n"
+              "attn=fa2,gemm=te, torchtitan attn=sdpa,\n"
+              "gemm=eager (docs/cost-model.md)")},
     /* clang-format off */
     STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
     /* clang-format on */
@@ -329,6 +338,8 @@ static int call(const char *cmd, int id, const char *arg, void *args) {
                       strata_state_dtype_parse(arg, &po->exp_avg_sq_dtype));
   case C_FW:
     return parse_enum(cmd, strata_framework_parse(arg, &po->framework));
+  case C_STACK:
+    return parse_enum(cmd, strata_stack_parse(arg, &po->stack));
   default: /* C_REPLAN */
     a->threshold_given = 1;
     return cli_parse_double(cmd, "--replan-threshold", arg, 0, 1000,

@@ -220,6 +220,23 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
                       strata_state_dtype_name(p->exp_avg_sq_dtype));
 }
 
+/* Which FLOPs MFU counts: causal attention's pairs halved, and where the
+ * plan was just made, MFU with them counted whole; the stack it was
+ * costed with (docs/cost-model.md, "MFU and its FLOP convention"). */
+static void sum_convention(strata_buf_t *b, const strata_plan_t *p) {
+  double den = p->step_seconds * p->devices * p->gpu_peak_flops;
+  strata_buf_printf(b, "  %-20s causal attention counted halved", "FLOPs");
+  if (p->model_flops_unmasked_per_step > 0 && den > 0 &&
+      p->model_flops_unmasked_per_step != p->model_flops_per_step)
+    strata_buf_printf(b, " (counted whole: MFU %.1f %%)",
+                      100 * p->model_flops_unmasked_per_step / den);
+  strata_buf_puts(b, "\n");
+  if (p->stack_known)
+    strata_buf_printf(b, "  %-20s attn=%s,gemm=%s\n", "stack",
+                      strata_attn_kernel_name(p->stack.attn),
+                      strata_gemm_path_name(p->stack.gemm));
+}
+
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
                     p->model ? p->model : "?", p->cluster ? p->cluster : "?",
@@ -282,6 +299,7 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
         p->mfu * 100, st__peak_name(p), p->gpu_peak_flops / 1e12);
     strata_buf_printf(b, "  %-20s %.1f per %s\n", "model TFLOP/s",
                       p->mfu * p->gpu_peak_flops / 1e12, st__dev(p));
+    sum_convention(b, p);
   }
   st__summary_peak(b, p);
 }
@@ -781,6 +799,27 @@ static int json_scalars(cJSON *root, const strata_plan_t *p) {
          json_arch(root, p) | json_options(root, p);
 }
 
+/* "flop_convention": what mfu and model_tflops_per_gpu count; with the
+ * whole count known (a plan just made), "mfu_causal_full" and
+ * "model_tflops_per_gpu_causal_full"; the stack where known. */
+static int json_convention(cJSON *root, const strata_plan_t *p) {
+  double den = p->step_seconds * p->devices * p->gpu_peak_flops;
+  int rc = st__json_add_str(root, "flop_convention", "causal_halved");
+  if (p->model_flops_unmasked_per_step > 0 && den > 0) {
+    double m = p->model_flops_unmasked_per_step / den;
+    rc |= st__json_add_num(root, "mfu_causal_full", m) |
+          st__json_add_num(root, "model_tflops_per_gpu_causal_full",
+                           m * p->gpu_peak_flops / 1e12);
+  }
+  if (p->stack_known) {
+    cJSON *st = cJSON_AddObjectToObject(root, "stack");
+    if (!st) return -1;
+    rc |= st__json_add_str(st, "attn", strata_attn_kernel_name(p->stack.attn)) |
+          st__json_add_str(st, "gemm", strata_gemm_path_name(p->stack.gemm));
+  }
+  return rc;
+}
+
 static int json_figures(cJSON *root, const strata_plan_t *p) {
   cJSON *a = cJSON_AddArrayToObject(root, "p2p_seconds");
   for (int s = 0; a && s + 1 < p->n_stages; s++) {
@@ -794,7 +833,8 @@ static int json_figures(cJSON *root, const strata_plan_t *p) {
   return json_fields(root, p, J_FIG, 0) |
          st__json_add_str(root, "mfu_peak", st__peak_name(p)) |
          st__json_add_num(root, "model_tflops_per_gpu",
-                          p->mfu * p->gpu_peak_flops / 1e12);
+                          p->mfu * p->gpu_peak_flops / 1e12) |
+         json_convention(root, p);
 }
 
 static int json_frameworks(cJSON *root, const strata_plan_t *p) {

@@ -482,8 +482,14 @@ static void time_flash(const st__cost_ctx_t *c, const strata_op_t *op,
     if (s->sp[a]) keys /= c->m->shape[a]; /* a ring step's block */
   if (windowed && op->window < keys) keys = op->window;
   (void)d;
-  r->fwd = strata_perf_attention(pf, f, keys, 0, 0);
-  r->bwd = strata_perf_attention(pf, 2.5 * f, keys, 1, 0);
+  /* the stack's kernel: its rate over TE's at this shape (stack.c) */
+  double hd = (double)c->g->tensors[op->in[0]].shape[3];
+  double sf = strata_stack_attn_scale(pf, c->o->attn_kernel, keys, hd,
+                                      op->causal, 0),
+         sb = strata_stack_attn_scale(pf, c->o->attn_kernel, keys, hd,
+                                      op->causal, 1);
+  r->fwd = strata_perf_attention(pf, f / sf, keys, 0, 0);
+  r->bwd = strata_perf_attention(pf, 2.5 * f / sb, keys, 1, 0);
 }
 
 /* A batched matmul a[B.., m, k] b[B.., k, n]: forward, then the gradients

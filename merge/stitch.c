@@ -158,11 +158,15 @@ static void fill_rates(strata_plan_t *p, const strata_graph_t *g,
     p->gpu_memory_bytes = (double)strata_cluster_gpu_memory(c);
   if (c) /* Ascend: the output says NPU where it names a device */
     p->npu = !strcmp(strata_cluster_device_kind(c), "NPU");
-  if (p->model_flops_per_step <= 0) {
+  if (p->model_flops_per_step <= 0 || p->model_flops_unmasked_per_step <= 0) {
     strata_graph_stats_t gs;
+    double mb = g->micro_batch > 0 ? g->micro_batch : 1;
     strata_graph_stats(g, &gs);
-    p->model_flops_per_step = gs.flops_per_microbatch * p->global_batch /
-                              (g->micro_batch > 0 ? g->micro_batch : 1);
+    if (p->model_flops_per_step <= 0)
+      p->model_flops_per_step = gs.flops_per_microbatch * p->global_batch / mb;
+    if (p->model_flops_unmasked_per_step <= 0)
+      p->model_flops_unmasked_per_step =
+          gs.flops_unmasked_per_microbatch * p->global_batch / mb;
   }
   p->tokens_per_second = p->step_seconds > 0 ? (double)p->global_batch *
                                                    p->seq_len / p->step_seconds

@@ -642,6 +642,26 @@ static double host_bytes(const st__search_t *S, const st__cfg_t *cf, double act,
   return act * (1 - offload_share(S, cf)) + opt_offload(S, cf) * n * 16.0;
 }
 
+/* FSDP2's unsharded buffers (torchtitan: one FSDP unit a transformer
+ * block): forward holds the running block's parameters gathered and the
+ * next one's prefetched; backward those two, the running block's 16-bit
+ * gradients and their fp32 copy for the reduce-scatter (torchtitan's
+ * mixed_precision_reduce float32).  A block's parameters: the rank's over
+ * its layers; the running unit's the largest weight (an embedding's unit)
+ * where larger. */
+static double fsdp2_buffers(const st__search_t *S, const st__cfg_t *cf,
+                            const chunk_t *ch, int r, const st__part_t *sum,
+                            double largest) {
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1, n = 0;
+  double pb =
+      S->param_bytes[cf->f->graph] > 0 ? S->param_bytes[cf->f->graph] : 2.0;
+  for (int c = 0; c < v; c++)
+    n += ch[c * p + r].n;
+  double block = n > 0 ? dense_params(sum) / n : 0, run = largest / pb;
+  if (block > run) run = block;
+  return pb * (run + block) + (pb + 4.0) * run;
+}
+
 /* Memory of rank r on its GPU; *host (if given) the host's it holds. */
 static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
                         int r, strata_mem_items_t *m, double *host) {
@@ -699,7 +719,10 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   if (z >= 3 && dp > 1 && !fsdp_pp(S, cf)) {
     double d = S->max_param[f->graph] / f->tp,
            e = S->max_expert[f->graph] / ((double)f->etp * f->ep);
-    m->transient += d > e ? d : e;
+    m->transient += S->o->framework == STRATA_FRAMEWORK_TORCHTITAN
+                        ? fsdp2_buffers(S, cf, ch, r, &sum, d > e ? d : e)
+                    : d > e ? d
+                            : e;
   }
   m->context = pf->context_bytes;
   m->workspace = pf->workspace_bytes;

@@ -489,6 +489,8 @@ void st__base_stage_opts(const st__search_t *S, const st__family_t *f,
   so->sequence_parallel = f->sp;
   so->megatron_tp_axes = so->mesh.ndim;
   so->perf = *strata_cluster_perf(S->c);
+  so->perf.stream_eff *= strata_stack_stream_scale(o->stack.gemm);
+  so->attn_kernel = o->stack.attn > 0 ? o->stack.attn : 0;
   so->tp_comm_overlap = o->tp_comm_overlap && f->sp;
   so->fastest_bandwidth = strata_cluster_fastest_bandwidth(S->c);
   so->time_limit = o->stage_time_limit;

@@ -306,6 +306,10 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   strata_graph_stats_t st;
   strata_graph_stats(g, &st);
   p->model_flops_per_step = st.flops_per_microbatch * cf->m * cf->dp;
+  p->model_flops_unmasked_per_step =
+      st.flops_unmasked_per_microbatch * cf->m * cf->dp;
+  p->stack = o->stack;
+  p->stack_known = 1;
   return 0;
 }
 
@@ -616,6 +620,7 @@ void strata_plan_opts_init(strata_plan_opts_t *o) {
   o->cp_comm = STRATA_AUTO;
   o->precision = STRATA_PRECISION_BF16;
   o->moe_imbalance = 1.0;
+  strata_stack_init(&o->stack);
 }
 
 /* The model at micro-batch b: a preset or family generated again, a file
@@ -881,6 +886,15 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   /* one stage: no split for the embedding and the loss to count in */
   if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
+  strata_stack_default((int)o->framework, &o->stack);
+  if (!strata_stack_attn_runs(strata_cluster_perf(c), o->stack.attn))
+    return strata_error(STRATA_EINVAL,
+                        "--stack attn=%s: FlashAttention 3 runs on Hopper "
+                        "GPUs only, not on %s",
+                        strata_attn_kernel_name(o->stack.attn),
+                        strata_cluster_gpu_model(c)
+                            ? strata_cluster_gpu_model(c)->name
+                            : "this GPU");
   if (o->framework == STRATA_FRAMEWORK_TORCHTITAN) {
     /* dense models in bf16 (the rulebook's titan-plan refused the rest) */
     o->fix_ep = 1;

@@ -78,6 +78,8 @@ uint64_t st__sub_key(uint64_t graph_hash, const strata_stage_opts_t *so) {
     strata_hash_u64(&h, 0x52434d00u | so->recompute_modules);
   /* a MoE model's eager layers: other keys as they were */
   if (so->moe_host > 0) strata_hash_f64(&h, so->moe_host);
+  /* another attention kernel than TE's: other keys as they were */
+  if (so->attn_kernel) strata_hash_u64(&h, 0x41544e00u | so->attn_kernel);
   double d[] = {so->alpha,
                 so->memory_budget,
                 so->outer_link.bandwidth,

@@ -600,6 +600,9 @@ static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
   po.zero_stage = x->zero;
   po.megatron = x->megatron;
   po.framework = x->fw;
+  /* one stack for every framework (Megatron-LM's), so that what differs
+   * is the framework's schedule and sharding, not its kernels */
+  po.stack.attn = STRATA_ATTN_TE, po.stack.gemm = STRATA_GEMM_PATH_TE;
   po.tp_comm_overlap = x->tp_overlap;
   po.vpp = 1;
   po.no_memory_check = 1;

@@ -365,6 +365,8 @@ void strata_graph_stats(const strata_graph_t *g, strata_graph_stats_t *st) {
     int64_t c = op->block >= 0 ? g->blocks[op->block].repeat : 1;
     st->ops += c;
     st->flops_per_microbatch += (double)c * strata_op_flops(g, op);
+    st->flops_unmasked_per_microbatch +=
+        (double)c * strata_op_flops_unmasked(g, op);
   }
   int first = g->n_blocks ? g->blocks[0].first_op : g->n_ops;
   int end = first;

@@ -354,6 +354,20 @@ double strata_op_flops(const strata_graph_t *g, const strata_op_t *op) {
   return 3.0 * strata_op_flops_fwd(g, op);
 }
 
+/* What the op's FLOPs (forward and backward) would be with every key of
+ * its window or sequence counted, the causal mask ignored: the other
+ * convention of MFU (PaLM's appendix B and LLM Foundry count the whole
+ * s x s; Megatron-Bridge's flop_utils.py halves it). */
+double strata_op_flops_unmasked(const strata_graph_t *g,
+                                const strata_op_t *op) {
+  double f = strata_op_flops(g, op);
+  if (op->kind != STRATA_OP_FLASH_ATTENTION || !op->causal) return f;
+  double keys = (double)g->tensors[op->in[1]].shape[2];
+  int windowed = op->window > 0 && op->window < keys;
+  double kept = windowed ? 1 - (op->window - 1) / (2 * keys) : 0.5;
+  return kept > 0 ? f / kept : f;
+}
+
 int st__op_is_full_view(const strata_op_t *op) {
   switch (op->kind) {
   case STRATA_OP_TRANSPOSE:

@@ -14,6 +14,7 @@
 #define STRATA_INTRAOP_H
 
 #include "strata/core.h"
+#include "strata/stack.h"
 #include "strata/topo.h"
 #include "strata/traces.h"
 
@@ -108,6 +109,9 @@ typedef struct {
    * forward and backward (perf.moe_host_seconds where no CUDA graph
    * captures the layer; default 0: none). */
   double moe_host;
+  /* The fused attention kernel (strata_attn_kernel_t, include/strata/
+   * stack.h; default 0: Transformer Engine's, the GPU table's curve). */
+  int attn_kernel;
 } strata_stage_opts_t;
 
 #define STRATA_CP_P2P 0

@@ -140,6 +140,9 @@ typedef struct {
    * first and last ranks and the accounted splits, with no layout of
    * chunks of their own sizes (0: it tries them) */
   int no_search_layouts;
+  /* The software stack (include/strata/stack.h): keys given by --stack,
+   * the rest (-1) the framework's default, filled in by the planner */
+  strata_stack_t stack;
 } strata_plan_opts_t;
 
 /* The axes of the Pareto front besides the step time. */
@@ -323,6 +326,14 @@ typedef struct strata_plan {
   /* node groups of the cluster it was planned on (0: one shape); a group
    * that runs no stage was left out: no plan using it was faster */
   int n_groups;
+  /* Not kept in a plan file (0 after strata_plan_load): the model FLOPs
+   * of a step with causal attention counted whole, not halved as
+   * model_flops_per_step and mfu count it (docs/cost-model.md, "MFU and
+   * its FLOP convention"); the software stack it was costed with
+   * (stack_known 0: not known). */
+  double model_flops_unmasked_per_step;
+  int stack_known;
+  strata_stack_t stack;
 } strata_plan_t;
 
 /* The 1F1B pipeline schedule, with or without interleaving (Narayanan et

@@ -310,6 +310,9 @@ int strata_op_saved_scale(const strata_graph_t *g, const strata_op_t *op,
 /* Forward and forward+backward FLOPs of one instance of op. */
 double strata_op_flops_fwd(const strata_graph_t *g, const strata_op_t *op);
 double strata_op_flops(const strata_graph_t *g, const strata_op_t *op);
+/* The same with causal attention's masked half counted (the FLOP
+ * convention that does not halve it). */
+double strata_op_flops_unmasked(const strata_graph_t *g, const strata_op_t *op);
 
 /* ---- tensors ---- */
 int64_t strata_tensor_numel(const strata_tensor_t *t);
@@ -381,8 +384,10 @@ typedef struct {
   int64_t ops;                 /* with repeats expanded */
   int64_t tensors;             /* with repeats expanded */
   double flops_per_microbatch; /* forward + backward, no recompute */
-  int64_t weight_bytes;        /* parameters in their dtype */
-  int64_t activation_bytes;    /* saved for backward, one micro-batch */
+  /* the same with causal attention counted whole (not halved) */
+  double flops_unmasked_per_microbatch;
+  int64_t weight_bytes;     /* parameters in their dtype */
+  int64_t activation_bytes; /* saved for backward, one micro-batch */
   /* Parameters one token's forward multiplies by: all but the experts a
    * router does not pick (each grouped_linear weight counts topk/E of
    * itself) and the rows of an embedding table it does not look up (an
