@@ -448,7 +448,8 @@ static int json_one(cJSON *arr, const change_t *x) {
          st__json_add_num(o, "delta", x->new_v - x->old_v);
 }
 
-static char *to_json(const changes_t *c) {
+static char *to_json(const changes_t *c, const strata_plan_t *a,
+                     const strata_plan_t *b) {
   cJSON *root = cJSON_CreateObject(), *arr;
   char *s = NULL;
   int bad =
@@ -461,6 +462,7 @@ static char *to_json(const changes_t *c) {
   bad |= !arr;
   for (int i = 0; !bad && i < c->n; i++)
     bad |= json_one(arr, &c->v[i]);
+  bad = bad || st__checkpoint_json(a, b, root);
   if (!bad) s = st__json_print(root);
   cJSON_Delete(root);
   return s;
@@ -493,9 +495,10 @@ int strata_plan_diff_opts(const strata_plan_t *a, const strata_plan_t *b,
   diff_figures(&c, a, b);
   if (!c.oom) {
     if (o->json) {
-      *text = to_json(&c);
+      *text = to_json(&c, a, b);
     } else {
       to_text(&c, &out);
+      if (c.n && st__checkpoint_text(a, b, &out)) c.oom = 1;
       *text = out.oom ? NULL : strata_buf_steal(&out, NULL);
     }
   }

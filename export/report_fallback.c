@@ -49,6 +49,56 @@ static int same_as(const strata_plan_t *p, int i) {
   return -1;
 }
 
+/* The plan's checkpoint under fallback f, in f's framework's format. */
+static int ckpt_of(const strata_plan_t *p, const strata_plan_t *f,
+                   strata_ckpt_verdict_t *own) {
+  strata_ckpt_verdict_t v[STRATA_CKPT_FORMATS];
+  if (strata_checkpoint_compare(p, f, v)) return -1;
+  *own = v[strata_ckpt_default_format(f)];
+  return 0;
+}
+
+/* Where the fallback's checkpoint does not load as is: the fastest of its
+ * listed configurations whose would (the plan with that configuration's
+ * degrees), -1 none. */
+static int ckpt_keeper(const strata_plan_t *p, const strata_plan_t *f) {
+  strata_plan_t g = *f;
+  strata_ckpt_verdict_t v;
+  int best = -1;
+  for (int k = 1; k < f->n_top; k++) {
+    const strata_plan_config_t *c = &f->top[k];
+    if (!c->fits || (best >= 0 && c->step_seconds >= f->top[best].step_seconds))
+      continue;
+    g.tp = c->tp, g.pp = c->pp, g.dp = c->dp, g.vpp = c->vpp;
+    g.cp = c->cp, g.ep = c->ep, g.etp = c->etp, g.zero_stage = c->zero_stage;
+    if (!ckpt_of(p, &g, &v) && v.loads_as_is) best = k;
+  }
+  return best;
+}
+
+static void sum_ckpt(strata_buf_t *b, const strata_plan_t *p,
+                     const strata_plan_t *f) {
+  strata_ckpt_verdict_t v;
+  if (ckpt_of(p, f, &v)) return;
+  if (v.loads_as_is) {
+    strata_buf_printf(b, "    the plan's checkpoint loads as is (%s)\n",
+                      strata_ckpt_format_name(v.format));
+    return;
+  }
+  strata_buf_printf(b,
+                    "    the plan's checkpoint does not load as is (%s: %s)\n",
+                    strata_ckpt_format_name(v.format), v.why);
+  int k = ckpt_keeper(p, f);
+  if (k < 0) return;
+  char name[200];
+  strata_plan_config_name(&f->top[k], name, sizeof name);
+  strata_buf_printf(b,
+                    "    one that loads it as is: %s, %.3f ms (%+.2f %% "
+                    "on this fallback)\n",
+                    name, f->top[k].step_seconds * 1e3,
+                    100 * (f->top[k].step_seconds / f->step_seconds - 1));
+}
+
 static void sum_fallback(strata_buf_t *b, const strata_plan_t *p, int i) {
   const strata_plan_t *f = p->fallbacks[i];
   char name[200], mem[32];
@@ -75,6 +125,7 @@ static void sum_fallback(strata_buf_t *b, const strata_plan_t *p, int i) {
   strata_buf_printf(b, ", %s, %d %ss\n",
                     strata_fmt_bytes(f->peak_memory_bytes, mem, sizeof mem),
                     f->devices, st__dev(f));
+  sum_ckpt(b, p, f);
 }
 
 void st__sum_fallbacks(strata_buf_t *b, const strata_plan_t *p) {
@@ -120,6 +171,15 @@ int st__json_fallbacks(cJSON *root, const strata_plan_t *p) {
     /* the same plan as the plan's own (0) or as fallback k's */
     int k = same_as(p, i);
     if (k >= 0 && st__json_add_num(o, "same_as_nodes_lost", k)) return -1;
+    strata_ckpt_verdict_t v;
+    cJSON *c =
+        ckpt_of(p, f, &v) ? NULL : cJSON_AddObjectToObject(o, "checkpoint");
+    if (!c || st__json_add_str(c, "format", strata_ckpt_format_name(v.format)) |
+                  st__json_add_bool(c, "loads_as_is", v.loads_as_is) |
+                  st__json_add_str(c, "conversion", v.conversion) |
+                  st__json_add_num(c, "bytes", v.bytes) |
+                  st__json_add_num(c, "seconds", v.seconds))
+      return -1;
   }
   return 0;
 }

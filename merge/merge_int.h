@@ -37,6 +37,14 @@ int st__plan_cp(const strata_plan_t *p);
 int st__plan_ep(const strata_plan_t *p);
 int st__plan_etp(const strata_plan_t *p);
 
+/* The checkpoint's verdicts as `strata diff` prints them (checkpoint.c):
+ * its text section, or its JSON keys "checkpoint" and "checkpoints". */
+int st__checkpoint_text(const strata_plan_t *a, const strata_plan_t *b,
+                        strata_buf_t *o);
+struct cJSON;
+int st__checkpoint_json(const strata_plan_t *a, const strata_plan_t *b,
+                        struct cJSON *root);
+
 /* Devices of one stage (nodes x GPUs per node). */
 int st__stage_devices(const strata_plan_stage_t *st);
 /* Mesh devices sharding a placement such as "[S(1), R]". */

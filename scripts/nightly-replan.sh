@@ -112,7 +112,15 @@ if [ -f "$STATE/plan.splan" ]; then
     "$work/plan.splan" >"$work/diff.txt" || rc=$?
   case $rc in
   0) changed=0 ;;
-  1) changed=1 ;;
+  1)
+    changed=1
+    # whether yesterday's checkpoint loads under tonight's plan, in the
+    # format of its framework, and the conversion where it does not
+    awk '/^checkpoint:/ { on = 1; next }
+         on && /the plan.s/ { sub(/^ +/, ""); print "checkpoint: " $0; own = 1; next }
+         on && own && /^    / { sub(/^ +/, ""); print "checkpoint: " $0; next }
+         { own = 0 }' "$work/diff.txt" | while IFS= read -r l; do log "$l"; done
+    ;;
   3)
     changed=0
     log "plan unchanged, but it runs on other hosts: $(tail -n 1 "$work/diff.txt" | sed 's/^ *//')"

@@ -74,6 +74,37 @@ void strata_plan_config_name(const strata_plan_config_t *c, char *buf,
 int strata_plan_json(const strata_plan_t *p, char **text);
 #define STRATA_PLAN_JSON_TIMINGS 1u
 int strata_plan_json_flags(const strata_plan_t *p, unsigned flags, char **text);
+/* Whether a checkpoint written under plan `old` loads under plan `new`,
+ * per framework checkpoint format (export/checkpoint.c, docs/cost-model.md
+ * "Re-plans that keep the checkpoint"): loads as is or not and why, the
+ * framework's own conversion where not, the bytes a reshard reads (0 when
+ * the state's sharding is unchanged), the checkpoint's bytes (weights and
+ * optimizer state, each once) and the reshard's seconds on new's devices. */
+typedef enum {
+  STRATA_CKPT_MG_DIST,      /* Megatron-LM --ckpt-format torch_dist (default),
+                               Megatron-FSDP's fsdp_dtensor */
+  STRATA_CKPT_MG_LEGACY,    /* Megatron-LM --ckpt-format torch */
+  STRATA_CKPT_DS_ZERO,      /* DeepSpeed's ZeRO checkpoint */
+  STRATA_CKPT_DS_UNIVERSAL, /* DeepSpeed's universal checkpoint */
+  STRATA_CKPT_DCP,          /* torch.distributed.checkpoint (torchtitan) */
+  STRATA_CKPT_FORMATS
+} strata_ckpt_format_t;
+typedef struct {
+  strata_ckpt_format_t format;
+  int loads_as_is;
+  char why[320];
+  char conversion[320]; /* "" when it loads as is */
+  double bytes, checkpoint_bytes, seconds;
+} strata_ckpt_verdict_t;
+int strata_checkpoint_compare(const strata_plan_t *old_plan,
+                              const strata_plan_t *new_plan,
+                              strata_ckpt_verdict_t v[STRATA_CKPT_FORMATS]);
+/* Weights and optimizer state of the whole model, each byte once. */
+double strata_checkpoint_bytes(const strata_plan_t *p);
+const char *strata_ckpt_format_name(strata_ckpt_format_t f);
+/* The format a plan's framework writes by default. */
+strata_ckpt_format_t strata_ckpt_default_format(const strata_plan_t *p);
+
 /* *differs is 0 when nothing differs (degrees, stages, strategies,
  * figures, exactly); the text then says "plans are identical". */
 int strata_plan_diff(const strata_plan_t *a, const strata_plan_t *b, int json,

@@ -119,6 +119,7 @@ check "a used node down: configs rewritten" rewritten
 check "yesterday's needs more GPUs" logged "it needs 16 GPUs and the cluster has 12 usable now"
 check "hostfile leaves node002 out" hosts_are "node001 node003 node004 "
 check "hostfile says why" grep -q "left out: node002: unhealthy" "$STATE/configs/hostfile"
+check "the checkpoint's verdict logged" logged "checkpoint: megatron-dist (the plan's): "
 
 run_night "" 1000
 check "all back, within 1000 %: configs untouched" untouched
