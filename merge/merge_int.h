@@ -17,6 +17,10 @@
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out);
+/* Formats 3 to 17's decoder (payload.c). */
+int st__payload_decode_legacy(const unsigned char *data, size_t len,
+                              const char *where, unsigned version,
+                              strata_plan_t **out);
 /* Format 18's decoder; *skipped (where not NULL) counts the records of
  * tags it does not know that it skipped (optional ones: an unknown
  * must-understand tag is refused, STRATA_EVERSION).  nested: a fallback's

@@ -21,6 +21,25 @@
 
 #define BIG (1 << 30)
 
+/* plan_fields.h's rows in their form: a kept row's tag below
+ * STRATA_PLAN_TAG_NEXT, a row not kept at tag 0, and a row in the old
+ * form (codec TI/TD, slot: a format) says what to do
+ * (payload_tags.c keeps the rows under their tags). */
+#define OLD_MUST(key, tag)                                                     \
+  _Static_assert((tag) > 0 && (tag) < STRATA_PLAN_TAG_NEXT,                    \
+                 #key "'s tag is not below STRATA_PLAN_TAG_NEXT");
+#define OLD_OPT OLD_MUST
+#define OLD_NONE(key, tag)                                                     \
+  _Static_assert((tag) == 0, #key " is not kept: its tag is 0");
+#define OLD_TI(key, tag)                                                       \
+  _Static_assert(0, #key ": codec TI/TD is the old form: write MUST (or "      \
+                         "OPT) and a new tag, plan_fields.h's recipe");
+#define OLD_TD OLD_TI
+#define OLD_TN OLD_TI
+#define OLD(part, t, m, key, what, lo, hi, codec, tag, ...)                    \
+  OLD_##codec(key, tag)
+STRATA_PLAN_FIELDS(OLD)
+
 int st__ops_equal(const strata_op_choice_t *a, int na,
                   const strata_op_choice_t *b, int nb) {
   if (na != nb) return 0;
@@ -57,8 +76,7 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
 #define ENC_TI(m, slot)
 #define ENC_TN ENC_TI
 #define ENC_TD(m, slot)
-#define ENC(part, t, m, key, what, lo, hi, codec, slot)                   \
-  ENC_##codec(m, slot)
+#define ENC(part, t, m, key, what, lo, hi, codec, slot) ENC_##codec(m, slot)
 
 static void put_header(st__wr_t *w, const strata_plan_t *p) {
   int ints[ST__LEGACY_INTS] = {0};
@@ -224,10 +242,9 @@ static int put_fallbacks(st__wr_t *w, const strata_plan_t *p) {
 #define TAIL_HZ TAIL_HI
 #define TAIL_HD TAIL_HI
 #define TAIL_HZD TAIL_HI
-#define TAIL(part, t, m, key, what, lo, hi, codec, slot)                  \
-  TAIL_##codec(m, slot)
+#define TAIL(part, t, m, key, what, lo, hi, codec, slot) TAIL_##codec(m, slot)
 
-#define TAIL_BOUND(part, t, m, key, what, lo, hi, codec, slot)            \
+#define TAIL_BOUND(part, t, m, key, what, lo, hi, codec, slot)                 \
   _Static_assert(ST__TI_##codec(slot) <= ST__LEGACY_NEWEST,                    \
                  #key "'s format is newer than the legacy formats");
 #define ST__TI_TI(slot) (slot)
@@ -256,8 +273,7 @@ static void put_tail_fields(st__wr_t *w, const strata_plan_t *p, int f) {
 #define NEED_HZ NEED_HI
 #define NEED_HD NEED_HI
 #define NEED_HZD NEED_HI
-#define NEED(part, t, m, key, what, lo, hi, codec, slot)                  \
-  NEED_##codec(m, slot)
+#define NEED(part, t, m, key, what, lo, hi, codec, slot) NEED_##codec(m, slot)
 
 int st__legacy_format(const strata_plan_t *p) {
   int v = p->n_groups > 1 ? 4 : 3;
@@ -407,7 +423,7 @@ int st__payload_encode_legacy(const strata_plan_t *p, strata_buf_t *out) {
 #define SLOT_TI SLOT_HD
 #define SLOT_TN SLOT_HD
 #define SLOT_TD SLOT_HD
-#define SLOT(part, t, m, key, what, lo, hi, codec, slot)                  \
+#define SLOT(part, t, m, key, what, lo, hi, codec, slot)                       \
   SLOT_##codec(key, lo, hi, slot)
 
 static const struct {
@@ -423,8 +439,7 @@ static const struct {
 #define DEC_TI(t, m, slot)
 #define DEC_TN DEC_TI
 #define DEC_TD DEC_TI
-#define DEC(part, t, m, key, what, lo, hi, codec, slot)                   \
-  DEC_##codec(t, m, slot)
+#define DEC(part, t, m, key, what, lo, hi, codec, slot) DEC_##codec(t, m, slot)
 
 /* Run statistics are never stored (written as 0): a file holding them
  * would not re-encode to itself. */
@@ -880,8 +895,9 @@ static void ck_range_i(ck_t *k, const char *what, long long v, long long lo,
  * list. */
 #define CK(part, t, m, key, what, lo, hi, ...)                                 \
   if (what)                                                                    \
-    _Generic(p->m, double: ck_range_f, default: ck_range_i)(k, what, p->m, lo, \
-                                                             hi);
+    _Generic(p->m, double                                                      \
+             : ck_range_f, default                                             \
+             : ck_range_i)(k, what, p->m, lo, hi);
 
 static void ck_header_ints(ck_t *k, const strata_plan_t *p) {
   STRATA_PLAN_FIELDS(CK)
@@ -1206,7 +1222,7 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
 #define GET_HZ GET_HI
 #define GET_HD GET_HI
 #define GET_HZD GET_HI
-#define GET(part, t, m, key, what, lo, hi, codec, slot)                   \
+#define GET(part, t, m, key, what, lo, hi, codec, slot)                        \
   GET_##codec(m, what, lo, hi, slot)
 
 /* A figure after the stages: finite, in [0, 1e9]. */
@@ -1249,16 +1265,15 @@ static void get_tail_fields(st__rd_t *r, strata_plan_t *p, int f,
   }
 }
 
-int st__payload_decode(const unsigned char *data, size_t len, const char *where,
-                       unsigned version, strata_plan_t **out) {
+int st__payload_decode_legacy(const unsigned char *data, size_t len,
+                              const char *where, unsigned version,
+                              strata_plan_t **out) {
   return payload_decode(data, len, where, version, 0, out);
 }
 
 static int payload_decode(const unsigned char *data, size_t len,
                           const char *where, unsigned version, int nested,
                           strata_plan_t **out) {
-  if (version > ST__LEGACY_NEWEST)
-    return st__tags_decode(data, len, where, nested, NULL, out);
   st__rd_t r = {data, len, 0, NULL, NULL};
   int oom = 0, rc;
   strata_plan_t *p = strata_calloc(1, sizeof *p);

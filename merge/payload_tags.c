@@ -38,21 +38,6 @@ enum { T_INT, T_DBL, T_STR, T_REC };
 #define ONCE_B(tag, name, codec, type) st__plan_tag_##tag##_used_twice,
 enum { STRATA_PLAN_FIELDS(ONCE) STRATA_PLAN_BLOCKS(ONCE_B) ST__TAGS_END };
 
-/* A row in the old form (codec TI/TD, slot: a format) says what to do. */
-#define OLD_MUST(key, tag)                                                     \
-  _Static_assert((tag) > 0 && (tag) < STRATA_PLAN_TAG_NEXT,                    \
-                 #key "'s tag is not below STRATA_PLAN_TAG_NEXT");
-#define OLD_OPT OLD_MUST
-#define OLD_NONE(key, tag)                                                     \
-  _Static_assert((tag) == 0, #key " is not kept: its tag is 0");
-#define OLD_TI(key, tag)                                                       \
-  _Static_assert(0, #key ": codec TI/TD is the old form: write MUST (or "      \
-                      "OPT) and a new tag, plan_fields.h's recipe");
-#define OLD_TD OLD_TI
-#define OLD_TN OLD_TI
-#define OLD(part, t, m, key, what, lo, hi, codec, tag, ...) OLD_##codec(key, tag)
-STRATA_PLAN_FIELDS(OLD)
-
 /* The rows, then the blocks: an id each. */
 #define ROW_ID(part, t, m, key, ...) R_##key,
 #define BLOCK_ID(tag, name, codec, type) B_##name,
@@ -71,7 +56,8 @@ typedef struct {
 #define MUST_TI 0
 #define MUST_TD 0
 #define MUST_TN 0
-#define WIRE(m) _Generic(((strata_plan_t *)0)->m, double: T_DBL, default: T_INT)
+#define WIRE(m)                                                                \
+  _Generic(((strata_plan_t *)0)->m, double : T_DBL, default : T_INT)
 #define ROW_ENT(part, t, m, key, what, lo, hi, codec, tag, ...)                \
   {tag, MUST_##codec, WIRE(m), (what) ? (what) : #key},
 #define BLOCK_ENT(tag, name, codec, type) {tag, MUST_##codec, T_##type, #name},
@@ -85,7 +71,8 @@ static const ent_t ents[ENTS] = {STRATA_PLAN_FIELDS(ROW_ENT){0, 0, 0, NULL},
 #define TAG_TI TAG_NONE
 #define TAG_TD TAG_NONE
 #define TAG_TN TAG_NONE
-#define TAG(part, t, m, key, what, lo, hi, codec, tag, ...) TAG_##codec(key, tag)
+#define TAG(part, t, m, key, what, lo, hi, codec, tag, ...)                    \
+  TAG_##codec(key, tag)
 #define TAG_B(tag, name, codec, type) [tag] = B_##name + 1,
 static const short by_tag[STRATA_PLAN_TAG_NEXT] = {
     STRATA_PLAN_FIELDS(TAG) STRATA_PLAN_BLOCKS(TAG_B)};
@@ -97,8 +84,8 @@ typedef struct {
 
 #define GET(part, t, m, key, ...)                                              \
   case R_##key:                                                                \
-    v.i = (long long)_Generic(p->m, double: 0, default: p->m);                 \
-    v.d = _Generic(p->m, double: p->m, default: 0.0);                          \
+    v.i = (long long)_Generic(p->m, double : 0, default : p->m);               \
+    v.d = _Generic(p->m, double : p->m, default : 0.0);                        \
     break;
 static val_t row_get(const strata_plan_t *p, int id) {
   val_t v = {0, 0};
@@ -108,7 +95,7 @@ static val_t row_get(const strata_plan_t *p, int id) {
 
 #define SET(part, t, m, key, ...)                                              \
   case R_##key:                                                                \
-    p->m = _Generic(p->m, double: v.d, default: (t)v.i);                       \
+    p->m = _Generic(p->m, double : v.d, default : (t)v.i);                     \
     break;
 static void row_set(strata_plan_t *p, int id, val_t v) {
   switch (id) { STRATA_PLAN_FIELDS(SET) }
@@ -157,10 +144,15 @@ static int put_fallbacks(st__wr_t *v, const strata_plan_t *p) {
 /* Block id into v: 1, 0 where it is empty (not written), or an error. */
 static int put_block(st__wr_t *v, const strata_plan_t *p, int id) {
   switch (id) {
-  case B_model: return put_str(v, p->model);
-  case B_cluster: return put_str(v, p->cluster);
-  case B_family: return put_str(v, p->family);
-  case B_stages: st__put_stages(v, p); return 1;
+  case B_model:
+    return put_str(v, p->model);
+  case B_cluster:
+    return put_str(v, p->cluster);
+  case B_family:
+    return put_str(v, p->family);
+  case B_stages:
+    st__put_stages(v, p);
+    return 1;
   case B_ranks:
     st__wr_u(v, (uint64_t)p->pp);
     st__put_ranks(v, p);
@@ -178,7 +170,8 @@ static int put_block(st__wr_t *v, const strata_plan_t *p, int id) {
   case B_pareto:
     if (p->n_pareto > 0) st__put_configs(v, p->pareto, p->n_pareto);
     return p->n_pareto > 0;
-  case B_fallbacks: return p->n_fallbacks > 0 ? put_fallbacks(v, p) : 0;
+  case B_fallbacks:
+    return p->n_fallbacks > 0 ? put_fallbacks(v, p) : 0;
   case B_layouts:
     if (st__has_layouts(p)) st__put_layouts(v, p);
     return st__has_layouts(p);
@@ -197,8 +190,8 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
     v.b.len = 0;
     rc = id < ROWS ? put_row(&v, p, id) : put_block(&v, p, id);
     if (rc <= 0) continue;
-    st__wr_u(&w, (uint64_t)tag << 3 | (uint64_t)ents[id].must << 2 |
-                     ents[id].type);
+    st__wr_u(&w,
+             (uint64_t)tag << 3 | (uint64_t)ents[id].must << 2 | ents[id].type);
     st__wr_u(&w, (uint64_t)v.b.len);
     strata_buf_append(&w.b, v.b.p, v.b.len);
   }
@@ -297,8 +290,7 @@ static void get_row(st__rd_t *r, strata_plan_t *p, int id) {
     v.i = st__rd_int(r, name, INT_MIN, INT_MAX);
   if (!r->bad && (ents[id].type == T_DBL ? is_zero(v.d) : !v.i))
     fail(r, name, "is stored as 0 (a field at 0 is left out)");
-  if (!r->bad && r->pos != r->len)
-    fail(r, name, "has bytes after its value");
+  if (!r->bad && r->pos != r->len) fail(r, name, "has bytes after its value");
   if (!r->bad) row_set(p, id, v);
 }
 
@@ -322,8 +314,9 @@ static int get_fallbacks(dec_t *d, st__rd_t *r, strata_plan_t *p) {
   if (!r->bad && (n < 1 || n > STRATA_FALLBACKS_MAX))
     fail(r, "fallback count", "is not 1 to 16");
   if (!r->bad && d->nested) /* read before it nests any deeper */
-    fail(r, "fallback count", "is not 0 in a fallback plan (a fallback holds "
-                              "none)");
+    fail(r, "fallback count",
+         "is not 0 in a fallback plan (a fallback holds "
+         "none)");
   if (r->bad) return 0;
   p->fallbacks = strata_calloc((size_t)n, sizeof *p->fallbacks);
   if (!p->fallbacks) return strata_error(STRATA_ENOMEM, "out of memory");
@@ -353,21 +346,33 @@ static int get_list(st__rd_t *r, strata_plan_t *p, int id) {
 /* Block id, from its record r. */
 static int get_block(dec_t *d, st__rd_t *r, strata_plan_t *p, int id) {
   switch (id) {
-  case B_model: get_str(r, "model", NULL, 0, &p->model, &d->oom); break;
-  case B_cluster: get_str(r, "cluster", NULL, 0, &p->cluster, &d->oom); break;
+  case B_model:
+    get_str(r, "model", NULL, 0, &p->model, &d->oom);
+    break;
+  case B_cluster:
+    get_str(r, "cluster", NULL, 0, &p->cluster, &d->oom);
+    break;
   case B_family:
     get_str(r, "family", p->family, sizeof p->family, NULL, &d->oom);
     break;
-  case B_stages: st__check_batch(r, p); return st__get_stages(r, p, &d->oom);
+  case B_stages:
+    st__check_batch(r, p);
+    return st__get_stages(r, p, &d->oom);
   case B_ranks:
     if (st__rd_u(r, "rank count") != (uint64_t)p->pp)
       fail(r, "rank count", "is not the pipeline size");
     return st__get_ranks(r, p);
   case B_configurations:
-  case B_pareto: return get_list(r, p, id);
-  case B_node_groups: st__get_groups(r, p, 0); break;
-  case B_rope_scaling: st__get_rope(r, &p->rope_scaling, 7); break;
-  case B_fallbacks: return get_fallbacks(d, r, p);
+  case B_pareto:
+    return get_list(r, p, id);
+  case B_node_groups:
+    st__get_groups(r, p, 0);
+    break;
+  case B_rope_scaling:
+    st__get_rope(r, &p->rope_scaling, 7);
+    break;
+  case B_fallbacks:
+    return get_fallbacks(d, r, p);
   case B_layouts:
     st__get_layouts(r, p);
     if (!r->bad && !st__has_layouts(p))

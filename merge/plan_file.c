@@ -173,6 +173,13 @@ static int inflate_payload(const unsigned char *z, size_t z_len, size_t raw_len,
   return 0;
 }
 
+/* Format 18's records, or an older format's layout. */
+int st__payload_decode(const unsigned char *data, size_t len, const char *where,
+                       unsigned version, strata_plan_t **out) {
+  if (version >= 18) return st__tags_decode(data, len, where, 0, NULL, out);
+  return st__payload_decode_legacy(data, len, where, version, out);
+}
+
 int strata_plan_decode(const unsigned char *data, size_t len, const char *where,
                        strata_plan_t **out) {
   size_t raw_len = 0, z_len = 0;

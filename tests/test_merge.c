@@ -596,7 +596,6 @@ TEST(decode_errors) {
   strata_plan_destroy(p);
 }
 
-
 /* p's payload as written, refused on reading with code and msg. */
 static void expect_payload_error(const strata_plan_t *p, const char *msg) {
   strata_buf_t raw;
@@ -2749,8 +2748,8 @@ static int old_sample(const char *path, int *versions) {
     return 0;
   }
   if (v < STRATA_PLAN_FORMAT_VERSION) {
-    uLongf raw_len = (uLongf)f[12] | (uLongf)f[13] << 8 |
-                     (uLongf)f[14] << 16 | (uLongf)f[15] << 24;
+    uLongf raw_len = (uLongf)f[12] | (uLongf)f[13] << 8 | (uLongf)f[14] << 16 |
+                     (uLongf)f[15] << 24;
     unsigned char *raw = strata_malloc(raw_len);
     ASSERT(raw && uncompress(raw, &raw_len, f + 20, (uLong)(len - 20)) == Z_OK);
     strata_buf_t again;

@@ -361,8 +361,8 @@ enum {
  * (a mask of them for a set). */
 #define STRATA_PLAN_CHOICE_FIELD(F, kind, m, key, what, tag, diff, cli, when,  \
                                  help, ...)                                    \
-  F(CONF, int, m, key, what, 0, STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__), MUST,\
-    tag, OPTS, kind, when, diff)
+  F(CONF, int, m, key, what, 0, STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__),     \
+    MUST, tag, OPTS, kind, when, diff)
 #define STRATA_PLAN_CHOICE_COUNT(...)                                          \
   ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
 #define STRATA_PLAN_CHOICE_HI_NAME(...) STRATA_PLAN_CHOICE_COUNT(__VA_ARGS__)
