@@ -11,20 +11,35 @@
 
 #include "strata/merge.h"
 
-/* The payload (payload.c): encode into out (init'd here), or decode
- * data into a new plan; `where` prefixes messages. */
+/* The payload: encode into out (init'd here) in format 18, tagged
+ * records (payload_tags.c), or decode data of format `version` (3 to 18)
+ * into a new plan; `where` prefixes messages. */
 int st__payload_encode(const strata_plan_t *p, strata_buf_t *out);
-/* The oldest format that holds p: the highest format of a field kept
- * after the stages that is not 0 (plan_fields.h), 7 with a RoPE scaling,
- * 5 with an L2 q/k norm, 4 with node groups, else 3. */
-int st__format_of(const strata_plan_t *p);
-/* Whether a listed configuration (best or on the front) states its layout:
- * format 17 keeps them. */
-int st__has_layouts(const strata_plan_t *p);
-/* 1 if every slot of the header is some field's (plan_fields.h). */
-int st__plan_fields_complete(void);
 int st__payload_decode(const unsigned char *data, size_t len, const char *where,
                        unsigned version, strata_plan_t **out);
+/* Formats 3 to 17's decoder (payload.c). */
+int st__payload_decode_legacy(const unsigned char *data, size_t len,
+                              const char *where, unsigned version,
+                              strata_plan_t **out);
+/* Format 18's decoder; *skipped (where not NULL) counts the records of
+ * tags it does not know that it skipped (optional ones: an unknown
+ * must-understand tag is refused, STRATA_EVERSION).  nested: a fallback's
+ * payload, which holds no fallbacks of its own. */
+int st__tags_decode(const unsigned char *data, size_t len, const char *where,
+                    int nested, int *skipped, strata_plan_t **out);
+/* The formats before 18 (payload.c, plan_legacy.h): p as the strata of
+ * those formats wrote it, in st__legacy_format(p), the oldest format
+ * that holds it (the highest format of a field kept after the stages
+ * that is not 0, 7 with a RoPE scaling, 5 with an L2 q/k norm, 4 with
+ * node groups, else 3).  Strata writes format 18 only: the tests write
+ * these to prove that the old files still read, field for field. */
+int st__payload_encode_legacy(const strata_plan_t *p, strata_buf_t *out);
+int st__legacy_format(const strata_plan_t *p);
+/* Whether a listed configuration (best or on the front) states its layout:
+ * format 17 and the layouts block keep them. */
+int st__has_layouts(const strata_plan_t *p);
+/* 1 if every slot of the old formats' header is some field's. */
+int st__plan_fields_complete(void);
 /* The plan's fields against each other and their ranges (payload.c): the
  * checks the decoder makes after reading, which the encoder makes before
  * writing, so no plan file strata writes is one it refuses.  A failure

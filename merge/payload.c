@@ -16,10 +16,29 @@
 #include <string.h>
 
 #include "core/text.h"
-#include "merge/codec.h"
-#include "merge/merge_int.h"
+#include "merge/payload.h"
+#include "merge/plan_legacy.h"
 
 #define BIG (1 << 30)
+
+/* plan_fields.h's rows in their form: a kept row's tag below
+ * STRATA_PLAN_TAG_NEXT, a row not kept at tag 0, and a row in the old
+ * form (codec TI/TD, slot: a format) says what to do
+ * (payload_tags.c keeps the rows under their tags). */
+#define OLD_MUST(key, tag)                                                     \
+  _Static_assert((tag) > 0 && (tag) < STRATA_PLAN_TAG_NEXT,                    \
+                 #key "'s tag is not below STRATA_PLAN_TAG_NEXT");
+#define OLD_OPT OLD_MUST
+#define OLD_NONE(key, tag)                                                     \
+  _Static_assert((tag) == 0, #key " is not kept: its tag is 0");
+#define OLD_TI(key, tag)                                                       \
+  _Static_assert(0, #key ": codec TI/TD is the old form: write MUST (or "      \
+                         "OPT) and a new tag, plan_fields.h's recipe");
+#define OLD_TD OLD_TI
+#define OLD_TN OLD_TI
+#define OLD(part, t, m, key, what, lo, hi, codec, tag, ...)                    \
+  OLD_##codec(key, tag)
+STRATA_PLAN_FIELDS(OLD)
 
 int st__ops_equal(const strata_op_choice_t *a, int na,
                   const strata_op_choice_t *b, int nb) {
@@ -57,13 +76,12 @@ int st__ops_equal(const strata_op_choice_t *a, int na,
 #define ENC_TI(m, slot)
 #define ENC_TN ENC_TI
 #define ENC_TD(m, slot)
-#define ENC(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
-  ENC_##codec(m, slot)
+#define ENC(part, t, m, key, what, lo, hi, codec, slot) ENC_##codec(m, slot)
 
 static void put_header(st__wr_t *w, const strata_plan_t *p) {
-  int ints[STRATA_PLAN_HEADER_INTS] = {0};
-  double dbl[STRATA_PLAN_HEADER_DOUBLES] = {0};
-  STRATA_PLAN_FIELDS(ENC)
+  int ints[ST__LEGACY_INTS] = {0};
+  double dbl[ST__LEGACY_DOUBLES] = {0};
+  ST__PLAN_LEGACY(ENC)
   st__wr_s(w, p->model);
   st__wr_s(w, p->cluster);
   st__wr_s(w, p->family);
@@ -196,23 +214,15 @@ static void put_config(st__wr_t *w, const strata_plan_config_t *c) {
   st__wr_f(w, c->peak_memory_bytes);
 }
 
-/* Format 13: the Pareto front's configurations (their count, 0 without
- * --pareto), after the format's fields. */
-static void put_pareto(st__wr_t *w, const strata_plan_t *p) {
-  st__wr_u(w, (uint64_t)p->n_pareto);
-  for (int i = 0; i < p->n_pareto; i++)
-    put_config(w, &p->pareto[i]);
-}
-
 /* Format 14: the fallback plans, each as its format, its payload's
  * length and its payload (a fallback holds none of its own). */
 static int put_fallbacks(st__wr_t *w, const strata_plan_t *p) {
   st__wr_u(w, (uint64_t)p->n_fallbacks);
   for (int i = 0; i < p->n_fallbacks; i++) {
     strata_buf_t sub;
-    int rc = st__payload_encode(p->fallbacks[i], &sub);
+    int rc = st__payload_encode_legacy(p->fallbacks[i], &sub);
     if (rc) return rc;
-    st__wr_u(w, (uint64_t)st__format_of(p->fallbacks[i]));
+    st__wr_u(w, (uint64_t)st__legacy_format(p->fallbacks[i]));
     st__wr_u(w, (uint64_t)sub.len);
     strata_buf_append(&w->b, sub.p, sub.len);
     strata_buf_free(&sub);
@@ -232,12 +242,11 @@ static int put_fallbacks(st__wr_t *w, const strata_plan_t *p) {
 #define TAIL_HZ TAIL_HI
 #define TAIL_HD TAIL_HI
 #define TAIL_HZD TAIL_HI
-#define TAIL(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
-  TAIL_##codec(m, slot)
+#define TAIL(part, t, m, key, what, lo, hi, codec, slot) TAIL_##codec(m, slot)
 
-#define TAIL_BOUND(part, t, m, key, what, lo, hi, codec, slot, ...)            \
-  _Static_assert(ST__TI_##codec(slot) <= STRATA_PLAN_FORMAT_VERSION,           \
-                 #key "'s format is newer than STRATA_PLAN_FORMAT_VERSION");
+#define TAIL_BOUND(part, t, m, key, what, lo, hi, codec, slot)                 \
+  _Static_assert(ST__TI_##codec(slot) <= ST__LEGACY_NEWEST,                    \
+                 #key "'s format is newer than the legacy formats");
 #define ST__TI_TI(slot) (slot)
 #define ST__TI_TN(slot) (slot)
 #define ST__TI_TD(slot) (slot)
@@ -246,10 +255,10 @@ static int put_fallbacks(st__wr_t *w, const strata_plan_t *p) {
 #define ST__TI_HZ(slot) 0
 #define ST__TI_HD(slot) 0
 #define ST__TI_HZD(slot) 0
-STRATA_PLAN_FIELDS(TAIL_BOUND)
+ST__PLAN_LEGACY(TAIL_BOUND)
 
 static void put_tail_fields(st__wr_t *w, const strata_plan_t *p, int f) {
-  STRATA_PLAN_FIELDS(TAIL)
+  ST__PLAN_LEGACY(TAIL)
 }
 
 /* The format a tail field needs: its slot, where it is not 0 (not 1 for
@@ -264,13 +273,12 @@ static void put_tail_fields(st__wr_t *w, const strata_plan_t *p, int f) {
 #define NEED_HZ NEED_HI
 #define NEED_HD NEED_HI
 #define NEED_HZD NEED_HI
-#define NEED(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
-  NEED_##codec(m, slot)
+#define NEED(part, t, m, key, what, lo, hi, codec, slot) NEED_##codec(m, slot)
 
-int st__format_of(const strata_plan_t *p) {
+int st__legacy_format(const strata_plan_t *p) {
   int v = p->n_groups > 1 ? 4 : 3;
   if (p->qk_norm > 1 && v < 5) v = 5; /* an L2 norm: format 5's */
-  STRATA_PLAN_FIELDS(NEED)
+  ST__PLAN_LEGACY(NEED)
   if (p->rope_scaling.type != STRATA_ROPE_SCALING_NONE && v < 7) v = 7;
   if (p->n_pareto > 0 && v < 13) v = 13;
   if (p->n_fallbacks > 0 && v < 14) v = 14;
@@ -289,14 +297,14 @@ int st__has_layouts(const strata_plan_t *p) {
 
 /* Format 17: each listed configuration's layout ("" where its first and
  * last rank tell it), the best ones' then the front's. */
-static void put_layouts(st__wr_t *w, const strata_plan_t *p) {
+void st__put_layouts(st__wr_t *w, const strata_plan_t *p) {
   for (int i = 0; i < p->n_top; i++)
     st__wr_s(w, p->top[i].layout);
   for (int i = 0; i < p->n_pareto; i++)
     st__wr_s(w, p->pareto[i].layout);
 }
 
-static void get_layouts(st__rd_t *r, strata_plan_t *p) {
+void st__get_layouts(st__rd_t *r, strata_plan_t *p) {
   for (int i = 0; i < p->n_top && !r->bad; i++)
     st__rd_sbuf(r, "configuration layout", p->top[i].layout,
                 sizeof p->top[i].layout);
@@ -306,7 +314,7 @@ static void get_layouts(st__rd_t *r, strata_plan_t *p) {
 }
 
 /* Format 7: the RoPE scaling after format 6's overlap. */
-static void put_rope_scaling(st__wr_t *w, const strata_rope_scaling_t *r) {
+void st__put_rope(st__wr_t *w, const strata_rope_scaling_t *r) {
   const int ints[] = {r->type, r->original, r->unrounded, r->full_only};
   const double dbl[] = {r->factor, r->low, r->high, r->mscale, r->mscale_all};
   for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
@@ -317,8 +325,7 @@ static void put_rope_scaling(st__wr_t *w, const strata_rope_scaling_t *r) {
 
 /* Format 7 is written for a RoPE scaling; later formats hold one, or none
  * (type 0), whatever made them later. */
-static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s,
-                             unsigned version) {
+void st__get_rope(st__rd_t *r, strata_rope_scaling_t *s, unsigned version) {
   s->type = st__rd_int(r, "rope scaling type",
                        version > 7 ? STRATA_ROPE_SCALING_NONE
                                    : STRATA_ROPE_SCALING_LLAMA3,
@@ -336,48 +343,61 @@ static void get_rope_scaling(st__rd_t *r, strata_rope_scaling_t *s,
   }
 }
 
-int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
+/* The stage count, the stages, the p2p times between them. */
+void st__put_stages(st__wr_t *w, const strata_plan_t *p) {
+  st__wr_u(w, (uint64_t)p->n_stages);
+  for (int s = 0; s < p->n_stages; s++)
+    put_stage(w, p, s);
+  for (int s = 0; s + 1 < p->n_stages; s++)
+    st__wr_f(w, p->p2p_seconds ? p->p2p_seconds[s] : 0);
+}
+
+/* Each pipeline rank's figures (pp of them). */
+void st__put_ranks(st__wr_t *w, const strata_plan_t *p) {
+  for (int k = 0; k < p->pp; k++)
+    put_rank(w, p->ranks ? &p->ranks[k] : NULL);
+}
+
+/* A list of configurations: its count, then each. */
+void st__put_configs(st__wr_t *w, const strata_plan_config_t *v, int n) {
+  st__wr_u(w, (uint64_t)n);
+  for (int i = 0; i < n; i++)
+    put_config(w, &v[i]);
+}
+
+/* A mixed cluster's node groups: their count, each stage's group and GPU
+ * model, where each kept configuration runs. */
+void st__put_groups(st__wr_t *w, const strata_plan_t *p) {
+  st__wr_u(w, (uint64_t)p->n_groups);
+  for (int s = 0; s < p->n_stages; s++) {
+    st__wr_i(w, p->stages[s].group);
+    st__wr_s(w, p->stages[s].gpu_model);
+  }
+  for (int i = 0; i < p->n_top; i++)
+    st__wr_i(w, p->top[i].group);
+}
+
+/* A plan in the format of 3 to 17 that holds it (plan_legacy.h), as the
+ * strata of those formats wrote it: the tests' proof that such files
+ * still read, field for field. */
+int st__payload_encode_legacy(const strata_plan_t *p, strata_buf_t *out) {
   st__wr_t w;
-  int v = st__format_of(p), rc = 0;
-  if (v > STRATA_PLAN_FORMAT_VERSION) /* a file this strata could not read */
-    return strata_error(STRATA_EUNSUPPORTED,
-                        "plan: the model's rope_scaling (%s) needs plan "
-                        "format %d, newer than this strata writes (%d)",
-                        strata_rope_scaling_name(p->rope_scaling.type), v,
-                        STRATA_PLAN_FORMAT_VERSION);
+  int v = st__legacy_format(p), rc = 0;
   strata_buf_init(&w.b);
   put_header(&w, p);
-  st__wr_u(&w, (uint64_t)p->n_stages);
-  for (int s = 0; s < p->n_stages; s++)
-    put_stage(&w, p, s);
-  for (int s = 0; s + 1 < p->n_stages; s++)
-    st__wr_f(&w, p->p2p_seconds ? p->p2p_seconds[s] : 0);
-  for (int k = 0; k < p->pp; k++)
-    put_rank(&w, p->ranks ? &p->ranks[k] : NULL);
-  st__wr_u(&w, (uint64_t)p->n_top);
-  for (int i = 0; i < p->n_top; i++)
-    put_config(&w, &p->top[i]);
-  if (p->n_groups > 1) /* format 4: the node group of each stage */
-    for (int s = -1; s < p->n_stages; s++) {
-      if (s < 0) {
-        st__wr_u(&w, (uint64_t)p->n_groups);
-        continue;
-      }
-      st__wr_i(&w, p->stages[s].group);
-      st__wr_s(&w, p->stages[s].gpu_model);
-    }
-  if (p->n_groups > 1) /* and where each runner-up runs */
-    for (int i = 0; i < p->n_top; i++)
-      st__wr_i(&w, p->top[i].group);
+  st__put_stages(&w, p);
+  st__put_ranks(&w, p);
+  st__put_configs(&w, p->top, p->n_top);
+  if (p->n_groups > 1) st__put_groups(&w, p); /* format 4 */
   /* format 5 on: the groups' count even when 1, then each format's fields
    * (format 7's RoPE scaling is a struct of its own) */
   if (v >= 5 && p->n_groups <= 1) st__wr_u(&w, 1);
   for (int f = 5; f <= v; f++) {
     put_tail_fields(&w, p, f);
-    if (f == 7) put_rope_scaling(&w, &p->rope_scaling);
-    if (f == 13) put_pareto(&w, p);
+    if (f == 7) st__put_rope(&w, &p->rope_scaling);
+    if (f == 13) st__put_configs(&w, p->pareto, p->n_pareto);
     if (f == 14 && !rc) rc = put_fallbacks(&w, p);
-    if (f == 17) put_layouts(&w, p);
+    if (f == 17) st__put_layouts(&w, p);
   }
   if (rc) {
     strata_buf_free(&w.b);
@@ -403,13 +423,13 @@ int st__payload_encode(const strata_plan_t *p, strata_buf_t *out) {
 #define SLOT_TI SLOT_HD
 #define SLOT_TN SLOT_HD
 #define SLOT_TD SLOT_HD
-#define SLOT(part, t, m, key, what, lo, hi, codec, slot, ...)                  \
+#define SLOT(part, t, m, key, what, lo, hi, codec, slot)                       \
   SLOT_##codec(key, lo, hi, slot)
 
 static const struct {
   const char *label;
   int lo, hi;
-} int_slot[STRATA_PLAN_HEADER_INTS] = {STRATA_PLAN_FIELDS(SLOT)};
+} int_slot[ST__LEGACY_INTS] = {ST__PLAN_LEGACY(SLOT)};
 
 #define DEC_HI(t, m, slot) p->m = (t)ints[slot];
 #define DEC_HE DEC_HI
@@ -419,8 +439,7 @@ static const struct {
 #define DEC_TI(t, m, slot)
 #define DEC_TN DEC_TI
 #define DEC_TD DEC_TI
-#define DEC(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
-  DEC_##codec(t, m, slot)
+#define DEC(part, t, m, key, what, lo, hi, codec, slot) DEC_##codec(t, m, slot)
 
 /* Run statistics are never stored (written as 0): a file holding them
  * would not re-encode to itself. */
@@ -432,11 +451,11 @@ static const struct {
 #define STAT_TI STAT_HI
 #define STAT_TN STAT_HI
 #define STAT_TD STAT_HI
-#define STAT(part, t, m, key, what, lo, hi, codec, slot, ...) STAT_##codec(slot)
+#define STAT(part, t, m, key, what, lo, hi, codec, slot) STAT_##codec(slot)
 
 static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
-  int ints[STRATA_PLAN_HEADER_INTS], bad = 0;
-  double dbl[STRATA_PLAN_HEADER_DOUBLES];
+  int ints[ST__LEGACY_INTS], bad = 0;
+  double dbl[ST__LEGACY_DOUBLES];
   p->model = st__rd_s(r, "model", oom);
   p->cluster = st__rd_s(r, "cluster", oom);
   st__rd_sbuf(r, "family", p->family, sizeof p->family);
@@ -445,14 +464,18 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
   for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++)
     dbl[i] = st__rd_f(r, "plan figures");
   if (r->bad) return;
-  STRATA_PLAN_FIELDS(DEC)
-  STRATA_PLAN_FIELDS(STAT)
+  ST__PLAN_LEGACY(DEC)
+  ST__PLAN_LEGACY(STAT)
   if (bad) {
     r->bad = "plan statistics";
     r->why = "are not 0 (a plan file never stores them)";
   }
-  /* Every exporter divides by these (found by fuzz_plan: micro-batch x dp
-   * overflowed to 0); a plan's step is n_micro micro-batches per replica. */
+  st__check_batch(r, p);
+}
+
+/* Every exporter divides by these (found by fuzz_plan: micro-batch x dp
+ * overflowed to 0); a plan's step is n_micro micro-batches per replica. */
+void st__check_batch(st__rd_t *r, const strata_plan_t *p) {
   if (!r->bad &&
       (p->tp < 1 || p->dp < 1 || p->micro_batch < 1 || p->n_micro < 1 ||
        (long long)p->micro_batch * p->dp * p->n_micro != p->global_batch)) {
@@ -464,7 +487,7 @@ static void get_header(st__rd_t *r, strata_plan_t *p, int *oom) {
 
 /* Every header slot is some field's (a test calls this). */
 int st__plan_fields_complete(void) {
-  for (int i = 0; i < STRATA_PLAN_HEADER_INTS; i++)
+  for (int i = 0; i < ST__LEGACY_INTS; i++)
     if (!int_slot[i].label) return 0;
   return 1;
 }
@@ -608,9 +631,15 @@ static int get_stage(st__rd_t *r, strata_plan_t *p, int s, int *oom) {
 }
 
 static int get_body(st__rd_t *r, strata_plan_t *p, int *oom) {
-  int rc = 0;
   get_header(r, p, oom);
   if (*oom) return strata_error(STRATA_ENOMEM, "out of memory");
+  return st__get_stages(r, p, oom);
+}
+
+/* The stages and the p2p times between them (st__put_stages), after the
+ * degrees they are checked against. */
+int st__get_stages(st__rd_t *r, strata_plan_t *p, int *oom) {
+  int rc = 0;
   uint64_t n = st__rd_u(r, "stage count");
   if (!r->bad && (n < 1 || n > r->len - r->pos)) {
     r->bad = "stage count";
@@ -654,6 +683,12 @@ static void get_config(st__rd_t *r, strata_plan_config_t *c) {
 }
 
 static int get_tail(st__rd_t *r, strata_plan_t *p) {
+  int rc = st__get_ranks(r, p);
+  return rc ? rc : st__get_configs(r, p);
+}
+
+/* Each pipeline rank's figures (st__put_ranks). */
+int st__get_ranks(st__rd_t *r, strata_plan_t *p) {
   if (r->bad) return 0;
   if (p->pp < 1 || p->pp > p->n_stages || p->n_stages % p->pp) {
     r->bad = "pipeline size";
@@ -668,6 +703,11 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
     for (int i = 0; i < RANK_FIELDS; i++)
       *f[i] = st__rd_f(r, "rank figures");
   }
+  return 0;
+}
+
+/* The kept configurations (st__put_configs). */
+int st__get_configs(st__rd_t *r, strata_plan_t *p) {
   uint64_t n = st__rd_u(r, "configuration count");
   if (!r->bad && n > 100) {
     r->bad = "configuration count";
@@ -683,7 +723,7 @@ static int get_tail(st__rd_t *r, strata_plan_t *p) {
 }
 
 /* Format 13: the Pareto front (put_pareto). */
-static int get_pareto(st__rd_t *r, strata_plan_t *p) {
+int st__get_pareto(st__rd_t *r, strata_plan_t *p) {
   uint64_t n = st__rd_u(r, "Pareto front's count");
   if (!r->bad && n > STRATA_PARETO_MAX) {
     r->bad = "Pareto front's count";
@@ -725,9 +765,9 @@ static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where,
   if (!p->fallbacks) return strata_error(STRATA_ENOMEM, "out of memory");
   for (uint64_t i = 0; i < n && !r->bad; i++) {
     uint64_t v = st__rd_u(r, "fallback's format");
-    if (!r->bad && (v < 14 || v > STRATA_PLAN_FORMAT_VERSION)) {
+    if (!r->bad && (v < 14 || v > ST__LEGACY_NEWEST)) {
       r->bad = "fallback's format";
-      r->why = "is not 14 to the newest this strata reads";
+      r->why = "is not 14 to 17";
     }
     uint64_t len = st__rd_u(r, "fallback's length");
     if (!r->bad && len > r->len - r->pos) {
@@ -748,7 +788,7 @@ static int get_fallbacks(st__rd_t *r, strata_plan_t *p, const char *where,
 
 /* Format 4: the node groups of a mixed cluster and each stage's (format 5
  * writes the count even when it is 1, with nothing after it). */
-static void get_groups(st__rd_t *r, strata_plan_t *p, int one_ok) {
+void st__get_groups(st__rd_t *r, strata_plan_t *p, int one_ok) {
   uint64_t n = st__rd_u(r, "node group count");
   if (!r->bad && one_ok && n == 1) return;
   if (!r->bad && (n < 2 || n > 64)) {
@@ -838,18 +878,26 @@ int st__plan_etp(const strata_plan_t *p) {
   return p->experts > 0 && p->etp > 0 ? p->etp : p->tp;
 }
 
-/* Each field in its range (plan_fields.h), in the order of the list. */
-#define CK_HI(m, what, lo, hi)                                                 \
-  if (what) ck_int(k, what, p->m, lo, hi);
-#define CK_HE CK_HI
-#define CK_TI CK_HI
-#define CK_TN CK_HI
-#define CK_HZ(m, what, lo, hi)
-#define CK_HD CK_HZ
-#define CK_HZD CK_HZ
-#define CK_TD CK_HZ
-#define CK(part, t, m, key, what, lo, hi, codec, ...)                          \
-  CK_##codec(m, what, lo, hi)
+/* A double with a name in the list: a figure in [0, 1e9]. */
+static void ck_range_f(ck_t *k, const char *what, double v, long long lo,
+                       long long hi) {
+  (void)lo, (void)hi;
+  if (!k->rc && !(v >= 0 && v <= 1e9))
+    ck_bad(k, "%s is %g, not in [0, 1e9]", what, v);
+}
+
+static void ck_range_i(ck_t *k, const char *what, long long v, long long lo,
+                       long long hi) {
+  ck_int(k, what, v, lo, hi);
+}
+
+/* Each field with a name in its range (plan_fields.h), in the order of the
+ * list. */
+#define CK(part, t, m, key, what, lo, hi, ...)                                 \
+  if (what)                                                                    \
+    _Generic(p->m, double                                                      \
+             : ck_range_f, default                                             \
+             : ck_range_i)(k, what, p->m, lo, hi);
 
 static void ck_header_ints(ck_t *k, const strata_plan_t *p) {
   STRATA_PLAN_FIELDS(CK)
@@ -1174,7 +1222,7 @@ int st__plan_check(const strata_plan_t *p, int code, const char *where,
 #define GET_HZ GET_HI
 #define GET_HD GET_HI
 #define GET_HZD GET_HI
-#define GET(part, t, m, key, what, lo, hi, codec, slot, ...)                   \
+#define GET(part, t, m, key, what, lo, hi, codec, slot)                        \
   GET_##codec(m, what, lo, hi, slot)
 
 /* A figure after the stages: finite, in [0, 1e9]. */
@@ -1202,23 +1250,24 @@ static int lo_of(int f, unsigned version, int lo) {
 #define ON_HZ ON_TI
 #define ON_HD ON_TI
 #define ON_HZD ON_TI
-#define ON(part, t, m, key, what, lo, hi, codec, ...) ON_##codec(m)
+#define ON(part, t, m, key, what, lo, hi, codec, slot) ON_##codec(m)
 
 static void tail_defaults(strata_plan_t *p) {
-  STRATA_PLAN_FIELDS(ON)
+  ST__PLAN_LEGACY(ON)
 }
 
 static void get_tail_fields(st__rd_t *r, strata_plan_t *p, int f,
                             unsigned version) {
-  STRATA_PLAN_FIELDS(GET)
+  ST__PLAN_LEGACY(GET)
   if (f == 5 && !r->bad && !(p->rotary_percent >= 0 && p->rotary_percent < 1)) {
     r->bad = "rotary share";
     r->why = "is not in [0, 1)";
   }
 }
 
-int st__payload_decode(const unsigned char *data, size_t len, const char *where,
-                       unsigned version, strata_plan_t **out) {
+int st__payload_decode_legacy(const unsigned char *data, size_t len,
+                              const char *where, unsigned version,
+                              strata_plan_t **out) {
   return payload_decode(data, len, where, version, 0, out);
 }
 
@@ -1237,14 +1286,14 @@ static int payload_decode(const unsigned char *data, size_t len,
     r.bad = "q/k norm";
     r.why = version >= 5 ? "is not 0, 1 or 2" : "is not 0 or 1";
   }
-  if (!rc && !r.bad && version >= 4) get_groups(&r, p, version >= 5);
+  if (!rc && !r.bad && version >= 4) st__get_groups(&r, p, version >= 5);
   tail_defaults(p);
   for (unsigned f = 5; !rc && !r.bad && f <= version; f++) {
     get_tail_fields(&r, p, (int)f, version);
-    if (f == 7) get_rope_scaling(&r, &p->rope_scaling, version);
-    if (f == 13 && !r.bad) rc = get_pareto(&r, p);
+    if (f == 7) st__get_rope(&r, &p->rope_scaling, version);
+    if (f == 13 && !r.bad) rc = st__get_pareto(&r, p);
     if (f == 14 && !r.bad && !rc) rc = get_fallbacks(&r, p, where, nested);
-    if (f == 17 && !r.bad && !rc) get_layouts(&r, p);
+    if (f == 17 && !r.bad && !rc) st__get_layouts(&r, p);
   }
   if (!rc && !r.bad && r.pos != r.len) {
     r.bad = "payload";

@@ -78,11 +78,9 @@ static int encode(const strata_plan_t *p, const char *where,
                       "plan: %zu bytes of payload exceed the "
                       "format's limit",
                       raw.len);
-  /* format 3 unless a mixed cluster's groups (4) or multi-token
-   * prediction or a partial rotary (5) must be stored, so plans of one
-   * shape read in any strata that reads format 3 */
-  unsigned v = (unsigned)st__format_of(p);
-  if (!rc) rc = deflate_into(&raw, v, data, len);
+  /* format 18, tagged records: a field this strata does not know is
+   * skipped or refused by its own flag, not by the version */
+  if (!rc) rc = deflate_into(&raw, STRATA_PLAN_FORMAT_VERSION, data, len);
   strata_buf_free(&raw);
   return rc;
 }
@@ -173,6 +171,13 @@ static int inflate_payload(const unsigned char *z, size_t z_len, size_t raw_len,
   }
   *out = raw;
   return 0;
+}
+
+/* Format 18's records, or an older format's layout. */
+int st__payload_decode(const unsigned char *data, size_t len, const char *where,
+                       unsigned version, strata_plan_t **out) {
+  if (version >= 18) return st__tags_decode(data, len, where, 0, NULL, out);
+  return st__payload_decode_legacy(data, len, where, version, out);
 }
 
 int strata_plan_decode(const unsigned char *data, size_t len, const char *where,

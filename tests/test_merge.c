@@ -12,7 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #include "core/json.h"
 #include "merge/merge_int.h"
@@ -142,11 +144,60 @@ static unsigned char *encode(const strata_plan_t *p, size_t *len) {
   return d;
 }
 
+/* A file of format `version` around a raw payload, as the encoder would
+ * write it. */
+static unsigned char *wrap_v(const void *raw, size_t n, int version,
+                             size_t *len) {
+  uLongf z = compressBound((uLong)n);
+  unsigned char *d = strata_malloc(20 + z);
+  ASSERT(d);
+  ASSERT_EQ(compress2(d + 20, &z, raw, (uLong)n, 9), Z_OK);
+  uint32_t v[3] = {strata_crc32(d + 20, z), (uint32_t)n, (uint32_t)z};
+  memcpy(d, "SPLN\x00\x00\x00\x00", 8);
+  d[4] = (unsigned char)version;
+  for (int i = 0; i < 3; i++)
+    for (int k = 0; k < 4; k++)
+      d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));
+  *len = 20 + z;
+  return d;
+}
+
+static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
+  return wrap_v(raw, n, STRATA_PLAN_FORMAT_VERSION, len);
+}
+
+/* p as the strata of formats 3 to 17 wrote it, in the oldest of them
+ * that holds it (st__payload_encode_legacy). */
+static unsigned char *legacy_file(const strata_plan_t *p, size_t *len) {
+  strata_buf_t raw;
+  ASSERT_OK(st__payload_encode_legacy(p, &raw));
+  unsigned char *d = wrap_v(raw.p, raw.len, st__legacy_format(p), len);
+  strata_buf_free(&raw);
+  return d;
+}
+
+/* p through its file (format 18), and through the file of the old format
+ * that holds it: that one reads as the same plan, whose file is the same
+ * bytes as p's, and its own payload re-encodes (old format) to itself. */
 static strata_plan_t *roundtrip(const strata_plan_t *p) {
-  size_t len;
-  unsigned char *d = encode(p, &len);
-  strata_plan_t *q = NULL;
+  size_t len, l_old, l_new;
+  unsigned char *d = encode(p, &len), *old = legacy_file(p, &l_old), *e;
+  strata_plan_t *q = NULL, *o = NULL;
+  ASSERT_EQ(d[4], STRATA_PLAN_FORMAT_VERSION);
   ASSERT_OK(strata_plan_decode(d, len, "rt", &q));
+  ASSERT_OK(strata_plan_decode(old, l_old, "old", &o));
+  e = encode(o, &l_new);
+  ASSERT_EQ(l_new, len);
+  ASSERT(memcmp(d, e, len) == 0);
+  strata_buf_t a, b;
+  ASSERT_OK(st__payload_encode_legacy(p, &a));
+  ASSERT_OK(st__payload_encode_legacy(o, &b));
+  ASSERT(a.len == b.len && memcmp(a.p, b.p, a.len) == 0);
+  strata_buf_free(&a);
+  strata_buf_free(&b);
+  strata_free(e);
+  strata_free(old);
+  strata_plan_destroy(o);
   strata_free(d);
   return q;
 }
@@ -545,22 +596,6 @@ TEST(decode_errors) {
   strata_plan_destroy(p);
 }
 
-/* A file around a raw payload, as the encoder would write it. */
-#include <zlib.h>
-static unsigned char *wrap(const void *raw, size_t n, size_t *len) {
-  uLongf z = compressBound((uLong)n);
-  unsigned char *d = strata_malloc(20 + z);
-  ASSERT(d);
-  ASSERT_EQ(compress2(d + 20, &z, raw, (uLong)n, 9), Z_OK);
-  uint32_t v[3] = {strata_crc32(d + 20, z), (uint32_t)n, (uint32_t)z};
-  memcpy(d, "SPLN\x03\x00\x00\x00", 8);
-  for (int i = 0; i < 3; i++)
-    for (int k = 0; k < 4; k++)
-      d[8 + 4 * i + k] = (unsigned char)(v[i] >> (8 * k));
-  *len = 20 + z;
-  return d;
-}
-
 /* p's payload as written, refused on reading with code and msg. */
 static void expect_payload_error(const strata_plan_t *p, const char *msg) {
   strata_buf_t raw;
@@ -583,15 +618,14 @@ TEST(decode_bad_payload) {
   strata_plan_destroy(q);
   strata_free(d);
   d = wrap(raw.p, raw.len / 2, &len);
-  expect_decode_error(d, len, STRATA_ECORRUPT,
-                      "is missing (the payload ends early)");
+  expect_decode_error(d, len, STRATA_ECORRUPT, "past the payload's end");
   strata_free(d);
   d = wrap(raw.p, 3, &len);
   expect_decode_error(d, len, STRATA_ECORRUPT, "corrupt: the plan's");
   strata_free(d);
   strata_buf_free(&raw);
   p->recipe = (strata_recipe_t)7; /* ill-typed: not a recipe */
-  expect_payload_error(p, "recipe is out of range");
+  expect_payload_error(p, "recipe is 7, not 0 to 1");
   p->recipe = STRATA_RECIPE_MEGATRON;
   /* micro-batch x dp overflows an int to 0 (the exporters divide by it) */
   p->micro_batch = 65536, p->dp = 65536, p->n_micro = 1, p->global_batch = 0;
@@ -612,7 +646,7 @@ TEST(format5_multi_token_prediction) {
   strata_plan_t *p = hand_plan(2, 4, 1, 16, NULL);
   size_t len;
   p->mtp_layers = 2;
-  unsigned char *d = encode(p, &len);
+  unsigned char *d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 5);
   strata_free(d);
   p->rotary_percent = 0.5, p->moe_every = 2, p->nope_every = 4;
@@ -628,16 +662,21 @@ TEST(format5_multi_token_prediction) {
   strata_plan_destroy(q);
   p->mtp_layers = 0, p->rotary_percent = 0, p->moe_every = 0;
   p->nope_every = 0, p->router_sigmoid = 0; /* without: format 3 */
-  d = encode(p, &len);
+  d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 3);
   strata_free(d);
   p->mtp_layers = 17;
   strata_buf_t raw;
-  ASSERT_OK(st__payload_encode(p, &raw));
-  d = wrap(raw.p, raw.len, &len);
-  d[4] = 5; /* the header's version (the CRC covers the payload only) */
+  ASSERT_OK(st__payload_encode_legacy(p, &raw));
+  d = wrap_v(raw.p, raw.len, 5, &len);
   expect_decode_error(d, len, STRATA_ECORRUPT,
                       "multi-token prediction modules is out of range");
+  strata_free(d);
+  strata_buf_free(&raw);
+  ASSERT_OK(st__payload_encode(p, &raw)); /* format 18: the plan's check */
+  d = wrap(raw.p, raw.len, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT,
+                      "multi-token prediction modules is 17, not 0 to 16");
   strata_free(d);
   strata_buf_free(&raw);
   strata_plan_destroy(p);
@@ -647,9 +686,9 @@ TEST(format5_multi_token_prediction) {
  * is a field's, and each switch, set alone away from its default (off,
  * on for a TN row), survives the file, is so in show --json and is the
  * one configuration line diff reports. */
-#define REST_HI 0
-#define REST_TI 0
-#define REST_TN 1
+#define REST_MUST 0
+#define REST_MUST_SHOWN 0
+#define REST_MUST_SHOWN_OFF 1
 TEST(plan_fields_table) {
   ASSERT_EQ(st__plan_fields_complete(), 1);
   static const char *keys[] = {
@@ -717,19 +756,17 @@ TEST(plan_choices_table) {
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *b, *q;
     b = hand_plan(2, 4, 2, 16, NULL);
-    unsigned char *d = encode(p, &len);
+    unsigned char *d = legacy_file(p, &len);
     ASSERT(d[4] < 9);
     strata_free(d);
     char *json = NULL, *diff = NULL, want[128];
-    int k = 0, format = 0;
-#define CHOICE_SET(F, kind, m, key, what, slot, diff, cli, when, help, ...)    \
-  if (k++ == (int)i)                                                           \
-    p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__), format = slot;
+    int k = 0;
+#define CHOICE_SET(F, kind, m, key, what, tag, diff, cli, when, help, ...)     \
+  if (k++ == (int)i) p->m = STRATA_PLAN_CHOICE_HI_##kind(__VA_ARGS__);
     STRATA_PLAN_CHOICES(CHOICE_SET, p)
 #undef CHOICE_SET
-    ASSERT(format >= 9);
-    d = encode(p, &len);
-    ASSERT_EQ(d[4], format);
+    d = legacy_file(p, &len);
+    ASSERT(d[4] >= 9); /* the old formats kept it from 9 on */
     strata_free(d);
     q = roundtrip(p);
     assert_same_plan(p, q);
@@ -767,14 +804,14 @@ TEST(gemm_recipes_round_trip) {
 TEST(grouped_gemm_defaults_on) {
   strata_plan_t *p = hand_plan(2, 2, 1, 4, NULL), *q;
   size_t len;
-  unsigned char *d = encode(p, &len);
+  unsigned char *d = legacy_file(p, &len);
   ASSERT(d[4] < 9);
   ASSERT_OK(strata_plan_decode(d, len, "g", &q));
   ASSERT_EQ(q->moe_grouped_gemm, 1);
   strata_free(d);
   strata_plan_destroy(q);
   p->moe_grouped_gemm = 0;
-  d = encode(p, &len);
+  d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 9);
   ASSERT_OK(strata_plan_decode(d, len, "g", &q));
   ASSERT_EQ(q->moe_grouped_gemm, 0);
@@ -2005,11 +2042,11 @@ TEST(npu_plans_say_npu) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL), *q;
   char *t = NULL;
   size_t len;
-  unsigned char *d = encode(p, &len);
+  unsigned char *d = legacy_file(p, &len);
   ASSERT(d[4] < 17);
   strata_free(d);
   p->npu = 1;
-  d = encode(p, &len);
+  d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 17);
   strata_free(d);
   q = roundtrip(p);
@@ -2357,7 +2394,7 @@ TEST(pareto_names_tell_apart) {
   snprintf(p->pareto[4].layout, sizeof p->pareto[4].layout, "Et*3|t|t*2|t*2L");
   snprintf(p->pareto[5].layout, sizeof p->pareto[5].layout, "Et|t*3|t*3|tL");
   size_t len;
-  unsigned char *d = encode(p, &len);
+  unsigned char *d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 17);
   strata_free(d);
   strata_plan_t *q = roundtrip(p);
@@ -2376,7 +2413,7 @@ TEST(pareto_names_tell_apart) {
 TEST(pareto_front_in_plan_files) {
   strata_plan_t *p = hand_plan(2, 2, 2, 8, NULL);
   size_t len;
-  unsigned char *d = encode(p, &len);
+  unsigned char *d = legacy_file(p, &len);
   ASSERT(d[4] < 13); /* the version: no front, no format 13 */
   strata_free(d);
   p->pareto_axes = STRATA_PARETO_GPUS;
@@ -2389,7 +2426,7 @@ TEST(pareto_front_in_plan_files) {
     p->pareto[i].step_seconds = 1.5 + i;
     p->pareto[i].peak_memory_bytes = 3e9 - 1e9 * i;
   }
-  d = encode(p, &len);
+  d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 13);
   strata_free(d);
   strata_plan_t *q = roundtrip(p);
@@ -2488,7 +2525,7 @@ TEST(fallback_plans_in_plan_files) {
   }
   p->step_seconds = 1.0;
   size_t len;
-  unsigned char *d = encode(p, &len);
+  unsigned char *d = legacy_file(p, &len);
   ASSERT_EQ(d[4], 14);
   strata_free(d);
   strata_plan_t *q = roundtrip(p);
@@ -2527,24 +2564,261 @@ TEST(fallback_plans_in_plan_files) {
   f->fallbacks = strata_calloc(1, sizeof *f->fallbacks);
   f->fallbacks[0] = hand_plan(1, 1, 1, 8, NULL);
   f->fallbacks[0]->nodes_lost = 1;
-  strata_buf_t raw;
-  ASSERT_OK(st__payload_encode(p, &raw));
-  strata_plan_t *nest = NULL;
-  ASSERT_EQ(st__payload_decode((const unsigned char *)raw.p, raw.len, "n.splan",
-                               14, &nest),
-            STRATA_ECORRUPT);
-  ASSERT_CONTAINS(strata_last_error(), "n.splan (fallback 1): corrupt: the "
-                                       "plan's fallback count is not 0");
-  strata_buf_free(&raw);
+  for (int v = 14; v <= STRATA_PLAN_FORMAT_VERSION; v += 4) { /* 14, 18 */
+    strata_buf_t raw;
+    if (v < 18)
+      ASSERT_OK(st__payload_encode_legacy(p, &raw));
+    else
+      ASSERT_OK(st__payload_encode(p, &raw));
+    strata_plan_t *nest = NULL;
+    ASSERT_EQ(st__payload_decode((const unsigned char *)raw.p, raw.len,
+                                 "n.splan", (unsigned)v, &nest),
+              STRATA_ECORRUPT);
+    ASSERT_CONTAINS(strata_last_error(), "n.splan (fallback 1): corrupt: the "
+                                         "plan's fallback count is not 0");
+    strata_buf_free(&raw);
+  }
   strata_plan_destroy(p);
   p = hand_plan(2, 2, 2, 8, NULL);
-  d = encode(p, &len);
+  d = legacy_file(p, &len);
   ASSERT(d[4] < 13);
   strata_free(d);
   strata_plan_destroy(p);
 }
 
+/* ---- format 18's records ---- */
+
+static size_t put_varint(unsigned char *b, uint64_t v) {
+  size_t n = 0;
+  do {
+    b[n] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if (v) b[n] |= 0x80;
+    n++;
+  } while (v);
+  return n;
+}
+
+static uint64_t get_varint(const unsigned char *b, size_t *i) {
+  uint64_t v = 0;
+  for (int s = 0;; s += 7) {
+    unsigned char c = b[(*i)++];
+    v |= (uint64_t)(c & 0x7f) << s;
+    if (!(c & 0x80)) return v;
+  }
+}
+
+/* p's payload with a record (tag, must, type 0, an int 7) put before the
+ * first record of a higher tag; *at: where it went. */
+static unsigned char *with_record(const strata_plan_t *p, uint64_t tag,
+                                  int must, size_t *len, size_t *at) {
+  strata_buf_t raw;
+  ASSERT_OK(st__payload_encode(p, &raw));
+  unsigned char rec[24], *out = strata_malloc(raw.len + sizeof rec);
+  size_t n = put_varint(rec, tag << 3 | (uint64_t)must << 2);
+  n += put_varint(rec + n, 1);
+  rec[n++] = 14; /* zigzag 7 */
+  size_t i = 0;
+  while (i < raw.len) {
+    size_t start = i;
+    uint64_t key = get_varint((const unsigned char *)raw.p, &i);
+    uint64_t l = get_varint((const unsigned char *)raw.p, &i);
+    if (key >> 3 > tag) {
+      i = start;
+      break;
+    }
+    i += (size_t)l;
+  }
+  memcpy(out, raw.p, i);
+  memcpy(out + i, rec, n);
+  memcpy(out + i + n, raw.p + i, raw.len - i);
+  *len = raw.len + n;
+  *at = i;
+  strata_buf_free(&raw);
+  return out;
+}
+
+/* A field this strata does not know: an optional one is skipped, at the
+ * end or between known ones, and the plan reads as without it; a
+ * must-understand one is refused, naming its tag. */
+TEST(unknown_tags) {
+  strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL), *q = NULL;
+  strata_buf_t plain;
+  ASSERT_OK(st__payload_encode(p, &plain));
+  const uint64_t tags[] = {12, STRATA_PLAN_TAG_NEXT, 1000000};
+  for (size_t k = 0; k < sizeof tags / sizeof tags[0]; k++) {
+    size_t n, at, len;
+    unsigned char *raw = with_record(p, tags[k], 0, &n, &at);
+    ASSERT(at > 0); /* after known records */
+    int skipped = -1;
+    ASSERT_OK(st__tags_decode(raw, n, "u.splan", 0, &skipped, &q));
+    ASSERT_EQ(skipped, 1);
+    assert_same_plan(p, q);
+    strata_buf_t again;
+    ASSERT_OK(st__payload_encode(q, &again)); /* the field is dropped */
+    ASSERT(again.len == plain.len && !memcmp(again.p, plain.p, plain.len));
+    strata_buf_free(&again);
+    strata_plan_destroy(q);
+    q = NULL;
+    unsigned char *d = wrap(raw, n, &len); /* through the file reader too */
+    ASSERT_OK(strata_plan_decode(d, len, "u.splan", &q));
+    strata_plan_destroy(q);
+    q = NULL;
+    strata_free(d);
+    strata_free(raw);
+    raw = with_record(p, tags[k], 1, &n, &at);
+    d = wrap(raw, n, &len);
+    char want[96];
+    snprintf(want, sizeof want, "u.splan: the plan holds field tag %llu",
+             (unsigned long long)tags[k]);
+    strata_plan_t *r = NULL;
+    ASSERT_EQ(strata_plan_decode(d, len, "u.splan", &r), STRATA_EVERSION);
+    ASSERT(r == NULL);
+    ASSERT_CONTAINS(strata_last_error(), want);
+    ASSERT_CONTAINS(strata_last_error(), "must understand");
+    strata_free(d);
+    strata_free(raw);
+  }
+  strata_buf_free(&plain);
+  strata_plan_destroy(p);
+  strata_error_clear();
+}
+
+/* A record out of order, of another type, stored at 0 or running past
+ * the payload is refused, naming the field. */
+TEST(tagged_records_refused) {
+  strata_plan_t *p = hand_plan(2, 4, 2, 16, NULL);
+  size_t n, at, len;
+  /* tp (tag 17) again, after pp's */
+  unsigned char *raw = with_record(p, 17, 1, &n, &at), *d;
+  d = wrap(raw, n, &len);
+  expect_decode_error(d, len, STRATA_ECORRUPT,
+                      "tensor-parallel size (tag 17) follows tag 17");
+  strata_free(d);
+  strata_free(raw);
+  /* pp as a double */
+  strata_buf_t b;
+  ASSERT_OK(st__payload_encode(p, &b));
+  unsigned char *x = (unsigned char *)b.p;
+  size_t i = 0;
+  while (i < b.len) {
+    size_t start = i;
+    uint64_t key = get_varint(x, &i), l = get_varint(x, &i);
+    if (key >> 3 == 18) {
+      x[start] = (unsigned char)(key | 1); /* type 1: a double */
+      d = wrap(x, b.len, &len);
+      expect_decode_error(d, len, STRATA_ECORRUPT,
+                          "pipeline size (tag 18) is stored as type 1");
+      strata_free(d);
+      x[start] = (unsigned char)key;
+      x[i] = 0; /* its value 0: a default is left out */
+      d = wrap(x, b.len, &len);
+      expect_decode_error(d, len, STRATA_ECORRUPT,
+                          "pipeline size (tag 18) is stored as 0");
+      strata_free(d);
+      d = wrap(x, i, &len); /* the payload ends before its value */
+      expect_decode_error(d, len, STRATA_ECORRUPT,
+                          "pipeline size (tag 18) is 1 bytes long, past the "
+                          "payload's end (0 left)");
+      strata_free(d);
+      break;
+    }
+    i += (size_t)l;
+  }
+  ASSERT(i < b.len);
+  strata_buf_free(&b);
+  strata_plan_destroy(p);
+}
+
+/* Every plan file of the tree in an old format (the seeds of fuzz_plan,
+ * the CLI cases' inputs) still reads: its payload re-encodes in its own
+ * format to the same bytes (nothing lost), and as format 18 to a file
+ * that shows the same JSON. */
+static int old_sample(const char *path, int *versions) {
+  char *data = NULL, *j1 = NULL, *j2 = NULL;
+  size_t len = 0, n18 = 0;
+  unsigned char *d18 = NULL;
+  strata_plan_t *p = NULL, *q = NULL;
+  ASSERT_OK(strata_file_read(path, 1 << 24, &data, &len));
+  const unsigned char *f = (const unsigned char *)data;
+  int v = len >= 20 ? f[4] : 0;
+  if (strata_plan_decode(f, len, path, &p)) { /* the refused ones */
+    ASSERT(strstr(path, "format-v1") || strstr(path, "show_corrupt"));
+    strata_free(data);
+    return 0;
+  }
+  if (v < STRATA_PLAN_FORMAT_VERSION) {
+    uLongf raw_len = (uLongf)f[12] | (uLongf)f[13] << 8 | (uLongf)f[14] << 16 |
+                     (uLongf)f[15] << 24;
+    unsigned char *raw = strata_malloc(raw_len);
+    ASSERT(raw && uncompress(raw, &raw_len, f + 20, (uLong)(len - 20)) == Z_OK);
+    strata_buf_t again;
+    ASSERT_OK(st__payload_encode_legacy(p, &again));
+    ASSERT_EQ(st__legacy_format(p), v);
+    ASSERT(again.len == raw_len && !memcmp(again.p, raw, raw_len));
+    strata_buf_free(&again);
+    strata_free(raw);
+    versions[v]++;
+  }
+  ASSERT_OK(strata_plan_encode(p, &d18, &n18));
+  ASSERT_OK(strata_plan_decode(d18, n18, path, &q));
+  ASSERT_OK(strata_plan_json(p, &j1));
+  ASSERT_OK(strata_plan_json(q, &j2));
+  ASSERT_STR_EQ(j1, j2);
+  strata_free(j1);
+  strata_free(j2);
+  strata_free(d18);
+  strata_plan_destroy(q);
+  strata_plan_destroy(p);
+  strata_free(data);
+  return v < STRATA_PLAN_FORMAT_VERSION;
+}
+
+static int old_samples_in(const char *dir, int *versions, int depth) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  ASSERT(d != NULL);
+  while ((e = readdir(d))) {
+    char path[1024];
+    size_t l = strlen(e->d_name);
+    if (e->d_name[0] == '.') continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(path, &st)) continue;
+    if (S_ISDIR(st.st_mode) && depth > 0)
+      n += old_samples_in(path, versions, depth - 1);
+    else if (l > 6 && !strcmp(e->d_name + l - 6, ".splan"))
+      n += old_sample(path, versions);
+  }
+  closedir(d);
+  return n;
+}
+
+TEST(old_formats_still_read) {
+  int versions[STRATA_PLAN_FORMAT_VERSION + 1] = {0}, n = 0;
+  n += old_samples_in(STRATA_SOURCE_DIR "/tests/fuzz/corpus/plan", versions, 0);
+  n += old_samples_in(STRATA_SOURCE_DIR "/tests/cli/cases", versions, 2);
+  n += old_sample(STRATA_SOURCE_DIR "/tests/bad-inputs/files/good.splan",
+                  versions);
+  n += old_sample(STRATA_SOURCE_DIR "/tests/bad-inputs/files/free.splan",
+                  versions);
+  printf("  %d plan files of formats 3 to 17 read:", n);
+  for (int v = 3; v < STRATA_PLAN_FORMAT_VERSION; v++)
+    if (versions[v]) printf(" %d of %d", versions[v], v);
+  printf("\n");
+  ASSERT(n >= 50);
+  /* a sample of each shape: one shape, node groups, multi-token
+   * prediction, the overlap, the MoE choices, a front, fallbacks */
+  const int need[] = {3, 4, 5, 6, 9, 13, 14};
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+    ASSERT(versions[need[i]] > 0);
+}
+
 static const test_entry_t tests[] = {
+    TEST_ENTRY(unknown_tags),
+    TEST_ENTRY(tagged_records_refused),
+    TEST_ENTRY(old_formats_still_read),
     TEST_ENTRY(time_limited_plan_keeps_its_bound),
     TEST_ENTRY(pareto_front_in_plan_files),
     TEST_ENTRY(pareto_names_tell_apart),

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # make-plans.sh - regenerate the plan files of the bad-inputs catalogue
-# (files/*.splan) from a strata binary: a good plan, a free-mode one, and
-# the damaged ones derived from the good one byte by byte (docs/plan-
-# format.md gives the layout: a 20-byte header -- magic, version, flags,
-# CRC32 of the deflated payload, payload and deflated lengths -- then the
-# zlib stream).  Run it when the plan format changes, then update the
-# sizes the messages in cases.txt quote (run.sh shows the new ones).
+# (files/*.splan): the damaged ones derived byte by byte from a good plan
+# (docs/plan-format.md gives the layout: a 20-byte header -- magic,
+# version, flags, CRC32 of the deflated payload, payload and deflated
+# lengths -- then the zlib stream).  good.splan and free.splan are kept
+# as strata wrote them in format 3 (an old file: their damaged copies
+# test the reader of formats 3 to 17) and made only where missing;
+# good18.splan is written afresh by the binary in the format it writes
+# (18, tagged records), and the damaged copies of format 18 come from it.
+# Run it when the plan format changes, then update the sizes the
+# messages in cases.txt quote (run.sh shows the new ones).
 #
 # Usage: tests/bad-inputs/make-plans.sh STRATA_BINARY
 set -euo pipefail
@@ -13,8 +17,9 @@ bin=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 dir=$(cd "$(dirname "$0")" && pwd)/files
 model=(--model gpt --layers 4 --hidden 256 --heads 4 --seq 128 --vocab 1000
   --cluster dgx-h100:1 --global-batch 16 --quiet)
-"$bin" plan "${model[@]}" -o "$dir/good.splan" >/dev/null
-"$bin" plan "${model[@]}" --free -o "$dir/free.splan" >/dev/null
+[ -f "$dir/good.splan" ] || "$bin" plan "${model[@]}" -o "$dir/good.splan" >/dev/null
+[ -f "$dir/free.splan" ] || "$bin" plan "${model[@]}" --free -o "$dir/free.splan" >/dev/null
+"$bin" plan "${model[@]}" -o "$dir/good18.splan" >/dev/null
 python3 - "$dir" <<'PY'
 import struct, sys, zlib, os
 d = sys.argv[1]
@@ -50,8 +55,25 @@ put("plan-wrong-magic.splan", b"SPLX" + good[4:])
 # as a step item 12, the Pareto front 13, fallback plans 14, fine-grained
 # activation offloading's modules 15, the MoE layers' host-bound time as a
 # step item 16, the blocking pipeline sends as a step item, the router's
-# training settings and NPUs 17: newer than all
-put("plan-newer.splan", good[:4] + struct.pack("<H", ver + 15) + good[6:])
+# training settings and NPUs 17; 18 holds tagged records (a field this
+# strata does not know is skipped, or refused where it must be
+# understood): 19 is newer than all
+good18 = open(os.path.join(d, "good18.splan"), "rb").read()
+put("plan-newer.splan", good18[:4] + struct.pack("<H", 19) + good18[6:])
+raw18 = zlib.decompress(good18[20:])
+# a record of tag 4048, an int 7, flagged must-understand (key: tag << 3 |
+# must << 2 | type), after the last (the highest tag): a newer strata's
+put("plan-must-understand.splan",
+    wrap(raw18 + bytes([0x84, 0xfd, 0x01, 0x01, 0x0e]), 18))
+# the same record optional: read, the field skipped
+put("plan-unknown-optional.splan",
+    wrap(raw18 + bytes([0x80, 0xfd, 0x01, 0x01, 0x0e]), 18))
+# the model (tag 1, a string) written twice
+key, i = varint(raw18, 0)
+n, j = varint(raw18, i)
+assert key >> 3 == 1
+put("plan-tag-twice.splan", wrap(raw18[:j + n] + raw18[:j + n] + raw18[j + n:],
+                                  18))
 put("plan-bad-crc.splan", good[:8] + struct.pack("<I", crc ^ 1) + good[12:])
 put("plan-truncated.splan", good[:len(good) // 2])
 put("plan-header-only.splan", good[:12])

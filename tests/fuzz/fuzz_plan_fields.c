@@ -3,9 +3,9 @@
  * values: a good plan (the .splan seeds of corpus/plan, decoded once) has
  * its decoded fields set to values the input picks -- counts, degrees,
  * ranks, indices, times, sizes, names -- then is encoded field by field
- * (st__payload_encode, which checks nothing) and wrapped with a valid CRC,
- * as a hand-edited plan file would be.  fuzz_plan mutates bytes, so most
- * of its inputs die at a varint or a range; this one reaches the checks
+ * (st__payload_encode: format 18, and it checks nothing) and wrapped with a
+ * valid CRC, as a hand-edited plan file would be.  fuzz_plan mutates bytes, so
+ * most of its inputs die at a varint or a range; this one reaches the checks
  * that hold fields against each other, and the readers behind them.
  *
  * Properties: the decoder refuses with a message, or the plan it accepts
@@ -257,7 +257,7 @@ static unsigned char *wrap(const strata_plan_t *p, size_t *len) {
                       9) != Z_OK)
     abort();
   memcpy(f, "SPLN", 4);
-  f[4] = (unsigned char)st__format_of(p);
+  f[4] = STRATA_PLAN_FORMAT_VERSION; /* tagged records */
   f[5] = f[6] = f[7] = 0;
   put32(f + 8, (uint32_t)crc32(0, f + HDR, (uInt)zlen));
   put32(f + 12, (uint32_t)raw.len);
