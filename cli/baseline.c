@@ -182,10 +182,7 @@ static int merge_top(strata_plan_t *kept, strata_plan_t *best) {
 static void judge(const cli_plan_args_t *a, const strata_cluster_t *c,
                   const strata_plan_t *base, const strata_plan_t *best,
                   cli_baseline_t *v) {
-  double budget =
-      (a->po.memory_budget > 0 ? a->po.memory_budget
-                               : (double)strata_cluster_gpu_memory(c)) -
-      a->po.memory_reserve;
+  double budget = strata_plan_memory_budget(&a->po, c);
   v->costed = 1;
   v->base_step = base->step_seconds;
   v->base_peak = base->peak_memory_bytes;

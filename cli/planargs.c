@@ -13,7 +13,6 @@
 
 enum { PLAN = 1, ESTIMATE = 2 };
 enum {
-  C_GB,
   C_ZERO,
   C_CPCOMM,
   C_PREC,
@@ -84,9 +83,9 @@ static const cli_opt_t opts[] = {
                 NULL),
      .alias_of = "memory-reserve-gib", .why = "memory options end in -gib"},
     {CLI_HEAD("Batch:")},
-    {CLI_CALL("global-batch", 0, C_GB, "B",
-              "sequences per step (default 1024, fewer\n"
-              "past 4096 tokens: 2^22 tokens a step)")},
+    {CLI_INT("global-batch", po.global_batch, 1, 1 << 30, "B",
+             "sequences per step (default 1024, fewer\n"
+             "past 4096 tokens: 2^22 tokens a step)")},
     {CLI_INT("micro-batch", po.micro_batch, 1, 1 << 20, "b",
              "(default: plan chooses among 1, 2, 4, 8;\n"
              "estimate takes 1)")},
@@ -293,14 +292,7 @@ static int call_cp_comm(const char *cmd, const char *arg,
 static int call(const char *cmd, int id, const char *arg, void *args) {
   cli_plan_args_t *a = args;
   strata_plan_opts_t *po = &a->po;
-  long v;
-  int rc;
   switch (id) {
-  case C_GB:
-    a->global_batch_given = 1;
-    rc = cli_parse_int(cmd, "--global-batch", arg, 1, 1L << 30, &v);
-    if (!rc) po->global_batch = (int)v;
-    return rc;
   case C_ZERO:
     return call_zero(cmd, arg, po);
   case C_CPCOMM:
@@ -440,14 +432,6 @@ static void warn_fitted_on(const char *cmd, const char *path,
   strata_free(text);
 }
 
-int cli_default_global_batch(int seq) {
-  const long budget = 1L << 22; /* tokens a step: 1024 x 4096 */
-  int b = 1024;
-  while (b > 1 && seq > 0 && (long)b * seq > budget)
-    b /= 2;
-  return b;
-}
-
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c) {
   strata_gen_opts_t gen = a->po.gen;
@@ -458,8 +442,6 @@ int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
   if ((e = strata_model_load(a->model, &gen, g)) ||
       (e = strata_cluster_load(a->cluster, c)))
     return cli_fail(cmd, e);
-  if (!a->global_batch_given)
-    a->po.global_batch = cli_default_global_batch((*g)->seq_len);
   if (a->calibration && ((e = strata_calibration_load(a->calibration, &cal)) ||
                          (e = strata_cluster_calibrate(*c, &cal))))
     return cli_fail(cmd, e);

@@ -596,28 +596,6 @@ int strata_framework_parse(const char *s, strata_framework_t *out) {
                       s);
 }
 
-void strata_plan_opts_init(strata_plan_opts_t *o) {
-  memset(o, 0, sizeof *o);
-  o->global_batch = 1024;
-  o->alpha = 1.0;
-  o->memory_reserve = 0.5 * 1024 * 1024 * 1024;
-  o->zero_stage = 1;
-  o->recipe = STRATA_RECIPE_MEGATRON;
-  o->recompute = STRATA_RECOMPUTE_AUTO;
-  o->sequence_parallel = STRATA_AUTO;
-  o->megatron = 1;
-  o->stage_time_limit = 60;
-#define SWITCH_DEFAULT(F, m, key, what, codec, slot, diff, cli, def, help)     \
-  o->m = def;
-  STRATA_PLAN_SWITCHES(SWITCH_DEFAULT, o)
-#undef SWITCH_DEFAULT
-  o->top = 3;
-  strata_gen_opts_keep(&o->gen);
-  o->cp_comm = STRATA_AUTO;
-  o->precision = STRATA_PRECISION_BF16;
-  o->moe_imbalance = 1.0;
-}
-
 /* The model at micro-batch b: a preset or family generated again, a file
  * (trace or config) re-shaped by following its batch (strata_graph_rebatch). */
 static int graph_at(st__search_t *S, int regen, int b, strata_graph_t **out) {
@@ -940,9 +918,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   S->N = strata_cluster_nodes(c);
   S->total = strata_cluster_gpus(c);
   S->zero = o->zero_stage >= 0 ? o->zero_stage : 1;
-  S->budget = (o->memory_budget > 0 ? o->memory_budget
-                                    : (double)strata_cluster_gpu_memory(c)) -
-              o->memory_reserve;
+  S->budget = strata_plan_memory_budget(o, c);
   /* the search stops at 90 % of the limit: what follows (the chosen
    * configuration's fields, the report) fits in the rest */
   S->deadline = o->time_limit > 0 ? strata_now() + 0.9 * o->time_limit : 0;

@@ -790,6 +790,43 @@ TEST(fsdp_with_pipelining) {
   strata_graph_destroy(g);
 }
 
+/* The library owns the defaults (pipeline/defaults.c): the options left
+ * at 0 plan as `strata plan` does, the global batch following the
+ * sequence length (a 2^22-token budget past 4096 tokens). */
+TEST(library_default_global_batch) {
+  strata_plan_opts_t o;
+  strata_gen_opts_t gen;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&o);
+  ASSERT_EQ(o.global_batch, 0);
+  ASSERT_EQ(strata_default_global_batch(2048), 1024);
+  ASSERT_EQ(strata_default_global_batch(4096), 1024);
+  ASSERT_EQ(strata_default_global_batch(8192), 512);
+  ASSERT_EQ(strata_default_global_batch(131072), 32);
+  ASSERT_EQ(strata_default_global_batch(1 << 30), 1);
+  strata_gen_opts_keep(&gen);
+  gen.layers = 2, gen.hidden = 128, gen.heads = 4, gen.seq = 8192;
+  gen.vocab = 512;
+  ASSERT_OK(strata_model_load("gpt", &gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  o.quiet = 1;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_EQ(p->global_batch, 512); /* resolved on the planner's copy */
+  ASSERT_EQ(o.global_batch, 0);
+  strata_plan_opts_resolve(&o, g);
+  ASSERT_EQ(o.global_batch, 512);
+  o.global_batch = 96; /* given: kept */
+  strata_plan_opts_resolve(&o, g);
+  ASSERT_EQ(o.global_batch, 96);
+  ASSERT_NEAR(strata_plan_memory_budget(&o, c),
+              (double)strata_cluster_gpu_memory(c) - 0.5 * 1073741824.0, 0, 0);
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(fsdp_with_pipelining),
     TEST_ENTRY(fp8_param_gather),
@@ -807,6 +844,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(memory_nccl_per_communicator),
     TEST_ENTRY(memory_framework_buckets),
     TEST_ENTRY(memory_fragmentation_calibration_total),
+    TEST_ENTRY(library_default_global_batch),
 };
 
 TEST_MAIN(tests)

@@ -47,7 +47,8 @@ const char *strata_precision_name(strata_precision_t p);
 int strata_precision_parse(const char *s, strata_precision_t *out);
 
 typedef struct {
-  int global_batch; /* sequences per step (default 1024) */
+  int global_batch; /* sequences per step; 0: the default, which follows
+                       the sequence length (strata_default_global_batch) */
   int micro_batch;  /* 0: choose among 1, 2, 4, 8 */
   double alpha;
   double memory_budget;  /* bytes per device; 0: the GPU's memory */
@@ -161,7 +162,26 @@ int strata_state_dtype_parse(const char *s, int *out);
 /* Context parallelism is searched down to this many tokens per rank. */
 #define STRATA_CP_MIN_TOKENS 4096
 
+/* The options' defaults, all of them in pipeline/defaults.c (its head
+ * says how to add an option).  init fills what needs nothing known; 0
+ * left in a member means "the library's default". */
 void strata_plan_opts_init(strata_plan_opts_t *o);
+/* The defaults that follow the model, filled where o leaves them at 0:
+ * the global batch (strata_default_global_batch of g's sequence).
+ * strata_pipeline_plan resolves its own copy; call it to read them. */
+void strata_plan_opts_resolve(strata_plan_opts_t *o, const strata_graph_t *g);
+/* The default global batch for sequences of seq_len tokens: 1024
+ * sequences up to 4096 tokens, then a budget of 2^22 tokens a step, the
+ * largest power of two of sequences within it (at least 1). */
+int strata_default_global_batch(int seq_len);
+/* A fixed configuration's defaults, as strata estimate costs one: the
+ * micro-batch 1 (the model's too), no interleaving unless a pipeline
+ * layout gives it, cp 1; what is given is kept. */
+void strata_plan_opts_fixed(strata_plan_opts_t *o);
+/* The bytes a device may use under o on cluster c: the budget given (or
+ * the GPU's memory) less the reserve. */
+double strata_plan_memory_budget(const strata_plan_opts_t *o,
+                                 const strata_cluster_t *c);
 
 /* Each choice's names (pipeline/choices.c): strata_<key>_name(v) is
  * value v's name (0: the first, the default's; "?" out of range), or for
@@ -489,7 +509,7 @@ void strata_plan_destroy(strata_plan_t *p);
 typedef struct {
   char *name;       /* its plan's file name: letters, digits, . _ - */
   char *model;      /* as --model takes it */
-  int global_batch; /* 0: not given (the CLI's default) */
+  int global_batch; /* 0: not given (the library's default) */
   double weight;    /* > 0; 1 when not given */
   int min_nodes;    /* 0: not given (the job may get no nodes) */
   int max_nodes;    /* 0: not given (every node) */
