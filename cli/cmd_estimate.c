@@ -249,8 +249,8 @@ static void free_choices(strata_plan_opts_t *o) {
 static int best_of(const strata_graph_t *g, const strata_cluster_t *c,
                    strata_plan_opts_t o, cmp_t *k) {
   strata_plan_t *best = NULL;
-  o.fix_tp = o.fix_pp = o.fix_dp = o.fix_first = o.fix_last = 0;
-  o.fix_cp = o.fix_ep = o.fix_etp = 0;
+  o.tp = o.pp = o.dp = o.first_layers = o.last_layers = 0;
+  o.cp = o.ep = o.etp = 0;
   o.no_memory_check = 0;
   o.top = 1;
   if (strata_pipeline_plan(g, c, &o, &best)) {

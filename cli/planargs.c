@@ -91,15 +91,15 @@ static const cli_opt_t opts[] = {
              "estimate takes 1)")},
     {CLI_HEAD(
         "Configuration (default: choose; fixing all of them costs one):")},
-    {CLI_INT("tp", po.fix_tp, 1, 1 << 20, "T", "tensor-parallel size")},
-    {CLI_INT("pp", po.fix_pp, 1, 1 << 20, "P", "pipeline-parallel size")},
-    {CLI_INT("dp", po.fix_dp, 1, 1 << 24, "D", "data-parallel size")},
-    {CLI_INT("cp", po.fix_cp, 1, 1 << 20, "C",
+    {CLI_INT("tp", po.tp, 1, 1 << 20, "T", "tensor-parallel size")},
+    {CLI_INT("pp", po.pp, 1, 1 << 20, "P", "pipeline-parallel size")},
+    {CLI_INT("dp", po.dp, 1, 1 << 24, "D", "data-parallel size")},
+    {CLI_INT("cp", po.cp, 1, 1 << 20, "C",
              "context-parallel size (default: choose where\n"
              "each rank keeps >= 4096 tokens)")},
-    {CLI_INT("ep", po.fix_ep, 1, 1 << 20, "E",
+    {CLI_INT("ep", po.ep, 1, 1 << 20, "E",
              "expert-parallel size of a mixture of experts")},
-    {CLI_INT("etp", po.fix_etp, 1, 1 << 20, "T",
+    {CLI_INT("etp", po.etp, 1, 1 << 20, "T",
              "expert-tensor-parallel size (1 or tp)")},
     {CLI_CALL("cp-comm", 0, C_CPCOMM, "K",
               "p2p (ring; the default) or allgather (the\n"
@@ -117,11 +117,11 @@ static const cli_opt_t opts[] = {
     {CLI_INT("vpp", po.vpp, 1, 64, "V",
              "virtual stages per rank (interleaved 1F1B;\n"
              "1: none)")},
-    {CLI_INT("first-stage-layers", po.fix_first, 1, 1 << 20, "N",
+    {CLI_INT("first-stage-layers", po.first_layers, 1, 1 << 20, "N",
              "layers of the first pipeline stage (with\n"
              "--vpp: of all its virtual stages, a multiple\n"
              "of V)")},
-    {CLI_INT("last-stage-layers", po.fix_last, 1, 1 << 20, "N",
+    {CLI_INT("last-stage-layers", po.last_layers, 1, 1 << 20, "N",
              "layers of the last pipeline stage (likewise)")},
     {CLI_STR("pipeline-layout", 0, po.pipeline_layout, "S",
              "every virtual stage's layers, Megatron-LM's\n"
@@ -383,18 +383,18 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
     return cli_usage_error(cmd, "--replan-threshold needs --baseline "
                                 "OLD.splan");
   if (!a->threshold_given) a->replan_threshold = 2;
-  if (estimate && (!a->po.fix_tp || !a->po.fix_pp))
+  if (estimate && (!a->po.tp || !a->po.pp))
     return cli_usage_error(cmd, "--tp and --pp are required");
   /* interleaved: every rank's layers a multiple of V (Megatron-LM) */
   int v = a->po.vpp > 1 ? a->po.vpp : 1;
-  if (a->po.fix_first % v || a->po.fix_last % v)
+  if (a->po.first_layers % v || a->po.last_layers % v)
     return cli_usage_error(cmd,
                            "%d layers on the %s pipeline stage are not "
                            "divisible by --vpp %d (each virtual stage holds a "
                            "rank's layers / vpp)",
-                           a->po.fix_first % v ? a->po.fix_first
-                                               : a->po.fix_last,
-                           a->po.fix_first % v ? "first" : "last", v);
+                           a->po.first_layers % v ? a->po.first_layers
+                                                  : a->po.last_layers,
+                           a->po.first_layers % v ? "first" : "last", v);
   if (a->po.tp_comm_overlap && a->po.sequence_parallel == 0)
     return cli_usage_error(cmd, "--tp-comm-overlap needs sequence "
                                 "parallelism (Megatron-LM's rule)");

@@ -57,7 +57,7 @@ void strata_plan_opts_resolve(strata_plan_opts_t *o, const strata_graph_t *g) {
 void strata_plan_opts_fixed(strata_plan_opts_t *o) {
   if (!o->micro_batch) o->micro_batch = o->gen.micro_batch = 1;
   if (!o->vpp && !o->pipeline_layout) o->vpp = 1; /* a layout gives its own */
-  if (!o->fix_cp) o->fix_cp = 1;
+  if (!o->cp) o->cp = 1;
 }
 
 double strata_plan_memory_budget(const strata_plan_opts_t *o,

@@ -17,7 +17,7 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   const strata_plan_opts_t *o = &resolved;
   *out = NULL;
   strata_plan_opts_resolve(&resolved, g); /* the library's defaults */
-  if (o->fix_tp && o->fix_pp) { /* a fixed configuration: the rulebook's */
+  if (o->tp && o->pp) { /* a fixed configuration: the rulebook's */
     strata_plan_opts_t f = *o;
     int rc = strata_pipeline_fix(g, c, &f);
     if (rc) return rc;

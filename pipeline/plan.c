@@ -707,7 +707,7 @@ static int check_search_offload(const strata_plan_opts_t *o) {
                         "--cpu-offloading-num-layers are both given");
   int opt = !(o->optimizer_offload > 0) && o->precision_aware_optimizer > 0;
   int free_acts = !(o->offload_layers > 0) && !o->offload_modules;
-  int act = free_acts && o->fix_pp <= 1 &&
+  int act = free_acts && o->pp <= 1 &&
             (o->recompute == STRATA_RECOMPUTE_AUTO ||
              o->recompute == STRATA_RECOMPUTE_NONE);
   int fg = free_acts && o->recompute != STRATA_RECOMPUTE_FULL;
@@ -732,14 +732,14 @@ static int check_search_layouts(const strata_plan_opts_t *o) {
                         ? "they are Megatron-LM's, and the plan is for another "
                           "framework"
                     : o->pipeline_layout ? "--pipeline-layout gives the split"
-                    : o->fix_first || o->fix_last
+                    : o->first_layers || o->last_layers
                         ? "--first-stage-layers/--last-stage-layers give the "
                           "split"
                     : o->account_embedding > 0 || o->account_loss > 0
                         ? "--account-for-embedding/--account-for-loss give the "
                           "split"
-                    : o->fix_pp == 1 ? "--pp 1 has no split"
-                                     : NULL;
+                    : o->pp == 1 ? "--pp 1 has no split"
+                                 : NULL;
   if (!why) return 0;
   return strata_error(STRATA_EINVAL,
                       "--no-search-layouts: the search tries no layout here "
@@ -770,13 +770,13 @@ static int check_opts(const st__search_t *S) {
   if (o->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         o->zero_stage);
-  if (!o->megatron && o->fix_cp > 1)
+  if (!o->megatron && o->cp > 1)
     return strata_error(
         STRATA_EINVAL,
         "context parallelism (--cp %d) is Megatron's layout; in "
         "free mode each stage's ILP splits the sequence where "
         "it pays: drop --cp or --free",
-        o->fix_cp);
+        o->cp);
   if (!(o->moe_imbalance >= 1 && o->moe_imbalance <= 1000))
     return strata_error(STRATA_EINVAL,
                         "MoE imbalance %g: the most loaded rank's share over "
@@ -854,19 +854,19 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   if (o->offload_layers > 0) {
     if (o->recompute == STRATA_RECOMPUTE_AUTO)
       o->recompute = STRATA_RECOMPUTE_NONE;
-    if (!o->fix_pp) o->max_pp = 1;
+    if (!o->pp) o->max_pp = 1;
   }
   /* one stage: no split for the embedding and the loss to count in */
-  if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
+  if (o->pp == 1) o->account_embedding = o->account_loss = 0;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
   if (o->framework == STRATA_FRAMEWORK_TORCHTITAN) {
     /* dense models in bf16 (the rulebook's titan-plan refused the rest) */
-    o->fix_ep = 1;
+    o->ep = 1;
     o->precision = STRATA_PRECISION_BF16;
     return 0;
   }
   if (!ds) return 0;
-  o->fix_cp = o->fix_ep = o->vpp = 1;
+  o->cp = o->ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;
   return 0;
 }
@@ -902,7 +902,7 @@ static int layout_of(st__search_t *S) {
   if (st__layout_parse(o->pipeline_layout, S->L, S->g->hp.mtp_layers, S->lay_n,
                        ST__MAX_PP, &S->lay_K, why, sizeof why))
     return strata_error(STRATA_EINVAL, "%s", why);
-  o->vpp = o->fix_pp > 0 ? S->lay_K / o->fix_pp : 0;
+  o->vpp = o->pp > 0 ? S->lay_K / o->pp : 0;
   return 0;
 }
 

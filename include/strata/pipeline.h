@@ -54,7 +54,7 @@ typedef struct {
   double memory_budget;  /* bytes per device; 0: the GPU's memory */
   double memory_reserve; /* bytes per device kept free beyond every
                             modelled item (default 0.5 GiB) */
-  /* "Choose" is 0 for a size or count (micro_batch, vpp, fix_*) and
+  /* "Choose" is 0 for a size or count (micro_batch, vpp, tp, pp, ...) and
    * STRATA_AUTO for the rest. */
   int zero_stage; /* default 1 (the distributed optimizer); STRATA_AUTO:
                      every stage the mode allows */
@@ -87,8 +87,25 @@ typedef struct {
   strata_gen_opts_t gen;
   /* A fixed configuration (strata estimate): 0 = search.  first_layers /
    * last_layers fix the layers of the first / last pipeline stage (the
-   * middle stages share the rest equally). */
-  int fix_tp, fix_pp, fix_dp, fix_first, fix_last;
+   * middle stages share the rest equally).  The names are a plan's and
+   * its runners-up's (strata_plan_config_t); fix_* are the former names
+   * of the same ints, kept while pipeline/ still reads them: new code
+   * uses tp, pp, dp, first_layers, last_layers, cp, ep, etp. */
+  union {
+    int tp, fix_tp;
+  };
+  union {
+    int pp, fix_pp;
+  };
+  union {
+    int dp, fix_dp;
+  };
+  union {
+    int first_layers, fix_first;
+  };
+  union {
+    int last_layers, fix_last;
+  };
   /* Megatron-LM's --pipeline-model-parallel-layout: every virtual stage's
    * layers ("Et*3|(t*4|)*14tL"); NULL: none.  It fixes pp x vpp chunks. */
   const char *pipeline_layout;
@@ -106,7 +123,15 @@ typedef struct {
    * mode).  cp is searched where each rank keeps at least
    * STRATA_CP_MIN_TOKENS of the sequence; ep over the divisors of the
    * experts; etp over 1 and tp. */
-  int fix_cp, fix_ep, fix_etp;
+  union {
+    int cp, fix_cp;
+  };
+  union {
+    int ep, fix_ep;
+  };
+  union {
+    int etp, fix_etp;
+  };
   int cp_comm;                  /* STRATA_CP_P2P or ALLGATHER; STRATA_AUTO:
                                    the model's (ALLGATHER with sliding
                                    windows, else P2P) */
@@ -497,7 +522,7 @@ int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
 
 /* Plan model g on cluster c.  STRATA_EINFEASIBLE when nothing fits, with a
  * message saying what would (more GPUs, memory, ZeRO, recompute).  With
- * fix_tp and fix_pp given, the configuration is first checked as
+ * tp and pp given, the configuration is first checked as
  * strata_pipeline_fix checks it: what the framework refuses is refused
  * with the same reason (STRATA_EINVAL). */
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
