@@ -56,6 +56,30 @@ static int parse_pareto_filter(const char *s, int *out) {
 #define CLI_ARGS_T cli_plan_args_t
 #define NOT_EST(reason) .only = PLAN, .why = reason
 
+/* The options of plan and estimate, in the order --help lists them.
+ *
+ * To add an option:
+ *   1. an on/off switch or a choice among names that the plan records:
+ *      one row of include/strata/plan_fields.h (STRATA_PLAN_SWITCHES or
+ *      STRATA_PLAN_CHOICES), which gives the member of strata_plan_opts_t,
+ *      its default, its row here, the plan field and show --json; then
+ *      its text line (merge/plan_text.h) and what it changes (pipeline/
+ *      for its cost, pipeline/rules.c for the frameworks that refuse it,
+ *      merge/export_*.c for its flag); nothing else below;
+ *   2. any other option: a member of strata_plan_opts_t (include/strata/
+ *      pipeline.h) whose 0 means "the default", the default itself in
+ *      pipeline/defaults.c (never here: the C API and Python plan with
+ *      the library's), and one row below -- CLI_INT / CLI_DOUBLE /
+ *      CLI_STR / CLI_FLAG / CLI_TOGGLE / CLI_PARSE store the value, with
+ *      its range; CLI_CALL (an id in the enum above and a case in call())
+ *      only where a row cannot; .only = PLAN with .why where estimate
+ *      refuses it;
+ *   3. a rule it must obey is a row of pipeline/rules.c's table (see its
+ *      head), not a check here;
+ *   4. docs/cli.md's table, and a cli golden case or a unit test that
+ *      fails without it (the man page follows from --help).
+ */
+
 static const cli_opt_t opts[] = {
     {CLI_HEAD("Model:")},
     {CLI_STR("model", 0, model, "M",
