@@ -214,9 +214,9 @@ static int estimate(const run_t *r, double *step, double *mem) {
   po.quiet = 1;
   po.micro_batch = r->mb;
   po.global_batch = r->batch;
-  po.fix_tp = r->tp, po.fix_pp = r->pp, po.fix_dp = r->dp;
+  po.tp = r->tp, po.pp = r->pp, po.dp = r->dp;
   if (r->pp > 1) /* Megatron-LM's even split */
-    po.fix_first = po.fix_last = r->layers / r->pp;
+    po.first_layers = po.last_layers = r->layers / r->pp;
   po.vpp = r->vpp;
   po.no_memory_check = 1;
   po.top = 1;

@@ -60,12 +60,12 @@ static int same_run(const strata_plan_t *old, const strata_plan_t *now,
 /* The options that fix OLD's configuration on top of the user's. */
 static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o,
                         char **lay) {
-  o->fix_tp = old->tp;
-  o->fix_pp = old->pp;
-  o->fix_dp = old->dp;
-  o->fix_cp = old->cp > 0 ? old->cp : 1;
-  o->fix_ep = old->experts > 0 && old->ep > 0 ? old->ep : 0;
-  o->fix_etp = old->experts > 0 && old->etp > 0 ? old->etp : 0;
+  o->tp = old->tp;
+  o->pp = old->pp;
+  o->dp = old->dp;
+  o->cp = old->cp > 0 ? old->cp : 1;
+  o->ep = old->experts > 0 && old->ep > 0 ? old->ep : 0;
+  o->etp = old->experts > 0 && old->etp > 0 ? old->etp : 0;
   o->cp_comm = old->cp_comm;
   o->precision = old->fp8 == STRATA_LOWP_NVFP4 ? STRATA_PRECISION_FP4
                  : old->fp8                    ? STRATA_PRECISION_FP8
@@ -75,18 +75,18 @@ static void fix_options(const strata_plan_t *old, strata_plan_opts_t *o,
   if (old->moe_imbalance > 0) o->moe_imbalance = old->moe_imbalance;
   o->micro_batch = o->gen.micro_batch = old->micro_batch;
   o->vpp = old->vpp > 1 ? old->vpp : 1;
-  o->fix_first = o->fix_last = 0;
+  o->first_layers = o->last_layers = 0;
   /* the embedding or loss counted: the even split of their units */
   if (old->pp > 1 && old->n_stages >= 2 && !old->account_embedding &&
       !old->account_loss) {
-    o->fix_first = strata_plan_rank_layers(old, 0);
-    o->fix_last = strata_plan_rank_layers(old, old->pp - 1);
+    o->first_layers = strata_plan_rank_layers(old, 0);
+    o->last_layers = strata_plan_rank_layers(old, old->pp - 1);
   }
   /* chunks of their own sizes: the layout states them */
   if (old->pp > 1 && old->megatron && old->n_groups < 2 &&
       !old->account_embedding && !old->account_loss &&
       !strata_plan_rank_form(old) && (*lay = strata_plan_layout_dup(old))) {
-    o->fix_first = o->fix_last = 0;
+    o->first_layers = o->last_layers = 0;
     o->pipeline_layout = *lay;
   }
   o->recompute = old->recompute;
@@ -182,10 +182,7 @@ static int merge_top(strata_plan_t *kept, strata_plan_t *best) {
 static void judge(const cli_plan_args_t *a, const strata_cluster_t *c,
                   const strata_plan_t *base, const strata_plan_t *best,
                   cli_baseline_t *v) {
-  double budget =
-      (a->po.memory_budget > 0 ? a->po.memory_budget
-                               : (double)strata_cluster_gpu_memory(c)) -
-      a->po.memory_reserve;
+  double budget = strata_plan_memory_budget(&a->po, c);
   v->costed = 1;
   v->base_step = base->step_seconds;
   v->base_peak = base->peak_memory_bytes;

@@ -62,8 +62,8 @@ static int report_text(const strata_measurements_t *m,
     if (v->label)
       snprintf(label, sizeof label, "%s", v->label);
     else
-      snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1,
-               v->po.fix_tp, v->po.fix_pp, v->po.fix_dp, v->po.micro_batch);
+      snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1, v->po.tp,
+               v->po.pp, v->po.dp, v->po.micro_batch);
     fprintf(st__stdout(), "%-24s %9.3fs %9.3fs %9.3fs %+6.1f%%", label,
             v->step_seconds, r->step_before[i], r->step_after[i],
             100 * (r->step_after[i] / v->step_seconds - 1));

@@ -249,8 +249,8 @@ static void free_choices(strata_plan_opts_t *o) {
 static int best_of(const strata_graph_t *g, const strata_cluster_t *c,
                    strata_plan_opts_t o, cmp_t *k) {
   strata_plan_t *best = NULL;
-  o.fix_tp = o.fix_pp = o.fix_dp = o.fix_first = o.fix_last = 0;
-  o.fix_cp = o.fix_ep = o.fix_etp = 0;
+  o.tp = o.pp = o.dp = o.first_layers = o.last_layers = 0;
+  o.cp = o.ep = o.etp = 0;
   o.no_memory_check = 0;
   o.top = 1;
   if (strata_pipeline_plan(g, c, &o, &best)) {
@@ -320,12 +320,9 @@ int cli_cmd_estimate(int argc, char **argv) {
   int rc = cli_plan_parse("estimate", argc, argv, 1, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   user = a;
-  if (!a.po.micro_batch) a.po.micro_batch = a.po.gen.micro_batch = 1;
-  if (!a.po.vpp && !a.po.pipeline_layout)
-    a.po.vpp = 1; /* a layout gives its own */
-  if (!a.po.fix_cp) a.po.fix_cp = 1;
+  strata_plan_opts_fixed(&a.po); /* the library's defaults of one */
   if ((rc = cli_plan_load("estimate", &a, &g, &c))) goto out;
-  user.po.global_batch = a.po.global_batch; /* the default follows seq */
+  strata_plan_opts_resolve(&a.po, g); /* read by the rulebook */
   /* the rulebook's (rules/rules.c): what the framework refuses is a
    * usage error, told with the rule */
   if (strata_pipeline_fix(g, c, &a.po)) {
@@ -340,10 +337,7 @@ int cli_cmd_estimate(int argc, char **argv) {
     rc = cli_fail("estimate", e);
     goto out;
   }
-  double budget =
-      (a.po.memory_budget > 0 ? a.po.memory_budget
-                              : (double)strata_cluster_gpu_memory(c)) -
-      a.po.memory_reserve;
+  double budget = strata_plan_memory_budget(&a.po, c);
   int fits = p->peak_memory_bytes <= budget;
   if (!a.no_compare) {
     user.po.quiet = 1;

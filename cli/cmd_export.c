@@ -103,6 +103,26 @@ static int run_slurm(const strata_plan_t *p, const args_t *a,
   return rc;
 }
 
+/* The export targets, one row each; `strata --help`, `export --help` and
+ * the unknown-target message list them from here.
+ *
+ * To add an export target:
+ *   1. strata_export_<x>(p, ..., &text) in merge/export_<x>.c, declared
+ *      in include/strata/merge.h (and, for the shared library, named by
+ *      cmake/strata.map's strata_* pattern: nothing to add there);
+ *   2. a framework's exporter first asks the rulebook of the saved plan,
+ *      st__rules_refuse(p, STRATA_RULES_<F>, "<x>") (merge/refuse.c),
+ *      and its format's own refusals only after; a new framework is a
+ *      STRATA_RULES_<F> bit and its rows in pipeline/rules.c's table
+ *      (that file's head says how to add a rule) and a verdict in
+ *      merge/frameworks.c, so show and diff say what export would do;
+ *   3. a run_<x> above and its row here; its options in this file's table;
+ *   4. docs/exports.md (what it writes, when it refuses, the framework
+ *      version its names come from) and docs/cli.md;
+ *   5. tests: its names against the framework's list (tests/export/),
+ *      a cli golden case, and its name in tests/snapshot/run.sh's list
+ *      of targets (then run.sh --update, reviewing the new lines).
+ */
 static const struct {
   const char *name;
   int (*run)(const strata_plan_t *, const args_t *,

@@ -118,7 +118,7 @@ static int folder_writable(const char *dir) {
   return 0;
 }
 
-/* Each job's model and options: the CLI's defaults, its global batch. */
+/* Each job's model and options: the library's defaults, its global batch. */
 static int load_models(fleet_t *F) {
   int n = F->jobs->n, e;
   F->g = strata_calloc((size_t)n, sizeof *F->g);
@@ -134,9 +134,8 @@ static int load_models(fleet_t *F) {
       strata_error_prefix("%s: jobs[%d].model", F->jobs_path, j);
       return e;
     }
-    po->global_batch = job->global_batch
-                           ? job->global_batch
-                           : cli_default_global_batch(F->g[j]->seq_len);
+    po->global_batch = job->global_batch;  /* 0: the library's default */
+    strata_plan_opts_resolve(po, F->g[j]); /* fleet.c reads it */
     po->model_spec = job->model;
     po->quiet = 1;
     po->threads = F->a.threads;

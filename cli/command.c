@@ -21,10 +21,6 @@ static void init_lock(void) {
   if (uv_mutex_init(&lock)) abort(); /* no mutex: nothing can be serialised */
 }
 
-const char *strata_version(void) {
-  return STRATA_VERSION;
-}
-
 /* A copy of a memory stream's bytes in Strata's allocator (so that one
  * strata_free() frees what the caller gets), or NULL. */
 static char *take(const char *buf, size_t len, size_t *len_out) {

@@ -13,7 +13,6 @@
 
 enum { PLAN = 1, ESTIMATE = 2 };
 enum {
-  C_GB,
   C_ZERO,
   C_CPCOMM,
   C_PREC,
@@ -58,6 +57,30 @@ static int parse_pareto_filter(const char *s, int *out) {
 #define CLI_ARGS_T cli_plan_args_t
 #define NOT_EST(reason) .only = PLAN, .why = reason
 
+/* The options of plan and estimate, in the order --help lists them.
+ *
+ * To add an option:
+ *   1. an on/off switch or a choice among names that the plan records:
+ *      one row of include/strata/plan_fields.h (STRATA_PLAN_SWITCHES or
+ *      STRATA_PLAN_CHOICES), which gives the member of strata_plan_opts_t,
+ *      its default, its row here, the plan field and show --json; then
+ *      its text line (export/plan_text.h) and what it changes (pipeline/
+ *      for its cost, pipeline/rules.c for the frameworks that refuse it,
+ *      merge/export_*.c for its flag); nothing else below;
+ *   2. any other option: a member of strata_plan_opts_t (include/strata/
+ *      pipeline.h) whose 0 means "the default", the default itself in
+ *      pipeline/defaults.c (never here: the C API and Python plan with
+ *      the library's), and one row below -- CLI_INT / CLI_DOUBLE /
+ *      CLI_STR / CLI_FLAG / CLI_TOGGLE / CLI_PARSE store the value, with
+ *      its range; CLI_CALL (an id in the enum above and a case in call())
+ *      only where a row cannot; .only = PLAN with .why where estimate
+ *      refuses it;
+ *   3. a rule it must obey is a row of pipeline/rules.c's table (see its
+ *      head), not a check here;
+ *   4. docs/cli.md's table, and a cli golden case or a unit test that
+ *      fails without it (the man page follows from --help).
+ */
+
 static const cli_opt_t opts[] = {
     {CLI_HEAD("Model:")},
     {CLI_STR("model", 0, model, "M",
@@ -85,23 +108,23 @@ static const cli_opt_t opts[] = {
                 NULL),
      .alias_of = "memory-reserve-gib", .why = "memory options end in -gib"},
     {CLI_HEAD("Batch:")},
-    {CLI_CALL("global-batch", 0, C_GB, "B",
-              "sequences per step (default 1024, fewer\n"
-              "past 4096 tokens: 2^22 tokens a step)")},
+    {CLI_INT("global-batch", po.global_batch, 1, 1 << 30, "B",
+             "sequences per step (default 1024, fewer\n"
+             "past 4096 tokens: 2^22 tokens a step)")},
     {CLI_INT("micro-batch", po.micro_batch, 1, 1 << 20, "b",
              "(default: plan chooses among 1, 2, 4, 8;\n"
              "estimate takes 1)")},
     {CLI_HEAD(
         "Configuration (default: choose; fixing all of them costs one):")},
-    {CLI_INT("tp", po.fix_tp, 1, 1 << 20, "T", "tensor-parallel size")},
-    {CLI_INT("pp", po.fix_pp, 1, 1 << 20, "P", "pipeline-parallel size")},
-    {CLI_INT("dp", po.fix_dp, 1, 1 << 24, "D", "data-parallel size")},
-    {CLI_INT("cp", po.fix_cp, 1, 1 << 20, "C",
+    {CLI_INT("tp", po.tp, 1, 1 << 20, "T", "tensor-parallel size")},
+    {CLI_INT("pp", po.pp, 1, 1 << 20, "P", "pipeline-parallel size")},
+    {CLI_INT("dp", po.dp, 1, 1 << 24, "D", "data-parallel size")},
+    {CLI_INT("cp", po.cp, 1, 1 << 20, "C",
              "context-parallel size (default: choose where\n"
              "each rank keeps >= 4096 tokens)")},
-    {CLI_INT("ep", po.fix_ep, 1, 1 << 20, "E",
+    {CLI_INT("ep", po.ep, 1, 1 << 20, "E",
              "expert-parallel size of a mixture of experts")},
-    {CLI_INT("etp", po.fix_etp, 1, 1 << 20, "T",
+    {CLI_INT("etp", po.etp, 1, 1 << 20, "T",
              "expert-tensor-parallel size (1 or tp)")},
     {CLI_CALL("cp-comm", 0, C_CPCOMM, "K",
               "p2p (ring; the default) or allgather (the\n"
@@ -119,11 +142,11 @@ static const cli_opt_t opts[] = {
     {CLI_INT("vpp", po.vpp, 1, 64, "V",
              "virtual stages per rank (interleaved 1F1B;\n"
              "1: none)")},
-    {CLI_INT("first-stage-layers", po.fix_first, 1, 1 << 20, "N",
+    {CLI_INT("first-stage-layers", po.first_layers, 1, 1 << 20, "N",
              "layers of the first pipeline stage (with\n"
              "--vpp: of all its virtual stages, a multiple\n"
              "of V)")},
-    {CLI_INT("last-stage-layers", po.fix_last, 1, 1 << 20, "N",
+    {CLI_INT("last-stage-layers", po.last_layers, 1, 1 << 20, "N",
              "layers of the last pipeline stage (likewise)")},
     {CLI_STR("pipeline-layout", 0, po.pipeline_layout, "S",
              "every virtual stage's layers, Megatron-LM's\n"
@@ -302,14 +325,7 @@ static int call_cp_comm(const char *cmd, const char *arg,
 static int call(const char *cmd, int id, const char *arg, void *args) {
   cli_plan_args_t *a = args;
   strata_plan_opts_t *po = &a->po;
-  long v;
-  int rc;
   switch (id) {
-  case C_GB:
-    a->global_batch_given = 1;
-    rc = cli_parse_int(cmd, "--global-batch", arg, 1, 1L << 30, &v);
-    if (!rc) po->global_batch = (int)v;
-    return rc;
   case C_ZERO:
     return call_zero(cmd, arg, po);
   case C_CPCOMM:
@@ -402,18 +418,18 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
     return cli_usage_error(cmd, "--replan-threshold needs --baseline "
                                 "OLD.splan");
   if (!a->threshold_given) a->replan_threshold = 2;
-  if (estimate && (!a->po.fix_tp || !a->po.fix_pp))
+  if (estimate && (!a->po.tp || !a->po.pp))
     return cli_usage_error(cmd, "--tp and --pp are required");
   /* interleaved: every rank's layers a multiple of V (Megatron-LM) */
   int v = a->po.vpp > 1 ? a->po.vpp : 1;
-  if (a->po.fix_first % v || a->po.fix_last % v)
+  if (a->po.first_layers % v || a->po.last_layers % v)
     return cli_usage_error(cmd,
                            "%d layers on the %s pipeline stage are not "
                            "divisible by --vpp %d (each virtual stage holds a "
                            "rank's layers / vpp)",
-                           a->po.fix_first % v ? a->po.fix_first
-                                               : a->po.fix_last,
-                           a->po.fix_first % v ? "first" : "last", v);
+                           a->po.first_layers % v ? a->po.first_layers
+                                                  : a->po.last_layers,
+                           a->po.first_layers % v ? "first" : "last", v);
   if (a->po.tp_comm_overlap && a->po.sequence_parallel == 0)
     return cli_usage_error(cmd, "--tp-comm-overlap needs sequence "
                                 "parallelism (Megatron-LM's rule)");
@@ -451,14 +467,6 @@ static void warn_fitted_on(const char *cmd, const char *path,
   strata_free(text);
 }
 
-int cli_default_global_batch(int seq) {
-  const long budget = 1L << 22; /* tokens a step: 1024 x 4096 */
-  int b = 1024;
-  while (b > 1 && seq > 0 && (long)b * seq > budget)
-    b /= 2;
-  return b;
-}
-
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c) {
   strata_gen_opts_t gen = a->po.gen;
@@ -469,8 +477,6 @@ int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
   if ((e = strata_model_load(a->model, &gen, g)) ||
       (e = strata_cluster_load(a->cluster, c)))
     return cli_fail(cmd, e);
-  if (!a->global_batch_given)
-    a->po.global_batch = cli_default_global_batch((*g)->seq_len);
   if (a->calibration && ((e = strata_calibration_load(a->calibration, &cal)) ||
                          (e = strata_cluster_calibrate(*c, &cal))))
     return cli_fail(cmd, e);

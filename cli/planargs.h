@@ -3,8 +3,10 @@
  * model (a preset, family, trace file, with the model options of `trace
  * gen`), the cluster and its calibration, the batch, the memory and every
  * configuration choice (degrees, interleaving, recompute, ZeRO, overlaps,
- * framework).  One table, one set of defaults (strata_plan_opts_init):
- * estimate is plan with the configuration fixed.
+ * framework).  One table; the defaults are the library's
+ * (pipeline/defaults.c): what the user leaves out stays as
+ * strata_plan_opts_init has it.  estimate is plan with the configuration
+ * fixed (strata_plan_opts_fixed).
  */
 #ifndef STRATA_CLI_PLANARGS_H
 #define STRATA_CLI_PLANARGS_H
@@ -18,7 +20,6 @@ typedef struct {
   const char *baseline;    /* plan: --baseline OLD.splan */
   double replan_threshold; /* percent (default 2) */
   int threshold_given;
-  int global_batch_given; /* else the default follows the sequence length */
   int fallbacks;     /* plan: --fallbacks K, the plans of 1..K nodes lost */
   int pareto_filter; /* plan: --pareto-filter, CLI_PARETO_* bits */
 } cli_plan_args_t;
@@ -28,11 +29,6 @@ enum {
   CLI_PARETO_IDLE = 1, /* fewer GPUs than the cluster's usable ones */
   CLI_PARETO_DEEP = 2  /* pp beyond half the layers */
 };
-
-/* The default global batch for sequences of seq tokens (docs/cli.md):
- * 1024 sequences up to 4096 tokens, then a budget of 2^22 tokens a step,
- * the largest power of two of sequences within it (at least 1). */
-int cli_default_global_batch(int seq);
 
 /* Parse argv (estimate = 1 for `strata estimate`'s help and required
  * options).  Returns 0, -1 after --help, or an exit code. */

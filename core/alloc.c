@@ -76,6 +76,10 @@ static void *cjson_malloc(size_t n) {
   return strata_malloc(n);
 }
 
+const char *strata_version(void) {
+  return STRATA_VERSION;
+}
+
 void strata_init(void) {
   cJSON_Hooks hooks = {cjson_malloc, strata_free};
   cJSON_InitHooks(&hooks);

@@ -1,5 +1,6 @@
 /*
- * report.c - strata_plan_summary (the table `strata show` prints) and
+ * report.c - strata_plan_summary (the table `strata show` prints; its
+ * option lines from export/plan_text.h's table) and
  * strata_plan_json (`strata show --json`, docs/plan-format.md lists the
  * fields).  Both read only the plan, so they work the same on a plan just
  * made and on one loaded from a file.
@@ -9,6 +10,7 @@
 
 #include "core/json.h"
 #include "merge/merge_int.h"
+#include "export/plan_text.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -42,8 +44,6 @@ int st__step_list(const strata_step_items_t *it,
     if (all[i].always || all[i].v > 0) out[n++] = all[i];
   return n;
 }
-
-static void sum_groups(strata_buf_t *b, const strata_plan_t *p);
 
 /* The stages between the first and the last hold one layer count. */
 static int even_middle(const strata_plan_t *p) {
@@ -149,12 +149,12 @@ static void sum_schedule(strata_buf_t *b, const strata_plan_t *p) {
 }
 
 /* The split counts the embedding and the loss as layers. */
-static void sum_account(strata_buf_t *b, const strata_plan_t *p) {
-  if (!p->account_embedding && !p->account_loss) return;
+void st__text_account(strata_buf_t *b, const strata_plan_t *p,
+                      const char *label) {
   strata_buf_printf(b,
                     "  %-20s the %s counted as a layer of the split "
                     "(Megatron-LM's --account-for-%s-in-pipeline-split)\n",
-                    "split",
+                    label,
                     p->account_embedding && p->account_loss
                         ? "embedding and the loss each"
                     : p->account_embedding ? "embedding"
@@ -164,8 +164,9 @@ static void sum_account(strata_buf_t *b, const strata_plan_t *p) {
                                                             : "loss");
 }
 
-/* Recompute, offloading and the optimizer's memory techniques. */
-static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
+/* Recompute, with its modules, method and unit where they are set. */
+void st__text_recompute(strata_buf_t *b, const strata_plan_t *p,
+                        const char *label) {
   char rcm[160] = "";
   if (p->recompute == STRATA_RECOMPUTE_SELECTIVE && p->recompute_modules > 0) {
     strcpy(rcm, " (modules ");
@@ -181,43 +182,8 @@ static void sum_memory(strata_buf_t *b, const strata_plan_t *p) {
   else if (p->recompute == STRATA_RECOMPUTE_FULL && p->recompute_layers > 1)
     snprintf(rcm, sizeof rcm, " (uniform: a checkpoint every %d layers)",
              p->recompute_layers);
-  strata_buf_printf(b, "  %-20s %s%s\n", "recompute",
+  strata_buf_printf(b, "  %-20s %s%s\n", label,
                     strata_recompute_name(p->recompute), rcm);
-  if (p->offload_layers > 0)
-    strata_buf_printf(b,
-                      "  %-20s %d layers' saved activations in host memory "
-                      "between forward and backward\n",
-                      "offloading", p->offload_layers);
-  if (p->offload_modules > 0) {
-    strata_buf_printf(b, "  %-20s the saved activations of", "offloading");
-    for (int i = 0, k = 0; strata_offload_modules_name(i); i++)
-      if (p->offload_modules & (1 << i))
-        strata_buf_printf(b, "%s %s", k++ ? "," : "",
-                          strata_offload_modules_name(i));
-    strata_buf_printf(b, " in host memory between forward and backward "
-                         "(fine-grained)\n");
-  }
-  if (p->optimizer_offload > 0)
-    strata_buf_printf(b,
-                      "  %-20s %.3g of the optimizer's states and step on "
-                      "the host\n",
-                      "optimizer offload", p->optimizer_offload);
-  if (p->host_memory_gib > 0 && p->host_capacity_gib > 0)
-    strata_buf_printf(
-        b, "  %-20s %.2f GiB a %s of %.2f GiB (its share of the host)\n",
-        "host memory", p->host_memory_gib, st__dev(p), p->host_capacity_gib);
-  else if (p->host_memory_gib > 0)
-    strata_buf_printf(b,
-                      "  %-20s %.2f GiB a %s (the host's size not known: "
-                      "not checked)\n",
-                      "host memory", p->host_memory_gib, st__dev(p));
-  if (p->precision_aware_optimizer > 0)
-    strata_buf_printf(b,
-                      "  %-20s precision-aware (main gradients %s, moments "
-                      "%s and %s)\n",
-                      "optimizer", strata_state_dtype_name(p->main_grads_dtype),
-                      strata_state_dtype_name(p->exp_avg_dtype),
-                      strata_state_dtype_name(p->exp_avg_sq_dtype));
 }
 
 /* Which FLOPs MFU counts: causal attention's pairs halved, and where the
@@ -237,48 +203,50 @@ static void sum_convention(strata_buf_t *b, const strata_plan_t *p) {
                       strata_gemm_path_name(p->stack.gemm));
 }
 
+/* Fine-grained activation offloading: the modules named. */
+void st__text_offload_modules(strata_buf_t *b, const strata_plan_t *p,
+                              const char *label) {
+  strata_buf_printf(b, "  %-20s the saved activations of", label);
+  for (int i = 0, k = 0; strata_offload_modules_name(i); i++)
+    if (p->offload_modules & (1 << i))
+      strata_buf_printf(b, "%s %s", k++ ? "," : "",
+                        strata_offload_modules_name(i));
+  strata_buf_printf(b, " in host memory between forward and backward "
+                       "(fine-grained)\n");
+}
+
+/* What the framework overlaps. */
+void st__text_overlap(strata_buf_t *b, const strata_plan_t *p,
+                      const char *label) {
+  strata_buf_printf(b,
+                    "  %-20s grad reduce %s, param gather %s, tp comm %s, "
+                    "p2p %s%s%s\n",
+                    label, st__onoff(p->overlap_grad_reduce),
+                    st__onoff(p->overlap_param_gather),
+                    st__onoff(p->tp_comm_overlap),
+                    p->overlap_p2p ? "overlapped" : "blocking",
+                    p->experts > 0 ? ", expert all-to-all " : "",
+                    p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
+}
+
+/* The option lines, from export/plan_text.h's table. */
+#define TEXT_LINE(keys, label, when, fmt, ...)                                 \
+  if (when) strata_buf_printf(b, "  %-20s " fmt "\n", label, __VA_ARGS__);
+#define TEXT_WRITER(keys, label, when, writer)                                 \
+  if (when) writer(b, p, label);
+static void sum_options(strata_buf_t *b, const strata_plan_t *p) {
+  ST__PLAN_TEXT(TEXT_LINE, TEXT_WRITER)
+}
+#undef TEXT_LINE
+#undef TEXT_WRITER
+
 static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_printf(b, "plan: %s on %s (%d devices)\n",
                     p->model ? p->model : "?", p->cluster ? p->cluster : "?",
                     p->devices);
   sum_parallelism(b, p);
   sum_schedule(b, p);
-  sum_account(b, p);
-  if (p->ds_partition > 0)
-    strata_buf_printf(b,
-                      "  %-20s DeepSpeed's PipelineModule, partition_method "
-                      "'%s' (the split it gives)\n",
-                      "split",
-                      strata_ds_partition_method_name(p->ds_partition));
-  sum_groups(b, p);
-  strata_buf_printf(b, "  %-20s micro %d, global %d, %d micro-batches/step\n",
-                    "batch", p->micro_batch, p->global_batch, p->n_micro);
-  strata_buf_printf(b, "  %-20s stage %d, %s recipe, %s\n", "ZeRO",
-                    p->zero_stage, strata_recipe_name(p->recipe),
-                    strata_framework_name(p->framework));
-  if (p->framework == STRATA_FRAMEWORK_TORCHTITAN && p->pp > 1 && p->dp > 1)
-    strata_buf_printf(b, "  %-20s %s\n", "",
-                      "FSDP2 under the pipeline: parameters gathered from "
-                      "the first forward, fp32 gradients whole to the last "
-                      "backward; one all-gather, one reduce-scatter a step");
-  else if (p->framework == STRATA_FRAMEWORK_MEGATRON && p->pp > 1 &&
-           p->zero_stage >= 2)
-    strata_buf_printf(b, "  %-20s %s\n", "",
-                      "Megatron-FSDP with a pipeline: gradients "
-                      "reduce-scattered every micro-batch's backward");
-  sum_memory(b, p);
-  strata_buf_printf(b, "  %-20s %s\n", "sequence parallel",
-                    st__onoff(p->sequence_parallel));
-  st__summary_par(b, p);
-  strata_buf_printf(b,
-                    "  %-20s grad reduce %s, param gather %s, tp comm %s, "
-                    "p2p %s%s%s\n",
-                    "overlap", st__onoff(p->overlap_grad_reduce),
-                    st__onoff(p->overlap_param_gather),
-                    st__onoff(p->tp_comm_overlap),
-                    p->overlap_p2p ? "overlapped" : "blocking",
-                    p->experts > 0 ? ", expert all-to-all " : "",
-                    p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
+  sum_options(b, p);
   const strata_step_items_t *it = &p->step_items;
   strata_buf_printf(b, "  %-20s %.3f ms\n", "step time", p->step_seconds * 1e3);
   st__step_item_t li[ST__STEP_ITEMS];
@@ -357,7 +325,8 @@ static void sum_stage(strata_buf_t *b, const strata_plan_t *p, int s) {
 
 /* A mixed cluster: each node group's stages and layers, or why it runs
  * none. */
-static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
+void st__text_groups(strata_buf_t *b, const strata_plan_t *p,
+                     const char *label) {
   for (int z = 0; z < p->n_groups; z++) {
     int n = 0, lo = 0, hi = 0;
     const char *gpu = "";
@@ -374,16 +343,15 @@ static void sum_groups(strata_buf_t *b, const strata_plan_t *p) {
       strata_buf_printf(b,
                         "  %-20s group %d: left out, the best plan found "
                         "does not use it\n",
-                        z ? "" : "node groups", z);
+                        z ? "" : label, z);
     else if (lo == hi)
       strata_buf_printf(b, "  %-20s group %d, %s: %d stage%s of %d layers\n",
-                        z ? "" : "node groups", z, gpu, n, n > 1 ? "s" : "",
-                        lo);
+                        z ? "" : label, z, gpu, n, n > 1 ? "s" : "", lo);
     else
       strata_buf_printf(b,
                         "  %-20s group %d, %s: %d stages of %d to %d "
                         "layers\n",
-                        z ? "" : "node groups", z, gpu, n, lo, hi);
+                        z ? "" : label, z, gpu, n, lo, hi);
   }
 }
 

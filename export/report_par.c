@@ -1,8 +1,9 @@
 /*
  * report_par.c - what the summary and the JSON say about context and
  * expert parallelism, FP8 and the mixture of experts (report.c calls in
- * here).  Everything is printed only where it is used -- cp > 1, ep > 1,
- * FP8, experts -- so a dense BF16 plan reads as it always has.
+ * here; the summary's lines through export/plan_text.h's table).  Everything is
+ * printed only where it is used -- cp > 1, ep > 1, FP8, experts -- so a dense
+ * BF16 plan reads as it always has.
  */
 #include <stdio.h>
 #include <string.h>
@@ -45,15 +46,18 @@ void st__degrees(const strata_plan_t *p, char *buf, size_t size) {
   if (n < size) snprintf(buf + n, size - n, ", pp %d, dp %d", p->pp, p->dp);
 }
 
-/* The MoE layer's choices where the plan sets one (Megatron-LM's
- * defaults, as exported, are not repeated). */
-static void summary_moe_layer(strata_buf_t *b, const strata_plan_t *p) {
+/* Whether the MoE layer's line is shown: where the plan sets one of its
+ * choices (Megatron-LM's defaults, as exported, are not repeated). */
+int st__text_moe_shown(const strata_plan_t *p) {
+  return p->experts > 0 &&
+         (p->moe_dispatcher || p->moe_flex_backend || p->moe_router_dtype ||
+          p->moe_drop_policy || !p->moe_grouped_gemm || p->moe_shared_overlap);
+}
+
+void st__text_moe_layer(strata_buf_t *b, const strata_plan_t *p,
+                        const char *label) {
   int d = p->moe_dispatcher;
-  if (p->experts <= 0 ||
-      !(d || p->moe_flex_backend || p->moe_router_dtype || p->moe_drop_policy ||
-        !p->moe_grouped_gemm || p->moe_shared_overlap))
-    return;
-  strata_buf_printf(b, "  %-20s %s dispatcher", "MoE layer",
+  strata_buf_printf(b, "  %-20s %s dispatcher", label,
                     strata_moe_token_dispatcher_name(d));
   if (STRATA_CHOICE(d) == STRATA_MOE_FLEX)
     strata_buf_printf(b, " (%s)",
@@ -70,10 +74,10 @@ static void summary_moe_layer(strata_buf_t *b, const strata_plan_t *p) {
 }
 
 /* Per-layer CUDA graphs, where the plan names an implementation. */
-static void summary_cuda_graphs(strata_buf_t *b, const strata_plan_t *p) {
+void st__text_cuda_graphs(strata_buf_t *b, const strata_plan_t *p,
+                          const char *label) {
   int n = 0;
-  if (!p->cuda_graph_impl) return;
-  strata_buf_printf(b, "  %-20s %s", "CUDA graphs",
+  strata_buf_printf(b, "  %-20s %s", label,
                     strata_cuda_graph_impl_name(p->cuda_graph_impl));
   for (int k = 0; strata_cuda_graph_scope_name(k); k++)
     if (p->cuda_graph_scope & (1 << k))
@@ -86,46 +90,25 @@ static void summary_cuda_graphs(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_puts(b, "\n");
 }
 
-void st__summary_par(strata_buf_t *b, const strata_plan_t *p) {
-  if (p->cp > 1)
-    strata_buf_printf(b, "  %-20s cp %d, %s, sequences split in %lld chunks\n",
-                      "context parallel", p->cp,
-                      p->cp_comm == STRATA_CP_ALLGATHER
-                          ? "keys and values all-gathered"
-                          : "keys and values passed around a ring",
-                      2LL * p->cp); /* (2^30 in a damaged plan) */
-  if (p->experts > 0) {
-    strata_buf_printf(b, "  %-20s %d routed, top-%d, hidden %d", "experts",
-                      p->experts, p->topk, p->moe_ffn);
-    if (p->shared_ffn) strata_buf_printf(b, ", shared %d", p->shared_ffn);
-    strata_buf_printf(b, ", %d MoE layers", p->moe_layers);
-    if (p->capacity > 0)
-      strata_buf_printf(b, ", capacity factor %g\n", p->capacity);
-    else
-      strata_buf_printf(b, ", dropless (imbalance %g)\n",
-                        p->moe_imbalance > 1 ? p->moe_imbalance : 1.0);
-    strata_buf_printf(b, "  %-20s ep %d, etp %d, expert data parallel %d\n",
-                      "expert parallel", p->ep > 0 ? p->ep : 1,
-                      p->etp > 0 ? p->etp : 1,
-                      p->ep > 0 && p->etp > 0
-                          ? (int)((long long)p->tp * (p->cp > 1 ? p->cp : 1) *
-                                  p->dp / ((long long)p->ep * p->etp))
-                          : p->dp);
-  }
-  summary_moe_layer(b, p);
-  summary_cuda_graphs(b, p);
-  if (p->mtp_layers > 0)
-    strata_buf_printf(b,
-                      "  %-20s %d module%s on the last stage (a layer, the "
-                      "head and a loss each)\n",
-                      "multi-token pred.", p->mtp_layers,
-                      p->mtp_layers > 1 ? "s" : "");
-  if (p->fp8)
-    strata_buf_printf(b,
-                      "  %-20s %s GEMMs (Transformer Engine, %s recipe), "
-                      "BF16 attention\n",
-                      "precision", p->fp8 == STRATA_LOWP_NVFP4 ? "FP4" : "FP8",
-                      strata_lowp_name(p->fp8));
+/* The experts: how many, their size and how tokens are kept. */
+void st__text_experts(strata_buf_t *b, const strata_plan_t *p,
+                      const char *label) {
+  strata_buf_printf(b, "  %-20s %d routed, top-%d, hidden %d", label,
+                    p->experts, p->topk, p->moe_ffn);
+  if (p->shared_ffn) strata_buf_printf(b, ", shared %d", p->shared_ffn);
+  strata_buf_printf(b, ", %d MoE layers", p->moe_layers);
+  if (p->capacity > 0)
+    strata_buf_printf(b, ", capacity factor %g\n", p->capacity);
+  else
+    strata_buf_printf(b, ", dropless (imbalance %g)\n",
+                      p->moe_imbalance > 1 ? p->moe_imbalance : 1.0);
+}
+
+int st__expert_dp(const strata_plan_t *p) {
+  return p->ep > 0 && p->etp > 0
+             ? (int)((long long)p->tp * (p->cp > 1 ? p->cp : 1) * p->dp /
+                     ((long long)p->ep * p->etp))
+             : p->dp;
 }
 
 /* Which extra memory columns the rank table shows. */

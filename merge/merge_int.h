@@ -206,7 +206,26 @@ struct cJSON;
  * the map's strings: print it before destroying the map. */
 int st__device_map_tree(const strata_device_map_t *m, struct cJSON **out);
 void st__degrees(const strata_plan_t *p, char *buf, size_t size);
-void st__summary_par(strata_buf_t *b, const strata_plan_t *p);
+/* The writers of export/plan_text.h's W rows: the line(s) of label. */
+void st__text_account(strata_buf_t *b, const strata_plan_t *p,
+                      const char *label);
+void st__text_groups(strata_buf_t *b, const strata_plan_t *p,
+                     const char *label);
+void st__text_recompute(strata_buf_t *b, const strata_plan_t *p,
+                        const char *label);
+void st__text_offload_modules(strata_buf_t *b, const strata_plan_t *p,
+                              const char *label);
+void st__text_overlap(strata_buf_t *b, const strata_plan_t *p,
+                      const char *label);
+void st__text_experts(strata_buf_t *b, const strata_plan_t *p,
+                      const char *label);
+void st__text_moe_layer(strata_buf_t *b, const strata_plan_t *p,
+                        const char *label);
+void st__text_cuda_graphs(strata_buf_t *b, const strata_plan_t *p,
+                          const char *label);
+int st__text_moe_shown(const strata_plan_t *p);
+/* The expert data-parallel size: tp cp dp / (ep etp). */
+int st__expert_dp(const strata_plan_t *p);
 void st__summary_mem_head(strata_buf_t *b, const strata_plan_t *p);
 void st__summary_mem_row(strata_buf_t *b, const strata_plan_t *p,
                          const strata_mem_items_t *m);

@@ -3,18 +3,21 @@
  * cluster of one shape is searched by plan.c, a cluster of node groups by
  * hetero.c (which searches each group and their splits with plan.c's
  * search); a configuration with every degree fixed is first asked of the
- * rulebook (rules.c), as strata estimate asks it; the run's statistics are
- * filled here.  It sits above both so
- * that each calls only downward.
+ * rulebook (rules.c), as strata estimate asks it; the options' defaults
+ * are resolved (defaults.c) and the run's statistics filled here.  It
+ * sits above both so that each calls only downward.
  */
 #include "pipeline/search.h"
 
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
-                         const strata_plan_opts_t *o, strata_plan_t **out) {
+                         const strata_plan_opts_t *given, strata_plan_t **out) {
   st__search_t S;
   double t0 = strata_now();
+  strata_plan_opts_t resolved = *given;
+  const strata_plan_opts_t *o = &resolved;
   *out = NULL;
-  if (o->fix_tp && o->fix_pp) { /* a fixed configuration: the rulebook's */
+  strata_plan_opts_resolve(&resolved, g); /* the library's defaults */
+  if (o->tp && o->pp) { /* a fixed configuration: the rulebook's */
     strata_plan_opts_t f = *o;
     int rc = strata_pipeline_fix(g, c, &f);
     if (rc) return rc;

@@ -249,7 +249,7 @@ static size_t caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
 /* A split fixed by the options (first/last stage layers, the middle ones
  * equal, as Megatron-LM's flags give it): 1 and n filled, else 0. */
 static int fixed_split(const strata_plan_opts_t *o, int L, int P, int *n) {
-  int first = o->fix_first, last = o->fix_last, sum = 0;
+  int first = o->first_layers, last = o->last_layers, sum = 0;
   if (!first && !last) return 0;
   if (P == 2 && !first) first = L - last;
   if (P == 2 && !last) last = L - first;
@@ -510,7 +510,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
       a[P] = t->a[t->order[j]];
       au[P] = a[P] * t->v; /* a unit: one layer in each of v chunks */
     }
-  if (M->S[0].o->fix_pp && P != M->S[0].o->fix_pp) return 0;
+  if (M->S[0].o->pp && P != M->S[0].o->pp) return 0;
   if (!rank_caps(M, t, P, fs, ss, e, u)) return 0;
   if (!t->pre[0] && !floor_alike(M, t, P, au, e, u)) {
     M->floored++;
@@ -576,7 +576,7 @@ static int most_stages(const mixed_t *M, const trial_t *t, int z) {
 static int room_of(const mixed_t *M, int v) {
   const strata_plan_opts_t *o = M->S[0].o;
   int L = M->S[0].L / v, room = L < ST__MAX_PP ? L : ST__MAX_PP;
-  return o->fix_pp && o->fix_pp < room ? o->fix_pp : room;
+  return o->pp && o->pp < room ? o->pp : room;
 }
 
 /* The most speed the groups at positions j.. can add with at most room
@@ -880,7 +880,7 @@ static int make_tasks(mixed_t *M, trial_t *tmpl, double *pre, int differ,
     int micro = o->global_batch / t->b;
     if (o->global_batch % t->b) continue;
     for (int dp = 1; dp <= micro; dp++) {
-      if (micro % dp || (o->fix_dp && dp != o->fix_dp)) continue;
+      if (micro % dp || (o->dp && dp != o->dp)) continue;
       t->dp = dp, t->m = micro / dp;
       for (int q = 0; q < n_perm * nv; q++) {
         /* fewer stages with more chunks a rank: the bound by v */

@@ -17,8 +17,8 @@ int st__layouts_allowed(const st__search_t *S) {
   /* Megatron-LM's own pipelines, its split left to the search: no rank's
    * size, layout, or embedding or loss counted was given */
   return !o->no_search_layouts && o->megatron &&
-         o->framework == STRATA_FRAMEWORK_MEGATRON && !o->fix_first &&
-         !o->fix_last && S->lay_K == 0 && o->account_embedding <= 0 &&
+         o->framework == STRATA_FRAMEWORK_MEGATRON && !o->first_layers &&
+         !o->last_layers && S->lay_K == 0 && o->account_embedding <= 0 &&
          o->account_loss <= 0;
 }
 

@@ -600,29 +600,6 @@ int strata_framework_parse(const char *s, strata_framework_t *out) {
                       s);
 }
 
-void strata_plan_opts_init(strata_plan_opts_t *o) {
-  memset(o, 0, sizeof *o);
-  o->global_batch = 1024;
-  o->alpha = 1.0;
-  o->memory_reserve = 0.5 * 1024 * 1024 * 1024;
-  o->zero_stage = 1;
-  o->recipe = STRATA_RECIPE_MEGATRON;
-  o->recompute = STRATA_RECOMPUTE_AUTO;
-  o->sequence_parallel = STRATA_AUTO;
-  o->megatron = 1;
-  o->stage_time_limit = 60;
-#define SWITCH_DEFAULT(F, m, key, what, codec, slot, diff, cli, def, help)     \
-  o->m = def;
-  STRATA_PLAN_SWITCHES(SWITCH_DEFAULT, o)
-#undef SWITCH_DEFAULT
-  o->top = 3;
-  strata_gen_opts_keep(&o->gen);
-  o->cp_comm = STRATA_AUTO;
-  o->precision = STRATA_PRECISION_BF16;
-  o->moe_imbalance = 1.0;
-  strata_stack_init(&o->stack);
-}
-
 /* The model at micro-batch b: a preset or family generated again, a file
  * (trace or config) re-shaped by following its batch (strata_graph_rebatch). */
 static int graph_at(st__search_t *S, int regen, int b, strata_graph_t **out) {
@@ -734,7 +711,7 @@ static int check_search_offload(const strata_plan_opts_t *o) {
                         "--cpu-offloading-num-layers are both given");
   int opt = !(o->optimizer_offload > 0) && o->precision_aware_optimizer > 0;
   int free_acts = !(o->offload_layers > 0) && !o->offload_modules;
-  int act = free_acts && o->fix_pp <= 1 &&
+  int act = free_acts && o->pp <= 1 &&
             (o->recompute == STRATA_RECOMPUTE_AUTO ||
              o->recompute == STRATA_RECOMPUTE_NONE);
   int fg = free_acts && o->recompute != STRATA_RECOMPUTE_FULL;
@@ -759,14 +736,14 @@ static int check_search_layouts(const strata_plan_opts_t *o) {
                         ? "they are Megatron-LM's, and the plan is for another "
                           "framework"
                     : o->pipeline_layout ? "--pipeline-layout gives the split"
-                    : o->fix_first || o->fix_last
+                    : o->first_layers || o->last_layers
                         ? "--first-stage-layers/--last-stage-layers give the "
                           "split"
                     : o->account_embedding > 0 || o->account_loss > 0
                         ? "--account-for-embedding/--account-for-loss give the "
                           "split"
-                    : o->fix_pp == 1 ? "--pp 1 has no split"
-                                     : NULL;
+                    : o->pp == 1 ? "--pp 1 has no split"
+                                 : NULL;
   if (!why) return 0;
   return strata_error(STRATA_EINVAL,
                       "--no-search-layouts: the search tries no layout here "
@@ -797,13 +774,13 @@ static int check_opts(const st__search_t *S) {
   if (o->zero_stage > 3)
     return strata_error(STRATA_EINVAL, "ZeRO stage %d: must be 0 to 3",
                         o->zero_stage);
-  if (!o->megatron && o->fix_cp > 1)
+  if (!o->megatron && o->cp > 1)
     return strata_error(
         STRATA_EINVAL,
         "context parallelism (--cp %d) is Megatron's layout; in "
         "free mode each stage's ILP splits the sequence where "
         "it pays: drop --cp or --free",
-        o->fix_cp);
+        o->cp);
   if (!(o->moe_imbalance >= 1 && o->moe_imbalance <= 1000))
     return strata_error(STRATA_EINVAL,
                         "MoE imbalance %g: the most loaded rank's share over "
@@ -881,10 +858,10 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
   if (o->offload_layers > 0) {
     if (o->recompute == STRATA_RECOMPUTE_AUTO)
       o->recompute = STRATA_RECOMPUTE_NONE;
-    if (!o->fix_pp) o->max_pp = 1;
+    if (!o->pp) o->max_pp = 1;
   }
   /* one stage: no split for the embedding and the loss to count in */
-  if (o->fix_pp == 1) o->account_embedding = o->account_loss = 0;
+  if (o->pp == 1) o->account_embedding = o->account_loss = 0;
   if (o->scatter_gather < 0) o->scatter_gather = ds;
   strata_stack_default((int)o->framework, &o->stack);
   if (!strata_stack_attn_runs(strata_cluster_perf(c), o->stack.attn))
@@ -897,12 +874,12 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
                             : "this GPU");
   if (o->framework == STRATA_FRAMEWORK_TORCHTITAN) {
     /* dense models in bf16 (the rulebook's titan-plan refused the rest) */
-    o->fix_ep = 1;
+    o->ep = 1;
     o->precision = STRATA_PRECISION_BF16;
     return 0;
   }
   if (!ds) return 0;
-  o->fix_cp = o->fix_ep = o->vpp = 1;
+  o->cp = o->ep = o->vpp = 1;
   o->precision = STRATA_PRECISION_BF16;
   return 0;
 }
@@ -938,7 +915,7 @@ static int layout_of(st__search_t *S) {
   if (st__layout_parse(o->pipeline_layout, S->L, S->g->hp.mtp_layers, S->lay_n,
                        ST__MAX_PP, &S->lay_K, why, sizeof why))
     return strata_error(STRATA_EINVAL, "%s", why);
-  o->vpp = o->fix_pp > 0 ? S->lay_K / o->fix_pp : 0;
+  o->vpp = o->pp > 0 ? S->lay_K / o->pp : 0;
   return 0;
 }
 
@@ -954,9 +931,7 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   S->N = strata_cluster_nodes(c);
   S->total = strata_cluster_gpus(c);
   S->zero = o->zero_stage >= 0 ? o->zero_stage : 1;
-  S->budget = (o->memory_budget > 0 ? o->memory_budget
-                                    : (double)strata_cluster_gpu_memory(c)) -
-              o->memory_reserve;
+  S->budget = strata_plan_memory_budget(o, c);
   /* the search stops at 90 % of the limit: what follows (the chosen
    * configuration's fields, the report) fits in the rest */
   S->deadline = o->time_limit > 0 ? strata_now() + 0.9 * o->time_limit : 0;

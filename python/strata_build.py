@@ -9,8 +9,10 @@ only: a wheel is a zip of the files and three small texts (PEP 427,
 https://packaging.python.org/en/latest/specifications/binary-distribution-format/),
 so `pip install ./python` works with any python3 >= 3.9 that has pip.
 
-The wheel holds a libstrata.so beside the code, from, in this order:
-  1. STRATA_LIBRARY, the path of a built libstrata.so (copied);
+The wheel holds a libstrata_cli.so (the library with the commands that
+strata_command_run runs; CMake's strata_cli_shared) beside the code, from,
+in this order:
+  1. STRATA_LIBRARY, the path of a built libstrata_cli.so (copied);
   2. the Strata source tree this folder belongs to (../CMakeLists.txt),
      built with CMake into STRATA_BUILD_DIR (default: build/libstrata
      under this folder; an existing build folder of the tree is reused as
@@ -19,7 +21,7 @@ The wheel holds a libstrata.so beside the code, from, in this order:
   3. an installed Strata this folder belongs to (PREFIX/share/strata/
      python, as `cmake --install` puts it): PREFIX's lib folder;
   4. none: nothing is bundled (a wheel for any platform), and the package
-     looks for an installed library when it is imported (strata/_lib.py
+     looks for an installed libstrata_cli.so when it is imported (strata/_lib.py
      says where).
 The version is strata/__init__.py's __version__.
 """
@@ -76,11 +78,11 @@ def _from_tree():
              "-DSTRATA_TESTS=OFF", "-DSTRATA_BENCH=OFF"],
             stdout=sys.stderr)
     subprocess.check_call(
-        ["cmake", "--build", build, "--target", "strata_shared", "-j",
+        ["cmake", "--build", build, "--target", "strata_cli_shared", "-j",
          str(os.cpu_count() or 1)], stdout=sys.stderr)
-    found = sorted(glob.glob(os.path.join(build, "libstrata.so.*.*.*")))
+    found = sorted(glob.glob(os.path.join(build, "libstrata_cli.so.*.*.*")))
     if not found:
-        raise RuntimeError("no libstrata.so.X.Y.Z in %s after the build"
+        raise RuntimeError("no libstrata_cli.so.X.Y.Z in %s after the build"
                            % build)
     return found[-1]
 
@@ -90,8 +92,8 @@ def _from_prefix():
     if not os.path.isfile(os.path.join(prefix, "include", "strata",
                                        "strata.h")):
         return None
-    for pattern in ("lib/libstrata.so.*.*.*", "lib64/libstrata.so.*.*.*",
-                    "lib/*/libstrata.so.*.*.*"):
+    for pattern in ("lib/libstrata_cli.so.*.*.*", "lib64/libstrata_cli.so.*.*.*",
+                    "lib/*/libstrata_cli.so.*.*.*"):
         found = sorted(glob.glob(os.path.join(prefix, pattern)))
         if found:
             return found[-1]
@@ -105,7 +107,7 @@ def _library():
     lib = lib or _from_tree() or _from_prefix()
     if not lib:
         print("strata: no source tree, prefix or STRATA_LIBRARY: the "
-              "package will look for an installed libstrata.so",
+              "package will look for an installed libstrata_cli.so",
               file=sys.stderr)
     return lib
 
@@ -148,7 +150,7 @@ def build_wheel(wheel_directory, config_settings=None,
             files.append((rel, f.read(), 0o644))
     if lib:
         with open(lib, "rb") as f:
-            files.append(("strata/libstrata.so", f.read(), 0o755))
+            files.append(("strata/libstrata_cli.so", f.read(), 0o755))
     files.append((info + "/METADATA", _metadata(version).encode(), 0o644))
     files.append((info + "/WHEEL", (
         "Wheel-Version: 1.0\nGenerator: strata_build\n"

@@ -108,18 +108,18 @@ static int load_runs(fit_t *F) {
     strata_measurement_t *w = &m->v[i];
     int rc = strata_model_load(r->model, &r->po.gen, &F->g[i]);
     if (!rc) rc = strata_cluster_load(r->cluster, &F->c[i]);
-    int L = rc ? 0 : strata_graph_layers(F->g[i]), pp = r->po.fix_pp;
+    int L = rc ? 0 : strata_graph_layers(F->g[i]), pp = r->po.pp;
     /* Megatron-LM's default split is even (into pp x vpp chunks); an
      * uneven one must be given */
     int v = r->po.vpp > 1 ? r->po.vpp : 1;
-    if (!rc && pp > 1 && !r->po.fix_first && !r->po.fix_last) {
+    if (!rc && pp > 1 && !r->po.first_layers && !r->po.last_layers) {
       if (L % (pp * v))
         rc = strata_error(STRATA_EBADINPUT,
                           "%d layers do not split evenly over %d stages%s: "
                           "give first_stage_layers and/or last_stage_layers",
                           L, pp, v > 1 ? " of equal virtual stages" : "");
       else
-        w->po.fix_first = w->po.fix_last = L / pp;
+        w->po.first_layers = w->po.last_layers = L / pp;
     }
     if (rc) {
       strata_error_prefix("%s: run %d (%s on %s)", m->where, i + 1, r->model,

@@ -176,7 +176,9 @@ static int hi_nodes(const strata_fleet_job_t *j, int cap) {
 
 static double tokens_per_second(const strata_graph_t *g,
                                 const strata_plan_opts_t *po, double step) {
-  return step > 0 ? (double)po->global_batch * g->seq_len / step : 0;
+  int gb = po->global_batch ? po->global_batch /* 0: the library's */
+                            : strata_default_global_batch(g->seq_len);
+  return step > 0 ? (double)gb * g->seq_len / step : 0;
 }
 
 /* Plan job j on cluster s: 0 and *p, or 0 and NULL when it does not fit,

@@ -152,10 +152,10 @@ static int set_value(strata_measurement_t *r, int k, const char *s, double v,
     return rc;
   }
   int *ints[] = {
-      &o->fix_tp,       &o->fix_pp,     &o->fix_dp,     &o->micro_batch,
-      &o->global_batch, &o->vpp,        &o->fix_first,  &o->fix_last,
-      &o->zero_stage,   &o->gen.layers, &o->gen.hidden, &o->gen.heads,
-      &o->gen.kv_heads, &o->gen.ffn,    &o->gen.seq,    &o->gen.vocab};
+      &o->tp,           &o->pp,         &o->dp,           &o->micro_batch,
+      &o->global_batch, &o->vpp,        &o->first_layers, &o->last_layers,
+      &o->zero_stage,   &o->gen.layers, &o->gen.hidden,   &o->gen.heads,
+      &o->gen.kv_heads, &o->gen.ffn,    &o->gen.seq,      &o->gen.vocab};
   static const char *int_keys[] = {"tp",
                                    "pp",
                                    "dp",
@@ -199,7 +199,7 @@ static int finish_run(strata_measurement_t *r, const char *at) {
                         "%s: needs a model and a cluster (per run or for the "
                         "file)",
                         at);
-  if (!r->po.fix_tp || !r->po.fix_pp)
+  if (!r->po.tp || !r->po.pp)
     return strata_error(STRATA_EBADINPUT, "%s: needs tp and pp", at);
   if (!(r->step_seconds > 0))
     return strata_error(STRATA_EBADINPUT,

@@ -59,8 +59,8 @@ static void predict(const cfg_t *r, const strata_calibration_t *cal,
   po.micro_batch = r->mb;
   po.global_batch = r->gb;
   po.overlap_grad_reduce = r->overlap;
-  po.fix_tp = r->tp, po.fix_pp = r->pp, po.fix_dp = r->dp;
-  po.fix_first = po.fix_last = strata_graph_layers(g) / r->pp;
+  po.tp = r->tp, po.pp = r->pp, po.dp = r->dp;
+  po.first_layers = po.last_layers = strata_graph_layers(g) / r->pp;
   po.no_memory_check = 1;
   po.quiet = 1;
   po.top = 1;
@@ -163,7 +163,7 @@ TEST(runs_file_errors) {
                      " \"step_seconds\": 1.5, \"peak_memory_gib\": 30}]}";
   ASSERT_OK(strata_measurements_parse(json, strlen(json), "r.json", &m));
   ASSERT_EQ(m->n, 1);
-  ASSERT_EQ(m->v[0].po.fix_tp, 8);
+  ASSERT_EQ(m->v[0].po.tp, 8);
   ASSERT_EQ(m->v[0].po.micro_batch, 2);
   ASSERT_NEAR(m->v[0].peak_bytes, 30 * GIB, 1e-12, 0);
   ASSERT_STR_EQ(m->v[0].model, "gpt-1.7b");

@@ -358,7 +358,7 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
   o.model_spec = model;
   o.gen = gen;
   if (batch) o.global_batch = batch;
-  o.fix_cp = cp;
+  o.cp = cp;
   ASSERT_OK(strata_cluster_load(spec, &c));
   ASSERT_OK(strata_model_load(model, &gen, &g));
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
@@ -458,11 +458,11 @@ TEST(mixed_h100_a100) {
   /* the plan's configuration, fixed as strata estimate fixes it, costs
    * what the plan says */
   strata_plan_t *e = NULL;
-  o.fix_tp = p->tp, o.fix_pp = p->pp, o.fix_dp = p->dp;
+  o.tp = p->tp, o.pp = p->pp, o.dp = p->dp;
   o.micro_batch = p->micro_batch;
   o.vpp = p->vpp; /* interleaved over the groups: each rank's chunks */
-  o.fix_first = strata_plan_rank_layers(p, 0);
-  o.fix_last = strata_plan_rank_layers(p, p->pp - 1);
+  o.first_layers = strata_plan_rank_layers(p, 0);
+  o.last_layers = strata_plan_rank_layers(p, p->pp - 1);
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
   ASSERT_NEAR(e->step_seconds, p->step_seconds, 1e-12, 0);
   strata_plan_destroy(e);
@@ -523,11 +523,11 @@ TEST(mixed_layers_that_differ) {
   for (int z = 0; z < 2; z++)
     ASSERT_EQ(strata_pipeline_plan(g, strata_cluster_group(c, z), &o, &h),
               STRATA_EINFEASIBLE);
-  o.fix_tp = p->tp, o.fix_pp = p->pp, o.fix_dp = p->dp, o.fix_ep = p->ep;
-  o.fix_etp = p->etp, o.fix_cp = p->cp > 0 ? p->cp : 1;
+  o.tp = p->tp, o.pp = p->pp, o.dp = p->dp, o.ep = p->ep;
+  o.etp = p->etp, o.cp = p->cp > 0 ? p->cp : 1;
   o.micro_batch = p->micro_batch, o.gen.micro_batch = p->micro_batch;
-  o.fix_first = strata_plan_rank_layers(p, 0);
-  o.fix_last = strata_plan_rank_layers(p, p->pp - 1);
+  o.first_layers = strata_plan_rank_layers(p, 0);
+  o.last_layers = strata_plan_rank_layers(p, p->pp - 1);
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &e));
   ASSERT_NEAR(e->step_seconds, p->step_seconds, 1e-12, 0);
   char *t = NULL;

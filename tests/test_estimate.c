@@ -87,7 +87,7 @@ static strata_plan_t *estimate(const est_t *e) {
   ASSERT_OK(strata_model_load(e->model, &po.gen, &g));
   ASSERT_OK(strata_cluster_load(e->cluster, &c));
   int dp = e->dp ? e->dp : strata_cluster_gpus(c) / (e->tp * e->pp);
-  po.fix_tp = e->tp, po.fix_pp = e->pp, po.fix_dp = dp;
+  po.tp = e->tp, po.pp = e->pp, po.dp = dp;
   po.micro_batch = e->mb;
   po.global_batch = e->gb ? e->gb : e->mb * dp;
   po.zero_stage = e->zero;
@@ -106,7 +106,7 @@ static strata_plan_t *estimate(const est_t *e) {
   po.main_grads_dtype = po.exp_avg_dtype = po.exp_avg_sq_dtype = e->state;
   /* Megatron-LM's default: equal stages when the layers divide */
   if (strata_graph_layers(g) % e->pp == 0)
-    po.fix_first = po.fix_last = strata_graph_layers(g) / e->pp;
+    po.first_layers = po.last_layers = strata_graph_layers(g) / e->pp;
   ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
   ASSERT_OK(strata_merge_stitch(p, g, c));
   ASSERT_EQ(p->tp, e->tp);
@@ -594,7 +594,7 @@ static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
     ASSERT_OK(strata_cluster_calibrate(c, &cal));
   }
   *pf = *strata_cluster_perf(c);
-  po.fix_tp = x->tp, po.fix_pp = x->pp, po.fix_dp = x->dp;
+  po.tp = x->tp, po.pp = x->pp, po.dp = x->dp;
   po.micro_batch = po.gen.micro_batch = 1;
   po.global_batch = 8 * x->dp;
   po.zero_stage = x->zero;
@@ -606,7 +606,7 @@ static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
   po.tp_comm_overlap = x->tp_overlap;
   po.vpp = 1;
   po.no_memory_check = 1;
-  po.fix_first = po.fix_last = strata_graph_layers(g) / x->pp;
+  po.first_layers = po.last_layers = strata_graph_layers(g) / x->pp;
   ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
   *tied = g->hp.family[0] && strata_graph_find_tensor(g, "head.weight") < 0;
   strata_cluster_destroy(c);
@@ -780,7 +780,7 @@ TEST(fsdp_with_pipelining) {
   po.quiet = 1;
   ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));
   ASSERT_OK(strata_cluster_load("dgx-a100:4", &c));
-  po.fix_tp = 2, po.fix_pp = 2, po.zero_stage = 3;
+  po.tp = 2, po.pp = 2, po.zero_stage = 3;
   po.framework = STRATA_FRAMEWORK_DEEPSPEED;
   ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "which DeepSpeed runs without");
@@ -789,6 +789,43 @@ TEST(fsdp_with_pipelining) {
   po.quiet = 1, po.framework = STRATA_FRAMEWORK_TORCHTITAN, po.zero_stage = 0;
   ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "--framework torchtitan");
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+/* The library owns the defaults (pipeline/defaults.c): the options left
+ * at 0 plan as `strata plan` does, the global batch following the
+ * sequence length (a 2^22-token budget past 4096 tokens). */
+TEST(library_default_global_batch) {
+  strata_plan_opts_t o;
+  strata_gen_opts_t gen;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&o);
+  ASSERT_EQ(o.global_batch, 0);
+  ASSERT_EQ(strata_default_global_batch(2048), 1024);
+  ASSERT_EQ(strata_default_global_batch(4096), 1024);
+  ASSERT_EQ(strata_default_global_batch(8192), 512);
+  ASSERT_EQ(strata_default_global_batch(131072), 32);
+  ASSERT_EQ(strata_default_global_batch(1 << 30), 1);
+  strata_gen_opts_keep(&gen);
+  gen.layers = 2, gen.hidden = 128, gen.heads = 4, gen.seq = 8192;
+  gen.vocab = 512;
+  ASSERT_OK(strata_model_load("gpt", &gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  o.quiet = 1;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
+  ASSERT_EQ(p->global_batch, 512); /* resolved on the planner's copy */
+  ASSERT_EQ(o.global_batch, 0);
+  strata_plan_opts_resolve(&o, g);
+  ASSERT_EQ(o.global_batch, 512);
+  o.global_batch = 96; /* given: kept */
+  strata_plan_opts_resolve(&o, g);
+  ASSERT_EQ(o.global_batch, 96);
+  ASSERT_NEAR(strata_plan_memory_budget(&o, c),
+              (double)strata_cluster_gpu_memory(c) - 0.5 * 1073741824.0, 0, 0);
+  strata_plan_destroy(p);
   strata_cluster_destroy(c);
   strata_graph_destroy(g);
 }
@@ -810,6 +847,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(memory_nccl_per_communicator),
     TEST_ENTRY(memory_framework_buckets),
     TEST_ENTRY(memory_fragmentation_calibration_total),
+    TEST_ENTRY(library_default_global_batch),
 };
 
 TEST_MAIN(tests)

@@ -404,7 +404,7 @@ TEST(mixed_interleaved_layers_differ_export) {
   o.model_spec = "gpt-oss-120b";
   o.gen = gen;
   o.global_batch = 64;
-  o.fix_pp = 4;
+  o.pp = 4;
   o.vpp = 2;
   ASSERT_OK(strata_cluster_load(SPEC("mixed.json"), &c));
   ASSERT_OK(strata_model_load("gpt-oss-120b", &gen, &g));

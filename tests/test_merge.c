@@ -18,6 +18,7 @@
 
 #include "core/json.h"
 #include "merge/merge_int.h"
+#include "export/plan_text.h"
 #include "strata/strata.h"
 #include "testlib.h"
 
@@ -2815,6 +2816,64 @@ TEST(old_formats_still_read) {
     ASSERT(versions[need[i]] > 0);
 }
 
+/* show's text and its JSON from one field list: every option of
+ * plan_fields.h (a CONF row) is named by a line of export/plan_text.h's
+ * table, or by its list of those said elsewhere or left out; a key
+ * named there is a field's (no stale name). */
+#define TEXT_KEYS_L(keys, ...) " " keys
+#define TEXT_KEYS_W(keys, ...) " " keys
+static const char text_keys[] =
+    ST__PLAN_TEXT(TEXT_KEYS_L, TEXT_KEYS_W) " " ST__PLAN_TEXT_ELSEWHERE " ";
+#define FIELD_KEY_CONF(k) k,
+#define FIELD_KEY_ARCH(k) k,
+#define FIELD_KEY_RUN(k) k,
+#define FIELD_KEY_ITEM(k)
+#define FIELD_KEY(part, t, m, key, ...) FIELD_KEY_##part(#key)
+static const char *const field_keys[] = {STRATA_PLAN_FIELDS(FIELD_KEY) NULL};
+#define FIELD_CONF_CONF 1
+#define FIELD_CONF_ARCH 0
+#define FIELD_CONF_RUN 0
+#define FIELD_CONF_ITEM 0
+#define FIELD_CONF(part, ...) FIELD_CONF_##part,
+static const int field_conf[] = {STRATA_PLAN_FIELDS(FIELD_CONF) 0};
+
+static int names_key(const char *list, const char *key) {
+  char w[80];
+  snprintf(w, sizeof w, " %s ", key);
+  return strstr(list, w) != NULL;
+}
+
+TEST(text_rows_cover_the_fields) {
+  int i = 0, n = 0;
+  for (; field_keys[i]; i++) {
+    if (!field_conf[i]) continue;
+    n++;
+    if (!names_key(text_keys, field_keys[i]))
+      test_fail(__FILE__, __LINE__,
+                "plan field '%s' has no line in export/plan_text.h (nor is it "
+                "in ST__PLAN_TEXT_ELSEWHERE)",
+                field_keys[i]);
+  }
+  ASSERT(n > 40); /* the options, switches and choices */
+  /* every key the text table names is a field's */
+  const char *s = text_keys;
+  while (*s) {
+    char w[80];
+    size_t k = strcspn(s, " ");
+    if (k && k < sizeof w) {
+      memcpy(w, s, k);
+      w[k] = 0;
+      int found = 0;
+      for (int j = 0; field_keys[j] && !found; j++)
+        found = !strcmp(field_keys[j], w);
+      if (!found)
+        test_fail(__FILE__, __LINE__,
+                  "export/plan_text.h names '%s', no key of plan_fields.h", w);
+    }
+    s += k + (s[k] == ' ');
+  }
+}
+
 static const test_entry_t tests[] = {
     TEST_ENTRY(unknown_tags),
     TEST_ENTRY(tagged_records_refused),
@@ -2867,6 +2926,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(summary_and_json),
     TEST_ENTRY(plan_size_gpt3),
     TEST_ENTRY(golden_files),
+    TEST_ENTRY(text_rows_cover_the_fields),
 };
 
 TEST_MAIN(tests)

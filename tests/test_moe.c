@@ -374,9 +374,9 @@ static strata_plan_t *estimate_moe(const moe_cfg_t *c, strata_gen_opts_t *o) {
   po.gen.micro_batch = 1;
   g = model(c->model, &po.gen);
   ASSERT_OK(strata_cluster_load(c->cluster, &cl));
-  po.fix_tp = c->tp, po.fix_pp = c->pp, po.fix_dp = c->dp, po.fix_cp = 1;
-  po.fix_ep = c->ep, po.fix_etp = c->etp;
-  po.fix_first = c->first, po.fix_last = c->last;
+  po.tp = c->tp, po.pp = c->pp, po.dp = c->dp, po.cp = 1;
+  po.ep = c->ep, po.etp = c->etp;
+  po.first_layers = c->first, po.last_layers = c->last;
   po.micro_batch = 1, po.global_batch = 2 * c->pp * c->dp;
   po.zero_stage = 1, po.vpp = 1, po.no_memory_check = 1;
   po.moe_imbalance = c->imbalance;
@@ -547,11 +547,11 @@ static strata_plan_t *plan_405b(int cp, const char *cluster, int fixed) {
   g = model("llama3-405b", &po.gen);
   ASSERT_OK(strata_cluster_load(cluster, &c));
   if (fixed) {
-    po.fix_tp = 8, po.fix_pp = 16, po.fix_cp = cp;
-    po.fix_dp = strata_cluster_gpus(c) / (8 * 16 * cp);
-    po.global_batch = 16 * po.fix_dp; /* 16 micro-batches: 1F1B fills */
+    po.tp = 8, po.pp = 16, po.cp = cp;
+    po.dp = strata_cluster_gpus(c) / (8 * 16 * cp);
+    po.global_batch = 16 * po.dp; /* 16 micro-batches: 1F1B fills */
     po.micro_batch = 1, po.vpp = 1, po.no_memory_check = 1;
-    po.fix_first = 7, po.fix_last = 7; /* 126 = 7 + 14 x 8 + 7 */
+    po.first_layers = 7, po.last_layers = 7; /* 126 = 7 + 14 x 8 + 7 */
     po.sequence_parallel = 1;
     po.recompute = STRATA_RECOMPUTE_FULL;
   }
@@ -624,16 +624,16 @@ TEST(cp_sliding_window_all_gathers) {
   ASSERT(p->cp > 1);
   ASSERT_EQ(p->cp_comm, STRATA_CP_ALLGATHER);
   strata_plan_destroy(p);
-  po.fix_cp = 2, po.cp_comm = STRATA_CP_P2P;
+  po.cp = 2, po.cp_comm = STRATA_CP_P2P;
   ASSERT_EQ(strata_pipeline_plan(g, c, &po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "--cp-comm allgather");
-  po.fix_cp = 1; /* no context parallelism: nothing to exchange */
+  po.cp = 1; /* no context parallelism: nothing to exchange */
   ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
   strata_plan_destroy(p);
   strata_graph_destroy(g);
   /* without the window: the ring */
   po.gen.window = 0;
-  po.fix_cp = 0, po.cp_comm = -1;
+  po.cp = 0, po.cp_comm = -1;
   g = model("llama", &po.gen);
   ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
   ASSERT(p->cp > 1);
@@ -788,7 +788,7 @@ TEST(zero23_without_pipeline) {
     strata_plan_t *p = NULL;
     strata_plan_opts_init(&po);
     po.quiet = 1;
-    po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 64, po.fix_cp = 1;
+    po.tp = 1, po.pp = 1, po.dp = 64, po.cp = 1;
     po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
     po.zero_stage = z, po.no_memory_check = 1;
     po.recompute = STRATA_RECOMPUTE_NONE;
@@ -807,9 +807,9 @@ TEST(zero23_without_pipeline) {
      * not, refused by the rulebook as strata estimate refuses it */
     strata_plan_opts_init(&po);
     po.quiet = 1;
-    po.fix_tp = 1, po.fix_pp = 2, po.fix_dp = 32, po.fix_cp = 1;
+    po.tp = 1, po.pp = 2, po.dp = 32, po.cp = 1;
     po.micro_batch = 1, po.global_batch = 64, po.vpp = 1;
-    po.fix_first = po.fix_last = 12;
+    po.first_layers = po.last_layers = 12;
     po.zero_stage = z, po.no_memory_check = 1;
     ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
     ASSERT_EQ(p->pp, 2);
@@ -893,7 +893,7 @@ static int plan_for(const char *name, const char *cluster,
  * memory not checked: the options, for the caller to add to. */
 static void qwen_opts(strata_plan_opts_t *po, int ep, int m) {
   strata_plan_opts_init(po);
-  po->fix_tp = 1, po->fix_pp = 1, po->fix_ep = ep, po->fix_dp = ep;
+  po->tp = 1, po->pp = 1, po->ep = ep, po->dp = ep;
   po->vpp = 1;
   po->micro_batch = po->gen.micro_batch = 1;
   po->global_batch = m * ep;
@@ -984,7 +984,7 @@ TEST(moe_host_time_and_cuda_graphs) {
   /* a dense model: none */
   strata_plan_t *d = NULL;
   strata_plan_opts_init(&po);
-  po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 8, po.global_batch = 64;
+  po.tp = 1, po.pp = 1, po.dp = 8, po.global_batch = 64;
   po.no_memory_check = 1;
   ASSERT_OK(
       plan_for("llama3-8b", "dgx-h100:1", STRATA_FRAMEWORK_MEGATRON, &po, &d));
@@ -1092,7 +1092,7 @@ TEST(deepspeed_plans_export) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     strata_plan_opts_init(&po);
-    po.fix_cp = bad[i].cp, po.fix_ep = bad[i].ep, po.vpp = bad[i].vpp;
+    po.cp = bad[i].cp, po.ep = bad[i].ep, po.vpp = bad[i].vpp;
     if (bad[i].fp8) po.precision = STRATA_PRECISION_FP8;
     if (bad[i].free) po.megatron = 0;
     if (bad[i].zero0) po.zero_stage = 0;
@@ -1106,7 +1106,7 @@ TEST(deepspeed_plans_export) {
   }
   /* a pipeline its partition cannot split evenly: 24 layers over 5 */
   strata_plan_opts_init(&po);
-  po.fix_pp = 5;
+  po.pp = 5;
   strata_plan_t *x = NULL;
   ASSERT_EQ(
       plan_for("gpt-1.7b", "dgx-h100:5", STRATA_FRAMEWORK_DEEPSPEED, &po, &x),
@@ -1115,7 +1115,7 @@ TEST(deepspeed_plans_export) {
   /* a DeepSpeed plan with tp and pp, without sequence parallelism, sends
    * the boundary partitioned: Megatron-LM does not, and says to re-plan */
   strata_plan_opts_init(&po);
-  po.fix_tp = 2, po.fix_pp = 2, po.sequence_parallel = 0;
+  po.tp = 2, po.pp = 2, po.sequence_parallel = 0;
   ASSERT_OK(
       plan_for("gpt-1.7b", "dgx-h100:1", STRATA_FRAMEWORK_DEEPSPEED, &po, &x));
   ASSERT_EQ(x->scatter_gather, 1);
@@ -1136,13 +1136,13 @@ TEST(deepspeed_reduces_after_backward) {
   strata_plan_t *d = NULL, *m = NULL, *a = NULL;
   char *t = NULL;
   strata_plan_opts_init(&po);
-  po.fix_tp = 4, po.fix_pp = 4, po.fix_dp = 4, po.micro_batch = 1;
+  po.tp = 4, po.pp = 4, po.dp = 4, po.micro_batch = 1;
   po.recompute = STRATA_RECOMPUTE_FULL;
   po.global_batch = 64;
   ASSERT_OK(plan_for("llama2-70b", "dgx-h100:8", STRATA_FRAMEWORK_DEEPSPEED,
                      &po, &d));
   strata_plan_opts_init(&po);
-  po.fix_tp = 4, po.fix_pp = 4, po.fix_dp = 4, po.micro_batch = 1;
+  po.tp = 4, po.pp = 4, po.dp = 4, po.micro_batch = 1;
   po.recompute = STRATA_RECOMPUTE_FULL;
   po.global_batch = 64;
   ASSERT_OK(
@@ -1323,7 +1323,7 @@ TEST(ep_overlap_plans_and_exports) {
   strata_plan_t *x1 = NULL, *x2 = NULL;
   for (int on = 0; on <= 1; on++) {
     strata_plan_opts_init(&po);
-    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
+    po.tp = 1, po.pp = 1, po.ep = 8, po.dp = 64, po.vpp = 1;
     po.micro_batch = po.gen.micro_batch = 1;
     po.global_batch = 256;
     po.no_memory_check = 1;
@@ -1382,7 +1382,7 @@ TEST(ep_overlap_plans_and_exports) {
     strata_plan_t *y[2];
     for (int on = 0; on <= 1; on++) {
       strata_plan_opts_init(&po);
-      po.fix_tp = 1, po.fix_pp = 2, po.vpp = 2, po.fix_ep = 8, po.fix_dp = 32;
+      po.tp = 1, po.pp = 2, po.vpp = 2, po.ep = 8, po.dp = 32;
       po.micro_batch = po.gen.micro_batch = 1;
       po.global_batch = 64;
       po.no_memory_check = 1;
@@ -1404,7 +1404,7 @@ TEST(ep_overlap_plans_and_exports) {
   for (int on = 0; on <= 1; on++) {
     strata_plan_t *y = NULL;
     strata_plan_opts_init(&po);
-    po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
+    po.tp = 1, po.pp = 1, po.ep = 8, po.dp = 64, po.vpp = 1;
     po.micro_batch = po.gen.micro_batch = 1;
     po.global_batch = 256;
     po.memory_reserve = 0;
@@ -1426,7 +1426,7 @@ TEST(ep_overlap_plans_and_exports) {
   strata_plan_destroy(x1);
   strata_plan_destroy(x2);
   strata_plan_opts_init(&po);
-  po.fix_tp = 1, po.fix_pp = 1, po.fix_ep = 8, po.fix_dp = 64, po.vpp = 1;
+  po.tp = 1, po.pp = 1, po.ep = 8, po.dp = 64, po.vpp = 1;
   po.micro_batch = po.gen.micro_batch = 1;
   po.global_batch = 64; /* one micro-batch a step: none to pair with */
   po.no_memory_check = 1;
@@ -1440,7 +1440,7 @@ TEST(ep_overlap_plans_and_exports) {
   strata_error_clear();
   /* with tp searched (not one fixed configuration) the search plans it
    * without the overlap */
-  po.fix_tp = 0;
+  po.tp = 0;
   ASSERT_OK(plan_for("mixtral-8x7b", "dgx-h100:8", STRATA_FRAMEWORK_MEGATRON,
                      &po, &x1));
   ASSERT_EQ(x1->n_micro, 1);
@@ -1603,7 +1603,7 @@ static strata_plan_t *plan_kimi(const strata_plan_opts_t *given) {
   po.model_spec = "kimi-k2";
   po.quiet = 1;
   po.global_batch = 64;
-  po.fix_ep = 8, po.fix_tp = 1, po.fix_pp = 1;
+  po.ep = 8, po.tp = 1, po.pp = 1;
   po.no_memory_check = 1;
   strata_graph_t *g = model("kimi-k2", &po.gen);
   ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
@@ -1709,9 +1709,9 @@ static strata_plan_t *plan_mtp(int mtp, int fixed) {
   po.quiet = 1;
   g = model("deepseek-v3", &po.gen);
   ASSERT_OK(strata_cluster_load("dgx-h100:8", &cl));
-  po.fix_tp = 2, po.fix_pp = 4, po.fix_dp = 8, po.fix_cp = 1;
-  po.fix_ep = 8, po.fix_etp = 1, po.sequence_parallel = 1;
-  if (fixed) po.fix_first = po.fix_last = 4;
+  po.tp = 2, po.pp = 4, po.dp = 8, po.cp = 1;
+  po.ep = 8, po.etp = 1, po.sequence_parallel = 1;
+  if (fixed) po.first_layers = po.last_layers = 4;
   po.micro_batch = 1, po.gen.micro_batch = 1, po.global_batch = 64;
   po.recompute = STRATA_RECOMPUTE_NONE;
   po.zero_stage = 1, po.vpp = 1, po.no_memory_check = 1;

@@ -42,8 +42,8 @@ static int plan(const strata_plan_opts_t *po, strata_plan_t **p) {
 
 /* The plan's configuration fixed in po, its offloads stated. */
 static void fix_config(strata_plan_opts_t *po, const strata_plan_t *p) {
-  po->fix_tp = p->tp, po->fix_pp = p->pp, po->fix_dp = p->dp;
-  po->fix_cp = p->cp > 1 ? p->cp : 1;
+  po->tp = p->tp, po->pp = p->pp, po->dp = p->dp;
+  po->cp = p->cp > 1 ? p->cp : 1;
   po->micro_batch = p->micro_batch;
   po->vpp = p->vpp;
   po->recompute = p->recompute;
@@ -58,12 +58,12 @@ static void fix_config(strata_plan_opts_t *po, const strata_plan_t *p) {
       if (p->stages[s].rank == 0) first += n;
       if (p->stages[s].rank == p->pp - 1) last += n;
     }
-    po->fix_first = first, po->fix_last = last;
+    po->first_layers = first, po->last_layers = last;
   }
   static char lay[8192]; /* chunks of their own sizes: the layout */
   if (p->pp > 1 && !strata_plan_rank_form(p) &&
       !strata_plan_layout(p, lay, sizeof lay)) {
-    po->fix_first = po->fix_last = 0;
+    po->first_layers = po->last_layers = 0;
     po->pipeline_layout = lay;
   }
   po->offload_layers = p->offload_layers;
@@ -222,13 +222,13 @@ TEST(nothing_to_search_refused) {
   opts_of(&po, 80, 1);
   po.search_offload = 1;
   po.optimizer_offload = 0.5, po.offload_layers = 4;
-  po.fix_pp = 1, po.recompute = STRATA_RECOMPUTE_NONE;
+  po.pp = 1, po.recompute = STRATA_RECOMPUTE_NONE;
   ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "nothing to search");
   /* full recompute and no precision-aware optimizer: no offload can be
    * had */
   opts_of(&po, 80, 0);
-  po.search_offload = 1, po.fix_pp = 2, po.recompute = STRATA_RECOMPUTE_FULL;
+  po.search_offload = 1, po.pp = 2, po.recompute = STRATA_RECOMPUTE_FULL;
   ASSERT_EQ(plan(&po, &p), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "without full recompute");
   /* with it, the optimizer's share is searched there */
@@ -265,7 +265,7 @@ TEST(fine_grained_offloading) {
   strata_cluster_t *c = NULL;
   strata_plan_t *a = NULL, *b = NULL;
   opts_of(&po, 80, 0);
-  po.fix_tp = 2, po.fix_pp = 1, po.fix_dp = 4, po.fix_cp = 1;
+  po.tp = 2, po.pp = 1, po.dp = 4, po.cp = 1;
   po.micro_batch = 1, po.vpp = 1, po.sequence_parallel = 1;
   po.recompute = STRATA_RECOMPUTE_NONE;
   ASSERT_OK(strata_model_load("llama3-8b", &po.gen, &g));
@@ -299,7 +299,7 @@ TEST(fine_grained_offloading) {
   /* tp 8 without sequence parallelism: the norms' and qkv_linear's inputs
    * are whole on every rank while the compute is an eighth, so the
    * copies (their bytes from what the host holds) outlast it */
-  po.fix_tp = 8, po.fix_dp = 1, po.global_batch = 8;
+  po.tp = 8, po.dp = 1, po.global_batch = 8;
   po.sequence_parallel = 0, po.offload_modules = 0;
   ASSERT_OK(strata_pipeline_plan(g, c, &po, &a));
   po.offload_modules = STRATA_OFM_ATTN_NORM | STRATA_OFM_QKV_LINEAR |

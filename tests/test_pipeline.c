@@ -912,7 +912,7 @@ TEST(plan_deepspeed_partition) {
     strata_plan_opts_t o;
     plan_opts(&o, 2, NULL);
     o.framework = STRATA_FRAMEWORK_DEEPSPEED;
-    o.fix_pp = 3;
+    o.pp = 3;
     o.global_batch = 48;
     o.ds_partition = m ? STRATA_DS_UNIFORM : STRATA_DS_TYPE_TRANSFORMER;
     ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));
@@ -1025,7 +1025,7 @@ static void enumerate_each(st__search_t *S, consider_fn *fn, void *b) {
     int mb = S->graphs[f->graph]->micro_batch;
     for (int p = 1; p <= L; p++)
       for (int dp = 1; f->t * p * dp <= S->total; dp++) {
-        if (S->o->fix_pp && p != S->o->fix_pp) continue;
+        if (S->o->pp && p != S->o->pp) continue;
         if (S->o->global_batch % (mb * dp)) continue;
         st__cfg_t cf;
         memset(&cf, 0, sizeof cf);
@@ -1184,17 +1184,17 @@ static void best_of_enumeration(int iters, int interleave) {
       /* and `strata estimate` of the best configuration says the same */
       strata_plan_opts_t e = o;
       strata_plan_t *q = NULL;
-      e.fix_tp = bt, e.fix_pp = b.cf.p, e.fix_dp = b.cf.dp;
+      e.tp = bt, e.pp = b.cf.p, e.dp = b.cf.dp;
       e.micro_batch = b.cf.b, e.gen.micro_batch = b.cf.b;
       e.vpp = b.cf.v > 1 ? b.cf.v : 1;
-      e.fix_first = b.cf.first;
-      e.fix_last = b.cf.last;
+      e.first_layers = b.cf.first;
+      e.last_layers = b.cf.last;
       e.account_embedding = b.cf.acct & 1;
       e.account_loss = b.cf.acct >> 1;
       if (b.cf.chunked) e.pipeline_layout = lay;
       e.recompute = brc;
       e.sequence_parallel = bsp;
-      e.fix_cp = bf.cp, e.fix_ep = bf.ep, e.fix_etp = bf.etp;
+      e.cp = bf.cp, e.ep = bf.ep, e.etp = bf.etp;
       e.zero_stage = bf.zero;
       e.precision = bf.fp8 ? STRATA_PRECISION_FP8 : STRATA_PRECISION_BF16;
       e.no_memory_check = 1;
@@ -1682,7 +1682,7 @@ TEST(interleaved_uneven_exact) {
       o.gen.layers = 10, o.gen.hidden = 512, o.gen.heads = 8;
       o.gen.seq = 256, o.gen.vocab = 4096;
       o.model_spec = "gpt";
-      o.fix_pp = 4;
+      o.pp = 4;
       ASSERT_OK(strata_model_load("gpt", &o.gen, &g));
     }
     ASSERT_OK(strata_cluster_load("dgx-a100:1", &c));

@@ -754,7 +754,7 @@ static void load(const char *model, const char *cluster, strata_graph_t **g,
   strata_plan_opts_init(o);
   o->quiet = 1;
   o->gen.micro_batch = o->micro_batch = 1;
-  o->vpp = 1, o->fix_cp = 1;
+  o->vpp = 1, o->cp = 1;
   ASSERT_OK(strata_model_load(model, &o->gen, g));
   ASSERT_OK(strata_cluster_load(cluster, c));
 }
@@ -782,11 +782,11 @@ TEST(library_refuses_as_estimate) {
     strata_plan_opts_t o;
     strata_plan_t *p = NULL;
     load(k[i].model, k[i].cluster, &g, &c, &o);
-    o.fix_tp = k[i].tp, o.fix_pp = k[i].pp;
+    o.tp = k[i].tp, o.pp = k[i].pp;
     strata_plan_opts_t f = o;
     ASSERT_EQ(strata_pipeline_fix(g, c, &f), STRATA_EINVAL);
     ASSERT_STR_EQ(strata_last_error(), k[i].why);
-    ASSERT_EQ(f.fix_dp, 0); /* unchanged on refusal */
+    ASSERT_EQ(f.dp, 0); /* unchanged on refusal */
     ASSERT_EQ(strata_pipeline_plan(g, c, &o, &p), STRATA_EINVAL);
     ASSERT_STR_EQ(strata_last_error(), k[i].why);
     ASSERT(p == NULL);
@@ -803,14 +803,14 @@ TEST(fix_fills_the_defaults) {
   strata_cluster_t *c = NULL;
   strata_plan_opts_t o;
   load("gpt-1.7b", "dgx-a100:2", &g, &c, &o);
-  o.fix_tp = 2, o.fix_pp = 4;
+  o.tp = 2, o.pp = 4;
   o.global_batch = 16;
   ASSERT_OK(strata_pipeline_fix(g, c, &o));
-  ASSERT_EQ(o.fix_dp, 2);    /* 16 GPUs / (2 x 4) */
-  ASSERT_EQ(o.fix_first, 6); /* 24 layers / 4 */
-  ASSERT_EQ(o.fix_last, 6);
+  ASSERT_EQ(o.dp, 2);           /* 16 GPUs / (2 x 4) */
+  ASSERT_EQ(o.first_layers, 6); /* 24 layers / 4 */
+  ASSERT_EQ(o.last_layers, 6);
   ASSERT_OK(strata_pipeline_fix(g, c, &o)); /* and it still holds */
-  o.fix_dp = 3;
+  o.dp = 3;
   ASSERT_EQ(strata_pipeline_fix(g, c, &o), STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "exceeds the 16 GPUs");
   strata_error_clear();

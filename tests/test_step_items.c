@@ -36,9 +36,9 @@ static strata_plan_t *estimate(const case_t *k) {
   po.quiet = 1;
   po.model_spec = k->model;
   if (k->seq) po.gen.seq = k->seq;
-  po.fix_tp = k->tp, po.fix_pp = k->pp, po.fix_dp = k->dp;
-  po.fix_cp = k->cp, po.fix_ep = k->ep, po.fix_etp = k->ep ? 1 : 0;
-  po.vpp = k->vpp, po.fix_first = k->first, po.fix_last = k->last;
+  po.tp = k->tp, po.pp = k->pp, po.dp = k->dp;
+  po.cp = k->cp, po.ep = k->ep, po.etp = k->ep ? 1 : 0;
+  po.vpp = k->vpp, po.first_layers = k->first, po.last_layers = k->last;
   po.micro_batch = po.gen.micro_batch = k->micro;
   po.global_batch = k->global;
   po.sequence_parallel = k->tp > 1;

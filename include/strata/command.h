@@ -1,5 +1,8 @@
 /*
- * command.h - the `strata` commands, run inside the caller's process.
+ * command.h - the `strata` commands, run inside the caller's process:
+ * the CLI's library (libstrata_cli, with the whole library in it), not
+ * the core library's: strata.h does not include this header, and
+ * libstrata, strata.pc and find_package(Strata) do not carry the CLI.
  *
  * strata_command_run() takes the argument vector of the `strata` program
  * (argv[0] is the program's name and is not read) and runs it exactly as
@@ -20,6 +23,8 @@
 
 #include <stddef.h>
 
+#include "strata/core.h" /* strata_free, strata_version */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -32,9 +37,6 @@ extern "C" {
  * be made. */
 int strata_command_run(int argc, const char *const *argv, char **out,
                        size_t *out_len, char **err, size_t *err_len);
-
-/* The version of the library, "X.Y.Z". */
-const char *strata_version(void);
 
 #ifdef __cplusplus
 }

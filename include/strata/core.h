@@ -80,6 +80,9 @@ int strata_alloc_failed(void);
 /* Call once at start-up: routes cJSON's allocations through the above. */
 void strata_init(void);
 
+/* The version of the library, "X.Y.Z". */
+const char *strata_version(void);
+
 /* 64-bit hashing (XXH64) with an incremental state for structural keys. */
 typedef struct {
   uint64_t h;

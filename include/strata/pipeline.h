@@ -47,13 +47,14 @@ const char *strata_precision_name(strata_precision_t p);
 int strata_precision_parse(const char *s, strata_precision_t *out);
 
 typedef struct {
-  int global_batch; /* sequences per step (default 1024) */
+  int global_batch; /* sequences per step; 0: the default, which follows
+                       the sequence length (strata_default_global_batch) */
   int micro_batch;  /* 0: choose among 1, 2, 4, 8 */
   double alpha;
   double memory_budget;  /* bytes per device; 0: the GPU's memory */
   double memory_reserve; /* bytes per device kept free beyond every
                             modelled item (default 0.5 GiB) */
-  /* "Choose" is 0 for a size or count (micro_batch, vpp, fix_*) and
+  /* "Choose" is 0 for a size or count (micro_batch, vpp, tp, pp, ...) and
    * STRATA_AUTO for the rest. */
   int zero_stage; /* default 1 (the distributed optimizer); STRATA_AUTO:
                      every stage the mode allows */
@@ -86,8 +87,25 @@ typedef struct {
   strata_gen_opts_t gen;
   /* A fixed configuration (strata estimate): 0 = search.  first_layers /
    * last_layers fix the layers of the first / last pipeline stage (the
-   * middle stages share the rest equally). */
-  int fix_tp, fix_pp, fix_dp, fix_first, fix_last;
+   * middle stages share the rest equally).  The names are a plan's and
+   * its runners-up's (strata_plan_config_t); fix_* are the former names
+   * of the same ints, kept while pipeline/ still reads them: new code
+   * uses tp, pp, dp, first_layers, last_layers, cp, ep, etp. */
+  union {
+    int tp, fix_tp;
+  };
+  union {
+    int pp, fix_pp;
+  };
+  union {
+    int dp, fix_dp;
+  };
+  union {
+    int first_layers, fix_first;
+  };
+  union {
+    int last_layers, fix_last;
+  };
   /* Megatron-LM's --pipeline-model-parallel-layout: every virtual stage's
    * layers ("Et*3|(t*4|)*14tL"); NULL: none.  It fixes pp x vpp chunks. */
   const char *pipeline_layout;
@@ -105,7 +123,15 @@ typedef struct {
    * mode).  cp is searched where each rank keeps at least
    * STRATA_CP_MIN_TOKENS of the sequence; ep over the divisors of the
    * experts; etp over 1 and tp. */
-  int fix_cp, fix_ep, fix_etp;
+  union {
+    int cp, fix_cp;
+  };
+  union {
+    int ep, fix_ep;
+  };
+  union {
+    int etp, fix_etp;
+  };
   int cp_comm;                  /* STRATA_CP_P2P or ALLGATHER; STRATA_AUTO:
                                    the model's (ALLGATHER with sliding
                                    windows, else P2P) */
@@ -164,7 +190,26 @@ int strata_state_dtype_parse(const char *s, int *out);
 /* Context parallelism is searched down to this many tokens per rank. */
 #define STRATA_CP_MIN_TOKENS 4096
 
+/* The options' defaults, all of them in pipeline/defaults.c (its head
+ * says how to add an option).  init fills what needs nothing known; 0
+ * left in a member means "the library's default". */
 void strata_plan_opts_init(strata_plan_opts_t *o);
+/* The defaults that follow the model, filled where o leaves them at 0:
+ * the global batch (strata_default_global_batch of g's sequence).
+ * strata_pipeline_plan resolves its own copy; call it to read them. */
+void strata_plan_opts_resolve(strata_plan_opts_t *o, const strata_graph_t *g);
+/* The default global batch for sequences of seq_len tokens: 1024
+ * sequences up to 4096 tokens, then a budget of 2^22 tokens a step, the
+ * largest power of two of sequences within it (at least 1). */
+int strata_default_global_batch(int seq_len);
+/* A fixed configuration's defaults, as strata estimate costs one: the
+ * micro-batch 1 (the model's too), no interleaving unless a pipeline
+ * layout gives it, cp 1; what is given is kept. */
+void strata_plan_opts_fixed(strata_plan_opts_t *o);
+/* The bytes a device may use under o on cluster c: the budget given (or
+ * the GPU's memory) less the reserve. */
+double strata_plan_memory_budget(const strata_plan_opts_t *o,
+                                 const strata_cluster_t *c);
 
 /* Each choice's names (rules/choices.c): strata_<key>_name(v) is
  * value v's name (0: the first, the default's; "?" out of range), or for
@@ -488,7 +533,7 @@ int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
 
 /* Plan model g on cluster c.  STRATA_EINFEASIBLE when nothing fits, with a
  * message saying what would (more GPUs, memory, ZeRO, recompute).  With
- * fix_tp and fix_pp given, the configuration is first checked as
+ * tp and pp given, the configuration is first checked as
  * strata_pipeline_fix checks it: what the framework refuses is refused
  * with the same reason (STRATA_EINVAL). */
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
@@ -500,7 +545,7 @@ void strata_plan_destroy(strata_plan_t *p);
 typedef struct {
   char *name;       /* its plan's file name: letters, digits, . _ - */
   char *model;      /* as --model takes it */
-  int global_batch; /* 0: not given (the CLI's default) */
+  int global_batch; /* 0: not given (the library's default) */
   double weight;    /* > 0; 1 when not given */
   int min_nodes;    /* 0: not given (the job may get no nodes) */
   int max_nodes;    /* 0: not given (every node) */

@@ -61,6 +61,19 @@
  *           (0: not compared there; 16 is the frameworks' verdicts)
  *
  * Rows are in the order show --json writes them.
+ *
+ * To add a plan field:
+ *   1. one row below (a switch or a choice: one row of
+ *      STRATA_PLAN_SWITCHES / STRATA_PLAN_CHOICES further down, which
+ *      also gives the option; cli/planargs.c's table says how), its
+ *      columns as listed above: the struct member, the file, show --json,
+ *      diff and the range check all follow from it;
+ *   2. its line in show's text: a row of export/plan_text.h (or its key in
+ *      that file's ST__PLAN_TEXT_ELSEWHERE); test_merge fails until one;
+ *   3. fill it where the plan is made (pipeline/) and read it where it is
+ *      exported (merge/export_*.c);
+ *   4. docs/plan-format.md's field list; a unit test of the round trip or
+ *      a cli golden case that shows it.
  */
 #ifndef STRATA_PLAN_FIELDS_H
 #define STRATA_PLAN_FIELDS_H

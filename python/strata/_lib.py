@@ -6,10 +6,12 @@ checks, messages and exit codes are the program's, and what it prints
 comes back as text.  The C side serialises the calls; ctypes releases the
 GIL while one runs, so other Python threads go on.
 
-The library is looked for in this order: STRATA_LIBRARY (a path), the
-copy installed with the package (strata_build.py), the library that pkg-config
-names (`pkg-config --variable=libdir strata`), then the dynamic loader's
-search path (ctypes.util.find_library).
+The library is libstrata_cli.so, the Strata library with the commands
+(the core libstrata.so does not carry them), looked for in this order:
+STRATA_LIBRARY (a path), the copy installed with the package
+(strata_build.py), the libdir that pkg-config names for strata
+(`pkg-config --variable=libdir strata`), then the dynamic loader's search
+path (ctypes.util.find_library).
 """
 import ctypes
 import ctypes.util
@@ -28,7 +30,7 @@ def _candidates():
         yield env
         return
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                        "libstrata.so")
+                        "libstrata_cli.so")
     if os.path.isfile(here):
         yield here
     try:
@@ -37,9 +39,9 @@ def _candidates():
             capture_output=True, text=True, timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         libdir = ""
-    if libdir and os.path.isfile(os.path.join(libdir, "libstrata.so")):
-        yield os.path.join(libdir, "libstrata.so")
-    name = ctypes.util.find_library("strata")
+    if libdir and os.path.isfile(os.path.join(libdir, "libstrata_cli.so")):
+        yield os.path.join(libdir, "libstrata_cli.so")
+    name = ctypes.util.find_library("strata_cli")
     if name:
         yield name
 
@@ -74,7 +76,7 @@ def _load():
             _lib, _where = lib, path
             return lib
         raise ImportError(
-            "strata: cannot find the Strata library (libstrata.so); "
+            "strata: cannot find the Strata library (libstrata_cli.so); "
             "install the package from a Strata source tree "
             "(python3 -m pip install --no-build-isolation --no-deps "
             "./python), install Strata (cmake --install) or set "
@@ -83,7 +85,7 @@ def _load():
 
 
 def library_path():
-    """The path of the libstrata.so in use."""
+    """The path of the libstrata_cli.so in use."""
     _load()
     return _where
 

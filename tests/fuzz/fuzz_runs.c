@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
           "a run's step is not a positive number");
     check(isfinite(r->peak_bytes) && r->peak_bytes >= 0,
           "a run's peak is not a number >= 0");
-    check(r->po.fix_tp >= 1 && r->po.fix_pp >= 1, "a run without tp and pp");
+    check(r->po.tp >= 1 && r->po.pp >= 1, "a run without tp and pp");
   }
   strata_measurements_destroy(m);
   return 0;

@@ -36,6 +36,15 @@ check "SONAME libstrata.so.N is a link to it (got '$soname')" \
   '[ -n "$soname" ] && [ -L "$libdir/$soname" ] && [ -L "$libdir/libstrata.so" ]'
 check "only strata_* exported" \
   '! nm -D --defined-only "$so" | awk "{print \$3}" | grep -v "^strata_" | grep -q .'
+# the library without the CLI: the commands are libstrata_cli's
+check "libstrata.so does not carry the CLI" \
+  '! nm -D --defined-only "$so" | grep -q " strata_command_run$"'
+check "libstrata.a does not carry the CLI" \
+  '! nm "$libdir/libstrata.a" 2>/dev/null | grep -q " T strata_command_run$"'
+check "strata.h is the library's only (no strata/command.h)" \
+  '! grep -q "^#include.*command.h" "$prefix/include/strata/strata.h"'
+check "libstrata_cli.so installed, with strata_command_run" \
+  'nm -D --defined-only "$libdir/libstrata_cli.so" | grep -q " strata_command_run$"'
 
 # ---- pkg-config
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -136,7 +145,7 @@ done
 check "Strata::strata is the shared library" 'ldd "$work/consumer/plan_shared" | grep -q libstrata.so'
 
 # ---- the Python package from the prefix (share/strata/python): pip
-# bundles the prefix's libstrata.so; the package then runs after the
+# bundles the prefix's libstrata_cli.so; the package then runs after the
 # prefix is gone (below)
 py=/usr/bin/python3
 if [ -x "$py" ] && "$py" -c "import venv, ensurepip" 2>/dev/null; then
@@ -146,7 +155,7 @@ if [ -x "$py" ] && "$py" -c "import venv, ensurepip" 2>/dev/null; then
   check "pip installs the package from the prefix (see $work/pip.log)" '[ $? -eq 0 ]'
   pycheck='import strata; p = strata.plan(model="gpt3-175b", cluster="dgx-h100:16"); print(strata.version(), p["tp"] * p["pp"] * p["dp"] * p["options"].get("cp", 1) > 0, strata.library_path())'
   (cd "$work" && "$work/venv/bin/python3" -c "$pycheck") >"$work/py.out" 2>&1
-  check "the package plans: $(head -c 300 "$work/py.out")" 'grep -q "^[0-9.]* True .*site-packages/strata/libstrata.so" "$work/py.out"'
+  check "the package plans: $(head -c 300 "$work/py.out")" 'grep -q "^[0-9.]* True .*site-packages/strata/libstrata_cli.so" "$work/py.out"'
   (cd "$work" && "$work/venv/bin/python3" -m strata --version) >"$work/pym.out" 2>&1
   check "python3 -m strata is the program: $(head -c 200 "$work/pym.out")" \
     '[ "$(cat "$work/pym.out")" = "$("$prefix/bin/strata" --version)" ]'
