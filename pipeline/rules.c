@@ -38,6 +38,20 @@ typedef strata_rules_config_t cfg_t;
 #define PLAN STRATA_RULES_PLAN
 #define TORCH STRATA_RULES_DTENSOR
 #define TITAN STRATA_RULES_TORCHTITAN
+/* the search's stages (search.h) */
+#define AT_TP ST__AT_TP
+#define AT_CP ST__AT_CP
+#define AT_CP_COMM ST__AT_CP_COMM
+#define AT_EP ST__AT_EP
+#define AT_EP_LAYOUT ST__AT_EP_LAYOUT
+#define AT_LAYER ST__AT_LAYER
+#define AT_SP ST__AT_SP
+#define AT_FAMILY ST__AT_FAMILY
+#define AT_PIPE ST__AT_PIPE
+#define AT_SPLIT ST__AT_SPLIT
+#define AT_CFG ST__AT_CFG
+#define AT_OPT_OFFLOAD ST__AT_OPT_OFFLOAD
+#define AT_ACT_OFFLOAD ST__AT_ACT_OFFLOAD
 
 /* Write the reason; the value is 1 (the rule is broken). */
 /* A predicate-only ask (n 0: the search's) formats nothing. */
@@ -92,19 +106,19 @@ static int used(const cfg_t *c, char *why, size_t n) {
          SAY("tp x cp x pp x dp = %ld exceeds the %d GPUs of the cluster", u,
              c->world);
 }
-int st__rule_heads(const cfg_t *c, char *why, size_t n) {
+static int rule_heads(const cfg_t *c, char *why, size_t n) {
   return c->heads && c->heads % c->tp &&
          SAY("the number of attention heads (%d) must be divisible by the "
              "tensor-parallel size %d",
              c->heads, c->tp);
 }
-int st__rule_groups(const cfg_t *c, char *why, size_t n) {
+static int rule_groups(const cfg_t *c, char *why, size_t n) {
   return c->kv_heads && c->kv_heads % c->tp &&
          SAY("the number of query groups (%d) must be divisible by the "
              "tensor-parallel size %d",
              c->kv_heads, c->tp);
 }
-int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
+static int rule_cp_seq(const cfg_t *c, char *why, size_t n) {
   int cp = cp_of(c);
   return cp > 1 && c->seq_len % (2 * cp) &&
          SAY("seq-length (%d) should be a multiple of 2 * "
@@ -115,7 +129,7 @@ int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
  * values all-gathered (or all-to-all), never around the ring
  * (transformer_engine/pytorch/attention/dot_product_attention/
  * context_parallel.py asserts it); cp 0 (choose) may choose a ring. */
-int st__rule_cp_window(const cfg_t *c, char *why, size_t n) {
+static int rule_cp_window(const cfg_t *c, char *why, size_t n) {
   return c->windowed && c->cp_comm == STRATA_CP_P2P && c->cp != 1 &&
          SAY("model '%s' has sliding-window attention, which Transformer "
              "Engine's context parallelism runs with the keys and values "
@@ -123,7 +137,7 @@ int st__rule_cp_window(const cfg_t *c, char *why, size_t n) {
              "default for it), or --cp 1",
              c->model ? c->model : "?");
 }
-int st__rule_cp_fused(const cfg_t *c, char *why, size_t n) {
+static int rule_cp_fused(const cfg_t *c, char *why, size_t n) {
   return cp_of(c) > 1 && !c->flash_attention &&
          SAY("context parallelism runs in Transformer Engine's fused "
              "attention, which model '%s' does not use (the gpt presets "
@@ -139,22 +153,32 @@ static int ep_dense(const cfg_t *c, char *why, size_t n) {
          SAY("num_experts must be non None to use expert parallelism: the "
              "model has no experts");
 }
-int st__rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
-  int full = c->recompute == STRATA_RECOMPUTE_FULL;
-  return c->overlap_ep_comm &&
-         (!c->experts || c->ep <= 1 || (c->pp > 1 && c->vpp <= 1) || full ||
-          c->mtp_layers > 1 || !c->megatron ||
-          c->global_batch < 2 * mb_of(c) * (dp_of(c) > 0 ? dp_of(c) : 1)) &&
-         SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
+/* Megatron-LM's conditions on the experts' all-to-all overlap, as two
+ * rows of one name and one message: what a family decides (the search
+ * asks it there), and what the pipeline and the batch decide. */
+static int ep_overlap_say(char *why, size_t n) {
+  return SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
              "(--ep > 1), --vpp > 1 with pipeline parallelism, no full "
              "recompute, one MTP module at most, Megatron mode and two "
              "micro-batches a step to pair (Megatron-LM's rules)");
+}
+static int rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_ep_comm &&
+         (!c->experts || c->ep <= 1 || c->recompute == STRATA_RECOMPUTE_FULL ||
+          c->mtp_layers > 1 || !c->megatron) &&
+         ep_overlap_say(why, n);
+}
+static int rule_ep_overlap_pipeline(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_ep_comm &&
+         ((c->pp > 1 && c->vpp <= 1) ||
+          c->global_batch < 2 * mb_of(c) * (dp_of(c) > 0 ? dp_of(c) : 1)) &&
+         ep_overlap_say(why, n);
 }
 /* The rules below read a mixture of experts with ep given. */
 static int moe(const cfg_t *c) {
   return c->experts && c->ep;
 }
-int st__rule_ep_experts(const cfg_t *c, char *why, size_t n) {
+static int rule_ep_experts(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->experts % c->ep &&
          SAY("number of experts (%d) should be a multiple of expert model "
              "parallel_size (%d)",
@@ -174,7 +198,7 @@ static int etp_sizes(const cfg_t *c, char *why, size_t n) {
              "tensor-parallel size %d",
              etp, c->tp);
 }
-int st__rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
+static int rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->moe_ffn % etp_of(c) &&
          SAY("the experts' hidden size %d is not divisible by the expert "
              "tensor-parallel size %d",
@@ -186,7 +210,7 @@ int st__rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
 static int ep_inner(const cfg_t *c) {
   return etp_of(c) == 1 ? c->tp : 1;
 }
-int st__rule_ep_layout(const cfg_t *c, char *why, size_t n) {
+static int rule_ep_layout(const cfg_t *c, char *why, size_t n) {
   int ep = c->ep, cp = cp_of(c), in = ep_inner(c);
   return moe(c) && (ep % in || (cp > 1 && ep / in > 1 && (ep / in) % cp)) &&
          SAY("expert-parallel size %d: with etp %d it must be a multiple of "
@@ -203,7 +227,7 @@ static int ep_replicas(const cfg_t *c, char *why, size_t n) {
              "do not divide dp %d",
              c->ep, outer, dp_of(c));
 }
-int st__rule_ep_sp(const cfg_t *c, char *why, size_t n) {
+static int rule_ep_sp(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->ep > 1 && c->tp > 1 && c->sequence_parallel == 0 &&
          SAY("when using expert parallelism and tensor parallelism, "
              "sequence parallelism must be used");
@@ -222,7 +246,7 @@ static int batch(const cfg_t *c, char *why, size_t n) {
              "(%d) times data parallel size (%d)",
              c->global_batch, mb, dp);
 }
-int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
+static int rule_sp_tp(const cfg_t *c, char *why, size_t n) {
   return c->sequence_parallel > 0 && c->tp == 1 &&
          SAY("sequence parallelism needs a tensor-parallel size above 1");
 }
@@ -234,7 +258,7 @@ int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
  * not what the export asks for.  torchtitan runs FSDP2 under PyTorch's
  * pipelining (torchtitan/models/llama3/infra/parallelize.py, apply_fsdp
  * with pp_enabled). */
-int st__rule_zero_pp(const cfg_t *c, char *why, size_t n) {
+static int rule_zero_pp(const cfg_t *c, char *why, size_t n) {
   return deepspeed(c) && c->zero_stage >= 2 && c->pp > 1 &&
          SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
              "which DeepSpeed runs without pipeline parallelism (its "
@@ -250,12 +274,12 @@ static int tp_node(const cfg_t *c, char *why, size_t n) {
              "%d GPUs, one across nodes take whole nodes",
              tp, g);
 }
-int st__rule_vpp_pp(const cfg_t *c, char *why, size_t n) {
+static int rule_vpp_pp(const cfg_t *c, char *why, size_t n) {
   return c->vpp > 1 && c->pp < 2 &&
          SAY("interleaving (--vpp %d) needs a pipeline of 2 stages or more",
              c->vpp);
 }
-int st__rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
+static int rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
   int m = micro_of(c);
   return c->vpp > 1 && (m < c->pp || m % c->pp) &&
          SAY("interleaving needs the micro-batches per step (%d) to be a "
@@ -443,7 +467,7 @@ static int pao_zero(const cfg_t *c, char *why, size_t n) {
  * cpu offload must be used in conjunction with
  * --use-precision-aware-optimizer", and with --fp8-param-gather only
  * under the delayed recipe) ---- */
-int st__rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
+static int rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
   double f = c->optimizer_offload;
   if (f == 0) return 0;
   if (!(f > 0 && f <= 1))
@@ -459,7 +483,7 @@ int st__rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
 
 /* ---- layers' activations offloaded to the host (transformer_config.py,
  * cpu_offloading) ---- */
-int st__rule_cpu_offloading(const cfg_t *c, char *why, size_t n) {
+static int rule_cpu_offloading(const cfg_t *c, char *why, size_t n) {
   int k = c->offload_layers;
   if (!k) return 0;
   if (c->layers && k >= c->layers)
@@ -516,7 +540,7 @@ static int fg_modules(const cfg_t *c, char *why, size_t n) {
                      "nothing to offload; leave it out of one of them",
                      both);
 }
-int st__rule_fg_offload(const cfg_t *c, char *why, size_t n) {
+static int rule_fg_offload(const cfg_t *c, char *why, size_t n) {
   unsigned m = (unsigned)c->offload_modules;
   int g = STRATA_CHOICE(c->cuda_graph_impl);
   if (!m) return 0;
@@ -783,7 +807,7 @@ static int graph_scope(const cfg_t *c, char *why, size_t n) {
 /* Per-layer graphs and recompute: full recompute only with the whole
  * iteration graphed; selective recompute (core_attn) not of an attention
  * with dropout that the graph holds. */
-int st__rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
+static int rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
   int impl = STRATA_CHOICE(c->cuda_graph_impl);
   int attn =
       !c->cuda_graph_scope || (c->cuda_graph_scope & STRATA_CUDA_GRAPH_ATTN);
@@ -888,7 +912,7 @@ static int ds_pao(const cfg_t *c, char *why, size_t n) {
                "--precision-aware-optimizer)",
                why, n);
 }
-int st__rule_ds_offload(const cfg_t *c, char *why, size_t n) {
+static int rule_ds_offload(const cfg_t *c, char *why, size_t n) {
   return c->offload_layers > 0 &&
          ds_no(c, "activation offloading (--cpu-offloading-num-layers)", why,
                n);
@@ -914,7 +938,7 @@ static int ds_megatron_moe(const cfg_t *c, char *why, size_t n) {
   snprintf(what, sizeof what, "%s (Megatron-LM's)", k);
   return ds_no(c, what, why, n);
 }
-int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
+static int rule_ds_split(const cfg_t *c, char *why, size_t n) {
   return c->pp > 1 && c->layers % c->pp && !given(c) && !ds_method(c) &&
          SAY("--framework deepspeed: %d layers do not split evenly over %d "
              "pipeline stages, and without --ds-partition-method the plan "
@@ -1114,35 +1138,57 @@ static int fp8_recipe_rules(const cfg_t *c, char *why, size_t n) {
 #define DSX "merge/export_deepspeed.c (what its config can say)"
 #define DSXE ARGS "; deepspeed/runtime/engine.py"
 
+/* To add a rule:
+ *   1. Write its predicate above: static, (c, why, n), non-zero when c
+ *      breaks it, the reason through SAY (which formats nothing when the
+ *      search asks, n 0).  Read "not given" (0, STRATA_AUTO) as not
+ *      broken where the row is asked of options.
+ *   2. Add its row here, in the order its message should win: a short
+ *      name, the frameworks that state it, when it applies (CONFIG: a
+ *      fixed configuration; OPTIONS: the options; PLAN: a plan before its
+ *      export) and, for the search, the AT_ stage at which the search
+ *      knows every field it reads (search.h: degrees, then the family's
+ *      layer choices, then the pipeline, then the whole configuration,
+ *      AT_CFG, whose fields eval.c's st__cfg_rules fills); its source.
+ *   3. A field it reads that the configuration lacks: a switch or choice
+ *      of plan_fields.h is there already; anything else is a member of
+ *      strata_rules_config_t filled by strata_rules_config_init and
+ *      _of_plan (and st__cfg_rules where the search decides it).
+ *   4. A case in tests/test_rules.c; the export and the search need
+ *      nothing more: both ask this table.
+ */
 static const rule_t rules[] = {
     {"world", MG | DS, CONFIG, STATE, world},
     {"gpus", MG | DS, CONFIG, STATE, used},
-    {"heads", MG | DS, CONFIG | PLAN, ARGS, st__rule_heads},
-    {"query-groups", MG | DS, CONFIG | PLAN, ARGS, st__rule_groups},
-    {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, st__rule_cp_seq},
-    {"cp-window-ring", MG | DS, OPTIONS,
-     "transformer_engine context_parallel.py", st__rule_cp_window},
-    {"cp-fused-attention", MG | DS, CONFIG,
-     "transformer_engine context_parallel.py", st__rule_cp_fused},
+    {"heads", MG | DS, CONFIG | PLAN | AT_TP, ARGS, rule_heads},
+    {"query-groups", MG | DS, CONFIG | PLAN | AT_TP, ARGS, rule_groups},
+    {"cp-seq", MG | DS, CONFIG | PLAN | AT_CP, ARGS, rule_cp_seq},
+    {"cp-window-ring", MG | DS, OPTIONS | AT_CP_COMM,
+     "transformer_engine context_parallel.py", rule_cp_window},
+    {"cp-fused-attention", MG | DS, CONFIG | AT_CP,
+     "transformer_engine context_parallel.py", rule_cp_fused},
     {"ep-dense", MG | DS, CONFIG | PLAN, ARGS, ep_dense},
-    {"ep-overlap", MG | DS, CONFIG | PLAN, TCONF, st__rule_ep_overlap},
-    {"ep-experts", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_experts},
+    {"ep-overlap", MG | DS, CONFIG | PLAN | AT_FAMILY | AT_CFG, TCONF,
+     rule_ep_overlap},
+    {"ep-overlap", MG | DS, CONFIG | PLAN | AT_CFG, TCONF,
+     rule_ep_overlap_pipeline},
+    {"ep-experts", MG | DS, CONFIG | PLAN | AT_EP, ARGS, rule_ep_experts},
     {"ep-world", MG | DS, CONFIG | PLAN, STATE, ep_world},
     {"etp-sizes", MG | DS, CONFIG, MOE, etp_sizes},
-    {"etp-ffn", MG | DS, CONFIG, MOE, st__rule_etp_ffn},
-    {"ep-layout", MG | DS, CONFIG, MOE, st__rule_ep_layout},
+    {"etp-ffn", MG | DS, CONFIG | AT_EP_LAYOUT, MOE, rule_etp_ffn},
+    {"ep-layout", MG | DS, CONFIG | AT_EP_LAYOUT, MOE, rule_ep_layout},
     {"ep-replicas", MG | DS, CONFIG, MOE, ep_replicas},
-    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_sp},
+    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN | AT_SP, ARGS, rule_ep_sp},
     {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
     {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
-    {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, st__rule_sp_tp},
-    {"zero-pp", DS, CONFIG | PLAN, "deepspeed/runtime/pipe/engine.py",
-     st__rule_zero_pp},
+    {"sp-tp", MG | DS, CONFIG | PLAN | AT_SP, ARGS, rule_sp_tp},
+    {"zero-pp", DS, CONFIG | PLAN | AT_CFG, "deepspeed/runtime/pipe/engine.py",
+     rule_zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
-    {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
-    {"vpp-micro-batches", MG | DS, CONFIG,
-     "megatron/core/pipeline_parallel/schedules.py", st__rule_vpp_micro},
+    {"vpp-pp", MG | DS, CONFIG | AT_PIPE, ARGS, rule_vpp_pp},
+    {"vpp-micro-batches", MG | DS, CONFIG | AT_PIPE,
+     "megatron/core/pipeline_parallel/schedules.py", rule_vpp_micro},
     {"layout-form", MG | DS, CONFIG | OPTIONS,
      "megatron/core/transformer/pipeline_parallel_layer_layout.py",
      layout_form},
@@ -1158,13 +1204,14 @@ static const rule_t rules[] = {
      modules_model},
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
     {"fp8-recipe", MG | DS, CONFIG | OPTIONS, TCONF, fp8_recipe_rules},
-    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
-     st__rule_cpu_offloading},
-    {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN, ARGS,
-     st__rule_optimizer_offload},
-    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, st__rule_ds_offload},
-    {"fine-grained-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
-     st__rule_fg_offload},
+    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN | AT_ACT_OFFLOAD, TCONF,
+     rule_cpu_offloading},
+    {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN | AT_OPT_OFFLOAD,
+     ARGS, rule_optimizer_offload},
+    {"ds-cpu-offloading", DS, OPTIONS | PLAN | AT_ACT_OFFLOAD, DSX,
+     rule_ds_offload},
+    {"fine-grained-offloading", MG | DS, CONFIG | OPTIONS | PLAN | AT_LAYER,
+     TCONF, rule_fg_offload},
     {"ds-fine-grained-offloading", DS, OPTIONS | PLAN, DSX, ds_fg_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
      "megatron/core/optimizer/optimizer_config.py", state_types},
@@ -1196,8 +1243,8 @@ static const rule_t rules[] = {
     {"moe-shared-expert-overlap", MG | DS, OPTIONS | PLAN, TCONF,
      shared_overlap},
     {"cuda-graph-scope", MG | DS, OPTIONS | PLAN, TCONF, graph_scope},
-    {"cuda-graph-recompute", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
-     st__rule_cuda_graph_recompute},
+    {"cuda-graph-recompute", MG | DS, CONFIG | OPTIONS | PLAN | AT_LAYER, TCONF,
+     rule_cuda_graph_recompute},
     {"ds-megatron-moe", DS, OPTIONS | PLAN, DSX, ds_megatron_moe},
     {"ds-free", DS, OPTIONS, DSX, ds_free},
     {"ds-cp", DS, OPTIONS | PLAN, DSX, ds_cp},
@@ -1214,8 +1261,8 @@ static const rule_t rules[] = {
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
      ds_zero0},
-    {"ds-even-split", DS, CONFIG | OPTIONS,
-     "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"ds-even-split", DS, CONFIG | OPTIONS | AT_SPLIT,
+     "Megatron-DeepSpeed partition_method type:transformer", rule_ds_split},
     {"ds-partition", DS, CONFIG | OPTIONS,
      "deepspeed/runtime/pipe/module.py (_partition_layers); "
      "deepspeed/runtime/utils.py (partition_balanced)",
@@ -1242,10 +1289,11 @@ static const rule_t rules[] = {
 int strata_rules_check(const strata_rules_config_t *c, unsigned when,
                        strata_rules_verdict_t *v) {
   char why[sizeof v->why];
+  size_t n = v ? sizeof why : 0; /* no message asked: none formatted */
   for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
     const rule_t *r = &rules[i];
     if (!(r->frameworks & c->target) || !(r->when & when)) continue;
-    if (!r->broken(c, why, sizeof why)) continue;
+    if (!r->broken(c, n ? why : NULL, n)) continue;
     if (v) {
       v->rule = r->name;
       v->source = r->source;
