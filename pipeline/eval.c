@@ -845,6 +845,10 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
     rt->gather = ag;
     if (S->o->overlap_param_gather && S->o->overlap_grad_reduce && !ds) {
       double e = ag - rt->fwd1, last = ag / nb;
+      /* the first bucket's gather, which the forward waits for, under
+       * the optimizer step (--overlap-param-gather-with-optimizer-step) */
+      if (S->o->overlap_param_gather_step > 0)
+        last = last > rt->opt ? last - rt->opt : 0;
       rt->gather = e > last ? e : last;
     }
   }
@@ -912,15 +916,14 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   rt->tail = blocking && r > 0 ? ch[r - 1].p2p : 0;
   rt->p2p -= rt->tail; /* 0 exactly where nothing blocks */
   rt->sync = sum.sync; /* inside the stage's mesh */
-  int rc = dp_sync(S, cf, r, &sum, rt, units);
-  if (rc) return rc;
   /* Adam over the rank's shard: read gradient, master weight, two
-   * moments (16 B), write those three (12 B) and the bf16 weight (2 B) */
+   * moments (16 B), write those three (12 B) and the bf16 weight (2 B);
+   * before the gather, which may run under it */
   double shard =
       z >= 1 ? dense_params(&sum) / cf->dp + expert_params(&sum) / expert_dp(cf)
              : dense_params(&sum) + expert_params(&sum);
   rt->opt = optimizer_time(S, cf, shard);
-  return 0;
+  return dp_sync(S, cf, r, &sum, rt, units);
 }
 
 /* ---- the step ---- */

@@ -597,6 +597,32 @@ static int param_gather(const cfg_t *c, char *why, size_t n) {
          SAY("--overlap-param-gather needs --overlap-grad-reduce");
 }
 
+/* Megatron-LM's --overlap-param-gather-with-optimizer-step (arguments.py
+ * at d98e8a64: "only supported with distributed optimizer", "Must use
+ * --overlap-param-gather-with-optimizer-step with --overlap-param-gather",
+ * "only supported with interleaved pipeline parallelism" and "not
+ * supported with distributed checkpointing yet"): ZeRO 1, the distributed
+ * optimizer whose checkpoint the export writes in the torch format (ZeRO
+ * 2 and 3 run Megatron-FSDP, whose fsdp_dtensor checkpoint is a
+ * distributed one), the parameter gather overlapped and vpp > 1.  Of a
+ * configuration or a plan; STRATA_AUTO (estimate's, chosen) is not
+ * broken. */
+static int gather_step(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_param_gather_step <= 0) return 0;
+  if (c->zero_stage >= 0 && c->zero_stage != 1)
+    return SAY("--overlap-param-gather-with-optimizer-step needs the "
+               "distributed optimizer without FSDP (--zero 1), not ZeRO %d "
+               "(Megatron-LM's arguments.py)",
+               c->zero_stage);
+  if (c->overlap_param_gather == 0)
+    return SAY("--overlap-param-gather-with-optimizer-step needs "
+               "--overlap-param-gather (dp > 1 and --overlap-grad-reduce)");
+  return c->vpp <= 1 &&
+         SAY("--overlap-param-gather-with-optimizer-step runs with "
+             "interleaved pipeline parallelism only (--vpp > 1; Megatron-"
+             "LM's arguments.py)");
+}
+
 /* Megatron-LM keeps the compute weights in FP8 only under an FP8 recipe,
  * and gathers them in FP8 only from the distributed optimizer (or FSDP);
  * asked of the options, so that every configuration searched is one. */
@@ -641,6 +667,23 @@ static int param_gather_on(const cfg_t *c, char *why, size_t n) {
                "parameter gather: it needs --zero 1 or more");
   return dp_one(c) && SAY("--overlap-param-gather: with dp 1 there is no "
                           "parameter gather to overlap; leave the option out");
+}
+/* the optimizer step's overlap: Megatron-LM's alone, given ZeRO 1, the
+ * parameter gather and interleaving where the options fix them */
+static int gather_step_on(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_param_gather_step <= 0) return 0;
+  if (deepspeed(c) || c->framework == STRATA_FRAMEWORK_TORCHTITAN)
+    return SAY("--overlap-param-gather-with-optimizer-step is Megatron-LM's: "
+               "plan with --framework megatron, or leave the option out");
+  if ((c->zero_stage >= 0 && c->zero_stage != 1) ||
+      c->overlap_param_gather == 0 || c->overlap_grad_reduce == 0)
+    return SAY("--overlap-param-gather-with-optimizer-step needs --zero 1 "
+               "and the parameter gather overlapped (--overlap-param-gather, "
+               "--overlap-grad-reduce)");
+  return (c->vpp == 1 || c->pp == 1 || !c->megatron) &&
+         SAY("--overlap-param-gather-with-optimizer-step runs with "
+             "interleaved pipeline parallelism only: --vpp > 1 and --pp 2 "
+             "or more (or neither given), in Megatron mode");
 }
 static int tp_overlap_on(const cfg_t *c, char *why, size_t n) {
   if (c->tp_comm_overlap <= 0) return 0;
@@ -1228,9 +1271,13 @@ static const rule_t rules[] = {
      "communication.py",
      scatter},
     {"param-gather-grad-reduce", MG, OPTIONS | PLAN, ARGS, param_gather},
+    {"param-gather-optimizer-step", MG, CONFIG | PLAN | AT_CFG, ARGS,
+     gather_step},
     {"fp8-param-gather", MG | DS, CONFIG | OPTIONS, ARGS, fp8_gather},
     {"grad-reduce-meaningless", MG | DS, OPTIONS, DSXE, grad_reduce},
     {"param-gather-meaningless", MG | DS, OPTIONS, DSXE, param_gather_on},
+    {"param-gather-optimizer-step-given", MG | DS, OPTIONS, ARGS,
+     gather_step_on},
     {"tp-comm-overlap-meaningless", MG | DS, OPTIONS, ARGS, tp_overlap_on},
     {"ep-overlap-meaningless", MG | DS, OPTIONS, TCONF, ep_overlap_on},
     {"p2p-overlap-meaningless", MG | DS, OPTIONS, ARGS, p2p_on},

@@ -177,6 +177,9 @@
     "overlap-grad-reduce", STRATA_AUTO, "(default on)")                         \
   S(F, overlap_param_gather, overlap_param_gather, "parameter gather overlap", HI, 31, 22, \
     "overlap-param-gather", STRATA_AUTO, "(default on, with ZeRO 1)")           \
+  S(F, overlap_param_gather_step, overlap_param_gather_with_optimizer_step, "parameter gather under the optimizer step", TI, 18, 49, \
+    "overlap-param-gather-with-optimizer-step", 0,                              \
+    "the first bucket's parameter gather under\nthe optimizer step (default off; --zero 1,\n--overlap-param-gather and --vpp > 1)") \
   S(F, tp_comm_overlap, tp_comm_overlap, "tensor-parallel overlap", HI, 32, 23, \
     "tp-comm-overlap", 0, "(default off; needs sequence parallel)")             \
   S(F, overlap_ep_comm, overlap_moe_expert_parallel_comm, "expert all-to-all overlap", TI, 6, 24, \
@@ -354,10 +357,12 @@ enum {
  * 17: the blocking pipeline sends and ring attention's exchange as step
  * items, the router's training settings (its auxiliary loss, per
  * sequence or not, softmax before top-k, the balancing bias, the input
- * jitter), and the devices are NPUs, which the output names so), at
+ * jitter), and the devices are NPUs, which the output names so; 18:
+ * Megatron-LM's parameter gather under the optimizer step, which only a
+ * plan with it on needs), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 17
+#define STRATA_PLAN_FORMAT_VERSION 18
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 

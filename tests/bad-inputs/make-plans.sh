@@ -50,8 +50,9 @@ put("plan-wrong-magic.splan", b"SPLX" + good[4:])
 # as a step item 12, the Pareto front 13, fallback plans 14, fine-grained
 # activation offloading's modules 15, the MoE layers' host-bound time as a
 # step item 16, the blocking pipeline sends as a step item, the router's
-# training settings and NPUs 17: newer than all
-put("plan-newer.splan", good[:4] + struct.pack("<H", ver + 15) + good[6:])
+# training settings and NPUs 17, the parameter gather under the optimizer
+# step 18: newer than all
+put("plan-newer.splan", good[:4] + struct.pack("<H", ver + 16) + good[6:])
 put("plan-bad-crc.splan", good[:8] + struct.pack("<I", crc ^ 1) + good[12:])
 put("plan-truncated.splan", good[:len(good) // 2])
 put("plan-header-only.splan", good[:12])
