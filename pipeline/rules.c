@@ -1055,8 +1055,12 @@ static int titan_plan(const cfg_t *c, char *why, size_t n) {
   const char *what =
       !c->megatron ? "free-mode layouts (--free): its tensor parallelism is "
                      "Megatron's layout"
-      : c->experts > 0    ? "experts (its dense llama3 and qwen3 are the "
-                            "models it trains of Strata's families)"
+      : c->experts > 0 ? "experts (its dense llama3 and qwen3 are the "
+                         "models it trains of Strata's families)"
+      : c->family && c->family[0] && strcmp(c->family, "llama") &&
+              strcmp(c->family, "qwen3")
+          ? "model of this family (its llama3 and qwen3 are the Strata "
+            "families it trains)"
       : c->mla            ? "latent attention"
       : c->mtp_layers > 0 ? "multi-token prediction (--mtp-layers 0 drops it)"
       : c->precision == STRATA_PRECISION_FP8
@@ -1387,7 +1391,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->precision = o->precision;
   c->framework = o->framework;
   c->cp_comm = o->cp_comm;
-  c->model = g->name;
+  c->model = g->name, c->family = g->hp.family;
   for (int i = 0; i < g->n_ops && !c->windowed; i++)
     c->windowed = g->ops[i].window > 0;
   c->layers = strata_graph_layers(g);
