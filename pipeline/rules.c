@@ -18,8 +18,10 @@
  * exporters ask the plan rows and keep only the limits of their own
  * formats (a flavor, a name map, the plan file's own consistency).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <uv.h>
 
 #include "pipeline/search.h"
 
@@ -1201,6 +1203,7 @@ static int fp8_recipe_rules(const cfg_t *c, char *why, size_t n) {
  *      of plan_fields.h is there already; anything else is a member of
  *      strata_rules_config_t filled by strata_rules_config_init and
  *      _of_plan (and st__cfg_rules where the search decides it).
+ *      (At most STAGE_ROWS rows a stage: the filter compiled below.)
  *   4. A case in tests/test_rules.c; the export and the search need
  *      nothing more: both ask this table.
  */
@@ -1337,21 +1340,59 @@ static const rule_t rules[] = {
      "merge/export_torch.c, export_torchtitan.c", torch_graphs},
 };
 
-int strata_rules_check(const strata_rules_config_t *c, unsigned when,
-                       strata_rules_verdict_t *v) {
+/* The rows of each of the search's stages (ST__AT_*), in the table's
+ * order: the search asks a stage hundreds of thousands of times (every
+ * pipeline it enumerates), so each stage's rows are listed once, a
+ * filter compiled from the table, rather than found by walking it. */
+#define N_RULES (sizeof rules / sizeof rules[0])
+#define N_STAGES 16
+#define STAGE_ROWS 8
+static unsigned char stage_row[N_STAGES][STAGE_ROWS];
+static int stage_n[N_STAGES];
+static uv_once_t stage_once = UV_ONCE_INIT;
+static atomic_int stage_listed; /* the lists are there: no uv_once */
+
+static void list_stages(void) {
+  for (size_t i = 0; i < N_RULES; i++)
+    for (int s = 0; s < N_STAGES; s++)
+      if ((rules[i].when >> 8 >> s & 1) && stage_n[s] < STAGE_ROWS)
+        stage_row[s][stage_n[s]++] = (unsigned char)i;
+  atomic_store_explicit(&stage_listed, 1, memory_order_release);
+}
+
+/* Row r broken by c: 1 with v filled (if not NULL). */
+static int row_broken(const rule_t *r, const cfg_t *c,
+                      strata_rules_verdict_t *v) {
   char why[sizeof v->why];
   size_t n = v ? sizeof why : 0; /* no message asked: none formatted */
-  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-    const rule_t *r = &rules[i];
-    if (!(r->frameworks & c->target) || !(r->when & when)) continue;
-    if (!r->broken(c, n ? why : NULL, n)) continue;
-    if (v) {
-      v->rule = r->name;
-      v->source = r->source;
-      memcpy(v->why, why, sizeof why);
-    }
-    return 1;
+  if (!(r->frameworks & c->target) || !r->broken(c, n ? why : NULL, n))
+    return 0;
+  if (v) {
+    v->rule = r->name;
+    v->source = r->source;
+    memcpy(v->why, why, sizeof why);
   }
+  return 1;
+}
+
+int strata_rules_check(const strata_rules_config_t *c, unsigned when,
+                       strata_rules_verdict_t *v) {
+  unsigned at = when >> 8;
+  if (at && !(when & 0xffu) && !(at & (at - 1))) { /* one search stage */
+    int s = __builtin_ctz(at), n;
+    if (!atomic_load_explicit(&stage_listed, memory_order_acquire))
+      uv_once(&stage_once, list_stages);
+    n = stage_n[s];
+    for (int j = 0; j < n; j++) {
+      const rule_t *r = &rules[stage_row[s][j]];
+      if (v ? row_broken(r, c, v)
+            : (r->frameworks & c->target) && r->broken(c, NULL, 0))
+        return 1;
+    }
+    return 0;
+  }
+  for (size_t i = 0; i < N_RULES; i++)
+    if ((rules[i].when & when) && row_broken(&rules[i], c, v)) return 1;
   return 0;
 }
 
