@@ -54,7 +54,7 @@ static int enumerate(st__search_t *S, best_t *b) {
     int mb = S->graphs[f->graph]->micro_batch;
     for (int p = 1; p <= L && p <= ST__MAX_PP && !rc; p++) {
       if (L % p) continue; /* Megatron-LM's even split */
-      for (int dp = 1; f->t * p * dp <= S->total && !rc; dp++) {
+      for (int dp = 1; f->tcp * p * dp <= S->total && !rc; dp++) {
         if (S->o->global_batch % (mb * dp)) continue;
         st__cfg_t cf;
         memset(&cf, 0, sizeof cf);

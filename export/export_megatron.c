@@ -309,6 +309,10 @@ static void model_flags(st__mg_args_t *a, const strata_plan_t *p) {
 static void overlap_flags(st__mg_args_t *a, const strata_plan_t *p) {
   if (p->overlap_grad_reduce) flag(a, "--overlap-grad-reduce", NULL);
   if (p->overlap_param_gather) flag(a, "--overlap-param-gather", NULL);
+  if (p->overlap_param_gather_step) { /* not with a distributed checkpoint */
+    flag(a, "--overlap-param-gather-with-optimizer-step", NULL);
+    flag(a, "--ckpt-format", "torch");
+  }
   if (p->tp_comm_overlap) flag(a, "--tp-comm-overlap", NULL);
   if (p->overlap_ep_comm) { /* the MoE README's pair */
     flag(a, "--overlap-moe-expert-parallel-comm", NULL);

@@ -273,31 +273,65 @@ static int fsdp_pp(const st__search_t *S, const st__cfg_t *cf) {
          cf->f->zero >= 1;
 }
 
-/* What Megatron-LM and DeepSpeed run: ZeRO-2 and -3 (Megatron-FSDP,
- * PyTorch FSDP2, DeepSpeed's ZeRO) without pipeline parallelism (DeepSpeed's
- * pipeline engine supports ZeRO stage 0 and 1; FSDP2 refuses a pipeline),
- * and expert parallelism whose replicas beyond the mesh divide the data
- * parallelism. */
+/* The switches cf runs, which the plan records (plan.c) and the rulebook
+ * is asked: each as given (on when > 0), but that Megatron-LM overlaps
+ * the gradient reduction and the parameter gather only across dp > 1,
+ * the gather from ZeRO 1 on and behind an overlapped reduction;
+ * DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
+ * ZeRO 2's step (dp_sync); sequence parallelism carries the tensor-
+ * parallel overlap; the experts' overlap is the family's; the p2p
+ * overlap is Megatron-LM's default (on with vpp) unless given; the
+ * experts' GEMMs are grouped unless asked not to be; torchtitan's FSDP2
+ * under a pipeline reduces after the last backward and gathers in the
+ * first forward (fsdp_pp): neither of Megatron-LM's overlaps. */
+void st__run_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
+                      strata_rules_config_t *c) {
+  int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
+#define SWITCH_RUN(F, m, ...) c->m = o->m > 0;
+  STRATA_PLAN_SWITCHES(SWITCH_RUN, c)
+#undef SWITCH_RUN
+  c->overlap_grad_reduce =
+      o->overlap_grad_reduce != 0 && cf->dp > 1 && !(ds && cf->f->zero < 2);
+  c->overlap_param_gather = o->overlap_param_gather != 0 && cf->dp > 1 &&
+                            cf->f->zero >= 1 && !ds && c->overlap_grad_reduce;
+  c->tp_comm_overlap = o->tp_comm_overlap > 0 && cf->f->sp;
+  c->overlap_ep_comm = cf->f->epo;
+  c->overlap_p2p = cf->v <= 1 && o->megatron ? 0
+                   : o->overlap_p2p >= 0     ? o->overlap_p2p
+                                             : cf->v > 1;
+  c->moe_grouped_gemm = o->moe_grouped_gemm != 0;
+  if (o->framework == STRATA_FRAMEWORK_TORCHTITAN && cf->p > 1)
+    c->overlap_grad_reduce = c->overlap_param_gather = 0;
+}
+
+void st__cfg_rules(const st__search_t *S, const st__cfg_t *cf,
+                   const st__family_t *f, strata_rules_config_t *c) {
+  *c = S->rules;
+  st__run_switches(S->o, cf, c);
+  c->tp = f->tp, c->cp = f->cp, c->ep = f->ep, c->etp = f->etp;
+  c->pp = cf->p, c->vpp = cf->v, c->dp = cf->dp;
+  c->micro_batch = cf->b, c->global_batch = S->o->global_batch;
+  c->zero_stage = f->zero, c->sequence_parallel = f->sp;
+  c->recompute = f->rc, c->lowp = f->fp8;
+  c->overlap_ep_comm = f->epo;
+}
+
+/* Whether the frameworks run cf: the rulebook's rows of the whole
+ * configuration (ST__AT_CFG) asked of each stage's family, and expert
+ * parallelism whose replicas beyond the mesh divide the data
+ * parallelism.  The experts' overlap given on is off only where it
+ * cannot run (never for memory or speed: the plan would drop what was
+ * asked). */
 static int cfg_valid(const st__search_t *S, const st__cfg_t *cf) {
-  int ds = S->o->framework == STRATA_FRAMEWORK_DEEPSPEED;
-  strata_rules_config_t c = S->rules; /* the rulebook's, of m micro-batches */
-  c.pp = cf->p, c.vpp = cf->v, c.global_batch = cf->m;
-  c.micro_batch = 1, c.dp = 1;
+  strata_rules_config_t c;
   for (int s = 0; s < (cf->fs ? cf->p : 1); s++) {
     const st__family_t *f = cf->fs && cf->fs[s] ? cf->fs[s] : cf->f;
     if (f->ep_outer > 1 && cf->dp % f->ep_outer) return 0;
-    c.zero_stage = f->zero;
-    if ((S->o->megatron || ds) && st__rule_zero_pp(&c, NULL, 0)) return 0;
-    /* Megatron-LM runs the experts' all-to-all overlap with pipelining
-     * only interleaved (transformer_config.py), and it pairs a micro-batch
-     * with the next: one alone has none to pair with */
-    c.overlap_ep_comm = f->epo, c.ep = f->ep, c.recompute = f->rc;
-    if (f->epo && st__rule_ep_overlap(&c, NULL, 0)) return 0;
-    /* given on, it is off only where it cannot run (never for memory or
-     * speed: the plan would drop what was asked) */
+    st__cfg_rules(S, cf, f, &c);
+    if (strata_rules_check(&c, ST__AT_CFG, NULL)) return 0;
     c.overlap_ep_comm = 1;
     if (!f->epo && S->o->overlap_ep_comm > 0 && f->ep > 1 &&
-        !st__rule_ep_overlap(&c, NULL, 0))
+        !strata_rules_check(&c, ST__AT_CFG, NULL))
       return 0;
   }
   return 1;
@@ -312,12 +346,12 @@ static int dp_coll(st__search_t *S, const st__cfg_t *cf, int k, double nb,
   int edp = expert_dp(cf), eo = f->ep_outer > 1 ? f->ep_outer : 1;
   *t = 0;
   if (cf->dp > 1) {
-    const struct sync_model *sm = sync_model(S, f->t, cf->dp);
+    const struct sync_model *sm = sync_model(S, f->tcp, cf->dp);
     if (!sm) return strata_error(STRATA_ENOMEM, "out of memory");
     *t += nb * sm->lat[k] + sm->per_byte[k] * dense;
   }
   if (edp > 1 && expert > 0) {
-    const struct sync_model *sm = sync_model(S, f->t * eo, edp);
+    const struct sync_model *sm = sync_model(S, f->tcp * eo, edp);
     if (!sm) return strata_error(STRATA_ENOMEM, "out of memory");
     *t += sm->lat[k] + sm->per_byte[k] * expert;
   }
@@ -459,7 +493,7 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
     memset(c, 0, sizeof *c);
     c->k0 = l;
     c->n = n[k];
-    c->t = f->t;
+    c->t = f->tcp;
     if (K == 1) {
       c->part = f->only_part;
       st__unit_only(S, f, &c->part);
@@ -484,7 +518,7 @@ static int build_chunks(st__search_t *S, const st__cfg_t *cf, chunk_t *ch,
      * layout leaves empty) passes on what a layer does */
     int last = ch[k].k0 + ch[k].n - 1;
     double bytes = boundary_bytes(S, f, last > 0 ? last : 0);
-    ch[k].p2p = p2p_after(S, cf, k, bytes, f->t * cf->dp);
+    ch[k].p2p = p2p_after(S, cf, k, bytes, f->tcp * cf->dp);
   }
   for (int k = 1; k < K; k++) {
     ch[k].fill = ch[k - 1].fill + ch[k - 1].part.fwd + ch[k - 1].p2p;
@@ -560,7 +594,7 @@ static double comm_of(const strata_perf_t *pf, int n) {
 static double nccl_bytes(const st__search_t *S, const st__cfg_t *cf, int r) {
   const strata_perf_t *pf = strata_cluster_perf(S->c);
   const st__family_t *f = cf->f;
-  int t = f->t, p = cf->p, dp = cf->dp, world = t * p * dp;
+  int t = f->tcp, p = cf->p, dp = cf->dp, world = t * p * dp;
   double big = pf->nccl_comm_bytes, pair = pf->nccl_pair_bytes, b = 0;
   if (world <= 1) return 0;
   b += big; /* the world group */
@@ -834,6 +868,10 @@ static int dp_sync(st__search_t *S, const st__cfg_t *cf, int r,
     rt->gather = ag;
     if (S->o->overlap_param_gather && S->o->overlap_grad_reduce && !ds) {
       double e = ag - rt->fwd1, last = ag / nb;
+      /* the first bucket's gather, which the forward waits for, under
+       * the optimizer step (--overlap-param-gather-with-optimizer-step) */
+      if (S->o->overlap_param_gather_step > 0)
+        last = last > rt->opt ? last - rt->opt : 0;
       rt->gather = e > last ? e : last;
     }
   }
@@ -901,15 +939,14 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   rt->tail = blocking && r > 0 ? ch[r - 1].p2p : 0;
   rt->p2p -= rt->tail; /* 0 exactly where nothing blocks */
   rt->sync = sum.sync; /* inside the stage's mesh */
-  int rc = dp_sync(S, cf, r, &sum, rt, units);
-  if (rc) return rc;
   /* Adam over the rank's shard: read gradient, master weight, two
-   * moments (16 B), write those three (12 B) and the bf16 weight (2 B) */
+   * moments (16 B), write those three (12 B) and the bf16 weight (2 B);
+   * before the gather, which may run under it */
   double shard =
       z >= 1 ? dense_params(&sum) / cf->dp + expert_params(&sum) / expert_dp(cf)
              : dense_params(&sum) + expert_params(&sum);
   rt->opt = optimizer_time(S, cf, shard);
-  return 0;
+  return dp_sync(S, cf, r, &sum, rt, units);
 }
 
 /* ---- the step ---- */
@@ -998,7 +1035,7 @@ double st__rank_peak(st__search_t *S, const st__cfg_t *cf, int r, int k,
     memset(x, 0, sizeof *x);
     x->k0 = k + c * (S->L / v);
     x->n = n / v;
-    x->t = f->t;
+    x->t = f->tcp;
     if (p == 1) {
       x->part = f->only_part;
       st__unit_only(S, f, &x->part);
@@ -1027,7 +1064,7 @@ static chunk_t *rank_chunks(st__search_t *S, const st__cfg_t *cf, const int *n,
     chunk_t *c = &ch[k];
     if (k > 0) ch[k - 1].p2p = 0;
     memset(c, 0, sizeof *c);
-    c->k0 = l, c->n = n[k], c->t = f->t;
+    c->k0 = l, c->n = n[k], c->t = f->tcp;
     if (k == 0) c->part = f->pro;
     if (k == K - 1) c->part = f->epi;
     st__chunk_add(S, f, l, n[k], &c->part);
@@ -1074,18 +1111,17 @@ int st__rank_floor_by_count(const st__search_t *S, const st__cfg_t *cf, int r) {
 void st__offload_room(const st__search_t *S, const st__cfg_t *cf, int *opt,
                       int *act) {
   const strata_plan_opts_t *o = S->o;
-  strata_rules_config_t c = S->rules;
+  strata_rules_config_t c;
   *opt = *act = 0;
   if (!o->search_offload) return;
-  c.pp = cf->p, c.recompute = cf->f->rc, c.optimizer_offload = 1;
-  *opt =
-      !(o->optimizer_offload > 0) && !st__rule_optimizer_offload(&c, NULL, 0);
+  /* cf with the optimizer, then the layers, on the host */
+  st__cfg_rules(S, cf, cf->f, &c);
+  c.optimizer_offload = 1;
+  *opt = !(o->optimizer_offload > 0) &&
+         !strata_rules_check(&c, ST__AT_OPT_OFFLOAD, NULL);
   c.optimizer_offload = 0, c.offload_layers = 1;
   if (o->offload_layers > 0 || o->offload_modules || S->L < 2 ||
-      st__rule_cpu_offloading(&c, NULL, 0))
-    return;
-  if (o->framework == STRATA_FRAMEWORK_DEEPSPEED &&
-      st__rule_ds_offload(&c, NULL, 0))
+      strata_rules_check(&c, ST__AT_ACT_OFFLOAD, NULL))
     return;
   *act = S->L - 1; /* Megatron-LM keeps one layer's on the GPU */
 }

@@ -115,12 +115,13 @@ int st__fg_sets(const st__search_t *S, const st__family_t *f, unsigned *sets) {
                  moe = STRATA_OFM_EXPERT_FC1 | STRATA_OFM_MOE_ACT;
   const unsigned all[ST__FG_SETS] = {att,       qkv,       norms,
                                      att | moe, qkv | moe, norms | moe};
-  strata_rules_config_t c = S->rules;
-  int n = 0;
+  strata_rules_config_t c = S->rules; /* the family's layers: the */
+  int n = 0;                          /* rulebook's ST__AT_LAYER rows */
+  c.tp = f->tp, c.cp = f->cp, c.ep = f->ep, c.etp = f->etp;
   c.recompute = f->rc, c.sequence_parallel = f->sp;
   for (int i = 0; i < ST__FG_SETS; i++) {
     c.offload_modules = (int)all[i];
-    if (!st__rule_fg_offload(&c, NULL, 0)) sets[n++] = all[i];
+    if (!strata_rules_check(&c, ST__AT_LAYER, NULL)) sets[n++] = all[i];
   }
   return n;
 }

@@ -124,7 +124,7 @@ static strata_link_t ep_link(const st__search_t *S, const st__family_t *f) {
   strata_link_t l = {25e9, 10e-6};
   double one = 0, big = 0;
   int nodes, gpn;
-  st__group_shape(S, f->t, f->ep_outer, &nodes, &gpn);
+  st__group_shape(S, f->tcp, f->ep_outer, &nodes, &gpn);
   double share = st__ep_node_share(S->g, S->o->moe_dispatcher, nodes);
   if (ep_a2a_time(S, 1, nodes, gpn, share, &one) ||
       ep_a2a_time(S, 1e9, nodes, gpn, share, &big) || !(big > one)) {
@@ -183,7 +183,7 @@ static int divides_heads(const st__search_t *S, const strata_graph_t *g,
                          int t) {
   strata_rules_config_t c = candidate(S, g);
   c.tp = t;
-  return !st__rule_heads(&c, NULL, 0) && !st__rule_groups(&c, NULL, 0);
+  return !strata_rules_check(&c, ST__AT_TP, NULL);
 }
 
 /* Tensor-parallel sizes: powers of two within a node (Megatron mode), or
@@ -215,9 +215,8 @@ static int cp_ok(const st__search_t *S, const strata_graph_t *g, int cp) {
   if (cp == 1) return 1;
   strata_rules_config_t c = candidate(S, g);
   c.cp = cp;
-  return o->megatron && !st__rule_cp_seq(&c, NULL, 0) &&
-         g->seq_len / cp >= STRATA_CP_MIN_TOKENS &&
-         !st__rule_cp_fused(&c, NULL, 0);
+  return o->megatron && g->seq_len / cp >= STRATA_CP_MIN_TOKENS &&
+         !strata_rules_check(&c, ST__AT_CP, NULL);
 }
 
 /* Fill f's expert-parallel layout for ep; 0 if Strata cannot lay it out
@@ -233,14 +232,13 @@ static int ep_layout(const st__search_t *S, const strata_moe_info_t *m, int ep,
   f->ep_outer = 1;
   f->ep_axes = 0;
   if (m->experts <= 0) return ep == 1 && f->etp == f->tp;
-  if (st__rule_ep_experts(&c, NULL, 0)) return 0;
+  if (strata_rules_check(&c, ST__AT_EP, NULL)) return 0;
   if (!S->o->megatron) {
     f->ep_outer = ep;
     return f->etp == f->tp;
   }
   /* the experts' hidden size over etp; whole tp and cp groups */
-  if (st__rule_etp_ffn(&c, NULL, 0) || st__rule_ep_layout(&c, NULL, 0))
-    return 0;
+  if (strata_rules_check(&c, ST__AT_EP_LAYOUT, NULL)) return 0;
   rest = ep / inner;
   if (inner > 1) /* the tensor-parallel axes */
     f->ep_axes = f->cp > 1 ? 2u : f->nodes > 1 && f->gpn > 1 ? 3u : 1u;
@@ -249,7 +247,7 @@ static int ep_layout(const st__search_t *S, const strata_moe_info_t *m, int ep,
     rest /= f->cp;
   }
   f->ep_outer = rest;
-  return rest <= S->total / f->t;
+  return rest <= S->total / f->tcp;
 }
 
 static int ep_candidate(const st__search_t *S, const strata_moe_info_t *m,
@@ -259,7 +257,7 @@ static int ep_candidate(const st__search_t *S, const strata_moe_info_t *m,
   if (!S->o->megatron) return ep == 1; /* free mode: the ILP lays experts */
   strata_rules_config_t c = S->rules;
   c.experts = m->experts, c.ep = ep;
-  return !st__rule_ep_experts(&c, NULL, 0) &&
+  return !strata_rules_check(&c, ST__AT_EP, NULL) &&
          ((ep & (ep - 1)) == 0 || ep == m->experts);
 }
 
@@ -294,26 +292,42 @@ static void choices(const st__search_t *S, choices_t *c) {
   if (o->overlap_ep_comm) c->epo[c->n_epo++] = 1;
 }
 
-/* The experts' overlap as far as a family decides it: the rulebook's
- * ep-overlap of one stage and two micro-batches (the pipeline and the
- * batch are cfg_valid's, eval.c). */
-static int overlap_ok(const strata_rules_config_t *base, int r) {
-  strata_rules_config_t c = *base;
-  c.overlap_ep_comm = 1;
-  c.recompute = (strata_recompute_t)r;
-  c.pp = 1, c.vpp = 1, c.global_batch = 2, c.micro_batch = 1, c.dp = 1;
-  return !st__rule_ep_overlap(&c, NULL, 0);
+/* The family variants of recompute r and sequence parallelism sp: each
+ * ZeRO stage, GEMM recipe and experts' overlap chosen; c: the rulebook's
+ * configuration of them (a copy the call changes). */
+static int add_precisions(st__search_t *S, const st__family_t *base,
+                          const choices_t *ch, strata_rules_config_t *c, int r,
+                          int sp, int aux) {
+  int rc = 0;
+  for (int z = 0; z < ch->n_zero && !rc; z++)
+    for (int p = 0; p < ch->n_fp8 && !rc; p++)
+      for (int e = 0; e < ch->n_epo && !rc; e++) {
+        c->overlap_ep_comm = ch->epo[e];
+        if (ch->epo[e] && strata_rules_check(c, ST__AT_FAMILY, NULL)) continue;
+        st__family_t f = *base;
+        f.sp = sp;
+        f.rc = (strata_recompute_t)r;
+        f.zero = ch->zero[z];
+        f.fp8 = ch->fp8[p];
+        f.epo = ch->epo[e];
+        f.aux = aux;
+        rc = st__family_add(S, &f);
+      }
+  return rc;
 }
 
 /* The options that do not change the mesh: recompute, sequence
- * parallelism, ZeRO and precision. */
+ * parallelism, ZeRO and precision, each asked of the rulebook's rows of
+ * the family's layers (ST__AT_LAYER, ST__AT_SP) and of the experts'
+ * overlap as far as a family decides it (ST__AT_FAMILY; the pipeline and
+ * the batch are eval.c's cfg_valid's). */
 static int add_variants(st__search_t *S, st__family_t *base) {
   const strata_plan_opts_t *o = S->o;
   choices_t ch;
   int rc = 0;
   choices(S, &ch);
   strata_rules_config_t c = S->rules;
-  c.tp = base->tp, c.ep = base->ep;
+  c.tp = base->tp, c.cp = base->cp, c.ep = base->ep, c.etp = base->etp;
   /* block recompute: a full family's layers past a chunk's first N are
    * its sibling's without recompute, added as no candidate of its own
    * where full recompute was asked */
@@ -323,34 +337,20 @@ static int add_variants(st__search_t *S, st__family_t *base) {
               o->recompute == STRATA_RECOMPUTE_FULL;
     if (o->recompute != STRATA_RECOMPUTE_AUTO && r != (int)o->recompute && !aux)
       continue;
-    /* per-layer CUDA graphs take no recompute they would hold */
+    /* per-layer CUDA graphs take no recompute they would hold; fine-
+     * grained offloading keeps its modules' activations */
     c.recompute = (strata_recompute_t)r;
-    if (st__rule_cuda_graph_recompute(&c, NULL, 0)) continue;
-    /* fine-grained offloading keeps its modules' activations: no full
-     * recompute with it */
-    if (st__rule_fg_offload(&c, NULL, 0)) continue;
+    if (strata_rules_check(&c, ST__AT_LAYER, NULL)) continue;
     for (int sp = 0; sp <= 1 && !rc; sp++) {
-      /* the rulebook's: sequence parallelism needs tp > 1; expert with
-       * tensor parallelism needs sequence parallelism (Megatron-Core) */
+      /* free mode plans no sequence parallelism; the rulebook's: it needs
+       * tp > 1, and expert with tensor parallelism needs it */
       c.sequence_parallel = sp;
-      if (sp && (!o->megatron || st__rule_sp_tp(&c, NULL, 0))) continue;
-      if (o->megatron && st__rule_ep_sp(&c, NULL, 0)) continue;
+      if (sp && !o->megatron) continue;
+      if (o->megatron && strata_rules_check(&c, ST__AT_SP, NULL)) continue;
       if (o->sequence_parallel >= 0 && sp != o->sequence_parallel &&
           base->tp > 1 && o->megatron)
         continue;
-      for (int z = 0; z < ch.n_zero && !rc; z++)
-        for (int p = 0; p < ch.n_fp8 && !rc; p++)
-          for (int e = 0; e < ch.n_epo && !rc; e++) {
-            if (ch.epo[e] && !overlap_ok(&c, r)) continue;
-            st__family_t f = *base;
-            f.sp = sp;
-            f.rc = (strata_recompute_t)r;
-            f.zero = ch.zero[z];
-            f.fp8 = ch.fp8[p];
-            f.epo = ch.epo[e];
-            f.aux = aux;
-            rc = st__family_add(S, &f);
-          }
+      rc = add_precisions(S, base, &ch, &c, r, sp, aux);
     }
   }
   return rc;
@@ -368,7 +368,7 @@ static int add_layouts(st__search_t *S, int gi, int tp, int cp, int nodes,
     for (int ep = 1; ep <= (m.experts > 0 ? m.experts : 1) && !rc; ep++) {
       st__family_t f;
       memset(&f, 0, sizeof f);
-      f.nodes = nodes, f.gpn = gpn, f.t = tp * cp, f.tp = tp, f.cp = cp;
+      f.nodes = nodes, f.gpn = gpn, f.tcp = tp * cp, f.tp = tp, f.cp = cp;
       f.graph = gi, f.etp = etp;
       if (!ep_candidate(S, &m, ep) || !ep_layout(S, &m, ep, &f)) continue;
       rc = add_variants(S, &f);

@@ -98,7 +98,7 @@ static const st__family_t *match(const mixed_t *M, int z,
     if (x->ok && x->tp == f->tp && x->cp == f->cp && x->ep == f->ep &&
         x->etp == f->etp && x->sp == f->sp && x->rc == f->rc &&
         x->zero == f->zero && x->fp8 == f->fp8 && x->epo == f->epo &&
-        x->t == f->t && x->ep_outer == f->ep_outer &&
+        x->tcp == f->tcp && x->ep_outer == f->ep_outer &&
         B->graphs[x->graph]->micro_batch == b)
       return x;
   }
@@ -267,11 +267,12 @@ static double cut(const mixed_t *M);
 
 /* Whether Megatron-LM interleaves v virtual stages over P ranks with m
  * micro-batches (space.c's vpp_ok, on the rulebook's rows). */
-static int interleaves(const mixed_t *M, int P, int v, int m) {
+static int interleaves(const mixed_t *M, int P, int v, int dp, int b) {
   const st__search_t *S = &M->S[0];
   strata_rules_config_t c = S->rules;
-  c.pp = P, c.vpp = v, c.global_batch = m, c.micro_batch = 1, c.dp = 1;
-  if (st__rule_vpp_pp(&c, NULL, 0) || st__rule_vpp_micro(&c, NULL, 0)) return 0;
+  c.pp = P, c.vpp = v, c.dp = dp, c.micro_batch = b;
+  c.global_batch = S->o->global_batch;
+  if (strata_rules_check(&c, ST__AT_PIPE, NULL)) return 0;
   if (v > 64 || P * v > ST__MAX_PP || S->L % v) return 0;
   return !(S->o->overlap_p2p == 0 && P < 3); /* Megatron-LM's rule */
 }
@@ -501,7 +502,7 @@ static int try_config(mixed_t *M, const trial_t *t) {
   for (int j = 0; j < M->K; j++)
     P += t->pp[j];
   if (P < 2 || P * t->v > L || P > ST__MAX_PP) return 0;
-  if (t->v > 1 && !interleaves(M, P, t->v, t->m)) return 0;
+  if (t->v > 1 && !interleaves(M, P, t->v, t->dp, t->b)) return 0;
   P = 0;
   for (int j = 0; j < M->K; j++)
     for (int q = 0; q < t->pp[j]; q++, P++) {
@@ -565,7 +566,7 @@ static double speed(const trial_t *t, int z) {
 /* The most stages group z can hold in one pipeline at t's dp. */
 static int most_stages(const mixed_t *M, const trial_t *t, int z) {
   const st__search_t *S = &M->S[z];
-  int most = t->f[z] ? S->total / (t->f[z]->t * t->dp) : 0;
+  int most = t->f[z] ? S->total / (t->f[z]->tcp * t->dp) : 0;
   if (most > S->L) most = S->L;
   if (S->o->max_pp > 0 && most > S->o->max_pp) most = S->o->max_pp;
   return most;

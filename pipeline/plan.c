@@ -51,7 +51,7 @@ static int final_subs(st__search_t *S, const st__cfg_t *cf,
     so.with_epilogue = ps->with_epilogue;
     so.in_flight = ps->in_flight > 0 ? ps->in_flight : 1;
     so.outer_dp = cf->dp;
-    so.outer_link = dp_link(R, f->t, cf->dp);
+    so.outer_link = dp_link(R, f->tcp, cf->dp);
     /* the ILP's budget: what the rank's other items leave */
     double tensors = rk->mem.weights + rk->mem.gradients + rk->mem.optimizer +
                      rk->mem.activations + rk->mem.transient;
@@ -124,7 +124,7 @@ void st__plan_config(const st__cfg_t *cf, const st__cost_t *c,
   int n[ST__MAX_PP];
   int K = st__split_of(S, cf, n);
   memset(pc, 0, sizeof *pc);
-  pc->tp = cf->f->t;
+  pc->tp = cf->f->tcp;
   pc->pp = cf->p;
   pc->dp = cf->dp;
   pc->micro_batch = cf->b;
@@ -199,38 +199,20 @@ static void model_header(const strata_graph_t *g, strata_plan_t *p) {
   p->init_std = g->hp.init_std;
 }
 
-/* The switches and choices as the plan runs them: each as asked where
- * the configuration keeps it (the rulebook refused one given where no
- * configuration could), the framework's default where not given.
- * DeepSpeed overlaps neither with ZeRO 0 or 1, nor the gather after
- * ZeRO 2's step (eval.c, dp_sync); the parameter gather is overlapped
- * only behind an overlapped gradient reduce (Megatron-LM's rule); the
- * experts' GEMMs are grouped unless asked not to be. */
+/* The switches and choices as the plan runs them: the switches as the
+ * search costed them and asked the rulebook (eval.c, st__run_switches),
+ * the choices as asked, the framework's default where not given. */
 static void plan_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
                           strata_plan_t *p) {
-  int ds = o->framework == STRATA_FRAMEWORK_DEEPSPEED;
-#define SWITCH_COPY(F, m, ...) p->m = o->m > 0;
+  strata_rules_config_t run;
+  st__run_switches(o, cf, &run);
+#define SWITCH_COPY(F, m, ...) p->m = run.m;
   STRATA_PLAN_SWITCHES(SWITCH_COPY, p)
 #undef SWITCH_COPY
 #define CHOICE_COPY(F, kind, m, ...) p->m = o->m > 0 ? o->m : 0;
   STRATA_PLAN_CHOICES(CHOICE_COPY, p)
 #undef CHOICE_COPY
-  p->overlap_grad_reduce =
-      o->overlap_grad_reduce != 0 && cf->dp > 1 && !(ds && cf->f->zero < 2);
-  p->overlap_param_gather = o->overlap_param_gather != 0 && cf->dp > 1 &&
-                            cf->f->zero >= 1 && !ds && p->overlap_grad_reduce;
-  p->tp_comm_overlap = o->tp_comm_overlap > 0 && cf->f->sp;
-  p->overlap_ep_comm = cf->f->epo;
-  p->overlap_p2p = cf->v <= 1 && o->megatron ? 0
-                   : o->overlap_p2p >= 0     ? o->overlap_p2p
-                                             : cf->v > 1;
-  p->moe_grouped_gemm = o->moe_grouped_gemm != 0;
   if (cf->p < 2) p->ds_partition = 0; /* no pipeline to partition */
-  /* torchtitan's FSDP2 under a pipeline reduces after the last backward
-   * and gathers in the first forward (eval.c, fsdp_pp): neither of
-   * Megatron-LM's overlaps */
-  if (o->framework == STRATA_FRAMEWORK_TORCHTITAN && cf->p > 1)
-    p->overlap_grad_reduce = p->overlap_param_gather = 0;
 }
 
 /* The plan's header fields from the configuration and its cost. */
@@ -244,7 +226,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->tp = cf->f->tp;
   if (cf->fs && !cf->ss) /* free mode's stages of their own sizes */
     for (int s = 0; s < cf->p; s++)
-      p->tp = cf->fs[s]->t > p->tp ? cf->fs[s]->t : p->tp;
+      p->tp = cf->fs[s]->tcp > p->tp ? cf->fs[s]->tcp : p->tp;
   p->cp = cf->f->cp;
   p->ep = cf->f->ep;
   p->etp = cf->f->etp;
@@ -257,7 +239,7 @@ static int plan_header(st__search_t *S, const st__cfg_t *cf,
   p->vpp = cf->v > 1 ? cf->v : 1;
   p->devices = 0;
   for (int s = 0; s < cf->p; s++)
-    p->devices += (cf->fs ? cf->fs[s]->t : cf->f->t) * cf->dp;
+    p->devices += (cf->fs ? cf->fs[s]->tcp : cf->f->tcp) * cf->dp;
   p->micro_batch = cf->b;
   p->global_batch = o->global_batch;
   p->n_micro = cf->m;
@@ -896,7 +878,7 @@ static int cp_exchange(st__search_t *S) {
   if (o->cp_comm < 0)
     o->cp_comm = S->rules.cp_comm =
         S->rules.windowed ? STRATA_CP_ALLGATHER : STRATA_CP_P2P;
-  if (st__rule_cp_window(&S->rules, v.why, sizeof v.why))
+  if (strata_rules_check(&S->rules, ST__AT_CP_COMM, &v))
     return strata_error(STRATA_EINVAL, "%s", v.why);
   return 0;
 }

@@ -52,12 +52,12 @@ typedef struct {
 enum { ST__P_M1, ST__P_M2 }; /* middle probes: 1 layer, f = 1 / f = 2 */
 
 typedef struct {
-  int nodes, gpn, t; /* submesh of a stage: t = tp x cp devices */
-  int tp, cp;        /* tensor- and context-parallel sizes */
-  int ep, etp;       /* expert- and expert-tensor-parallel sizes */
-  int ep_outer;      /* of ep, the data-parallel replicas beyond the mesh */
-  unsigned ep_axes;  /* mesh axes inside the expert-parallel group */
-  int graph;         /* micro-batch variant */
+  int nodes, gpn, tcp; /* submesh of a stage: tcp = tp x cp devices */
+  int tp, cp;          /* tensor- and context-parallel sizes */
+  int ep, etp;         /* expert- and expert-tensor-parallel sizes */
+  int ep_outer;        /* of ep, the data-parallel replicas beyond the mesh */
+  unsigned ep_axes;    /* mesh axes inside the expert-parallel group */
+  int graph;           /* micro-batch variant */
   int sp, zero, fp8;
   int epo; /* the experts' all-to-all overlapped (ep > 1) */
   strata_recompute_t rc;
@@ -175,16 +175,24 @@ static inline int st__narrow(strata_precision_t p) {
 int st__layout_parse(const char *s, int layers, int mtp, int *n, int cap,
                      int *K, char *why, size_t wn);
 
-/* Rules of the rulebook (rules.c) the search asks of its candidates, by
- * the predicates of their rows: non-zero when c breaks the rule (why may
- * be NULL). */
-typedef int st__rule_fn(const strata_rules_config_t *c, char *why, size_t n);
-st__rule_fn st__rule_heads, st__rule_groups, st__rule_cp_seq, st__rule_cp_fused,
-    st__rule_ep_experts, st__rule_etp_ffn, st__rule_ep_layout, st__rule_ep_sp,
-    st__rule_sp_tp, st__rule_vpp_pp, st__rule_vpp_micro, st__rule_ds_split,
-    st__rule_zero_pp, st__rule_ep_overlap, st__rule_cp_window,
-    st__rule_cuda_graph_recompute, st__rule_optimizer_offload,
-    st__rule_cpu_offloading, st__rule_ds_offload, st__rule_fg_offload;
+/* The search asks the rulebook (rules.c) through strata_rules_check, v
+ * NULL (no message formatted), with one of its own stages in place of
+ * STRATA_RULES_CONFIG: a row is tagged with the stages at which the
+ * search knows every field the row reads, and the search asks those rows
+ * of the candidate it is costing.  Above the public STRATA_RULES_ bits. */
+#define ST__AT_TP (1u << 8)           /* tp (degrees.c) */
+#define ST__AT_CP (1u << 9)           /* cp */
+#define ST__AT_CP_COMM (1u << 10)     /* cp's exchange, of the options */
+#define ST__AT_EP (1u << 11)          /* ep over the experts */
+#define ST__AT_EP_LAYOUT (1u << 12)   /* ep and etp laid out on the mesh */
+#define ST__AT_LAYER (1u << 13)       /* recompute and offloaded modules */
+#define ST__AT_SP (1u << 14)          /* sequence parallelism */
+#define ST__AT_FAMILY (1u << 15)      /* the rest a family decides */
+#define ST__AT_PIPE (1u << 16)        /* pp, vpp, dp and the micro-batches */
+#define ST__AT_SPLIT (1u << 17)       /* the layers' split */
+#define ST__AT_CFG (1u << 18)         /* the whole configuration (eval.c) */
+#define ST__AT_OPT_OFFLOAD (1u << 19) /* the optimizer on the host */
+#define ST__AT_ACT_OFFLOAD (1u << 20) /* layers' activations on the host */
 
 /* A configuration of one family. */
 typedef struct st__cfg {
@@ -402,6 +410,14 @@ double st__fg_layer_bytes(const st__search_t *S, const st__family_t *f,
  * sets (at most ST__FG_SETS); their count. */
 #define ST__FG_SETS 6
 int st__fg_sets(const st__search_t *S, const st__family_t *f, unsigned *sets);
+/* The switches cf runs: the plan's, and the rulebook's configuration's
+ * (c's switches only are written). */
+void st__run_switches(const strata_plan_opts_t *o, const st__cfg_t *cf,
+                      strata_rules_config_t *c);
+/* The rulebook's configuration of cf with stage family f: the options'
+ * with everything the search chose (ST__AT_CFG's rows read it). */
+void st__cfg_rules(const st__search_t *S, const st__cfg_t *cf,
+                   const st__family_t *f, strata_rules_config_t *c);
 
 /* ---- space.c: the search ---- */
 /* The best `top` distinct configurations that fit (sorted; *n found),

@@ -97,10 +97,10 @@ static int before(const st__cost_t *ca, const st__cfg_t *a,
                   const st__cost_t *cb, const st__cfg_t *b) {
   if (ca->step != cb->step) return ca->step < cb->step;
   if (ca->peak != cb->peak) return ca->peak < cb->peak;
-  const int x[] = {a->p,    a->dp,   a->v, a->first,
-                   a->last, a->f->t, a->b, a->acct};
-  const int y[] = {b->p,    b->dp,   b->v, b->first,
-                   b->last, b->f->t, b->b, b->acct};
+  const int x[] = {a->p,    a->dp,     a->v, a->first,
+                   a->last, a->f->tcp, a->b, a->acct};
+  const int y[] = {b->p,    b->dp,     b->v, b->first,
+                   b->last, b->f->tcp, b->b, b->acct};
   for (int i = 0; i < 8; i++)
     if (x[i] != y[i]) return x[i] < y[i];
   return 0;
@@ -185,7 +185,7 @@ static void note(const top_t *T, long done, long total, double lb) {
 
 /* The GPUs a configuration uses. */
 static double gpus_of(const st__cfg_t *cf) {
-  return (double)cf->f->t * cf->p * cf->dp;
+  return (double)cf->f->tcp * cf->p * cf->dp;
 }
 
 /* x is at least as good as (step, peak, gpus) on every axis of the front. */
@@ -526,7 +526,7 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
      * plan's split is the one it gives for certain, the even one */
     strata_rules_config_t c = S->rules; /* the rulebook's ds-even-split */
     c.pp = p, c.layers = L, c.first_layers = c.last_layers = 0;
-    if (st__rule_ds_split(&c, NULL, 0)) return 0;
+    if (strata_rules_check(&c, ST__AT_SPLIT, NULL)) return 0;
     cf.first = cf.last = L / p;
     return visit(T, &cf);
   }
@@ -834,14 +834,16 @@ static double group_lb(const st__cfg_t *cf, double work, double phi) {
 
 /* Interleaving as Megatron-LM allows it: every rank's layers a multiple
  * of v (so the model's too, at least v per rank), the micro-batches a
- * multiple of pp (megatron/core/pipeline_parallel/schedules.py).  c: the
- * search's rulebook configuration, a copy the call may change. */
-static int vpp_ok(const st__search_t *S, strata_rules_config_t *c, int p, int v,
-                  int m) {
+ * multiple of pp (the rulebook's rows of the pipeline: megatron/core/
+ * pipeline_parallel/schedules.py).  c: the search's rulebook
+ * configuration, a copy the call may change. */
+static int vpp_ok(const st__search_t *S, strata_rules_config_t *c,
+                  const st__cfg_t *cf) {
+  int p = cf->p, v = cf->v;
   if (v == 1) return 1;
   if (v > 64 || p * v > ST__MAX_PP) return 0;
-  c->pp = p, c->vpp = v, c->global_batch = m, c->micro_batch = 1, c->dp = 1;
-  if (st__rule_vpp_pp(c, NULL, 0) || st__rule_vpp_micro(c, NULL, 0)) return 0;
+  c->pp = p, c->vpp = v, c->dp = cf->dp, c->micro_batch = cf->b;
+  if (strata_rules_check(c, ST__AT_PIPE, NULL)) return 0;
   if (S->lay_K > 0) return p * v == S->lay_K;
   /* a multiple of v on every rank, or the embedding and loss counted */
   int units_ok = 0;
@@ -887,7 +889,9 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
   /* dp divides the micro-batches of a step: only its divisors */
   int micro = o->global_batch / b, *div = strata_malloc(sizeof *div * 2048);
   if (!div) return strata_error(STRATA_ENOMEM, "out of memory");
-  strata_rules_config_t rules = S->rules; /* m micro-batches: the rulebook's */
+  strata_rules_config_t rules = S->rules; /* the rulebook's, of f */
+  rules.tp = f->tp, rules.cp = f->cp, rules.ep = f->ep, rules.etp = f->etp;
+  rules.global_batch = o->global_batch;
   double work, phi;
   lb_terms(S, f, &work, &phi);
   for (int d = 1; (long)d * d <= micro && nd < 2046; d++)
@@ -898,7 +902,7 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
   for (int p = 1; p <= S->L && p <= ST__MAX_PP && !rc; p++) {
     if ((o->fix_pp && p != o->fix_pp) || (o->max_pp && p > o->max_pp)) continue;
     if (p >= 2 && S->L < 2) break;
-    int per = S->total / (f->t * p);
+    int per = S->total / (f->tcp * p);
     for (int di = 0; di < nd && !rc; di++) {
       int dp = div[di];
       if (dp > per) continue;
@@ -909,8 +913,6 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
       int vmax = p >= 2 ? (S->L + 2) / p : 1;
       for (int v = 1; v <= vmax && v <= 64 && !rc; v++) {
         if (o->vpp > 0 && v != o->vpp) continue;
-        if (!vpp_ok(S, &rules, p, v, m)) continue;
-        if (v > 1 && o->vpp == 0 && !o->megatron) continue;
         st__cfg_t cf;
         memset(&cf, 0, sizeof cf);
         cf.f = f;
@@ -919,6 +921,8 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
         cf.v = v;
         cf.b = b;
         cf.m = m;
+        if (!vpp_ok(S, &rules, &cf)) continue;
+        if (v > 1 && o->vpp == 0 && !o->megatron) continue;
         rc = add_group(S, g, n, cap, &cf, group_lb(&cf, work, phi));
       }
     }
@@ -933,8 +937,8 @@ static const st__search_t *order_S;
 static int cmp_group(const void *a, const void *b) {
   const group_t *x = a, *y = b;
   if (x->lb != y->lb) return x->lb < y->lb ? -1 : 1;
-  const int u[] = {x->p, x->dp, x->v, order_S->fam[x->fam].t, x->b, x->fam};
-  const int w[] = {y->p, y->dp, y->v, order_S->fam[y->fam].t, y->b, y->fam};
+  const int u[] = {x->p, x->dp, x->v, order_S->fam[x->fam].tcp, x->b, x->fam};
+  const int w[] = {y->p, y->dp, y->v, order_S->fam[y->fam].tcp, y->b, y->fam};
   for (int i = 0; i < 6; i++)
     if (u[i] != w[i]) return u[i] < w[i] ? -1 : 1;
   return 0;

@@ -18,8 +18,10 @@
  * exporters ask the plan rows and keep only the limits of their own
  * formats (a flavor, a name map, the plan file's own consistency).
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <uv.h>
 
 #include "pipeline/search.h"
 
@@ -38,6 +40,20 @@ typedef strata_rules_config_t cfg_t;
 #define PLAN STRATA_RULES_PLAN
 #define TORCH STRATA_RULES_DTENSOR
 #define TITAN STRATA_RULES_TORCHTITAN
+/* the search's stages (search.h) */
+#define AT_TP ST__AT_TP
+#define AT_CP ST__AT_CP
+#define AT_CP_COMM ST__AT_CP_COMM
+#define AT_EP ST__AT_EP
+#define AT_EP_LAYOUT ST__AT_EP_LAYOUT
+#define AT_LAYER ST__AT_LAYER
+#define AT_SP ST__AT_SP
+#define AT_FAMILY ST__AT_FAMILY
+#define AT_PIPE ST__AT_PIPE
+#define AT_SPLIT ST__AT_SPLIT
+#define AT_CFG ST__AT_CFG
+#define AT_OPT_OFFLOAD ST__AT_OPT_OFFLOAD
+#define AT_ACT_OFFLOAD ST__AT_ACT_OFFLOAD
 
 /* Write the reason; the value is 1 (the rule is broken). */
 /* A predicate-only ask (n 0: the search's) formats nothing. */
@@ -92,19 +108,19 @@ static int used(const cfg_t *c, char *why, size_t n) {
          SAY("tp x cp x pp x dp = %ld exceeds the %d GPUs of the cluster", u,
              c->world);
 }
-int st__rule_heads(const cfg_t *c, char *why, size_t n) {
+static int rule_heads(const cfg_t *c, char *why, size_t n) {
   return c->heads && c->heads % c->tp &&
          SAY("the number of attention heads (%d) must be divisible by the "
              "tensor-parallel size %d",
              c->heads, c->tp);
 }
-int st__rule_groups(const cfg_t *c, char *why, size_t n) {
+static int rule_groups(const cfg_t *c, char *why, size_t n) {
   return c->kv_heads && c->kv_heads % c->tp &&
          SAY("the number of query groups (%d) must be divisible by the "
              "tensor-parallel size %d",
              c->kv_heads, c->tp);
 }
-int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
+static int rule_cp_seq(const cfg_t *c, char *why, size_t n) {
   int cp = cp_of(c);
   return cp > 1 && c->seq_len % (2 * cp) &&
          SAY("seq-length (%d) should be a multiple of 2 * "
@@ -115,7 +131,7 @@ int st__rule_cp_seq(const cfg_t *c, char *why, size_t n) {
  * values all-gathered (or all-to-all), never around the ring
  * (transformer_engine/pytorch/attention/dot_product_attention/
  * context_parallel.py asserts it); cp 0 (choose) may choose a ring. */
-int st__rule_cp_window(const cfg_t *c, char *why, size_t n) {
+static int rule_cp_window(const cfg_t *c, char *why, size_t n) {
   return c->windowed && c->cp_comm == STRATA_CP_P2P && c->cp != 1 &&
          SAY("model '%s' has sliding-window attention, which Transformer "
              "Engine's context parallelism runs with the keys and values "
@@ -123,7 +139,7 @@ int st__rule_cp_window(const cfg_t *c, char *why, size_t n) {
              "default for it), or --cp 1",
              c->model ? c->model : "?");
 }
-int st__rule_cp_fused(const cfg_t *c, char *why, size_t n) {
+static int rule_cp_fused(const cfg_t *c, char *why, size_t n) {
   return cp_of(c) > 1 && !c->flash_attention &&
          SAY("context parallelism runs in Transformer Engine's fused "
              "attention, which model '%s' does not use (the gpt presets "
@@ -139,22 +155,32 @@ static int ep_dense(const cfg_t *c, char *why, size_t n) {
          SAY("num_experts must be non None to use expert parallelism: the "
              "model has no experts");
 }
-int st__rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
-  int full = c->recompute == STRATA_RECOMPUTE_FULL;
-  return c->overlap_ep_comm &&
-         (!c->experts || c->ep <= 1 || (c->pp > 1 && c->vpp <= 1) || full ||
-          c->mtp_layers > 1 || !c->megatron ||
-          c->global_batch < 2 * mb_of(c) * (dp_of(c) > 0 ? dp_of(c) : 1)) &&
-         SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
+/* Megatron-LM's conditions on the experts' all-to-all overlap, as two
+ * rows of one name and one message: what a family decides (the search
+ * asks it there), and what the pipeline and the batch decide. */
+static int ep_overlap_say(char *why, size_t n) {
+  return SAY("--overlap-moe-expert-parallel-comm needs expert parallelism "
              "(--ep > 1), --vpp > 1 with pipeline parallelism, no full "
              "recompute, one MTP module at most, Megatron mode and two "
              "micro-batches a step to pair (Megatron-LM's rules)");
+}
+static int rule_ep_overlap(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_ep_comm &&
+         (!c->experts || c->ep <= 1 || c->recompute == STRATA_RECOMPUTE_FULL ||
+          c->mtp_layers > 1 || !c->megatron) &&
+         ep_overlap_say(why, n);
+}
+static int rule_ep_overlap_pipeline(const cfg_t *c, char *why, size_t n) {
+  return c->overlap_ep_comm &&
+         ((c->pp > 1 && c->vpp <= 1) ||
+          c->global_batch < 2 * mb_of(c) * (dp_of(c) > 0 ? dp_of(c) : 1)) &&
+         ep_overlap_say(why, n);
 }
 /* The rules below read a mixture of experts with ep given. */
 static int moe(const cfg_t *c) {
   return c->experts && c->ep;
 }
-int st__rule_ep_experts(const cfg_t *c, char *why, size_t n) {
+static int rule_ep_experts(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->experts % c->ep &&
          SAY("number of experts (%d) should be a multiple of expert model "
              "parallel_size (%d)",
@@ -174,7 +200,7 @@ static int etp_sizes(const cfg_t *c, char *why, size_t n) {
              "tensor-parallel size %d",
              etp, c->tp);
 }
-int st__rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
+static int rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->moe_ffn % etp_of(c) &&
          SAY("the experts' hidden size %d is not divisible by the expert "
              "tensor-parallel size %d",
@@ -186,7 +212,7 @@ int st__rule_etp_ffn(const cfg_t *c, char *why, size_t n) {
 static int ep_inner(const cfg_t *c) {
   return etp_of(c) == 1 ? c->tp : 1;
 }
-int st__rule_ep_layout(const cfg_t *c, char *why, size_t n) {
+static int rule_ep_layout(const cfg_t *c, char *why, size_t n) {
   int ep = c->ep, cp = cp_of(c), in = ep_inner(c);
   return moe(c) && (ep % in || (cp > 1 && ep / in > 1 && (ep / in) % cp)) &&
          SAY("expert-parallel size %d: with etp %d it must be a multiple of "
@@ -203,7 +229,7 @@ static int ep_replicas(const cfg_t *c, char *why, size_t n) {
              "do not divide dp %d",
              c->ep, outer, dp_of(c));
 }
-int st__rule_ep_sp(const cfg_t *c, char *why, size_t n) {
+static int rule_ep_sp(const cfg_t *c, char *why, size_t n) {
   return moe(c) && c->ep > 1 && c->tp > 1 && c->sequence_parallel == 0 &&
          SAY("when using expert parallelism and tensor parallelism, "
              "sequence parallelism must be used");
@@ -222,7 +248,7 @@ static int batch(const cfg_t *c, char *why, size_t n) {
              "(%d) times data parallel size (%d)",
              c->global_batch, mb, dp);
 }
-int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
+static int rule_sp_tp(const cfg_t *c, char *why, size_t n) {
   return c->sequence_parallel > 0 && c->tp == 1 &&
          SAY("sequence parallelism needs a tensor-parallel size above 1");
 }
@@ -234,7 +260,7 @@ int st__rule_sp_tp(const cfg_t *c, char *why, size_t n) {
  * not what the export asks for.  torchtitan runs FSDP2 under PyTorch's
  * pipelining (torchtitan/models/llama3/infra/parallelize.py, apply_fsdp
  * with pp_enabled). */
-int st__rule_zero_pp(const cfg_t *c, char *why, size_t n) {
+static int rule_zero_pp(const cfg_t *c, char *why, size_t n) {
   return deepspeed(c) && c->zero_stage >= 2 && c->pp > 1 &&
          SAY("ZeRO stage %d shards gradients%s over the data-parallel ranks, "
              "which DeepSpeed runs without pipeline parallelism (its "
@@ -250,12 +276,12 @@ static int tp_node(const cfg_t *c, char *why, size_t n) {
              "%d GPUs, one across nodes take whole nodes",
              tp, g);
 }
-int st__rule_vpp_pp(const cfg_t *c, char *why, size_t n) {
+static int rule_vpp_pp(const cfg_t *c, char *why, size_t n) {
   return c->vpp > 1 && c->pp < 2 &&
          SAY("interleaving (--vpp %d) needs a pipeline of 2 stages or more",
              c->vpp);
 }
-int st__rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
+static int rule_vpp_micro(const cfg_t *c, char *why, size_t n) {
   int m = micro_of(c);
   return c->vpp > 1 && (m < c->pp || m % c->pp) &&
          SAY("interleaving needs the micro-batches per step (%d) to be a "
@@ -443,7 +469,7 @@ static int pao_zero(const cfg_t *c, char *why, size_t n) {
  * cpu offload must be used in conjunction with
  * --use-precision-aware-optimizer", and with --fp8-param-gather only
  * under the delayed recipe) ---- */
-int st__rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
+static int rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
   double f = c->optimizer_offload;
   if (f == 0) return 0;
   if (!(f > 0 && f <= 1))
@@ -459,7 +485,7 @@ int st__rule_optimizer_offload(const cfg_t *c, char *why, size_t n) {
 
 /* ---- layers' activations offloaded to the host (transformer_config.py,
  * cpu_offloading) ---- */
-int st__rule_cpu_offloading(const cfg_t *c, char *why, size_t n) {
+static int rule_cpu_offloading(const cfg_t *c, char *why, size_t n) {
   int k = c->offload_layers;
   if (!k) return 0;
   if (c->layers && k >= c->layers)
@@ -516,7 +542,7 @@ static int fg_modules(const cfg_t *c, char *why, size_t n) {
                      "nothing to offload; leave it out of one of them",
                      both);
 }
-int st__rule_fg_offload(const cfg_t *c, char *why, size_t n) {
+static int rule_fg_offload(const cfg_t *c, char *why, size_t n) {
   unsigned m = (unsigned)c->offload_modules;
   int g = STRATA_CHOICE(c->cuda_graph_impl);
   if (!m) return 0;
@@ -573,6 +599,32 @@ static int param_gather(const cfg_t *c, char *why, size_t n) {
          SAY("--overlap-param-gather needs --overlap-grad-reduce");
 }
 
+/* Megatron-LM's --overlap-param-gather-with-optimizer-step (arguments.py
+ * at d98e8a64: "only supported with distributed optimizer", "Must use
+ * --overlap-param-gather-with-optimizer-step with --overlap-param-gather",
+ * "only supported with interleaved pipeline parallelism" and "not
+ * supported with distributed checkpointing yet"): ZeRO 1, the distributed
+ * optimizer whose checkpoint the export writes in the torch format (ZeRO
+ * 2 and 3 run Megatron-FSDP, whose fsdp_dtensor checkpoint is a
+ * distributed one), the parameter gather overlapped and vpp > 1.  Of a
+ * configuration or a plan; STRATA_AUTO (estimate's, chosen) is not
+ * broken. */
+static int gather_step(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_param_gather_step <= 0) return 0;
+  if (c->zero_stage >= 0 && c->zero_stage != 1)
+    return SAY("--overlap-param-gather-with-optimizer-step needs the "
+               "distributed optimizer without FSDP (--zero 1), not ZeRO %d "
+               "(Megatron-LM's arguments.py)",
+               c->zero_stage);
+  if (c->overlap_param_gather == 0)
+    return SAY("--overlap-param-gather-with-optimizer-step needs "
+               "--overlap-param-gather (dp > 1 and --overlap-grad-reduce)");
+  return c->vpp <= 1 &&
+         SAY("--overlap-param-gather-with-optimizer-step runs with "
+             "interleaved pipeline parallelism only (--vpp > 1; Megatron-"
+             "LM's arguments.py)");
+}
+
 /* Megatron-LM keeps the compute weights in FP8 only under an FP8 recipe,
  * and gathers them in FP8 only from the distributed optimizer (or FSDP);
  * asked of the options, so that every configuration searched is one. */
@@ -617,6 +669,23 @@ static int param_gather_on(const cfg_t *c, char *why, size_t n) {
                "parameter gather: it needs --zero 1 or more");
   return dp_one(c) && SAY("--overlap-param-gather: with dp 1 there is no "
                           "parameter gather to overlap; leave the option out");
+}
+/* the optimizer step's overlap: Megatron-LM's alone, given ZeRO 1, the
+ * parameter gather and interleaving where the options fix them */
+static int gather_step_on(const cfg_t *c, char *why, size_t n) {
+  if (c->overlap_param_gather_step <= 0) return 0;
+  if (deepspeed(c) || c->framework == STRATA_FRAMEWORK_TORCHTITAN)
+    return SAY("--overlap-param-gather-with-optimizer-step is Megatron-LM's: "
+               "plan with --framework megatron, or leave the option out");
+  if ((c->zero_stage >= 0 && c->zero_stage != 1) ||
+      c->overlap_param_gather == 0 || c->overlap_grad_reduce == 0)
+    return SAY("--overlap-param-gather-with-optimizer-step needs --zero 1 "
+               "and the parameter gather overlapped (--overlap-param-gather, "
+               "--overlap-grad-reduce)");
+  return (c->vpp == 1 || c->pp == 1 || !c->megatron) &&
+         SAY("--overlap-param-gather-with-optimizer-step runs with "
+             "interleaved pipeline parallelism only: --vpp > 1 and --pp 2 "
+             "or more (or neither given), in Megatron mode");
 }
 static int tp_overlap_on(const cfg_t *c, char *why, size_t n) {
   if (c->tp_comm_overlap <= 0) return 0;
@@ -783,7 +852,7 @@ static int graph_scope(const cfg_t *c, char *why, size_t n) {
 /* Per-layer graphs and recompute: full recompute only with the whole
  * iteration graphed; selective recompute (core_attn) not of an attention
  * with dropout that the graph holds. */
-int st__rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
+static int rule_cuda_graph_recompute(const cfg_t *c, char *why, size_t n) {
   int impl = STRATA_CHOICE(c->cuda_graph_impl);
   int attn =
       !c->cuda_graph_scope || (c->cuda_graph_scope & STRATA_CUDA_GRAPH_ATTN);
@@ -888,7 +957,7 @@ static int ds_pao(const cfg_t *c, char *why, size_t n) {
                "--precision-aware-optimizer)",
                why, n);
 }
-int st__rule_ds_offload(const cfg_t *c, char *why, size_t n) {
+static int rule_ds_offload(const cfg_t *c, char *why, size_t n) {
   return c->offload_layers > 0 &&
          ds_no(c, "activation offloading (--cpu-offloading-num-layers)", why,
                n);
@@ -914,7 +983,7 @@ static int ds_megatron_moe(const cfg_t *c, char *why, size_t n) {
   snprintf(what, sizeof what, "%s (Megatron-LM's)", k);
   return ds_no(c, what, why, n);
 }
-int st__rule_ds_split(const cfg_t *c, char *why, size_t n) {
+static int rule_ds_split(const cfg_t *c, char *why, size_t n) {
   return c->pp > 1 && c->layers % c->pp && !given(c) && !ds_method(c) &&
          SAY("--framework deepspeed: %d layers do not split evenly over %d "
              "pipeline stages, and without --ds-partition-method the plan "
@@ -988,8 +1057,12 @@ static int titan_plan(const cfg_t *c, char *why, size_t n) {
   const char *what =
       !c->megatron ? "free-mode layouts (--free): its tensor parallelism is "
                      "Megatron's layout"
-      : c->experts > 0    ? "experts (its dense llama3 and qwen3 are the "
-                            "models it trains of Strata's families)"
+      : c->experts > 0 ? "experts (its dense llama3 and qwen3 are the "
+                         "models it trains of Strata's families)"
+      : c->family && c->family[0] && strcmp(c->family, "llama") &&
+              strcmp(c->family, "qwen3")
+          ? "model of this family (its llama3 and qwen3 are the Strata "
+            "families it trains)"
       : c->mla            ? "latent attention"
       : c->mtp_layers > 0 ? "multi-token prediction (--mtp-layers 0 drops it)"
       : c->precision == STRATA_PRECISION_FP8
@@ -1114,35 +1187,58 @@ static int fp8_recipe_rules(const cfg_t *c, char *why, size_t n) {
 #define DSX "export/export_deepspeed.c (what its config can say)"
 #define DSXE ARGS "; deepspeed/runtime/engine.py"
 
+/* To add a rule:
+ *   1. Write its predicate above: static, (c, why, n), non-zero when c
+ *      breaks it, the reason through SAY (which formats nothing when the
+ *      search asks, n 0).  Read "not given" (0, STRATA_AUTO) as not
+ *      broken where the row is asked of options.
+ *   2. Add its row here, in the order its message should win: a short
+ *      name, the frameworks that state it, when it applies (CONFIG: a
+ *      fixed configuration; OPTIONS: the options; PLAN: a plan before its
+ *      export) and, for the search, the AT_ stage at which the search
+ *      knows every field it reads (search.h: degrees, then the family's
+ *      layer choices, then the pipeline, then the whole configuration,
+ *      AT_CFG, whose fields eval.c's st__cfg_rules fills); its source.
+ *   3. A field it reads that the configuration lacks: a switch or choice
+ *      of plan_fields.h is there already; anything else is a member of
+ *      strata_rules_config_t filled by strata_rules_config_init and
+ *      _of_plan (and st__cfg_rules where the search decides it).
+ *      (At most STAGE_ROWS rows a stage: the filter compiled below.)
+ *   4. A case in tests/test_rules.c; the export and the search need
+ *      nothing more: both ask this table.
+ */
 static const rule_t rules[] = {
     {"world", MG | DS, CONFIG, STATE, world},
     {"gpus", MG | DS, CONFIG, STATE, used},
-    {"heads", MG | DS, CONFIG | PLAN, ARGS, st__rule_heads},
-    {"query-groups", MG | DS, CONFIG | PLAN, ARGS, st__rule_groups},
-    {"cp-seq", MG | DS, CONFIG | PLAN, ARGS, st__rule_cp_seq},
-    {"cp-window-ring", MG | DS, OPTIONS,
-     "transformer_engine context_parallel.py", st__rule_cp_window},
-    {"cp-fused-attention", MG | DS, CONFIG,
-     "transformer_engine context_parallel.py", st__rule_cp_fused},
+    {"heads", MG | DS, CONFIG | PLAN | AT_TP, ARGS, rule_heads},
+    {"query-groups", MG | DS, CONFIG | PLAN | AT_TP, ARGS, rule_groups},
+    {"cp-seq", MG | DS, CONFIG | PLAN | AT_CP, ARGS, rule_cp_seq},
+    {"cp-window-ring", MG | DS, OPTIONS | AT_CP_COMM,
+     "transformer_engine context_parallel.py", rule_cp_window},
+    {"cp-fused-attention", MG | DS, CONFIG | AT_CP,
+     "transformer_engine context_parallel.py", rule_cp_fused},
     {"ep-dense", MG | DS, CONFIG | PLAN, ARGS, ep_dense},
-    {"ep-overlap", MG | DS, CONFIG | PLAN, TCONF, st__rule_ep_overlap},
-    {"ep-experts", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_experts},
+    {"ep-overlap", MG | DS, CONFIG | PLAN | AT_FAMILY | AT_CFG, TCONF,
+     rule_ep_overlap},
+    {"ep-overlap", MG | DS, CONFIG | PLAN | AT_CFG, TCONF,
+     rule_ep_overlap_pipeline},
+    {"ep-experts", MG | DS, CONFIG | PLAN | AT_EP, ARGS, rule_ep_experts},
     {"ep-world", MG | DS, CONFIG | PLAN, STATE, ep_world},
     {"etp-sizes", MG | DS, CONFIG, MOE, etp_sizes},
-    {"etp-ffn", MG | DS, CONFIG, MOE, st__rule_etp_ffn},
-    {"ep-layout", MG | DS, CONFIG, MOE, st__rule_ep_layout},
+    {"etp-ffn", MG | DS, CONFIG | AT_EP_LAYOUT, MOE, rule_etp_ffn},
+    {"ep-layout", MG | DS, CONFIG | AT_EP_LAYOUT, MOE, rule_ep_layout},
     {"ep-replicas", MG | DS, CONFIG, MOE, ep_replicas},
-    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN, ARGS, st__rule_ep_sp},
+    {"ep-sequence-parallel", MG | DS, CONFIG | PLAN | AT_SP, ARGS, rule_ep_sp},
     {"pp-layers", MG | DS, CONFIG, TCONF, pp_layers},
     {"global-batch", MG | DS | TORCH, CONFIG | PLAN, ARGS, batch},
-    {"sp-tp", MG | DS, CONFIG | PLAN, ARGS, st__rule_sp_tp},
-    {"zero-pp", DS, CONFIG | PLAN, "deepspeed/runtime/pipe/engine.py",
-     st__rule_zero_pp},
+    {"sp-tp", MG | DS, CONFIG | PLAN | AT_SP, ARGS, rule_sp_tp},
+    {"zero-pp", DS, CONFIG | PLAN | AT_CFG, "deepspeed/runtime/pipe/engine.py",
+     rule_zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
-    {"vpp-pp", MG | DS, CONFIG, ARGS, st__rule_vpp_pp},
-    {"vpp-micro-batches", MG | DS, CONFIG,
-     "megatron/core/pipeline_parallel/schedules.py", st__rule_vpp_micro},
+    {"vpp-pp", MG | DS, CONFIG | AT_PIPE, ARGS, rule_vpp_pp},
+    {"vpp-micro-batches", MG | DS, CONFIG | AT_PIPE,
+     "megatron/core/pipeline_parallel/schedules.py", rule_vpp_micro},
     {"layout-form", MG | DS, CONFIG | OPTIONS,
      "megatron/core/transformer/pipeline_parallel_layer_layout.py",
      layout_form},
@@ -1158,13 +1254,14 @@ static const rule_t rules[] = {
      modules_model},
     {"recompute-modules-fp8", MG, CONFIG | OPTIONS | PLAN, TCONF, modules_fp8},
     {"fp8-recipe", MG | DS, CONFIG | OPTIONS, TCONF, fp8_recipe_rules},
-    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
-     st__rule_cpu_offloading},
-    {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN, ARGS,
-     st__rule_optimizer_offload},
-    {"ds-cpu-offloading", DS, OPTIONS | PLAN, DSX, st__rule_ds_offload},
-    {"fine-grained-offloading", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
-     st__rule_fg_offload},
+    {"cpu-offloading", MG | DS, CONFIG | OPTIONS | PLAN | AT_ACT_OFFLOAD, TCONF,
+     rule_cpu_offloading},
+    {"optimizer-offload", MG | DS, CONFIG | OPTIONS | PLAN | AT_OPT_OFFLOAD,
+     ARGS, rule_optimizer_offload},
+    {"ds-cpu-offloading", DS, OPTIONS | PLAN | AT_ACT_OFFLOAD, DSX,
+     rule_ds_offload},
+    {"fine-grained-offloading", MG | DS, CONFIG | OPTIONS | PLAN | AT_LAYER,
+     TCONF, rule_fg_offload},
     {"ds-fine-grained-offloading", DS, OPTIONS | PLAN, DSX, ds_fg_offload},
     {"state-dtypes", MG | DS, CONFIG | OPTIONS,
      "megatron/core/optimizer/optimizer_config.py", state_types},
@@ -1181,9 +1278,13 @@ static const rule_t rules[] = {
      "communication.py",
      scatter},
     {"param-gather-grad-reduce", MG, OPTIONS | PLAN, ARGS, param_gather},
+    {"param-gather-optimizer-step", MG, CONFIG | PLAN | AT_CFG, ARGS,
+     gather_step},
     {"fp8-param-gather", MG | DS, CONFIG | OPTIONS, ARGS, fp8_gather},
     {"grad-reduce-meaningless", MG | DS, OPTIONS, DSXE, grad_reduce},
     {"param-gather-meaningless", MG | DS, OPTIONS, DSXE, param_gather_on},
+    {"param-gather-optimizer-step-given", MG | DS, OPTIONS, ARGS,
+     gather_step_on},
     {"tp-comm-overlap-meaningless", MG | DS, OPTIONS, ARGS, tp_overlap_on},
     {"ep-overlap-meaningless", MG | DS, OPTIONS, TCONF, ep_overlap_on},
     {"p2p-overlap-meaningless", MG | DS, OPTIONS, ARGS, p2p_on},
@@ -1196,8 +1297,8 @@ static const rule_t rules[] = {
     {"moe-shared-expert-overlap", MG | DS, OPTIONS | PLAN, TCONF,
      shared_overlap},
     {"cuda-graph-scope", MG | DS, OPTIONS | PLAN, TCONF, graph_scope},
-    {"cuda-graph-recompute", MG | DS, CONFIG | OPTIONS | PLAN, TCONF,
-     st__rule_cuda_graph_recompute},
+    {"cuda-graph-recompute", MG | DS, CONFIG | OPTIONS | PLAN | AT_LAYER, TCONF,
+     rule_cuda_graph_recompute},
     {"ds-megatron-moe", DS, OPTIONS | PLAN, DSX, ds_megatron_moe},
     {"ds-free", DS, OPTIONS, DSX, ds_free},
     {"ds-cp", DS, OPTIONS | PLAN, DSX, ds_cp},
@@ -1214,8 +1315,8 @@ static const rule_t rules[] = {
      "deepspeed/runtime/engine.py "
      "(_do_optimizer_sanity_check)",
      ds_zero0},
-    {"ds-even-split", DS, CONFIG | OPTIONS,
-     "Megatron-DeepSpeed partition_method type:transformer", st__rule_ds_split},
+    {"ds-even-split", DS, CONFIG | OPTIONS | AT_SPLIT,
+     "Megatron-DeepSpeed partition_method type:transformer", rule_ds_split},
     {"ds-partition", DS, CONFIG | OPTIONS,
      "deepspeed/runtime/pipe/module.py (_partition_layers); "
      "deepspeed/runtime/utils.py (partition_balanced)",
@@ -1240,20 +1341,59 @@ static const rule_t rules[] = {
      "export/export_torch.c, export_torchtitan.c", torch_graphs},
 };
 
+/* The rows of each of the search's stages (ST__AT_*), in the table's
+ * order: the search asks a stage hundreds of thousands of times (every
+ * pipeline it enumerates), so each stage's rows are listed once, a
+ * filter compiled from the table, rather than found by walking it. */
+#define N_RULES (sizeof rules / sizeof rules[0])
+#define N_STAGES 16
+#define STAGE_ROWS 8
+static unsigned char stage_row[N_STAGES][STAGE_ROWS];
+static int stage_n[N_STAGES];
+static uv_once_t stage_once = UV_ONCE_INIT;
+static atomic_int stage_listed; /* the lists are there: no uv_once */
+
+static void list_stages(void) {
+  for (size_t i = 0; i < N_RULES; i++)
+    for (int s = 0; s < N_STAGES; s++)
+      if ((rules[i].when >> 8 >> s & 1) && stage_n[s] < STAGE_ROWS)
+        stage_row[s][stage_n[s]++] = (unsigned char)i;
+  atomic_store_explicit(&stage_listed, 1, memory_order_release);
+}
+
+/* Row r broken by c: 1 with v filled (if not NULL). */
+static int row_broken(const rule_t *r, const cfg_t *c,
+                      strata_rules_verdict_t *v) {
+  char why[sizeof v->why];
+  size_t n = v ? sizeof why : 0; /* no message asked: none formatted */
+  if (!(r->frameworks & c->target) || !r->broken(c, n ? why : NULL, n))
+    return 0;
+  if (v) {
+    v->rule = r->name;
+    v->source = r->source;
+    memcpy(v->why, why, sizeof why);
+  }
+  return 1;
+}
+
 int strata_rules_check(const strata_rules_config_t *c, unsigned when,
                        strata_rules_verdict_t *v) {
-  char why[sizeof v->why];
-  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-    const rule_t *r = &rules[i];
-    if (!(r->frameworks & c->target) || !(r->when & when)) continue;
-    if (!r->broken(c, why, sizeof why)) continue;
-    if (v) {
-      v->rule = r->name;
-      v->source = r->source;
-      memcpy(v->why, why, sizeof why);
+  unsigned at = when >> 8;
+  if (at && !(when & 0xffu) && !(at & (at - 1))) { /* one search stage */
+    int s = __builtin_ctz(at), n;
+    if (!atomic_load_explicit(&stage_listed, memory_order_acquire))
+      uv_once(&stage_once, list_stages);
+    n = stage_n[s];
+    for (int j = 0; j < n; j++) {
+      const rule_t *r = &rules[stage_row[s][j]];
+      if (v ? row_broken(r, c, v)
+            : (r->frameworks & c->target) && r->broken(c, NULL, 0))
+        return 1;
     }
-    return 1;
+    return 0;
   }
+  for (size_t i = 0; i < N_RULES; i++)
+    if ((rules[i].when & when) && row_broken(&rules[i], c, v)) return 1;
   return 0;
 }
 
@@ -1293,7 +1433,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->precision = o->precision;
   c->framework = o->framework;
   c->cp_comm = o->cp_comm;
-  c->model = g->name;
+  c->model = g->name, c->family = g->hp.family;
   for (int i = 0; i < g->n_ops && !c->windowed; i++)
     c->windowed = g->ops[i].window > 0;
   c->layers = strata_graph_layers(g);

@@ -49,7 +49,7 @@ static const st__family_t *match_of(const brute_t *B, int z,
     if (x->ok && x->tp == f->tp && x->cp == f->cp && x->ep == f->ep &&
         x->etp == f->etp && x->sp == f->sp && x->rc == f->rc &&
         x->zero == f->zero && x->fp8 == f->fp8 && x->epo == f->epo &&
-        x->t == f->t && x->ep_outer == f->ep_outer &&
+        x->tcp == f->tcp && x->ep_outer == f->ep_outer &&
         Z->graphs[x->graph]->micro_batch == A->graphs[f->graph]->micro_batch)
       return x;
   }
@@ -71,10 +71,10 @@ static int holds(st__search_t *S, const st__cfg_t *one, int s, int k, int L) {
 static int interleaved_ok(const brute_t *B, int P) {
   strata_rules_config_t c = B->S[0].rules;
   if (B->v == 1) return 1;
-  c.pp = P, c.vpp = B->v, c.global_batch = B->m, c.micro_batch = 1, c.dp = 1;
-  return !st__rule_vpp_pp(&c, NULL, 0) && !st__rule_vpp_micro(&c, NULL, 0) &&
-         B->L % B->v == 0 && P * B->v <= B->L &&
-         !(B->S[0].o->overlap_p2p == 0 && P < 3);
+  c.pp = P, c.vpp = B->v, c.dp = B->dp, c.micro_batch = B->b;
+  c.global_batch = B->S[0].o->global_batch;
+  return !strata_rules_check(&c, ST__AT_PIPE, NULL) && B->L % B->v == 0 &&
+         P * B->v <= B->L && !(B->S[0].o->overlap_p2p == 0 && P < 3);
 }
 
 /* The prefix sums pre (L + 1) folded over the v rounds of U positions:
@@ -208,7 +208,7 @@ static void each_pp(brute_t *B, int j, int P, int used) {
     return;
   }
   int z = B->order[j];
-  int most = B->f[z] ? B->S[z].total / (B->f[z]->t * B->dp) : 0;
+  int most = B->f[z] ? B->S[z].total / (B->f[z]->tcp * B->dp) : 0;
   for (int p = 0; p <= most && P + p <= B->L; p++) {
     B->pp[j] = p;
     each_pp(B, j + 1, P + p, used + (p > 0));

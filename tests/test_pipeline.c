@@ -1024,7 +1024,7 @@ static void enumerate_each(st__search_t *S, consider_fn *fn, void *b) {
     if (!f->ok) continue;
     int mb = S->graphs[f->graph]->micro_batch;
     for (int p = 1; p <= L; p++)
-      for (int dp = 1; f->t * p * dp <= S->total; dp++) {
+      for (int dp = 1; f->tcp * p * dp <= S->total; dp++) {
         if (S->o->pp && p != S->o->pp) continue;
         if (S->o->global_batch % (mb * dp)) continue;
         st__cfg_t cf;
@@ -1368,7 +1368,7 @@ static void collect_fit(st__search_t *S, st__cfg_t *cf, void *ctx) {
     a->v = realloc(a->v, sizeof *a->v * (size_t)a->cap);
     ASSERT(a->v != NULL);
   }
-  a->v[a->n++] = (pt_t){c.step, c.peak, (double)cf->f->t * cf->p * cf->dp};
+  a->v[a->n++] = (pt_t){c.step, c.peak, (double)cf->f->tcp * cf->p * cf->dp};
 }
 
 static int cmp_pt(const void *x, const void *y) {

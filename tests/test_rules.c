@@ -501,6 +501,37 @@ TEST(fp8_param_gather) {
   ASSERT_EQ(strata_rules_check(&c, ALL, NULL), 0);
 }
 
+/* Megatron-LM's --overlap-param-gather-with-optimizer-step (arguments.py
+ * at d98e8a64): the distributed optimizer (ZeRO 1), the parameter gather
+ * overlapped and interleaving, of a configuration or a plan; of options
+ * what they fix; and the search asks the same row (ST__AT_CFG is its
+ * stage: test_gate checks the plans). */
+TEST(param_gather_optimizer_step) {
+  const unsigned PLAN = STRATA_RULES_CONFIG | STRATA_RULES_PLAN;
+  strata_rules_config_t c = dense();
+  c.overlap_param_gather_step = 1;
+  c.zero_stage = 1, c.overlap_grad_reduce = c.overlap_param_gather = 1;
+  c.pp = 2, c.vpp = 2, c.global_batch = 64;
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.vpp = 1;
+  refused(&c, PLAN, "param-gather-optimizer-step", "interleaved pipeline");
+  refused(&c, STRATA_RULES_OPTIONS, "param-gather-optimizer-step-given",
+          "--vpp > 1");
+  c.vpp = 0; /* the options leave it to the search: not refused there */
+  ASSERT_EQ(strata_rules_check(&c, STRATA_RULES_OPTIONS, NULL), 0);
+  refused(&c, PLAN, "param-gather-optimizer-step", "interleaved pipeline");
+  c.vpp = 2, c.overlap_param_gather = 0;
+  refused(&c, PLAN, "param-gather-optimizer-step", "--overlap-param-gather");
+  c.overlap_param_gather = 1, c.zero_stage = 3;
+  refused(&c, PLAN, "param-gather-optimizer-step", "not ZeRO 3");
+  c.zero_stage = STRATA_AUTO; /* chosen: the search asks it concretely */
+  ASSERT_EQ(strata_rules_check(&c, ALL | PLAN, NULL), 0);
+  c.target = STRATA_RULES_DEEPSPEED, c.vpp = 0;
+  c.overlap_grad_reduce = c.overlap_param_gather = STRATA_AUTO;
+  refused(&c, STRATA_RULES_OPTIONS, "param-gather-optimizer-step-given",
+          "Megatron-LM's");
+}
+
 /* A switch given on that the options make meaningless is refused by
  * name; left out (STRATA_AUTO) or given off it is not. */
 TEST(meaningless_switches) {
@@ -870,6 +901,7 @@ TEST(search_keeps_what_the_rules_accept) {
 
 static const test_entry_t tests[] = {
     TEST_ENTRY(fp8_param_gather),
+    TEST_ENTRY(param_gather_optimizer_step),
     TEST_ENTRY(meaningless_switches),
     TEST_ENTRY(moe_choices),
     TEST_ENTRY(cuda_graphs),

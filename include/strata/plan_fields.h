@@ -215,6 +215,9 @@
     "overlap-grad-reduce", STRATA_AUTO, "(default on)")                         \
   S(F, overlap_param_gather, overlap_param_gather, "parameter gather overlap", MUST_SHOWN, 83, 22, \
     "overlap-param-gather", STRATA_AUTO, "(default on, with ZeRO 1)")           \
+  S(F, overlap_param_gather_step, overlap_param_gather_with_optimizer_step, "parameter gather under the optimizer step", MUST, 144, 49, \
+    "overlap-param-gather-with-optimizer-step", 0,                              \
+    "the first bucket's parameter gather under\nthe optimizer step (default off; --zero 1,\n--overlap-param-gather and --vpp > 1)") \
   S(F, tp_comm_overlap, tp_comm_overlap, "tensor-parallel overlap", MUST_SHOWN, 84, 23, \
     "tp-comm-overlap", 0, "(default off; needs sequence parallel)")             \
   S(F, overlap_ep_comm, overlap_moe_expert_parallel_comm, "expert all-to-all overlap", MUST_SHOWN, 85, 24, \
@@ -390,7 +393,7 @@ enum {
  * the meaning of fields already stored does. */
 #define STRATA_PLAN_FORMAT_VERSION 18
 /* The tag a new field takes next (the recipe at the head of this file). */
-#define STRATA_PLAN_TAG_NEXT 144
+#define STRATA_PLAN_TAG_NEXT 145
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 
