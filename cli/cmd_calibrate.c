@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/opts.h"
+#include "cli/planargs.h"
 #include "core/json.h"
 #include "pipeline/search.h"
 #include "core/stream.h"
@@ -51,22 +52,47 @@ static const cli_optspec_t opt_spec = {
     21,
     NULL};
 
+/* Per parameter: its value, or why it stayed at the table. */
+static void report_params(const strata_calibration_report_t *r) {
+  fprintf(st__stdout(), "\n%-16s %10s %12s  %s\n", "parameter", "value",
+          "sensitivity", "fit");
+  for (int k = 0; k < STRATA_CAL_PARAMS; k++) {
+    const char *why = !r->fitted[k]
+                          ? "left at the table: no run's step moves 2 % "
+                            "for a factor e on it"
+                      : r->at_bound[k] ? "fitted, AT A BOUND of its range"
+                                       : "fitted";
+    if (k == STRATA_CAL_PARAMS - 1)
+      fprintf(st__stdout(), "%-16s %9.4fs %12.3f  %s\n",
+              strata_calibration_param_name(k), r->value[k], r->sensitivity[k],
+              why);
+    else
+      fprintf(st__stdout(), "%-16s %10.4f %12.3f  %s\n",
+              strata_calibration_param_name(k), r->value[k], r->sensitivity[k],
+              why);
+  }
+}
+
 static int report_text(const strata_measurements_t *m,
                        const strata_calibration_report_t *r,
                        const char *caltext, const char *out) {
-  fprintf(st__stdout(), "%-24s %10s %10s %10s %7s %9s %9s\n", "run", "measured",
-          "before", "after", "error", "peak GiB", "predicted");
+  fprintf(st__stdout(), "%-24s %10s %10s %10s %7s %7s %9s %9s\n", "run",
+          "measured", "before", "after", "error", "loo", "peak GiB",
+          "predicted");
   for (int i = 0; i < m->n; i++) {
     const strata_measurement_t *v = &m->v[i];
-    char label[32];
+    char label[32], loo[16] = "-";
     if (v->label)
       snprintf(label, sizeof label, "%s", v->label);
     else
       snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1,
                v->po.fix_tp, v->po.fix_pp, v->po.fix_dp, v->po.micro_batch);
-    fprintf(st__stdout(), "%-24s %9.3fs %9.3fs %9.3fs %+6.1f%%", label,
+    if (r->step_loo)
+      snprintf(loo, sizeof loo, "%+.1f%%",
+               100 * (r->step_loo[i] / v->step_seconds - 1));
+    fprintf(st__stdout(), "%-24s %9.3fs %9.3fs %9.3fs %+6.1f%% %7s", label,
             v->step_seconds, r->step_before[i], r->step_after[i],
-            100 * (r->step_after[i] / v->step_seconds - 1));
+            100 * (r->step_after[i] / v->step_seconds - 1), loo);
     if (v->peak_bytes > 0)
       fprintf(st__stdout(), " %9.2f %9.2f\n", v->peak_bytes / GIB,
               r->peak_after[i] / GIB);
@@ -74,13 +100,42 @@ static int report_text(const strata_measurements_t *m,
       fprintf(st__stdout(), " %9s %9.2f\n", "-", r->peak_after[i] / GIB);
   }
   fprintf(st__stdout(),
-          "\nRMS log error of the step: %.1f %% before, %.1f %% after\n",
+          "\nRMS log error of the step: %.1f %% before, %.1f %% after",
           100 * r->rms_before, 100 * r->rms_after);
+  if (r->rms_loo >= 0)
+    fprintf(st__stdout(), ", %.1f %% leave-one-out\n", 100 * r->rms_loo);
+  else
+    fprintf(st__stdout(), "; leave-one-out: %s\n",
+            m->n < 2 ? "needs two runs" : "not run (more than 20 runs)");
+  report_params(r);
   if (out)
-    fprintf(st__stdout(), "calibration written to %s\n", out);
+    fprintf(st__stdout(), "\ncalibration written to %s\n", out);
   else
     fprintf(st__stdout(), "\n%s", caltext);
   return 0;
+}
+
+/* "parameters": [{"name", "value", "sensitivity", "fitted",
+ * "at_bound"}] */
+static int add_params(cJSON *root, const strata_calibration_report_t *r) {
+  cJSON *a = cJSON_CreateArray();
+  int rc = a && cJSON_AddItemToObject(root, "parameters", a)
+               ? 0
+               : strata_error(STRATA_ENOMEM, "out of memory");
+  if (rc) cJSON_Delete(a);
+  for (int k = 0; !rc && k < STRATA_CAL_PARAMS; k++) {
+    cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddItemToArray(a, o)) {
+      cJSON_Delete(o);
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    }
+    rc = st__json_add_str(o, "name", strata_calibration_param_name(k));
+    if (!rc) rc = st__json_add_num(o, "value", r->value[k]);
+    if (!rc) rc = st__json_add_num(o, "sensitivity", r->sensitivity[k]);
+    if (!rc) rc = st__json_add_bool(o, "fitted", r->fitted[k]);
+    if (!rc) rc = st__json_add_bool(o, "at_bound", r->at_bound[k]);
+  }
+  return rc;
 }
 
 static int report_json(const strata_measurements_t *m,
@@ -105,13 +160,18 @@ static int report_json(const strata_measurements_t *m,
     if (!rc && m->v[i].peak_bytes > 0)
       rc = st__json_add_num(o, "measured_peak_bytes", m->v[i].peak_bytes);
     if (!rc) rc = st__json_add_num(o, "peak_bytes_after", r->peak_after[i]);
+    if (!rc && r->step_loo)
+      rc = st__json_add_num(o, "step_seconds_loo", r->step_loo[i]);
   }
+  if (!rc) rc = add_params(root, r);
   if (!rc && !cJSON_AddItemToObject(root, "runs", runs))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   else if (!rc)
     runs = NULL;
   if (!rc) rc = st__json_add_num(root, "rms_log_error_before", r->rms_before);
   if (!rc) rc = st__json_add_num(root, "rms_log_error_after", r->rms_after);
+  if (!rc && r->rms_loo >= 0)
+    rc = st__json_add_num(root, "rms_log_error_loo", r->rms_loo);
   if (!rc && out) rc = st__json_add_str(root, "written_to", out);
   if (!rc && !cJSON_AddItemToObject(root, "calibration", cal))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
@@ -166,7 +226,8 @@ int cli_cmd_calibrate(int argc, char **argv) {
     return rc < 0 ? CLI_OK : rc;
   if (argc - first != 1)
     return cli_usage_error(cmd, "wants one file of measured runs");
-  if ((rc = strata_measurements_load(argv[first], &m)) ||
+  if ((rc = strata_measurements_load_with(argv[first], cli_plan_run_key, NULL,
+                                          &m)) ||
       (rc = strata_calibrate(m, &cal, &rep)) ||
       (rc = strata_calibration_write(&cal, &caltext)) ||
       (rc = add_fitted_on(m, &caltext))) {

@@ -111,26 +111,35 @@ TEST(recovers_known_parameters) {
   runs_csv(&truth, csv, sizeof csv);
   ASSERT_OK(strata_measurements_parse(csv, strlen(csv), "runs.csv", &m));
   ASSERT_EQ(m->n, N_RUNS);
-  ASSERT_OK(strata_calibrate(m, &fit, &rep));
+  strata_calibrate_opts_t o;
+  strata_calibrate_opts_init(&o);
+  o.loo_max = 0; /* thirteen more fits: not what this checks */
+  ASSERT_OK(strata_calibrate_with(m, &o, &fit, &rep));
   printf("  fit: gemm %.4f attention %.4f stream %.4f nvlink %.4f net %.4f "
          "step %.5f s memory %.4f GiB; RMS %.2f%% -> %.4f%%\n",
          fit.gemm, fit.attention, fit.stream, fit.link[STRATA_LEVEL_NVLINK],
          fit.link[STRATA_LEVEL_LEAF], fit.step_seconds, fit.memory_bytes / GIB,
          100 * rep.rms_before, 100 * rep.rms_after);
-  /* the table is far off these runs, the fit is not */
+  /* the table is far off these runs, the fit is not; the prior pulls
+   * each scale a little towards the table, most the one the runs see
+   * least (stream: a few per cent of any step) */
   ASSERT(rep.rms_before > 0.05);
-  ASSERT(rep.rms_after < 0.002);
-  ASSERT_NEAR(fit.gemm, truth.gemm, 0.02, 0);
-  ASSERT_NEAR(fit.attention, truth.attention, 0.02, 0);
-  ASSERT_NEAR(fit.stream, truth.stream, 0.02, 0);
+  ASSERT(rep.rms_after < 0.01);
+  ASSERT_NEAR(fit.gemm, truth.gemm, 0.03, 0);
+  ASSERT_NEAR(fit.attention, truth.attention, 0.03, 0);
+  ASSERT(fit.stream > 1.1 && fit.stream < truth.stream);
   ASSERT_NEAR(fit.link[STRATA_LEVEL_NVLINK], truth.link[STRATA_LEVEL_NVLINK],
-              0.02, 0);
-  ASSERT_NEAR(fit.link[STRATA_LEVEL_LEAF], truth.link[STRATA_LEVEL_LEAF], 0.03,
+              0.05, 0);
+  ASSERT_NEAR(fit.link[STRATA_LEVEL_LEAF], truth.link[STRATA_LEVEL_LEAF], 0.05,
               0);
-  ASSERT_NEAR(fit.step_seconds, truth.step_seconds, 0.05, 0);
+  ASSERT_NEAR(fit.step_seconds, truth.step_seconds, 0.1, 0);
   ASSERT_NEAR(fit.memory_bytes, truth.memory_bytes, 1e-6, 1);
+  for (int k = 0; k < STRATA_CAL_PARAMS; k++) {
+    ASSERT(rep.fitted[k]); /* every parameter is seen by some run */
+    ASSERT(!rep.at_bound[k]);
+  }
   for (int i = 0; i < N_RUNS; i++)
-    ASSERT_NEAR(rep.step_after[i], m->v[i].step_seconds, 0.01, 0);
+    ASSERT_NEAR(rep.step_after[i], m->v[i].step_seconds, 0.02, 0);
   strata_calibration_report_free(&rep);
   strata_measurements_destroy(m);
 }
@@ -144,7 +153,10 @@ TEST(table_runs_stay_at_table) {
   strata_calibration_init(&none);
   runs_csv(&none, csv, sizeof csv);
   ASSERT_OK(strata_measurements_parse(csv, strlen(csv), "runs.csv", &m));
-  ASSERT_OK(strata_calibrate(m, &fit, &rep));
+  strata_calibrate_opts_t o;
+  strata_calibrate_opts_init(&o);
+  o.loo_max = 0;
+  ASSERT_OK(strata_calibrate_with(m, &o, &fit, &rep));
   ASSERT(rep.rms_before < 1e-6);
   ASSERT_NEAR(fit.gemm, 1, 1e-3, 0);
   ASSERT_NEAR(fit.link[STRATA_LEVEL_LEAF], 1, 1e-3, 0);
