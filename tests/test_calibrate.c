@@ -282,10 +282,112 @@ TEST(too_many_runs_refused) {
   strata_buf_free(&b);
 }
 
+/* The fit of runs text, or the error it ends with (loo: leave-one-out
+ * up to that many runs). */
+static int fit_text(const char *csv, int loo, strata_calibration_t *fit,
+                    strata_calibration_report_t *rep) {
+  strata_measurements_t *m = NULL;
+  strata_calibrate_opts_t o;
+  strata_calibrate_opts_init(&o);
+  o.loo_max = loo;
+  int rc = strata_measurements_parse(csv, strlen(csv), "r.csv", &m);
+  if (!rc) rc = strata_calibrate_with(m, &o, fit, rep);
+  strata_measurements_destroy(m);
+  return rc;
+}
+
+#define HEAD                                                                   \
+  "label,model,cluster,tp,pp,dp,micro_batch,global_batch,step_seconds\n"
+
+/* Runs no calibration can make true are refused before the fit, named. */
+TEST(contradicting_runs_refused) {
+  strata_calibration_t fit;
+  strata_calibration_report_t rep;
+  static const struct {
+    const char *csv, *want;
+  } bad[] = {
+      {HEAD "a,gpt-1.7b,dgx-a100:2,8,1,2,4,64,1.10\n"
+            "b,gpt-1.7b,dgx-a100:2,1,1,16,1,16,0.24\n"
+            "c,gpt-1.7b,dgx-a100:2,8,1,2,4,64,1.45\n",
+       "r.csv: runs 1 (a) and 3 (c) are one configuration measured at 1.1 s "
+       "and 1.45 s, 32 % apart"},
+      {HEAD "a,gpt-1.7b,dgx-a100:2,8,1,2,4,64,0.01\n",
+       "r.csv: run 1 (a): a step of 0.01 s is impossible: its FLOPs take at "
+       "least"},
+      {HEAD "a,gpt-1.7b,dgx-a100:2,8,1,2,4,64,1.1\n"
+            "h,gpt-1.7b,dgx-h100:2,8,1,2,4,64,0.6\n",
+       "r.csv: run 2 (h) is on H100-SXM GPUs, run 1 (a) on A100-80GB: a "
+       "calibration is of one GPU model"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ASSERT_EQ(fit_text(bad[i].csv, 0, &fit, &rep), STRATA_EBADINPUT);
+    ASSERT_CONTAINS(strata_last_error(), bad[i].want);
+    strata_error_clear();
+  }
+  /* a repeat within 10 % is a measurement, fitted */
+  ASSERT_OK(fit_text(HEAD "a,gpt-1.7b,dgx-a100:1,8,1,1,4,64,1.10\n"
+                          "b,gpt-1.7b,dgx-a100:1,8,1,1,4,64,1.15\n",
+                     0, &fit, &rep));
+  strata_calibration_report_free(&rep);
+}
+
+/* One run 40 % slower than the table on one node: the fit moves the
+ * parameters it speaks to part of the way (the prior holds them), none to
+ * a bound, and leaves the network, which no step on one node crosses, at
+ * the table, saying so. */
+TEST(one_run_stays_near_prior) {
+  strata_calibration_t fit;
+  strata_calibration_report_t rep;
+  double step, peak;
+  strata_calibration_t none;
+  cfg_t r = {8, 1, 1, 4, 64, 0, 0, 0, 0};
+  strata_calibration_init(&none);
+  predict(&r, &none, &step, &peak); /* 8 GPUs of one node, as below */
+  char csv[512];
+  snprintf(csv, sizeof csv, HEAD "a,gpt-1.7b,dgx-a100:1,8,1,1,4,64,%.6g\n",
+           1.4 * step);
+  ASSERT_OK(fit_text(csv, 0, &fit, &rep));
+  ASSERT_EQ(rep.fitted[4], 0); /* network */
+  ASSERT(rep.sensitivity[4] < 0.02);
+  ASSERT_NEAR(fit.link[STRATA_LEVEL_LEAF], 1, 0, 0);
+  ASSERT(rep.fitted[0]); /* gemm */
+  for (int k = 0; k < STRATA_CAL_PARAMS; k++) {
+    ASSERT(!rep.at_bound[k]);
+    if (k < STRATA_CAL_PARAMS - 1)
+      ASSERT(rep.value[k] > 0.5 && rep.value[k] < 2);
+  }
+  /* most of the 40 % is taken, not all: the prior pulls back */
+  ASSERT(rep.step_after[0] > 1.2 * step && rep.step_after[0] < 1.4 * step);
+  ASSERT(rep.rms_loo < 0 && rep.step_loo == NULL); /* one run: none */
+  strata_calibration_report_free(&rep);
+}
+
+/* Leave-one-out: each run predicted by the fit of the others, no better
+ * than the fit that saw it. */
+TEST(leave_one_out_reported) {
+  strata_calibration_t fit;
+  strata_calibration_report_t rep;
+  ASSERT_OK(fit_text(HEAD "a,gpt-1.7b,dgx-a100:2,8,1,2,4,64,1.10\n"
+                          "b,gpt-1.7b,dgx-a100:2,1,1,16,1,16,0.24\n"
+                          "c,gpt-1.7b,dgx-a100:2,2,2,4,1,64,0.71\n",
+                     20, &fit, &rep));
+  ASSERT(rep.step_loo != NULL);
+  ASSERT(rep.rms_loo >= rep.rms_after);
+  for (int i = 0; i < 3; i++)
+    ASSERT(rep.step_loo[i] > 0);
+  strata_calibration_report_free(&rep);
+}
+
 static const test_entry_t tests[] = {
-    TEST_ENTRY(recovers_known_parameters), TEST_ENTRY(table_runs_stay_at_table),
-    TEST_ENTRY(runs_file_errors),          TEST_ENTRY(runs_csv_read_to_length),
-    TEST_ENTRY(uncostable_run_named),      TEST_ENTRY(too_many_runs_refused),
+    TEST_ENTRY(contradicting_runs_refused),
+    TEST_ENTRY(one_run_stays_near_prior),
+    TEST_ENTRY(leave_one_out_reported),
+    TEST_ENTRY(recovers_known_parameters),
+    TEST_ENTRY(table_runs_stay_at_table),
+    TEST_ENTRY(runs_file_errors),
+    TEST_ENTRY(runs_csv_read_to_length),
+    TEST_ENTRY(uncostable_run_named),
+    TEST_ENTRY(too_many_runs_refused),
 };
 
 TEST_MAIN(tests)
