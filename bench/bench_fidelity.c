@@ -353,6 +353,44 @@ static void figure(const char *fig) {
   printf("\n");
 }
 
+/* The measured step of a run: its throughput turned back into seconds
+ * (equation (3) for teraFLOP/s, the batch for sequences/s). */
+static double measured_step(const run_t *r) {
+  if (!strcmp(r->fig, "17")) return r->batch / r->measured;
+  return paper_flops(r) / (r->measured * 1e12 * gpus(r));
+}
+
+/* The runs as a strata calibrate runs file (docs/calibration.md), each
+ * row the configuration estimate() costs, labelled "Narayanan 2021|...":
+ * what bench_calibration.py calibrates on and predicts. */
+static int write_runs(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return 1;
+  fprintf(f, "{\"format\": \"strata-measurements\", \"version\": 1,\n"
+             " \"model\": \"gpt\", \"runs\": [\n");
+  for (int i = 0; i < N_RUNS; i++) {
+    const run_t *r = &runs[i];
+    fprintf(f,
+            "  {\"label\": \"Narayanan 2021|fig %s %s t%d p%d d%d b%d B%d "
+            "v%d\", \"cluster\": \"dgx-a100:%d\", \"layers\": %d, "
+            "\"hidden\": %d, \"heads\": %d, \"vocab\": 51200, \"seq\": 2048, "
+            "\"flash_attention\": false, \"recompute\": \"%s\", "
+            "\"sequence_parallel\": false, \"zero\": 0, "
+            "\"overlap_grad_reduce\": %s, \"overlap_param_gather\": false, "
+            "\"overlap_p2p\": false, %s\"tp\": %d, \"pp\": %d, \"dp\": %d, "
+            "\"micro_batch\": %d, \"global_batch\": %d, \"vpp\": %d, "
+            "\"step_seconds\": %.6g}%s\n",
+            r->fig, r->curve, r->tp, r->pp, r->dp, r->mb, r->batch, r->vpp,
+            (gpus(r) + 7) / 8, r->layers, r->hidden, r->heads,
+            r->recompute ? "full" : "none", r->ddp_overlap ? "true" : "false",
+            r->sg && r->pp > 1 && r->tp > 1 ? "\"scatter_gather\": true, " : "",
+            r->tp, r->pp, r->dp, r->mb, r->batch, r->vpp, measured_step(r),
+            i + 1 < N_RUNS ? "," : "");
+  }
+  fprintf(f, "]}\n");
+  return fclose(f) != 0;
+}
+
 /* bench_bridge.py on strata: its table, or a line saying why none. */
 static void bridge(const char *strata) {
   const char *script = STRATA_SOURCE_DIR "/bench/bench_bridge.py";
@@ -396,6 +434,12 @@ int main(int argc, char **argv) {
       csv = 1;
     } else if (!strcmp(argv[i], "--no-bridge")) {
       no_bridge = 1;
+    } else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+      if (write_runs(argv[++i])) {
+        fprintf(stderr, "bench_fidelity: cannot write %s\n", argv[i]);
+        return 1;
+      }
+      return 0;
     } else if (!strcmp(argv[i], "--strata") && i + 1 < argc) {
       snprintf(strata, sizeof strata, "%s", argv[++i]);
     } else if (!strcmp(argv[i], "--calibration") && i + 1 < argc) {
@@ -406,7 +450,7 @@ int main(int argc, char **argv) {
       calibration = &cal;
     } else {
       fprintf(stderr, "usage: bench_fidelity [--csv] [--calibration FILE] "
-                      "[--strata PATH] [--no-bridge]\n");
+                      "[--strata PATH] [--no-bridge] [--runs FILE]\n");
       return 1;
     }
   }

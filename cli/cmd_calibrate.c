@@ -20,6 +20,7 @@
 typedef struct {
   const char *out;
   int json;
+  int mixed, loo_max;
 } cal_args_t;
 
 #define CLI_ARGS_T cal_args_t
@@ -28,21 +29,33 @@ static const cli_opt_t opts[] = {
     {CLI_STR("output", 'o', out, "FILE",
              "write the calibration file (else it is printed)")},
     {CLI_FLAG("json", json, 1, "print the fit as JSON")},
+    {CLI_INT("loo-max", loo_max, 0, 1000, "N",
+             "leave-one-out up to N runs (default 20; 0:\n"
+             "none): a fit per run")},
+    {CLI_FLAG("allow-mixed", mixed, 1,
+              "fit runs of several GPU models or frameworks\n"
+              "as one set of parameters (a benchmark of the\n"
+              "model's own; a cluster's calibration is of one\n"
+              "GPU model)")},
     {CLI_END}};
 
 static const cli_optspec_t opt_spec = {
     "calibrate",
     opts,
-    "Usage: strata calibrate RUNS [-o FILE] [--json]\n"
+    "Usage: strata calibrate RUNS [-o FILE] [--json] [--loo-max N]\n"
     "\n"
     "Fit the cost model to steps measured on your cluster.  RUNS is a\n"
     "JSON or CSV file of runs (docs/calibration.md): each a model, a\n"
-    "cluster and a configuration as `strata estimate` takes them, with\n"
-    "the measured step_seconds and, if known, peak_memory_gib.  The fit\n"
-    "scales the GEMM efficiency, fused attention, streaming kernels and\n"
-    "the achieved bandwidth inside and across nodes, and adds a fixed\n"
-    "time per step and a memory offset; plan and estimate use the\n"
-    "result with --calibration FILE.\n"
+    "cluster and a configuration as `strata estimate` takes them (a\n"
+    "key per option: fp8_recipe for --fp8-recipe), with the measured\n"
+    "step_seconds and, if known, peak_memory_gib; all on one GPU model\n"
+    "and framework.  The fit scales the GEMM efficiency, fused\n"
+    "attention, streaming kernels and the achieved bandwidth inside and\n"
+    "across nodes, and adds a fixed time per step and a memory offset,\n"
+    "each held near the table by a prior and fitted only where some run\n"
+    "is sensitive to it; it reports the error before and after, and\n"
+    "each run predicted by the fit of the others (leave-one-out).  plan\n"
+    "and estimate use the result with --calibration FILE.\n"
     "\n"
     "Options:\n",
     "\n"
@@ -106,7 +119,7 @@ static int report_text(const strata_measurements_t *m,
     fprintf(st__stdout(), ", %.1f %% leave-one-out\n", 100 * r->rms_loo);
   else
     fprintf(st__stdout(), "; leave-one-out: %s\n",
-            m->n < 2 ? "needs two runs" : "not run (more than 20 runs)");
+            m->n < 2 ? "needs two runs" : "not run (past --loo-max)");
   report_params(r);
   if (out)
     fprintf(st__stdout(), "\ncalibration written to %s\n", out);
@@ -215,7 +228,8 @@ static int add_fitted_on(const strata_measurements_t *m, char **caltext) {
 
 int cli_cmd_calibrate(int argc, char **argv) {
   const char *cmd = "calibrate";
-  cal_args_t a = {NULL, 0};
+  cal_args_t a = {NULL, 0, 0, 20};
+  strata_calibrate_opts_t co;
   int first, rc;
   strata_measurements_t *m = NULL;
   strata_calibration_t cal;
@@ -226,9 +240,12 @@ int cli_cmd_calibrate(int argc, char **argv) {
     return rc < 0 ? CLI_OK : rc;
   if (argc - first != 1)
     return cli_usage_error(cmd, "wants one file of measured runs");
+  strata_calibrate_opts_init(&co);
+  co.loo_max = a.loo_max;
+  co.mixed = a.mixed;
   if ((rc = strata_measurements_load_with(argv[first], cli_plan_run_key, NULL,
                                           &m)) ||
-      (rc = strata_calibrate(m, &cal, &rep)) ||
+      (rc = strata_calibrate_with(m, &co, &cal, &rep)) ||
       (rc = strata_calibration_write(&cal, &caltext)) ||
       (rc = add_fitted_on(m, &caltext))) {
     rc = cli_fail(cmd, rc);

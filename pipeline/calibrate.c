@@ -166,7 +166,11 @@ static int load_runs(fit_t *F) {
     /* Megatron-LM's default split is even (into pp x vpp chunks); an
      * uneven one must be given */
     int v = r->po.vpp > 1 ? r->po.vpp : 1;
-    if (!rc && pp > 1 && !r->po.fix_first && !r->po.fix_last) {
+    /* a layout, or the embedding or loss counted in the split, says how
+     * the layers split: estimate's own reading of it holds */
+    int given = r->po.pipeline_layout || r->po.account_embedding == 1 ||
+                r->po.account_loss == 1;
+    if (!rc && pp > 1 && !given && !r->po.fix_first && !r->po.fix_last) {
       if (L % (pp * v))
         rc = strata_error(STRATA_EBADINPUT,
                           "%d layers do not split evenly over %d stages%s: "

@@ -114,9 +114,9 @@ static int set_str(char **dst, const char *v) {
 static void run_init(strata_measurement_t *r) {
   memset(r, 0, sizeof *r);
   strata_plan_opts_init(&r->po);
-  r->po.recompute = STRATA_RECOMPUTE_NONE;
+  r->po.recompute = STRATA_RECOMPUTE_AUTO; /* not given: finish_run */
   r->po.sequence_parallel = 0;
-  r->po.vpp = 1;
+  r->po.vpp = -1; /* not given: 1, or the layout's (finish_run) */
   r->po.micro_batch = r->po.gen.micro_batch = 1;
   r->po.no_memory_check = 1;
   r->po.quiet = 1;
@@ -207,7 +207,14 @@ static int finish_run(strata_measurement_t *r, const char *at) {
     return strata_error(STRATA_EBADINPUT,
                         "%s: needs step_seconds (the measured step), above 0",
                         at);
-  if (r->po.micro_batch < 1 || r->po.vpp < 1)
+  if (r->po.vpp == -1) r->po.vpp = r->po.pipeline_layout ? 0 : 1;
+  /* not given: none (Megatron-LM's default), unless the modules or units
+   * of a recompute are */
+  if (r->po.recompute == STRATA_RECOMPUTE_AUTO)
+    r->po.recompute = r->po.recompute_modules ? STRATA_RECOMPUTE_SELECTIVE
+                      : r->po.recompute_layers ? STRATA_RECOMPUTE_FULL
+                                               : STRATA_RECOMPUTE_NONE;
+  if (r->po.micro_batch < 1 || (r->po.vpp < 1 && !r->po.pipeline_layout))
     return strata_error(STRATA_EBADINPUT,
                         "%s: micro_batch and vpp must be at least 1", at);
   r->po.model_spec = r->model;
