@@ -21,6 +21,7 @@ typedef struct {
   const char *out;
   int json;
   int mixed, loo_max;
+  const char *check; /* --check CAL: no fit */
 } cal_args_t;
 
 #define CLI_ARGS_T cal_args_t
@@ -32,6 +33,10 @@ static const cli_opt_t opts[] = {
     {CLI_INT("loo-max", loo_max, 0, 1000, "N",
              "leave-one-out up to N runs (default 20; 0:\n"
              "none): a fit per run")},
+    {CLI_STR("check", 0, check, "CAL",
+             "fit nothing: the runs predicted by the table\n"
+             "and under CAL, a calibration file (how it\n"
+             "holds on runs it was not fitted to)")},
     {CLI_FLAG("allow-mixed", mixed, 1,
               "fit runs of several GPU models or frameworks\n"
               "as one set of parameters (a benchmark of the\n"
@@ -88,7 +93,8 @@ static void report_params(const strata_calibration_report_t *r) {
 
 static int report_text(const strata_measurements_t *m,
                        const strata_calibration_report_t *r,
-                       const char *caltext, const char *out) {
+                       const char *caltext, const char *out,
+                       const char *check) {
   fprintf(st__stdout(), "%-24s %10s %10s %10s %7s %7s %9s %9s\n", "run",
           "measured", "before", "after", "error", "loo", "peak GiB",
           "predicted");
@@ -111,6 +117,13 @@ static int report_text(const strata_measurements_t *m,
               r->peak_after[i] / GIB);
     else
       fprintf(st__stdout(), " %9s %9.2f\n", "-", r->peak_after[i] / GIB);
+  }
+  if (check) {
+    fprintf(st__stdout(),
+            "\nRMS log error of the step: %.1f %% by the table, %.1f %% "
+            "under %s\n",
+            100 * r->rms_before, 100 * r->rms_after, check);
+    return 0;
   }
   fprintf(st__stdout(),
           "\nRMS log error of the step: %.1f %% before, %.1f %% after",
@@ -153,7 +166,8 @@ static int add_params(cJSON *root, const strata_calibration_report_t *r) {
 
 static int report_json(const strata_measurements_t *m,
                        const strata_calibration_report_t *r,
-                       const char *caltext, const char *out) {
+                       const char *caltext, const char *out,
+                       const char *check) {
   cJSON *root = cJSON_CreateObject(), *runs = cJSON_CreateArray();
   cJSON *cal = cJSON_Parse(caltext);
   int rc = 0;
@@ -176,7 +190,7 @@ static int report_json(const strata_measurements_t *m,
     if (!rc && r->step_loo)
       rc = st__json_add_num(o, "step_seconds_loo", r->step_loo[i]);
   }
-  if (!rc) rc = add_params(root, r);
+  if (!rc && !check) rc = add_params(root, r);
   if (!rc && !cJSON_AddItemToObject(root, "runs", runs))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   else if (!rc)
@@ -186,6 +200,7 @@ static int report_json(const strata_measurements_t *m,
   if (!rc && r->rms_loo >= 0)
     rc = st__json_add_num(root, "rms_log_error_loo", r->rms_loo);
   if (!rc && out) rc = st__json_add_str(root, "written_to", out);
+  if (!rc && check) rc = st__json_add_str(root, "checked", check);
   if (!rc && !cJSON_AddItemToObject(root, "calibration", cal))
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   else if (!rc)
@@ -226,9 +241,20 @@ static int add_fitted_on(const strata_measurements_t *m, char **caltext) {
   return rc;
 }
 
+/* The fit, or with --check the runs predicted under its calibration. */
+static int fit_or_check(const cal_args_t *a, const strata_measurements_t *m,
+                        const strata_calibrate_opts_t *co,
+                        strata_calibration_t *cal,
+                        strata_calibration_report_t *rep) {
+  int rc;
+  if (!a->check) return strata_calibrate_with(m, co, cal, rep);
+  if ((rc = strata_calibration_load(a->check, cal))) return rc;
+  return strata_calibration_check(m, co, cal, rep);
+}
+
 int cli_cmd_calibrate(int argc, char **argv) {
   const char *cmd = "calibrate";
-  cal_args_t a = {NULL, 0, 0, 20};
+  cal_args_t a = {NULL, 0, 0, 20, NULL};
   strata_calibrate_opts_t co;
   int first, rc;
   strata_measurements_t *m = NULL;
@@ -243,18 +269,21 @@ int cli_cmd_calibrate(int argc, char **argv) {
   strata_calibrate_opts_init(&co);
   co.loo_max = a.loo_max;
   co.mixed = a.mixed;
+  if (a.check && a.out)
+    return cli_usage_error(cmd, "--check fits nothing, so writes nothing: "
+                                "-o goes with a fit");
   if ((rc = strata_measurements_load_with(argv[first], cli_plan_run_key, NULL,
                                           &m)) ||
-      (rc = strata_calibrate_with(m, &co, &cal, &rep)) ||
+      (rc = fit_or_check(&a, m, &co, &cal, &rep)) ||
       (rc = strata_calibration_write(&cal, &caltext)) ||
-      (rc = add_fitted_on(m, &caltext))) {
+      (!a.check && (rc = add_fitted_on(m, &caltext)))) {
     rc = cli_fail(cmd, rc);
     goto done;
   }
   if (a.out && (rc = cli_write_output(cmd, a.out, caltext, strlen(caltext))))
     goto done;
-  rc = a.json ? report_json(m, &rep, caltext, a.out)
-              : report_text(m, &rep, caltext, a.out);
+  rc = a.json ? report_json(m, &rep, caltext, a.out, a.check)
+              : report_text(m, &rep, caltext, a.out, a.check);
 done:
   strata_free(caltext);
   strata_calibration_report_free(&rep);

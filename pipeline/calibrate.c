@@ -492,6 +492,33 @@ int strata_calibrate(const strata_measurements_t *m, strata_calibration_t *cal,
   return strata_calibrate_with(m, &o, cal, rep);
 }
 
+int strata_calibration_check(const strata_measurements_t *m,
+                             const strata_calibrate_opts_t *o,
+                             const strata_calibration_t *cal,
+                             strata_calibration_report_t *rep) {
+  fit_t F;
+  strata_calibration_t none;
+  memset(&F, 0, sizeof F);
+  memset(rep, 0, sizeof *rep);
+  F.m = m;
+  F.skip = -1;
+  if (!m || m->n < 1)
+    return strata_error(STRATA_EINVAL, "calibrate: no measured runs");
+  strata_calibration_init(&none);
+  int rc = alloc_report(m, rep);
+  if (!rc) rc = load_runs(&F);
+  if (!rc && !o->mixed) rc = check_mixed(&F);
+  if (!rc) rc = predict(&F, &none, rep->step_before, rep->peak_before, NULL);
+  if (!rc) rc = predict(&F, cal, rep->step_after, rep->peak_after, NULL);
+  if (!rc) {
+    rep->rms_before = rms_log(m, rep->step_before);
+    rep->rms_after = rms_log(m, rep->step_after);
+  }
+  free_runs(&F);
+  if (rc) strata_calibration_report_free(rep);
+  return rc;
+}
+
 void strata_calibration_report_free(strata_calibration_report_t *rep) {
   if (!rep) return;
   strata_free(rep->step_before);

@@ -211,7 +211,7 @@ static int finish_run(strata_measurement_t *r, const char *at) {
   /* not given: none (Megatron-LM's default), unless the modules or units
    * of a recompute are */
   if (r->po.recompute == STRATA_RECOMPUTE_AUTO)
-    r->po.recompute = r->po.recompute_modules ? STRATA_RECOMPUTE_SELECTIVE
+    r->po.recompute = r->po.recompute_modules  ? STRATA_RECOMPUTE_SELECTIVE
                       : r->po.recompute_layers ? STRATA_RECOMPUTE_FULL
                                                : STRATA_RECOMPUTE_NONE;
   if (r->po.micro_batch < 1 || (r->po.vpp < 1 && !r->po.pipeline_layout))

@@ -428,6 +428,13 @@ int strata_calibrate_with(const strata_measurements_t *m,
                           const strata_calibrate_opts_t *o,
                           strata_calibration_t *cal,
                           strata_calibration_report_t *rep);
+/* No fit: the runs predicted by the table (step_before) and under cal
+ * (step_after), the RMS errors of both: how a calibration holds on runs
+ * it was not fitted to. */
+int strata_calibration_check(const strata_measurements_t *m,
+                             const strata_calibrate_opts_t *o,
+                             const strata_calibration_t *cal,
+                             strata_calibration_report_t *rep);
 void strata_calibration_report_free(strata_calibration_report_t *rep);
 
 /* ---- the rulebook (pipeline/rules.c, docs/exports.md, "The rulebook")
