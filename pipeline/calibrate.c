@@ -34,9 +34,13 @@
 /* A log error's standard deviation (run-to-run noise and what the model
  * cannot say of one run: about 10 % on runs it was not fitted to,
  * bench_calibration.py) and the prior's on the log of a scale (and on
- * the time per step, in mean measured steps). */
+ * the time per step: OVERHEAD_SIGMA). */
 #define SIGMA_MEAS 0.10
 #define SIGMA_PRIOR 0.3
+/* The prior's on the time per step, in the shortest measured step: a
+ * fixed time beyond a few per cent of every step is the model's error
+ * elsewhere, and one fitted to long steps swamps short ones. */
+#define OVERHEAD_SIGMA 0.05
 /* A parameter is fitted when a factor e on it moves some run's step by
  * this much (its log step by this much per unit of its log). */
 #define SENSITIVE 0.02
@@ -60,7 +64,7 @@ typedef struct {
   strata_graph_t **g;
   strata_cluster_t **c;
   int failed; /* a run could not be costed */
-  double mean_step;
+  double unit; /* the shortest measured step: the time per step's scale */
   int skip;             /* a run left out (leave-one-out), else -1 */
   int free_k[N_PARAMS]; /* the fitted parameters */
   int n_free;
@@ -144,11 +148,13 @@ static int residuals(const gsl_vector *xv, void *params, gsl_vector *f) {
                    log(step / F->m->v[i].step_seconds) / SIGMA_MEAS);
   }
   /* the prior: log-normal around the table for a scale, normal around
-   * none for the time per step (in mean steps) */
+   * none for the time per step (in shortest steps: a time fitted to runs
+   * of long steps would swamp a short one) */
   for (int j = 0; j < F->n_free; j++) {
     int k = F->free_k[j];
-    double v = k == N_PARAMS - 1 ? x[k] / F->mean_step : x[k];
-    gsl_vector_set(f, (size_t)(F->m->n + j), v / SIGMA_PRIOR);
+    double v = k == N_PARAMS - 1 ? x[k] / (OVERHEAD_SIGMA * F->unit)
+                                 : x[k] / SIGMA_PRIOR;
+    gsl_vector_set(f, (size_t)(F->m->n + j), v);
   }
   return GSL_SUCCESS;
 }
@@ -158,7 +164,7 @@ static int load_runs(fit_t *F) {
   F->g = strata_calloc((size_t)m->n, sizeof *F->g);
   F->c = strata_calloc((size_t)m->n, sizeof *F->c);
   if (!F->g || !F->c) return strata_error(STRATA_ENOMEM, "out of memory");
-  F->mean_step = 0;
+  F->unit = 0;
   for (int i = 0; i < m->n; i++) {
     const strata_measurement_t *r = &m->v[i];
     strata_measurement_t *w = &m->v[i];
@@ -186,7 +192,7 @@ static int load_runs(fit_t *F) {
                           r->cluster);
       return rc;
     }
-    F->mean_step += r->step_seconds / m->n;
+    if (!F->unit || r->step_seconds < F->unit) F->unit = r->step_seconds;
   }
   return 0;
 }
@@ -343,13 +349,13 @@ out:
 }
 
 /* Each parameter's sensitivity: the most a run's log step moves per unit
- * of its log (of the time per step in mean steps), from the table. */
+ * of its log (of the time per step in shortest steps), from the table. */
 static int sensitivities(fit_t *F, const double *base, double *sens) {
   double step, peak;
   for (int k = 0; k < N_PARAMS; k++) {
     double x[N_PARAMS] = {0};
     strata_calibration_t cal;
-    x[k] = k == N_PARAMS - 1 ? SENS_STEP * F->mean_step : SENS_STEP;
+    x[k] = k == N_PARAMS - 1 ? SENS_STEP * F->unit : SENS_STEP;
     to_cal(x, &cal);
     sens[k] = 0;
     for (int i = 0; i < F->m->n; i++) {

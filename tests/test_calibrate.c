@@ -108,7 +108,7 @@ TEST(recovers_known_parameters) {
   truth.stream = 1.3;
   truth.link[STRATA_LEVEL_NVLINK] = truth.link[STRATA_LEVEL_PCIE] = 0.7;
   truth.link[STRATA_LEVEL_LEAF] = truth.link[STRATA_LEVEL_SPINE] = 0.6;
-  truth.step_seconds = 0.02;
+  truth.step_seconds = 0.005; /* the prior doubts one past 5 % of a step */
   truth.memory_bytes = 0.75 * GIB;
   runs_csv(&truth, csv, sizeof csv);
   ASSERT_OK(strata_measurements_parse(csv, strlen(csv), "runs.csv", &m));
@@ -124,20 +124,20 @@ TEST(recovers_known_parameters) {
          100 * rep.rms_before, 100 * rep.rms_after);
   /* the table is far off these runs, the fit much less; the prior (a
    * 10 % model error against a factor e^0.3 on a scale) holds each scale
-   * part of the way from the truth, the ones the runs see least (stream,
-   * a few per cent of any step) the most: every scale moves towards the
-   * truth, a tenth of the way (in its log) at least, and not past it */
-  ASSERT(rep.rms_before > 0.3);
+   * part of the way from the truth: those the runs see move towards it,
+   * a tenth of the way (in their log) at least, and not past it; stream,
+   * a few per cent of any step here, stays near the table */
+  ASSERT(rep.rms_before > 0.2);
   ASSERT(rep.rms_after < 0.05);
-  double want[] = {truth.gemm, truth.attention, truth.stream,
-                   truth.link[STRATA_LEVEL_NVLINK],
+  double want[] = {truth.gemm, truth.attention, truth.link[STRATA_LEVEL_NVLINK],
                    truth.link[STRATA_LEVEL_LEAF]};
-  double got[] = {fit.gemm, fit.attention, fit.stream,
-                  fit.link[STRATA_LEVEL_NVLINK], fit.link[STRATA_LEVEL_LEAF]};
-  for (int k = 0; k < 5; k++) {
+  double got[] = {fit.gemm, fit.attention, fit.link[STRATA_LEVEL_NVLINK],
+                  fit.link[STRATA_LEVEL_LEAF]};
+  for (int k = 0; k < 4; k++) {
     double share = log(got[k]) / log(want[k]);
     ASSERT(share > 0.1 && share < 1.1);
   }
+  ASSERT(fit.stream > 0.95 && fit.stream < truth.stream);
   ASSERT(fit.step_seconds > 0 && fit.step_seconds < 0.05);
   ASSERT_NEAR(fit.memory_bytes, truth.memory_bytes, 1e-6, 1);
   for (int k = 0; k < STRATA_CAL_PARAMS; k++) {

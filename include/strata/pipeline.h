@@ -401,7 +401,7 @@ typedef struct {
   double *step_loo;
   double rms_loo;
   /* Per parameter: the most any run's log step moves per unit of its
-   * log (the time per step: per mean measured step) at the table, and
+   * log (the time per step: per 5 % of the shortest step) at the table, and
    * whether the fit moved it (0: no run is sensitive to it, it stays at
    * its prior) and whether it ended at a bound of its range. */
   double sensitivity[STRATA_CAL_PARAMS];
