@@ -63,9 +63,9 @@ typedef struct {
   const strata_measurements_t *m;
   strata_graph_t **g;
   strata_cluster_t **c;
-  int failed; /* a run could not be costed */
+  int failed;  /* a run could not be costed */
   double unit; /* the shortest measured step: the time per step's scale */
-  int skip;             /* a run left out (leave-one-out), else -1 */
+  int skip;    /* a run left out (leave-one-out), else -1 */
   int free_k[N_PARAMS]; /* the fitted parameters */
   int n_free;
 } fit_t;
