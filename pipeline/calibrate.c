@@ -11,7 +11,7 @@
  * with finite differences) finds the most probable parameters: the
  * squared log errors of the steps, each against a 10 % error (what the
  * model misses of a run it was not fitted to, docs/calibration.md), plus
- * a log-normal prior around the table (a factor e^0.3 on a scale weighs
+ * a log-normal prior around the table (a factor e^0.15 on a scale weighs
  * as a 10 % step error).  One to three runs thus move the parameters
  * they speak to part of the way, never to their bounds.
  * A parameter no run is sensitive to (a factor e on it moves no step by
@@ -36,7 +36,7 @@
  * bench_calibration.py) and the prior's on the log of a scale (and on
  * the time per step: OVERHEAD_SIGMA). */
 #define SIGMA_MEAS 0.10
-#define SIGMA_PRIOR 0.3
+#define SIGMA_PRIOR 0.15
 /* The prior's on the time per step, in the shortest measured step: a
  * fixed time beyond a few per cent of every step is the model's error
  * elsewhere, and one fitted to long steps swamps short ones. */

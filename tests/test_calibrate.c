@@ -123,12 +123,12 @@ TEST(recovers_known_parameters) {
          fit.link[STRATA_LEVEL_LEAF], fit.step_seconds, fit.memory_bytes / GIB,
          100 * rep.rms_before, 100 * rep.rms_after);
   /* the table is far off these runs, the fit much less; the prior (a
-   * 10 % model error against a factor e^0.3 on a scale) holds each scale
+   * 10 % model error against a factor e^0.15 on a scale) holds each scale
    * part of the way from the truth: those the runs see move towards it,
    * a tenth of the way (in their log) at least, and not past it; stream,
    * a few per cent of any step here, stays near the table */
   ASSERT(rep.rms_before > 0.2);
-  ASSERT(rep.rms_after < 0.05);
+  ASSERT(rep.rms_after < 0.07);
   double want[] = {truth.gemm, truth.attention, truth.link[STRATA_LEVEL_NVLINK],
                    truth.link[STRATA_LEVEL_LEAF]};
   double got[] = {fit.gemm, fit.attention, fit.link[STRATA_LEVEL_NVLINK],
@@ -363,7 +363,7 @@ TEST(one_run_stays_near_prior) {
       ASSERT(rep.value[k] > 0.5 && rep.value[k] < 2);
   }
   /* most of the 40 % is taken, not all: the prior pulls back */
-  ASSERT(rep.step_after[0] > 1.2 * step && rep.step_after[0] < 1.4 * step);
+  ASSERT(rep.step_after[0] > 1.1 * step && rep.step_after[0] < 1.4 * step);
   ASSERT(rep.rms_loo < 0 && rep.step_loo == NULL); /* one run: none */
   strata_calibration_report_free(&rep);
 }
