@@ -24,7 +24,11 @@ marked "superseded by" that release, and left out of the MAE.  Rows refused as p
 are listed, not costed.  Only the H100 rows may set parameters
 (docs/fidelity.md); B200 and GB200 check the model.
 
+With --runs FILE it writes the reference rows instead, as a runs file of
+strata calibrate (docs/calibration.md) that bench_calibration.py uses.
+
 Usage: bench_bridge.py STRATA [--csv] [--system H100|B200|GB200]
+                       [--runs FILE]
 """
 import importlib.util
 import os
@@ -240,6 +244,72 @@ def print_system(run, strata, sysname, rows, csv_out):
     print()
 
 
+def number(v):
+    """A value's JSON form: a number where it reads as one."""
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def run_of(args, out, label, step):
+    """A strata calibrate run (docs/calibration.md) of an estimate command:
+    each option a key (--fp8-recipe X: fp8_recipe), a flag true, --no-X
+    false; the recompute and sequence parallelism estimate chose pinned,
+    as a run says what ran (their defaults there are off)."""
+    run = {"label": label}
+    i = 0
+    while i < len(args):
+        name = args[i][2:]
+        has_value = i + 1 < len(args) and not args[i + 1].startswith("--")
+        if has_value:
+            run[name.replace("-", "_")] = number(args[i + 1])
+            i += 2
+            continue
+        if name.startswith("no-"):
+            run[name[3:].replace("-", "_")] = False
+        else:
+            run[name.replace("-", "_")] = True
+        i += 1
+    opts = out.get("options", {})
+    if "recompute" not in run and "recompute_modules" not in run:
+        run["recompute"] = opts.get("recompute", "none")
+    if "sequence_parallel" not in run:
+        run["sequence_parallel"] = bool(opts.get("sequence_parallel"))
+    run["step_seconds"] = step
+    return run
+
+
+def write_runs(run, strata, rows, path):
+    """The reference rows of every system (as print_system counts them) as
+    a runs file, labelled "Bridge SYSTEM|release model precision xGPUs"."""
+    import json
+    runs = []
+    for sysname in SYSTEMS:
+        srows = [r for r in rows if r["system"] == sysname]
+        later = superseded(run, srows)
+        costed = [cost(run, strata, r) for r in srows]
+        odd = unexplained(srows, [c[0] for c in costed], later)
+        for i, r in enumerate(srows):
+            res = costed[i][0]
+            if res is None or not res["pub"] or i in later or i in odd:
+                continue
+            args, _ = run.command(r)
+            _, out, _ = run.estimate(strata, args)
+            gpus = int(r["gpus"])
+            step = int(r["gbs"]) * int(r["seq"]) / (res["pub"] * gpus)
+            label = "Bridge %s|%s %s %s x%d" % (sysname, r["release"],
+                                                name_of(r), r["precision"],
+                                                gpus)
+            runs.append(run_of(args, out, label, step))
+    with open(path, "w") as f:
+        json.dump({"format": "strata-measurements", "version": 1,
+                   "runs": runs}, f, indent=1)
+    return 0
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -252,6 +322,8 @@ def main():
     import csv
     with open(run.TSV, newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
+    if "--runs" in opts:
+        return write_runs(run, strata, rows, opts[opts.index("--runs") + 1])
     print("Megatron-Bridge performance summaries against strata estimate\n")
     for s in SYSTEMS:
         if only and s != only:

@@ -31,8 +31,14 @@
  * Python); bench_fidelity runs it on the strata beside it (or --strata
  * PATH) with python3, unless --no-bridge.
  *
+ * With --runs FILE it writes its runs as a strata calibrate runs file;
+ * with --generalisation it prints, per source group (these runs, the
+ * Bridge rows of each GPU), the error with the group left out of the fit
+ * and after calibrating on 1, 2 and 3 of its runs (bench_calibration.py,
+ * some minutes: the fits are strata calibrate's).
+ *
  * Usage: bench_fidelity [--csv] [--calibration FILE] [--strata PATH]
- *                       [--no-bridge]
+ *                       [--no-bridge] [--runs FILE] [--generalisation]
  */
 #include <errno.h>
 #include <math.h>
@@ -353,6 +359,71 @@ static void figure(const char *fig) {
   printf("\n");
 }
 
+/* The measured step of a run: its throughput turned back into seconds
+ * (equation (3) for teraFLOP/s, the batch for sequences/s). */
+static double measured_step(const run_t *r) {
+  if (!strcmp(r->fig, "17")) return r->batch / r->measured;
+  return paper_flops(r) / (r->measured * 1e12 * gpus(r));
+}
+
+/* The runs as a strata calibrate runs file (docs/calibration.md), each
+ * row the configuration estimate() costs, labelled "Narayanan 2021|...":
+ * what bench_calibration.py calibrates on and predicts. */
+static int write_runs(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) return 1;
+  fprintf(f, "{\"format\": \"strata-measurements\", \"version\": 1,\n"
+             " \"model\": \"gpt\", \"runs\": [\n");
+  for (int i = 0; i < N_RUNS; i++) {
+    const run_t *r = &runs[i];
+    fprintf(f,
+            "  {\"label\": \"Narayanan 2021|fig %s %s t%d p%d d%d b%d B%d "
+            "v%d\", \"cluster\": \"dgx-a100:%d\", \"layers\": %d, "
+            "\"hidden\": %d, \"heads\": %d, \"vocab\": 51200, \"seq\": 2048, "
+            "\"flash_attention\": false, \"recompute\": \"%s\", "
+            "\"sequence_parallel\": false, \"zero\": 0, "
+            "\"overlap_grad_reduce\": %s, \"overlap_param_gather\": false, "
+            "\"overlap_p2p\": false, %s\"tp\": %d, \"pp\": %d, \"dp\": %d, "
+            "\"micro_batch\": %d, \"global_batch\": %d, \"vpp\": %d, "
+            "\"step_seconds\": %.6g}%s\n",
+            r->fig, r->curve, r->tp, r->pp, r->dp, r->mb, r->batch, r->vpp,
+            (gpus(r) + 7) / 8, r->layers, r->hidden, r->heads,
+            r->recompute ? "full" : "none", r->ddp_overlap ? "true" : "false",
+            r->sg && r->pp > 1 && r->tp > 1 ? "\"scatter_gather\": true, " : "",
+            r->tp, r->pp, r->dp, r->mb, r->batch, r->vpp, measured_step(r),
+            i + 1 < N_RUNS ? "," : "");
+  }
+  fprintf(f, "]}\n");
+  return fclose(f) != 0;
+}
+
+/* python3 with argv (argv[0] the script): 0 when it ran and exited 0,
+ * else a line saying how it ended. */
+static int python(const char *what, char *const *argv) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) {
+    printf("\n%s: could not start python3\n", what);
+    return 1;
+  }
+  if (pid == 0) {
+    char *args[8] = {"python3"};
+    for (int i = 0; argv[i] && i < 6; i++)
+      args[i + 1] = argv[i];
+    execvp("python3", args);
+    _exit(127);
+  }
+  int st = 0;
+  pid_t w;
+  while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
+    ;
+  if (w >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+  printf("\n%s: python3 %s ended with %s %d\n", what, argv[0],
+         w >= 0 && WIFEXITED(st) ? "exit" : "status",
+         w >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : st);
+  return 1;
+}
+
 /* MosaicML LLM Foundry's published throughput (scripts/train/benchmarking/
  * README.md): MPT models under PyTorch FSDP (FULL_SHARD), attn_impl
  * flash, bf16, one node of 8 GPUs, at sequences of 2k to 64k; a fit set
@@ -511,33 +582,41 @@ static void foundry_table(void) {
 
 /* bench_bridge.py on strata: its table, or a line saying why none. */
 static void bridge(const char *strata) {
-  const char *script = STRATA_SOURCE_DIR "/bench/bench_bridge.py";
-  fflush(stdout);
+  char script[] = STRATA_SOURCE_DIR "/bench/bench_bridge.py";
   if (access(strata, X_OK) != 0) {
     printf("\nMegatron-Bridge runs: no strata at %s (--strata PATH)\n", strata);
     return;
   }
-  pid_t pid = fork();
-  if (pid < 0) {
-    printf("\nMegatron-Bridge runs: could not start python3\n");
-    return;
+  char *argv[] = {script, (char *)strata, NULL};
+  python("Megatron-Bridge runs", argv);
+}
+
+/* --generalisation: these runs and the Bridge reference rows written as
+ * runs files, then bench_calibration.py's leave-one-source-out and
+ * calibration on 1-3 runs per group (docs/calibration.md). */
+static int generalisation(const char *strata) {
+  char dir[] = "/tmp/bench_fidelity.XXXXXX", nar[64], br[64];
+  char bscript[] = STRATA_SOURCE_DIR "/bench/bench_bridge.py";
+  char cscript[] = STRATA_SOURCE_DIR "/bench/bench_calibration.py";
+  char runs_opt[] = "--runs";
+  if (access(strata, X_OK) != 0 || !mkdtemp(dir)) {
+    printf("generalisation: no strata at %s, or no scratch folder\n", strata);
+    return 1;
   }
-  if (pid == 0) {
-    execlp("python3", "python3", script, strata, (char *)NULL);
-    _exit(127);
-  }
-  int st = 0;
-  pid_t w;
-  while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)
-    ;
-  if (w < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-    printf("\nMegatron-Bridge runs: python3 %s %s ended with %s %d\n", script,
-           strata, w >= 0 && WIFEXITED(st) ? "exit" : "status",
-           w >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : st);
+  snprintf(nar, sizeof nar, "%s/narayanan.json", dir);
+  snprintf(br, sizeof br, "%s/bridge.json", dir);
+  char *bargv[] = {bscript, (char *)strata, runs_opt, br, NULL};
+  char *cargv[] = {cscript, (char *)strata, nar, br, NULL};
+  int rc = write_runs(nar) || python("Megatron-Bridge runs", bargv) ||
+           python("generalisation", cargv);
+  unlink(nar);
+  unlink(br);
+  rmdir(dir);
+  return rc;
 }
 
 int main(int argc, char **argv) {
-  int csv = 0, no_bridge = 0;
+  int csv = 0, no_bridge = 0, gen = 0;
   char strata[4096];
   /* the strata of this build: bench/.. */
   const char *slash = strrchr(argv[0], '/');
@@ -552,6 +631,14 @@ int main(int argc, char **argv) {
       csv = 1;
     } else if (!strcmp(argv[i], "--no-bridge")) {
       no_bridge = 1;
+    } else if (!strcmp(argv[i], "--generalisation")) {
+      gen = 1;
+    } else if (!strcmp(argv[i], "--runs") && i + 1 < argc) {
+      if (write_runs(argv[++i])) {
+        fprintf(stderr, "bench_fidelity: cannot write %s\n", argv[i]);
+        return 1;
+      }
+      return 0;
     } else if (!strcmp(argv[i], "--strata") && i + 1 < argc) {
       snprintf(strata, sizeof strata, "%s", argv[++i]);
     } else if (!strcmp(argv[i], "--calibration") && i + 1 < argc) {
@@ -562,10 +649,12 @@ int main(int argc, char **argv) {
       calibration = &cal;
     } else {
       fprintf(stderr, "usage: bench_fidelity [--csv] [--calibration FILE] "
-                      "[--strata PATH] [--no-bridge]\n");
+                      "[--strata PATH] [--no-bridge] [--runs FILE] "
+                      "[--generalisation]\n");
       return 1;
     }
   }
+  if (gen) return generalisation(strata);
   for (int i = 0; i < N_RUNS; i++) {
     run_t *r = &runs[i];
     double step = 0, mem = 0;

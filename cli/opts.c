@@ -271,6 +271,16 @@ int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
   return 0;
 }
 
+const cli_opt_t *cli_opts_find(const cli_opt_t *t, const char *name) {
+  for (; t->kind != CLI_OPT_END; t++) {
+    const cli_opt_t *o =
+        t->kind == CLI_OPT_INCLUDE ? cli_opts_find(t->sub, name) : NULL;
+    if (o) return o;
+    if (t->name && !strcmp(t->name, name)) return t;
+  }
+  return NULL;
+}
+
 /* "  -o, --output FILE", "  --[no-]json" */
 static int left_of(const cli_opt_t *o, char *buf, size_t n) {
   char sh[8] = "";

@@ -72,6 +72,8 @@ typedef struct {
  * CLI_USAGE returned).  -h/--help prints the help and returns -1. */
 int cli_opts_parse(const cli_optspec_t *s, int argc, char **argv, void *args,
                    int *first);
+/* The row of t (or of a table it includes) named name, or NULL. */
+const cli_opt_t *cli_opts_find(const cli_opt_t *t, const char *name);
 /* The help: usage, the option list, tail. */
 void cli_opts_help(const cli_optspec_t *s, FILE *f);
 

@@ -4,6 +4,8 @@
  * only one of them takes an option -- estimate refuses what it would
  * ignore (-o, --top, --quiet, --baseline), plan estimate's --no-compare.
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/opts.h"
@@ -435,6 +437,86 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
                                 "parallelism (Megatron-LM's rule)");
   a->po.model_spec = a->model;
   return 0;
+}
+
+/* The options that say how strata runs, not what was run: no key of a
+ * measured run. */
+static const char *not_run_keys[] = {
+    "model", "cluster",    "calibration", "json",  "timings",
+    "cache", "time-limit", "threads",     "alpha", "no-compare"};
+
+/* The message cli_opts_parse printed (its "strata CMD: " and "Try ..."
+ * lines taken off), as the library's error. */
+static int captured_error(const char *key, char *text, size_t len) {
+  const char *msg = text ? text : "";
+  char *nl = text ? strstr(text, "\nTry '") : NULL;
+  if (nl)
+    *nl = 0;
+  else if (len && text[len - 1] == '\n')
+    text[len - 1] = 0;
+  if (!strncmp(msg, "strata estimate: ", 17)) msg += 17;
+  /* a value's own message ("unknown FP8 recipe 'x'") names no option */
+  return strata_error(STRATA_EBADINPUT, "%s%s%s",
+                      strncmp(msg, "--", 2) ? key : "",
+                      strncmp(msg, "--", 2) ? ": " : "", msg);
+}
+
+/* Parse argv with estimate's table into po, its message captured. */
+static int parse_into(const char *key, int argc, char **argv,
+                      strata_plan_opts_t *po) {
+  const cli_optspec_t spec = {"estimate", opts, "", NULL, ESTIMATE, 25, call};
+  cli_plan_args_t a;
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = st__stdout(), *err = st__stderr();
+  FILE *mem = open_memstream(&text, &len);
+  if (!mem) return strata_error(STRATA_ENOMEM, "out of memory");
+  memset(&a, 0, sizeof a);
+  a.po = *po;
+  st__set_streams(out == stdout ? NULL : out, mem);
+  int rc = cli_opts_parse(&spec, argc, argv, &a, NULL);
+  st__set_streams(out == stdout ? NULL : out, err == stderr ? NULL : err);
+  fclose(mem);
+  if (rc)
+    rc = captured_error(key, text, len);
+  else
+    *po = a.po;
+  free(text);
+  return rc;
+}
+
+int cli_plan_run_key(const char *key, const char *value, strata_plan_opts_t *po,
+                     void *ud) {
+  char name[64], opt[72];
+  (void)ud;
+  if (strlen(key) >= sizeof name) return STRATA_ENOTFOUND;
+  for (size_t i = 0; i <= strlen(key); i++)
+    name[i] = key[i] == '_' ? '-' : key[i];
+  for (size_t i = 0; i < sizeof not_run_keys / sizeof *not_run_keys; i++)
+    if (!strcmp(name, not_run_keys[i]))
+      return strata_error(STRATA_EBADINPUT,
+                          "%s: --%s says how strata runs, not what was run: "
+                          "no key of a run",
+                          key, name);
+  const cli_opt_t *o = cli_opts_find(opts, name);
+  if (!o || o->kind == CLI_OPT_HEADING) return STRATA_ENOTFOUND;
+  if (!value) return 0;
+  int toggle = o->kind == CLI_OPT_TOGGLE || o->kind == CLI_OPT_FLAG;
+  int off = toggle && (!strcmp(value, "false") || !strcmp(value, "0"));
+  if (toggle && !off && strcmp(value, "true") && strcmp(value, "1"))
+    return strata_error(STRATA_EBADINPUT, "%s = '%s': wants true or false", key,
+                        value);
+  if (off && o->kind == CLI_OPT_FLAG) return 0; /* a flag not given */
+  snprintf(opt, sizeof opt, "--%s%s", off ? "no-" : "", name);
+  char prog[] = "estimate", *val = strata_strdup(value);
+  if (!val) return strata_error(STRATA_ENOMEM, "out of memory");
+  char *argv[] = {prog, opt, val, NULL};
+  int rc = parse_into(key, toggle ? 2 : 3, argv, po);
+  /* a string option keeps its pointer (the layout): the reader copies it
+   * before val goes */
+  if (!rc && po->pipeline_layout == val) po->pipeline_layout = value;
+  strata_free(val);
+  return rc;
 }
 
 /* A calibration fitted on another GPU model is applied, with a warning:

@@ -34,6 +34,13 @@ enum {
  * options).  Returns 0, -1 after --help, or an exit code. */
 int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
                    cli_plan_args_t *a);
+/* A key of a runs file (strata calibrate, docs/calibration.md) taken as
+ * strata estimate's option of that name ('_' for '-'), with its checks
+ * and messages: a strata_run_key_fn (ud unused).  Options that say how
+ * strata runs rather than what ran (--json, --calibration, --threads
+ * ...) are refused. */
+int cli_plan_run_key(const char *key, const char *value, strata_plan_opts_t *po,
+                     void *ud);
 /* Load the model and the cluster (calibrated when asked). */
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c);

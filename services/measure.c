@@ -8,7 +8,9 @@
  * and what was measured.  Both forms go through one table of keys, so a
  * key means the same in either, and an unknown key is an error naming it:
  * a misspelt option silently left at its default would calibrate the
- * model to the wrong configuration.
+ * model to the wrong configuration.  A caller may offer the keys this
+ * table does not hold to its own (strata calibrate: every option of
+ * strata estimate, so that a run is any configuration estimate takes).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -112,9 +114,9 @@ static int set_str(char **dst, const char *v) {
 static void run_init(strata_measurement_t *r) {
   memset(r, 0, sizeof *r);
   strata_plan_opts_init(&r->po);
-  r->po.recompute = STRATA_RECOMPUTE_NONE;
+  r->po.recompute = STRATA_RECOMPUTE_AUTO; /* not given: finish_run */
   r->po.sequence_parallel = 0;
-  r->po.vpp = 1;
+  r->po.vpp = -1; /* not given: 1, or the layout's (finish_run) */
   r->po.micro_batch = r->po.gen.micro_batch = 1;
   r->po.no_memory_check = 1;
   r->po.quiet = 1;
@@ -205,27 +207,80 @@ static int finish_run(strata_measurement_t *r, const char *at) {
     return strata_error(STRATA_EBADINPUT,
                         "%s: needs step_seconds (the measured step), above 0",
                         at);
-  if (r->po.micro_batch < 1 || r->po.vpp < 1)
+  if (r->po.vpp == -1) r->po.vpp = r->po.pipeline_layout ? 0 : 1;
+  /* not given: none (Megatron-LM's default), unless the modules or units
+   * of a recompute are */
+  if (r->po.recompute == STRATA_RECOMPUTE_AUTO)
+    r->po.recompute = r->po.recompute_modules  ? STRATA_RECOMPUTE_SELECTIVE
+                      : r->po.recompute_layers ? STRATA_RECOMPUTE_FULL
+                                               : STRATA_RECOMPUTE_NONE;
+  if (r->po.micro_batch < 1 || (r->po.vpp < 1 && !r->po.pipeline_layout))
     return strata_error(STRATA_EBADINPUT,
                         "%s: micro_batch and vpp must be at least 1", at);
   r->po.model_spec = r->model;
   return 0;
 }
 
+/* A key of the caller's table (m->key_fn): 0 when taken; the error
+ * placed at the run; an unknown key named as the reader's own are. */
+static int hook_value(const strata_measurements_t *m, strata_measurement_t *r,
+                      const char *key, const char *v, const char *at) {
+  char shown[SHOWN];
+  int rc = m->key_fn ? m->key_fn(key, v, &r->po, m->key_ud) : STRATA_ENOTFOUND;
+  if (rc == STRATA_ENOTFOUND) {
+    strata_error_clear();
+    return strata_error(STRATA_EBADINPUT, "%s: unknown key '%s'", at,
+                        st__plain(key, shown, sizeof shown));
+  }
+  if (rc) {
+    strata_error_prefix("%s", at);
+    return rc;
+  }
+  /* the layout's text is the file's, freed after reading: the run keeps
+   * its own copy */
+  if (r->po.pipeline_layout && r->po.pipeline_layout != r->layout) {
+    strata_free(r->layout);
+    if (!(r->layout = strata_strdup(r->po.pipeline_layout)))
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    r->po.pipeline_layout = r->layout;
+  }
+  return 0;
+}
+
+/* A JSON value the caller's table takes as text. */
+static int json_hook(const strata_measurements_t *m, strata_measurement_t *r,
+                     const cJSON *it, const char *at) {
+  char num[64], shown[SHOWN];
+  const char *v = num;
+  if (cJSON_IsString(it))
+    v = it->valuestring;
+  else if (cJSON_IsBool(it))
+    v = cJSON_IsTrue(it) ? "true" : "false";
+  else if (cJSON_IsNumber(it))
+    snprintf(num, sizeof num, "%.17g", it->valuedouble);
+  else
+    return strata_error(STRATA_EBADINPUT,
+                        "%s: %s wants a string, a number or true/false", at,
+                        st__plain(it->string, shown, sizeof shown));
+  return hook_value(m, r, it->string, v, at);
+}
+
 /* ---- JSON ---- */
 
-static int json_run(const cJSON *o, const strata_measurement_t *dflt,
-                    strata_measurement_t *r, const char *at) {
+static int json_run(const strata_measurements_t *m, const cJSON *o,
+                    const strata_measurement_t *dflt, strata_measurement_t *r,
+                    const char *at) {
   run_init(r);
   int rc = 0;
   if (dflt->model) rc = set_str(&r->model, dflt->model);
   if (!rc && dflt->cluster) rc = set_str(&r->cluster, dflt->cluster);
   for (const cJSON *it = o->child; it && !rc; it = it->next) {
     int k = it->string ? find_key(it->string) : -1;
-    char shown[SHOWN];
-    if (k < 0)
-      return strata_error(STRATA_EBADINPUT, "%s: unknown key '%s'", at,
-                          st__plain(it->string, shown, sizeof shown));
+    if (k < 0 && it->string) {
+      rc = json_hook(m, r, it, at);
+      continue;
+    }
+    if (k < 0) return strata_error(STRATA_EBADINPUT, "%s: a key lacks", at);
     if (keys[k].kind == K_STR && !cJSON_IsString(it))
       return strata_error(STRATA_EBADINPUT, "%s: %s wants a string", at,
                           keys[k].key);
@@ -292,7 +347,7 @@ static int parse_json(const char *text, size_t len, strata_measurements_t *m) {
     snprintf(at, sizeof at, "%s: runs[%d]", m->where, i);
     m->n = i + 1;
     rc = cJSON_IsObject(o)
-             ? json_run(o, &dflt, &m->v[i], at)
+             ? json_run(m, o, &dflt, &m->v[i], at)
              : strata_error(STRATA_EBADINPUT, "%s: not an object", at);
   }
   cJSON_Delete(root);
@@ -363,9 +418,17 @@ static int csv_value(strata_measurement_t *r, int k, const char *v,
   return set_value(r, k, v, d, at);
 }
 
-static int csv_header(const char **pp, int *cols, int *nc,
+/* The CSV's columns: cols[c] a key of the reader's table, or -1 for one
+ * of the caller's (its name in names[c]). */
+typedef struct {
+  int cols[64], nc;
+  char names[64][FIELD_MAX];
+} header_t;
+
+static int csv_header(const char **pp, header_t *h,
                       const strata_measurements_t *m) {
   char buf[FIELD_MAX], at[300], shown[SHOWN];
+  int *cols = h->cols, *nc = &h->nc;
   const char *p = *pp;
   int rc = 0;
   snprintf(at, sizeof at, "%s:1", m->where);
@@ -374,17 +437,25 @@ static int csv_header(const char **pp, int *cols, int *nc,
     p = next_field(p, buf, sizeof buf, &long_);
     if ((rc = bad_field(buf, long_, at, "column"))) return rc;
     int k = find_key(buf);
-    if (k < 0)
+    int hk = k < 0 && m->key_fn ? m->key_fn(buf, NULL, NULL, m->key_ud) : 0;
+    if (hk && hk != STRATA_ENOTFOUND) {
+      strata_error_prefix("%s", at);
+      return hk;
+    }
+    if (k < 0 && (!m->key_fn || hk)) {
+      strata_error_clear();
       return strata_error(STRATA_EBADINPUT, "%s: unknown column '%s'", at,
                           st__plain(buf, shown, sizeof shown));
+    }
+    snprintf(h->names[*nc], sizeof h->names[*nc], "%s", buf);
     /* a repeated column would let its last field win unseen, as a JSON
      * reader refuses a repeated key */
     for (int c = 0; c < *nc; c++)
-      if (cols[c] == k)
+      if (!strcmp(h->names[c], buf))
         return strata_error(STRATA_EBADINPUT,
                             "%s: column '%s' is given twice (columns %d and "
                             "%d); give it once",
-                            at, keys[k].key, c + 1, *nc + 1);
+                            at, buf, c + 1, *nc + 1);
     cols[(*nc)++] = k;
     if (*p == '\n' || *p == '\r') break;
   }
@@ -392,17 +463,19 @@ static int csv_header(const char **pp, int *cols, int *nc,
   return 0;
 }
 
-static int csv_row(const char **pp, const int *cols, int nc,
-                   strata_measurement_t *r, const char *at) {
+static int csv_row(const strata_measurements_t *m, const char **pp,
+                   const header_t *h, strata_measurement_t *r, const char *at) {
   char buf[FIELD_MAX];
   const char *p = *pp;
-  int rc = 0;
+  int rc = 0, nc = h->nc;
   run_init(r);
   for (int c = 0; c < nc && !rc; c++) {
     int long_ = 0;
     p = next_field(p, buf, sizeof buf, &long_);
-    rc = bad_field(buf, long_, at, keys[cols[c]].key);
-    if (!rc) rc = csv_value(r, cols[c], buf, at);
+    rc = bad_field(buf, long_, at, h->names[c]);
+    if (!rc && h->cols[c] >= 0) rc = csv_value(r, h->cols[c], buf, at);
+    if (!rc && h->cols[c] < 0 && *buf)
+      rc = hook_value(m, r, h->names[c], buf, at);
   }
   if (!rc && *p && *p != '\n' && *p != '\r')
     rc = strata_error(STRATA_EBADINPUT,
@@ -415,12 +488,13 @@ static int csv_row(const char **pp, const int *cols, int nc,
 }
 
 static int parse_csv(const char *text, strata_measurements_t *m) {
-  int cols[64], nc = 0, rc, line = 1;
+  header_t *h = strata_calloc(1, sizeof *h); /* 16 KiB of names */
+  int rc = h ? 0 : strata_error(STRATA_ENOMEM, "out of memory"), line = 1;
   char at[300];
   const char *p = text;
-  if ((rc = csv_header(&p, cols, &nc, m))) return rc;
+  if (!rc) rc = csv_header(&p, h, m);
   int cap = 0;
-  while (*p && !rc) {
+  while (!rc && *p) {
     while (*p == '\n' || *p == '\r') {
       if (*p == '\n') line++;
       p++;
@@ -430,19 +504,22 @@ static int parse_csv(const char *text, strata_measurements_t *m) {
       cap = cap ? 2 * cap : 16;
       strata_measurement_t *v =
           cap > MAX_RUNS ? NULL : strata_realloc(m->v, sizeof *v * (size_t)cap);
-      if (!v)
-        return cap > MAX_RUNS
-                   ? strata_error(STRATA_EBADINPUT, "%s: more than %d runs",
-                                  m->where, MAX_RUNS)
-                   : strata_error(STRATA_ENOMEM, "out of memory");
+      if (!v) {
+        rc = cap > MAX_RUNS
+                 ? strata_error(STRATA_EBADINPUT, "%s: more than %d runs",
+                                m->where, MAX_RUNS)
+                 : strata_error(STRATA_ENOMEM, "out of memory");
+        break;
+      }
       m->v = v;
     }
     snprintf(at, sizeof at, "%s:%d", m->where, line);
-    rc = csv_row(&p, cols, nc, &m->v[m->n++], at);
+    rc = csv_row(m, &p, h, &m->v[m->n++], at);
   }
   if (!rc && m->n == 0)
     rc = strata_error(STRATA_EBADINPUT, "%s: no runs after the header",
                       m->where);
+  strata_free(h);
   return rc;
 }
 
@@ -464,20 +541,24 @@ void strata_measurements_destroy(strata_measurements_t *m) {
     strata_free(m->v[i].label);
     strata_free(m->v[i].model);
     strata_free(m->v[i].cluster);
+    strata_free(m->v[i].layout);
   }
   strata_free(m->v);
   strata_free(m->where);
   strata_free(m);
 }
 
-int strata_measurements_parse(const char *text, size_t len, const char *where,
-                              strata_measurements_t **out) {
+int strata_measurements_parse_with(const char *text, size_t len,
+                                   const char *where, strata_run_key_fn fn,
+                                   void *ud, strata_measurements_t **out) {
   strata_measurements_t *m = strata_calloc(1, sizeof *m);
   *out = NULL;
   if (!m || !(m->where = strata_strdup(where ? where : "measurements"))) {
     strata_free(m);
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
+  m->key_fn = fn;
+  m->key_ud = ud;
   char *csv = NULL;
   /* a UTF-8 byte order mark, as spreadsheets write CSV */
   if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) text += 3, len -= 3;
@@ -492,6 +573,8 @@ int strata_measurements_parse(const char *text, size_t len, const char *where,
                ? parse_csv(csv, m)
                : strata_error(STRATA_ENOMEM, "out of memory");
   strata_free(csv);
+  m->key_fn = NULL;
+  m->key_ud = NULL;
   if (rc) {
     strata_measurements_destroy(m);
     return rc;
@@ -500,11 +583,21 @@ int strata_measurements_parse(const char *text, size_t len, const char *where,
   return 0;
 }
 
-int strata_measurements_load(const char *path, strata_measurements_t **out) {
+int strata_measurements_parse(const char *text, size_t len, const char *where,
+                              strata_measurements_t **out) {
+  return strata_measurements_parse_with(text, len, where, NULL, NULL, out);
+}
+
+int strata_measurements_load_with(const char *path, strata_run_key_fn fn,
+                                  void *ud, strata_measurements_t **out) {
   char *text = NULL;
   size_t len = 0;
   int rc = strata_file_read(path, 16 << 20, &text, &len);
-  if (!rc) rc = strata_measurements_parse(text, len, path, out);
+  if (!rc) rc = strata_measurements_parse_with(text, len, path, fn, ud, out);
   strata_free(text);
   return rc;
+}
+
+int strata_measurements_load(const char *path, strata_measurements_t **out) {
+  return strata_measurements_load_with(path, NULL, NULL, out);
 }

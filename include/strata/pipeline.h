@@ -408,31 +408,89 @@ typedef struct {
   strata_plan_opts_t po; /* the configuration, every degree fixed */
   double step_seconds;   /* measured */
   double peak_bytes;     /* measured peak per device; 0: not given */
+  char *layout;          /* owns po.pipeline_layout (NULL: none given) */
 } strata_measurement_t;
+
+/* A key of a run that the reader's own table does not hold, offered to
+ * the caller's (strata calibrate passes it through strata estimate's
+ * option table, docs/calibration.md): value is its text, "true" or
+ * "false" for a boolean, or NULL to ask only whether the key is one (a
+ * CSV header).  Returns 0 when taken, STRATA_ENOTFOUND when it is no key
+ * of the caller's either, else an error whose message the reader prefixes
+ * with the file and run. */
+typedef int (*strata_run_key_fn)(const char *key, const char *value,
+                                 strata_plan_opts_t *po, void *ud);
 
 typedef struct {
   char *where; /* the file, for messages */
   int n;
   strata_measurement_t *v;
+  strata_run_key_fn key_fn; /* set while reading (NULL: the reader's keys) */
+  void *key_ud;
 } strata_measurements_t;
 
 /* Read measurements (JSON or CSV, docs/calibration.md); errors name the
- * file, the run and the field. */
+ * file, the run and the field.  The _with forms offer the keys the
+ * reader does not know to fn (NULL: none; an unknown key is an error). */
 int strata_measurements_load(const char *path, strata_measurements_t **out);
 int strata_measurements_parse(const char *text, size_t len, const char *where,
                               strata_measurements_t **out);
+int strata_measurements_load_with(const char *path, strata_run_key_fn fn,
+                                  void *ud, strata_measurements_t **out);
+int strata_measurements_parse_with(const char *text, size_t len,
+                                   const char *where, strata_run_key_fn fn,
+                                   void *ud, strata_measurements_t **out);
 void strata_measurements_destroy(strata_measurements_t *m);
+
+/* The fitted parameters, in the report's order: gemm, attention,
+ * stream, the links inside a node, across nodes, the time per step. */
+#define STRATA_CAL_PARAMS 6
+const char *strata_calibration_param_name(int k);
 
 typedef struct {
   int n;
   double *step_before, *step_after; /* predicted, per run */
   double *peak_before, *peak_after;
   double rms_before, rms_after; /* RMS of log(predicted / measured) */
+  /* Leave-one-out: each run predicted by the fit of the others (NULL and
+   * rms_loo < 0 when not computed: one run, or more than the bound). */
+  double *step_loo;
+  double rms_loo;
+  /* Per parameter: the most any run's log step moves per unit of its
+   * log (the time per step: per 5 % of the shortest step) at the table, and
+   * whether the fit moved it (0: no run is sensitive to it, it stays at
+   * its prior) and whether it ended at a bound of its range. */
+  double sensitivity[STRATA_CAL_PARAMS];
+  int fitted[STRATA_CAL_PARAMS], at_bound[STRATA_CAL_PARAMS];
+  double value[STRATA_CAL_PARAMS]; /* the fitted scale (time: seconds) */
 } strata_calibration_report_t;
 
-/* Fit the scales and offsets of a calibration to the runs. */
+typedef struct {
+  /* Leave-one-out up to this many runs (0: never; default 20). */
+  int loo_max;
+  /* Runs of several GPU models or frameworks in one fit (a benchmark's
+   * one set of parameters for all; default 0: refused). */
+  int mixed;
+} strata_calibrate_opts_t;
+void strata_calibrate_opts_init(strata_calibrate_opts_t *o);
+
+/* Fit the scales and offsets of a calibration to the runs (a MAP fit:
+ * a log-normal prior around the table, docs/calibration.md).  Refused:
+ * runs of different GPU models or frameworks, one configuration measured
+ * at steps more than 10 % apart, a step faster than the GPUs' peak. */
 int strata_calibrate(const strata_measurements_t *m, strata_calibration_t *cal,
                      strata_calibration_report_t *rep);
+int strata_calibrate_with(const strata_measurements_t *m,
+                          const strata_calibrate_opts_t *o,
+                          strata_calibration_t *cal,
+                          strata_calibration_report_t *rep);
+/* No fit: the runs predicted by the table (step_before) and under cal
+ * (step_after), the RMS errors of both: how a calibration holds on runs
+ * it was not fitted to. */
+int strata_calibration_check(const strata_measurements_t *m,
+                             const strata_calibrate_opts_t *o,
+                             const strata_calibration_t *cal,
+                             strata_calibration_report_t *rep);
 void strata_calibration_report_free(strata_calibration_report_t *rep);
 
 /* ---- the rulebook (rules/rules.c, docs/exports.md, "The rulebook")
