@@ -38,6 +38,11 @@ int cli_default_global_batch(int seq);
  * options).  Returns 0, -1 after --help, or an exit code. */
 int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
                    cli_plan_args_t *a);
+/* Whether NAME (without "--"; "no-NAME" for a toggle's off) is an option
+ * strata plan takes, by its own table; if not, *near (when not NULL) the
+ * one it was meant to be, or NULL.  strata fleet reads a job's plan
+ * options by it before cli_plan_parse. */
+int cli_plan_option_known(const char *name, const char **near);
 /* Load the model and the cluster (calibrated when asked). */
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c);
