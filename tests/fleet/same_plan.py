@@ -8,8 +8,8 @@ two nodes: `strata show --json --cluster` of both equal but for the
 cluster's name, in the plan and its device map (the fleet names it "NAME
 on SPEC"), and the plan holds
 the sequence and the precision asked.  Then a job's option refused as
-plan refuses it (same message), and a key that is no option of plan
-named with the job's JSON path.
+plan refuses it (same message), a key that is no option of plan named
+with the job's JSON path, and a deadline that no node count meets.
 
 Usage: same_plan.py STRATA_BINARY
 """
@@ -79,6 +79,14 @@ def main():
         rc, _, err = run(binary, "fleet", jobs, "--cluster", "dgx-h100:2")
         if rc != 2 or "jobs[0]: unknown key 'sequence'" not in err:
             failed.append("sequence: exit %d, %r" % (rc, err))
+        # a deadline no node count meets: exit 3, the rate it needs said
+        with open(jobs, "w") as f:
+            json.dump({"jobs": [{"name": "x", "model": "gpt",
+                                 "tokens": 1e15, "deadline": "1h"}]}, f)
+        rc, _, err = run(binary, "fleet", jobs, "--cluster", "dgx-h100:2")
+        if rc != 3 or "job 'x' cannot meet its deadline: it needs " \
+                "277777777778 tokens/s" not in err:
+            failed.append("deadline: exit %d, %r" % (rc, err))
     for f in failed:
         print("FAIL " + f)
     print("%s" % ("ok" if not failed else "%d failed" % len(failed)))
