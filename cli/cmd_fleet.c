@@ -621,14 +621,14 @@ static int run(fleet_t *F) {
   F->seconds = strata_now() - t0;
   int rc = cli_write_output("fleet", NULL, text, strlen(text));
   strata_free(text);
-  int plans = 0;
+  int plans = 0, runs = 0;
   for (int j = 0; j < F->jobs->n; j++)
-    plans += F->res[j].planned;
+    plans += F->res[j].planned, runs += F->res[j].plan != NULL;
   if (!F->a.quiet)
     fprintf(st__stderr(),
             "strata fleet: %d jobs, %d plans for their curves and %d on their "
             "nodes; %.2f s\n",
-            F->jobs->n, plans, F->jobs->n, F->seconds);
+            F->jobs->n, plans, runs, F->seconds);
   return rc;
 }
 

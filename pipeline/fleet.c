@@ -33,9 +33,9 @@
  * of its group, jobs in JOBS.json order, and is planned again on exactly
  * those nodes with its own options: its plan names its own hosts, and
  * its figures are those of the leaves its nodes sit under.  A time limit
- * is the whole run's: the curves stop at three quarters of it (a curve
- * cut short has the points found), the plans on the jobs' nodes share
- * the rest.
+ * is the whole run's: the curves stop at 60 % of it (a curve cut short
+ * has the points found), the plans on the jobs' nodes share the time to
+ * 90 %, the rest kept for what is not a search (loading, writing).
  */
 #include <float.h>
 #include <math.h>
@@ -300,24 +300,33 @@ static double left_until(double end) {
   return end > 0 ? end - strata_now() : 0;
 }
 
-/* One plan of job j's curve on the first n nodes of group g: the nodes
- * its configuration uses (*m, its point holds from m to n nodes), or
- * *m = 0 when nothing fits. */
-static int curve_point(fleet_t *F, int j, int g, int n, int *m, double *t) {
+/* One plan of job j's curve on the first n nodes of group g (with at
+ * most `share` seconds under a time limit): the nodes its configuration
+ * uses (*m, its point holds from m to n nodes), or *m = 0 when nothing
+ * fits. */
+static int curve_point(fleet_t *F, int j, int g, int n, double share, int *m,
+                       double *t) {
   strata_fleet_result_t *r = &F->res[j];
   strata_plan_opts_t po = F->po[j];
   strata_cluster_t *s = NULL;
   strata_plan_t *p = NULL;
-  double left = left_until(F->curves_end);
   po.top = 1; /* the best is all a point needs */
   po.pareto = 0;
   po.quiet = 1;
-  if (F->curves_end > 0 && (!po.time_limit || po.time_limit > left))
-    po.time_limit = left > 0.001 ? left : 0.001;
+  if (F->curves_end > 0 && (!po.time_limit || po.time_limit > share))
+    po.time_limit = share > 0.001 ? share : 0.001;
+  double t0 = strata_now();
   int rc = strata_cluster_subset(F->c, g, 0, n, NULL, &s);
   if (!rc) rc = plan_on(F, j, s, &po, &p, r->points ? NULL : r->why);
   r->planned++;
   *m = 0;
+  /* nothing found by a time limit: not that nothing fits (-1: cut) */
+  if (!rc && !p && po.time_limit > 0 &&
+      strata_now() - t0 >= 0.8 * po.time_limit) {
+    if (!r->points) r->why[0] = '\0';
+    r->cut = 1;
+    *m = -1;
+  }
   if (!rc && p) {
     int gpn = strata_cluster_gpus_per_node(s);
     int used = p->devices > 0 ? p->devices : p->tp * p->pp * p->dp;
@@ -331,32 +340,58 @@ static int curve_point(fleet_t *F, int j, int g, int n, int *m, double *t) {
   return rc;
 }
 
-/* Job j's curve on group g, from its most nodes down.  A plan on n nodes
- * searches every configuration of at most n nodes' GPUs, so its best
- * using m nodes is also the best on m .. n nodes (each of those searches
- * a subset that holds it): one plan gives the whole run m .. n, the next
- * plan is on m - 1, and where nothing fits on n nothing fits on fewer.
- * A job with a deadline stops below the rate it needs (fewer nodes are
- * no faster). */
-static int curve(fleet_t *F, int j, int g) {
+/* One step of job j's curve on group g, from its most nodes down: the
+ * plan on *next nodes.  A plan on n nodes searches every configuration
+ * of at most n nodes' GPUs, so its best, using m nodes, is also the best
+ * on m .. n nodes (each of those searches a subset that holds it): one
+ * plan gives the whole run m .. n, the next is on m - 1 (*next), and
+ * where nothing fits on n nothing fits on fewer (*next = 0).  A job with
+ * a deadline stops below the rate it needs (fewer nodes are no faster). */
+static int curve_step(fleet_t *F, int j, int g, double share, int *next) {
   const strata_fleet_job_t *job = &F->jobs[j];
-  strata_fleet_result_t *r = &F->res[j];
-  int lo = lo_nodes(job), n = hi_nodes(job, F->cap[g]), m, rc = 0;
+  int lo = lo_nodes(job), n = *next, m;
   double t = 0;
-  while (n >= lo && !rc) {
-    if (F->po[j].cancel && *F->po[j].cancel)
-      return strata_error(STRATA_ECANCELED, "interrupted");
-    if (F->curves_end > 0 && left_until(F->curves_end) <= 0) {
-      r->cut = 1;
-      break;
+  int rc = curve_point(F, j, g, n, share, &m, &t);
+  *next = 0;
+  if (rc || m <= 0) return rc;
+  if (m < lo) m = lo;
+  for (int k = m; k <= n; k++)
+    F->tps[cell(F, j, g, k)] = t;
+  F->res[j].points += n - m + 1;
+  if (!(has_deadline(job) && t < need_of(job))) *next = m - 1;
+  if (*next < lo) *next = 0;
+  return 0;
+}
+
+/* Every curve, a step of each in turn: under a time limit each curve has
+ * its most nodes' point before any has a second, and each plan at most
+ * an equal share of the time left; a curve not finished is cut. */
+static int curves(fleet_t *F, int *next) {
+  int active = 1, left_in_round, rc = 0;
+  for (int j = 0; j < F->n_jobs; j++)
+    for (int g = 0; g < F->groups; g++) {
+      int hi = hi_nodes(&F->jobs[j], F->cap[g]);
+      next[j * F->groups + g] = hi >= lo_nodes(&F->jobs[j]) ? hi : 0;
     }
-    if ((rc = curve_point(F, j, g, n, &m, &t)) || !m) break;
-    if (m < lo) m = lo;
-    for (int k = m; k <= n; k++)
-      F->tps[cell(F, j, g, k)] = t;
-    r->points += n - m + 1;
-    if (has_deadline(job) && t < need_of(job)) break;
-    n = m - 1;
+  while (active && !rc) {
+    active = 0;
+    for (int i = 0; i < F->n_jobs * F->groups; i++)
+      active += next[i] > 0;
+    left_in_round = active;
+    for (int i = 0; i < F->n_jobs * F->groups && !rc; i++) {
+      double left = left_until(F->curves_end);
+      if (!next[i]) continue;
+      if (F->po[0].cancel && *F->po[0].cancel)
+        return strata_error(STRATA_ECANCELED, "interrupted");
+      if (F->curves_end > 0 && left <= 0) {
+        F->res[i / F->groups].cut = 1;
+        next[i] = 0;
+        continue;
+      }
+      rc = curve_step(F, i / F->groups, i % F->groups, left / left_in_round,
+                      &next[i]);
+      left_in_round--;
+    }
   }
   return rc;
 }
@@ -471,10 +506,10 @@ static int build_curves(fleet_t *F) {
     F->tps[i] = -1;
   for (int j = 0; j < F->n_jobs; j++)
     F->required[j] = F->jobs[j].min_nodes > 0 || has_deadline(&F->jobs[j]);
-  int rc = 0;
-  for (int j = 0; j < F->n_jobs && !rc; j++)
-    for (int g = 0; g < F->groups && !rc; g++)
-      rc = curve(F, j, g);
+  int *next = strata_calloc((size_t)F->n_jobs * F->groups, sizeof *next);
+  int rc =
+      next ? curves(F, next) : strata_error(STRATA_ENOMEM, "out of memory");
+  strata_free(next);
   if (!rc) worths(F);
   return rc;
 }
@@ -581,9 +616,8 @@ void strata_fleet_opts_init(strata_fleet_opts_t *o) {
   o->objective = STRATA_FLEET_FAIR;
 }
 
-/* The groups, their capacities, the objective and the time limit's ends:
- * the curves get three quarters of it, the plans on the jobs' own nodes
- * the rest. */
+/* The groups, their capacities, the objective and the time limit's ends
+ * (docs/cli.md, --time-limit). */
 static int setup(fleet_t *F) {
   const strata_fleet_opts_t *fo = F->fo;
   double start = fo->start > 0 ? fo->start : strata_now();
@@ -596,9 +630,9 @@ static int setup(fleet_t *F) {
     F->cap[k] = strata_cluster_nodes(strata_cluster_group(F->c, k));
     if (F->cap[k] > F->max_nodes) F->max_nodes = F->cap[k];
   }
-  if (fo->time_limit > 0) {
-    F->end = start + fo->time_limit;
-    F->curves_end = start + 0.75 * fo->time_limit;
+  if (fo->time_limit > 0) { /* a tenth kept for what is not a search */
+    F->end = start + 0.9 * fo->time_limit;
+    F->curves_end = start + 0.6 * fo->time_limit;
   }
   return check_sum(F);
 }
