@@ -592,9 +592,11 @@ static void warn_placement(const fleet_t *F) {
       continue;
     fprintf(st__stderr(),
             "strata fleet: warning: job '%s' runs %.0f tokens/s on its own "
-            "nodes and %.0f on the group's first %d (its nodes sit under "
-            "other leaf switches); the split took the latter\n",
-            F->jobs->jobs[j].name, r->tokens_per_second, curve, r->nodes);
+            "nodes and %.0f on the group's first %d (%s); the split took "
+            "the latter\n",
+            F->jobs->jobs[j].name, r->tokens_per_second, curve, r->nodes,
+            r->cut ? "its curve's plans were cut short by the time limit"
+                   : "its nodes sit under other leaf switches");
   }
 }
 
