@@ -32,7 +32,7 @@
 
 typedef struct {
   const char *cluster, *output, *calibration, *cache;
-  int json, quiet, threads;
+  int json, quiet, threads, objective;
   double time_limit;
 } fleet_args_t;
 
@@ -51,8 +51,13 @@ static const cli_opt_t opts[] = {
     {CLI_INT("threads", threads, 1, 1024, "N",
              "solver threads (libuv pool size)")},
     {CLI_STR("cache", 0, cache, "DIR", "keep solved stages in DIR")},
+    {CLI_PARSE("objective", objective, strata_fleet_objective_parse, "O",
+               "fair (default: sum of weight x log tokens/s,\n"
+               "every job that can run) or throughput (sum\n"
+               "of weight x tokens/s); beats JOBS.json's")},
     {CLI_DOUBLE("time-limit", time_limit, 0.001, 1e7, 0, "S",
-                "each plan's search stops after S seconds")},
+                "the whole run stops after S seconds, with\n"
+                "the best split of the curves planned by then")},
     {CLI_END}};
 
 static const cli_optspec_t opt_spec = {
@@ -61,13 +66,15 @@ static const cli_optspec_t opt_spec = {
     "Usage: strata fleet JOBS.json --cluster SPEC [-o DIR] [--json]\n"
     "\n"
     "Share a cluster among training jobs: split its usable nodes (whole\n"
-    "nodes, each job within one node group) to maximise the sum over\n"
-    "jobs of weight x tokens/s, each job's tokens/s on n nodes being\n"
+    "nodes, each job within one node group) to maximise the objective\n"
+    "(by default the sum over jobs of weight x log tokens/s, every job\n"
+    "that can run given nodes), each job's tokens/s on n nodes being\n"
     "its best plan's; then plan each job on its nodes.  JOBS.json:\n"
-    "{\"jobs\": [{\"name\": N, \"model\": M, \"global_batch\": B,\n"
-    "\"weight\": W, \"min_nodes\": A, \"max_nodes\": Z}]} (all but name\n"
-    "and model optional; a job with min_nodes must run, one without\n"
-    "may be left out).  docs/cli.md says more.\n"
+    "{\"objective\": O, \"jobs\": [{\"name\": N, \"model\": M,\n"
+    "\"weight\": W, \"min_nodes\": A, \"max_nodes\": Z, \"tokens\": T,\n"
+    "\"deadline\": D, and any option of strata plan: \"seq\": 32768,\n"
+    "\"precision\": \"fp8\", ...}]} (all but name and model optional; a\n"
+    "job with min_nodes or a deadline must run).  docs/cli.md says more.\n"
     "\n"
     "Options:\n",
     "\n"
@@ -87,7 +94,9 @@ typedef struct {
   strata_plan_opts_t *po;
   strata_fleet_result_t *res;
   double total, seconds;
-  char scratch[4096]; /* the run's own stage cache ("": none) */
+  char scratch[4096];  /* the run's own stage cache ("": none) */
+  cli_plan_args_t *pa; /* each job's plan options */
+  int objective;
 } fleet_t;
 
 static volatile int interrupted; /* the signal (SIGINT, SIGTERM), or 0 */
@@ -118,46 +127,136 @@ static int folder_writable(const char *dir) {
   return 0;
 }
 
-/* Each job's model and options: the library's defaults, its global batch. */
+/* Keys of a job that are strata plan's options but the fleet's to set:
+ * one value for every job, or what a job's plan in the fleet is not. */
+static const struct {
+  const char *name, *why;
+} fleet_owns[] = {
+    {"cluster", "the fleet's cluster is strata fleet's --cluster"},
+    {"calibration", "give strata fleet --calibration"},
+    {"threads", "give strata fleet --threads"},
+    {"cache", "give strata fleet --cache"},
+    {"time-limit", "strata fleet's --time-limit bounds the whole run"},
+    {"output", "strata fleet -o DIR writes every job's plan"},
+    {"json", "give strata fleet --json"},
+    {"timings", "the fleet's summary has no timings"},
+    {"quiet", "give strata fleet --quiet"},
+    {"baseline", "a re-plan is strata plan's"},
+    {"replan-threshold", "a re-plan is strata plan's"},
+    {"fallbacks", "a fleet job's plan has no fallbacks"},
+    {"pareto-filter", "a fleet job's plan keeps its front whole"},
+    {"help", "not an option of a job"},
+};
+
+/* Job j's key k: one strata plan takes, and the fleet leaves to it. */
+static int job_key_ok(const fleet_t *F, int j, int k) {
+  const strata_fleet_job_t *job = &F->jobs->jobs[j];
+  const char *word = job->opt_word[k] + 2, *near = NULL;
+  char name[64];
+  snprintf(name, sizeof name, "%.*s", (int)strcspn(word, "="), word);
+  const char *bare = strncmp(name, "no-", 3) ? name : name + 3;
+  for (size_t i = 0; i < sizeof fleet_owns / sizeof fleet_owns[0]; i++)
+    if (!strcmp(bare, fleet_owns[i].name))
+      return strata_error(
+          STRATA_EBADINPUT, "%s: jobs[%d].%s: --%s is not a job's option: %s",
+          F->jobs_path, j, job->opt_key[k], bare, fleet_owns[i].why);
+  static const char *const own[] = {"name",      "model",     "weight",
+                                    "min_nodes", "max_nodes", "tokens",
+                                    "deadline",  NULL};
+  if (cli_plan_option_known(name, &near)) return 0;
+  const char *mine = st__did_you_mean(job->opt_key[k], own);
+  if (mine) near = mine;
+  return strata_error(STRATA_EBADINPUT,
+                      "%s: jobs[%d]: unknown key '%s': neither a job's own "
+                      "(name, model, weight, min_nodes, max_nodes, tokens, "
+                      "deadline) nor an option of strata plan%s%s%s",
+                      F->jobs_path, j, job->opt_key[k],
+                      near ? "; did you mean '" : "", near ? near : "",
+                      near ? "'?" : "");
+}
+
+/* Job j's plan options through strata plan's own table: each key alone
+ * (its message then names it), then all together (plan's checks of
+ * options that go together).  Plan's message is printed as plan prints
+ * it, and a line says which key of which job it was. */
+static int job_options(fleet_t *F, int j, cli_plan_args_t *a) {
+  const strata_fleet_job_t *job = &F->jobs->jobs[j];
+  int n = job->n_opts, rc = 0;
+  char model[4200];
+  char **argv = strata_calloc((size_t)n + 4, sizeof *argv);
+  if (!argv) return cli_fail("fleet", strata_error(STRATA_ENOMEM, "oom"));
+  snprintf(model, sizeof model, "--model=%s", job->model);
+  argv[0] = "plan", argv[1] = model, argv[2] = "--cluster=-";
+  for (int k = 0; k < n && !rc; k++) {
+    if ((rc = job_key_ok(F, j, k))) {
+      rc = cli_fail("fleet", rc);
+      break;
+    }
+    argv[3] = job->opt_word[k];
+    if ((rc = cli_plan_parse("plan", 4, argv, 0, a)))
+      fprintf(st__stderr(),
+              "strata fleet: %s: jobs[%d].%s: strata plan refuses it "
+              "(above)\n",
+              F->jobs_path, j, job->opt_key[k]);
+  }
+  for (int k = 0; k < n && !rc; k++)
+    argv[3 + k] = job->opt_word[k];
+  if (!rc && (rc = cli_plan_parse("plan", 3 + n, argv, 0, a)))
+    fprintf(st__stderr(),
+            "strata fleet: %s: jobs[%d] ('%s'): strata plan refuses its "
+            "options together (above)\n",
+            F->jobs_path, j, job->name);
+  strata_free(argv);
+  return rc == CLI_USAGE ? CLI_BADINPUT : rc;
+}
+
+/* Each job's model and options: strata plan's, read by its table from
+ * the job's keys, with plan's defaults (its global batch too). */
 static int load_models(fleet_t *F) {
   int n = F->jobs->n, e;
   F->g = strata_calloc((size_t)n, sizeof *F->g);
   F->po = strata_calloc((size_t)n, sizeof *F->po);
   F->res = strata_calloc((size_t)n, sizeof *F->res);
-  if (!F->g || !F->po || !F->res)
-    return strata_error(STRATA_ENOMEM, "out of memory");
+  F->pa = strata_calloc((size_t)n, sizeof *F->pa);
+  if (!F->g || !F->po || !F->res || !F->pa)
+    return cli_fail("fleet", strata_error(STRATA_ENOMEM, "out of memory"));
   for (int j = 0; j < n; j++) {
     const strata_fleet_job_t *job = &F->jobs->jobs[j];
     strata_plan_opts_t *po = &F->po[j];
-    strata_plan_opts_init(po);
+    if ((e = job_options(F, j, &F->pa[j]))) return e;
+    *po = F->pa[j].po;
     if ((e = strata_model_load(job->model, &po->gen, &F->g[j]))) {
       strata_error_prefix("%s: jobs[%d].model", F->jobs_path, j);
-      return e;
+      return cli_fail("fleet", e);
     }
-    po->global_batch = job->global_batch;  /* 0: the library's default */
+    /* a global batch not given is 0: the library's default */
     strata_plan_opts_resolve(po, F->g[j]); /* fleet.c reads it */
     po->model_spec = job->model;
     po->quiet = 1;
     po->threads = F->a.threads;
     po->cache_dir = F->a.cache;
-    po->time_limit = F->a.time_limit;
     po->cancel = &interrupted;
   }
   return 0;
 }
 
+/* JOBS.json, the cluster, the models: 0 or the exit code. */
 static int load(fleet_t *F) {
   strata_calibration_t cal;
   int e;
-  if ((e = strata_fleet_jobs_load(F->jobs_path, &F->jobs))) return e;
+  if ((e = strata_fleet_jobs_load(F->jobs_path, &F->jobs)))
+    return cli_fail("fleet", e);
+  F->objective = F->a.objective       ? F->a.objective
+                 : F->jobs->objective ? F->jobs->objective
+                                      : STRATA_FLEET_FAIR;
   if ((e = strata_cluster_load(F->a.cluster, &F->c))) {
     strata_error_prefix("--cluster");
-    return e;
+    return cli_fail("fleet", e);
   }
   if (F->a.calibration &&
       ((e = strata_calibration_load(F->a.calibration, &cal)) ||
        (e = strata_cluster_calibrate(F->c, &cal))))
-    return e;
+    return cli_fail("fleet", e);
   return load_models(F);
 }
 
@@ -266,28 +365,52 @@ static const char *gpu_of(const fleet_t *F, int j) {
   return m && m->name ? m->name : "?";
 }
 
+/* The weighted tokens/s of the split, on the curves. */
+static double weighted_sum(const fleet_t *F) {
+  double sum = 0;
+  for (int j = 0; j < F->jobs->n; j++)
+    if (F->res[j].plan) sum += F->jobs->jobs[j].weight * F->res[j].value;
+  return sum;
+}
+
+static int add_degrees(cJSON *o, const strata_plan_t *p) {
+  return st__json_add_num(o, "tp", p->tp) |
+         st__json_add_num(o, "cp", p->cp > 1 ? p->cp : 1) |
+         st__json_add_num(o, "pp", p->pp) |
+         st__json_add_num(o, "vpp", p->vpp > 1 ? p->vpp : 1) |
+         st__json_add_num(o, "ep", p->ep > 1 ? p->ep : 1) |
+         st__json_add_num(o, "dp", p->dp);
+}
+
 static int add_job(const fleet_t *F, int j, cJSON *arr) {
   const strata_fleet_result_t *r = &F->res[j];
+  const strata_fleet_job_t *job = &F->jobs->jobs[j];
   char path[4200], hosts[300];
   cJSON *o = st__json_push_object(arr);
   if (!o) return -1;
   plan_path(F, j, 0, path, sizeof path);
   hosts_of(F, j, hosts, sizeof hosts);
-  int bad = st__json_add_str(o, "name", F->jobs->jobs[j].name) |
+  int bad = st__json_add_str(o, "name", job->name) |
             st__json_add_num(o, "nodes", r->nodes) |
-            st__json_add_num(o, "weight", F->jobs->jobs[j].weight);
+            st__json_add_num(o, "weight", job->weight);
   if (r->plan)
     bad |= st__json_add_num(o, "group", r->group) |
            st__json_add_str(o, "gpu_model", gpu_of(F, j)) |
-           st__json_add_str(o, "hosts", hosts) |
-           st__json_add_num(o, "tp", r->plan->tp) |
-           st__json_add_num(o, "pp", r->plan->pp) |
-           st__json_add_num(o, "dp", r->plan->dp) |
+           st__json_add_str(o, "hosts", hosts) | add_degrees(o, r->plan) |
            st__json_add_num(o, "step_seconds", r->step_seconds) |
-           st__json_add_num(o, "tokens_per_second", r->tokens_per_second);
+           st__json_add_num(o, "tokens_per_second", r->tokens_per_second) |
+           st__json_add_num(o, "curve_tokens_per_second", r->value) |
+           (cJSON_AddNullToObject(o, "why_not_run") == NULL);
   else
     bad |= (cJSON_AddNullToObject(o, "step_seconds") == NULL) |
-           st__json_add_num(o, "tokens_per_second", 0);
+           st__json_add_num(o, "tokens_per_second", 0) |
+           st__json_add_str(o, "why_not_run", r->why);
+  if (job->tokens > 0)
+    bad |= st__json_add_num(o, "tokens", job->tokens) |
+           st__json_add_str(o, "deadline", job->deadline) |
+           st__json_add_num(o, "needed_tokens_per_second", r->need);
+  bad |= st__json_add_num(o, "plans", r->planned) |
+         st__json_add_bool(o, "cut_by_time_limit", r->cut);
   if (r->plan && F->a.output)
     bad |= st__json_add_str(o, "plan", path);
   else
@@ -302,7 +425,10 @@ static int report_json(const fleet_t *F, char **text) {
       st__json_add_num(root, "schema_version", STRATA_JSON_SCHEMA_VERSION) ||
       st__json_add_str(root, "cluster", F->a.cluster) ||
       st__json_add_num(root, "nodes", strata_cluster_nodes(F->c)) ||
-      st__json_add_num(root, "weighted_tokens_per_second", F->total) ||
+      st__json_add_str(root, "objective",
+                       strata_fleet_objective_name(F->objective)) ||
+      st__json_add_num(root, "objective_value", F->total) ||
+      st__json_add_num(root, "weighted_tokens_per_second", weighted_sum(F)) ||
       !(arr = cJSON_AddArrayToObject(root, "jobs"));
   for (int j = 0; !bad && j < F->jobs->n; j++)
     bad = add_job(F, j, arr);
@@ -311,35 +437,69 @@ static int report_json(const fleet_t *F, char **text) {
   return *text ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
+#define ROW "%-20s %5s %-13s %-24s %3s %3s %4s %3s %3s %5s %9s %12s %6s\n"
+
+static void text_row(const fleet_t *F, int j, strata_buf_t *b) {
+  const strata_fleet_result_t *r = &F->res[j];
+  const strata_plan_t *p = r->plan;
+  char name[96], hosts[300], w[32], n[16], grp[48], d[6][16], st[32], tk[32];
+  st__plain(F->jobs->jobs[j].name, name, sizeof name);
+  hosts_of(F, j, hosts, sizeof hosts);
+  st__fmt_num(F->jobs->jobs[j].weight, 3, w, sizeof w);
+  snprintf(n, sizeof n, "%d", r->nodes);
+  if (!p) {
+    strata_buf_printf(b, ROW, name, n, "-", "(not run)", "-", "-", "-", "-",
+                      "-", "-", "-", "0", w);
+    return;
+  }
+  int deg[6] = {p->tp,
+                p->cp > 1 ? p->cp : 1,
+                p->pp,
+                p->vpp > 1 ? p->vpp : 1,
+                p->ep > 1 ? p->ep : 1,
+                p->dp};
+  for (int k = 0; k < 6; k++)
+    snprintf(d[k], sizeof d[k], "%d", deg[k]);
+  snprintf(grp, sizeof grp, "%d %s", r->group, gpu_of(F, j));
+  strata_buf_printf(b, ROW, name, n, grp, hosts, d[0], d[1], d[2], d[3], d[4],
+                    d[5], st__fmt_num(r->step_seconds, 3, st, sizeof st),
+                    st__fmt_num(r->tokens_per_second, 0, tk, sizeof tk), w);
+}
+
 static int report_text(const fleet_t *F, char **text) {
   strata_buf_t b;
-  char name[96], hosts[300], cl[200], tot[64], w[64];
+  char cl[200], tot[64], name[96];
   strata_buf_init(&b);
   strata_buf_printf(&b,
-                    "%d jobs on %s (%d usable nodes): %s weighted "
-                    "tokens/s\n\n",
+                    "%d jobs on %s (%d usable nodes), objective %s: %s "
+                    "weighted tokens/s",
                     F->jobs->n, st__plain(F->a.cluster, cl, sizeof cl),
                     strata_cluster_nodes(F->c),
-                    st__fmt_num(F->total, 0, tot, sizeof tot));
-  strata_buf_printf(&b, "%-20s %6s %-13s %-28s %4s %4s %5s %10s %12s %7s\n",
-                    "job", "nodes", "group", "hosts", "tp", "pp", "dp",
-                    "step (s)", "tokens/s", "weight");
-  for (int j = 0; j < F->jobs->n; j++) {
-    const strata_fleet_result_t *r = &F->res[j];
-    st__plain(F->jobs->jobs[j].name, name, sizeof name);
-    hosts_of(F, j, hosts, sizeof hosts);
-    st__fmt_num(F->jobs->jobs[j].weight, 3, w, sizeof w);
-    if (!r->plan) {
-      strata_buf_printf(&b, "%-20s %6d %-13s %-28s %4s %4s %5s %10s %12s %7s\n",
-                        name, 0, "-", "(not run)", "-", "-", "-", "-", "0", w);
-      continue;
-    }
-    char grp[48];
-    snprintf(grp, sizeof grp, "%d %s", r->group, gpu_of(F, j));
-    strata_buf_printf(&b,
-                      "%-20s %6d %-13s %-28s %4d %4d %5d %10.4f %12.0f %7s\n",
-                      name, r->nodes, grp, hosts, r->plan->tp, r->plan->pp,
-                      r->plan->dp, r->step_seconds, r->tokens_per_second, w);
+                    strata_fleet_objective_name(F->objective),
+                    st__fmt_num(weighted_sum(F), 0, tot, sizeof tot));
+  if (F->objective == STRATA_FLEET_FAIR)
+    strata_buf_printf(&b, ", sum of weight x ln(tokens/s) %s",
+                      st__fmt_num(F->total, 3, tot, sizeof tot));
+  strata_buf_printf(&b, "\n\n" ROW, "job", "nodes", "group", "hosts", "tp",
+                    "cp", "pp", "vpp", "ep", "dp", "step (s)", "tokens/s",
+                    "weight");
+  for (int j = 0; j < F->jobs->n; j++)
+    text_row(F, j, &b);
+  for (int j = 0, first = 1; j < F->jobs->n; j++) {
+    const strata_fleet_job_t *job = &F->jobs->jobs[j];
+    char a[32], c[32];
+    st__plain(job->name, name, sizeof name);
+    if ((!F->res[j].plan || job->tokens > 0) && first)
+      strata_buf_puts(&b, "\n"), first = 0;
+    if (!F->res[j].plan)
+      strata_buf_printf(&b, "%s is not run: %s\n", name, F->res[j].why);
+    else if (job->tokens > 0)
+      strata_buf_printf(
+          &b,
+          "%s meets its deadline (%s): it needs %s "
+          "tokens/s, its nodes make %s\n",
+          name, job->deadline, st__fmt_num(F->res[j].need, 0, a, sizeof a),
+          st__fmt_num(F->res[j].tokens_per_second, 0, c, sizeof c));
   }
   *text = strata_buf_steal(&b, NULL);
   return *text ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
@@ -427,14 +587,16 @@ static void scratch_remove(fleet_t *F) {
 static void warn_placement(const fleet_t *F) {
   for (int j = 0; j < F->jobs->n; j++) {
     const strata_fleet_result_t *r = &F->res[j];
-    double curve = r->value / F->jobs->jobs[j].weight;
+    double curve = r->value;
     if (!r->plan || fabs(r->tokens_per_second - curve) <= 1e-3 * curve)
       continue;
     fprintf(st__stderr(),
             "strata fleet: warning: job '%s' runs %.0f tokens/s on its own "
-            "nodes and %.0f on the group's first %d (its nodes sit under "
-            "other leaf switches); the split took the latter\n",
-            F->jobs->jobs[j].name, r->tokens_per_second, curve, r->nodes);
+            "nodes and %.0f on the group's first %d (%s); the split took "
+            "the latter\n",
+            F->jobs->jobs[j].name, r->tokens_per_second, curve, r->nodes,
+            r->cut ? "its curve's plans were cut short by the time limit"
+                   : "its nodes sit under other leaf switches");
   }
 }
 
@@ -442,9 +604,15 @@ static int run(fleet_t *F) {
   int e;
   char *text = NULL;
   double t0 = strata_now();
-  if ((e = scratch_cache(F)) || (e = load(F))) return cli_fail("fleet", e);
+  strata_fleet_opts_t fo;
+  scratch_cache(F);
+  if ((e = load(F))) return e;
+  strata_fleet_opts_init(&fo);
+  fo.objective = F->objective;
+  fo.time_limit = F->a.time_limit;
+  fo.start = t0;
   e = strata_fleet_plan(F->c, F->jobs->n, (const strata_graph_t *const *)F->g,
-                        F->po, F->jobs->jobs, F->res, &F->total);
+                        F->po, F->jobs->jobs, &fo, F->res, &F->total);
   if (!e && interrupted)
     e = strata_error(STRATA_ECANCELED, "interrupted: nothing was written");
   if (!e) e = stitch(F);
@@ -455,14 +623,14 @@ static int run(fleet_t *F) {
   F->seconds = strata_now() - t0;
   int rc = cli_write_output("fleet", NULL, text, strlen(text));
   strata_free(text);
-  int plans = 0;
+  int plans = 0, runs = 0;
   for (int j = 0; j < F->jobs->n; j++)
-    plans += F->res[j].planned;
+    plans += F->res[j].planned, runs += F->res[j].plan != NULL;
   if (!F->a.quiet)
     fprintf(st__stderr(),
             "strata fleet: %d jobs, %d plans for their curves and %d on their "
             "nodes; %.2f s\n",
-            F->jobs->n, plans, F->jobs->n, F->seconds);
+            F->jobs->n, plans, runs, F->seconds);
   return rc;
 }
 
@@ -494,6 +662,7 @@ int cli_cmd_fleet(int argc, char **argv) {
     strata_graph_destroy(F.g[j]);
   strata_free(F.g);
   strata_free(F.po);
+  strata_free(F.pa);
   strata_free(F.res);
   strata_cluster_destroy(F.c);
   strata_fleet_jobs_destroy(F.jobs);

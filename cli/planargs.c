@@ -12,6 +12,7 @@
 #include "cli/planargs.h"
 #include "core/json.h"
 #include "core/stream.h"
+#include "core/text.h"
 
 enum { PLAN = 1, ESTIMATE = 2 };
 enum {
@@ -399,6 +400,28 @@ static const char estimate_tail[] =
     "\n"
     "A configuration that breaks one of Megatron-LM's rules is refused\n"
     "with the rule (exit 1).  Exit 3 when it does not fit.\n";
+
+/* The names of plan's rows in t (and the tables it includes). */
+static int plan_names(const cli_opt_t *t, const char **names, int n, int max) {
+  for (; t->kind != CLI_OPT_END && n < max; t++)
+    if (t->kind == CLI_OPT_INCLUDE)
+      n = plan_names(t->sub, names, n, max);
+    else if (t->name && (!t->only || (t->only & PLAN)))
+      names[n++] = t->name;
+  return n;
+}
+
+int cli_plan_option_known(const char *name, const char **near) {
+  const char *names[160];
+  int n = plan_names(opts, names, 0, 159);
+  names[n] = NULL;
+  for (int i = 0; i < n; i++)
+    if (!strcmp(names[i], name) ||
+        (!strncmp(name, "no-", 3) && !strcmp(names[i], name + 3)))
+      return 1;
+  if (near) *near = st__did_you_mean(name, names);
+  return 0;
+}
 
 int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
                    cli_plan_args_t *a) {

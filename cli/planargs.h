@@ -41,6 +41,11 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
  * ...) are refused. */
 int cli_plan_run_key(const char *key, const char *value, strata_plan_opts_t *po,
                      void *ud);
+/* Whether NAME (without "--"; "no-NAME" for a toggle's off) is an option
+ * strata plan takes, by its own table; if not, *near (when not NULL) the
+ * one it was meant to be, or NULL.  strata fleet reads a job's plan
+ * options by it before cli_plan_parse. */
+int cli_plan_option_known(const char *name, const char **near);
 /* Load the model and the cluster (calibrated when asked). */
 int cli_plan_load(const char *cmd, cli_plan_args_t *a, strata_graph_t **g,
                   strata_cluster_t **c);

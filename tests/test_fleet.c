@@ -17,23 +17,31 @@ typedef struct {
   int jobs, groups, cap[2];
   double value[3 * 2 * (MAXN + 1)];
   int required[3];
+  int count_first; /* the fair objective's order: jobs run, then worth */
 } toy_t;
+
+/* (c1, v1) beats (c2, v2) in t's order. */
+static int beats(const toy_t *t, int c1, double v1, int c2, double v2) {
+  return t->count_first ? c1 > c2 || (c1 == c2 && v1 > v2) : v1 > v2;
+}
 
 static double toy_value(const toy_t *t, int j, int g, int n) {
   return t->value[(j * t->groups + g) * (MAXN + 1) + n];
 }
 
-/* The best total over every split: each job none or (g, n). */
-static double brute(const toy_t *t, int j, int *left, int *found) {
+/* The best total over every split: each job none or (g, n); *count
+ * the jobs the best runs. */
+static double brute(const toy_t *t, int j, int *left, int *found, int *count) {
   if (j >= t->jobs || j >= 3) {
     *found = 1;
+    *count = 0;
     return 0;
   }
   double best = -1;
-  int f = 0;
+  int f = 0, c = 0, bc = -1;
   if (!t->required[j]) {
-    double v = brute(t, j + 1, left, &f);
-    if (f) best = v, *found = 1;
+    double v = brute(t, j + 1, left, &f, &c);
+    if (f) best = v, bc = c, *found = 1;
   }
   for (int g = 0; g < t->groups; g++)
     for (int n = 1; n <= left[g]; n++) {
@@ -41,10 +49,12 @@ static double brute(const toy_t *t, int j, int *left, int *found) {
       if (v < 0) continue;
       left[g] -= n;
       f = 0;
-      double rest = brute(t, j + 1, left, &f);
+      double rest = brute(t, j + 1, left, &f, &c);
       left[g] += n;
-      if (f && v + rest > best) best = v + rest, *found = 1;
+      if (f && beats(t, c + 1, v + rest, bc, best))
+        best = v + rest, bc = c + 1, *found = 1;
     }
+  *count = bc;
   return best;
 }
 
@@ -59,6 +69,7 @@ static void toy_make(toy_t *t, unsigned *seed) {
   t->groups = 1 + (int)(rnd(seed) % 2);
   for (int g = 0; g < t->groups; g++)
     t->cap[g] = 1 + (int)(rnd(seed) % MAXN);
+  t->count_first = rnd(seed) % 2;
   for (int j = 0; j < t->jobs; j++) {
     t->required[j] = rnd(seed) % 3 == 0;
     for (int g = 0; g < t->groups; g++)
@@ -69,19 +80,22 @@ static void toy_make(toy_t *t, unsigned *seed) {
 }
 
 /* The answer is a split (within the groups, required jobs running, its
- * points present) worth what it says, and worth the enumeration's best. */
+ * points present) worth what it says, and worth the enumeration's best:
+ * of the most worth (the throughput objective, and the fair one's sum
+ * of logs as worths), or of the most jobs running, then the most worth
+ * (the fair objective), half the cases each. */
 TEST(allocate_equals_brute_force) {
   unsigned seed = 12345;
-  int feasible = 0, infeasible = 0;
-  for (int trial = 0; trial < 3000; trial++) {
+  int feasible = 0, infeasible = 0, fewer = 0;
+  for (int trial = 0; trial < 4000; trial++) {
     toy_t t;
     toy_make(&t, &seed);
-    strata_fleet_problem_t p = {t.jobs, t.groups, t.cap,
-                                MAXN,   t.value,  t.required};
+    strata_fleet_problem_t p = {t.jobs,  t.groups,   t.cap,        MAXN,
+                                t.value, t.required, t.count_first};
     strata_fleet_choice_t ch[3];
     double total = -2, sum = 0;
-    int left[2] = {t.cap[0], t.cap[1]}, found = 0;
-    double best = brute(&t, 0, left, &found);
+    int left[2] = {t.cap[0], t.cap[1]}, found = 0, count = 0, ran = 0;
+    double best = brute(&t, 0, left, &found, &count);
     int rc = strata_fleet_allocate(&p, ch, &total);
     if (!found) {
       ASSERT_EQ(rc, STRATA_EINFEASIBLE);
@@ -96,6 +110,7 @@ TEST(allocate_equals_brute_force) {
       if (!ch[j].nodes) continue;
       ASSERT(ch[j].group >= 0 && ch[j].group < t.groups);
       used[ch[j].group] += ch[j].nodes;
+      ran++;
       ASSERT(toy_value(&t, j, ch[j].group, ch[j].nodes) >= 0);
       sum += toy_value(&t, j, ch[j].group, ch[j].nodes);
     }
@@ -103,17 +118,27 @@ TEST(allocate_equals_brute_force) {
       ASSERT(used[g] <= t.cap[g]);
     ASSERT_NEAR(sum, total, 0, 1e-9);
     ASSERT_NEAR(total, best, 0, 1e-9);
+    ASSERT_EQ(ran, count);
+    /* a case where the most worth runs fewer jobs than the fair order */
+    if (t.count_first) {
+      t.count_first = 0;
+      int c2 = 0;
+      left[0] = t.cap[0], left[1] = t.cap[1];
+      brute(&t, 0, left, &found, &c2);
+      fewer += c2 < count;
+    }
   }
-  /* both outcomes were exercised */
+  /* both outcomes and both orders were exercised */
   ASSERT(feasible > 1000);
   ASSERT(infeasible > 10);
+  ASSERT(fewer > 50);
 }
 
 /* Ties go to fewer nodes: a flat curve gets one node. */
 TEST(allocate_ties_take_fewer_nodes) {
   int cap[1] = {4}, req[2] = {1, 0};
   double v[2 * 5] = {0, 5, 5, 5, 5, /* job 1 flat */ 0, 1, 2, 3, 3};
-  strata_fleet_problem_t p = {2, 1, cap, 4, v, req};
+  strata_fleet_problem_t p = {2, 1, cap, 4, v, req, 0};
   strata_fleet_choice_t ch[2];
   double total;
   ASSERT_OK(strata_fleet_allocate(&p, ch, &total));
@@ -127,7 +152,7 @@ TEST(allocate_refuses_huge_tables) {
   int cap[8], req[64] = {0};
   for (int g = 0; g < 8; g++)
     cap[g] = 100;
-  strata_fleet_problem_t p = {64, 8, cap, 100, NULL, req};
+  strata_fleet_problem_t p = {64, 8, cap, 100, NULL, req, 0};
   strata_fleet_choice_t ch[64];
   ASSERT_EQ(strata_fleet_allocate(&p, ch, NULL), STRATA_EUNSUPPORTED);
   ASSERT_CONTAINS(strata_last_error(), "states");
@@ -183,14 +208,28 @@ static int parse(const char *text, strata_fleet_jobs_t **f) {
 
 TEST(jobs_read) {
   strata_fleet_jobs_t *f = NULL;
-  ASSERT_OK(parse("{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\"}, "
-                  "{\"name\": \"b-2.x\", \"model\": \"llama3-8b\", "
+  ASSERT_OK(parse("{\"objective\": \"throughput\", \"jobs\": [{\"name\": "
+                  "\"a\", \"model\": \"gpt\", \"tokens\": 1e9, \"deadline\": "
+                  "\"36h\"}, {\"name\": \"b-2.x\", \"model\": \"llama3-8b\", "
                   "\"global_batch\": 256, \"weight\": 2.5, \"min_nodes\": 2, "
-                  "\"max_nodes\": 2}]}",
+                  "\"max_nodes\": 2, \"seq\": 32768, \"precision\": \"fp8\", "
+                  "\"free\": true, \"sequence_parallel\": false, "
+                  "\"moe_imbalance\": 1.25}]}",
                   &f));
   ASSERT_EQ(f->n, 2);
+  ASSERT_EQ(f->objective, STRATA_FLEET_THROUGHPUT);
   ASSERT_STR_EQ(f->jobs[1].name, "b-2.x");
-  ASSERT_EQ(f->jobs[0].global_batch, 0);
+  ASSERT_EQ(f->jobs[0].n_opts, 0);
+  ASSERT_NEAR(f->jobs[0].tokens, 1e9, 0, 0);
+  ASSERT_NEAR(f->jobs[0].seconds, 36 * 3600, 0, 0);
+  ASSERT_EQ(f->jobs[1].n_opts, 6);
+  ASSERT_STR_EQ(f->jobs[1].opt_word[0], "--global-batch=256");
+  ASSERT_STR_EQ(f->jobs[1].opt_key[0], "global_batch");
+  ASSERT_STR_EQ(f->jobs[1].opt_word[1], "--seq=32768");
+  ASSERT_STR_EQ(f->jobs[1].opt_word[2], "--precision=fp8");
+  ASSERT_STR_EQ(f->jobs[1].opt_word[3], "--free");
+  ASSERT_STR_EQ(f->jobs[1].opt_word[4], "--no-sequence-parallel");
+  ASSERT_STR_EQ(f->jobs[1].opt_word[5], "--moe-imbalance=1.25");
   ASSERT_NEAR(f->jobs[0].weight, 1, 0, 0);
   ASSERT_NEAR(f->jobs[1].weight, 2.5, 0, 0);
   ASSERT_EQ(f->jobs[1].min_nodes, 2);
@@ -208,8 +247,25 @@ TEST(jobs_refused) {
        "jobs[0]: missing required field 'name'"},
       {"{\"jobs\": [{\"name\": \"../x\", \"model\": \"gpt\"}]}",
        "cannot be a file name"},
-      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"wieght\": 1}]}",
-       "unknown key 'wieght'; did you mean 'weight'?"},
+      {"{\"objective\": \"fare\", \"jobs\": [{\"name\": \"a\", "
+       "\"model\": \"gpt\"}]}",
+       "'fare' is not an objective: fair"},
+      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"Seq\": 1}]}",
+       "key 'Seq' is neither the job's own"},
+      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"seq\": [1]}]}",
+       "field 'seq' (strata plan's --seq) must be a string"},
+      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"deadline\": "
+       "\"2h\"}]}",
+       "'deadline' without 'tokens'"},
+      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"tokens\": 1e9, "
+       "\"deadline\": \"2001-01-01\"}]}",
+       "deadline '2001-01-01' is past"},
+      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"tokens\": 1e9, "
+       "\"deadline\": \"soon\"}]}",
+       "is neither a date"},
+      {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"tokens\": 1e19, "
+       "\"deadline\": \"2d\"}]}",
+       "field 'tokens' is 1e+19"},
       {"{\"jobs\": [{\"name\": \"a\", \"model\": \"gpt\", \"weight\": 0}]}",
        "'weight' is 0"},
       {"{\"jobs\": [{\"name\": \"a\", \"model\": 3}]}",
@@ -259,7 +315,7 @@ static int whole_fleet(double *total) {
   }
   if (!rc)
     rc = strata_fleet_plan(c, 2, (const strata_graph_t *const *)g, po, f->jobs,
-                           res, total);
+                           NULL, res, total);
   if (!rc && !(res[1].nodes > 0 && res[1].plan && res[1].cluster))
     rc = 1; /* the job with min_nodes runs, with its plan and nodes */
   strata_fleet_results_free(res, 2);

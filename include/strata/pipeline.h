@@ -600,22 +600,39 @@ void strata_plan_destroy(strata_plan_t *p);
 
 /* ---- several jobs on one cluster (strata fleet, services/fleet.c,
  * docs/cost-model.md "Sharing a cluster among jobs") ---- */
+/* What the split maximises (docs/cost-model.md, section 23). */
+enum {
+  STRATA_FLEET_FAIR = 1,      /* sum of w log(tokens/s), most jobs first */
+  STRATA_FLEET_THROUGHPUT = 2 /* sum of w x tokens/s */
+};
+const char *strata_fleet_objective_name(int v);
+int strata_fleet_objective_parse(const char *s, int *out);
+
 typedef struct {
-  char *name;       /* its plan's file name: letters, digits, . _ - */
-  char *model;      /* as --model takes it */
-  int global_batch; /* 0: not given (the library's default) */
-  double weight;    /* > 0; 1 when not given */
-  int min_nodes;    /* 0: not given (the job may get no nodes) */
-  int max_nodes;    /* 0: not given (every node) */
+  char *name;     /* its plan's file name: letters, digits, . _ - */
+  char *model;    /* as --model takes it */
+  double weight;  /* > 0; 1 when not given */
+  int min_nodes;  /* 0: not given (the job may get no nodes) */
+  int max_nodes;  /* 0: not given (every node) */
+  double tokens;  /* the deadline form: tokens to train (0: none) ... */
+  double seconds; /* ... within this many seconds of the run's start */
+  char *deadline; /* as given ("2027-01-15T00:00:00Z", "36h") */
+  /* Its plan options, strata plan's (the JSON keys that are not the
+   * job's own), as command-line words: "--seq=32768", "--free",
+   * "--no-overlap-grad-reduce"; opt_key[i] the key it was given as. */
+  int n_opts;
+  char **opt_word, **opt_key;
 } strata_fleet_job_t;
 
 typedef struct {
   int n;
   strata_fleet_job_t *jobs;
+  int objective; /* the file's "objective" (0: not given) */
 } strata_fleet_jobs_t;
 
 /* Read JOBS.json (docs/cli.md, "strata fleet"); errors name the file and
- * the JSON path (jobs[1].min_nodes): STRATA_EBADINPUT, ENOTFOUND / EIO. */
+ * the JSON path (jobs[1].min_nodes): STRATA_EBADINPUT, ENOTFOUND / EIO.
+ * A deadline given as a date is counted from now (time(NULL)). */
 int strata_fleet_jobs_parse(const char *text, size_t len, const char *where,
                             strata_fleet_jobs_t **out);
 int strata_fleet_jobs_load(const char *path, strata_fleet_jobs_t **out);
@@ -626,13 +643,15 @@ void strata_fleet_jobs_destroy(strata_fleet_jobs_t *f);
 /* The split as a multiple-choice knapsack: value[(j * n_groups + g) *
  * (max_nodes + 1) + n] is job j's worth on n nodes of group g (n = 1 ..
  * capacity[g]; n = 0 is not read); below 0 or NaN: it does not run
- * there.  A required job must get an item. */
+ * there.  A required job must get an item.  count_first: the most jobs
+ * running first, then the most worth (lexicographically). */
 typedef struct {
   int n_jobs, n_groups;
   const int *capacity; /* [n_groups]: usable nodes, at most max_nodes */
   int max_nodes;
   const double *value;
   const int *required; /* [n_jobs] */
+  int count_first;
 } strata_fleet_problem_t;
 
 typedef struct {
@@ -648,25 +667,36 @@ int strata_fleet_allocate(const strata_fleet_problem_t *p,
 
 typedef struct {
   int group, first, nodes; /* its nodes: group's usable first .. + nodes */
-  double value;            /* weight x tokens/s on its curve */
+  double value;            /* tokens/s on its curve */
   double step_seconds, tokens_per_second; /* its plan's, on its nodes */
+  double need;               /* the deadline form: tokens/s it needs */
   strata_plan_t *plan;       /* planned on its nodes; NULL: it does not run */
   strata_cluster_t *cluster; /* its nodes (strata_cluster_subset) */
-  int planned, points;       /* node counts planned and those that fit */
+  int planned, points;       /* plans made for its curve; counts it fits on */
+  int cut;                   /* its curve was cut short by the time limit */
+  char why[512];             /* not run: the reason */
 } strata_fleet_result_t;
 
-/* Split cluster c among n jobs (graph g[j], options po[j] with the job's
- * global batch) to maximise the sum of weight x tokens/s, each job on
- * whole nodes of one node group, and plan each job on its nodes
- * (res[j].plan on res[j].cluster: strata_fleet_results_free; not
- * stitched).  *total is the optimum of the
- * curves.  STRATA_EINFEASIBLE when the jobs with min_nodes cannot all
- * run, or no job fits. */
+typedef struct {
+  int objective;     /* STRATA_FLEET_*; 0: FAIR */
+  double time_limit; /* the whole split and plans, seconds (0: none) */
+  double start;      /* strata_now() at the run's start (0: now) */
+} strata_fleet_opts_t;
+void strata_fleet_opts_init(strata_fleet_opts_t *o);
+
+/* Split cluster c among n jobs (graph g[j], options po[j]) to maximise
+ * the objective, each job on whole nodes of one node group, and plan
+ * each job on its nodes (res[j].plan on res[j].cluster:
+ * strata_fleet_results_free; not stitched).  *total is the objective's
+ * optimum over the curves (for FAIR, the sum of w ln(tokens/s)).
+ * STRATA_EINFEASIBLE when the jobs with min_nodes or a deadline cannot
+ * all run, a deadline cannot be met, or no job fits. */
 int strata_fleet_plan(const strata_cluster_t *c, int n,
                       const strata_graph_t *const *g,
                       const strata_plan_opts_t *po,
                       const strata_fleet_job_t *jobs,
-                      strata_fleet_result_t *res, double *total);
+                      const strata_fleet_opts_t *fo, strata_fleet_result_t *res,
+                      double *total);
 /* Destroy each result's plan and cluster (res itself is the caller's). */
 void strata_fleet_results_free(strata_fleet_result_t *res, int n);
 

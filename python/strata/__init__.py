@@ -467,11 +467,14 @@ def fleet(jobs: _Union[_PathLike, _Mapping[str, _Any],
           cluster: _Cluster, output: _Optional[_PathLike] = None,
           **options: _Any) -> _Dict[str, _Any]:
     """Split cluster among training jobs (`strata fleet`, docs/cli.md):
-    jobs is a JOBS.json path, its document ({"jobs": [...]}) or the list
-    of jobs ({"name", "model", "global_batch", "weight", "min_nodes",
-    "max_nodes"}); output a folder for each job's NAME.splan and its
-    Slurm batch script NAME.slurm.  Returns the `--json` summary; the jobs
-    with min_nodes cannot all run: InfeasibleError."""
+    jobs is a JOBS.json path, its document ({"objective", "jobs": [...]})
+    or the list of jobs ({"name", "model", "weight", "min_nodes",
+    "max_nodes", "tokens", "deadline" and any option of strata plan:
+    "seq", "precision", "global_batch", ...}); output a folder for each
+    job's NAME.splan and its Slurm batch script NAME.slurm; options as
+    the command's (objective="throughput", time_limit=10).  Returns the
+    `--json` summary; the jobs with min_nodes or a deadline cannot all
+    run: InfeasibleError."""
     options.setdefault("quiet", True)
     if options["quiet"] is False:
         options.pop("quiet")

@@ -4,15 +4,20 @@
 For each case: every job's tokens/s on n nodes of each node group comes
 from `strata plan` on a cluster of just those n nodes (the preset with n
 nodes, or a spec of one group of n nodes); every split of the nodes is
-enumerated (each job none, if it has no min_nodes, or n nodes of one
-group, within its min and max); the best weighted sum must be what
-`strata fleet --json` reports, its jobs' figures must add up to it, and
--o DIR must hold exactly the plans of the jobs that run.
+enumerated (each job none, if it has no min_nodes or deadline, or n
+nodes of one group, within its min and max; a job with a deadline only
+on the fewest nodes of a group that make the tokens/s it needs); the
+best under the case's objective -- fair: the most jobs running, then
+the largest sum of weight x ln(tokens/s); throughput: the largest sum of
+weight x tokens/s -- must be what `strata fleet --json` reports, its
+jobs' figures must add up to it, a job left out must say why, and -o DIR
+must hold exactly the plans of the jobs that run.
 
 Usage: brute.py STRATA_BINARY
 """
 import itertools
 import json
+import math
 import os
 import subprocess
 import sys
@@ -79,17 +84,34 @@ def curves(binary, tmp, jobs, cluster):
                 t = plan_tps(binary, job["model"], name(g, n),
                              job.get("global_batch"))
                 if t is not None:
-                    pts[(g, n)] = job.get("weight", 1) * t
+                    pts[(g, n)] = t
         value.append(pts)
     return value, caps
 
 
-def brute(jobs, value, caps):
+DEADLINE_S = 1000 * 3600  # "deadline": "1000h"
+
+
+def items(job, pts):
+    """The points a job may take: a deadline job's fewest nodes per group
+    that make the tokens/s it needs, else every point."""
+    if "tokens" not in job:
+        return sorted(pts)
+    need = job["tokens"] / DEADLINE_S
+    out = []
+    for g in sorted(set(g for g, _ in pts)):
+        met = [n for (h, n), t in sorted(pts.items()) if h == g and t >= need]
+        if met:
+            out.append((g, met[0]))
+    return out
+
+
+def brute(jobs, tps, caps, objective):
     best, count = None, 0
     options = []
     for j, job in enumerate(jobs):
-        opts = [] if "min_nodes" in job else [None]
-        options.append(opts + sorted(value[j]))
+        must = "min_nodes" in job or "tokens" in job
+        options.append(([] if must else [None]) + items(job, tps[j]))
     for split in itertools.product(*options):
         used = [0] * len(caps)
         for pick in split:
@@ -98,37 +120,63 @@ def brute(jobs, value, caps):
         if any(u > c for u, c in zip(used, caps)):
             continue
         count += 1
-        total = sum(value[j][p] for j, p in enumerate(split) if p)
-        if best is None or total > best:
-            best = total
+        w = [job.get("weight", 1) for job in jobs]
+        if objective == "throughput":
+            key = (0, sum(w[j] * tps[j][p] for j, p in enumerate(split) if p))
+        else:
+            key = (sum(1 for p in split if p),
+                   sum(w[j] * math.log(tps[j][p])
+                       for j, p in enumerate(split) if p))
+        if best is None or key > best:
+            best = key
     return best, count
 
 
-def check(binary, tmp, name, jobs, cluster):
+def with_deadline(binary, tmp, jobs, cluster):
+    """A job with "deadline_between": [a, b] gets the tokens that need the
+    mean of its tokens/s on a and on b nodes of group 0 by the deadline."""
+    tps, _ = curves(binary, tmp, jobs, cluster)
+    for j, job in enumerate(jobs):
+        if "deadline_between" in job:
+            a, b = job.pop("deadline_between")
+            need = (tps[j][(0, a)] + tps[j][(0, b)]) / 2
+            job["tokens"] = need * DEADLINE_S
+            job["deadline"] = "1000h"
+    return jobs
+
+
+def check(binary, tmp, name, jobs, cluster, objective):
     path = os.path.join(tmp, name + ".jobs.json")
+    jobs = with_deadline(binary, tmp, [dict(j) for j in jobs], cluster)
     with open(path, "w") as f:
         json.dump({"jobs": jobs}, f)
     out_dir = os.path.join(tmp, name)
     os.mkdir(out_dir)
     rc, out, err = run(binary, "fleet", path, "--cluster", cluster, "--json",
-                       "-o", out_dir, "--quiet")
+                       "-o", out_dir, "--quiet", "--objective", objective)
     if rc != 0:
         return "fleet exited %d: %s" % (rc, err)
     got = json.loads(out)
-    value, caps = curves(binary, tmp, jobs, cluster)
-    best, count = brute(jobs, value, caps)
-    want = got["weighted_tokens_per_second"]
-    if abs(want - best) > 1e-9 * best:
-        return "fleet's %.9g, brute force's best %.9g" % (want, best)
-    total, used = 0.0, [0] * len(caps)
+    tps, caps = curves(binary, tmp, jobs, cluster)
+    (ran, best), count = brute(jobs, tps, caps, objective)
+    want = got["objective_value"]
+    if abs(want - best) > 1e-9 * abs(best):
+        return "fleet's %.12g, brute force's best %.12g" % (want, best)
+    total, used, runs = 0.0, [0] * len(caps), 0
     for job, res in zip(jobs, got["jobs"]):
         if res["nodes"]:
-            total += job.get("weight", 1) * res["tokens_per_second"]
+            runs += 1
+            total += job.get("weight", 1) * res["curve_tokens_per_second"]
             used[res["group"]] += res["nodes"]
             if not os.path.exists(res["plan"]):
                 return "no plan file %s" % res["plan"]
+        elif not res["why_not_run"]:
+            return "job %s left out without a reason" % res["name"]
+    want = got["weighted_tokens_per_second"]
     if abs(total - want) > 1e-9 * want:
         return "jobs add up to %.9g, the summary says %.9g" % (total, want)
+    if objective == "fair" and runs != ran:
+        return "%d jobs run, the brute force's best runs %d" % (runs, ran)
     if any(u > c for u, c in zip(used, caps)):
         return "nodes used %s beyond the groups' %s" % (used, caps)
     plans = sorted(os.listdir(out_dir))
@@ -136,28 +184,38 @@ def check(binary, tmp, name, jobs, cluster):
                  for ext in (".slurm", ".splan"))
     if plans != ran:
         return "-o holds %s, the jobs that run are %s" % (plans, ran)
-    print("ok   %s: %.6g weighted tokens/s, the best of %d splits" %
-          (name, best, count))
+    print("ok   %s (%s): %.9g, the best of %d splits" %
+          (name, objective, best, count))
     return None
 
 
 CASES = [
-    ("three-jobs-preset", "dgx-h100:5", [
+    ("three-jobs-preset", "dgx-h100:5", "fair", [
         {"name": "a", "model": "gpt-1.7b"},
         {"name": "b", "model": "llama3-8b", "weight": 2, "max_nodes": 3},
         {"name": "c", "model": "gpt-7.5b", "min_nodes": 1,
          "global_batch": 256},
     ]),
-    ("two-jobs-preset", "dgx-a100:4", [
+    ("three-jobs-throughput", "dgx-h100:5", "throughput", [
+        {"name": "a", "model": "gpt-1.7b"},
+        {"name": "b", "model": "llama3-8b", "weight": 2, "max_nodes": 3},
+        {"name": "c", "model": "gpt-7.5b", "min_nodes": 1,
+         "global_batch": 256},
+    ]),
+    ("deadline", "dgx-h100:5", "fair", [
+        {"name": "d", "model": "gpt-1.7b", "deadline_between": [2, 3]},
+        {"name": "e", "model": "llama3-8b", "weight": 3},
+    ]),
+    ("two-jobs-preset", "dgx-a100:4", "throughput", [
         {"name": "x", "model": "gpt-3.6b", "weight": 0.5},
         {"name": "y", "model": "gpt-1.7b", "min_nodes": 2},
     ]),
     ("gpus-and-npus", os.path.join(HERE, "..", "data", "topo",
-                                   "h100-ascend.json"), [
+                                   "h100-ascend.json"), "fair", [
         {"name": "llama", "model": "llama3-8b", "weight": 1},
         {"name": "gpt", "model": "gpt-7.5b", "min_nodes": 2},
     ]),
-    ("mixed-groups-drained", os.path.join(HERE, "mixed.json"), [
+    ("mixed-groups-drained", os.path.join(HERE, "mixed.json"), "fair", [
         {"name": "p", "model": "gpt-1.7b"},
         {"name": "q", "model": "llama3-8b", "min_nodes": 1},
         {"name": "r", "model": "gpt-3.6b", "weight": 3, "max_nodes": 2},
@@ -171,8 +229,8 @@ def main():
     binary = os.path.abspath(sys.argv[1])
     failed = 0
     with tempfile.TemporaryDirectory(prefix="strata-fleet-") as tmp:
-        for name, cluster, jobs in CASES:
-            why = check(binary, tmp, name, jobs, cluster)
+        for name, cluster, objective, jobs in CASES:
+            why = check(binary, tmp, name, jobs, cluster, objective)
             if why:
                 print("FAIL %s: %s" % (name, why))
                 failed += 1
