@@ -61,7 +61,8 @@ static int infeasible_json(const cli_plan_args_t *a, int err) {
       st__json_add_bool(root, "feasible", 0) ||
       st__json_add_str(root, "model", a->model ? a->model : "") ||
       st__json_add_str(root, "cluster", a->cluster ? a->cluster : "") ||
-      st__json_add_str(root, "reason", msg[0] ? msg : "nothing fits");
+      st__json_add_str(root, "reason", msg[0] ? msg : "nothing fits") ||
+      (err == STRATA_ETIMEDOUT && st__json_add_bool(root, "time_limited", 1));
   if (!bad) text = st__json_print(root);
   cJSON_Delete(root);
   if (text) cli_write_output("plan", NULL, text, strlen(text));
@@ -105,7 +106,8 @@ int cli_cmd_plan(int argc, char **argv) {
   if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
       (e = strata_merge_stitch(p, g, c)) ||
       (a.baseline && (e = cli_baseline_apply(&a, g, c, &p, &v)))) {
-    rc = a.json && e == STRATA_EINFEASIBLE && !interrupted
+    rc = a.json && (e == STRATA_EINFEASIBLE || e == STRATA_ETIMEDOUT) &&
+                 !interrupted
              ? infeasible_json(&a, e)
              : cli_fail("plan", e);
     goto out;

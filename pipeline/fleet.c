@@ -185,7 +185,7 @@ static int plan_on(const fleet_t *F, int j, const strata_cluster_t *s,
                    strata_plan_t **p) {
   strata_plan_opts_t po = F->po[j];
   int rc = strata_pipeline_plan(F->g[j], s, &po, p);
-  if (rc == STRATA_EINFEASIBLE) {
+  if (rc == STRATA_EINFEASIBLE || rc == STRATA_ETIMEDOUT) {
     strata_error_clear();
     return 0;
   }

@@ -142,6 +142,18 @@ static int twins(const st__sub_t *a, const st__sub_t *b) {
   return st__sub_key(a->graph_hash, &x) == st__sub_key(b->graph_hash, &y);
 }
 
+/* Ranked jobs first, by rank (the pool runs them in the order queued);
+ * a stable insertion, as the ranks are few and mostly in order. */
+static void by_rank(job_t *jobs, int n) {
+  for (int i = 1; i < n; i++) {
+    job_t x = jobs[i];
+    int j = i;
+    for (; j > 0 && jobs[j - 1].sub->prio > x.sub->prio; j--)
+      jobs[j] = jobs[j - 1];
+    jobs[j] = x;
+  }
+}
+
 static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
   uv_loop_t loop;
   int rc = uv_loop_init(&loop), n = 0;
@@ -149,7 +161,6 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
   for (int i = 0; i < s->n; i++) {
     if (s->v[i]->err != 1 || s->v[i]->paired) continue;
     job_t *j = &jobs[n++];
-    j->req.data = j;
     j->sub = s->v[i];
     j->twin = NULL;
     /* a family's probes come a few apart (a layer's two, then the first
@@ -158,9 +169,13 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
       if (s->v[k]->err == 1 && !s->v[k]->paired && twins(s->v[i], s->v[k]))
         j->twin = s->v[k], s->v[k]->paired = 1;
     j->ps = ps;
-    rc = uv_queue_work(&loop, &j->req, work_cb, after_cb);
+  }
+  if (ps->deadline > 0 && !ps->late_ok) by_rank(jobs, n);
+  for (int i = 0; i < n; i++) {
+    jobs[i].req.data = &jobs[i];
+    rc = uv_queue_work(&loop, &jobs[i].req, work_cb, after_cb);
     if (rc) {
-      s->v[i]->err = STRATA_EINTERNAL;
+      jobs[i].sub->err = STRATA_EINTERNAL;
       break;
     }
   }
