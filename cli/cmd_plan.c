@@ -86,6 +86,7 @@ int cli_cmd_plan(int argc, char **argv) {
   strata_plan_t *p = NULL;
   cli_baseline_t v;
   interrupted = 0; /* a process may run many plans (strata_command_run) */
+  double start = strata_now(); /* --time-limit counts the loading too */
   int rc = cli_plan_parse("plan", argc, argv, 0, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   if (a.pareto_filter && !a.po.pareto)
@@ -103,8 +104,10 @@ int cli_cmd_plan(int argc, char **argv) {
     goto out;
   }
   if ((rc = cli_plan_load("plan", &a, &g, &c))) goto out;
-  if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
-      (e = strata_merge_stitch(p, g, c)) ||
+  a.po.time_start = start;
+  e = strata_pipeline_plan(g, c, &a.po, &p);
+  a.po.time_start = 0; /* the fallbacks' plans: each its own limit */
+  if (e || (e = strata_merge_stitch(p, g, c)) ||
       (a.baseline && (e = cli_baseline_apply(&a, g, c, &p, &v)))) {
     rc = a.json && (e == STRATA_EINFEASIBLE || e == STRATA_ETIMEDOUT) &&
                  !interrupted

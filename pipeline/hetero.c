@@ -1082,29 +1082,53 @@ static double seed_of(strata_plan_t *const *alone, int K, int keep) {
   return nextafter(v[keep - 1], INFINITY);
 }
 
+/* Whether a group before z has a plan of its own. */
+static int have_alone(strata_plan_t *const *alone, int z) {
+  for (int k = 0; k < z; k++)
+    if (alone[k]) return 1;
+  return 0;
+}
+
+/* Under a time limit, the search of group z (z = K: the mixed search)
+ * stops at its share of what is left before the deadline (each search
+ * left an equal part), so that the first group's does not take it all;
+ * 0: the deadline is past and a plan is in hand, so it is not searched
+ * (nothing of its space is proven: the plan keeps no bound). */
+static int search_share(mixed_t *M, int z, int have) {
+  if (M->deadline <= 0) return 1;
+  double now = strata_now(), left = M->deadline - now;
+  if (left <= 0 && have) {
+    M->stopped = 1;
+    M->bound = 0;
+    return 0;
+  }
+  if (z < M->K && left > 0) M->S[z].deadline = now + left / (M->K - z + 1);
+  return 1;
+}
+
 /* "node group Z (GPU)": what the progress says a phase works on. */
 static void group_name(const strata_cluster_t *c, int z, char *buf, size_t n) {
   snprintf(buf, n, "node group %d (%s)", z,
            strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
 }
 
-static int plan_groups(mixed_t *M, const strata_cluster_t *c,
-                       strata_plan_t **out) {
-  const strata_plan_opts_t *o = M->S[0].o;
-  strata_plan_t *alone[MAX_GROUPS] = {0}, *mixed = NULL, *best = NULL;
-  strata_plan_config_t extra[MAX_GROUPS + 1];
-  int rc = 0, nx = 0, keep = o->top > 0 ? o->top : 1, late = 0;
-  char why[512] = "";
+/* Each group alone, its plan into alone[z] (NULL where none fits, the
+ * first such group's reason into why); *late where a time limit cut a
+ * group's search short of any plan. */
+static int plan_alone(mixed_t *M, const strata_cluster_t *c,
+                      strata_plan_t **alone, char *why, size_t wn, int *late) {
+  int rc = 0;
   for (int z = 0; z < M->K && !rc; z++) {
     char where[64];
     group_name(c, z, where, sizeof where);
     st__progress_where(M->S[0].prog, where);
+    if (!search_share(M, z, have_alone(alone, z))) continue;
     rc = st__choose(&M->S[z], &alone[z]);
-    late |= rc == STRATA_ETIMEDOUT;
+    *late |= rc == STRATA_ETIMEDOUT;
     if (rc == STRATA_EINFEASIBLE || rc == STRATA_ETIMEDOUT) {
       /* the others may still run it */
       if (!why[0])
-        snprintf(why, sizeof why, "on node group %d (%s) alone, %s", z,
+        snprintf(why, wn, "on node group %d (%s) alone, %s", z,
                  strata_cluster_gpu_model(strata_cluster_group(c, z))->name,
                  strata_last_error());
       strata_error_clear();
@@ -1117,6 +1141,17 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
         alone[z]->top[i].group = z + 1;
     }
   }
+  return rc;
+}
+
+static int plan_groups(mixed_t *M, const strata_cluster_t *c,
+                       strata_plan_t **out) {
+  const strata_plan_opts_t *o = M->S[0].o;
+  strata_plan_t *alone[MAX_GROUPS] = {0}, *mixed = NULL, *best = NULL;
+  strata_plan_config_t extra[MAX_GROUPS + 1];
+  int nx = 0, keep = o->top > 0 ? o->top : 1, late = 0;
+  char why[512] = "";
+  int rc = plan_alone(M, c, alone, why, sizeof why, &late);
   /* DeepSpeed's PipelineModule gives no stage a layer count of its own
    * (export_deepspeed.c): for it, each group alone */
   if (!rc) M->seed = seed_of(alone, M->K, keep);
@@ -1124,7 +1159,9 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
     if (alone[z] && alone[z]->step_seconds < M->alone)
       M->alone = alone[z]->step_seconds;
   st__progress_where(M->S[0].prog, "all node groups");
-  if (!rc && o->framework != STRATA_FRAMEWORK_DEEPSPEED) rc = search_mixed(M);
+  if (!rc && o->framework != STRATA_FRAMEWORK_DEEPSPEED &&
+      search_share(M, M->K, have_alone(alone, M->K)))
+    rc = search_mixed(M);
   if (!rc && M->have) {
     rc = st__build_plan(&M->S[0], &M->best, &M->cost, &mixed);
     if (rc == 1) { /* a stage does not fit once solved: not this one */

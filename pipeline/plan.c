@@ -946,8 +946,10 @@ static int setup(st__search_t *S, const strata_graph_t *g,
               o->memory_reserve;
   /* the search stops at 90 % of the limit: what follows (the chosen
    * configuration's fields, the report) fits in the rest */
-  S->deadline = o->time_limit > 0 ? strata_now() + 0.9 * o->time_limit : 0;
-  S->limit_end = o->time_limit > 0 ? strata_now() + o->time_limit : 0;
+  double now = strata_now();
+  double t0 = o->time_start > 0 && o->time_start < now ? o->time_start : now;
+  S->deadline = o->time_limit > 0 ? t0 + 0.9 * o->time_limit : 0;
+  S->limit_end = o->time_limit > 0 ? t0 + o->time_limit : 0;
   S->bound_left = INFINITY;
   st__subset_init(&S->subs);
   if (!(S->budget > 0))
