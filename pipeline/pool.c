@@ -28,6 +28,7 @@ typedef struct {
   st__sub_t *sub, *twin; /* twin: the same stage at another count in
                             flight (NULL: none), solved with it */
   struct pool_state *ps;
+  int order; /* queued in this order but for the ranks (by_rank_cmp) */
 } job_t;
 
 typedef struct pool_state {
@@ -142,16 +143,12 @@ static int twins(const st__sub_t *a, const st__sub_t *b) {
   return st__sub_key(a->graph_hash, &x) == st__sub_key(b->graph_hash, &y);
 }
 
-/* Ranked jobs first, by rank (the pool runs them in the order queued);
- * a stable insertion, as the ranks are few and mostly in order. */
-static void by_rank(job_t *jobs, int n) {
-  for (int i = 1; i < n; i++) {
-    job_t x = jobs[i];
-    int j = i;
-    for (; j > 0 && jobs[j - 1].sub->prio > x.sub->prio; j--)
-      jobs[j] = jobs[j - 1];
-    jobs[j] = x;
-  }
+/* Ranked jobs first, by rank, then in the order they came (the pool
+ * runs them in the order queued). */
+static int by_rank_cmp(const void *a, const void *b) {
+  const job_t *x = a, *y = b;
+  if (x->sub->prio != y->sub->prio) return x->sub->prio < y->sub->prio ? -1 : 1;
+  return (x->order > y->order) - (x->order < y->order);
 }
 
 static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
@@ -160,7 +157,8 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
   if (rc) return strata_error(STRATA_EINTERNAL, "libuv: %s", uv_strerror(rc));
   for (int i = 0; i < s->n; i++) {
     if (s->v[i]->err != 1 || s->v[i]->paired) continue;
-    job_t *j = &jobs[n++];
+    job_t *j = &jobs[n];
+    j->order = n++;
     j->sub = s->v[i];
     j->twin = NULL;
     /* a family's probes come a few apart (a layer's two, then the first
@@ -170,7 +168,8 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
         j->twin = s->v[k], s->v[k]->paired = 1;
     j->ps = ps;
   }
-  if (ps->deadline > 0 && !ps->late_ok) by_rank(jobs, n);
+  if (ps->deadline > 0 && !ps->late_ok)
+    qsort(jobs, (size_t)n, sizeof *jobs, by_rank_cmp);
   for (int i = 0; i < n; i++) {
     jobs[i].req.data = &jobs[i];
     rc = uv_queue_work(&loop, &jobs[i].req, work_cb, after_cb);
