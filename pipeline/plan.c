@@ -385,7 +385,7 @@ static int no_fit_error(const st__search_t *S, const st__cfg_t *lowest,
   char need[32], have[32];
   strata_fmt_bytes(S->budget, have, sizeof have);
   if (!lowest->f || !isfinite(lc->peak))
-    return strata_error(STRATA_ETIMEDOUT,
+    return strata_error(STRATA_EINFEASIBLE,
                         "no configuration of %d GPUs can run this model "
                         "(global batch %d): check that the batch divides by "
                         "micro-batch x data parallelism",
