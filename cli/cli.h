@@ -17,7 +17,8 @@ enum {
   CLI_USAGE = 1,
   CLI_BADINPUT = 2,
   CLI_INFEASIBLE = 3,
-  CLI_INTERNAL = 4
+  CLI_INTERNAL = 4,
+  CLI_TIMEOUT = 5 /* no plan found within --time-limit; one may exist */
 };
 
 typedef struct {

@@ -61,7 +61,8 @@ static int infeasible_json(const cli_plan_args_t *a, int err) {
       st__json_add_bool(root, "feasible", 0) ||
       st__json_add_str(root, "model", a->model ? a->model : "") ||
       st__json_add_str(root, "cluster", a->cluster ? a->cluster : "") ||
-      st__json_add_str(root, "reason", msg[0] ? msg : "nothing fits");
+      st__json_add_str(root, "reason", msg[0] ? msg : "nothing fits") ||
+      (err == STRATA_ETIMEDOUT && st__json_add_bool(root, "time_limited", 1));
   if (!bad) text = st__json_print(root);
   cJSON_Delete(root);
   if (text) cli_write_output("plan", NULL, text, strlen(text));
@@ -85,6 +86,7 @@ int cli_cmd_plan(int argc, char **argv) {
   strata_plan_t *p = NULL;
   cli_baseline_t v;
   interrupted = 0; /* a process may run many plans (strata_command_run) */
+  double start = strata_now(); /* --time-limit counts the loading too */
   int rc = cli_plan_parse("plan", argc, argv, 0, &a), e;
   if (rc) return rc < 0 ? CLI_OK : rc;
   if (a.pareto_filter && !a.po.pareto)
@@ -102,10 +104,13 @@ int cli_cmd_plan(int argc, char **argv) {
     goto out;
   }
   if ((rc = cli_plan_load("plan", &a, &g, &c))) goto out;
-  if ((e = strata_pipeline_plan(g, c, &a.po, &p)) ||
-      (e = strata_merge_stitch(p, g, c)) ||
+  a.po.time_start = start;
+  e = strata_pipeline_plan(g, c, &a.po, &p);
+  a.po.time_start = 0; /* the fallbacks' plans: each its own limit */
+  if (e || (e = strata_merge_stitch(p, g, c)) ||
       (a.baseline && (e = cli_baseline_apply(&a, g, c, &p, &v)))) {
-    rc = a.json && e == STRATA_EINFEASIBLE && !interrupted
+    rc = a.json && (e == STRATA_EINFEASIBLE || e == STRATA_ETIMEDOUT) &&
+                 !interrupted
              ? infeasible_json(&a, e)
              : cli_fail("plan", e);
     goto out;

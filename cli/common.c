@@ -27,6 +27,8 @@ int cli_exit_code(int err) {
     return CLI_BADINPUT;
   case STRATA_EINFEASIBLE:
     return CLI_INFEASIBLE;
+  case STRATA_ETIMEDOUT:
+    return CLI_TIMEOUT;
   default:
     return CLI_INTERNAL;
   }

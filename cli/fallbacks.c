@@ -56,7 +56,8 @@ int cli_plan_fallbacks(const char *cmd, const cli_plan_args_t *a,
     return cli_fail(cmd, strata_error(STRATA_ENOMEM, "out of memory"));
   for (int n = 1; n <= k && !e; n++) {
     e = plan_lost(a, g, n, &p->fallbacks[n - 1]);
-    if (e == STRATA_EINFEASIBLE) { /* the fallbacks stop at the first */
+    if (e == STRATA_EINFEASIBLE ||
+        e == STRATA_ETIMEDOUT) { /* the fallbacks stop at the first */
       fprintf(st__stderr(),
               "strata %s: warning: no fallback for %d node%s lost, and none "
               "beyond (%d stored): %s\n",

@@ -379,7 +379,8 @@ static const char plan_usage[] =
 static const char plan_tail[] =
     "\n"
     "Exit codes: 0 planned, 1 usage, 2 bad input, 3 the model does not "
-    "fit\n(the message says what would), 4 internal error, 130 "
+    "fit\n(the message says what would), 4 internal error, 5 no plan "
+    "found within\n--time-limit (a longer one may find one), 130 "
     "interrupted (Ctrl-C:\nnothing written).\n";
 
 static const char estimate_usage[] =

@@ -1083,18 +1083,53 @@ static double seed_of(strata_plan_t *const *alone, int K, int keep) {
   return nextafter(v[keep - 1], INFINITY);
 }
 
-static int plan_groups(mixed_t *M, const strata_cluster_t *c,
-                       strata_plan_t **out) {
-  const strata_plan_opts_t *o = M->S[0].o;
-  strata_plan_t *alone[MAX_GROUPS] = {0}, *mixed = NULL, *best = NULL;
-  strata_plan_config_t extra[MAX_GROUPS + 1];
-  int rc = 0, nx = 0, keep = o->top > 0 ? o->top : 1;
-  char why[512] = "";
+/* Whether a group before z has a plan of its own. */
+static int have_alone(strata_plan_t *const *alone, int z) {
+  for (int k = 0; k < z; k++)
+    if (alone[k]) return 1;
+  return 0;
+}
+
+/* Under a time limit, the search of group z (z = K: the mixed search)
+ * stops at its share of what is left before the deadline (each search
+ * left an equal part), so that the first group's does not take it all;
+ * 0: the deadline is past and a plan is in hand, so it is not searched
+ * (nothing of its space is proven: the plan keeps no bound). */
+static int search_share(mixed_t *M, int z, int have) {
+  if (M->deadline <= 0) return 1;
+  double now = strata_now(), left = M->deadline - now;
+  if (left <= 0 && have) {
+    M->stopped = 1;
+    M->bound = 0;
+    return 0;
+  }
+  if (z < M->K && left > 0) M->S[z].deadline = now + left / (M->K - z + 1);
+  return 1;
+}
+
+/* "node group Z (GPU)": what the progress says a phase works on. */
+static void group_name(const strata_cluster_t *c, int z, char *buf, size_t n) {
+  snprintf(buf, n, "node group %d (%s)", z,
+           strata_cluster_gpu_model(strata_cluster_group(c, z))->name);
+}
+
+/* Each group alone, its plan into alone[z] (NULL where none fits, the
+ * first such group's reason into why); *late where a time limit cut a
+ * group's search short of any plan. */
+static int plan_alone(mixed_t *M, const strata_cluster_t *c,
+                      strata_plan_t **alone, char *why, size_t wn, int *late) {
+  int rc = 0;
   for (int z = 0; z < M->K && !rc; z++) {
+    char where[64];
+    group_name(c, z, where, sizeof where);
+    st__progress_where(M->S[0].prog, where);
+    if (!search_share(M, z, have_alone(alone, z))) continue;
     rc = st__choose(&M->S[z], &alone[z]);
-    if (rc == STRATA_EINFEASIBLE) { /* the others may still run it */
+    *late |= rc == STRATA_ETIMEDOUT;
+    if (rc == STRATA_EINFEASIBLE || rc == STRATA_ETIMEDOUT) {
+      /* the others may still run it */
       if (!why[0])
-        snprintf(why, sizeof why, "on node group %d (%s) alone, %s", z,
+        snprintf(why, wn, "on node group %d (%s) alone, %s", z,
                  strata_cluster_gpu_model(strata_cluster_group(c, z))->name,
                  strata_last_error());
       strata_error_clear();
@@ -1107,13 +1142,27 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
         alone[z]->top[i].group = z + 1;
     }
   }
+  return rc;
+}
+
+static int plan_groups(mixed_t *M, const strata_cluster_t *c,
+                       strata_plan_t **out) {
+  const strata_plan_opts_t *o = M->S[0].o;
+  strata_plan_t *alone[MAX_GROUPS] = {0}, *mixed = NULL, *best = NULL;
+  strata_plan_config_t extra[MAX_GROUPS + 1];
+  int nx = 0, keep = o->top > 0 ? o->top : 1, late = 0;
+  char why[512] = "";
+  int rc = plan_alone(M, c, alone, why, sizeof why, &late);
   /* DeepSpeed's PipelineModule gives no stage a layer count of its own
    * (export_deepspeed.c): for it, each group alone */
   if (!rc) M->seed = seed_of(alone, M->K, keep);
   for (int z = 0; z < M->K; z++)
     if (alone[z] && alone[z]->step_seconds < M->alone)
       M->alone = alone[z]->step_seconds;
-  if (!rc && o->framework != STRATA_FRAMEWORK_DEEPSPEED) rc = search_mixed(M);
+  st__progress_where(M->S[0].prog, "all node groups");
+  if (!rc && o->framework != STRATA_FRAMEWORK_DEEPSPEED &&
+      search_share(M, M->K, have_alone(alone, M->K)))
+    rc = search_mixed(M);
   if (!rc && M->have) {
     rc = st__build_plan(&M->S[0], &M->best, &M->cost, &mixed);
     if (rc == 1) { /* a stage does not fit once solved: not this one */
@@ -1130,15 +1179,17 @@ static int plan_groups(mixed_t *M, const strata_cluster_t *c,
       best = alone[z];
   if (mixed && (!best || mixed->step_seconds < best->step_seconds))
     best = mixed;
+  /* nothing found, but the limit cut a search short: not proven */
+  late |= M->stopped || (M->deadline > 0 && strata_now() > M->deadline);
   if (!rc && !best)
-    rc = strata_error(STRATA_EINFEASIBLE,
+    rc = strata_error(late ? STRATA_ETIMEDOUT : STRATA_EINFEASIBLE,
                       "no configuration fits on any node group of cluster "
-                      "'%s'%s; %s",
+                      "'%s'%s%s; %s",
                       strata_cluster_name(c),
                       o->framework == STRATA_FRAMEWORK_DEEPSPEED
                           ? " (DeepSpeed's pipeline runs on one group)"
                           : " or across them",
-                      why);
+                      late ? " within the time limit" : "", why);
   if (!rc) { /* an alone plan's own list holds its row already */
     if (mixed) st__plan_config(&M->best, &M->cost, &M->S[0], &extra[nx++]);
     for (int z = 0; z < M->K; z++)
@@ -1185,6 +1236,19 @@ static void stats(mixed_t *M, strata_plan_t *p, double t0) {
   }
 }
 
+/* Group z's share of the time left to the deadline for its stage solves:
+ * of the 70 % of the whole limit the solves get, what is left after the
+ * groups before it, over the groups left. */
+static double share_of(const mixed_t *M, int z) {
+  const st__search_t *S0 = &M->S[0];
+  double T = S0->o->time_limit, now = strata_now();
+  double begin = S0->deadline - 0.9 * T, solves_end = begin + 0.7 * 0.9 * T;
+  double left = S0->deadline - now;
+  if (!(T > 0) || !(left > 0)) return 1;
+  double mine = (solves_end - now) / (M->K - z);
+  return mine > 0 ? mine / left : 0.01;
+}
+
 int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
                    const strata_plan_opts_t *o, strata_plan_t **out) {
   mixed_t *M = strata_calloc(1, sizeof *M);
@@ -1211,8 +1275,14 @@ int st__plan_mixed(const strata_graph_t *g, const strata_cluster_t *c,
     mo.fp8_recipe = all ? STRATA_LOWP_MXFP8 : STRATA_LOWP_DELAYED;
   }
   for (int z = 0; z < M->K && !rc; z++) {
-    rc = st__search_prepare_in(&M->S[z], g, strata_cluster_group(c, z), &mo,
-                               z ? &M->S[0] : NULL);
+    /* under a time limit, the groups' stage solves share 70 % of it
+     * (group z its 1/(K - z) of what is left then), the rest for the
+     * searches: no group's solves starve the others' */
+    char where[64];
+    group_name(c, z, where, sizeof where);
+    rc = st__search_prepare_share(&M->S[z], g, strata_cluster_group(c, z), &mo,
+                                  z ? &M->S[0] : NULL,
+                                  z ? share_of(M, z) : 0.7 / M->K, where);
     M->prepared[z] = 1;
     if (rc)
       strata_error_prefix(

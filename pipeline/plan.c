@@ -16,6 +16,7 @@
  * some configuration can run.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -480,14 +481,14 @@ static int time_limit_error(const st__search_t *S, const st__cfg_t *lowest,
   char need[32], have[32];
   strata_fmt_bytes(S->budget, have, sizeof have);
   if (!lowest->f || !isfinite(lc->peak))
-    return strata_error(STRATA_EINFEASIBLE,
+    return strata_error(STRATA_ETIMEDOUT,
                         "nothing fits within the time limit (%g s): no "
                         "configuration was costed in time (%ld bounded); a "
                         "longer --time-limit searches further",
                         S->o->time_limit, S->bounded);
   strata_fmt_bytes(lc->peak, need, sizeof need);
   return strata_error(
-      STRATA_EINFEASIBLE,
+      STRATA_ETIMEDOUT,
       "nothing fits within the time limit (%g s): the closest miss of %ld "
       "configurations costed needs %s per device (tp %d, pp %d, dp %d, "
       "micro-batch %d, recompute %s, step %.3f s) but %s is available; a "
@@ -916,8 +917,10 @@ static int setup(st__search_t *S, const strata_graph_t *g,
   S->budget = strata_plan_memory_budget(o, c);
   /* the search stops at 90 % of the limit: what follows (the chosen
    * configuration's fields, the report) fits in the rest */
-  S->deadline = o->time_limit > 0 ? strata_now() + 0.9 * o->time_limit : 0;
-  S->limit_end = o->time_limit > 0 ? strata_now() + o->time_limit : 0;
+  double now = strata_now();
+  double t0 = o->time_start > 0 && o->time_start < now ? o->time_start : now;
+  S->deadline = o->time_limit > 0 ? t0 + 0.9 * o->time_limit : 0;
+  S->limit_end = o->time_limit > 0 ? t0 + o->time_limit : 0;
   S->bound_left = INFINITY;
   st__subset_init(&S->subs);
   if (!(S->budget > 0))
@@ -1033,16 +1036,61 @@ int st__choose(st__search_t *S, strata_plan_t **out) {
   return rc;
 }
 
+/* A family's order under a time limit: the likeliest to fit first (the
+ * most devices a stage's states spread over, then the deepest ZeRO and
+ * recompute, then the smallest micro-batch), so that a limit reached
+ * in the stage solves leaves whole families that fit, and a plan. */
+typedef struct {
+  int spread, zero, rc, graph, i;
+} fit_key_t;
+
+static int fit_cmp(const void *a, const void *b) {
+  const fit_key_t *x = a, *y = b;
+  if (x->spread != y->spread) return y->spread - x->spread;
+  if (x->zero != y->zero) return y->zero - x->zero;
+  if (x->rc != y->rc) return y->rc - x->rc;
+  if (x->graph != y->graph) return x->graph - y->graph;
+  return x->i - y->i;
+}
+
+static void rank_sub(st__sub_t *s, int r) {
+  if (s && (s->prio == 0 || s->prio > r)) s->prio = r;
+}
+
+static int fit_first(st__search_t *S) {
+  fit_key_t *k = strata_calloc((size_t)S->n_fam + 1, sizeof *k);
+  if (!k) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int i = 0; i < S->n_fam; i++) {
+    const st__family_t *f = &S->fam[i];
+    k[i] = (fit_key_t){f->t * f->ep, f->zero, (int)f->rc, f->graph, i};
+  }
+  qsort(k, (size_t)S->n_fam, sizeof *k, fit_cmp);
+  for (int r = 0; r < S->n_fam; r++) {
+    const st__family_t *f = &S->fam[k[r].i];
+    int B = S->graphs[f->graph]->n_blocks;
+    rank_sub(f->only, r + 1);
+    for (int j = 0; f->mid && j < 2 * B; j++)
+      rank_sub(f->mid[j], r + 1);
+    for (int j = 0; j < 2; j++)
+      rank_sub(f->first[j], r + 1), rank_sub(f->last[j], r + 1);
+  }
+  strata_free(k);
+  return 0;
+}
+
 /* bound: refuse by the memory floor before any probe (a whole cluster's
- * search; a group of a mixed one holds only its stages). */
+ * search; a group of a mixed one holds only its stages).  share: of the
+ * time left to the deadline, what the stage solves may take (1: all). */
 static int prepare(st__search_t *S, const strata_graph_t *g,
                    const strata_cluster_t *c, const strata_plan_opts_t *o,
-                   st__search_t *first, int bound) {
+                   st__search_t *first, int bound, double share,
+                   const char *where) {
   int rc = setup(S, g, c, o);
   if (!rc && bound) rc = floor_error(S);
   st__cache_t *cache = first ? first->cache : NULL;
   S->prog = first ? first->prog : &S->prog_own;
   if (!first) st__progress_init(S->prog, !o->quiet);
+  if (where) st__progress_where(S->prog, where);
   if (first) /* one limit for the whole plan, from its start */
     S->deadline = first->deadline, S->limit_end = first->limit_end;
   if (!rc) rc = prepare_cache(o->cache_dir);
@@ -1052,8 +1100,12 @@ static int prepare(st__search_t *S, const strata_graph_t *g,
     S->own_cache = !rc;
   }
   if (!rc) rc = st__enumerate_families(S);
+  if (!rc && S->deadline > 0) rc = fit_first(S);
+  double solves_end = S->deadline;
+  if (S->deadline > 0 && share < 1)
+    solves_end = strata_now() + share * (S->deadline - strata_now());
   if (!rc)
-    rc = st__solve_all(&S->subs, o->threads, S->cache, S->prog, S->deadline,
+    rc = st__solve_all(&S->subs, o->threads, S->cache, S->prog, solves_end,
                        o->cancel, &S->ilps, &S->hits);
   if (!rc) rc = fit_families(S);
   return rc;
@@ -1062,12 +1114,19 @@ static int prepare(st__search_t *S, const strata_graph_t *g,
 int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
                           const strata_cluster_t *c,
                           const strata_plan_opts_t *o, st__search_t *first) {
-  return prepare(S, g, c, o, first, 0);
+  return prepare(S, g, c, o, first, 0, 1, NULL);
+}
+
+int st__search_prepare_share(st__search_t *S, const strata_graph_t *g,
+                             const strata_cluster_t *c,
+                             const strata_plan_opts_t *o, st__search_t *first,
+                             double share, const char *where) {
+  return prepare(S, g, c, o, first, 0, share, where);
 }
 
 int st__search_prepare(st__search_t *S, const strata_graph_t *g,
                        const strata_cluster_t *c, const strata_plan_opts_t *o) {
-  return prepare(S, g, c, o, NULL, 1);
+  return prepare(S, g, c, o, NULL, 1, 1, NULL);
 }
 
 void st__search_release(st__search_t *S) {

@@ -28,6 +28,7 @@ typedef struct {
   st__sub_t *sub, *twin; /* twin: the same stage at another count in
                             flight (NULL: none), solved with it */
   struct pool_state *ps;
+  int order; /* queued in this order but for the ranks (by_rank_cmp) */
 } job_t;
 
 typedef struct pool_state {
@@ -142,14 +143,22 @@ static int twins(const st__sub_t *a, const st__sub_t *b) {
   return st__sub_key(a->graph_hash, &x) == st__sub_key(b->graph_hash, &y);
 }
 
+/* Ranked jobs first, by rank, then in the order they came (the pool
+ * runs them in the order queued). */
+static int by_rank_cmp(const void *a, const void *b) {
+  const job_t *x = a, *y = b;
+  if (x->sub->prio != y->sub->prio) return x->sub->prio < y->sub->prio ? -1 : 1;
+  return (x->order > y->order) - (x->order < y->order);
+}
+
 static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
   uv_loop_t loop;
   int rc = uv_loop_init(&loop), n = 0;
   if (rc) return strata_error(STRATA_EINTERNAL, "libuv: %s", uv_strerror(rc));
   for (int i = 0; i < s->n; i++) {
     if (s->v[i]->err != 1 || s->v[i]->paired) continue;
-    job_t *j = &jobs[n++];
-    j->req.data = j;
+    job_t *j = &jobs[n];
+    j->order = n++;
     j->sub = s->v[i];
     j->twin = NULL;
     /* a family's probes come a few apart (a layer's two, then the first
@@ -158,9 +167,14 @@ static int run_jobs(st__subset_t *s, job_t *jobs, pool_state_t *ps) {
       if (s->v[k]->err == 1 && !s->v[k]->paired && twins(s->v[i], s->v[k]))
         j->twin = s->v[k], s->v[k]->paired = 1;
     j->ps = ps;
-    rc = uv_queue_work(&loop, &j->req, work_cb, after_cb);
+  }
+  if (ps->deadline > 0 && !ps->late_ok)
+    qsort(jobs, (size_t)n, sizeof *jobs, by_rank_cmp);
+  for (int i = 0; i < n; i++) {
+    jobs[i].req.data = &jobs[i];
+    rc = uv_queue_work(&loop, &jobs[i].req, work_cb, after_cb);
     if (rc) {
-      s->v[i]->err = STRATA_EINTERNAL;
+      jobs[i].sub->err = STRATA_EINTERNAL;
       break;
     }
   }

@@ -29,6 +29,18 @@ void st__progress_init(st__progress_t *p, int on) {
   p->last = p->t0;
   p->shown = 0;
   p->lines = 0;
+  p->best = INFINITY;
+  p->where[0] = 0;
+}
+
+void st__progress_where(st__progress_t *p, const char *where) {
+  if (p) snprintf(p->where, sizeof p->where, "%s", where ? where : "");
+}
+
+double st__progress_best(st__progress_t *p, double best) {
+  if (!p) return isfinite(best) ? best : INFINITY;
+  if (isfinite(best) && best < p->best) p->best = best;
+  return p->best;
 }
 
 /* What a phase waits for before it knows a best step: the stage solves
@@ -58,11 +70,18 @@ void st__progress_line(char *buf, size_t size, const char *phase, long done,
 
 void st__progress_note(st__progress_t *p, const char *phase, long done,
                        long total, double best, double bound) {
-  if (!p || !p->on) return;
+  if (!p) return;
+  best = st__progress_best(p, best); /* never rises */
+  if (isfinite(bound) && bound > best) bound = best;
+  if (!p->on) return;
   double now = strata_now();
   if (now - p->t0 < QUIET_START) return;
   if (p->lines && now - p->last < (p->tty ? TTY_EVERY : PIPE_EVERY)) return;
-  char line[256];
+  char line[256], named[128];
+  if (p->where[0]) { /* the group: a mixed cluster's counters restart */
+    snprintf(named, sizeof named, "%s on %s", phase, p->where);
+    phase = named;
+  }
   st__progress_line(line, sizeof line, phase, done, total, best, bound,
                     now - p->t0);
   p->last = now;

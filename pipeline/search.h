@@ -263,6 +263,13 @@ int st__search_prepare(st__search_t *S, const strata_graph_t *g,
 int st__search_prepare_in(st__search_t *S, const strata_graph_t *g,
                           const strata_cluster_t *c,
                           const strata_plan_opts_t *o, st__search_t *first);
+/* The same, its stage solves stopped at share (0 to 1) of the time left
+ * to the plan's deadline (a time limit's share of one node group), the
+ * progress naming where (the group; NULL: as it was). */
+int st__search_prepare_share(st__search_t *S, const strata_graph_t *g,
+                             const strata_cluster_t *c,
+                             const strata_plan_opts_t *o, st__search_t *first,
+                             double share, const char *where);
 /* Frees S; the cache it opened is written (once per run: not when the run
  * was interrupted, which writes nothing) and closed. */
 void st__search_release(st__search_t *S);

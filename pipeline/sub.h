@@ -22,6 +22,8 @@ typedef struct {
   int cached;  /* stored in the cache by this run */
   int counted; /* counted among the ILPs solved */
   int paired;  /* solved with the job of another (pool.c) */
+  int prio;    /* under a time limit, solved in ascending order (the
+                  families likeliest to fit first: plan.c); 0: unranked */
 } st__sub_t;
 
 typedef struct {
@@ -51,9 +53,17 @@ typedef struct {
   int on, tty, shown;
   long lines;
   double t0, last;
+  double best;    /* the least step any phase reported (INFINITY: none) */
+  char where[64]; /* the node group being searched ("": the cluster) */
 } st__progress_t;
 
 void st__progress_init(st__progress_t *p, int on);
+/* The node group the phases that follow work on (NULL: the cluster's). */
+void st__progress_where(st__progress_t *p, const char *where);
+/* The best step shown: the least of every step reported so far and best
+ * (a phase's own), so that it never rises from one phase or group to the
+ * next; INFINITY while none. p may be NULL. */
+double st__progress_best(st__progress_t *p, double best);
 /* phase's work done out of total, the best step so far and the bound no
  * plan beats (either INFINITY or NAN when not known); p may be NULL. */
 void st__progress_note(st__progress_t *p, const char *phase, long done,

@@ -284,7 +284,7 @@ static int plan_on(const fleet_t *F, int j, const strata_cluster_t *s,
                    const strata_plan_opts_t *po, strata_plan_t **p, char *why) {
   strata_plan_opts_t o = *po;
   int rc = strata_pipeline_plan(F->g[j], s, &o, p);
-  if (rc == STRATA_EINFEASIBLE) {
+  if (rc == STRATA_EINFEASIBLE || rc == STRATA_ETIMEDOUT) {
     if (why)
       snprintf(why, sizeof F->res[j].why, "on %d nodes: %s",
                strata_cluster_nodes(s), strata_last_error());

@@ -1537,6 +1537,26 @@ TEST(progress_line_says_what_it_waits_for) {
   ASSERT_EQ(strlen(b), 23);
 }
 
+/* The best step the progress shows never rises: a later phase or node
+ * group reports its own best, which may be worse than one already found
+ * (a mixed cluster's group after a faster one); a bound above it is
+ * shown as the best itself. */
+TEST(progress_best_never_rises) {
+  st__progress_t p;
+  st__progress_init(&p, 0);
+  ASSERT(isinf(st__progress_best(&p, NAN)));
+  ASSERT(st__progress_best(&p, 5.0) == 5.0);
+  ASSERT(st__progress_best(&p, 7.0) == 5.0); /* another group's worse best */
+  ASSERT(st__progress_best(&p, INFINITY) == 5.0); /* a phase with none */
+  ASSERT(st__progress_best(&p, 3.0) == 3.0);
+  st__progress_note(&p, "search", 1, 2, 9.0, 8.0);
+  ASSERT(p.best == 3.0);
+  st__progress_where(&p, "node group 1 (A100-80GB)");
+  ASSERT_STR_EQ(p.where, "node group 1 (A100-80GB)");
+  st__progress_where(&p, NULL);
+  ASSERT_STR_EQ(p.where, "");
+}
+
 /* The plan keeps the model's trained context (max_position_embeddings)
  * for the exports, not the sequence it is trained at; never less than
  * that sequence (Megatron-LM asserts it). */
@@ -1755,6 +1775,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(pareto_is_front_of_enumeration),
     TEST_ENTRY(interleaved_uneven_exact),
     TEST_ENTRY(progress_line_says_what_it_waits_for),
+    TEST_ENTRY(progress_best_never_rises),
     TEST_ENTRY(plan_keeps_trained_context),
     TEST_ENTRY(trace_file_any_micro_batch),
     TEST_ENTRY(heterogeneous_layers_exact),

@@ -37,7 +37,8 @@ extern "C" {
   X(EINFEASIBLE, -8, "infeasible")                                             \
   X(EINTERNAL, -9, "internal error")                                           \
   X(ECANCELED, -10, "canceled")                                                \
-  X(EUNSUPPORTED, -11, "not supported")
+  X(EUNSUPPORTED, -11, "not supported")                                        \
+  X(ETIMEDOUT, -12, "no plan within the time limit")
 
 typedef enum {
 #define STRATA_ERR_ENUM_(name, val, desc) STRATA_##name = (val),

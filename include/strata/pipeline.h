@@ -69,6 +69,10 @@ typedef struct {
   const char *cache_dir;        /* NULL: no cache */
   int quiet;                    /* no progress on stderr */
   double time_limit;            /* whole plan, seconds (0: none) */
+  double time_start;            /* the strata_now() time_limit counts from
+                                   (0 or later than the call: the call);
+                                   the CLI's start, so that loading the
+                                   model counts too */
   double stage_time_limit;      /* per stage ILP */
   int max_pp;                   /* 0: no limit */
   /* What the framework overlaps (docs/cost-model.md, "Overlap") and the

@@ -30,7 +30,7 @@ run() { # run NAME ARGS...: the plan, its CPU seconds in $dir/NAME.cpu
       --threads 1 --time-limit $limit "$@" >"$dir/$name.out" 2>"$dir/$name.err"
     code=$?
     t1=$(awk '{print $14 + $15 + $16 + $17}' /proc/$$/stat)
-    [ $code -eq 3 ] && [ $limit -lt 27 ] &&
+    [ $code -eq 5 ] && [ $limit -lt 27 ] &&
       grep -q "nothing fits within the time limit" "$dir/$name.err" || break
     limit=$((limit * 3))
   done
@@ -41,7 +41,12 @@ run() { # run NAME ARGS...: the plan, its CPU seconds in $dir/NAME.cpu
 run loud
 check "exit 0 (got $(cat "$dir/loud.code"))" '[ "$(cat "$dir/loud.code")" -eq 0 ]'
 check "a progress line with done/total, the best step and bound or what it waits for" \
-  'grep -Eq "^strata: [a-z ]+ [0-9]+/[0-9]+, (best step [0-9.]+ s|no [a-z :]+)(, bound [0-9.]+ s)? \([0-9.]+ s\)$" "$dir/loud.err"'
+  'grep -Eq "^strata: [a-z ]+( on (node group [0-9]+ \([A-Za-z0-9-]+\)|all node groups))? [0-9]+/[0-9]+, (best step [0-9.]+ s|no [a-z :]+)(, bound [0-9.]+ s)? \([0-9.]+ s\)$" "$dir/loud.err"'
+check "a phase on a node group names it" \
+  'grep -Eq "^strata: [a-z ]+ on node group [0-9]+ \((H100-SXM|A100-80GB|H200)\) " "$dir/loud.err"'
+# the best step shown never rises, from one phase or group to the next
+check "the best step never rises ($(grep -v "limit stopped" "$dir/loud.err" | grep -o "best step [0-9.]*" | tr '\n' ' '))" \
+  'grep -v "limit stopped" "$dir/loud.err" | grep -o "best step [0-9.]*" | awk "NR > 1 && \$3 > last { bad = 1 } { last = \$3 } END { exit bad }"'
 check "no placeholder for a figure not known yet" \
   '! grep -Eq "(step|bound) -" "$dir/loud.err"'
 check "the gap to the bound at the end" \
@@ -50,6 +55,21 @@ check "no carriage return on a pipe" '! grep -q $'"'"'\r'"'"' "$dir/loud.err"'
 check "the summary says it was cut short" 'grep -q "time limit was reached" "$dir/loud.out"'
 check "within 1.5 x $limit + 1 s of CPU (took $(cat "$dir/loud.cpu") s)" \
   '[ "$(cat "$dir/loud.cpu")" -le $((limit * 3 / 2 + 1)) ]'
+
+# a tiny limit: a plan marked time-limited (exit 0), or none found in
+# time (exit 5, its JSON marked so), never "cannot fit" (exit 3)
+"$strata" plan --model llama3-405b --cluster "$spec" --time-limit 0.05 \
+  --json >"$dir/tiny.out" 2>"$dir/tiny.err"
+code=$?
+check "a tiny limit: exit 0 or 5 (got $code: $(tail -c 300 "$dir/tiny.err"))" \
+  '[ $code -eq 0 ] || [ $code -eq 5 ]'
+check "a tiny limit: marked time-limited" \
+  'grep -q "\"time_limited\":[[:space:]]*true" "$dir/tiny.out"'
+# proven by the memory bound, a limit or not: exit 3, at once
+"$strata" plan --model deepseek-v3 --cluster dgx-h100:16 --time-limit 5 \
+  >/dev/null 2>"$dir/floor.err"
+code=$?
+check "cannot fit, proven, under a limit: exit 3 (got $code)" '[ $code -eq 3 ]'
 
 run quiet --quiet
 check "--quiet: exit 0" '[ "$(cat "$dir/quiet.code")" -eq 0 ]'

@@ -83,12 +83,13 @@ check "search interrupt says nothing was written ($(cat "$dir/err4"))" \
   'grep -q "interrupted: nothing was written" "$dir/err4"'
 
 # --time-limit before any configuration fits (this search ran for
-# minutes whatever the limit): exit 3, the closest miss named
+# minutes whatever the limit): exit 5 (no plan found in time, which is
+# not "nothing fits": exit 3), the closest miss named
 "$strata" plan --model gpt --layers 50000 --cluster dgx-h100:16 \
   --time-limit 2 2>"$dir/err5" &
 wait_for $! 30
 code=$?
-check "nothing fits within the limit: exit 3 (got $code)" '[ "$code" -eq 3 ]'
+check "nothing fits within the limit: exit 5 (got $code)" '[ "$code" -eq 5 ]'
 check "message says so ($(cat "$dir/err5"))" \
   'grep -q "nothing fits within the time limit (2 s)" "$dir/err5"'
 
