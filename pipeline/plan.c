@@ -1062,7 +1062,7 @@ static int fit_first(st__search_t *S) {
   if (!k) return strata_error(STRATA_ENOMEM, "out of memory");
   for (int i = 0; i < S->n_fam; i++) {
     const st__family_t *f = &S->fam[i];
-    k[i] = (fit_key_t){f->t * f->ep, f->zero, (int)f->rc, f->graph, i};
+    k[i] = (fit_key_t){f->tcp * f->ep, f->zero, (int)f->rc, f->graph, i};
   }
   qsort(k, (size_t)S->n_fam, sizeof *k, fit_cmp);
   for (int r = 0; r < S->n_fam; r++) {
