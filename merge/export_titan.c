@@ -394,7 +394,7 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b,
                       "            pipeline_parallel_schedule=\"%s\",\n"
                       "            num_pp_microbatches=%d,\n",
-                      p->vpp > 1 ? "Interleaved1F1B" : "1F1B",
+                      st__titan_schedule(p),
                       p->global_batch / (p->dp * p->micro_batch));
     model_parts(b, p);
   }

@@ -260,7 +260,7 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b,
                       "pipeline_parallel_schedule = \"%s\"\n"
                       "pipeline_parallel_microbatch_size = %d\n",
-                      p->vpp > 1 ? "Interleaved1F1B" : "1F1B", p->micro_batch);
+                      st__titan_schedule(p), p->micro_batch);
     model_parts(b, p);
   }
   if (p->tp > 1 && p->sequence_parallel <= 0)
@@ -385,4 +385,10 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
                       "enable = false  # the plan's kernel times are "
                       "uncompiled ones\n");
   return strata_buf_finish(&b, text);
+}
+
+const char *st__titan_schedule(const strata_plan_t *p) {
+  if (p->pp_schedule > STRATA_PPS_AUTO)
+    return strata_pp_schedule_name(p->pp_schedule);
+  return p->vpp > 1 ? "Interleaved1F1B" : "1F1B";
 }

@@ -234,7 +234,17 @@
 /* clang-format off */
 #define STRATA_PLAN_CHOICES(C, F)                                               \
   STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)              \
-  STRATA_PLAN_OFFLOAD_CHOICES(C, F)
+  STRATA_PLAN_OFFLOAD_CHOICES(C, F) STRATA_PLAN_SCHEDULE_CHOICES(C, F)
+/* The pipeline schedule (pipeline/sched.c, sched_ops.c), costed and
+ * exported; the names as torchtitan spells them (case-insensitive), then
+ * ZB-H1 (Qi et al. 2024) and DualPipe (DeepSeek-V3's report).  A plan
+ * keeps 0 where it runs 1F1B, interleaved when vpp > 1 */
+#define STRATA_PLAN_SCHEDULE_CHOICES(C, F)                                     \
+  C(F, NAME, pp_schedule, pp_schedule, "pipeline schedule", 18, 49,           \
+    "pp-schedule", p->pp_schedule,                                             \
+    "the pipeline schedule: auto (default: each\nthe framework runs), 1F1B,\nInterleaved1F1B, GPipe, LoopedBFS,\nInterleavedZeroBubble, ZBVZeroBubble,\nDualPipeV, ZB-H1 or DualPipe", \
+    "auto", "1F1B", "Interleaved1F1B", "GPipe", "LoopedBFS",                  \
+    "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV", "ZB-H1", "DualPipe")
 /* Megatron-LM's fine-grained activation offloading (transformer_config.py
  * offload_modules; pipeline/fgoffload.c), costed: the modules whose
  * saved inputs go to the host */
@@ -323,6 +333,19 @@ enum {
   STRATA_DS_UNIFORM,
   STRATA_DS_TYPE_EMBEDDING
 };
+/* The pipeline schedules (pp_schedule's names) */
+enum {
+  STRATA_PPS_AUTO = 1,
+  STRATA_PPS_1F1B,
+  STRATA_PPS_INTERLEAVED_1F1B,
+  STRATA_PPS_GPIPE,
+  STRATA_PPS_LOOPED_BFS,
+  STRATA_PPS_INTERLEAVED_ZB,
+  STRATA_PPS_ZBV,
+  STRATA_PPS_DUALPIPEV,
+  STRATA_PPS_ZBH1,
+  STRATA_PPS_DUALPIPE
+};
 /* A choice as it runs: the value given, or the first. */
 #define STRATA_CHOICE(v) ((v) > 0 ? (v) : 1)
 
@@ -354,10 +377,11 @@ enum {
  * 17: the blocking pipeline sends and ring attention's exchange as step
  * items, the router's training settings (its auxiliary loss, per
  * sequence or not, softmax before top-k, the balancing bias, the input
- * jitter), and the devices are NPUs, which the output names so), at
+ * jitter), and the devices are NPUs, which the output names so; 18:
+ * the pipeline schedule where it is not 1F1B or interleaved 1F1B), at
  * least 7 (the RoPE scaling, a struct of its own). A row added to a released
  * format's slot would make its files unreadable: new rows take a new slot. */
-#define STRATA_PLAN_FORMAT_VERSION 17
+#define STRATA_PLAN_FORMAT_VERSION 18
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 
