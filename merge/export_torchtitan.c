@@ -185,7 +185,11 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
    * Engine's recipe */
   if ((rc = st__rules_refuse(p, STRATA_RULES_TORCHTITAN, "torchtitan")))
     return rc;
-  if ((rc = st__mg_check(p, &first, &last))) {
+  /* Megatron-LM's layout rules, not its schedules: torchtitan's were
+   * asked above */
+  strata_plan_t lay = *p;
+  lay.pp_schedule = 0;
+  if ((rc = st__mg_check(&lay, &first, &last))) {
     /* the same layout rules as Megatron-LM's, named for torchtitan */
     char why[512];
     const char *m = strata_last_error(), *c = strstr(m, "export: ");
@@ -388,6 +392,9 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
 }
 
 const char *st__titan_schedule(const strata_plan_t *p) {
+  if (p->pp_schedule == STRATA_PPS_ZBH1 ||
+      p->pp_schedule == STRATA_PPS_DUALPIPE)
+    return NULL;
   if (p->pp_schedule > STRATA_PPS_AUTO)
     return strata_pp_schedule_name(p->pp_schedule);
   return p->vpp > 1 ? "Interleaved1F1B" : "1F1B";

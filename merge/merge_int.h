@@ -122,8 +122,8 @@ int st__ds_check(const strata_plan_t *p);
 int st__torch_check(const strata_plan_t *p);
 /* The plan's pipeline schedule as torchtitan names it (its
  * pipeline_parallel_schedule): 1F1B or Interleaved1F1B where the plan
- * keeps 0, else the plan's (the rulebook refused those torchtitan does
- * not run). */
+ * keeps 0, else the plan's; NULL for ZB-H1 and DualPipe, which
+ * torch.distributed.pipelining does not run. */
 const char *st__titan_schedule(const strata_plan_t *p);
 int st__titan_check(const strata_plan_t *p, const char **flavor,
                     const char **model);

@@ -40,10 +40,11 @@ typedef struct {
   int p, Q, M, split, overlap, local;  /* local: chunks a rank */
   int *rank, *tix, *prev, *next, *pos; /* [Q]: rank, time index, neighbours,
                                           place on its rank */
-  int *nf, *nb, *nw;                   /* [Q]: done of each kind */
-  double *f_end, *b_end;               /* [Q M] */
-  double *free_at;                     /* [p] */
-  int *cap_fb, *cap_w;                 /* [p]: the most F not yet B / W */
+  int *loc;              /* [p local]: rank r's chunks, by their place on it */
+  int *nf, *nb, *nw;     /* [Q]: done of each kind */
+  double *f_end, *b_end; /* [Q M] */
+  double *free_at;       /* [p] */
+  int *cap_fb, *cap_w;   /* [p]: the most F not yet B / W */
 } sim_t;
 
 static int v_shaped(int s) {
@@ -88,8 +89,8 @@ static double ready(const sim_t *X, int kind, int q) {
 static void held(const sim_t *X, int r, int *fb, int *fw, int *f_left,
                  int *b_left) {
   *fb = *fw = *f_left = *b_left = 0;
-  for (int q = 0; q < X->Q; q++) {
-    if (X->rank[q] != r) continue;
+  for (int i = 0; i < X->local; i++) {
+    int q = X->loc[r * X->local + i];
     *fb += X->nf[q] - X->nb[q];
     *fw += X->nf[q] - (X->split ? X->nw[q] : X->nb[q]);
     *f_left += X->M - X->nf[q];
@@ -106,11 +107,12 @@ static int allowed(const sim_t *X, int r, int kind, int q) {
   if (s == STRATA_PPS_LOOPED_BFS) {
     /* breadth first: every micro-batch of a chunk before the next */
     if (kind == OP_B && fl) return 0;
-    for (int u = 0; u < X->Q; u++)
-      if (X->rank[u] == r && u != q &&
-          (kind == OP_F ? X->pos[u] < X->pos[q] && X->nf[u] < X->M
-                        : X->pos[u] > X->pos[q] && X->nb[u] < X->M))
+    for (int i = 0; i < X->local; i++) {
+      int u = X->loc[r * X->local + i];
+      if (u != q && (kind == OP_F ? X->pos[u] < X->pos[q] && X->nf[u] < X->M
+                                  : X->pos[u] > X->pos[q] && X->nb[u] < X->M))
         return 0;
+    }
     return 1;
   }
   if (kind == OP_B) return 1;
@@ -166,8 +168,8 @@ static int better(const cand_t *a, const cand_t *b) {
 static cand_t pick(const sim_t *X, int r, cand_t *pair) {
   cand_t best = {0, -1, 0, 0}, w = {0, -1, 0, 0};
   pair->q = -1;
-  for (int q = 0; q < X->Q; q++) {
-    if (X->rank[q] != r) continue;
+  for (int i = 0; i < X->local; i++) {
+    int q = X->loc[r * X->local + i];
     for (int kind = OP_F; kind <= OP_W; kind++) {
       int *n = kind == OP_F ? X->nf : kind == OP_B ? X->nb : X->nw;
       if (n[q] >= X->M || !allowed(X, r, kind, q)) continue;
@@ -185,11 +187,9 @@ static cand_t pick(const sim_t *X, int r, cand_t *pair) {
   if (w.q >= 0 && (best.q < 0 || w.start + w.len <= best.start)) return w;
   if (best.q < 0 || !X->overlap) return best;
   int other = best.kind == OP_F ? OP_B : OP_F;
-  for (int q = 0; q < X->Q; q++) {
-    int *n = other == OP_F ? X->nf : X->nb;
-    if (X->rank[q] != r || q == best.q || n[q] >= X->M ||
-        !allowed(X, r, other, q))
-      continue;
+  for (int i = 0; i < X->local; i++) {
+    int q = X->loc[r * X->local + i], *n = other == OP_F ? X->nf : X->nb;
+    if (q == best.q || n[q] >= X->M || !allowed(X, r, other, q)) continue;
     double at = ready(X, other, q);
     if (at < 0 || at > best.start) continue;
     cand_t c = {other, q, best.start, op_time(X, other, q)};
@@ -326,6 +326,8 @@ static void chunks(sim_t *X) {
     X->prev[q] = q > first ? q - 1 : -1;
     X->next[q] = q < last ? q + 1 : -1;
   }
+  for (int q = 0; q < X->Q; q++)
+    X->loc[X->rank[q] * X->local + X->pos[q]] = q;
 }
 
 int st__sched_ops_check(const strata_sched_t *S) {
@@ -365,7 +367,7 @@ int st__sched_ops_run(strata_sched_t *S) {
   X.overlap = dual || S->schedule == STRATA_PPS_DUALPIPEV;
   X.local = dual ? 2 : S->vpp;
   size_t cells = (size_t)X.Q * X.M;
-  int *ints = strata_calloc((size_t)X.Q * 8 + 2 * (size_t)p, sizeof *ints);
+  int *ints = strata_calloc((size_t)X.Q * 9 + 2 * (size_t)p, sizeof *ints);
   double *d = strata_calloc(2 * cells + (size_t)p, sizeof *d);
   if (!ints || !d) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
@@ -375,6 +377,7 @@ int st__sched_ops_run(strata_sched_t *S) {
   X.next = ints + 3 * X.Q, X.pos = ints + 4 * X.Q, X.nf = ints + 5 * X.Q;
   X.nb = ints + 6 * X.Q, X.nw = ints + 7 * X.Q;
   X.cap_fb = ints + 8 * X.Q, X.cap_w = X.cap_fb + p;
+  X.loc = X.cap_w + p; /* Q of them: p ranks of local chunks each */
   X.f_end = d, X.b_end = d + cells, X.free_at = d + 2 * cells;
   chunks(&X);
   caps(&X);
