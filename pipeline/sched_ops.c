@@ -276,6 +276,46 @@ static int run_order(sim_t *X, char *o, int *at, int *len) {
   return 0;
 }
 
+/* Mark the ranks whose next op placing op c may change: its own, and
+ * the rank its output goes to. */
+static void touch(const sim_t *X, const cand_t *c, int *dirty) {
+  dirty[X->rank[c->q]] = 1;
+  int to = c->kind == OP_F   ? X->next[c->q]
+           : c->kind == OP_B ? X->prev[c->q]
+                             : -1;
+  if (to >= 0) dirty[X->rank[to]] = 1;
+}
+
+/* Every op, the earliest over all ranks first; each rank's pick kept
+ * until an op placed changes what it may run (c: its op, pr: its pair). */
+static int run_picks(sim_t *X, cand_t *c, cand_t *pr) {
+  long left = (long)X->Q * X->M * (X->split ? 3 : 2);
+  int *dirty = X->cap_w + X->p + X->Q; /* p ints after loc */
+  for (int r = 0; r < X->p; r++)
+    dirty[r] = 1;
+  while (left > 0) {
+    int b = -1;
+    for (int r = 0; r < X->p; r++) {
+      if (dirty[r]) c[r] = pick(X, r, &pr[r]), dirty[r] = 0;
+      if (c[r].q >= 0 && (b < 0 || better(&c[r], &c[b]))) b = r;
+    }
+    if (b < 0) /* the rule left every rank waiting */
+      return 1;
+    cand_t best = c[b], pair = pr[b];
+    double end = best.start + best.len;
+    if (pair.q >= 0) {
+      end += pair.len - hidden(X, &best, &pair);
+      place(X, &pair, end);
+      touch(X, &pair, dirty);
+      left--;
+    }
+    place(X, &best, end);
+    touch(X, &best, dirty);
+    left--;
+  }
+  return 0;
+}
+
 /* Every op, the earliest over all ranks first. */
 static int run_ops(sim_t *X) {
   if (X->S->schedule == STRATA_PPS_ZBH1) {
@@ -287,25 +327,11 @@ static int run_ops(sim_t *X) {
     strata_free(o);
     return rc;
   }
-  long left = (long)X->Q * X->M * (X->split ? 3 : 2);
-  while (left > 0) {
-    cand_t best = {0, -1, 0, 0}, pair = {0, -1, 0, 0};
-    for (int r = 0; r < X->p; r++) {
-      cand_t pr, c = pick(X, r, &pr);
-      if (c.q >= 0 && better(&c, &best)) best = c, pair = pr;
-    }
-    if (best.q < 0) /* the rule left every rank waiting */
-      return 1;
-    double end = best.start + best.len;
-    if (pair.q >= 0) {
-      end += pair.len - hidden(X, &best, &pair);
-      place(X, &pair, end);
-      left--;
-    }
-    place(X, &best, end);
-    left--;
-  }
-  return 0;
+  cand_t *c = strata_malloc(2 * (size_t)X->p * sizeof *c);
+  if (!c) return strata_error(STRATA_ENOMEM, "out of memory");
+  int rc = run_picks(X, c, c + X->p);
+  strata_free(c);
+  return rc;
 }
 
 /* The schedule's chunks: their ranks, time indexes and neighbours. */
@@ -367,7 +393,7 @@ int st__sched_ops_run(strata_sched_t *S) {
   X.overlap = dual || S->schedule == STRATA_PPS_DUALPIPEV;
   X.local = dual ? 2 : S->vpp;
   size_t cells = (size_t)X.Q * X.M;
-  int *ints = strata_calloc((size_t)X.Q * 9 + 2 * (size_t)p, sizeof *ints);
+  int *ints = strata_calloc((size_t)X.Q * 9 + 3 * (size_t)p, sizeof *ints);
   double *d = strata_calloc(2 * cells + (size_t)p, sizeof *d);
   if (!ints || !d) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
