@@ -220,6 +220,7 @@ static const cli_opt_t opts[] = {
               "gemm=eager (docs/cost-model.md)")},
     /* clang-format off */
     STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
+    STRATA_PLAN_SCHEDULE_CHOICES(CHOICE_ROW, po)
     /* clang-format on */
     {CLI_FLAG("no-search-layouts", po.no_search_layouts, 1,
               "split only as first and last ranks of their\n"

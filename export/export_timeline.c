@@ -106,11 +106,16 @@ static void threads(strata_buf_t *b, const strata_plan_t *p) {
 static void stage_events(strata_buf_t *b, const strata_plan_t *p,
                          const strata_sched_t *S, int k) {
   int n = S->n_micro, K = p->n_stages, tid = p->stages[k].rank;
-  int th = p->pp; /* p2p threads after the ranks */
+  int th = p->pp, s = p->pp_schedule; /* p2p threads after the ranks */
+  /* the V-shapes' second chunks run on ranks in reverse; the zero-bubble
+   * schedules' backward is its input half (the W after it not drawn) */
+  if ((s == STRATA_PPS_ZBV || s == STRATA_PPS_DUALPIPEV) && k >= p->pp)
+    tid = 2 * p->pp - 1 - k;
+  double bw = s >= STRATA_PPS_INTERLEAVED_ZB ? S->bwd[k] / 2 : S->bwd[k];
   for (int m = 0; m < n; m++) {
     double f0 = S->f_start[k * n + m], b0 = S->b_start[k * n + m];
     event(b, "F", m, "forward", tid, f0, S->fwd[k]);
-    event(b, "B", m, "backward", tid, b0, S->bwd[k]);
+    event(b, "B", m, "backward", tid, b0, bw);
     if (S->p2p && k + 1 < K)
       event(b, "send F", m, "p2p", th + 2 * k, f0 + S->fwd[k], S->p2p[k]);
     if (S->p2p && k > 0)
@@ -172,6 +177,7 @@ int st__plan_schedule(const strata_plan_t *p, strata_sched_t *S,
   S->bwd = a + K;
   S->p2p = K > 1 ? p->p2p_seconds : NULL;
   S->blocking_p2p = !p->overlap_p2p;
+  S->schedule = p->pp_schedule; /* its W: half the backward (sched_ops.c) */
   return strata_sched_run(S);
 }
 

@@ -164,8 +164,16 @@ static int layout_check(const strata_plan_t *p) {
     return REFUSE("ZeRO 0 is torchtitan's DDP, which runs on a 1-D mesh "
                   "only (apply_ddp: 'DDP has not supported > 1D "
                   "parallelism'); re-plan with --zero 1 to 3 (FSDP2)");
+  if (!st__titan_schedule(p))
+    return REFUSE("the plan's pipeline schedule %s is not one "
+                  "torch.distributed.pipelining runs (GPipe, 1F1B, "
+                  "Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
+                  "ZBVZeroBubble, DualPipeV): re-plan with --pp-schedule "
+                  "auto",
+                  strata_pp_schedule_name(p->pp_schedule));
   strata_plan_t q = *p; /* read only: Megatron-LM's layout rules, not its */
   q.rope_scaling.type = STRATA_ROPE_SCALING_NONE; /* RoPE flags' (ours) */
+  q.pp_schedule = 0; /* its schedules (torchtitan's asked of the rulebook) */
   if ((rc = st__mg_check(&q, &first, &last))) {
     const char *m = strata_last_error(), *c = strstr(m, "export: ");
     char why[512];
@@ -394,7 +402,7 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b,
                       "            pipeline_parallel_schedule=\"%s\",\n"
                       "            num_pp_microbatches=%d,\n",
-                      p->vpp > 1 ? "Interleaved1F1B" : "1F1B",
+                      st__titan_schedule(p),
                       p->global_batch / (p->dp * p->micro_batch));
     model_parts(b, p);
   }

@@ -185,7 +185,11 @@ int st__titan_check(const strata_plan_t *p, const char **flavor,
    * Engine's recipe */
   if ((rc = st__rules_refuse(p, STRATA_RULES_TORCHTITAN, "torchtitan")))
     return rc;
-  if ((rc = st__mg_check(p, &first, &last))) {
+  /* Megatron-LM's layout rules, not its schedules: torchtitan's were
+   * asked above */
+  strata_plan_t lay = *p;
+  lay.pp_schedule = 0;
+  if ((rc = st__mg_check(&lay, &first, &last))) {
     /* the same layout rules as Megatron-LM's, named for torchtitan */
     char why[512];
     const char *m = strata_last_error(), *c = strstr(m, "export: ");
@@ -260,7 +264,7 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b,
                       "pipeline_parallel_schedule = \"%s\"\n"
                       "pipeline_parallel_microbatch_size = %d\n",
-                      p->vpp > 1 ? "Interleaved1F1B" : "1F1B", p->micro_batch);
+                      st__titan_schedule(p), p->micro_batch);
     model_parts(b, p);
   }
   if (p->tp > 1 && p->sequence_parallel <= 0)
@@ -385,4 +389,13 @@ int strata_export_torchtitan(const strata_plan_t *p, char **text) {
                       "enable = false  # the plan's kernel times are "
                       "uncompiled ones\n");
   return strata_buf_finish(&b, text);
+}
+
+const char *st__titan_schedule(const strata_plan_t *p) {
+  if (p->pp_schedule == STRATA_PPS_ZBH1 ||
+      p->pp_schedule == STRATA_PPS_DUALPIPE)
+    return NULL;
+  if (p->pp_schedule > STRATA_PPS_AUTO)
+    return strata_pp_schedule_name(p->pp_schedule);
+  return p->vpp > 1 ? "Interleaved1F1B" : "1F1B";
 }

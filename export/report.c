@@ -104,45 +104,49 @@ static void sum_parallelism(strata_buf_t *b, const strata_plan_t *p) {
 /* The schedule and how the layers split over the stages. */
 static void sum_schedule(strata_buf_t *b, const strata_plan_t *p) {
   int n0 = p->stages[0].layer_end - p->stages[0].layer_begin;
+  /* 1F1B and interleaved 1F1B are kept as 0 (plan_fields.h) */
+  const char *sched = p->pp_schedule > STRATA_PPS_AUTO
+                          ? strata_pp_schedule_name(p->pp_schedule)
+                      : p->vpp > 1 ? "interleaved 1F1B"
+                                   : "1F1B";
   if (p->vpp > 1 && all_equal(p))
     strata_buf_printf(b,
-                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "  %-20s %s, %d virtual stages per "
                       "rank (%d layer%s each)\n",
-                      "schedule", p->vpp, n0, n0 == 1 ? "" : "s");
+                      "schedule", sched, p->vpp, n0, n0 == 1 ? "" : "s");
   else if (p->vpp > 1 && !rank_form(p)) { /* chunks of their own sizes */
     char lay[1024];
     if (strata_plan_layout(p, lay, sizeof lay))
       snprintf(lay, sizeof lay, "(too long to show)");
     strata_buf_printf(b,
-                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "  %-20s %s, %d virtual stages per "
                       "rank, layout %s\n",
-                      "schedule", p->vpp, lay);
+                      "schedule", sched, p->vpp, lay);
   } else if (p->vpp > 1 && !even_ranks(p)) { /* ranks of their own sizes */
     strata_buf_printf(b,
-                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "  %-20s %s, %d virtual stages per "
                       "rank, layers per rank",
-                      "schedule", p->vpp);
+                      "schedule", sched, p->vpp);
     for (int r = 0; r < p->pp; r++)
       strata_buf_printf(b, "%s%d", r ? ", " : " ",
                         strata_plan_rank_layers(p, r));
     strata_buf_puts(b, " (each in equal chunks)\n");
   } else if (p->vpp > 1) /* each rank's layers split into vpp chunks */
     strata_buf_printf(b,
-                      "  %-20s interleaved 1F1B, %d virtual stages per "
+                      "  %-20s %s, %d virtual stages per "
                       "rank, layers %d first, %d last%s (per rank)\n",
-                      "schedule", p->vpp, strata_plan_rank_layers(p, 0),
+                      "schedule", sched, p->vpp, strata_plan_rank_layers(p, 0),
                       strata_plan_rank_layers(p, p->pp - 1),
                       p->pp > 2 ? ", equal between" : "");
   else if (p->n_stages > 1 && !even_middle(p)) { /* stages of own sizes */
-    strata_buf_printf(b, "  %-20s 1F1B, layers per stage", "schedule");
+    strata_buf_printf(b, "  %-20s %s, layers per stage", "schedule", sched);
     for (int s = 0; s < p->n_stages; s++)
       strata_buf_printf(b, "%s%d", s ? ", " : " ",
                         p->stages[s].layer_end - p->stages[s].layer_begin);
     strata_buf_puts(b, "\n");
   } else if (p->n_stages > 1)
-    strata_buf_printf(b, "  %-20s 1F1B, layers %d first, %d last%s\n",
-                      "schedule",
-                      p->stages[0].layer_end - p->stages[0].layer_begin,
+    strata_buf_printf(b, "  %-20s %s, layers %d first, %d last%s\n", "schedule",
+                      sched, p->stages[0].layer_end - p->stages[0].layer_begin,
                       p->stages[p->n_stages - 1].layer_end -
                           p->stages[p->n_stages - 1].layer_begin,
                       p->n_stages > 2 ? ", equal between" : "");

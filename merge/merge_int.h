@@ -143,6 +143,11 @@ int st__export_html_map(const strata_plan_t *p, const strata_export_opts_t *o,
 /* The other targets' refusals (STRATA_EUNSUPPORTED with the reason). */
 int st__ds_check(const strata_plan_t *p);
 int st__torch_check(const strata_plan_t *p);
+/* The plan's pipeline schedule as torchtitan names it (its
+ * pipeline_parallel_schedule): 1F1B or Interleaved1F1B where the plan
+ * keeps 0, else the plan's; NULL for ZB-H1 and DualPipe, which
+ * torch.distributed.pipelining does not run. */
+const char *st__titan_schedule(const strata_plan_t *p);
 int st__titan_check(const strata_plan_t *p, const char **flavor,
                     const char **model);
 /* The Python configuration's (export_titan.c): torchtitan's model and

@@ -563,6 +563,27 @@ double st__paired_act(const st__search_t *S, const st__cfg_t *cf, int r) {
   return most;
 }
 
+/* The micro-batches each chunk of a rank holds activations of at the
+ * peak of a schedule of its own order (sched_ops.c's caps): GPipe's and
+ * LoopedBFS's every one (all forwards first); ZB-H1's first rank's p, on
+ * every rank (a W's inputs held until it runs: Qi et al. 2024, 2.1);
+ * InterleavedZeroBubble's first rank's interleaved warm-up; the V-shapes'
+ * p of each half-size chunk (1F1B's, DualPipeV one more); DualPipe's p +
+ * 1 (the DeepSeek-V3 report, table 2). */
+static void sched_in_flight(const st__cfg_t *cf, int *count) {
+  int p = cf->p, v = cf->v > 1 ? cf->v : 1, m = cf->m, s = cf->sched;
+  for (int c = 0; c < v; c++) {
+    int n = p;
+    if (s == STRATA_PPS_GPIPE || s == STRATA_PPS_LOOPED_BFS)
+      n = m;
+    else if (s == STRATA_PPS_INTERLEAVED_ZB)
+      n = ((p - 1) * 2 + (v - 1) * p + 1 + v - 1 - c) / v;
+    else if (s == STRATA_PPS_DUALPIPE || s == STRATA_PPS_DUALPIPEV)
+      n = p + (c == 0);
+    count[c] = n < m ? n : m;
+  }
+}
+
 /* In-flight micro-batches of each chunk on rank r at the end of its
  * warm-up: the first min(W_r + 1, m v) forwards of Megatron's order (with
  * the experts' all-to-all overlapped, the same: st__paired_act). */
@@ -570,6 +591,10 @@ static void in_flight(const st__cfg_t *cf, int r, int *count) {
   int p = cf->p, v = cf->v > 1 ? cf->v : 1, m = cf->m;
   for (int c = 0; c < v; c++)
     count[c] = 0;
+  if (ST__SCHED_OWN(cf->sched)) {
+    sched_in_flight(cf, count);
+    return;
+  }
   if (v == 1) {
     count[0] = p - r < m ? p - r : m;
     return;
@@ -714,6 +739,12 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
     if (x->transient > tr) tr = x->transient;
   }
   act += st__paired_act(S, cf, r);
+  if (cf->sched == STRATA_PPS_DUALPIPE && p > 1) {
+    /* DualPipe's second copy: the parameters of stage p - 1 - r */
+    st__part_t mirror = ch[p - 1 - r].part;
+    mirror.act = 0;
+    st__part_add(&sum, &mirror);
+  }
   memset(m, 0, sizeof *m);
   /* --fp8-param-gather: a GEMM's quantised weight and its transpose are
    * its compute copy (two bytes a parameter in FP8, the recipe's
@@ -958,13 +989,23 @@ static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
 static int simulate(const st__cfg_t *cf, const chunk_t *ch, int K, int blocking,
                     double *rank_end, st__sched_buf_t *B, const double *after,
                     double cut) {
-  double fwd[ST__MAX_PP], bwd[ST__MAX_PP], p2p[ST__MAX_PP];
+  double fwd[ST__MAX_PP], bwd[ST__MAX_PP], p2p[ST__MAX_PP], wgt[ST__MAX_PP],
+      af[ST__MAX_PP], ab[ST__MAX_PP];
   strata_sched_t sc;
   st__sched_buf_t own;
+  int full = cf->f->rc == STRATA_RECOMPUTE_FULL;
   for (int k = 0; k < K; k++) {
-    fwd[k] = ch[k].part.fwd;
-    bwd[k] = ch[k].part.bwd;
+    const st__part_t *x = &ch[k].part;
+    fwd[k] = x->fwd;
+    bwd[k] = x->bwd;
     p2p[k] = ch[k].p2p;
+    /* the weight gradients: half the backward's compute (each GEMM's
+     * input and weight gradient alike: Qi et al. 2024, table 1), less
+     * full recompute's re-run forward, which only the input's needs */
+    wgt[k] = 0.5 * (x->bwd - x->comm_bwd - (full ? x->fwd - x->comm_fwd : 0));
+    if (wgt[k] < 0) wgt[k] = 0;
+    af[k] = x->a2a_fwd;
+    ab[k] = x->a2a_bwd;
   }
   memset(&sc, 0, sizeof sc);
   memset(&own, 0, sizeof own);
@@ -975,6 +1016,10 @@ static int simulate(const st__cfg_t *cf, const chunk_t *ch, int K, int blocking,
   sc.bwd = bwd;
   sc.p2p = K > 1 ? p2p : NULL;
   sc.blocking_p2p = blocking;
+  sc.schedule = cf->sched;
+  sc.wgt = wgt;
+  sc.a2a_f = af;
+  sc.a2a_b = ab;
   int rc = st__sched_cut(&sc, B ? B : &own, after, cut);
   if (!rc) memcpy(rank_end, sc.rank_end, sizeof *rank_end * (size_t)cf->p);
   st__sched_buf_free(&own);
@@ -1162,8 +1207,49 @@ int st__eval_scratch(st__search_t *S) {
   return 0;
 }
 
+static int cost_one(st__search_t *S, const st__cfg_t *cf, int exact,
+                    double cutoff, st__cost_t *out);
+
+/* Is a better than b: it fits where b does not, else the shorter step. */
+static int cost_better(const st__cost_t *a, const st__cost_t *b) {
+  if ((a->fits == 1) != (b->fits == 1)) return a->fits == 1;
+  return a->step < b->step;
+}
+
+/* The configuration with its schedule: the one it names, else the best of
+ * those the framework runs for its chunks a rank (--pp-schedule auto) or
+ * the one asked; 1F1B and interleaved 1F1B kept as 0 (sched.c's order). */
+static int best_sched(st__search_t *S, const st__cfg_t *cf, int exact,
+                      double cutoff, st__cost_t *out, int *chosen) {
+  int s[ST__MAX_SCHEDS], v = cf->v > 1 ? cf->v : 1;
+  int n = st__pp_schedules(S->o->framework, S->o->pp_schedule, v, s);
+  st__cfg_t one = *cf;
+  *chosen = cf->sched;
+  if (cf->sched || cf->p < 2) return cost_one(S, cf, exact, cutoff, out);
+  if (n == 0) { /* no schedule it asks runs v chunks a rank */
+    memset(out, 0, sizeof *out);
+    out->step = INFINITY;
+    return 0;
+  }
+  for (int i = 0; i < n; i++) {
+    st__cost_t c;
+    one.sched = ST__SCHED_OWN(s[i]) ? s[i] : 0;
+    int rc = cost_one(S, &one, exact, cutoff, &c);
+    if (rc) return rc;
+    if (i == 0 || cost_better(&c, out)) *out = c, *chosen = one.sched;
+    if (out->fits == 1 && out->step < cutoff) cutoff = out->step;
+  }
+  return 0;
+}
+
 int st__cfg_cost_cut(st__search_t *S, const st__cfg_t *cf, int exact,
                      double cutoff, st__cost_t *out) {
+  int chosen;
+  return best_sched(S, cf, exact, cutoff, out, &chosen);
+}
+
+static int cost_one(st__search_t *S, const st__cfg_t *cf, int exact,
+                    double cutoff, st__cost_t *out) {
   int K = 0, rc = 0;
   memset(out, 0, sizeof *out);
   out->step = INFINITY;
@@ -1272,8 +1358,11 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
   step_tails(cf, rt, &opt, &gather);
   for (int r = 0; r < cf->p; r++) {
     if (!exact) {
-      double own = rt[r].fill + rt[r].busy - rt[r].tail;
-      double around = own + rt[r].drain;
+      /* a schedule of its own order: DualPipe feeds rank r from both
+       * ends, the zero-bubble ones drain by input gradients alone */
+      int ops = ST__SCHED_OWN(cf->sched);
+      double own = (ops ? 0 : rt[r].fill) + rt[r].busy - rt[r].tail;
+      double around = own + (ops ? 0 : rt[r].drain);
       mk = around > mk ? around : mk;
       end[r] = own;
     }
@@ -1289,7 +1378,15 @@ static double step_of(const st__search_t *S, const st__cfg_t *cf,
 
 /* ---- the plan's fields ---- */
 
-int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *cf, strata_plan_t *p) {
+int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *given,
+                      strata_plan_t *p) {
+  st__cfg_t one = *given;
+  const st__cfg_t *cf = &one;
+  st__cost_t best;
+  int sched, rc0 = best_sched(S, given, 1, INFINITY, &best, &sched);
+  if (rc0) return rc0;
+  one.sched = sched;
+  p->pp_schedule = sched;
   chunk_t *ch = strata_calloc(ST__MAX_PP, sizeof *ch);
   double *end = strata_calloc(ST__MAX_PP, sizeof *end);
   rank_time_t rt;

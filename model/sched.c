@@ -152,6 +152,9 @@ static void ints_to(run_t *R, int *ints, int q) {
 }
 
 static int check(const strata_sched_t *S) {
+  if (ST__SCHED_OWN(S->schedule) && S->pp >= 1 && S->vpp >= 1 &&
+      S->n_micro >= 1)
+    return st__sched_ops_check(S);
   if (S->pp < 1 || S->vpp < 1 || S->n_micro < 1)
     return strata_error(STRATA_EINVAL,
                         "schedule: %d stages, %d virtual, %d micro-batches",
@@ -221,7 +224,13 @@ int strata_sched_run(strata_sched_t *S) {
   R.free_at = strata_calloc((size_t)S->pp, sizeof *R.free_at);
   if (!S->f_start || !S->b_start || !S->rank_end || !ints || !R.free_at)
     rc = strata_error(STRATA_ENOMEM, "out of memory");
-  if (!rc) {
+  if (!rc && ST__SCHED_OWN(S->schedule)) {
+    if ((rc = st__sched_ops_run(S)) > 0)
+      rc = strata_error(STRATA_EINVAL,
+                        "schedule %s: its rule leaves every rank waiting on "
+                        "these stages (sched_ops.c)",
+                        strata_pp_schedule_name(S->schedule));
+  } else if (!rc) {
     ints_to(&R, ints, S->pp);
     rc = run(S, &R);
   }
@@ -260,7 +269,12 @@ int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
   /* a hair above the cut: the bound's sums round otherwise than the
    * schedule's own, and a step equal to the cut may still win on memory */
   R.lim = cut + 1e-9 * fabs(cut);
-  rc = run(S, &R);
+  if (ST__SCHED_OWN(S->schedule)) {
+    rc = st__sched_ops_run(S);
+    for (int r = 0; r < p && !rc && isfinite(cut); r++)
+      if (S->rank_end[r] + after[r] > R.lim) rc = 1;
+  } else
+    rc = run(S, &R);
   S->f_start = S->b_start = NULL; /* B's */
   return rc;
 }

@@ -235,8 +235,8 @@ static size_t caps_at(mixed_t *M, const trial_t *t, int z, int P, int s,
     memcpy(cap, M->caps + at * L, sizeof(int) * U);
     return at;
   }
-  st__cfg_t one = {t->f[z], P,    t->dp, t->v, t->b, t->m, 0, 0,
-                   NULL,    NULL, NULL,  0,    0,    0,    0, 0};
+  st__cfg_t one = {t->f[z], P,    t->dp, t->v, t->b, t->m, 0, 0, NULL,
+                   NULL,    NULL, 0,     0,    0,    0,    0, 0};
   caps_from(&M->S[z], &one, s, (int)U, cap);
   if (at != SIZE_MAX) {
     memcpy(M->caps + at * L, cap, sizeof(int) * U);
@@ -444,8 +444,8 @@ static size_t most_slot(const mixed_t *M, const trial_t *t, int z, int P,
 static int most_of(mixed_t *M, const trial_t *t, const st__family_t *f,
                    st__search_t *S, int P, int s, struct most_memo *w) {
   if (w && w->fam == M->fam && w->dp == t->dp && w->v == t->v) return w->u;
-  st__cfg_t one = {f,    P,    t->dp, t->v, t->b, t->m, 0, 0,
-                   NULL, NULL, NULL,  0,    0,    0,    0, 0};
+  st__cfg_t one = {f,    P,    t->dp, t->v, t->b, t->m, 0, 0, NULL,
+                   NULL, NULL, 0,     0,    0,    0,    0, 0};
   int u = most_layers(S, &one, s, M->S[0].L / t->v);
   if (w) w->fam = M->fam, w->dp = t->dp, w->v = t->v, w->u = u;
   return u;
@@ -527,8 +527,8 @@ static int try_config(mixed_t *M, const trial_t *t) {
     M->floored++;
     return 0;
   }
-  st__cfg_t cf = {fs[0], P,  t->dp, t->v, t->b, t->m, 0, 0,
-                  n,     fs, ss,    0,    0,    0,    0, 0};
+  st__cfg_t cf = {fs[0], P,  t->dp, t->v, t->b, t->m, 0, 0, n,
+                  fs,    ss, 0,     0,    0,    0,    0, 0};
   st__cost_t c;
   /* the bound first (no schedule run): most splits end there */
   int rc = st__cfg_cost_cut(&M->S[0], &cf, 0, cut(M), &c);

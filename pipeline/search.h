@@ -217,6 +217,8 @@ typedef struct st__cfg {
   int chunked;    /* split holds every one of the p x v chunks' layers (a
                      layout the search generated, layouts.c), not each
                      rank's */
+  int sched;      /* the pipeline schedule (STRATA_PPS_*; 0: the best of those
+                     --pp-schedule allows, eval.c) */
 } st__cfg_t;
 
 /* What a configuration costs. */
@@ -338,6 +340,17 @@ typedef struct {
   size_t cells;
   int pp;
 } st__sched_buf_t;
+/* The schedules of their own order (sched_ops.c): a schedule Megatron-LM's
+ * order does not run; its check (the chunks a rank and micro-batches it
+ * needs) and its run into S's arrays. */
+#define ST__SCHED_OWN(s) ((s) > STRATA_PPS_INTERLEAVED_1F1B)
+int st__sched_ops_check(const strata_sched_t *S);
+/* The schedules the search tries for a configuration of v chunks a rank
+ * under framework fw and --pp-schedule asked (0 or auto: each the
+ * framework runs: rules.c), into s (at most ST__MAX_SCHEDS); how many. */
+#define ST__MAX_SCHEDS 10
+int st__pp_schedules(int fw, int asked, int v, int *s);
+int st__sched_ops_run(strata_sched_t *S); /* 1: its rule deadlocks */
 int st__sched_cut(strata_sched_t *S, st__sched_buf_t *B, const double *after,
                   double cut);
 void st__sched_buf_free(st__sched_buf_t *B);

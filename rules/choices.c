@@ -8,6 +8,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "pipeline/search.h"
 
@@ -46,9 +47,14 @@ static const char *listed(const char *const *names, char *buf, size_t size) {
   return buf;
 }
 
+/* The pipeline schedules' names are torchtitan's, which it reads
+ * case-insensitively (get_schedule_class lowers them). */
 static int find(const char *const *names, const char *s, size_t len) {
+  int any_case = names == pp_schedule_names;
   for (int i = 0; names[i]; i++)
-    if (strlen(names[i]) == len && !strncmp(names[i], s, len)) return i;
+    if (strlen(names[i]) == len &&
+        !(any_case ? strncasecmp(names[i], s, len) : strncmp(names[i], s, len)))
+      return i;
   return -1;
 }
 

@@ -1051,6 +1051,80 @@ static int ds_partition_fw(const cfg_t *c, char *why, size_t n) {
              "options (--first-stage-layers, --pipeline-layout)");
 }
 
+/* ---- the pipeline schedules each framework runs: Megatron-LM's 1F1B
+ * and interleaved 1F1B (megatron/core/pipeline_parallel/schedules.py);
+ * DeepSpeed's 1F1B (deepspeed/runtime/pipe/schedule.py, TrainSchedule);
+ * torchtitan's, PyTorch's torch.distributed.pipelining
+ * (torchtitan/distributed/pipeline_parallel.py, the schedule classes of
+ * torch/distributed/pipelining/schedules.py).  ZB-H1 and DualPipe no
+ * framework Strata exports runs: they are costed when asked, and their
+ * plans refused by every export ---- */
+static const int titan_scheds[] = {
+    STRATA_PPS_1F1B,       STRATA_PPS_INTERLEAVED_1F1B, STRATA_PPS_GPIPE,
+    STRATA_PPS_LOOPED_BFS, STRATA_PPS_INTERLEAVED_ZB,   STRATA_PPS_ZBV,
+    STRATA_PPS_DUALPIPEV};
+static const int megatron_scheds[] = {STRATA_PPS_1F1B,
+                                      STRATA_PPS_INTERLEAVED_1F1B};
+
+/* Does schedule s run v chunks a rank (sched_ops.c's check)? */
+static int sched_fits(int s, int v) {
+  switch (s) {
+  case STRATA_PPS_1F1B:
+  case STRATA_PPS_GPIPE:
+  case STRATA_PPS_ZBH1:
+  case STRATA_PPS_DUALPIPE:
+    return v == 1;
+  case STRATA_PPS_ZBV:
+  case STRATA_PPS_DUALPIPEV:
+    return v == 2;
+  default:
+    return v >= 2;
+  }
+}
+
+static int framework_runs(int fw, int s) {
+  const int *l =
+      fw == STRATA_FRAMEWORK_TORCHTITAN ? titan_scheds : megatron_scheds;
+  int n = fw == STRATA_FRAMEWORK_TORCHTITAN  ? 7
+          : fw == STRATA_FRAMEWORK_DEEPSPEED ? 1
+                                             : 2;
+  for (int i = 0; i < n; i++)
+    if (l[i] == s) return 1;
+  return 0;
+}
+
+int st__pp_schedules(int fw, int asked, int v, int *s) {
+  int n = 0;
+  if (asked > STRATA_PPS_AUTO) {
+    if (sched_fits(asked, v)) s[n++] = asked;
+    return n;
+  }
+  for (int k = STRATA_PPS_1F1B; k <= STRATA_PPS_DUALPIPE; k++)
+    if (framework_runs(fw, k) && sched_fits(k, v)) s[n++] = k;
+  return n;
+}
+
+/* A plan's schedule where its export's framework runs it. */
+static int pp_schedule(const cfg_t *c, char *why, size_t n) {
+  int s = c->pp_schedule;
+  int fw = c->target & TITAN ? STRATA_FRAMEWORK_TORCHTITAN
+           : c->target & DS  ? STRATA_FRAMEWORK_DEEPSPEED
+                             : STRATA_FRAMEWORK_MEGATRON;
+  if (s <= STRATA_PPS_AUTO || framework_runs(fw, s)) return 0;
+  return SAY("the plan's pipeline schedule %s is not one %s runs (%s); "
+             "plan with --pp-schedule %s to export it there",
+             strata_pp_schedule_name(s),
+             fw == STRATA_FRAMEWORK_TORCHTITAN  ? "torchtitan"
+             : fw == STRATA_FRAMEWORK_DEEPSPEED ? "DeepSpeed"
+                                                : "Megatron-LM",
+             fw == STRATA_FRAMEWORK_TORCHTITAN
+                 ? "GPipe, 1F1B, Interleaved1F1B, LoopedBFS, "
+                   "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV"
+             : fw == STRATA_FRAMEWORK_DEEPSPEED ? "1F1B"
+                                                : "1F1B, Interleaved1F1B",
+             fw == STRATA_FRAMEWORK_DEEPSPEED ? "1F1B" : "auto");
+}
+
 /* ---- planning for torchtitan (--framework torchtitan): what its job
  * config and its model definitions run (export/export_torchtitan.c) ---- */
 static int titan_plan(const cfg_t *c, char *why, size_t n) {
@@ -1236,6 +1310,10 @@ static const rule_t rules[] = {
      rule_zero_pp},
     {"tp-node", MG | DS, CONFIG, "docs/cost-model.md (tensor-parallel groups)",
      tp_node},
+    {"pp-schedule", MG | DS | TITAN, PLAN,
+     "torch/distributed/pipelining/schedules.py; "
+     "megatron/core/pipeline_parallel/schedules.py",
+     pp_schedule},
     {"vpp-pp", MG | DS, CONFIG | AT_PIPE, ARGS, rule_vpp_pp},
     {"vpp-micro-batches", MG | DS, CONFIG | AT_PIPE,
      "megatron/core/pipeline_parallel/schedules.py", rule_vpp_micro},

@@ -153,8 +153,8 @@ static void cost_pipeline(brute_t *B) {
     for (int q = 0; q < B->pp[j]; q++, P++)
       fs[P] = B->f[B->order[j]], ss[P] = &B->S[B->order[j]];
   for (int s = 0; s < P; s++) {
-    st__cfg_t one = {fs[s], P,    B->dp, B->v, B->b, B->m, 0, 0,
-                     NULL,  NULL, NULL,  0,    0,    0,    0, 0};
+    st__cfg_t one = {fs[s], P,    B->dp, B->v, B->b, B->m, 0, 0, NULL,
+                     NULL,  NULL, 0,     0,    0,    0,    0, 0};
     st__part_t x = {0};
     st__layers_add(ss[s], fs[s], 0, 1, &x);
     a[s] = x.fwd + x.bwd;
@@ -186,8 +186,8 @@ static void cost_pipeline(brute_t *B) {
   if (isfinite(v)) {
     for (int s = 0; s < P; s++)
       n[s] *= B->v;
-    st__cfg_t cf = {fs[0], P,  B->dp, B->v, B->b, B->m, 0, 0,
-                    n,     fs, ss,    0,    0,    0,    0, 0};
+    st__cfg_t cf = {fs[0], P,  B->dp, B->v, B->b, B->m, 0, 0, n,
+                    fs,    ss, 0,     0,    0,    0,    0, 0};
     st__cost_t c;
     ASSERT_OK(st__cfg_cost(&B->S[0], &cf, 1, &c));
     B->configs++;

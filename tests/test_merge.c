@@ -747,6 +747,7 @@ TEST(plan_choices_table) {
       {"offload_modules",
        "\"offload_modules\":\t[\"attn_norm\", \"qkv_linear\", \"core_attn\", "
        "\"attn_proj\", \"mlp_norm\", \"expert_fc1\", \"moe_act\"]"},
+      {"pp_schedule", "\"pp_schedule\":\t\"DualPipe\""},
   };
   size_t len;
   int n_choices = 0; /* every choice has its row here */

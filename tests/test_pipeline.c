@@ -1147,6 +1147,9 @@ static void best_of_enumeration(int iters, int interleave) {
     if (it % 4 == 1) o.zero_stage = STRATA_AUTO;
     if (it % 4 == 3) o.precision = STRATA_PRECISION_AUTO;
     if (interleave && it % 2 == 0) o.vpp = 2 + it % 3;
+    /* and a schedule of its own order: ZB-H1, InterleavedZeroBubble */
+    if (it % 5 == 4)
+      o.pp_schedule = interleave ? STRATA_PPS_INTERLEAVED_ZB : STRATA_PPS_ZBH1;
     /* sometimes a budget that binds: a little above the least memory */
     if (it % 3 == 2) o.memory_budget = 2.5e9 + urand() * 1e9;
     st__search_t S;

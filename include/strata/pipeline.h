@@ -397,6 +397,20 @@ typedef struct {
   const double *fwd, *bwd; /* [pp * vpp]: one micro-batch of chunk k */
   const double *p2p;       /* [pp * vpp - 1] after chunk k; NULL: none */
   int blocking_p2p;
+  /* The schedule (STRATA_PPS_*; 0, auto, 1F1B and Interleaved1F1B:
+   * Megatron-LM's order above).  The others run their own order of
+   * forwards (F), input-gradient backwards (B) and weight-gradient
+   * backwards (W) per rank (model/sched_ops.c): the V-shaped ones
+   * (ZBVZeroBubble, DualPipeV; vpp 2) put chunk k and 2 pp - 1 - k on one
+   * rank, DualPipe feeds half the micro-batches from each end through a
+   * second copy of the stages (rank r runs chunk r and chunk pp - 1 - r;
+   * vpp 1).  The cells of f_start and b_start are then the schedule's
+   * own chunks (DualPipe: 2 pp chunks of n_micro / 2). */
+  int schedule;
+  const double *wgt;   /* [K]: of bwd, the weight gradients; NULL: half */
+  const double *a2a_f; /* [K]: of fwd, what a backward beside it hides (the
+                          experts' all-to-all); NULL: none */
+  const double *a2a_b; /* [K]: of bwd, likewise */
   double *f_start, *b_start; /* [K * n_micro], index k * n_micro + m */
   double *rank_end;          /* [pp] */
   double makespan;

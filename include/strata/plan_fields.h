@@ -281,7 +281,17 @@
 /* clang-format off */
 #define STRATA_PLAN_CHOICES(C, F)                                               \
   STRATA_PLAN_MEGATRON_CHOICES(C, F) STRATA_PLAN_DS_CHOICES(C, F)              \
-  STRATA_PLAN_OFFLOAD_CHOICES(C, F)
+  STRATA_PLAN_OFFLOAD_CHOICES(C, F) STRATA_PLAN_SCHEDULE_CHOICES(C, F)
+/* The pipeline schedule (model/sched.c, sched_ops.c), costed and
+ * exported; the names as torchtitan spells them (case-insensitive), then
+ * ZB-H1 (Qi et al. 2024) and DualPipe (DeepSeek-V3's report).  A plan
+ * keeps 0 where it runs 1F1B, interleaved when vpp > 1 */
+#define STRATA_PLAN_SCHEDULE_CHOICES(C, F)                                     \
+  C(F, NAME, pp_schedule, pp_schedule, "pipeline schedule", 145, 50,           \
+    "pp-schedule", p->pp_schedule,                                             \
+    "the pipeline schedule: auto (default: each\nthe framework runs), 1F1B,\nInterleaved1F1B, GPipe, LoopedBFS,\nInterleavedZeroBubble, ZBVZeroBubble,\nDualPipeV, ZB-H1 or DualPipe", \
+    "auto", "1F1B", "Interleaved1F1B", "GPipe", "LoopedBFS",                  \
+    "InterleavedZeroBubble", "ZBVZeroBubble", "DualPipeV", "ZB-H1", "DualPipe")
 /* Megatron-LM's fine-grained activation offloading (transformer_config.py
  * offload_modules; model/fgoffload.c), costed: the modules whose
  * saved inputs go to the host */
@@ -370,6 +380,19 @@ enum {
   STRATA_DS_UNIFORM,
   STRATA_DS_TYPE_EMBEDDING
 };
+/* The pipeline schedules (pp_schedule's names) */
+enum {
+  STRATA_PPS_AUTO = 1,
+  STRATA_PPS_1F1B,
+  STRATA_PPS_INTERLEAVED_1F1B,
+  STRATA_PPS_GPIPE,
+  STRATA_PPS_LOOPED_BFS,
+  STRATA_PPS_INTERLEAVED_ZB,
+  STRATA_PPS_ZBV,
+  STRATA_PPS_DUALPIPEV,
+  STRATA_PPS_ZBH1,
+  STRATA_PPS_DUALPIPE
+};
 /* A choice as it runs: the value given, or the first. */
 #define STRATA_CHOICE(v) ((v) > 0 ? (v) : 1)
 
@@ -393,7 +416,7 @@ enum {
  * the meaning of fields already stored does. */
 #define STRATA_PLAN_FORMAT_VERSION 18
 /* The tag a new field takes next (the recipe at the head of this file). */
-#define STRATA_PLAN_TAG_NEXT 145
+#define STRATA_PLAN_TAG_NEXT 146
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 

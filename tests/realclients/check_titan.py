@@ -419,7 +419,8 @@ def check(root, export, plan, hf=None):
     compare("micro-batches a step", nmb * accum, plan["n_micro"], out)
     if plan["pp"] > 1:
         compare("schedule", par.pipeline_parallel_schedule,
-                "Interleaved1F1B" if o["vpp"] > 1 else "1F1B", out)
+                o.get("pp_schedule") or
+                ("Interleaved1F1B" if o["vpp"] > 1 else "1F1B"), out)
         owner = pipeline_ranks(root, par, pd.pp)
         got = []
         for s, names in enumerate(par.module_fqns_per_model_part):
