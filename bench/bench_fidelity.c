@@ -518,7 +518,7 @@ static int foundry_estimate(const foundry_t *r, const strata_stack_t *stack,
   po.quiet = 1;
   po.micro_batch = r->mb;
   po.global_batch = r->mb * r->accum * 8;
-  po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 8;
+  po.tp = 1, po.pp = 1, po.dp = 8;
   po.no_memory_check = 1;
   po.top = 1;
   po.stack = *stack;

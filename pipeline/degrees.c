@@ -202,7 +202,7 @@ static int stage_shape(const st__search_t *S, int tp, int cp, int *nodes,
     return 1;
   }
   if (t % S->G || t / S->G > S->N) return 0;
-  if (cp == 1 && !o->fix_tp && (o->megatron || t / S->G > MAX_STAGE_NODES))
+  if (cp == 1 && !o->tp && (o->megatron || t / S->G > MAX_STAGE_NODES))
     return 0;
   *nodes = t / S->G;
   *gpn = S->G;
@@ -211,7 +211,7 @@ static int stage_shape(const st__search_t *S, int tp, int cp, int *nodes,
 
 static int cp_ok(const st__search_t *S, const strata_graph_t *g, int cp) {
   const strata_plan_opts_t *o = S->o;
-  if (o->fix_cp) return cp == o->fix_cp;
+  if (o->cp) return cp == o->cp;
   if (cp == 1) return 1;
   strata_rules_config_t c = candidate(S, g);
   c.cp = cp;
@@ -252,7 +252,7 @@ static int ep_layout(const st__search_t *S, const strata_moe_info_t *m, int ep,
 
 static int ep_candidate(const st__search_t *S, const strata_moe_info_t *m,
                         int ep) {
-  if (S->o->fix_ep) return ep == S->o->fix_ep;
+  if (S->o->ep) return ep == S->o->ep;
   if (m->experts <= 0) return ep == 1;
   if (!S->o->megatron) return ep == 1; /* free mode: the ILP lays experts */
   strata_rules_config_t c = S->rules;
@@ -363,7 +363,7 @@ static int add_layouts(st__search_t *S, int gi, int tp, int cp, int nodes,
   int rc = 0;
   strata_graph_moe(S->graphs[gi], &m);
   for (int etp = tp; etp >= 1 && !rc; etp = etp > 1 ? 1 : 0) {
-    if (o->fix_etp ? etp != o->fix_etp : etp != tp && m.experts <= 0) continue;
+    if (o->etp ? etp != o->etp : etp != tp && m.experts <= 0) continue;
     if (etp != tp && etp != 1) continue;
     for (int ep = 1; ep <= (m.experts > 0 ? m.experts : 1) && !rc; ep++) {
       st__family_t f;
@@ -408,7 +408,7 @@ static void link_siblings(st__search_t *S) {
  * step through, the nodes' GPUs), else the experts' rules together. */
 static int no_layout(const st__search_t *S) {
   const strata_plan_opts_t *o = S->o;
-  int tp = o->fix_tp ? o->fix_tp : 1, cp = o->fix_cp ? o->fix_cp : 1;
+  int tp = o->tp ? o->tp : 1, cp = o->cp ? o->cp : 1;
   int nodes, gpn;
   for (int gi = 0; gi < S->n_graphs; gi++) {
     const struct strata_graph_hp *h = &S->graphs[gi]->hp;
@@ -445,7 +445,7 @@ static int no_layout(const st__search_t *S) {
                       "etp is 1 or tp, that ep / (tp / etp) is 1 or a "
                       "multiple of cp, and that the sequence splits into 2 x "
                       "cp chunks",
-                      tp, cp, o->fix_ep ? o->fix_ep : 1, o->fix_etp, S->G);
+                      tp, cp, o->ep ? o->ep : 1, o->etp, S->G);
 }
 
 int st__enumerate_families(st__search_t *S) {
@@ -453,8 +453,8 @@ int st__enumerate_families(st__search_t *S) {
   int rc = 0;
   for (int gi = 0; gi < S->n_graphs && !rc; gi++)
     for (int tp = 1; tp <= S->total && !rc; tp *= 2) {
-      if (o->fix_tp && tp != o->fix_tp) {
-        if (tp > o->fix_tp) break;
+      if (o->tp && tp != o->tp) {
+        if (tp > o->tp) break;
         continue;
       }
       if (!divides_heads(S, S->graphs[gi], tp)) continue;
@@ -466,7 +466,7 @@ int st__enumerate_families(st__search_t *S) {
         rc = add_layouts(S, gi, tp, cp, nodes, gpn);
       }
     }
-  if (!rc && (o->fix_tp || o->fix_cp || o->fix_ep || o->fix_etp) && !S->n_fam)
+  if (!rc && (o->tp || o->cp || o->ep || o->etp) && !S->n_fam)
     rc = no_layout(S);
   if (!rc) link_siblings(S);
   return rc;

@@ -519,8 +519,8 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
   }
   if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED && S->o->ds_partition > 0)
     return visit_ds_partition(T, cf);
-  if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED && !S->o->fix_first &&
-      !S->o->fix_last) {
+  if (S->o->framework == STRATA_FRAMEWORK_DEEPSPEED && !S->o->first_layers &&
+      !S->o->last_layers) {
     /* DeepSpeed's PipelineModule balances the count of transformer layers
      * (Megatron-DeepSpeed's partition_method 'type:transformer'): the
      * plan's split is the one it gives for certain, the even one */
@@ -530,9 +530,9 @@ static int visit_splits(top_t *T, st__cfg_t cf) {
     cf.first = cf.last = L / p;
     return visit(T, &cf);
   }
-  if (S->o->fix_first || S->o->fix_last) {
+  if (S->o->first_layers || S->o->last_layers) {
     /* Megatron-LM: a rank not given shares the rest with the middle */
-    int first = S->o->fix_first, last = S->o->fix_last;
+    int first = S->o->first_layers, last = S->o->last_layers;
     if (!first) {
       if ((L - last) % (p - 1)) return 0;
       first = (L - last) / (p - 1);
@@ -593,7 +593,7 @@ static int acct_allowed(const st__search_t *S, int acct) {
    * its default split counts the embedding and the output as layers
    * (pipeline_parallel_first/last_stage_less_layers = 1) */
   if (acct && (!o->megatron || o->framework == STRATA_FRAMEWORK_DEEPSPEED ||
-               o->fix_first || o->fix_last))
+               o->first_layers || o->last_layers))
     return 0;
   return (e < 0 || e == (acct & 1)) && (l < 0 || l == (acct >> 1 & 1));
 }
@@ -900,13 +900,13 @@ static int groups_of(const st__search_t *S, const st__family_t *f, group_t **g,
       if (d != micro / d) div[nd++] = micro / d;
     }
   for (int p = 1; p <= S->L && p <= ST__MAX_PP && !rc; p++) {
-    if ((o->fix_pp && p != o->fix_pp) || (o->max_pp && p > o->max_pp)) continue;
+    if ((o->pp && p != o->pp) || (o->max_pp && p > o->max_pp)) continue;
     if (p >= 2 && S->L < 2) break;
     int per = S->total / (f->tcp * p);
     for (int di = 0; di < nd && !rc; di++) {
       int dp = div[di];
       if (dp > per) continue;
-      if (o->fix_dp && dp != o->fix_dp) continue;
+      if (o->dp && dp != o->dp) continue;
       int m = micro / dp;
       /* v > 1 needs at least v layers per rank (the embedding and the
        * loss counted: v units) */

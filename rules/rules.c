@@ -1488,11 +1488,11 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->megatron = o->megatron;
   c->world = strata_cluster_gpus(cl);
   c->gpus_per_node = strata_cluster_gpus_per_node(cl);
-  c->tp = o->fix_tp, c->pp = o->fix_pp, c->dp = o->fix_dp;
-  c->cp = o->fix_cp, c->ep = o->fix_ep, c->etp = o->fix_etp;
+  c->tp = o->tp, c->pp = o->pp, c->dp = o->dp;
+  c->cp = o->cp, c->ep = o->ep, c->etp = o->etp;
   c->vpp = o->vpp, c->micro_batch = o->micro_batch;
   c->global_batch = o->global_batch;
-  c->first_layers = o->fix_first, c->last_layers = o->fix_last;
+  c->first_layers = o->first_layers, c->last_layers = o->last_layers;
   c->pipeline_layout = o->pipeline_layout;
   c->zero_stage = o->zero_stage;
   c->sequence_parallel = o->sequence_parallel;
@@ -1614,19 +1614,19 @@ int strata_pipeline_fix(const strata_graph_t *g, const strata_cluster_t *c,
                         strata_plan_opts_t *o) {
   strata_rules_config_t rc;
   strata_rules_verdict_t v;
-  if (!g || !c || !o || o->fix_tp < 1 || o->fix_pp < 1)
+  if (!g || !c || !o || o->tp < 1 || o->pp < 1)
     return strata_error(STRATA_EINVAL, "a fixed configuration needs its "
                                        "tensor- and pipeline-parallel sizes");
   strata_rules_config_init(&rc, g, c, o);
   fix_split(&rc);
   if (strata_rules_check(&rc, STRATA_RULES_CONFIG, &v))
     return strata_error(STRATA_EINVAL, "%s", v.why);
-  if (!o->fix_dp) o->fix_dp = dp_of(&rc);
+  if (!o->dp) o->dp = dp_of(&rc);
   o->vpp = rc.vpp;
   o->account_embedding = rc.account_embedding;
   o->account_loss = rc.account_loss;
-  if (o->fix_pp >= 2 && !o->fix_first && !o->fix_last && !acct_of(&rc) &&
+  if (o->pp >= 2 && !o->first_layers && !o->last_layers && !acct_of(&rc) &&
       !o->pipeline_layout && !ds_method(&rc))
-    o->fix_first = o->fix_last = rc.layers / o->fix_pp; /* Megatron-LM's */
+    o->first_layers = o->last_layers = rc.layers / o->pp; /* Megatron-LM's */
   return 0;
 }

@@ -24,7 +24,7 @@ static strata_plan_t *plan_ep(const char *model, int tp, int pp, int ep,
   strata_plan_opts_init(&o);
   o.quiet = 1;
   o.threads = 1;
-  o.fix_tp = tp, o.fix_pp = pp, o.fix_ep = ep;
+  o.tp = tp, o.pp = pp, o.ep = ep;
   o.zero_stage = zero;
   o.framework = fw;
   ASSERT_OK(strata_pipeline_plan(g, c, &o, &p));

@@ -61,8 +61,8 @@ static void options_of(strata_plan_opts_t *o, int moe) {
   o->global_batch = ONE_OF(batch);
   o->zero_stage = ONE_OF(zero);
   o->vpp = pick(3) == 0 ? 2 : 0;
-  o->fix_cp = pick(4) == 0 ? 2 : 0;
-  if (moe) o->fix_ep = pick(2) ? 2 : 0;
+  o->cp = pick(4) == 0 ? 2 : 0;
+  if (moe) o->ep = pick(2) ? 2 : 0;
   if (moe) o->overlap_ep_comm = pick(3) == 0;
   o->overlap_param_gather_step = pick(3) == 0;
   /* its ZeRO 1, else the options' rules refuse it before any search */

@@ -107,7 +107,7 @@ static int sweep_point(int seq, int k, const char *gpu, strata_plan_t **out) {
   po.micro_batch = 1;
   po.global_batch = 1;
   po.recompute = STRATA_RECOMPUTE_FULL;
-  po.fix_tp = 8, po.fix_pp = 1, po.fix_dp = 1, po.fix_cp = cp;
+  po.tp = 8, po.pp = 1, po.dp = 1, po.cp = cp;
   po.no_memory_check = 1;
   po.quiet = 1;
   po.top = 1;
@@ -188,7 +188,7 @@ static double z3_transient(strata_framework_t fw, double *params) {
   strata_gen_opts_keep(&po.gen);
   po.gen.seq = 8192, po.gen.micro_batch = 1;
   po.micro_batch = 1, po.global_batch = 32;
-  po.fix_tp = 1, po.fix_pp = 1, po.fix_dp = 8, po.zero_stage = 3;
+  po.tp = 1, po.pp = 1, po.dp = 8, po.zero_stage = 3;
   po.framework = fw;
   po.no_memory_check = 1, po.quiet = 1, po.top = 1;
   ASSERT_OK(strata_model_load("llama3-8b", &po.gen, &g));

@@ -92,24 +92,12 @@ typedef struct {
   /* A fixed configuration (strata estimate): 0 = search.  first_layers /
    * last_layers fix the layers of the first / last pipeline stage (the
    * middle stages share the rest equally).  The names are a plan's and
-   * its runners-up's (strata_plan_config_t); fix_* are the former names
-   * of the same ints, kept while pipeline/ still reads them: new code
-   * uses tp, pp, dp, first_layers, last_layers, cp, ep, etp. */
-  union {
-    int tp, fix_tp;
-  };
-  union {
-    int pp, fix_pp;
-  };
-  union {
-    int dp, fix_dp;
-  };
-  union {
-    int first_layers, fix_first;
-  };
-  union {
-    int last_layers, fix_last;
-  };
+   * its runners-up's (strata_plan_config_t). */
+  int tp;
+  int pp;
+  int dp;
+  int first_layers;
+  int last_layers;
   /* Megatron-LM's --pipeline-model-parallel-layout: every virtual stage's
    * layers ("Et*3|(t*4|)*14tL"); NULL: none.  It fixes pp x vpp chunks. */
   const char *pipeline_layout;
@@ -127,15 +115,9 @@ typedef struct {
    * mode).  cp is searched where each rank keeps at least
    * STRATA_CP_MIN_TOKENS of the sequence; ep over the divisors of the
    * experts; etp over 1 and tp. */
-  union {
-    int cp, fix_cp;
-  };
-  union {
-    int ep, fix_ep;
-  };
-  union {
-    int etp, fix_etp;
-  };
+  int cp;
+  int ep;
+  int etp;
   int cp_comm;                  /* STRATA_CP_P2P or ALLGATHER; STRATA_AUTO:
                                    the model's (ALLGATHER with sliding
                                    windows, else P2P) */
