@@ -104,8 +104,8 @@ static int report_text(const strata_measurements_t *m,
     if (v->label)
       snprintf(label, sizeof label, "%s", v->label);
     else
-      snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1,
-               v->po.tp, v->po.pp, v->po.dp, v->po.micro_batch);
+      snprintf(label, sizeof label, "%d: tp%d pp%d dp%d mb%d", i + 1, v->po.tp,
+               v->po.pp, v->po.dp, v->po.micro_batch);
     if (r->step_loo)
       snprintf(loo, sizeof loo, "%+.1f%%",
                100 * (r->step_loo[i] / v->step_seconds - 1));

@@ -90,14 +90,19 @@
     "%s GEMMs (Transformer Engine, %s recipe), BF16 attention",                \
     p->fp8 == STRATA_LOWP_NVFP4 ? "FP4" : "FP8", strata_lowp_name(p->fp8))     \
   W("overlap_grad_reduce overlap_param_gather tp_comm_overlap overlap_p2p "    \
-    "overlap_moe_expert_parallel_comm", "overlap", 1, st__text_overlap)
+    "overlap_moe_expert_parallel_comm", "overlap", 1, st__text_overlap)        \
+  L("overlap_param_gather_with_optimizer_step", "param gather",               \
+    p->overlap_param_gather_step > 0, "%s",                                    \
+    "the first bucket's under the optimizer step")
 
 /* The options the lines above leave to the summary's other parts, or out
  * of the text on purpose: the degrees (the "parallelism" line and the
- * stage table), the mode, interleaving (the "schedule" line), ILP weight
+ * stage table), the mode, interleaving and the pipeline schedule (the
+ * "schedule" line), ILP weight
  * and run-time switches the text does not state (show --json has them). */
 #define ST__PLAN_TEXT_ELSEWHERE                                                \
-  "devices tp pp dp megatron vpp alpha fp8_param_gather scatter_gather"
+  "devices tp pp dp megatron vpp alpha fp8_param_gather scatter_gather "       \
+  "pp_schedule"
 /* clang-format on */
 
 #endif

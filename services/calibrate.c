@@ -225,8 +225,8 @@ static const char *run_name(const strata_measurement_t *r, char *buf,
   if (r->label)
     snprintf(buf, n, "%s", r->label);
   else
-    snprintf(buf, n, "tp%d pp%d dp%d mb%d", r->po.tp, r->po.pp,
-             r->po.dp, r->po.micro_batch);
+    snprintf(buf, n, "tp%d pp%d dp%d mb%d", r->po.tp, r->po.pp, r->po.dp,
+             r->po.micro_batch);
   return buf;
 }
 

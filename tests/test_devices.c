@@ -13,6 +13,7 @@
 #include <regex.h>
 #include <stdlib.h>
 
+#include "merge/merge_int.h"
 #include "strata/strata.h"
 #include "testlib.h"
 
@@ -387,7 +388,8 @@ static strata_plan_t *mixed_plan(const char *model, const char *spec,
   unsigned char *data = NULL;
   size_t len = 0;
   ASSERT_OK(strata_plan_encode(p, &data, &len));
-  ASSERT_EQ(data[4],
+  ASSERT_EQ(data[4], STRATA_PLAN_FORMAT_VERSION); /* tagged: no bump */
+  ASSERT_EQ(st__legacy_format(p),
             p->step_items.p2p > 0 || p->router_aux_loss > 0 || any_layout(p)
                 ? 17
             : p->step_items.host > 0   ? 16

@@ -573,6 +573,7 @@ typedef struct {
   int tp, pp, dp, zero, megatron, tp_overlap;
   strata_framework_t fw;
   double cal_memory; /* a calibration's memory offset, bytes */
+  const char *model; /* NULL: gpt-1.7b */
 } items_t;
 
 static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
@@ -585,7 +586,7 @@ static strata_plan_t *plan_items(const items_t *x, strata_perf_t *pf,
   po.recompute = STRATA_RECOMPUTE_NONE;
   po.sequence_parallel = 0;
   po.quiet = 1;
-  ASSERT_OK(strata_model_load("gpt-1.7b", &po.gen, &g));
+  ASSERT_OK(strata_model_load(x->model ? x->model : "gpt-1.7b", &po.gen, &g));
   ASSERT_OK(strata_cluster_load("dgx-a100:4", &c));
   if (x->cal_memory != 0) {
     strata_calibration_t cal;
@@ -624,7 +625,7 @@ static double item_sum(const strata_mem_items_t *m) {
  * cuBLAS/cuBLASLt workspaces (A100: 4 MiB + 16 x 1.14 MiB streams, cuBLAS
  * docs), + 3 x 32 MiB of Transformer Engine's userbuffers with TP overlap. */
 TEST(memory_context_and_workspace) {
-  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0, NULL};
   strata_perf_t pf;
   int tied;
   strata_plan_t *p = plan_items(&x, &pf, &tied);
@@ -647,7 +648,7 @@ TEST(memory_context_and_workspace) {
  * stage, the distributed optimizer's -- each holding the buffers of its
  * channels (688e6 bytes with > 2 ranks on an A100 node, 544e6 for two). */
 TEST(memory_nccl_per_communicator) {
-  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0, NULL};
   strata_perf_t pf;
   int tied;
   strata_plan_t *p = plan_items(&x, &pf, &tied);
@@ -661,7 +662,7 @@ TEST(memory_nccl_per_communicator) {
   ASSERT_NEAR(p->ranks[1].mem.nccl, want, 1e-12, 0);
   strata_plan_destroy(p);
   /* tp 8 pp 1 dp 4 ZeRO 0: world + tp + dp, no pipeline, no optimizer */
-  items_t y = {8, 1, 4, 0, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  items_t y = {8, 1, 4, 0, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0, NULL};
   p = plan_items(&y, &pf, &tied);
   ASSERT_NEAR(p->ranks[0].mem.nccl, 3 * big, 1e-12, 0);
   strata_plan_destroy(p);
@@ -673,7 +674,7 @@ TEST(memory_nccl_per_communicator) {
  * bytes) when it reduces gradients itself (no pipeline), and ZeRO-3 a
  * prefetch bucket of 5e7 elements (docs/cost-model.md "Memory"). */
 TEST(memory_framework_buckets) {
-  items_t x = {1, 1, 32, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  items_t x = {1, 1, 32, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0, NULL};
   strata_perf_t pf;
   int tied;
   strata_plan_t *p = plan_items(&x, &pf, &tied);
@@ -688,7 +689,7 @@ TEST(memory_framework_buckets) {
   ASSERT_EQ(p->ranks[0].mem.buckets, 2 * 5e8 + 2 * 5e7);
   strata_plan_destroy(p);
   /* with a pipeline DeepSpeed's ZeRO-1 reduces per stage, no buckets */
-  items_t y = {1, 2, 16, 1, 1, 0, STRATA_FRAMEWORK_DEEPSPEED, 0};
+  items_t y = {1, 2, 16, 1, 1, 0, STRATA_FRAMEWORK_DEEPSPEED, 0, NULL};
   p = plan_items(&y, &pf, &tied);
   ASSERT_EQ(p->ranks[0].mem.buckets, 0);
   strata_plan_destroy(p);
@@ -698,7 +699,7 @@ TEST(memory_framework_buckets) {
  * and the transient buffers), and a calibration's offset as its own row;
  * the total is the sum of the rows and the plan's peak the largest. */
 TEST(memory_fragmentation_calibration_total) {
-  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0};
+  items_t x = {2, 2, 8, 1, 1, 0, STRATA_FRAMEWORK_MEGATRON, 0, NULL};
   strata_perf_t pf;
   int tied;
   strata_plan_t *p = plan_items(&x, &pf, &tied);
@@ -732,7 +733,8 @@ TEST(memory_fragmentation_calibration_total) {
 TEST(fsdp_with_pipelining) {
   strata_perf_t pf;
   int tied;
-  items_t x = {2, 2, 8, 3, 1, 0, STRATA_FRAMEWORK_TORCHTITAN, 0};
+  /* a llama: torchtitan trains its llama3 and qwen3, not a GPT */
+  items_t x = {2, 2, 8, 3, 1, 0, STRATA_FRAMEWORK_TORCHTITAN, 0, "llama3-8b"};
   strata_plan_t *t3 = plan_items(&x, &pf, &tied);
   x.zero = 1;
   strata_plan_t *t1 = plan_items(&x, &pf, &tied);

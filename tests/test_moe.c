@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "merge/merge_int.h"
 #include "strata/strata.h"
 #include "testlib.h"
 
@@ -962,7 +963,8 @@ TEST(moe_host_time_and_cuda_graphs) {
   strata_plan_t *q = NULL;
   no_router_training(p[0]);
   ASSERT_OK(strata_plan_encode(p[0], &data, &len));
-  ASSERT_EQ(data[4] | data[5] << 8, 16);
+  ASSERT_EQ(data[4] | data[5] << 8, STRATA_PLAN_FORMAT_VERSION);
+  ASSERT_EQ(st__legacy_format(p[0]), 16); /* the format it needed before 18 */
   ASSERT_OK(strata_plan_decode(data, len, "q", &q));
   ASSERT_NEAR(q->step_items.host, it->host, 0, 0);
   char *t = NULL;
@@ -1209,6 +1211,7 @@ static int format_without_a2a(strata_plan_t *p) {
   p->step_items.ep_a2a = 0, p->step_items.host = 0, p->step_items.p2p = 0;
   no_router_training(p);
   ASSERT_OK(strata_plan_encode(p, &data, &len));
+  int v = st__legacy_format(p); /* the format the plan needed before 18 */
   p->step_items.ep_a2a = a2a, p->step_items.host = host,
   p->step_items.p2p = p2p;
   p->router_aux_loss = kept.router_aux_loss,
@@ -1216,9 +1219,9 @@ static int format_without_a2a(strata_plan_t *p) {
   p->router_seq_aux = kept.router_seq_aux;
   p->router_pre_softmax = kept.router_pre_softmax;
   p->router_expert_bias = kept.router_expert_bias;
+  ASSERT_EQ(data[4] | data[5] << 8, STRATA_PLAN_FORMAT_VERSION);
   for (int i = 0; i < p->n_top; i++)
     memcpy(p->top[i].layout, lay[i], sizeof lay[i]);
-  int v = data[4] | data[5] << 8;
   strata_free(data);
   return v;
 }
@@ -1254,20 +1257,23 @@ TEST(ep_overlap_plans_and_exports) {
   size_t len = 0;
   no_router_training(b);
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], b->step_items.p2p > 0 || any_layout(b) ? 17
-                     : b->step_items.host > 0               ? 16
-                     : b->step_items.ep_a2a > 0             ? 12
-                                                            : 6);
+  ASSERT_EQ(data[4], STRATA_PLAN_FORMAT_VERSION);
+  ASSERT_EQ(st__legacy_format(b), b->step_items.p2p > 0 || any_layout(b) ? 17
+                                  : b->step_items.host > 0               ? 16
+                                  : b->step_items.ep_a2a > 0             ? 12
+                                                                         : 6);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
   ASSERT_EQ(q->overlap_ep_comm, 1);
   strata_free(data);
   ASSERT(format_without_a2a(a) < 6);
   no_router_training(a);
   ASSERT_OK(strata_plan_encode(a, &data, &len));
-  ASSERT_EQ(data[4], a->step_items.p2p > 0 || any_layout(a) ? 17
-                     : a->step_items.host > 0               ? 16
-                     : a->step_items.ep_a2a > 0             ? 12
-                                                            : data[4]);
+  ASSERT_EQ(data[4], STRATA_PLAN_FORMAT_VERSION);
+  int legacy = st__legacy_format(a);
+  ASSERT_EQ(legacy, a->step_items.p2p > 0 || any_layout(a) ? 17
+                    : a->step_items.host > 0               ? 16
+                    : a->step_items.ep_a2a > 0             ? 12
+                                                           : legacy);
   strata_free(data);
   char *t = NULL;
   ASSERT_OK(strata_export_megatron(q, &t));
@@ -1360,7 +1366,8 @@ TEST(ep_overlap_plans_and_exports) {
     size_t n = 0;
     strata_plan_t *back = NULL;
     ASSERT_OK(strata_plan_encode(x, &bytes, &n));
-    int v = bytes[4] | bytes[5] << 8; /* the header's version */
+    ASSERT_EQ(bytes[4] | bytes[5] << 8, STRATA_PLAN_FORMAT_VERSION);
+    int v = st__legacy_format(x); /* the format it needed before 18 */
     /* Mixtral's router loss (its config's 0.02) is format 17's */
     ASSERT(x->router_aux_loss > 0 ? v == 17
            : it->host > 0         ? v == 16
@@ -1632,10 +1639,11 @@ TEST(moe_choices_recorded_and_exported) {
   ASSERT_EQ(format_without_a2a(b), 9);
   no_router_training(b);
   ASSERT_OK(strata_plan_encode(b, &data, &len));
-  ASSERT_EQ(data[4], b->step_items.p2p > 0 || any_layout(b) ? 17
-                     : b->step_items.host > 0               ? 16
-                     : b->step_items.ep_a2a > 0             ? 12
-                                                            : 9);
+  ASSERT_EQ(data[4], STRATA_PLAN_FORMAT_VERSION);
+  ASSERT_EQ(st__legacy_format(b), b->step_items.p2p > 0 || any_layout(b) ? 17
+                                  : b->step_items.host > 0               ? 16
+                                  : b->step_items.ep_a2a > 0             ? 12
+                                                                         : 9);
   ASSERT_OK(strata_plan_decode(data, len, "b", &q));
   strata_free(data);
   ASSERT_EQ(q->moe_dispatcher, STRATA_MOE_FLEX);
