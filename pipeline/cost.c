@@ -71,10 +71,10 @@ static int price_item(const char *s, size_t n, const strata_gpu_model_t *m,
   if (!named)
     return strata_error(STRATA_EINVAL,
                         "--gpu-price: unknown GPU model '%s' (the GPU "
-                        "table's names: strata topo --gpus lists them)",
+                        "table's names: docs/cluster-format.md)",
                         name);
   int rc = price_value(eq + 1, n - k - 1, v);
-  *hit = !rc && m && named == m;
+  *hit = !rc && m && m->name && !strcmp(named->name, m->name);
   return rc;
 }
 
