@@ -479,9 +479,9 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
 /* The options that say how strata runs, not what was run: no key of a
  * measured run. */
 static const char *not_run_keys[] = {
-    "model", "cluster",    "calibration", "json",  "timings",
-    "cache", "time-limit", "threads",     "alpha", "no-compare",
-    "tokens", "objective", "gpu-price"};
+    "model",  "cluster",    "calibration", "json",  "timings",
+    "cache",  "time-limit", "threads",     "alpha", "no-compare",
+    "tokens", "objective",  "gpu-price"};
 
 /* The message cli_opts_parse printed (its "strata CMD: " and "Try ..."
  * lines taken off), as the library's error. */

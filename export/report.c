@@ -251,8 +251,7 @@ static void sum_cost(strata_buf_t *b, const strata_plan_t *p) {
   put_duration(b, p->train_seconds);
   strata_buf_puts(b, "\n");
   if (p->cost_usd > 0)
-    strata_buf_printf(b,
-                      "  %-20s $%.0f (%d %ss at $%.2f an hour together)\n",
+    strata_buf_printf(b, "  %-20s $%.0f (%d %ss at $%.2f an hour together)\n",
                       "cost", p->cost_usd, p->devices, st__dev(p),
                       p->price_usd_per_hour);
   else
@@ -274,12 +273,12 @@ static void sum_cost(strata_buf_t *b, const strata_plan_t *p) {
     double mine =
         p->objective == STRATA_OBJECTIVE_ENERGY ? p->energy_kwh : p->cost_usd;
     if (base > 0)
-      strata_buf_printf(b, ": %.1f %% %s and %.1f %% slower than the fastest "
-                           "plan (",
+      strata_buf_printf(b,
+                        ": %.1f %% %s and %.1f %% slower than the fastest "
+                        "plan (",
                         100 * (1 - mine / base),
-                        p->objective == STRATA_OBJECTIVE_ENERGY
-                            ? "less energy"
-                            : "cheaper",
+                        p->objective == STRATA_OBJECTIVE_ENERGY ? "less energy"
+                                                                : "cheaper",
                         100 * slower);
     else
       strata_buf_printf(b, ": %.1f %% slower than the fastest plan (",
@@ -290,8 +289,12 @@ static void sum_cost(strata_buf_t *b, const strata_plan_t *p) {
     if (p->time_best_energy > 0)
       strata_buf_printf(b, ", %.0f kWh", p->time_best_energy);
     strata_buf_puts(b, ")");
-  } else if (p->objective != STRATA_OBJECTIVE_TIME)
+  } else if (p->objective != STRATA_OBJECTIVE_TIME && p->n_groups > 0)
     strata_buf_puts(b, ": the fastest plan is also the least");
+  else if (p->objective != STRATA_OBJECTIVE_TIME) /* (not searched by it) */
+    strata_buf_puts(b, ": on a cluster of one shape the plan is the fastest "
+                       "configuration (--pareto gpus shows those on fewer "
+                       "GPUs)");
   strata_buf_puts(b, "\n");
 }
 

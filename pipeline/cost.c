@@ -107,9 +107,9 @@ static int sum_gpus(const strata_plan_t *p, const strata_cluster_t *c,
   *usd = *peak = *tdp = 0;
   for (int r = 0; r < p->pp; r++) { /* stage r on rank r */
     const strata_plan_stage_t *st = &p->stages[r];
-    const strata_cluster_t *g =
-        strata_cluster_group_count(c) > 1 ? strata_cluster_group(c, st->group)
-                                          : c;
+    const strata_cluster_t *g = strata_cluster_group_count(c) > 1
+                                    ? strata_cluster_group(c, st->group)
+                                    : c;
     const strata_gpu_model_t *m = strata_cluster_gpu_model(g);
     double d = (double)p->devices / p->pp, price = 0, w = 0;
     if (p->n_groups > 0) d = (double)st->nodes * st->gpus_per_node * p->dp;
@@ -157,8 +157,7 @@ int st__plan_cost(strata_plan_t *p, const strata_graph_t *g,
 }
 
 double st__objective_of(const strata_plan_t *p, int objective) {
-  if (objective == STRATA_OBJECTIVE_COST && p->cost_usd > 0)
-    return p->cost_usd;
+  if (objective == STRATA_OBJECTIVE_COST && p->cost_usd > 0) return p->cost_usd;
   if (objective == STRATA_OBJECTIVE_ENERGY && p->energy_kwh > 0)
     return p->energy_kwh;
   return p->step_seconds;
@@ -172,8 +171,7 @@ int st__objective_ready(const strata_cluster_t *c,
       double v;
       int rc = strata_gpu_price_of(
           o->gpu_price,
-          strata_cluster_gpu_model(K > 1 ? strata_cluster_group(c, z) : c),
-          &v);
+          strata_cluster_gpu_model(K > 1 ? strata_cluster_group(c, z) : c), &v);
       if (rc) return rc;
     }
     return 0;

@@ -1162,7 +1162,8 @@ static int by_objective(const mixed_t *M, const strata_cluster_t *c,
   for (int i = 0; i < n && !rc; i++) {
     double a = st__objective_of(v[i], o->objective);
     double b = *best ? st__objective_of(*best, o->objective) : 0;
-    if (!*best || a < b || (a == b && v[i]->step_seconds < (*best)->step_seconds))
+    if (!*best || a < b ||
+        (a == b && v[i]->step_seconds < (*best)->step_seconds))
       *best = v[i];
     if (!fast || v[i]->step_seconds < fast->step_seconds) fast = v[i];
   }

@@ -486,8 +486,7 @@ int st__plan_cost(strata_plan_t *p, const strata_graph_t *g,
 double st__objective_of(const strata_plan_t *p, int objective);
 /* The objective's inputs checked before any search: a budget, a price or
  * a TDP for each node group's GPU, --gpu-price's text. */
-int st__objective_ready(const strata_cluster_t *c,
-                        const strata_plan_opts_t *o);
+int st__objective_ready(const strata_cluster_t *c, const strata_plan_opts_t *o);
 
 /* ---- plan.c: the chosen configuration ---- */
 /* The best configurations of S, the first whose stages fit when solved
