@@ -261,6 +261,18 @@ static const cli_opt_t opts[] = {
                "cluster's) or pipeline deeper than half the\n"
                "layers (deep); idle,deep both"),
      NOT_EST("estimate costs the one configuration given")},
+    {CLI_DOUBLE("tokens", po.tokens, 1, 1e18, 0, "N",
+                "the token budget: each plan's time, cost and\n"
+                "energy to train N tokens (1e12 reads)")},
+    {CLI_PARSE("objective", po.objective, strata_plan_objective_parse, "O",
+               "what the choice between node groups alone\n"
+               "and spread minimises: time (default), cost\n"
+               "or energy (needs --tokens)"),
+     NOT_EST("estimate costs the one configuration given")},
+    {CLI_STR("gpu-price", 0, po.gpu_price, "USD",
+             "US dollars per GPU-hour: USD for every GPU\n"
+             "model, or MODEL=USD[,MODEL=USD] (default:\n"
+             "the GPU table's on-demand prices)")},
     {CLI_INT("fallbacks", fallbacks, 1, STRATA_FALLBACKS_MAX, "K",
              "also plan the cluster with 1 .. K nodes of\n"
              "each node group lost, kept in the plan file\n"
@@ -467,8 +479,9 @@ int cli_plan_parse(const char *cmd, int argc, char **argv, int estimate,
 /* The options that say how strata runs, not what was run: no key of a
  * measured run. */
 static const char *not_run_keys[] = {
-    "model", "cluster",    "calibration", "json",  "timings",
-    "cache", "time-limit", "threads",     "alpha", "no-compare"};
+    "model",  "cluster",    "calibration", "json",  "timings",
+    "cache",  "time-limit", "threads",     "alpha", "no-compare",
+    "tokens", "objective",  "gpu-price"};
 
 /* The message cli_opts_parse printed (its "strata CMD: " and "Try ..."
  * lines taken off), as the library's error. */

@@ -96,6 +96,25 @@ static void peak_row(strata_buf_t *b, const strata_plan_t *p) {
   strata_buf_puts(b, "</td></tr>\n</table>\n");
 }
 
+/* The token budget's time, cost and energy (--tokens). */
+static void cost_row(strata_buf_t *b, const strata_plan_t *p) {
+  if (!(p->tokens > 0) || !(p->train_seconds > 0)) return;
+  strata_buf_printf(b, "<tr><th class=l>%.4g tokens</th><td>%.1f days",
+                    p->tokens, p->train_seconds / 86400);
+  if (p->cost_usd > 0)
+    strata_buf_printf(b, ", $%.0f ($%.2f an hour)", p->cost_usd,
+                      p->price_usd_per_hour);
+  if (p->energy_kwh > 0)
+    strata_buf_printf(b, ", %.0f kWh (%.1f kW)", p->energy_kwh, p->power_kw);
+  strata_buf_printf(b, ", objective %s",
+                    strata_plan_objective_name(p->objective));
+  if (p->time_best_seconds > 0)
+    strata_buf_printf(b, " (the fastest plan: %.1f days, $%.0f, %.0f kWh)",
+                      p->time_best_seconds / 86400, p->time_best_cost,
+                      p->time_best_energy);
+  strata_buf_puts(b, "</td></tr>\n");
+}
+
 /* The step's items, each named, in the order of the step. */
 static void step_row(strata_buf_t *b, const strata_plan_t *p) {
   st__step_item_t li[ST__STEP_ITEMS];
@@ -134,6 +153,7 @@ static void summary(strata_buf_t *b, const strata_plan_t *p) {
                     p->step_seconds * 1e3, p->tokens_per_second, p->mfu * 100,
                     st__peak_name(p));
   step_row(b, p);
+  cost_row(b, p);
   peak_row(b, p);
   st__frameworks(p, v);
   strata_buf_puts(b, "<h2>Frameworks</h2>\n<ul>\n");

@@ -233,6 +233,71 @@ void st__text_overlap(strata_buf_t *b, const strata_plan_t *p,
                     p->experts > 0 ? st__onoff(p->overlap_ep_comm) : "");
 }
 
+/* A duration in the unit that reads best. */
+static void put_duration(strata_buf_t *b, double s) {
+  if (s >= 2 * 86400)
+    strata_buf_printf(b, "%.1f days", s / 86400);
+  else if (s >= 2 * 3600)
+    strata_buf_printf(b, "%.1f hours", s / 3600);
+  else
+    strata_buf_printf(b, "%.0f s", s);
+}
+
+/* The token budget's time, cost and energy (--tokens), and how the plan
+ * chosen by cost or energy compares with the fastest. */
+static void sum_cost(strata_buf_t *b, const strata_plan_t *p) {
+  if (!(p->tokens > 0) || !(p->train_seconds > 0)) return;
+  strata_buf_printf(b, "  %-20s %.4g tokens in ", "token budget", p->tokens);
+  put_duration(b, p->train_seconds);
+  strata_buf_puts(b, "\n");
+  if (p->cost_usd > 0)
+    strata_buf_printf(b, "  %-20s $%.0f (%d %ss at $%.2f an hour together)\n",
+                      "cost", p->cost_usd, p->devices, st__dev(p),
+                      p->price_usd_per_hour);
+  else
+    strata_buf_printf(b,
+                      "  %-20s not known: a %s of the plan has no price in "
+                      "the GPU table (--gpu-price MODEL=USD gives one)\n",
+                      "cost", st__dev(p));
+  if (p->energy_kwh > 0)
+    strata_buf_printf(b,
+                      "  %-20s %.0f kWh (%.1f kW of board power at MFU "
+                      "%.1f %%; GPUs only)\n",
+                      "energy", p->energy_kwh, p->power_kw, p->mfu * 100);
+  strata_buf_printf(b, "  %-20s %s", "objective",
+                    strata_plan_objective_name(p->objective));
+  if (p->time_best_seconds > 0) {
+    double slower = p->train_seconds / p->time_best_seconds - 1;
+    double base = p->objective == STRATA_OBJECTIVE_ENERGY ? p->time_best_energy
+                                                          : p->time_best_cost;
+    double mine =
+        p->objective == STRATA_OBJECTIVE_ENERGY ? p->energy_kwh : p->cost_usd;
+    if (base > 0)
+      strata_buf_printf(b,
+                        ": %.1f %% %s and %.1f %% slower than the fastest "
+                        "plan (",
+                        100 * (1 - mine / base),
+                        p->objective == STRATA_OBJECTIVE_ENERGY ? "less energy"
+                                                                : "cheaper",
+                        100 * slower);
+    else
+      strata_buf_printf(b, ": %.1f %% slower than the fastest plan (",
+                        100 * slower);
+    put_duration(b, p->time_best_seconds);
+    if (p->time_best_cost > 0)
+      strata_buf_printf(b, ", $%.0f", p->time_best_cost);
+    if (p->time_best_energy > 0)
+      strata_buf_printf(b, ", %.0f kWh", p->time_best_energy);
+    strata_buf_puts(b, ")");
+  } else if (p->objective != STRATA_OBJECTIVE_TIME && p->n_groups > 0)
+    strata_buf_puts(b, ": the fastest plan is also the least");
+  else if (p->objective != STRATA_OBJECTIVE_TIME) /* (not searched by it) */
+    strata_buf_puts(b, ": on a cluster of one shape the plan is the fastest "
+                       "configuration (--pareto gpus shows those on fewer "
+                       "GPUs)");
+  strata_buf_puts(b, "\n");
+}
+
 /* The option lines, from export/plan_text.h's table. */
 #define TEXT_LINE(keys, label, when, fmt, ...)                                 \
   if (when) strata_buf_printf(b, "  %-20s " fmt "\n", label, __VA_ARGS__);
@@ -273,6 +338,7 @@ static void sum_head(strata_buf_t *b, const strata_plan_t *p) {
                       p->mfu * p->gpu_peak_flops / 1e12, st__dev(p));
     sum_convention(b, p);
   }
+  sum_cost(b, p);
   st__summary_peak(b, p);
 }
 

@@ -17,6 +17,8 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   const strata_plan_opts_t *o = &resolved;
   *out = NULL;
   strata_plan_opts_resolve(&resolved, g); /* the library's defaults */
+  int orc = st__objective_ready(c, o);
+  if (orc) return orc;
   if (o->tp && o->pp) { /* a fixed configuration: the rulebook's */
     strata_plan_opts_t f = *o;
     int rc = strata_pipeline_fix(g, c, &f);
@@ -43,6 +45,10 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
   int rc = st__search_prepare(&S, g, c, o);
   double deadline = S.deadline;
   if (!rc) rc = st__choose(&S, out);
+  if (!rc && (rc = st__plan_cost(*out, g, c, o))) {
+    strata_plan_destroy(*out);
+    *out = NULL;
+  }
   if (!rc) {
     (*out)->subproblems_distinct = S.subs.n;
     (*out)->subproblems_total = S.subs.requests;

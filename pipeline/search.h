@@ -475,6 +475,19 @@ double st__split_prefix(int L, int P, int B, const double *const *pre,
 int st__split_floor(int P, double W, double m, const double *a, const double *e,
                     const double *lo, const double *hi, int integral, double C);
 
+/* ---- cost.c: a token budget's time, cost and energy ---- */
+/* p's train_seconds, cost_usd, energy_kwh, price and power for o->tokens
+ * (all 0 without a budget; cost 0 where a GPU has no price, energy 0
+ * where one has no TDP), and its objective and tokens recorded. */
+int st__plan_cost(strata_plan_t *p, const strata_graph_t *g,
+                  const strata_cluster_t *c, const strata_plan_opts_t *o);
+/* What a choice by objective minimises of p (its step where the figure
+ * is not known). */
+double st__objective_of(const strata_plan_t *p, int objective);
+/* The objective's inputs checked before any search: a budget, a price or
+ * a TDP for each node group's GPU, --gpu-price's text. */
+int st__objective_ready(const strata_cluster_t *c, const strata_plan_opts_t *o);
+
 /* ---- plan.c: the chosen configuration ---- */
 /* The best configurations of S, the first whose stages fit when solved
  * exactly made into the plan (its runners-up in p->top). */

@@ -110,6 +110,31 @@ static const struct {
     {0x1002, 0x74a0, "MI300A"},    {0x1002, 0x74a1, "MI300X"},
 };
 
+/* Power and price, by table name (docs/cost-model.md cites each): the
+ * datasheet's TDP a board (MI250X per GCD: half the OAM's 560 W), and an
+ * on-demand price of one GPU-hour from a published price list; 0 where
+ * none was found (the plan asks for --gpu-price instead of guessing). */
+static const struct {
+  const char *model;
+  double tdp_watts, usd_per_hour;
+} power_price[] = {
+    {"A100-40GB", 400, 0}, {"A100-80GB", 400, 1.30}, {"H100-SXM", 700, 2.49},
+    {"H100-PCIe", 350, 0}, {"H200", 700, 2.25},      {"B200", 1000, 3.75},
+    {"V100", 300, 0},      {"P100", 300, 0},         {"MI250X", 280, 0},
+    {"MI300A", 550, 0},    {"MI300X", 750, 0},       {"MI325X", 1000, 0},
+};
+
+void strata_gpu_model_power_price(const strata_gpu_model_t *m,
+                                  double *tdp_watts, double *usd_per_hour) {
+  if (tdp_watts) *tdp_watts = 0;
+  if (usd_per_hour) *usd_per_hour = 0;
+  for (size_t i = 0; m && i < sizeof power_price / sizeof power_price[0]; i++)
+    if (!strcmp(power_price[i].model, m->name)) {
+      if (tdp_watts) *tdp_watts = power_price[i].tdp_watts;
+      if (usd_per_hour) *usd_per_hour = power_price[i].usd_per_hour;
+    }
+}
+
 int strata_gpu_model_count(void) {
   return N_MODELS;
 }

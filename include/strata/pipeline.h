@@ -155,7 +155,31 @@ typedef struct {
   /* The software stack (include/strata/stack.h): keys given by --stack,
    * the rest (-1) the framework's default, filled in by the planner */
   strata_stack_t stack;
+  /* Cost and energy (docs/cost-model.md, "Cost and energy"): the token
+   * budget the plan's time, cost and energy are for (0: none), what the
+   * choice minimises (STRATA_OBJECTIVE_*; 0: time), and --gpu-price's
+   * text ("USD" for every GPU model, or "MODEL=USD,..."; NULL: the
+   * table's prices) */
+  double tokens;
+  int objective;
+  const char *gpu_price;
 } strata_plan_opts_t;
+
+/* What a plan's choice minimises: the time to train (the step), the cost
+ * or the energy of the token budget. */
+enum {
+  STRATA_OBJECTIVE_TIME = 0,
+  STRATA_OBJECTIVE_COST,
+  STRATA_OBJECTIVE_ENERGY
+};
+const char *strata_plan_objective_name(int v);
+int strata_plan_objective_parse(const char *s, int *out);
+/* The price of one hour of a GPU of model m: --gpu-price's (text as in
+ * strata_plan_opts_t) where it names the model or all, else the table's;
+ * 0: not known.  A malformed text or an unknown model is an error
+ * (STRATA_EINVAL) naming it. */
+int strata_gpu_price_of(const char *text, const strata_gpu_model_t *m,
+                        double *usd_per_hour);
 
 /* The axes of the Pareto front besides the step time. */
 enum { STRATA_PARETO_MEMORY = 1, STRATA_PARETO_GPUS = 2 };

@@ -194,7 +194,17 @@
   F(RUN,  int,     pareto_axes,          pareto_axes,           "Pareto front's axes",      0,  2,          OPT, 140, NONE, NUM,    p->pareto_axes > 0, 0)  \
   F(RUN,  int,     nodes_lost,           nodes_lost,            "nodes lost",               0,  BIG,        OPT, 141, ROOT, NUM,    p->nodes_lost > 0,  0)  \
   F(RUN,  int,     fallbacks_asked,      fallbacks_asked,       "fallbacks asked",          0,  STRATA_FALLBACKS_MAX, OPT, 142, NONE, NUM, 0,      0)  \
-  F(RUN,  int,     npu,                  npu,                   "device kind",              0,  1,          MUST, 143, NONE, NUM,    0,                  0)
+  F(RUN,  int,     npu,                  npu,                   "device kind",              0,  1,          MUST, 143, NONE, NUM,    0,                  0)  \
+  F(RUN,  double,  tokens,               tokens,                NULL,                       0,  0,          OPT, 146, FIG,  NUM,    p->tokens > 0,      0)  \
+  F(RUN,  double,  train_seconds,        train_seconds,         NULL,                       0,  0,          OPT, 147, FIG,  NUM,    p->tokens > 0,      0)  \
+  F(RUN,  double,  cost_usd,             cost_usd,              NULL,                       0,  0,          OPT, 148, FIG,  NUM,    p->cost_usd > 0,    0)  \
+  F(RUN,  double,  energy_kwh,           energy_kwh,            NULL,                       0,  0,          OPT, 149, FIG,  NUM,    p->energy_kwh > 0,  0)  \
+  F(RUN,  double,  price_usd_per_hour,   price_usd_per_hour,    NULL,                       0,  0,          OPT, 150, FIG,  NUM,    p->price_usd_per_hour > 0, 0) \
+  F(RUN,  double,  power_kw,             power_kw,              NULL,                       0,  0,          OPT, 151, FIG,  NUM,    p->power_kw > 0,    0)  \
+  F(RUN,  int,     objective,            plan_objective,        "objective",                0,  2,          OPT, 152, FIG,  NAME,   p->tokens > 0,      0)  \
+  F(RUN,  double,  time_best_seconds,    time_optimal_train_seconds, NULL,                  0,  0,          OPT, 153, FIG,  NUM,    p->time_best_seconds > 0, 0) \
+  F(RUN,  double,  time_best_cost,       time_optimal_cost_usd, NULL,                       0,  0,          OPT, 154, FIG,  NUM,    p->time_best_seconds > 0 && p->time_best_cost > 0, 0) \
+  F(RUN,  double,  time_best_energy,     time_optimal_energy_kwh, NULL,                     0,  0,          OPT, 155, FIG,  NUM,    p->time_best_seconds > 0 && p->time_best_energy > 0, 0)
 /* clang-format on */
 
 /* The planning switches: options that are on or off (or STRATA_AUTO: the
@@ -420,7 +430,7 @@ enum {
  * old format leaves them out). */
 #define STRATA_PLAN_TAG_LEGACY_END 144
 /* The tag a new field takes next (the recipe at the head of this file). */
-#define STRATA_PLAN_TAG_NEXT 146
+#define STRATA_PLAN_TAG_NEXT 156
 /* The most fallback plans a plan holds (strata plan --fallbacks K). */
 #define STRATA_FALLBACKS_MAX 16
 

@@ -93,6 +93,12 @@ const strata_gpu_model_t *strata_gpu_model_find(const char *name);
 /* Match a name as drivers report it ("NVIDIA H100 80GB HBM3"); NULL if
  * none matches. */
 const strata_gpu_model_t *strata_gpu_model_match(const char *reported);
+/* The board's power and its list price (docs/cost-model.md, "Cost and
+ * energy", cites each): *tdp_watts the datasheet's TDP (maximum board
+ * power), *usd_per_hour a public on-demand price of one GPU for an hour;
+ * 0 where the table does not know it.  Both pointers may be NULL. */
+void strata_gpu_model_power_price(const strata_gpu_model_t *m,
+                                  double *tdp_watts, double *usd_per_hour);
 /* What the output calls such a device: "NPU" for Huawei's Ascend, "GPU"
  * for the others (and for NULL). */
 const char *strata_gpu_model_kind(const strata_gpu_model_t *m);
