@@ -284,6 +284,43 @@ def moe_args(r, args, why):
             flag(args, "--cuda-graph-scope", scope)
 
 
+def expandable_segments(r):
+    """Whether the run's allocator had PYTORCH_CUDA_ALLOC_CONF=
+    expandable_segments:True, as its release's launcher set it.  26.08:
+    the flat recipe's env_vars (perf_recipes/*/*.py), every one but
+    Llama 3 70B's Megatron-FSDP recipe on GB200.  26.04 to 26.06:
+    scripts/performance/utils/executors.py's PERF_ENV_VARS, which
+    perf_plugins.py removes for Llama under Megatron FSDP (21d102f5e,
+    63b08b397).  25.09 to 26.02.01: perf_plugins.py (setup_experiment.py
+    in 25.09) sets it for Llama 3.1 405B in FP8 on GB200 alone, and from
+    26.02 for DeepSeek-V3 on H100 (fa0315ae2, 97ad8cc6f, c0b9a0003,
+    cfeddcd94)."""
+    rel = tuple(int(x) for x in r["release"].split("."))
+    fsdp_llama = r["use_megatron_fsdp"] == "1" and r["model"] in (
+        "LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B")
+    if rel >= (26, 4):
+        return not fsdp_llama
+    if r["model"] == "LLAMA3.1_405B" and r["system"] == "GB200":
+        return r["precision"] != "BF16" and r["precision"] != "NVFP4"
+    return (rel >= (26, 2) and r["model"] == "DeepSeekV3" and
+            r["system"] == "H100")
+
+
+def timing_key(args):
+    """The arguments that decide the step: a row's without the allocator
+    (--stack alloc=, which changes memory alone), so that a release
+    which set expandable segments and one which did not still state the
+    same run for bench_bridge.py's reference rows."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] == "--stack" and args[i + 1].startswith("alloc="):
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return tuple(out)
+
+
 def command(r):
     """The estimate arguments of row r, and what it cannot state."""
     why = []
@@ -299,6 +336,8 @@ def command(r):
     memory_args(r, args, why)
     overlap_args(r, args, why)
     moe_args(r, args, why)
+    if expandable_segments(r):
+        flag(args, "--stack", "alloc=expandable")
     return args, why
 
 
@@ -314,7 +353,7 @@ RUNTIME = {"--fp8-recipe": 1, "--tp-comm-overlap": 0, "--overlap-moe-expert-para
            "--moe-token-dispatcher": 1, "--moe-flex-backend": 1,
            "--no-moe-grouped-gemm": 0, "--moe-router-dtype": 1,
            "--moe-shared-expert-overlap": 0, "--cuda-graph-impl": 1,
-           "--cuda-graph-scope": 1}
+           "--cuda-graph-scope": 1, "--stack": 1}
 
 
 def switches(args):
