@@ -292,22 +292,25 @@ def expandable_segments(r):
     """Whether the run's allocator had PYTORCH_CUDA_ALLOC_CONF=
     expandable_segments:True, as its release's launcher set it.  26.08:
     the flat recipe's env_vars (perf_recipes/*/*.py), every one but
-    Llama 3 70B's Megatron-FSDP recipe on GB200.  26.04 to 26.06:
+    Llama 3 70B's Megatron-FSDP recipe on GB200.  26.04.01 and 26.06:
     scripts/performance/utils/executors.py's PERF_ENV_VARS, which
     perf_plugins.py removes for Llama under Megatron FSDP (21d102f5e,
-    63b08b397).  25.09 to 26.02.01: perf_plugins.py (setup_experiment.py
-    in 25.09) sets it for Llama 3.1 405B in FP8 on GB200 alone, and from
-    26.02 for DeepSeek-V3 on H100 (fa0315ae2, 97ad8cc6f, c0b9a0003,
-    cfeddcd94)."""
+    63b08b397; and for nccl_ub configs, none here).  25.09 to 26.04:
+    perf_plugins.py (setup_experiment.py in 25.09) sets it for Llama 3.1
+    405B in FP8 (current scaling or MX) on GB200, from 26.02 for
+    DeepSeek-V3 on H100 and from 26.04 on GB200 too (fa0315ae2,
+    97ad8cc6f, c0b9a0003, cfeddcd94, 74695a06d)."""
     rel = tuple(int(x) for x in r["release"].split("."))
     fsdp_llama = r["use_megatron_fsdp"] == "1" and r["model"] in (
         "LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B")
-    if rel >= (26, 4):
+    if rel >= (26, 4, 1):
         return not fsdp_llama
     if r["model"] == "LLAMA3.1_405B" and r["system"] == "GB200":
-        return r["precision"] != "BF16" and r["precision"] != "NVFP4"
-    return (rel >= (26, 2) and r["model"] == "DeepSeekV3" and
-            r["system"] == "H100")
+        return r["precision"] not in ("BF16", "NVFP4")
+    if r["model"] == "DeepSeekV3":
+        return (rel >= (26, 2) and r["system"] == "H100" or
+                rel >= (26, 4) and r["system"] == "GB200")
+    return False
 
 
 def timing_key(args):
