@@ -142,6 +142,13 @@ def precision_args(r, args, why):
         why.append("precision %s" % p)
     if r["fp8_param_gather"] == "1":
         flag(args, "--fp8-param-gather")
+    elif p == "NVFP4" and tuple(int(x) for x in r["release"].split(".")) >= \
+            (26, 4, 1):
+        # bf16_with_nvfp4_mixed's fp4_param_gather = True (Megatron-LM's
+        # --fp4-param-gather: the parameters kept in FP4), from Megatron-
+        # Bridge ecbd4ead5 (2026-04-21), first released in 26.04.01
+        # (21d102f5e); strata states it as its low-precision param gather
+        flag(args, "--fp8-param-gather")
     # Every performance recipe reduces its gradients in bf16: _benchmark_common
     # and _perf_precision set grad_reduce_in_fp32 = False
     # (perf_recipes/_common.py), Megatron-LM's --grad-reduce-in-bf16: the
