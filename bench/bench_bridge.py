@@ -100,7 +100,7 @@ def superseded(run, rows):
         args, why = run.command(r)
         if args is None or why:
             continue
-        k = tuple(args)
+        k = run.timing_key(args)
         if k not in latest or (release_order(r["release"]) >
                                release_order(rows[latest[k]]["release"])):
             latest[k] = i
@@ -109,7 +109,7 @@ def superseded(run, rows):
         args, why = run.command(r)
         if args is None or why:
             continue
-        j = latest[tuple(args)]
+        j = latest[run.timing_key(args)]
         if j != i:
             out[i] = rows[j]["release"]
     return out

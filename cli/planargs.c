@@ -214,10 +214,13 @@ static const cli_opt_t opts[] = {
               "the software stack, over the framework's\n"
               "default: attn=te|fa1|fa2|fa3|sdpa|flex (the\n"
               "attention kernel), gemm=te|eager|compile\n"
-              "(the kernels beside the GEMMs); default\n"
+              "(the kernels beside the GEMMs),\n"
+              "alloc=caching|expandable (PyTorch's\n"
+              "allocator, expandable_segments); default\n"
               "megatron attn=te,gemm=te, deepspeed\n"
               "attn=fa2,gemm=te, torchtitan attn=sdpa,\n"
-              "gemm=eager (docs/cost-model.md)")},
+              "gemm=eager, all alloc=caching\n"
+              "(docs/cost-model.md)")},
     /* clang-format off */
     STRATA_PLAN_DS_CHOICES(CHOICE_ROW, po)
     STRATA_PLAN_SCHEDULE_CHOICES(CHOICE_ROW, po)

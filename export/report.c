@@ -201,10 +201,14 @@ static void sum_convention(strata_buf_t *b, const strata_plan_t *p) {
     strata_buf_printf(b, " (counted whole: MFU %.1f %%)",
                       100 * p->model_flops_unmasked_per_step / den);
   strata_buf_puts(b, "\n");
-  if (p->stack_known)
-    strata_buf_printf(b, "  %-20s attn=%s,gemm=%s\n", "stack",
+  if (p->stack_known) {
+    strata_buf_printf(b, "  %-20s attn=%s,gemm=%s", "stack",
                       strata_attn_kernel_name(p->stack.attn),
                       strata_gemm_path_name(p->stack.gemm));
+    if (p->stack.alloc > STRATA_ALLOC_CACHING) /* the default: not shown */
+      strata_buf_printf(b, ",alloc=%s", strata_alloc_name(p->stack.alloc));
+    strata_buf_puts(b, "\n");
+  }
 }
 
 /* Fine-grained activation offloading: the modules named. */
@@ -854,6 +858,8 @@ static int json_convention(cJSON *root, const strata_plan_t *p) {
     if (!st) return -1;
     rc |= st__json_add_str(st, "attn", strata_attn_kernel_name(p->stack.attn)) |
           st__json_add_str(st, "gemm", strata_gemm_path_name(p->stack.gemm));
+    if (p->stack.alloc > STRATA_ALLOC_CACHING)
+      rc |= st__json_add_str(st, "alloc", strata_alloc_name(p->stack.alloc));
   }
   return rc;
 }

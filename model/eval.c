@@ -795,7 +795,8 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   m->nccl = nccl_bytes(S, cf, r);
   m->ep_buffers = ep_buffers(S, f);
   m->cp_buffers = cp_buffers(S, f);
-  m->fragmentation = 0.15 * (m->activations + tr);
+  m->fragmentation =
+      strata_stack_fragmentation(S->o->stack.alloc) * (m->activations + tr);
   m->calibration = strata_cluster_calibration(S->c)->memory_bytes;
   m->total = m->weights + m->gradients + m->optimizer + m->activations +
              m->transient + m->context + m->workspace + m->nccl + m->buckets +

@@ -90,6 +90,53 @@ TEST(stack_keys_and_defaults) {
   ASSERT(strata_stack_parse("tp=1", &s) == STRATA_EINVAL);
   ASSERT_CONTAINS(strata_last_error(), "unknown key");
   ASSERT(strata_stack_parse("", &s) == STRATA_EINVAL);
+  ASSERT_EQ(s.alloc, STRATA_ALLOC_CACHING); /* every framework's default */
+  ASSERT_OK(strata_stack_parse("alloc=expandable", &s));
+  ASSERT_EQ(s.alloc, STRATA_ALLOC_EXPANDABLE);
+  ASSERT(strata_stack_parse("alloc=vmm", &s) == STRATA_EINVAL);
+  ASSERT_CONTAINS(strata_last_error(), "expandable");
+}
+
+/* The caching allocator's fragmentation, 0.15 of the dynamic memory
+ * (GMLake's average), charged as it comes; with expandable segments none,
+ * and every other item of the rank's memory as it was. */
+static void rank0_memory(int alloc, strata_mem_items_t *m, char **json) {
+  strata_plan_opts_t po;
+  strata_graph_t *g = NULL;
+  strata_cluster_t *c = NULL;
+  strata_plan_t *p = NULL;
+  strata_plan_opts_init(&po);
+  strata_gen_opts_keep(&po.gen);
+  po.gen.seq = 8192, po.gen.micro_batch = 1;
+  po.micro_batch = 1, po.global_batch = 32;
+  po.tp = 2, po.pp = 2, po.dp = 2;
+  po.no_memory_check = 1, po.quiet = 1, po.top = 1;
+  po.stack.alloc = alloc;
+  ASSERT_OK(strata_model_load("llama3-8b", &po.gen, &g));
+  ASSERT_OK(strata_cluster_load("dgx-h100:1", &c));
+  ASSERT_OK(strata_pipeline_plan(g, c, &po, &p));
+  *m = p->ranks[0].mem;
+  ASSERT_OK(strata_plan_json(p, json));
+  strata_plan_destroy(p);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+TEST(expandable_segments_fragmentation) {
+  strata_mem_items_t a, b;
+  char *ja = NULL, *jb = NULL;
+  rank0_memory(-1, &a, &ja);
+  rank0_memory(STRATA_ALLOC_EXPANDABLE, &b, &jb);
+  ASSERT(a.activations > 0);
+  ASSERT_NEAR(a.fragmentation, 0.15 * (a.activations + a.transient), 1e-9, 0);
+  ASSERT_EQ(b.fragmentation, 0.0);
+  ASSERT_EQ(b.activations, a.activations);
+  ASSERT_EQ(b.weights, a.weights);
+  ASSERT_NEAR(a.total - b.total, a.fragmentation, 1e-9, 0);
+  ASSERT(!strstr(ja, "\"alloc\"")); /* the default, not shown */
+  ASSERT_CONTAINS(jb, "\"alloc\":\t\"expandable\"");
+  strata_free(ja);
+  strata_free(jb);
 }
 
 /* strata estimate's path: Llama 3 8B at seq tokens, tp 8, cp seq/32k
@@ -219,6 +266,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(long_context_sweep_ranks_as_kernels),
     TEST_ENTRY(mfu_states_both_conventions),
     TEST_ENTRY(fsdp2_gather_buffers),
+    TEST_ENTRY(expandable_segments_fragmentation),
 };
 
 TEST_MAIN(tests)

@@ -39,9 +39,21 @@ typedef enum {
   STRATA_GEMM_PATH_COUNT
 } strata_gemm_path_t;
 
+/* PyTorch's CUDA caching allocator: as it comes (cudaMalloc'd segments,
+ * free blocks merged only within one), or with expandable segments
+ * (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: one virtual range a
+ * stream, physical pages mapped into it as it grows, CUDA's virtual
+ * memory management) */
+typedef enum {
+  STRATA_ALLOC_CACHING,
+  STRATA_ALLOC_EXPANDABLE,
+  STRATA_ALLOC_COUNT
+} strata_alloc_t;
+
 typedef struct {
-  int attn; /* strata_attn_kernel_t; -1: the framework's default */
-  int gemm; /* strata_gemm_path_t; -1: the framework's default */
+  int attn;  /* strata_attn_kernel_t; -1: the framework's default */
+  int gemm;  /* strata_gemm_path_t; -1: the framework's default */
+  int alloc; /* strata_alloc_t; -1: the framework's default */
 } strata_stack_t;
 
 /* Every key not given (-1). */
@@ -49,11 +61,15 @@ void strata_stack_init(strata_stack_t *s);
 /* The default of framework f (strata_framework_t's value: 0 Megatron-LM,
  * 1 DeepSpeed, 2 torchtitan), the keys of *s not given filled in. */
 void strata_stack_default(int framework, strata_stack_t *s);
-/* "attn=fa3,gemm=compile" into *s (keys given override); STRATA_EINVAL
- * naming the key or value and what it takes. */
+/* "attn=fa3,gemm=compile,alloc=expandable" into *s (keys given override);
+ * STRATA_EINVAL naming the key or value and what it takes. */
 int strata_stack_parse(const char *text, strata_stack_t *s);
 const char *strata_attn_kernel_name(int k);
 const char *strata_gemm_path_name(int g);
+const char *strata_alloc_name(int a);
+/* Of the dynamic memory (activations and the largest op's buffers), what
+ * allocator a leaves reserved but unusable at the peak. */
+double strata_stack_fragmentation(int a);
 /* Of the GPU table's fused-attention efficiency (TE's), what kernel k
  * reaches on sequences of seq keys a query sees, heads of head_dim, with
  * or without a causal mask, forward or backward, on the GPU of perf p

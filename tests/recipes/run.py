@@ -76,6 +76,10 @@ NO_FIT = {
     ("25.09", "H100", "Qwen3_30B_a3B", "tokendrop", "FP8-CS"):
         "table micro-batch 2 as in 25.11's row of the same recipe, whose "
         "release config says 1",
+    ("25.09", "GB200", "LLAMA3_70B", "-", "FP8-MX"):
+        "table micro-batch 2, release config (scripts/performance/configs/"
+        "llama3/llama3_70b_llm_pretrain.yaml at fa0315ae2, gb200 "
+        "num_gpus_64 fp8_mx) 1: 144.0 GiB of 186 at 1",
 }
 
 
@@ -137,6 +141,13 @@ def precision_args(r, args, why):
     else:
         why.append("precision %s" % p)
     if r["fp8_param_gather"] == "1":
+        flag(args, "--fp8-param-gather")
+    elif p == "NVFP4" and tuple(int(x) for x in r["release"].split(".")) >= \
+            (26, 4, 1):
+        # bf16_with_nvfp4_mixed's fp4_param_gather = True (Megatron-LM's
+        # --fp4-param-gather: the parameters kept in FP4), from Megatron-
+        # Bridge ecbd4ead5 (2026-04-21), first released in 26.04.01
+        # (21d102f5e); strata states it as its low-precision param gather
         flag(args, "--fp8-param-gather")
     # Every performance recipe reduces its gradients in bf16: _benchmark_common
     # and _perf_precision set grad_reduce_in_fp32 = False
@@ -284,6 +295,46 @@ def moe_args(r, args, why):
             flag(args, "--cuda-graph-scope", scope)
 
 
+def expandable_segments(r):
+    """Whether the run's allocator had PYTORCH_CUDA_ALLOC_CONF=
+    expandable_segments:True, as its release's launcher set it.  26.08:
+    the flat recipe's env_vars (perf_recipes/*/*.py), every one but
+    Llama 3 70B's Megatron-FSDP recipe on GB200.  26.04.01 and 26.06:
+    scripts/performance/utils/executors.py's PERF_ENV_VARS, which
+    perf_plugins.py removes for Llama under Megatron FSDP (21d102f5e,
+    63b08b397; and for nccl_ub configs, none here).  25.09 to 26.04:
+    perf_plugins.py (setup_experiment.py in 25.09) sets it for Llama 3.1
+    405B in FP8 (current scaling or MX) on GB200, from 26.02 for
+    DeepSeek-V3 on H100 and from 26.04 on GB200 too (fa0315ae2,
+    97ad8cc6f, c0b9a0003, cfeddcd94, 74695a06d)."""
+    rel = tuple(int(x) for x in r["release"].split("."))
+    fsdp_llama = r["use_megatron_fsdp"] == "1" and r["model"] in (
+        "LLAMA3_8B", "LLAMA3_70B", "LLAMA3.1_405B")
+    if rel >= (26, 4, 1):
+        return not fsdp_llama
+    if r["model"] == "LLAMA3.1_405B" and r["system"] == "GB200":
+        return r["precision"] not in ("BF16", "NVFP4")
+    if r["model"] == "DeepSeekV3":
+        return (rel >= (26, 2) and r["system"] == "H100" or
+                rel >= (26, 4) and r["system"] == "GB200")
+    return False
+
+
+def timing_key(args):
+    """The arguments that decide the step: a row's without the allocator
+    (--stack alloc=, which changes memory alone), so that a release
+    which set expandable segments and one which did not still state the
+    same run for bench_bridge.py's reference rows."""
+    out, i = [], 0
+    while i < len(args):
+        if args[i] == "--stack" and args[i + 1].startswith("alloc="):
+            i += 2
+            continue
+        out.append(args[i])
+        i += 1
+    return tuple(out)
+
+
 def command(r):
     """The estimate arguments of row r, and what it cannot state."""
     why = []
@@ -299,6 +350,8 @@ def command(r):
     memory_args(r, args, why)
     overlap_args(r, args, why)
     moe_args(r, args, why)
+    if expandable_segments(r):
+        flag(args, "--stack", "alloc=expandable")
     return args, why
 
 
@@ -314,7 +367,7 @@ RUNTIME = {"--fp8-recipe": 1, "--tp-comm-overlap": 0, "--overlap-moe-expert-para
            "--moe-token-dispatcher": 1, "--moe-flex-backend": 1,
            "--no-moe-grouped-gemm": 0, "--moe-router-dtype": 1,
            "--moe-shared-expert-overlap": 0, "--cuda-graph-impl": 1,
-           "--cuda-graph-scope": 1}
+           "--cuda-graph-scope": 1, "--stack": 1}
 
 
 def switches(args):
