@@ -1175,7 +1175,7 @@ static int titan_plan(const cfg_t *c, char *why, size_t n) {
  * dp_shard x cp x tp (torchtitan/config/configs.py,
  * expert_parallel_degree; distributed/parallel_dims.py) */
 static int titan_etp(const cfg_t *c, char *why, size_t n) {
-  return moe(c) && etp_of(c) != 1 &&
+  return c->experts > 0 && c->etp > 1 && /* 0: not given (then 1) */
          SAY("torchtitan shards experts over ep alone (no expert tensor "
              "parallelism: EP borrows ranks of FSDP and TP); --etp 1");
 }
@@ -1424,7 +1424,7 @@ static const rule_t rules[] = {
      "torchtitan/models/llama3/infra/parallelize.py; "
      "export/export_torchtitan.c",
      titan_plan},
-    {"titan-etp", TITAN, CONFIG | PLAN | AT_EP_LAYOUT,
+    {"titan-etp", TITAN, CONFIG | OPTIONS | PLAN | AT_EP_LAYOUT,
      "torchtitan/distributed/parallel_dims.py", titan_etp},
     {"torch-recompute-modules", TORCH | TITAN, PLAN,
      "torchtitan activation_checkpoint; torch.utils.checkpoint", torch_modules},

@@ -287,6 +287,12 @@ torchtitan() {
         grep -q "torchtitan export:" "$tmp/$name.err" || fail "$name: no reason given"
     done
     grep -q "over ep alone" "$tmp/mgetp.err" || fail "mgetp: not refused for its etp"
+    # and planned for torchtitan, etp 2 is refused (rule titan-etp)
+    if "$strata" plan --model qwen3-30b-a3b --cluster dgx-h100:2 --framework torchtitan \
+        --tp 2 --etp 2 --quiet >/dev/null 2>"$tmp/etp.err"; then
+        fail "--framework torchtitan --etp 2: planned"
+    fi
+    grep -q "over ep alone" "$tmp/etp.err" || fail "--etp 2: not refused by titan-etp"
     grep -q "has experts" "$tmp/moe.err" || fail "moe (Mixtral): not refused for its experts"
     if "$strata" export torchtitan --toml "$tmp/qwen3pp.splan" >/dev/null 2>&1; then
         fail "qwen3pp: exported as TOML"
