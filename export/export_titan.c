@@ -49,12 +49,35 @@ static const struct {
     {"qwen3", "32B", 64, 5120, 64, 8, 25600, 128, 0},
 };
 
+/* The MoE flavors at b5bcd76c: models/qwen3/__init__.py, _30b_a3b and
+ * _235b_a22b (_build_qwen3_moe_layers: experts on every layer, no shared
+ * expert, untied head, head size 128): layers, hidden, heads, kv heads,
+ * the experts' hidden size, experts, experts a token. */
+static const struct {
+  const char *flavor;
+  int layers, hidden, heads, kv, moe_ffn, experts, topk;
+} moe_flavors[] = {
+    {"30B-A3B", 48, 2048, 32, 4, 768, 128, 8},
+    {"235B-A22B", 94, 4096, 64, 4, 1536, 128, 8},
+};
+
 static int head_dim_of(const strata_plan_t *p) {
   return p->head_dim > 0 ? p->head_dim : p->heads ? p->hidden / p->heads : 0;
 }
 
 static const char *flavor_of(const strata_plan_t *p, const char *model) {
   int kv = p->kv_heads ? p->kv_heads : p->heads;
+  if (p->experts > 0) {
+    for (size_t i = 0; i < sizeof moe_flavors / sizeof moe_flavors[0]; i++)
+      if (!strcmp(model, "qwen3") && moe_flavors[i].layers == p->layers &&
+          moe_flavors[i].hidden == p->hidden &&
+          moe_flavors[i].heads == p->heads && moe_flavors[i].kv == kv &&
+          head_dim_of(p) == 128 && moe_flavors[i].moe_ffn == p->moe_ffn &&
+          moe_flavors[i].experts == p->experts &&
+          moe_flavors[i].topk == p->topk && p->untie_embeddings)
+        return moe_flavors[i].flavor;
+    return NULL;
+  }
   for (size_t i = 0; i < sizeof flavors / sizeof flavors[0]; i++) {
     int hd = flavors[i].head_dim ? flavors[i].head_dim
                                  : flavors[i].hidden / flavors[i].heads;
@@ -71,7 +94,10 @@ static const char *flavor_of(const strata_plan_t *p, const char *model) {
 static const char *model_gap(const strata_plan_t *p, const char *model) {
   int qwen = !strcmp(model, "qwen3");
   const strata_rope_scaling_t *r = &p->rope_scaling;
-  return p->experts > 0                       ? "experts"
+  return p->experts > 0 && !qwen ? "experts"
+         : p->experts > 0 && (p->shared_ffn > 0 || p->moe_layers < p->layers)
+             ? "shared experts or dense layers among the experts' (its "
+               "qwen3 MoE flavors have experts alone on every layer)"
          : p->kv_lora > 0                     ? "latent attention"
          : p->mtp_layers > 0                  ? "multi-token prediction modules"
          : p->qkv_bias > 0 || p->out_bias > 0 ? "attention biases"
@@ -151,6 +177,43 @@ static int lowp_check(const strata_plan_t *p) {
                 p->fp8 == STRATA_LOWP_DELAYED ? "delayed scaling" : "blocks");
 }
 
+/* Experts as torchtitan's qwen3 MoE runs them at b5bcd76c: sharded over
+ * ep alone, ep borrowing ranks of dp_shard x cp x tp (ParallelDims;
+ * configs.py, expert_parallel_degree: "efsdp = dp_shard * cp * tp / ep"),
+ * dropless, the tokens sent by all-to-all (moe_comm_backend "standard");
+ * 0 or the refusal. */
+static int moe_check(const strata_plan_t *p) {
+  int etp = p->etp > 0 ? p->etp : p->tp;
+  if (p->experts <= 0) return 0;
+  if (etp > 1)
+    return REFUSE("the plan splits each expert over etp %d, and torchtitan "
+                  "shards experts over ep alone (no expert tensor "
+                  "parallelism: EP borrows ranks of FSDP and TP); re-plan "
+                  "with --etp 1",
+                  etp);
+  if (p->ep > 1 && p->zero_stage == 0)
+    return REFUSE("ZeRO 0 with ep %d: torchtitan's DDP runs on a 1-D mesh "
+                  "and its expert parallelism borrows FSDP's ranks; re-plan "
+                  "with --zero 1 to 3 (FSDP2)",
+                  p->ep);
+  if (p->capacity > 0)
+    return REFUSE("the plan's experts drop tokens past capacity factor %g, "
+                  "and torchtitan's are dropless; re-plan without "
+                  "--capacity-factor",
+                  p->capacity);
+  if (p->moe_dispatcher && p->moe_dispatcher != STRATA_MOE_ALLTOALL)
+    return REFUSE("the plan dispatches tokens with Megatron-LM's %s "
+                  "dispatcher; torchtitan's standard backend is all-to-all: "
+                  "re-plan with --moe-token-dispatcher alltoall",
+                  strata_moe_token_dispatcher_name(p->moe_dispatcher));
+  if (p->overlap_ep_comm)
+    return REFUSE("the plan hides the experts' all-to-all under another "
+                  "micro-batch's compute (--overlap-moe-expert-parallel-"
+                  "comm), which torchtitan's 1F1B-style schedules do not; "
+                  "re-plan without it");
+  return 0;
+}
+
 static int layout_check(const strata_plan_t *p) {
   int first, last, rc;
   if (p->pp > 1 && p->zero_stage >= 2 &&
@@ -198,7 +261,12 @@ int st__titan_py_check(const strata_plan_t *p, const char **model,
     return REFUSE("a free-mode plan lays out each operator as the ILP chose "
                   "and torchtitan's tensor parallelism is Megatron's layout; "
                   "use 'strata export torch'");
-  *model = !strcmp(p->family, "llama")   ? "llama3"
+  /* Qwen3-MoE is built as a LLaMA with q/k norms (import/hf.c,
+   * rd_qwen3_moe): torchtitan's qwen3 MoE flavors */
+  int qwen_moe =
+      p->experts > 0 && p->qk_norm == 1 && !strcmp(p->family, "llama");
+  *model = qwen_moe                      ? "qwen3"
+           : !strcmp(p->family, "llama") ? "llama3"
            : !strcmp(p->family, "qwen3") ? "qwen3"
                                          : NULL;
   char fam[192], name[96];
@@ -209,26 +277,29 @@ int st__titan_py_check(const strata_plan_t *p, const char **model,
   if (!*model)
     return REFUSE("torchtitan has no model for %s",
                   st__family_said(p, fam, sizeof fam));
-  if (p->experts > 0)
+  if (p->experts > 0 && strcmp(*model, "qwen3"))
     return REFUSE("the plan's model%s%s%s has experts (a mixture of "
-                  "experts), and torchtitan's llama3 and qwen3 are dense "
-                  "models without them; export it for Megatron-LM (its MoE "
-                  "flavors are not written here yet)",
+                  "experts), and torchtitan's llama3 is dense; its MoE "
+                  "models written here are qwen3's 30B-A3B and 235B-A22B "
+                  "(deepseek_v3's latent attention is not): export it for "
+                  "Megatron-LM",
                   p->model ? " (" : "",
                   p->model ? st__plain(p->model, name, sizeof name) : "",
                   p->model ? ")" : "");
   if ((gap = model_gap(p, *model)))
-    return REFUSE("the plan's model%s%s%s has %s, which torchtitan's dense "
-                  "%s does not",
+    return REFUSE("the plan's model%s%s%s has %s, which torchtitan's %s "
+                  "does not",
                   p->model ? " (" : "",
                   p->model ? st__plain(p->model, name, sizeof name) : "",
-                  p->model ? ")" : "", gap, *model);
+                  p->model ? ")" : "", gap,
+                  p->experts > 0 ? "qwen3 MoE" : *model);
   double eps = !strcmp(*model, "qwen3") ? 1e-6 : 1e-5; /* RMSNorm's */
   if (p->norm_eps > 0 && p->norm_eps != eps)
     return REFUSE("the plan's model normalises with epsilon %g and "
                   "torchtitan's %s with %g",
                   p->norm_eps, *model, eps);
-  if ((rc = run_check(p)) || (rc = lowp_check(p)) || (rc = layout_check(p)))
+  if ((rc = run_check(p)) || (rc = lowp_check(p)) || (rc = moe_check(p)) ||
+      (rc = layout_check(p)))
     return rc;
   if (!(*flavor = flavor_of(p, *model)))
     return REFUSE("no %s flavor of torchtitan has %d layers, hidden %d, "
@@ -406,10 +477,14 @@ static void parallelism(strata_buf_t *b, const strata_plan_t *p) {
                       p->global_batch / (p->dp * p->micro_batch));
     model_parts(b, p);
   }
-  strata_buf_printf(b,
-                    "            context_parallel_degree=%d,\n"
-                    "        ),\n",
+  strata_buf_printf(b, "            context_parallel_degree=%d,\n",
                     p->cp > 1 ? p->cp : 1);
+  if (p->experts > 0) /* etp 1 (moe_check) */
+    strata_buf_printf(b,
+                      "            expert_parallel_degree=%d,  # experts over "
+                      "ep alone\n",
+                      p->ep > 1 ? p->ep : 1);
+  strata_buf_puts(b, "        ),\n");
 }
 
 static void training(strata_buf_t *b, const strata_plan_t *p) {

@@ -856,8 +856,11 @@ static int framework_limits(strata_plan_opts_t *o, const strata_graph_t *g,
                             ? strata_cluster_gpu_model(c)->name
                             : "this GPU");
   if (o->framework == STRATA_FRAMEWORK_TORCHTITAN) {
-    /* dense models in bf16 (the rulebook's titan-plan refused the rest) */
-    o->ep = 1;
+    /* bf16 (the rulebook's titan-plan refused the rest); its qwen3
+     * MoE shards experts over ep alone (titan-etp refuses --etp > 1) */
+    strata_moe_info_t m;
+    strata_graph_moe(g, &m);
+    if (m.experts && !o->etp) o->etp = 1;
     o->precision = STRATA_PRECISION_BF16;
     return 0;
   }

@@ -1125,14 +1125,24 @@ static int pp_schedule(const cfg_t *c, char *why, size_t n) {
              fw == STRATA_FRAMEWORK_DEEPSPEED ? "1F1B" : "auto");
 }
 
+/* Experts of torchtitan's qwen3 MoE (Qwen3-MoE, which Strata builds as a
+ * LLaMA with q/k norms: import/hf.c, rd_qwen3_moe). */
+static int titan_moe(const cfg_t *c) {
+  return c->family &&
+         (!strcmp(c->family, "qwen3") || !strcmp(c->family, "llama")) &&
+         c->qk_norm == 1 && !c->shared && !c->mla && c->moe_layers == c->layers;
+}
+
 /* ---- planning for torchtitan (--framework torchtitan): what its job
  * config and its model definitions run (export/export_torchtitan.c) ---- */
 static int titan_plan(const cfg_t *c, char *why, size_t n) {
   const char *what =
       !c->megatron ? "free-mode layouts (--free): its tensor parallelism is "
                      "Megatron's layout"
-      : c->experts > 0 ? "experts (its dense llama3 and qwen3 are the "
-                         "models it trains of Strata's families)"
+      : c->experts > 0 && !titan_moe(c)
+          ? "experts of this model (its MoE flavors of Strata's families "
+            "are qwen3's: q/k norms, experts alone on every layer, no shared "
+            "expert)"
       : c->family && c->family[0] && strcmp(c->family, "llama") &&
               strcmp(c->family, "qwen3")
           ? "model of this family (its llama3 and qwen3 are the Strata "
@@ -1159,6 +1169,15 @@ static int titan_plan(const cfg_t *c, char *why, size_t n) {
   return what && SAY("--framework torchtitan: torchtitan runs no %s; plan "
                      "for Megatron-LM (--framework megatron) to use it",
                      what);
+}
+
+/* torchtitan's experts at b5bcd76c: over ep alone, ep borrowing ranks of
+ * dp_shard x cp x tp (torchtitan/config/configs.py,
+ * expert_parallel_degree; distributed/parallel_dims.py) */
+static int titan_etp(const cfg_t *c, char *why, size_t n) {
+  return c->experts > 0 && c->etp > 1 && /* 0: not given (then 1) */
+         SAY("torchtitan shards experts over ep alone (no expert tensor "
+             "parallelism: EP borrows ranks of FSDP and TP); --etp 1");
 }
 
 /* ---- what DTensor's parallel styles and torchtitan's job config express
@@ -1405,6 +1424,8 @@ static const rule_t rules[] = {
      "torchtitan/models/llama3/infra/parallelize.py; "
      "export/export_torchtitan.c",
      titan_plan},
+    {"titan-etp", TITAN, CONFIG | OPTIONS | PLAN | AT_EP_LAYOUT,
+     "torchtitan/distributed/parallel_dims.py", titan_etp},
     {"torch-recompute-modules", TORCH | TITAN, PLAN,
      "torchtitan activation_checkpoint; torch.utils.checkpoint", torch_modules},
     {"dtensor-styles", TORCH, PLAN, "torch/distributed/tensor/parallel",
@@ -1526,6 +1547,7 @@ void strata_rules_config_init(strata_rules_config_t *c, const strata_graph_t *g,
   c->shared_ffn = g->hp.shared_ffn, c->capacity = m.capacity;
   c->dense_layers = m.experts ? c->layers - m.moe_layers : c->layers;
   c->dropout = g->hp.dropout;
+  c->qk_norm = g->hp.qk_norm;
   c->graph = g;
   c->tied = strata_graph_find_tensor(g, "head.weight") < 0;
 }
@@ -1575,6 +1597,7 @@ void strata_rules_config_of_plan(strata_rules_config_t *c,
   c->shared_ffn = p->shared_ffn, c->capacity = p->capacity;
   c->dense_layers = p->experts ? p->layers - p->moe_layers : p->layers;
   c->dropout = p->dropout;
+  c->qk_norm = p->qk_norm;
   c->tied = !p->untie_embeddings;
 }
 

@@ -578,6 +578,7 @@ typedef struct {
   int shared_ffn;   /* the shared experts' hidden size (0: none) */
   int dense_layers; /* layers without experts (of a mixture of them) */
   double capacity;  /* the experts' capacity factor (0: dropless) */
+  int qk_norm;      /* q/k norms (1: RMSNorm, Qwen3's; 2: L2) */
   int dropout;      /* attention and hidden dropout */
   /* the model's graph (NULL from a plan: DeepSpeed's 'parameters' split
    * is then not known) and whether its head is the embedding's table */

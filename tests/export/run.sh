@@ -70,6 +70,11 @@ PLANS=(
     llama31dp "--model $here/../data/hf/llama-3.1-8b.json --cluster dgx-h100:2 --pp 1 --global-batch 64"
     titan8bcp "--model llama3-8b --cluster dgx-h100:8 --global-batch 512"
     mxfp8 "--model llama3-8b --cluster hgx-b200:2 --precision fp8 --fp8-recipe mxfp8 --global-batch 64"
+    # torchtitan's qwen3 MoE with ep 8 (experts over ep alone), async tp;
+    # experts split over etp 2, which torchtitan's export refuses
+    titanmoe "--model qwen3-30b-a3b --cluster dgx-h100:2 --framework torchtitan --ep 8 --pp 1 --global-batch 256"
+    titanatp "--model llama3-8b --cluster dgx-h100:1 --tp 2 --tp-comm-overlap --global-batch 64 --framework torchtitan"
+    mgetp "--model qwen3-30b-a3b --cluster dgx-h100:2 --tp 2 --etp 2 --ep 4 --pp 1 --zero 3 --global-batch 256"
 )
 
 plan_all() {
@@ -226,12 +231,24 @@ torchtitan() {
     "$PY" -c 'import tomllib' 2>/dev/null || skip "$PY has no tomllib (Python >= 3.11)"
     local name
     # the Python form: every plan torchtitan trains, valid Python
-    for name in llama llama3 mixedllama3 qwen3 qwen3pp titanfsdp llama31 llama31dp titan8bcp mxfp8; do
+    for name in llama llama3 mixedllama3 qwen3 qwen3pp titanfsdp llama31 llama31dp titan8bcp mxfp8 titanmoe titanatp; do
         "$strata" export torchtitan "$tmp/$name.splan" -o "$tmp/$name.py" || { fail "$name: export"; continue; }
         "$PY" -c 'import ast, sys; ast.parse(open(sys.argv[1]).read())' "$tmp/$name.py" ||
             fail "$name: not Python"
         titan_has "$name" '^def strata_plan\(\) -> Trainer.Config:$' "no config function"
+        # the degrees, reshard after forward, ep and async tp as the plan's
+        "$PY" "$here/check_titan_fields.py" "$tmp/$name.py" "$tmp/$name.json" ||
+            fail "$name: the parallel fields are not the plan's"
     done
+    # the MoE flavor, its ep; async tp compiled
+    titan_has titanmoe 'model_registry\("30B-A3B"' "not qwen3's 30B-A3B flavor"
+    titan_has titanmoe 'expert_parallel_degree=8,' "ep lost"
+    titan_has titanatp 'enable_async_tensor_parallel=True,' "async tp lost"
+    # the field check sees a wrong ep
+    sed 's/expert_parallel_degree=8,/expert_parallel_degree=4,/' "$tmp/titanmoe.py" >"$tmp/spoiled.py"
+    if "$PY" "$here/check_titan_fields.py" "$tmp/spoiled.py" "$tmp/titanmoe.json" >/dev/null; then
+        fail "titanmoe: a wrong ep accepted by the field check"
+    fi
     # a forward runs one micro-batch; the step the global batch
     titan_has titan8bcp 'num_tokens_per_microbatch_per_dp_rank=1 \* 8192,$' "a forward is not the micro-batch"
     titan_has titan8bcp 'num_tokens_per_train_step=512 \* 8192,$' "the step is not the global batch"
@@ -263,12 +280,20 @@ torchtitan() {
         fail "llama3-405b: Llama 3.1's scaling, the TOML flavors' own, refused"
     # gpt, free: no torchtitan model or layout; mgfsdp: costed as
     # Megatron-FSDP; qwen3pp: the TOML torchtitan's qwen3 had no split
-    for name in gpt free mgfsdp; do
+    for name in gpt free mgfsdp moe mgetp; do
         if "$strata" export torchtitan "$tmp/$name.splan" >/dev/null 2>"$tmp/$name.err"; then
             fail "$name: exported for torchtitan"
         fi
         grep -q "torchtitan export:" "$tmp/$name.err" || fail "$name: no reason given"
     done
+    grep -q "over ep alone" "$tmp/mgetp.err" || fail "mgetp: not refused for its etp"
+    # and planned for torchtitan, etp 2 is refused (rule titan-etp)
+    if "$strata" plan --model qwen3-30b-a3b --cluster dgx-h100:2 --framework torchtitan \
+        --tp 2 --etp 2 --quiet >/dev/null 2>"$tmp/etp.err"; then
+        fail "--framework torchtitan --etp 2: planned"
+    fi
+    grep -q "over ep alone" "$tmp/etp.err" || fail "--etp 2: not refused by titan-etp"
+    grep -q "has experts" "$tmp/moe.err" || fail "moe (Mixtral): not refused for its experts"
     if "$strata" export torchtitan --toml "$tmp/qwen3pp.splan" >/dev/null 2>&1; then
         fail "qwen3pp: exported as TOML"
     fi

@@ -384,7 +384,10 @@ def check(root, export, plan, hf=None):
         with open(hf) as f:
             notes["hf_rope"] = json.load(f).get("rope_scaling")
     import_stubs(root)
-    family = {"llama": "llama3", "qwen3": "qwen3"}[plan["architecture"]["family"]]
+    # Qwen3-MoE is built as a LLaMA with q/k norms (import/hf.c): a plan
+    # with experts is torchtitan's qwen3 MoE (its flavor's sizes compared)
+    family = "qwen3" if plan["architecture"].get("experts") else {
+        "llama": "llama3", "qwen3": "qwen3"}[plan["architecture"]["family"]]
     model_stubs(root, family, notes)
     from torchtitan.config import configs
     from torchtitan.distributed.parallel_dims import ParallelDims
@@ -411,7 +414,19 @@ def check(root, export, plan, hf=None):
             bool(o["tp_comm_overlap"]) and plan["tp"] > 1, out)
     compare("pp", pd.pp, plan["pp"], out)
     compare("cp", pd.cp, o.get("cp", 1), out)
-    compare("ep", pd.ep, 1, out)
+    moe = bool(a.get("experts"))
+    compare("ep", pd.ep, plan.get("ep", 1) if moe else 1, out)
+    if moe:
+        # ParallelDims.build_mesh's expert FSDP degree (restated: it builds
+        # the mesh), against the plan's expert data parallel size
+        text_in(root, "torchtitan/distributed/parallel_dims.py",
+                "efsdp = fsdp * self.tp // self.ep")
+        edp = 1 + max((r.get("edp", 0) for r in
+                       plan.get("device_map", {}).get("ranks", [])), default=0)
+        compare("expert FSDP (efsdp)", pd.dp_shard * pd.cp * pd.tp // pd.ep,
+                edp, out)
+        compare("expert tensor parallel (none in torchtitan)", 1,
+                plan.get("etp", 1), out)
     mb = t.num_tokens_per_microbatch_per_dp_rank // a["seq_len"]
     compare("micro-batch (sequences a forward)", mb, plan["micro_batch"], out)
     compare("context length", t.max_context_length, a["seq_len"], out)
@@ -443,13 +458,27 @@ def check(root, export, plan, hf=None):
     spec = cfg.model_spec
     fl = flavor_consts(root, "torchtitan/models/%s/__init__.py" % family,
                        notes["flavor_fn"])
-    compare("flavor %s %s (layers, hidden, heads, kv heads, FFN, vocab)" % (
-        spec.name, spec.flavor),
-        [fl.get("n_layers"), fl.get("dim"), fl.get("n_heads"),
-         fl.get("n_kv_heads", fl.get("n_heads")), fl.get("hidden_dim"),
-         fl.get("vocab_size")],
-        [a["layers"], a["hidden"], a["heads"], a["kv_heads"], a["ffn"],
-         a["vocab"]], out)
+    if moe:
+        compare("flavor %s %s (layers, hidden, heads, kv heads, head size, "
+                "experts, top-k, expert FFN, vocab)" % (spec.name, spec.flavor),
+                [fl.get("n_layers"), fl.get("dim"), fl.get("n_heads"),
+                 fl.get("n_kv_heads"), fl.get("head_dim"),
+                 fl.get("num_experts"), fl.get("top_k"),
+                 fl.get("moe_hidden_dim"), fl.get("vocab_size")],
+                [a["layers"], a["hidden"], a["heads"], a["kv_heads"],
+                 a.get("head_dim"), a["experts"], a["topk"], a["moe_ffn"],
+                 a["vocab"]], out)
+        compare("shared experts, dense layers (none in the flavor)",
+                [a.get("shared_ffn", 0), a["layers"] - a.get("moe_layers", 0)],
+                [0, 0], out)
+    else:
+        compare("flavor %s %s (layers, hidden, heads, kv heads, FFN, vocab)" % (
+            spec.name, spec.flavor),
+            [fl.get("n_layers"), fl.get("dim"), fl.get("n_heads"),
+             fl.get("n_kv_heads", fl.get("n_heads")), fl.get("hidden_dim"),
+             fl.get("vocab_size")],
+            [a["layers"], a["hidden"], a["heads"], a["kv_heads"], a["ffn"],
+             a["vocab"]], out)
     conv = [type(c).__name__.replace("_Config", "") for c in spec.converters or []]
     want_conv = {"mxfp8": ["MXFP8LinearConverter"],
                  "nvfp4": ["NVFP4LinearConverter"]}.get(o.get("gemm_recipe"), [])

@@ -30,7 +30,9 @@ if [ $# -eq 0 ]; then
         float8 "--model llama3-8b --cluster hgx-b200:2 --precision fp8 --fp8-recipe mxfp8 --global-batch 64" \
         llama31_loss_chunk "--model $data/hf/llama-3.1-8b.json --cluster dgx-h100:2 --tp 2 --pp 2 --recompute full" \
         qwen3_pp "--model $data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64" \
-        titan_fsdp_pp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan"
+        titan_fsdp_pp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan" \
+        moe_ep "--model qwen3-30b-a3b --cluster dgx-h100:2 --framework torchtitan --ep 8 --pp 1 --global-batch 256" \
+        async_tp "--model llama3-8b --cluster dgx-h100:1 --tp 2 --tp-comm-overlap --global-batch 64 --framework torchtitan"
 fi
 pass=0 fail=0 names=()
 while [ $# -ge 2 ]; do
@@ -71,13 +73,16 @@ spoil() {
         pass=$((pass + 1))
     fi
 }
-if [ -f "$work/dense_pp.py" ] && [ -f "$work/cp.py" ]; then
+if [ -f "$work/dense_pp.py" ] && [ -f "$work/cp.py" ] && [ -f "$work/moe_ep.py" ] &&
+    [ -f "$work/async_tp.py" ]; then
     spoil "the TOML form's head name" dense_pp 's/"lm_head"/"output"/'
     spoil "the old batch: every micro-batch one forward" cp 's/num_tokens_per_microbatch_per_dp_rank=1 \* 8192/num_tokens_per_microbatch_per_dp_rank=16 * 8192/'
     spoil "a flavor torchtitan lacks" cp 's/model_registry("8B"/model_registry("7B"/'
     spoil "a field torchtitan lacks" cp 's/max_context_length=/seq_len=/'
     spoil "dp off the plan" dense_pp 's/data_parallel_shard_degree=4/data_parallel_shard_degree=2/'
     spoil "the schedule" dense_pp 's/"Interleaved1F1B"/"1F1B"/'
+    spoil "ep off the plan" moe_ep 's/expert_parallel_degree=8,/expert_parallel_degree=4,/'
+    spoil "async tp dropped" async_tp 's/enable_async_tensor_parallel=True/enable_async_tensor_parallel=False/'
     spoil "no Float8" float8 's/converters=\[/converters=[][:0] + [/; s/MXFP8LinearConverter.Config(model_compile_enabled=False),//'
 fi
 echo "realclients torchtitan: ${#names[@]} plans; $pass passed, $fail failed"
