@@ -10,8 +10,9 @@
  * H100 and 64 A100 nodes (bench/data), against the 64 H100 nodes alone;
  * and the mixed search as groups and nodes grow (bench_mixed_scale).
  *
- * Usage: bench_plan [runs [mixed]]   (default 5; mixed: the mixed search's
- * scaling alone)
+ * Usage: bench_plan [runs [mixed|free]]   (default 5; mixed: the mixed
+ * search's scaling alone, 640 nodes of 2 to 4 generations first; free:
+ * --free against Megatron mode on dgx-h100:128)
  */
 #include <math.h>
 #include <stdio.h>
@@ -267,6 +268,44 @@ static void bench_mixed_scale(int runs, const char *dir) {
   }
 }
 
+/* 640 nodes of 2, 3 and 4 GPU generations (640 / n nodes a group, one
+ * less at 3) against the homogeneous 640 H100 nodes, llama3-405b at the
+ * CLI's default global batch: the mixed search's cost by generations. */
+static void bench_mixed_640(int runs, const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/spec640.json", dir);
+  case_t homo = {"llama3-405b", "dgx-h100:640", 512, 1, 0};
+  double th = median_of(&homo, runs, NULL);
+  printf("dgx-h100:640, llama3-405b, global batch 512: %.3f s (CPU)\n", th);
+  for (int n = 2; n <= 4; n++) {
+    write_spec(path, n, 640);
+    case_t k = {"llama3-405b", path, 512, 1, 0};
+    double t = median_of(&k, runs, NULL);
+    printf("mixed %d generations, 640 nodes, llama3-405b, global batch 512: "
+           "%.3f s (CPU), x%.1f the homogeneous\n",
+           n, t, th > 0 ? t / th : 0);
+  }
+}
+
+/* --free against Megatron mode on dgx-h100:128 (global batch 1024): each
+ * plan's step and CPU seconds (one run: free mode's search is slow). */
+static void bench_free(void) {
+  static const char *models[] = {"gpt3-175b", "llama3-405b", "deepseek-v3"};
+  for (int i = 0; i < 3; i++) {
+    case_t meg = {models[i], "dgx-h100:128", 1024, 1, 0};
+    case_t fr = {models[i], "dgx-h100:128", 1024, 0, 0};
+    strata_plan_t *p = NULL, *q = NULL;
+    double tm = median_of(&meg, 1, &p), tf = median_of(&fr, 1, &q);
+    if (p && q)
+      printf("%s on dgx-h100:128: Megatron mode step %.3f s (%.2f s CPU), "
+             "--free step %.3f s (%.2f s CPU, %s plan kept)\n",
+             models[i], p->step_seconds, tm, q->step_seconds, tf,
+             q->megatron ? "the Megatron-mode" : "free mode's own");
+    strata_plan_destroy(p);
+    strata_plan_destroy(q);
+  }
+}
+
 int main(int argc, char **argv) {
   int runs = argc > 1 ? atoi(argv[1]) : 5;
   if (runs < 1 || runs > 32) runs = 5;
@@ -283,7 +322,13 @@ int main(int argc, char **argv) {
   printf("strata plan benchmark: median of %d runs, %ld cores online\n", runs,
          sysconf(_SC_NPROCESSORS_ONLN));
   if (argc > 2 && strcmp(argv[2], "mixed") == 0) { /* that part alone */
+    bench_mixed_640(runs > 3 ? 3 : runs, dir);
     bench_mixed_scale(runs > 3 ? 3 : runs, dir);
+    clear_dir(dir);
+    return 0;
+  }
+  if (argc > 2 && strcmp(argv[2], "free") == 0) { /* that part alone */
+    bench_free();
     clear_dir(dir);
     return 0;
   }
@@ -291,6 +336,7 @@ int main(int argc, char **argv) {
     bench_case(&cases[i], (i == 2 || i == 3) && runs > 3 ? 3 : runs, dir);
   bench_drain(dir);
   bench_mixed(runs);
+  bench_mixed_640(runs > 3 ? 3 : runs, dir);
   bench_mixed_scale(runs > 3 ? 3 : runs, dir);
   clear_dir(dir);
   return 0;

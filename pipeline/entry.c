@@ -9,9 +9,73 @@
  */
 #include "pipeline/search.h"
 
+/* One cluster shape: plan.c's search and its statistics. */
+static int plan_one(const strata_graph_t *g, const strata_cluster_t *c,
+                    const strata_plan_opts_t *o, double t0,
+                    strata_plan_t **out) {
+  st__search_t S;
+  int rc = st__search_prepare(&S, g, c, o);
+  double deadline = S.deadline;
+  if (!rc) rc = st__choose(&S, out);
+  if (!rc && (rc = st__plan_cost(*out, g, c, o))) {
+    strata_plan_destroy(*out);
+    *out = NULL;
+  }
+  if (!rc) {
+    (*out)->subproblems_distinct = S.subs.n;
+    (*out)->subproblems_total = S.subs.requests;
+    (*out)->ilps_solved = S.ilps;
+    (*out)->cache_hits = S.hits;
+    (*out)->configs_bounded = (int)S.bounded;
+    (*out)->configs_evaluated = (int)S.evaluated;
+    (*out)->time_limited =
+        S.deadline < 0 || (deadline > 0 && strata_now() > deadline);
+    (*out)->plan_seconds = strata_now() - t0;
+    if ((*out)->time_limited) {
+      st__progress_gap(S.prog, (*out)->step_seconds, S.bound_left);
+      (*out)->bound_seconds =
+          st__bound_kept((*out)->step_seconds, S.bound_left);
+    }
+  }
+  st__search_release(&S);
+  return rc;
+}
+
+/* Free mode: its space holds every Megatron-mode configuration, but its
+ * per-operator search does not reach them all, so the Megatron-mode
+ * plan of the same options is found first, under the same time limit,
+ * and kept where its step is shorter: a free-mode plan is never slower
+ * per step than the Megatron-mode one.  A Megatron-mode search that
+ * finds nothing (an option it refuses, nothing fits its layouts) leaves
+ * free mode's alone, and free mode's error stands when it finds none. */
+static int plan_free(const strata_graph_t *g, const strata_cluster_t *c,
+                     const strata_plan_opts_t *o, double t0,
+                     strata_plan_t **out) {
+  strata_plan_opts_t m = *o;
+  strata_plan_t *meg = NULL;
+  if (m.time_limit > 0 && !(m.time_start > 0)) m.time_start = t0;
+  m.megatron = 1;
+  int rc = plan_one(g, c, &m, t0, &meg);
+  if (rc == STRATA_ECANCELED || rc == STRATA_ENOMEM) return rc;
+  m.megatron = 0;
+  rc = plan_one(g, c, &m, t0, out);
+  /* free mode's own errors stand (its options, an interruption) but for
+   * finding nothing, where the Megatron-mode plan answers */
+  int none = rc == STRATA_EINFEASIBLE || rc == STRATA_ETIMEDOUT;
+  if (meg && (none || (!rc && meg->step_seconds < (*out)->step_seconds))) {
+    meg->plan_seconds = strata_now() - t0;
+    /* free mode's search cut short leaves the answer so too */
+    if (rc == STRATA_ETIMEDOUT || (!rc && (*out)->time_limited))
+      meg->time_limited = 1;
+    strata_plan_destroy(*out);
+    *out = meg, meg = NULL, rc = 0;
+  }
+  strata_plan_destroy(meg);
+  return rc;
+}
+
 int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                          const strata_plan_opts_t *given, strata_plan_t **out) {
-  st__search_t S;
   double t0 = strata_now();
   strata_plan_opts_t resolved = *given;
   const strata_plan_opts_t *o = &resolved;
@@ -42,29 +106,6 @@ int strata_pipeline_plan(const strata_graph_t *g, const strata_cluster_t *c,
                           "or plan one group's nodes");
     return st__plan_mixed(g, c, o, out);
   }
-  int rc = st__search_prepare(&S, g, c, o);
-  double deadline = S.deadline;
-  if (!rc) rc = st__choose(&S, out);
-  if (!rc && (rc = st__plan_cost(*out, g, c, o))) {
-    strata_plan_destroy(*out);
-    *out = NULL;
-  }
-  if (!rc) {
-    (*out)->subproblems_distinct = S.subs.n;
-    (*out)->subproblems_total = S.subs.requests;
-    (*out)->ilps_solved = S.ilps;
-    (*out)->cache_hits = S.hits;
-    (*out)->configs_bounded = (int)S.bounded;
-    (*out)->configs_evaluated = (int)S.evaluated;
-    (*out)->time_limited =
-        S.deadline < 0 || (deadline > 0 && strata_now() > deadline);
-    (*out)->plan_seconds = strata_now() - t0;
-    if ((*out)->time_limited) {
-      st__progress_gap(S.prog, (*out)->step_seconds, S.bound_left);
-      (*out)->bound_seconds =
-          st__bound_kept((*out)->step_seconds, S.bound_left);
-    }
-  }
-  st__search_release(&S);
-  return rc;
+  if (!o->megatron) return plan_free(g, c, o, t0, out);
+  return plan_one(g, c, o, t0, out);
 }

@@ -457,13 +457,19 @@ static int rank_caps(mixed_t *M, const trial_t *t, int P,
                      const st__family_t *const *fs, st__search_t *const *ss,
                      double *e, int *u) {
   int most = M->S[0].L / t->v - P + 1;
+  size_t last = SIZE_MAX; /* the slot of the rank before */
   for (int s = 0; s < P; s++) {
     e[s] = 0; /* what the first and last stages add */
     if (s == 0) e[s] += fs[s]->pro.fwd + fs[s]->pro.bwd;
     if (s == P - 1) e[s] += fs[s]->epi.fwd + fs[s]->epi.bwd;
     if (t->pre[0]) continue; /* layers that differ: caps by first layer */
-    struct most_memo *w =
-        M->memo ? &M->memo[most_slot(M, t, (int)(ss[s] - M->S), P, s)] : NULL;
+    size_t at = M->memo ? most_slot(M, t, (int)(ss[s] - M->S), P, s) : 0;
+    if (M->memo && at == last) { /* the middle ranks of a group: alike */
+      u[s] = u[s - 1];
+      continue;
+    }
+    last = at;
+    struct most_memo *w = M->memo ? &M->memo[at] : NULL;
     /* the memo's hit here, the rest in most_of (tens of millions a plan) */
     u[s] = w && w->fam == M->fam && w->dp == t->dp && w->v == t->v
                ? w->u

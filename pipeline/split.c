@@ -176,14 +176,15 @@ static int cmp_by_a(const void *x, const void *y) {
   return (p > q) - (p < q);
 }
 
-/* order: the stages by a, least first, those of one a in their order (as
- * a stable sort gives them); the stages take a few values of a (a kind of
- * rank each), so by value, each a pass over the stages. */
+/* order (room for 2 P): the stages by a, least first, those of one a in
+ * their order (as a stable sort gives them); the stages take a few values
+ * of a (a kind of rank each), so by counting. */
 static void order_by_a(const double *a, int P, int *order) {
   double v[8];
-  int nv = 0, k = 0;
+  int nv = 0;
   for (int s = 0; s < P && nv <= 8; s++) {
     int i = 0;
+    if (s > 0 && a[s] == a[s - 1]) continue; /* a group's ranks: alike */
     while (i < nv && v[i] != a[s])
       i++;
     if (i < nv) continue;
@@ -202,9 +203,24 @@ static void order_by_a(const double *a, int P, int *order) {
     qsort(order, (size_t)P, sizeof(int), cmp_by_a);
     return;
   }
+  /* by counting: each stage's value (the one before it's where alike),
+   * then each value's stages in their order */
+  int at[9] = {0}, *which = order + P; /* order's second half */
+  for (int s = 0; s < P; s++) {
+    int i = 0;
+    if (s > 0 && a[s] == a[s - 1]) {
+      which[s] = which[s - 1];
+    } else {
+      while (v[i] != a[s])
+        i++;
+      which[s] = i;
+    }
+    at[which[s] + 1]++;
+  }
   for (int i = 0; i < nv; i++)
-    for (int s = 0; s < P; s++)
-      if (a[s] == v[i]) order[k++] = s;
+    at[i + 1] += at[i];
+  for (int s = 0; s < P; s++)
+    order[at[which[s]]++] = s;
 }
 
 /* The most layers stage s takes under cap T (0: not even one). */
@@ -224,8 +240,13 @@ static double lin_fill(const lin_t *l, int L, int B, double T, int *n) {
   int left = L - l->P, most = L - l->P + 1;
   double sum = 0, mx = 0;
   for (int s = 0; s < l->P; s++) {
-    n[s] = lin_cap(l, s, T, most);
-    if (n[s] < 1) return INFINITY;
+    /* the ranks of one group lie side by side: a rank like the one
+     * before it (same a, e and memory) takes as many */
+    if (s > 0 && l->a[s] == l->a[s - 1] && l->e[s] == l->e[s - 1] &&
+        l->u[s] == l->u[s - 1])
+      n[s] = n[s - 1];
+    else if ((n[s] = lin_cap(l, s, T, most)) < 1)
+      return INFINITY;
   }
   for (int i = 0; i < l->P; i++) {
     int s = l->order[i], extra = n[s] - 1 < left ? n[s] - 1 : left;
@@ -273,6 +294,11 @@ static int heads_init(heads_t *h, const lin_t *l, int most) {
   h->caps = h->at + P, h->kind = h->caps + P, h->e = h->a + P;
   for (int s = 0; s < P; s++) {
     int j = 0;
+    if (s > 0 && l->a[s] == l->a[s - 1] && l->e[s] == l->e[s - 1]) {
+      h->kind[s] = h->kind[s - 1]; /* a group's middle ranks: one kind */
+      h->len[h->kind[s]]++;
+      continue;
+    }
     while (j < h->n && !(h->a[j] == l->a[s] && h->e[j] == l->e[s]))
       j++;
     if (j == h->n) h->a[j] = l->a[s], h->e[j] = l->e[s], h->len[h->n++] = 0;
@@ -337,7 +363,7 @@ double st__split_linear(int L, int P, int B, const double *a, const double *e,
   int *n = NULL, most = L - P + 1;
   heads_t h;
   if (P < 1 || P > L) return INFINITY;
-  l.order = strata_malloc(sizeof(int) * (size_t)P);
+  l.order = strata_malloc(sizeof(int) * 2 * (size_t)P); /* order_by_a's */
   n = strata_malloc(sizeof(int) * (size_t)P);
   if (!l.order || !n) goto out;
   order_by_a(a, P, l.order);
