@@ -55,6 +55,9 @@ typedef struct {
   /* --pareto: the configurations no other found dominates, and the axes */
   slot_t *front;
   int n_front, cap_front, pareto;
+  /* STRATA_PARETO_STEP_GPUS: the GPUs of the group visited and the least
+   * step of the front on at most as many, which it must beat to join */
+  double cur_gpus, gcut;
 } top_t;
 
 /* A group: a family, pp, dp and virtual stages (all their splits); kept
@@ -72,6 +75,7 @@ static double kth(const top_t *T) {
  * none (a slower configuration may need less memory); there a
  * configuration is dropped only when one found dominates it (visit). */
 static double cut(const top_t *T) {
+  if (T->pareto == STRATA_PARETO_STEP_GPUS) return T->gcut;
   return T->pareto ? INFINITY : kth(T);
 }
 
@@ -191,6 +195,8 @@ static double gpus_of(const st__cfg_t *cf) {
 /* x is at least as good as (step, peak, gpus) on every axis of the front. */
 static int covers(const top_t *T, const slot_t *x, double step, double peak,
                   double gpus) {
+  if (T->pareto == STRATA_PARETO_STEP_GPUS)
+    return x->cost.step <= step && gpus_of(&x->cf) <= gpus;
   return x->cost.step <= step && x->cost.peak <= peak &&
          (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) <= gpus);
 }
@@ -213,15 +219,18 @@ static int front_offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
   for (int i = 0; i < T->n_front; i++) {
     slot_t *x = &T->front[i];
     if (!covers(T, x, c->step, c->peak, g)) continue;
-    int same = x->cost.step == c->step && x->cost.peak == c->peak &&
-               (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) == g);
+    int same =
+        x->cost.step == c->step &&
+        (x->cost.peak == c->peak || T->pareto == STRATA_PARETO_STEP_GPUS) &&
+        (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) == g);
     if (same && before(c, cf, &x->cost, &x->cf)) put(x, cf, c);
     return 0;
   }
   int k = 0;
   for (int i = 0; i < T->n_front; i++) {
     slot_t *x = &T->front[i];
-    if (x->cost.step >= c->step && x->cost.peak >= c->peak &&
+    if (x->cost.step >= c->step &&
+        (x->cost.peak >= c->peak || T->pareto == STRATA_PARETO_STEP_GPUS) &&
         (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) >= g))
       continue;
     if (k != i) {
@@ -241,7 +250,22 @@ static int front_offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
     T->cap_front = cap;
   }
   put(&T->front[T->n_front++], cf, c);
+  if (g <= T->cur_gpus && c->step < T->gcut) T->gcut = c->step;
   return 0;
+}
+
+/* STRATA_PARETO_STEP_GPUS: the step a configuration of group x must beat
+ * to join the front, the least of those found on at most its GPUs (one
+ * no faster on as many or more is covered); the other modes' cut. */
+static double group_cut(top_t *T, const st__search_t *S, const group_t *x) {
+  if (T->pareto != STRATA_PARETO_STEP_GPUS) return cut(T);
+  T->cur_gpus = (double)S->fam[x->fam].tcp * x->p * x->dp;
+  T->gcut = INFINITY;
+  for (int i = 0; i < T->n_front; i++)
+    if (gpus_of(&T->front[i].cf) <= T->cur_gpus &&
+        T->front[i].cost.step < T->gcut)
+      T->gcut = T->front[i].cost.step;
+  return T->gcut;
 }
 
 /* The front, fastest first (by the order of before()), into S->front: at
@@ -1116,6 +1140,7 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   T.S = S;
   T.K = top > 0 ? top : 1;
   T.pareto = S->o->pareto;
+  T.gcut = INFINITY;
   T.slot = strata_calloc((size_t)T.K, sizeof *T.slot);
   if (!T.slot) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = all_groups(S, &g, &ng, &cap);
@@ -1135,13 +1160,17 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
       if (i == sorted) { /* past the sorted part: keep what can still win */
         int k = sorted;
         for (int j = sorted; j < ng; j++)
-          if (g[j].lb < cut(&T)) g[k++] = g[j];
+          if (g[j].lb < group_cut(&T, S, &g[j])) g[k++] = g[j];
         ng = k;
         qsort(g + sorted, (size_t)(ng - sorted), sizeof *g, cmp_group);
         sorted = ng;
         if (i == ng) break;
       }
-      if (g[i].lb >= cut(&T)) break;
+      if (g[i].lb >= group_cut(&T, S, &g[i])) {
+        /* a front of step and GPUs: a group on more GPUs may still join */
+        if (T.pareto == STRATA_PARETO_STEP_GPUS) continue;
+        break;
+      }
       st__cfg_t cf = cfg_of(S, &g[i]);
       rc = S->o->megatron ? visit_group(&T, cf) : visit_free(&T, cf);
       note(&T, i + 1, ng, g[i].lb);

@@ -40,6 +40,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/text.h"
@@ -303,42 +304,96 @@ static double left_until(double end) {
 }
 
 /* One plan of job j's curve on the first n nodes of group g (with at
- * most `share` seconds under a time limit): the nodes its configuration
- * uses (*m, its point holds from m to n nodes), or *m = 0 when nothing
- * fits. */
-static int curve_point(fleet_t *F, int j, int g, int n, double share, int *m,
-                       double *t) {
+ * most `share` seconds under a time limit; front: with the best step per
+ * count of GPUs kept, STRATA_PARETO_STEP_GPUS): 0 and *out, or 0 and
+ * *out NULL when nothing fits (*cut set when a time limit, not the
+ * memory, said so). */
+static int curve_plan(fleet_t *F, int j, int g, int n, double share, int front,
+                      strata_plan_t **out, int *cut) {
   strata_fleet_result_t *r = &F->res[j];
   strata_plan_opts_t po = F->po[j];
   strata_cluster_t *s = NULL;
-  strata_plan_t *p = NULL;
   po.top = 1; /* the best is all a point needs */
-  po.pareto = 0;
+  po.pareto = front ? STRATA_PARETO_STEP_GPUS : 0;
   po.quiet = 1;
   if (F->curves_end > 0 && (!po.time_limit || po.time_limit > share))
     po.time_limit = share > 0.001 ? share : 0.001;
   double t0 = strata_now();
   int rc = strata_cluster_subset(F->c, g, 0, n, NULL, &s);
-  if (!rc) rc = plan_on(F, j, s, &po, &p, r->points ? NULL : r->why);
+  *out = NULL;
+  *cut = 0;
+  if (!rc) rc = plan_on(F, j, s, &po, out, r->points ? NULL : r->why);
   r->planned++;
-  *m = 0;
-  /* nothing found by a time limit: not that nothing fits (-1: cut) */
-  if (!rc && !p && po.time_limit > 0 &&
+  /* nothing found by a time limit: not that nothing fits */
+  if (!rc && !*out && po.time_limit > 0 &&
       strata_now() - t0 >= 0.8 * po.time_limit) {
     if (!r->points) r->why[0] = '\0';
     r->cut = 1;
-    *m = -1;
+    *cut = 1;
   }
+  if (*out) r->cut |= (*out)->time_limited;
+  strata_cluster_destroy(s);
+  return rc;
+}
+
+/* The GPUs a configuration uses (the search's count: tp x cp x pp x dp). */
+static double config_gpus(const strata_plan_config_t *x) {
+  return (double)x->tp * (x->cp > 1 ? x->cp : 1) * x->pp * x->dp;
+}
+
+/* One plan of job j's curve on the first n nodes of group g: the nodes
+ * its configuration uses (*m, its point holds from m to n nodes), or
+ * *m = 0 when nothing fits (-1: cut by the time limit). */
+static int curve_point(fleet_t *F, int j, int g, int n, double share, int *m,
+                       double *t) {
+  strata_plan_t *p = NULL;
+  int cut = 0, rc = curve_plan(F, j, g, n, share, 0, &p, &cut);
+  *m = cut ? -1 : 0;
   if (!rc && p) {
-    int gpn = strata_cluster_gpus_per_node(s);
+    int gpn = strata_cluster_gpus_per_node(strata_cluster_group(F->c, g));
     int used = p->devices > 0 ? p->devices : p->tp * p->pp * p->dp;
     *m = gpn > 0 ? (used + gpn - 1) / gpn : n;
     if (*m > n || *m < 1) *m = n;
-    *t = tokens_per_second(F->g[j], &po, p->step_seconds);
-    r->cut |= p->time_limited;
+    *t = tokens_per_second(F->g[j], &F->po[j], p->step_seconds);
   }
   strata_plan_destroy(p);
-  strata_cluster_destroy(s);
+  return rc;
+}
+
+/* Whether one search with the front of step and GPUs gives job j's whole
+ * curve exactly as a plan per node count would: the front holds the
+ * best configuration of every count of GPUs, so the best on n nodes is
+ * the fastest of it on at most n nodes' GPUs -- where the plan takes the
+ * search's best as it is (Megatron-LM's splits: its stages' exact solves
+ * are not given a memory budget that could refuse it) and no offload is
+ * searched (an offloaded configuration is not on the front). */
+static int front_exact(const strata_plan_opts_t *po) {
+  return po->megatron && !po->search_offload && !po->no_memory_check &&
+         !getenv("STRATA_FLEET_PER_COUNT");
+}
+
+/* Job j's whole curve on group g from one search on its most nodes
+ * (*next): the point on n nodes is the least step of the front's
+ * configurations on at most n nodes' GPUs (docs/cost-model.md, section
+ * 23, "One search per curve"). */
+static int curve_front(fleet_t *F, int j, int g, double share, int *next) {
+  const strata_fleet_job_t *job = &F->jobs[j];
+  int lo = lo_nodes(job), n = *next, cut = 0;
+  int gpn = strata_cluster_gpus_per_node(strata_cluster_group(F->c, g));
+  strata_plan_t *p = NULL;
+  int rc = curve_plan(F, j, g, n, share, 1, &p, &cut);
+  *next = 0;
+  for (int k = lo; !rc && p && k <= n; k++) {
+    double best = k == n ? p->step_seconds : INFINITY;
+    for (int i = 0; i < p->n_pareto; i++)
+      if (config_gpus(&p->pareto[i]) <= (double)k * gpn &&
+          p->pareto[i].step_seconds < best)
+        best = p->pareto[i].step_seconds;
+    if (!isfinite(best)) continue;
+    F->tps[cell(F, j, g, k)] = tokens_per_second(F->g[j], &F->po[j], best);
+    F->res[j].points++;
+  }
+  strata_plan_destroy(p);
   return rc;
 }
 
@@ -353,6 +408,7 @@ static int curve_step(fleet_t *F, int j, int g, double share, int *next) {
   const strata_fleet_job_t *job = &F->jobs[j];
   int lo = lo_nodes(job), n = *next, m;
   double t = 0;
+  if (front_exact(&F->po[j])) return curve_front(F, j, g, share, next);
   int rc = curve_point(F, j, g, n, share, &m, &t);
   *next = 0;
   if (rc || m <= 0) return rc;
