@@ -381,7 +381,15 @@ static int curve_front(fleet_t *F, int j, int g, double share, int *next) {
   int lo = lo_nodes(job), n = *next, cut = 0;
   int gpn = strata_cluster_gpus_per_node(strata_cluster_group(F->c, g));
   strata_plan_t *p = NULL;
+  double T0 = strata_now();
+  clock_t C0 = clock();
   int rc = curve_plan(F, j, g, n, share, 1, &p, &cut);
+  fprintf(stderr,
+          "DBG job %d group %d n %d: %.2f wall %.2f cpu front %d eval %d "
+          "bounded %d ilps %d\n",
+          j, g, n, strata_now() - T0, (double)(clock() - C0) / CLOCKS_PER_SEC,
+          p ? p->n_pareto : -1, p ? p->configs_evaluated : 0,
+          p ? p->configs_bounded : 0, p ? p->ilps_solved : 0);
   *next = 0;
   for (int k = lo; !rc && p && k <= n; k++) {
     double best = k == n ? p->step_seconds : INFINITY;
@@ -421,15 +429,46 @@ static int curve_step(fleet_t *F, int j, int g, double share, int *next) {
   return 0;
 }
 
+/* The earlier job whose curves job j's are (the same model, plan options
+ * and node bounds, each curve from one search: the same searches), or
+ * -1. */
+static int same_curves(const fleet_t *F, int j) {
+  const strata_fleet_job_t *a = &F->jobs[j];
+  for (int k = 0; k < j; k++) {
+    const strata_fleet_job_t *b = &F->jobs[k];
+    int same = a->model && b->model && !strcmp(a->model, b->model) &&
+               a->n_opts == b->n_opts && a->min_nodes == b->min_nodes &&
+               a->max_nodes == b->max_nodes && front_exact(&F->po[j]) &&
+               front_exact(&F->po[k]) &&
+               F->po[j].global_batch == F->po[k].global_batch &&
+               F->g[j]->seq_len == F->g[k]->seq_len;
+    for (int i = 0; same && i < a->n_opts; i++)
+      same =
+          a->opt_word && b->opt_word && !strcmp(a->opt_word[i], b->opt_word[i]);
+    if (same) return k;
+  }
+  return -1;
+}
+
+/* Job j's curves, those of job k. */
+static void copy_curves(fleet_t *F, int j, int k) {
+  long row = (long)F->groups * (F->max_nodes + 1);
+  memcpy(F->tps + j * row, F->tps + k * row, sizeof *F->tps * (size_t)row);
+  F->res[j].points = F->res[k].points;
+  F->res[j].cut = F->res[k].cut;
+  memcpy(F->res[j].why, F->res[k].why, sizeof F->res[j].why);
+}
+
 /* Every curve, a step of each in turn: under a time limit each curve has
  * its most nodes' point before any has a second, and each plan at most
  * an equal share of the time left; a curve not finished is cut. */
-static int curves(fleet_t *F, int *next) {
+static int curves(fleet_t *F, int *next, const int *same) {
   int active = 1, left_in_round, rc = 0;
   for (int j = 0; j < F->n_jobs; j++)
     for (int g = 0; g < F->groups; g++) {
       int hi = hi_nodes(&F->jobs[j], F->cap[g]);
-      next[j * F->groups + g] = hi >= lo_nodes(&F->jobs[j]) ? hi : 0;
+      next[j * F->groups + g] =
+          hi >= lo_nodes(&F->jobs[j]) && same[j] < 0 ? hi : 0;
     }
   while (active && !rc) {
     active = 0;
@@ -565,9 +604,15 @@ static int build_curves(fleet_t *F) {
   for (int j = 0; j < F->n_jobs; j++)
     F->required[j] = F->jobs[j].min_nodes > 0 || has_deadline(&F->jobs[j]);
   int *next = strata_calloc((size_t)F->n_jobs * F->groups, sizeof *next);
-  int rc =
-      next ? curves(F, next) : strata_error(STRATA_ENOMEM, "out of memory");
+  int *same = strata_malloc(sizeof *same * (size_t)F->n_jobs);
+  int rc = next && same ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+  for (int j = 0; !rc && j < F->n_jobs; j++)
+    same[j] = same_curves(F, j);
+  if (!rc) rc = curves(F, next, same);
+  for (int j = 0; !rc && j < F->n_jobs; j++)
+    if (same[j] >= 0) copy_curves(F, j, same[j]);
   strata_free(next);
+  strata_free(same);
   if (!rc) worths(F);
   return rc;
 }
