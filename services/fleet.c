@@ -381,15 +381,7 @@ static int curve_front(fleet_t *F, int j, int g, double share, int *next) {
   int lo = lo_nodes(job), n = *next, cut = 0;
   int gpn = strata_cluster_gpus_per_node(strata_cluster_group(F->c, g));
   strata_plan_t *p = NULL;
-  double T0 = strata_now();
-  clock_t C0 = clock();
   int rc = curve_plan(F, j, g, n, share, 1, &p, &cut);
-  fprintf(stderr,
-          "DBG job %d group %d n %d: %.2f wall %.2f cpu front %d eval %d "
-          "bounded %d ilps %d\n",
-          j, g, n, strata_now() - T0, (double)(clock() - C0) / CLOCKS_PER_SEC,
-          p ? p->n_pareto : -1, p ? p->configs_evaluated : 0,
-          p ? p->configs_bounded : 0, p ? p->ilps_solved : 0);
   *next = 0;
   for (int k = lo; !rc && p && k <= n; k++) {
     double best = k == n ? p->step_seconds : INFINITY;
