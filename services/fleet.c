@@ -23,12 +23,16 @@
  * the platform.  An item worth no more than one of fewer nodes of its
  * group is never taken (nodes may idle), so only a curve's steps are.
  *
- * A curve is made from its most nodes down: a plan on n nodes searches
- * every configuration of at most n nodes' GPUs, so the best it finds,
- * using m nodes, is the best on m .. n nodes too, and the next plan is
- * on m - 1 (a curve of many node counts costs a plan per step).  Each
- * plan is on a cluster of the group's first n usable nodes
- * (strata_cluster_subset) and solves its stage ILPs on libuv's pool.
+ * A curve is one search on the group's most nodes that keeps the best
+ * configuration of every node count (STRATA_PARETO_STEP_GPUS): a plan
+ * on n nodes searches exactly the configurations of at most n nodes'
+ * GPUs, so its best is the fastest of that front on at most n nodes.
+ * Where the plan may not take its search's best as it is (free splits,
+ * searched offloads), the curve is made from its most nodes down, a plan
+ * per step: a plan on n nodes whose best uses m nodes gives m .. n, the
+ * next plan is on m - 1.  Each search is on a cluster of the group's
+ * first n usable nodes (strata_cluster_subset) and solves its stage
+ * ILPs on libuv's pool; jobs of one model and options share curves.
  * Once split, each job runs on its own run of consecutive usable nodes
  * of its group, jobs in JOBS.json order, and is planned again on exactly
  * those nodes with its own options: its plan names its own hosts, and
