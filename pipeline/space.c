@@ -55,6 +55,9 @@ typedef struct {
   /* --pareto: the configurations no other found dominates, and the axes */
   slot_t *front;
   int n_front, cap_front, pareto;
+  /* STRATA_PARETO_STEP_GPUS: the GPUs of the group visited and the least
+   * step of the front on at most as many, which it must beat to join */
+  double cur_gpus, gcut;
 } top_t;
 
 /* A group: a family, pp, dp and virtual stages (all their splits); kept
@@ -72,6 +75,7 @@ static double kth(const top_t *T) {
  * none (a slower configuration may need less memory); there a
  * configuration is dropped only when one found dominates it (visit). */
 static double cut(const top_t *T) {
+  if (T->pareto == STRATA_PARETO_STEP_GPUS) return T->gcut;
   return T->pareto ? INFINITY : kth(T);
 }
 
@@ -188,11 +192,22 @@ static double gpus_of(const st__cfg_t *cf) {
   return (double)cf->f->tcp * cf->p * cf->dp;
 }
 
+/* The GPUs the front compares: STRATA_PARETO_STEP_GPUS counts whole
+ * nodes' (a count of nodes is what its user asks of it), the others the
+ * GPUs used. */
+static double front_gpus(const top_t *T, const st__cfg_t *cf) {
+  int G = T->S->G > 0 ? T->S->G : 1;
+  if (T->pareto != STRATA_PARETO_STEP_GPUS) return gpus_of(cf);
+  return ceil(gpus_of(cf) / G) * G;
+}
+
 /* x is at least as good as (step, peak, gpus) on every axis of the front. */
 static int covers(const top_t *T, const slot_t *x, double step, double peak,
                   double gpus) {
+  if (T->pareto == STRATA_PARETO_STEP_GPUS)
+    return x->cost.step <= step && front_gpus(T, &x->cf) <= gpus;
   return x->cost.step <= step && x->cost.peak <= peak &&
-         (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) <= gpus);
+         (T->pareto < STRATA_PARETO_GPUS || front_gpus(T, &x->cf) <= gpus);
 }
 
 /* Whether a configuration of step at least `step` (its bound) and this
@@ -201,7 +216,7 @@ static int covers(const top_t *T, const slot_t *x, double step, double peak,
 static int front_open(const top_t *T, const st__cfg_t *cf,
                       const st__cost_t *c) {
   for (int i = 0; i < T->n_front; i++)
-    if (covers(T, &T->front[i], c->step, c->peak, gpus_of(cf))) return 0;
+    if (covers(T, &T->front[i], c->step, c->peak, front_gpus(T, cf))) return 0;
   return 1;
 }
 
@@ -209,20 +224,23 @@ static int front_open(const top_t *T, const st__cfg_t *cf,
  * (of two equal on every axis the one before in the order stays), else
  * in, and out go those it dominates. */
 static int front_offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
-  double g = gpus_of(cf);
+  double g = front_gpus(T, cf);
   for (int i = 0; i < T->n_front; i++) {
     slot_t *x = &T->front[i];
     if (!covers(T, x, c->step, c->peak, g)) continue;
-    int same = x->cost.step == c->step && x->cost.peak == c->peak &&
-               (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) == g);
+    int same =
+        x->cost.step == c->step &&
+        (x->cost.peak == c->peak || T->pareto == STRATA_PARETO_STEP_GPUS) &&
+        (T->pareto < STRATA_PARETO_GPUS || front_gpus(T, &x->cf) == g);
     if (same && before(c, cf, &x->cost, &x->cf)) put(x, cf, c);
     return 0;
   }
   int k = 0;
   for (int i = 0; i < T->n_front; i++) {
     slot_t *x = &T->front[i];
-    if (x->cost.step >= c->step && x->cost.peak >= c->peak &&
-        (T->pareto < STRATA_PARETO_GPUS || gpus_of(&x->cf) >= g))
+    if (x->cost.step >= c->step &&
+        (x->cost.peak >= c->peak || T->pareto == STRATA_PARETO_STEP_GPUS) &&
+        (T->pareto < STRATA_PARETO_GPUS || front_gpus(T, &x->cf) >= g))
       continue;
     if (k != i) {
       T->front[k] = *x;
@@ -241,7 +259,23 @@ static int front_offer(top_t *T, const st__cfg_t *cf, const st__cost_t *c) {
     T->cap_front = cap;
   }
   put(&T->front[T->n_front++], cf, c);
+  if (g <= T->cur_gpus && c->step < T->gcut) T->gcut = c->step;
   return 0;
+}
+
+/* STRATA_PARETO_STEP_GPUS: the step a configuration of group x must beat
+ * to join the front, the least of those found on at most its GPUs (one
+ * no faster on as many or more is covered); the other modes' cut. */
+static double group_cut(top_t *T, const st__search_t *S, const group_t *x) {
+  if (T->pareto != STRATA_PARETO_STEP_GPUS) return cut(T);
+  int G = S->G > 0 ? S->G : 1;
+  T->cur_gpus = ceil((double)S->fam[x->fam].tcp * x->p * x->dp / G) * G;
+  T->gcut = INFINITY;
+  for (int i = 0; i < T->n_front; i++)
+    if (front_gpus(T, &T->front[i].cf) <= T->cur_gpus &&
+        T->front[i].cost.step < T->gcut)
+      T->gcut = T->front[i].cost.step;
+  return T->gcut;
 }
 
 /* The front, fastest first (by the order of before()), into S->front: at
@@ -329,7 +363,11 @@ static int visit(top_t *T, const st__cfg_t *cf) {
   int to_front = T->pareto && c.fits && front_open(T, cf, &c);
   if ((c.step >= kth(T) || c.step > tuple_cut(T, cf)) && !to_front) return 0;
   /* exactly, but only as far as it may still beat the step to beat */
-  rc = st__cfg_cost_cut(S, cf, 1, to_front ? INFINITY : tuple_cut(T, cf), &c);
+  /* (a front of step and GPUs: none at or past its cut may join it) */
+  double to_beat = T->pareto == STRATA_PARETO_STEP_GPUS ? cut(T)
+                   : to_front                           ? INFINITY
+                                                        : tuple_cut(T, cf);
+  rc = st__cfg_cost_cut(S, cf, 1, to_beat, &c);
   if (!rc && isfinite(c.step)) offer(T, cf, &c);
   if (!rc && isfinite(c.step) && to_front && c.fits)
     rc = front_offer(T, cf, &c);
@@ -944,6 +982,18 @@ static int cmp_group(const void *a, const void *b) {
   return 0;
 }
 
+/* STRATA_PARETO_STEP_GPUS: by the nodes' GPUs a group uses, fewest
+ * first, then as cmp_group: every group then meets the front's final
+ * best on fewer nodes, the tightest cut it can have. */
+static int cmp_group_gpus(const void *a, const void *b) {
+  const group_t *x = a, *y = b;
+  int G = order_S->G > 0 ? order_S->G : 1;
+  long u = ((long)order_S->fam[x->fam].tcp * x->p * x->dp + G - 1) / G;
+  long w = ((long)order_S->fam[y->fam].tcp * y->p * y->dp + G - 1) / G;
+  if (u != w) return u < w ? -1 : 1;
+  return cmp_group(a, b);
+}
+
 /* Restore the max-heap g[0..k) below r. */
 static void sift_down(group_t *g, int k, int r) {
   for (;;) {
@@ -1116,6 +1166,7 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
   T.S = S;
   T.K = top > 0 ? top : 1;
   T.pareto = S->o->pareto;
+  T.gcut = INFINITY;
   T.slot = strata_calloc((size_t)T.K, sizeof *T.slot);
   if (!T.slot) return strata_error(STRATA_ENOMEM, "out of memory");
   rc = all_groups(S, &g, &ng, &cap);
@@ -1124,7 +1175,10 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
    * if the search gets past them, and then only those still below the
    * K-th best (the others cannot hold a better configuration). */
   int sorted = ng < 4096 ? ng : 4096;
-  if (!rc && ng) /* g is NULL when no family fits (found by fuzz_pipeline) */
+  if (!rc && ng && T.pareto == STRATA_PARETO_STEP_GPUS) {
+    qsort(g, (size_t)ng, sizeof *g, cmp_group_gpus);
+    sorted = ng;
+  } else if (!rc && ng) /* g is NULL when no family fits (fuzz_pipeline) */
     least_first(g, ng, sorted);
   /* Splits that cannot fit are skipped; when nothing fits, the search runs
    * again without skipping, to name the configuration nearest to fitting. */
@@ -1135,13 +1189,17 @@ int st__search(st__search_t *S, st__cfg_t *best, st__cost_t *cost, int top,
       if (i == sorted) { /* past the sorted part: keep what can still win */
         int k = sorted;
         for (int j = sorted; j < ng; j++)
-          if (g[j].lb < cut(&T)) g[k++] = g[j];
+          if (g[j].lb < group_cut(&T, S, &g[j])) g[k++] = g[j];
         ng = k;
         qsort(g + sorted, (size_t)(ng - sorted), sizeof *g, cmp_group);
         sorted = ng;
         if (i == ng) break;
       }
-      if (g[i].lb >= cut(&T)) break;
+      if (g[i].lb >= group_cut(&T, S, &g[i])) {
+        /* a front of step and GPUs: a group on more GPUs may still join */
+        if (T.pareto == STRATA_PARETO_STEP_GPUS) continue;
+        break;
+      }
       st__cfg_t cf = cfg_of(S, &g[i]);
       rc = S->o->megatron ? visit_group(&T, cf) : visit_free(&T, cf);
       note(&T, i + 1, ng, g[i].lb);

@@ -23,12 +23,16 @@
  * the platform.  An item worth no more than one of fewer nodes of its
  * group is never taken (nodes may idle), so only a curve's steps are.
  *
- * A curve is made from its most nodes down: a plan on n nodes searches
- * every configuration of at most n nodes' GPUs, so the best it finds,
- * using m nodes, is the best on m .. n nodes too, and the next plan is
- * on m - 1 (a curve of many node counts costs a plan per step).  Each
- * plan is on a cluster of the group's first n usable nodes
- * (strata_cluster_subset) and solves its stage ILPs on libuv's pool.
+ * A curve is one search on the group's most nodes that keeps the best
+ * configuration of every node count (STRATA_PARETO_STEP_GPUS): a plan
+ * on n nodes searches exactly the configurations of at most n nodes'
+ * GPUs, so its best is the fastest of that front on at most n nodes.
+ * Where the plan may not take its search's best as it is (free splits,
+ * searched offloads), the curve is made from its most nodes down, a plan
+ * per step: a plan on n nodes whose best uses m nodes gives m .. n, the
+ * next plan is on m - 1.  Each search is on a cluster of the group's
+ * first n usable nodes (strata_cluster_subset) and solves its stage
+ * ILPs on libuv's pool; jobs of one model and options share curves.
  * Once split, each job runs on its own run of consecutive usable nodes
  * of its group, jobs in JOBS.json order, and is planned again on exactly
  * those nodes with its own options: its plan names its own hosts, and
@@ -40,6 +44,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/text.h"
@@ -303,42 +308,96 @@ static double left_until(double end) {
 }
 
 /* One plan of job j's curve on the first n nodes of group g (with at
- * most `share` seconds under a time limit): the nodes its configuration
- * uses (*m, its point holds from m to n nodes), or *m = 0 when nothing
- * fits. */
-static int curve_point(fleet_t *F, int j, int g, int n, double share, int *m,
-                       double *t) {
+ * most `share` seconds under a time limit; front: with the best step per
+ * count of GPUs kept, STRATA_PARETO_STEP_GPUS): 0 and *out, or 0 and
+ * *out NULL when nothing fits (*cut set when a time limit, not the
+ * memory, said so). */
+static int curve_plan(fleet_t *F, int j, int g, int n, double share, int front,
+                      strata_plan_t **out, int *cut) {
   strata_fleet_result_t *r = &F->res[j];
   strata_plan_opts_t po = F->po[j];
   strata_cluster_t *s = NULL;
-  strata_plan_t *p = NULL;
   po.top = 1; /* the best is all a point needs */
-  po.pareto = 0;
+  po.pareto = front ? STRATA_PARETO_STEP_GPUS : 0;
   po.quiet = 1;
   if (F->curves_end > 0 && (!po.time_limit || po.time_limit > share))
     po.time_limit = share > 0.001 ? share : 0.001;
   double t0 = strata_now();
   int rc = strata_cluster_subset(F->c, g, 0, n, NULL, &s);
-  if (!rc) rc = plan_on(F, j, s, &po, &p, r->points ? NULL : r->why);
+  *out = NULL;
+  *cut = 0;
+  if (!rc) rc = plan_on(F, j, s, &po, out, r->points ? NULL : r->why);
   r->planned++;
-  *m = 0;
-  /* nothing found by a time limit: not that nothing fits (-1: cut) */
-  if (!rc && !p && po.time_limit > 0 &&
+  /* nothing found by a time limit: not that nothing fits */
+  if (!rc && !*out && po.time_limit > 0 &&
       strata_now() - t0 >= 0.8 * po.time_limit) {
     if (!r->points) r->why[0] = '\0';
     r->cut = 1;
-    *m = -1;
+    *cut = 1;
   }
+  if (*out) r->cut |= (*out)->time_limited;
+  strata_cluster_destroy(s);
+  return rc;
+}
+
+/* The GPUs a configuration uses (the search's count: tp x cp x pp x dp). */
+static double config_gpus(const strata_plan_config_t *x) {
+  return (double)x->tp * (x->cp > 1 ? x->cp : 1) * x->pp * x->dp;
+}
+
+/* One plan of job j's curve on the first n nodes of group g: the nodes
+ * its configuration uses (*m, its point holds from m to n nodes), or
+ * *m = 0 when nothing fits (-1: cut by the time limit). */
+static int curve_point(fleet_t *F, int j, int g, int n, double share, int *m,
+                       double *t) {
+  strata_plan_t *p = NULL;
+  int cut = 0, rc = curve_plan(F, j, g, n, share, 0, &p, &cut);
+  *m = cut ? -1 : 0;
   if (!rc && p) {
-    int gpn = strata_cluster_gpus_per_node(s);
+    int gpn = strata_cluster_gpus_per_node(strata_cluster_group(F->c, g));
     int used = p->devices > 0 ? p->devices : p->tp * p->pp * p->dp;
     *m = gpn > 0 ? (used + gpn - 1) / gpn : n;
     if (*m > n || *m < 1) *m = n;
-    *t = tokens_per_second(F->g[j], &po, p->step_seconds);
-    r->cut |= p->time_limited;
+    *t = tokens_per_second(F->g[j], &F->po[j], p->step_seconds);
   }
   strata_plan_destroy(p);
-  strata_cluster_destroy(s);
+  return rc;
+}
+
+/* Whether one search with the front of step and GPUs gives job j's whole
+ * curve exactly as a plan per node count would: the front holds the
+ * best configuration of every count of GPUs, so the best on n nodes is
+ * the fastest of it on at most n nodes' GPUs -- where the plan takes the
+ * search's best as it is (Megatron-LM's splits: its stages' exact solves
+ * are not given a memory budget that could refuse it) and no offload is
+ * searched (an offloaded configuration is not on the front). */
+static int front_exact(const strata_plan_opts_t *po) {
+  return po->megatron && !po->search_offload && !po->no_memory_check &&
+         !getenv("STRATA_FLEET_PER_COUNT");
+}
+
+/* Job j's whole curve on group g from one search on its most nodes
+ * (*next): the point on n nodes is the least step of the front's
+ * configurations on at most n nodes' GPUs (docs/cost-model.md, section
+ * 23, "One search per curve"). */
+static int curve_front(fleet_t *F, int j, int g, double share, int *next) {
+  const strata_fleet_job_t *job = &F->jobs[j];
+  int lo = lo_nodes(job), n = *next, cut = 0;
+  int gpn = strata_cluster_gpus_per_node(strata_cluster_group(F->c, g));
+  strata_plan_t *p = NULL;
+  int rc = curve_plan(F, j, g, n, share, 1, &p, &cut);
+  *next = 0;
+  for (int k = lo; !rc && p && k <= n; k++) {
+    double best = k == n ? p->step_seconds : INFINITY;
+    for (int i = 0; i < p->n_pareto; i++)
+      if (config_gpus(&p->pareto[i]) <= (double)k * gpn &&
+          p->pareto[i].step_seconds < best)
+        best = p->pareto[i].step_seconds;
+    if (!isfinite(best)) continue;
+    F->tps[cell(F, j, g, k)] = tokens_per_second(F->g[j], &F->po[j], best);
+    F->res[j].points++;
+  }
+  strata_plan_destroy(p);
   return rc;
 }
 
@@ -353,6 +412,7 @@ static int curve_step(fleet_t *F, int j, int g, double share, int *next) {
   const strata_fleet_job_t *job = &F->jobs[j];
   int lo = lo_nodes(job), n = *next, m;
   double t = 0;
+  if (front_exact(&F->po[j])) return curve_front(F, j, g, share, next);
   int rc = curve_point(F, j, g, n, share, &m, &t);
   *next = 0;
   if (rc || m <= 0) return rc;
@@ -365,15 +425,46 @@ static int curve_step(fleet_t *F, int j, int g, double share, int *next) {
   return 0;
 }
 
+/* The earlier job whose curves job j's are (the same model, plan options
+ * and node bounds, each curve from one search: the same searches), or
+ * -1. */
+static int same_curves(const fleet_t *F, int j) {
+  const strata_fleet_job_t *a = &F->jobs[j];
+  for (int k = 0; k < j; k++) {
+    const strata_fleet_job_t *b = &F->jobs[k];
+    int same = a->model && b->model && !strcmp(a->model, b->model) &&
+               a->n_opts == b->n_opts && a->min_nodes == b->min_nodes &&
+               a->max_nodes == b->max_nodes && front_exact(&F->po[j]) &&
+               front_exact(&F->po[k]) &&
+               F->po[j].global_batch == F->po[k].global_batch &&
+               F->g[j]->seq_len == F->g[k]->seq_len;
+    for (int i = 0; same && i < a->n_opts; i++)
+      same =
+          a->opt_word && b->opt_word && !strcmp(a->opt_word[i], b->opt_word[i]);
+    if (same) return k;
+  }
+  return -1;
+}
+
+/* Job j's curves, those of job k. */
+static void copy_curves(fleet_t *F, int j, int k) {
+  long row = (long)F->groups * (F->max_nodes + 1);
+  memcpy(F->tps + j * row, F->tps + k * row, sizeof *F->tps * (size_t)row);
+  F->res[j].points = F->res[k].points;
+  F->res[j].cut = F->res[k].cut;
+  memcpy(F->res[j].why, F->res[k].why, sizeof F->res[j].why);
+}
+
 /* Every curve, a step of each in turn: under a time limit each curve has
  * its most nodes' point before any has a second, and each plan at most
  * an equal share of the time left; a curve not finished is cut. */
-static int curves(fleet_t *F, int *next) {
+static int curves(fleet_t *F, int *next, const int *same) {
   int active = 1, left_in_round, rc = 0;
   for (int j = 0; j < F->n_jobs; j++)
     for (int g = 0; g < F->groups; g++) {
       int hi = hi_nodes(&F->jobs[j], F->cap[g]);
-      next[j * F->groups + g] = hi >= lo_nodes(&F->jobs[j]) ? hi : 0;
+      next[j * F->groups + g] =
+          hi >= lo_nodes(&F->jobs[j]) && same[j] < 0 ? hi : 0;
     }
   while (active && !rc) {
     active = 0;
@@ -509,9 +600,15 @@ static int build_curves(fleet_t *F) {
   for (int j = 0; j < F->n_jobs; j++)
     F->required[j] = F->jobs[j].min_nodes > 0 || has_deadline(&F->jobs[j]);
   int *next = strata_calloc((size_t)F->n_jobs * F->groups, sizeof *next);
-  int rc =
-      next ? curves(F, next) : strata_error(STRATA_ENOMEM, "out of memory");
+  int *same = strata_malloc(sizeof *same * (size_t)F->n_jobs);
+  int rc = next && same ? 0 : strata_error(STRATA_ENOMEM, "out of memory");
+  for (int j = 0; !rc && j < F->n_jobs; j++)
+    same[j] = same_curves(F, j);
+  if (!rc) rc = curves(F, next, same);
+  for (int j = 0; !rc && j < F->n_jobs; j++)
+    if (same[j] >= 0) copy_curves(F, j, same[j]);
   strata_free(next);
+  strata_free(same);
   if (!rc) worths(F);
   return rc;
 }

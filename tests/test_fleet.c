@@ -6,6 +6,7 @@
  * against the cluster itself and the spec of those nodes; JOBS.json's
  * reader.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "strata/strata.h"
@@ -202,6 +203,69 @@ TEST(subset_is_its_nodes) {
   strata_graph_destroy(g);
 }
 
+/* The least step of p's front (STRATA_PARETO_STEP_GPUS) on at most
+ * `gpus` GPUs; INFINITY where none. */
+static double front_best(const strata_plan_t *p, int gpus) {
+  double best = INFINITY;
+  for (int i = 0; i < p->n_pareto; i++) {
+    const strata_plan_config_t *x = &p->pareto[i];
+    if (x->tp * (x->cp > 1 ? x->cp : 1) * x->pp * x->dp <= gpus &&
+        x->step_seconds < best)
+      best = x->step_seconds;
+  }
+  return best;
+}
+
+/* strata fleet's curve from one search: the front of step against GPUs
+ * on a group's most nodes gives on n nodes exactly the step of a plan on
+ * the first n nodes alone, for every n (across the leaf boundary at 32
+ * too), and nothing where that plan finds nothing. */
+static void front_matches(const char *model, const char *cluster, int batch,
+                          const int *counts, int n_counts) {
+  strata_cluster_t *c = NULL, *s = NULL;
+  strata_graph_t *g = NULL;
+  strata_plan_t *front = NULL, *p = NULL;
+  strata_plan_opts_t o;
+  ASSERT_OK(strata_model_load(model, NULL, &g));
+  ASSERT_OK(strata_cluster_load(cluster, &c));
+  strata_plan_opts_init(&o);
+  o.quiet = 1;
+  o.global_batch = batch;
+  o.top = 1;
+  o.pareto = STRATA_PARETO_STEP_GPUS;
+  ASSERT_OK(strata_pipeline_plan(g, c, &o, &front));
+  ASSERT(front->n_pareto > 1);
+  o.pareto = 0;
+  int gpn = strata_cluster_gpus_per_node(c), fits = 0;
+  for (int i = 0; i < n_counts; i++) {
+    ASSERT_OK(strata_cluster_subset(c, 0, 0, counts[i], NULL, &s));
+    int rc = strata_pipeline_plan(g, s, &o, &p);
+    double want = rc ? INFINITY : p->step_seconds;
+    if (rc) ASSERT_EQ(rc, STRATA_EINFEASIBLE);
+    strata_error_clear();
+    double got = front_best(front, counts[i] * gpn);
+    if (isfinite(want))
+      ASSERT_NEAR(got, want, 1e-12, 0);
+    else
+      ASSERT(!isfinite(got));
+    fits += !rc;
+    strata_plan_destroy(p);
+    strata_cluster_destroy(s);
+    p = NULL;
+  }
+  ASSERT(fits > 1);
+  strata_plan_destroy(front);
+  strata_cluster_destroy(c);
+  strata_graph_destroy(g);
+}
+
+TEST(front_equals_plan_per_count) {
+  const int wide[] = {1, 2, 3, 5, 8, 13, 31, 32, 33, 40};
+  const int all[] = {1, 2, 3, 4, 5, 6};
+  front_matches("gpt-1.7b", "dgx-h100:40", 256, wide, 10);
+  front_matches("llama2-70b", "dgx-h100:6", 96, all, 6);
+}
+
 static int parse(const char *text, strata_fleet_jobs_t **f) {
   return strata_fleet_jobs_parse(text, strlen(text), "J", f);
 }
@@ -362,6 +426,7 @@ static const test_entry_t tests[] = {
     TEST_ENTRY(allocate_ties_take_fewer_nodes),
     TEST_ENTRY(allocate_refuses_huge_tables),
     TEST_ENTRY(subset_is_its_nodes),
+    TEST_ENTRY(front_equals_plan_per_count),
     TEST_ENTRY(jobs_read),
     TEST_ENTRY(jobs_refused),
     TEST_ENTRY(alloc_failures_fleet),

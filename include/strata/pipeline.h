@@ -183,6 +183,11 @@ int strata_gpu_price_of(const char *text, const strata_gpu_model_t *m,
 
 /* The axes of the Pareto front besides the step time. */
 enum { STRATA_PARETO_MEMORY = 1, STRATA_PARETO_GPUS = 2 };
+/* Not an axis --pareto takes: the best step per count of nodes used (a
+ * front of step against GPUs rounded up to whole nodes, without the
+ * memory axis, which prunes far more); strata fleet's curves
+ * (docs/cost-model.md, section 23). */
+enum { STRATA_PARETO_STEP_GPUS = 3 };
 /* The most configurations a front keeps (beyond it the plan says so and
  * keeps the fastest). */
 #define STRATA_PARETO_MAX 4096
