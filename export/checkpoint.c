@@ -156,6 +156,9 @@ const char *strata_ckpt_format_name(strata_ckpt_format_t f) {
 strata_ckpt_format_t strata_ckpt_default_format(const strata_plan_t *p) {
   if (p->framework == STRATA_FRAMEWORK_DEEPSPEED) return STRATA_CKPT_DS_ZERO;
   if (p->framework == STRATA_FRAMEWORK_TORCHTITAN) return STRATA_CKPT_DCP;
+  /* Megatron-LM refuses the gather under the optimizer step with a
+   * distributed checkpoint: its export asks for the legacy format */
+  if (p->overlap_param_gather_step > 0) return STRATA_CKPT_MG_LEGACY;
   return STRATA_CKPT_MG_DIST;
 }
 

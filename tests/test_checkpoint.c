@@ -91,6 +91,12 @@ TEST(megatron_dist_optimizer_refuses_a_tp_pp_change) {
 
 TEST(megatron_legacy_needs_convert_py_for_tp_pp) {
   strata_plan_t *a = plan_of("llama3-8b", 2, 2, 1, STRATA_FRAMEWORK_MEGATRON);
+  /* a plan whose export writes --ckpt-format torch (the parameter gather
+   * under the optimizer step) saves the legacy format */
+  ASSERT_EQ(strata_ckpt_default_format(a), STRATA_CKPT_MG_DIST);
+  a->overlap_param_gather_step = 1;
+  ASSERT_EQ(strata_ckpt_default_format(a), STRATA_CKPT_MG_LEGACY);
+  a->overlap_param_gather_step = 0;
   strata_plan_t b = with(a, a->tp, a->pp, a->dp * 2, 1);
   ASSERT(verdict(a, &b, STRATA_CKPT_MG_LEGACY).loads_as_is);
   b = with(a, 1, a->pp * 2, a->dp, 1);
