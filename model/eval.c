@@ -1225,18 +1225,26 @@ static int best_sched(st__search_t *S, const st__cfg_t *cf, int exact,
   int n = st__pp_schedules(S->o->framework, S->o->pp_schedule, v, s);
   st__cfg_t one = *cf;
   *chosen = cf->sched;
+  if (cf->sched && !st__sched_micro_ok(cf->sched, cf->p, cf->m)) {
+    memset(out, 0, sizeof *out);
+    out->step = INFINITY;
+    return 0;
+  }
   if (cf->sched || cf->p < 2) return cost_one(S, cf, exact, cutoff, out);
   if (n == 0) { /* no schedule it asks runs v chunks a rank */
     memset(out, 0, sizeof *out);
     out->step = INFINITY;
     return 0;
   }
-  for (int i = 0; i < n; i++) {
+  memset(out, 0, sizeof *out);
+  out->step = INFINITY;
+  for (int i = 0, any = 0; i < n; i++) {
     st__cost_t c;
     one.sched = ST__SCHED_OWN(s[i]) ? s[i] : 0;
+    if (!st__sched_micro_ok(s[i], cf->p, cf->m)) continue;
     int rc = cost_one(S, &one, exact, cutoff, &c);
     if (rc) return rc;
-    if (i == 0 || cost_better(&c, out)) *out = c, *chosen = one.sched;
+    if (!any++ || cost_better(&c, out)) *out = c, *chosen = one.sched;
     if (out->fits == 1 && out->step < cutoff) cutoff = out->step;
   }
   return 0;
