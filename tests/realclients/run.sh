@@ -30,7 +30,9 @@ if [ $# -eq 0 ]; then
         float8 "--model llama3-8b --cluster hgx-b200:2 --precision fp8 --fp8-recipe mxfp8 --global-batch 64" \
         llama31_loss_chunk "--model $data/hf/llama-3.1-8b.json --cluster dgx-h100:2 --tp 2 --pp 2 --recompute full" \
         qwen3_pp "--model $data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64" \
-        titan_fsdp_pp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan"
+        titan_fsdp_pp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan" \
+        zbv "--model llama3-8b --cluster dgx-h100:2 --tp 2 --pp 4 --vpp 2 --global-batch 64 --framework torchtitan --pp-schedule ZBVZeroBubble" \
+        dualpipev "--model llama3-8b --cluster dgx-h100:2 --tp 2 --pp 4 --vpp 2 --global-batch 64 --framework torchtitan --pp-schedule DualPipeV"
 fi
 pass=0 fail=0 names=()
 while [ $# -ge 2 ]; do
