@@ -1004,16 +1004,28 @@ static void ck_stage_figs(ck_t *k, int s, const strata_plan_stage_t *st) {
   }
 }
 
+/* Stage s's pipeline rank: s mod pp, or the V's of ZBVZeroBubble and
+ * DualPipeV (rank r runs stages r and 2 pp - 1 - r). */
+static int stage_rank(const strata_plan_t *p, int s) {
+  int v_shaped = p->pp_schedule == STRATA_PPS_ZBV ||
+                 p->pp_schedule == STRATA_PPS_DUALPIPEV;
+  if (v_shaped && p->n_stages == 2 * p->pp && s >= p->pp)
+    return 2 * p->pp - 1 - s;
+  return s % p->pp;
+}
+
 /* Stage s's devices: its rank's, the same for each of its chunks. */
 static void ck_stage(ck_t *k, const strata_plan_t *p, int s, long long *sum) {
-  const strata_plan_stage_t *st = &p->stages[s], *r0 = &p->stages[s % p->pp];
+  int rk = stage_rank(p, s);
+  const strata_plan_stage_t *st = &p->stages[s], *r0 = &p->stages[rk];
   long long w = (long long)st->nodes * st->gpus_per_node;
   int uniform = p->megatron || p->n_groups > 1;
-  if (st->rank != s % p->pp)
+  if (st->rank != rk)
     return ck_bad(k,
                   "stage %d rank is %d, not %d (stage s runs on pipeline "
-                  "rank s mod pp %d)",
-                  s, st->rank, s % p->pp, p->pp);
+                  "rank s mod pp %d, or 2 pp - 1 - s for the second half "
+                  "of a V schedule's stages)",
+                  s, st->rank, rk, p->pp);
   ck_int(k, "stage nodes", st->nodes, 1, BIG);
   ck_int(k, "stage GPUs per node", st->gpus_per_node, 1, MAX_GPN);
   ck_int(k, "stage devices", w, 1, BIG);
@@ -1025,10 +1037,10 @@ static void ck_stage(ck_t *k, const strata_plan_t *p, int s, long long *sum) {
     ck_int(k, "stage mesh shape", st->mesh.shape[a], 0, BIG);
   if (!k->rc && w != (long long)r0->nodes * r0->gpus_per_node)
     ck_bad(k, "stage %d has %lld devices, not the %d of stage %d on its rank",
-           s, w, st__stage_devices(r0), s % p->pp);
+           s, w, st__stage_devices(r0), rk);
   if (!k->rc && st->group != r0->group)
     ck_bad(k, "stage %d node group %d is not that of stage %d on its rank", s,
-           st->group, s % p->pp);
+           st->group, rk);
   if (!k->rc && (uniform ? w != (long long)p->tp * st__plan_cp(p) : w > p->tp))
     ck_bad(k, "stage %d has %lld devices, %s tp %d x cp %d", s, w,
            uniform ? "not" : "more than", p->tp, st__plan_cp(p));

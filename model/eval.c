@@ -155,15 +155,32 @@ int st__split_of(const st__search_t *S, const st__cfg_t *cf, int *n) {
 static double p2p_between(const st__search_t *S, double bytes, int a, int b,
                           int width);
 
-/* The family of chunk (or rank) k: its rank's (chunk k on rank k mod p). */
+/* The rank of chunk k: k mod p, or the V's (ZBVZeroBubble, DualPipeV:
+ * rank r holds chunks r and 2p - 1 - r). */
+static int rank_of(const st__cfg_t *cf, int k) {
+  if (k >= cf->p &&
+      (cf->sched == STRATA_PPS_ZBV || cf->sched == STRATA_PPS_DUALPIPEV))
+    return 2 * cf->p - 1 - k;
+  return k % cf->p;
+}
+
+/* Rank r's c-th chunk (rank_of's inverse). */
+static int chunk_at(const st__cfg_t *cf, int c, int r) {
+  if (c == 1 &&
+      (cf->sched == STRATA_PPS_ZBV || cf->sched == STRATA_PPS_DUALPIPEV))
+    return 2 * cf->p - 1 - r;
+  return c * cf->p + r;
+}
+
+/* The family of chunk k: its rank's. */
 static const st__family_t *fam_of(const st__cfg_t *cf, int k) {
-  return cf->fs && cf->fs[k % cf->p] ? cf->fs[k % cf->p] : cf->f;
+  return cf->fs && cf->fs[rank_of(cf, k)] ? cf->fs[rank_of(cf, k)] : cf->f;
 }
 
 /* The search whose cluster runs chunk (or pipeline rank) k: its rank's
  * node group's on a mixed cluster, else S. */
 static st__search_t *search_of(st__search_t *S, const st__cfg_t *cf, int k) {
-  return cf->ss && cf->ss[k % cf->p] ? cf->ss[k % cf->p] : S;
+  return cf->ss && cf->ss[rank_of(cf, k)] ? cf->ss[rank_of(cf, k)] : S;
 }
 
 /* Chunk k's p2p to the next: over the link between two node groups when
@@ -176,7 +193,7 @@ static double p2p_after(st__search_t *S, const st__cfg_t *cf, int k,
   if (A != B) return bytes > 0 ? S->xp2p[0] + S->xp2p[1] * bytes : 0;
   while (cf->ss && k0 < k && search_of(S, cf, k0) != A)
     k0++;
-  int a = (k % cf->p - k0) * w, b = ((k + 1) % cf->p - k0) * w;
+  int a = (rank_of(cf, k) - k0) * w, b = (rank_of(cf, k + 1) - k0) * w;
   return p2p_between(A, bytes, a, b, w);
 }
 
@@ -474,10 +491,10 @@ static void fg_time(const st__search_t *S, const st__family_t *f, unsigned mods,
 static double fg_held(const st__search_t *S, const st__cfg_t *cf,
                       const chunk_t *ch, int r, const int *count, double act) {
   double b = st__fg_layer_bytes(S, cf->f, fg_offload(S, cf)), h = 0;
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1;
+  int v = cf->v > 1 ? cf->v : 1;
   if (!(b > 0)) return 0;
   for (int c = 0; c < v; c++)
-    h += count[c] * b * ch[c * p + r].n;
+    h += count[c] * b * ch[chunk_at(cf, c, r)].n;
   h = h > b ? h - b : 0;
   return h < act ? h : act;
 }
@@ -711,11 +728,11 @@ static double host_bytes(const st__search_t *S, const st__cfg_t *cf, double act,
 static double fsdp2_buffers(const st__search_t *S, const st__cfg_t *cf,
                             const chunk_t *ch, int r, const st__part_t *sum,
                             double largest) {
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1, n = 0;
+  int v = cf->v > 1 ? cf->v : 1, n = 0;
   double pb =
       S->param_bytes[cf->f->graph] > 0 ? S->param_bytes[cf->f->graph] : 2.0;
   for (int c = 0; c < v; c++)
-    n += ch[c * p + r].n;
+    n += ch[chunk_at(cf, c, r)].n;
   double block = n > 0 ? dense_params(sum) / n : 0, run = largest / pb;
   if (block > run) run = block;
   return pb * (run + block) + (pb + 4.0) * run;
@@ -733,7 +750,7 @@ static void rank_memory(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
   memset(&sum, 0, sizeof sum);
   in_flight(cf, r, count);
   for (int c = 0; c < v; c++) {
-    const st__part_t *x = &ch[c * p + r].part;
+    const st__part_t *x = &ch[chunk_at(cf, c, r)].part;
     st__part_add(&sum, x);
     act += count[c] * x->act + x->fixed_act;
     if (x->transient > tr) tr = x->transient;
@@ -937,14 +954,14 @@ static double optimizer_time(const st__search_t *S, const st__cfg_t *cf,
 
 static int rank_time(st__search_t *S, const st__cfg_t *cf, const chunk_t *ch,
                      int K, int r, rank_time_t *rt) {
-  int p = cf->p, v = cf->v > 1 ? cf->v : 1, z = cf->f->zero;
+  int v = cf->v > 1 ? cf->v : 1, z = cf->f->zero;
   int blocking = blocking_p2p(S, cf), units = 0;
   double comm = 0, a2a = 0;
   st__part_t sum;
   memset(rt, 0, sizeof *rt);
   memset(&sum, 0, sizeof sum);
   for (int c = 0; c < v; c++) {
-    int k = c * p + r;
+    int k = chunk_at(cf, c, r);
     const st__part_t *x = &ch[k].part;
     double send = 0;
     if (blocking) {
@@ -1226,18 +1243,26 @@ static int best_sched(st__search_t *S, const st__cfg_t *cf, int exact,
   int n = st__pp_schedules(S->o->framework, S->o->pp_schedule, v, s);
   st__cfg_t one = *cf;
   *chosen = cf->sched;
+  if (cf->sched && !st__sched_micro_ok(cf->sched, cf->p, cf->m)) {
+    memset(out, 0, sizeof *out);
+    out->step = INFINITY;
+    return 0;
+  }
   if (cf->sched || cf->p < 2) return cost_one(S, cf, exact, cutoff, out);
   if (n == 0) { /* no schedule it asks runs v chunks a rank */
     memset(out, 0, sizeof *out);
     out->step = INFINITY;
     return 0;
   }
-  for (int i = 0; i < n; i++) {
+  memset(out, 0, sizeof *out);
+  out->step = INFINITY;
+  for (int i = 0, any = 0; i < n; i++) {
     st__cost_t c;
     one.sched = ST__SCHED_OWN(s[i]) ? s[i] : 0;
+    if (!st__sched_micro_ok(s[i], cf->p, cf->m)) continue;
     int rc = cost_one(S, &one, exact, cutoff, &c);
     if (rc) return rc;
-    if (i == 0 || cost_better(&c, out)) *out = c, *chosen = one.sched;
+    if (!any++ || cost_better(&c, out)) *out = c, *chosen = one.sched;
     if (out->fits == 1 && out->step < cutoff) cutoff = out->step;
   }
   return 0;
@@ -1412,7 +1437,7 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *given,
     s->with_epilogue = k == K - 1;
     s->nodes = f->nodes;
     s->gpus_per_node = f->gpn;
-    s->rank = k % cf->p;
+    s->rank = rank_of(cf, k);
     s->fwd_seconds = ch[k].part.fwd;
     s->bwd_seconds = ch[k].part.bwd;
     p->p2p_seconds[k] = ch[k].p2p;
@@ -1436,7 +1461,7 @@ int st__cfg_fill_plan(st__search_t *S, const st__cfg_t *given,
     pr->exposed_sync = rt.exposed;
     pr->optimizer_seconds = rt.opt;
     for (int c = 0; c < (cf->v > 1 ? cf->v : 1); c++) {
-      strata_plan_stage_t *s = &p->stages[c * cf->p + r];
+      strata_plan_stage_t *s = &p->stages[chunk_at(cf, c, r)];
       s->in_flight = count[c];
       s->sync_seconds = rt.sync;
     }

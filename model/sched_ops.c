@@ -5,16 +5,18 @@
  * backwards (W) split from them (Qi et al. 2024, "Zero Bubble Pipeline
  * Parallelism", section 2).
  *
- * Each schedule is stated as the rule its authors give for a rank's next
- * op, not as a fixed list: which ops a rank may start (its warm-up or
- * memory cap: the micro-batches it holds activations of), and which it
- * prefers.  A rank runs the op it may start earliest, B before F before
- * W at the same time; a W only where it fills time the rank would idle
- * (it ends before the next F or B can start) or where the cap leaves
- * nothing else, as ZB-H1 fills the cool-down with them.  Ops are placed
- * one at a time, always the one that starts earliest over all ranks, so
- * no op placed later could have started before one placed earlier: the
- * result depends on nothing but the inputs.
+ * ZB-H1, ZBVZeroBubble, DualPipeV and DualPipe run their authors' own
+ * order of each rank's ops (zbh1_order, zbv_order, dual_order), each op
+ * as soon as its input and its rank are free.  GPipe, LoopedBFS and
+ * InterleavedZeroBubble are stated as the rule for a rank's next op: which
+ * ops a rank may start (its warm-up or memory cap: the micro-batches it
+ * holds activations of), and which it prefers.  A rank runs the op it may
+ * start earliest, B before F before W at the same time; a W only where it
+ * fills time the rank would idle (it ends before the next F or B can
+ * start) or where the cap leaves nothing else.  Ops are placed one at a
+ * time, always the one that starts earliest over all ranks, so no op
+ * placed later could have started before one placed earlier: the result
+ * depends on nothing but the inputs.
  *
  * Placement: GPipe, 1F1B and ZB-H1 put chunk k on rank k; LoopedBFS and
  * InterleavedZeroBubble chunk k on rank k mod pp; the V-shaped
@@ -232,44 +234,197 @@ static void place(sim_t *X, const cand_t *c, double end) {
   if (busy > X->free_at[r]) X->free_at[r] = busy;
 }
 
+/* One op of a rank's fixed order: its kind and chunk, a full backward
+ * (B and W as one op) or a split one, and the op it runs overlapped with
+ * (pq >= 0: a full backward of chunk pq under forward q, DualPipe's
+ * F&B). */
+typedef struct {
+  short q, pq;
+  char kind, full;
+} ord_t;
+
+/* A rank's order as it is written: o its ops, n how many; the weight
+ * gradients deferred, oldest first (DualPipe's WeightGradStore queue). */
+typedef struct {
+  ord_t *o;
+  int n, wq[256], wn, wh, lim;
+  int cnt[2][3]; /* its two chunks' F, B, W emitted */
+  int q[2];      /* its two chunks */
+} ow_t;
+
+static void emit(ow_t *w, int kind, int c, int full) {
+  if (w->cnt[c][kind] >= w->lim) return; /* ZBV's padding micro-batches */
+  ord_t x = {(short)w->q[c], -1, (char)kind, (char)full};
+  w->o[w->n++] = x;
+  w->cnt[c][kind]++;
+  if (kind == OP_B && !full) w->wq[w->wn++ % 256] = w->q[c];
+}
+
+static void emit_w(ow_t *w) { /* the oldest deferred W, if any */
+  if (w->wh == w->wn) return;
+  ord_t x = {(short)w->wq[w->wh++ % 256], -1, OP_W, 0};
+  w->o[w->n++] = x;
+}
+
+static void emit_fb(ow_t *w, int cf, int cb) { /* F of cf under B of cb */
+  ord_t x = {(short)w->q[cf], (short)w->q[cb], OP_F, 1};
+  w->o[w->n++] = x;
+  w->cnt[cf][OP_F]++, w->cnt[cb][OP_B]++;
+}
+
 /* ZB-H1's own order (Qi et al. 2024, figure 3): rank r runs 1F1B's
  * warm-up of p - r - 1 forwards, then a forward and a backward at a time
  * with each weight gradient r micro-batches late (its memory then 1F1B's
  * first rank's, p micro-batches, on every rank), then the backwards left
  * each with a W, then the Ws left: the Ws fill the cool-down's waits. */
-static int zbh1_order(sim_t *X, int r, char *o) {
-  int m = X->M, w = X->p - r - 1, n = 0, nw = 0;
+static void zbh1_order(const sim_t *X, int r, ow_t *o) {
+  int m = X->M, w = X->p - r - 1, nw = 0;
   if (w > m) w = m;
+  o->q[0] = r, o->lim = m;
   for (int i = 0; i < w; i++)
-    o[n++] = OP_F;
+    emit(o, OP_F, 0, 0);
   for (int j = 0; j < m; j++) {
-    if (w + j < m) o[n++] = OP_F;
-    o[n++] = OP_B;
-    if (j >= r || w + j >= m) o[n++] = OP_W, nw++;
+    if (w + j < m) emit(o, OP_F, 0, 0);
+    emit(o, OP_B, 0, 0);
+    if (j >= r || w + j >= m) emit_w(o), nw++;
   }
   while (nw++ < m)
-    o[n++] = OP_W;
-  return n;
+    emit_w(o);
 }
 
-/* Each rank's ops in a fixed order (ZB-H1's), each as soon as its input
- * and its rank are free. */
-static int run_order(sim_t *X, char *o, int *at, int *len) {
-  int p = X->p, left = 0;
-  for (int r = 0; r < p; r++)
-    len[r] = zbh1_order(X, r, o + (size_t)r * 3 * X->M), at[r] = 0,
-    left += len[r];
+/* ZB-V's order (Qi et al. 2024, "Pipeline Parallelism with Controllable
+ * Memory", section 6; torch.distributed.pipelining's ScheduleZBVZeroBubble
+ * states it so): chunk 0 (stage r) and chunk 1 (stage 2p - 1 - r); 2(p -
+ * r) - 1 forwards of chunk 0, r pairs F1 F0, p - r of F1 B1 W1, then F0 B0
+ * W0 F1 B1 W1 while forwards are left, then r of B0 B1, p - r of B0 W0,
+ * the Ws of chunk 1 left and those of chunk 0.  It is written for at
+ * least 2p - 1 micro-batches; with fewer the ops of the missing ones are
+ * left out, as torch does. */
+static void zbv_order(const sim_t *X, int r, ow_t *o) {
+  int p = X->p, n = X->M > 2 * p - 1 ? X->M : 2 * p - 1;
+  o->q[0] = r, o->q[1] = 2 * p - 1 - r, o->lim = X->M;
+  for (int i = 0; i < 2 * (p - r) - 1; i++)
+    emit(o, OP_F, 0, 0);
+  for (int i = 0; i < r; i++)
+    emit(o, OP_F, 1, 0), emit(o, OP_F, 0, 0);
+  for (int i = 0; i < p - r; i++)
+    emit(o, OP_F, 1, 0), emit(o, OP_B, 1, 0), emit(o, OP_W, 1, 0);
+  int f0 = 2 * (p - r) - 1 + r, f1 = p, b0 = 0, b1 = p - r;
+  while (f1 < f0 || f0 < n) {
+    if (f0 < n) emit(o, OP_F, 0, 0), f0++;
+    emit(o, OP_B, 0, 0), emit(o, OP_W, 0, 0), b0++;
+    emit(o, OP_F, 1, 0), emit(o, OP_B, 1, 0), emit(o, OP_W, 1, 0);
+    f1++, b1++;
+  }
+  int w0 = b0, w1 = b1;
+  for (int i = 0; i < r; i++)
+    emit(o, OP_B, 0, 0), emit(o, OP_B, 1, 0), b0++, b1++;
+  for (int i = 0; i < p - r; i++)
+    emit(o, OP_B, 0, 0), emit(o, OP_W, 0, 0), b0++, w0++;
+  for (; w1 < b1; w1++)
+    emit(o, OP_W, 1, 0);
+  for (; w0 < b0; w0++)
+    emit(o, OP_W, 0, 0);
+}
+
+/* DualPipe's and DualPipeV's order (DeepSeek-V3 technical report, section
+ * 3.2.1, figure 5; the eight steps of deepseek-ai/DualPipe): with R ranks
+ * a direction (DualPipe p/2, DualPipeV p), h the rank's place (DualPipe
+ * min(r, p - 1 - r)), M micro-batches a direction and chunk 0 the one the
+ * rank runs early: (R - h - 1) 2 F0; h + 1 of F0 F1; R - h - 1 of B1 (W
+ * deferred) W F1; M - 2R + h + 1 of F0&B1 F1&B0 (the pairs overlapped,
+ * full backwards; the middle rank runs its first F0 and B1 apart); R - h
+ * - 1 of B1 F1&B0; h + 1 of B1 B0, the Ws deferred from the middle one
+ * on; R - h - 1 of W B0 (W deferred); h + 1 Ws. */
+static void dual_order(const sim_t *X, int r, ow_t *o) {
+  int p = X->p, dual = X->S->schedule == STRATA_PPS_DUALPIPE;
+  int R = dual ? p / 2 : p, h = dual && r >= p / 2 ? p - 1 - r : r;
+  int middle = dual ? h == R - 1 : r == p - 1;
+  if (dual)
+    o->q[0] = r < R ? r : 2 * p - 1 - r, o->q[1] = r < R ? 2 * p - 1 - r : r;
+  else
+    o->q[0] = r, o->q[1] = 2 * p - 1 - r;
+  o->lim = X->M;
+  for (int i = 0; i < (R - h - 1) * 2; i++)
+    emit(o, OP_F, 0, 0);
+  for (int i = 0; i < h + 1; i++)
+    emit(o, OP_F, 0, 0), emit(o, OP_F, 1, 0);
+  for (int i = 0; i < R - h - 1; i++)
+    emit(o, OP_B, 1, 0), emit_w(o), emit(o, OP_F, 1, 0);
+  for (int i = 0; i < X->M - 2 * R + h + 1; i++) {
+    if (i == 0 && middle)
+      emit(o, OP_F, 0, 0), emit(o, OP_B, 1, 1);
+    else
+      emit_fb(o, 0, 1);
+    emit_fb(o, 1, 0);
+  }
+  for (int i = 0; i < R - h - 1; i++)
+    emit(o, OP_B, 1, 1), emit_fb(o, 1, 0);
+  int zb = 0;
+  for (int i = 0; i < h + 1; i++) {
+    if (i == (h + 1) / 2 && h % 2 == 1) zb = 1;
+    emit(o, OP_B, 1, !zb);
+    if (i == (h + 1) / 2 && h % 2 == 0) zb = 1;
+    emit(o, OP_B, 0, !zb);
+  }
+  for (int i = 0; i < R - h - 1; i++)
+    emit_w(o), emit(o, OP_B, 0, 0);
+  for (int i = 0; i < h + 1; i++)
+    emit_w(o);
+}
+
+/* Op x of an order as it would start now, or start < 0: an input is not
+ * there yet. */
+static cand_t ord_cand(const sim_t *X, int r, const ord_t *x) {
+  cand_t c = {x->kind, x->q, -1, 0};
+  double t = ready(X, x->kind, x->q);
+  if (t < 0) return c;
+  c.start = t > X->free_at[r] ? t : X->free_at[r];
+  c.len = x->kind == OP_B && x->full ? X->S->bwd[X->tix[x->q]]
+                                     : op_time(X, x->kind, x->q);
+  return c;
+}
+
+/* Place op x of rank r's order if its inputs are there; 1 if placed. */
+static int ord_place(sim_t *X, int r, const ord_t *x) {
+  cand_t c = ord_cand(X, r, x), d = {OP_B, x->pq, 0, 0};
+  if (c.start < 0) return 0;
+  double end = c.start + c.len;
+  if (x->pq >= 0) { /* the F&B pair: one op, each all-to-all hidden */
+    double t = ready(X, OP_B, x->pq);
+    if (t < 0) return 0;
+    if (t > c.start) c.start = t;
+    d.start = c.start, d.len = X->S->bwd[X->tix[x->pq]];
+    end = c.start + c.len + d.len - hidden(X, &c, &d);
+    place(X, &d, end);
+    X->nw[x->pq]++;
+  }
+  place(X, &c, end);
+  if (x->kind == OP_B && x->full) X->nw[x->q]++;
+  return 1;
+}
+
+/* Each rank's ops in its fixed order, each as soon as its inputs and its
+ * rank are free. */
+static int run_order(sim_t *X, ord_t *o, int *at, int *len) {
+  int p = X->p, left = 0, cap = 6 * X->M + 8;
+  for (int r = 0; r < p; r++) {
+    ow_t w;
+    memset(&w, 0, sizeof w);
+    w.o = o + (size_t)r * cap;
+    if (X->S->schedule == STRATA_PPS_ZBH1)
+      zbh1_order(X, r, &w);
+    else if (X->S->schedule == STRATA_PPS_ZBV)
+      zbv_order(X, r, &w);
+    else
+      dual_order(X, r, &w);
+    len[r] = w.n, at[r] = 0, left += w.n;
+  }
   while (left > 0) {
     int progress = 0;
     for (int r = 0; r < p; r++)
-      for (; at[r] < len[r]; at[r]++, progress++, left--) {
-        int kind = o[(size_t)r * 3 * X->M + at[r]];
-        double t = ready(X, kind, r);
-        if (t < 0) break;
-        cand_t c = {kind, r, t > X->free_at[r] ? t : X->free_at[r], 0};
-        c.len = op_time(X, kind, r);
-        place(X, &c, c.start + c.len);
-      }
+      for (; at[r] < len[r]; at[r]++, progress++, left--)
+        if (!ord_place(X, r, &o[(size_t)r * cap + at[r]])) break;
     if (!progress)
       return strata_error(STRATA_EINTERNAL, "schedule: pipeline deadlock");
   }
@@ -316,11 +471,17 @@ static int run_picks(sim_t *X, cand_t *c, cand_t *pr) {
   return 0;
 }
 
-/* Every op, the earliest over all ranks first. */
+static int fixed_order(int s) {
+  return s == STRATA_PPS_ZBH1 || s == STRATA_PPS_ZBV ||
+         s == STRATA_PPS_DUALPIPEV || s == STRATA_PPS_DUALPIPE;
+}
+
+/* Every op: in the schedule's fixed order, else by its rule, the
+ * earliest over all ranks first. */
 static int run_ops(sim_t *X) {
-  if (X->S->schedule == STRATA_PPS_ZBH1) {
+  if (fixed_order(X->S->schedule)) {
     int *at = strata_calloc(2 * (size_t)X->p, sizeof *at);
-    char *o = strata_malloc((size_t)X->p * 3 * X->M);
+    ord_t *o = strata_malloc((size_t)X->p * (6 * X->M + 8) * sizeof *o);
     int rc = at && o ? run_order(X, o, at, at + X->p)
                      : strata_error(STRATA_ENOMEM, "out of memory");
     strata_free(at);
@@ -356,6 +517,11 @@ static void chunks(sim_t *X) {
     X->loc[X->rank[q] * X->local + X->pos[q]] = q;
 }
 
+int st__sched_micro_ok(int s, int pp, int m) {
+  return !(s == STRATA_PPS_DUALPIPE || s == STRATA_PPS_DUALPIPEV) ||
+         m >= 2 * pp;
+}
+
 int st__sched_ops_check(const strata_sched_t *S) {
   int s = S->schedule;
   if ((s == STRATA_PPS_GPIPE || s == STRATA_PPS_ZBH1 ||
@@ -372,6 +538,11 @@ int st__sched_ops_check(const strata_sched_t *S) {
     return strata_error(STRATA_EINVAL,
                         "schedule %s: at least two chunks a rank",
                         strata_pp_schedule_name(s));
+  if (!st__sched_micro_ok(s, S->pp, S->n_micro))
+    return strata_error(STRATA_EINVAL,
+                        "schedule %s: at least twice as many micro-batches "
+                        "(%d) as stages (%d), as its order needs",
+                        strata_pp_schedule_name(s), S->n_micro, S->pp);
   if (s == STRATA_PPS_DUALPIPE && (S->n_micro % 2 || S->pp % 2))
     return strata_error(STRATA_EINVAL,
                         "schedule DualPipe: an even number of stages (%d) "

@@ -345,6 +345,9 @@ typedef struct {
  * needs) and its run into S's arrays. */
 #define ST__SCHED_OWN(s) ((s) > STRATA_PPS_INTERLEAVED_1F1B)
 int st__sched_ops_check(const strata_sched_t *S);
+/* DualPipe's and DualPipeV's orders need m >= 2 pp micro-batches (their
+ * step 4 runs m - 2 pp + r + 1 times); 1 where schedule s runs m. */
+int st__sched_micro_ok(int s, int pp, int m);
 /* The schedules the search tries for a configuration of v chunks a rank
  * under framework fw and --pp-schedule asked (0 or auto: each the
  * framework runs: rules.c), into s (at most ST__MAX_SCHEDS); how many. */

@@ -32,7 +32,9 @@ if [ $# -eq 0 ]; then
         qwen3_pp "--model $data/hf/qwen3-8b.json --cluster dgx-h100:2 --pp 2 --global-batch 64" \
         titan_fsdp_pp "--model llama3-405b --cluster dgx-h100:32 --global-batch 512 --tp 8 --pp 16 --zero 3 --recompute full --framework torchtitan" \
         moe_ep "--model qwen3-30b-a3b --cluster dgx-h100:2 --framework torchtitan --ep 8 --pp 1 --global-batch 256" \
-        async_tp "--model llama3-8b --cluster dgx-h100:1 --tp 2 --tp-comm-overlap --global-batch 64 --framework torchtitan"
+        async_tp "--model llama3-8b --cluster dgx-h100:1 --tp 2 --tp-comm-overlap --global-batch 64 --framework torchtitan" \
+        zbv "--model llama3-8b --cluster dgx-h100:2 --tp 2 --pp 4 --vpp 2 --global-batch 64 --framework torchtitan --pp-schedule ZBVZeroBubble" \
+        dualpipev "--model llama3-8b --cluster dgx-h100:2 --tp 2 --pp 4 --vpp 2 --global-batch 64 --framework torchtitan --pp-schedule DualPipeV"
 fi
 pass=0 fail=0 names=()
 while [ $# -ge 2 ]; do
