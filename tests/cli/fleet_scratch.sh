@@ -14,8 +14,10 @@ pass=0 fail=0
 check() { if eval "$2"; then pass=$((pass + 1)); else echo "FAIL: $1"; fail=$((fail + 1)); fi; }
 export TMPDIR="$dir/tmp"
 mkdir -p "$TMPDIR" "$dir/out"
-# a fleet that runs for many seconds (the reproducer's, fuzz-finds turn 4)
-printf '{"jobs":[{"name":"a","model":"deepseek-v3"},{"name":"b","model":"gpt3-175b"}]}' \
+# a fleet that runs for many seconds (about 10 s of one core: four large
+# models on 128 nodes; the reproducer of fuzz-finds turn 4 now ends in
+# half a second)
+printf '{"jobs":[{"name":"a","model":"deepseek-v3"},{"name":"b","model":"llama3-405b"},{"name":"c","model":"qwen3-235b-a22b"},{"name":"d","model":"gpt3-175b"}]}' \
   >"$dir/big.json"
 printf '{"jobs":[{"name":"a","model":"gpt-1.7b"},{"name":"b","model":"gpt-1.7b"}]}' \
   >"$dir/small.json"
@@ -38,7 +40,7 @@ wait_for() {
 # stopped: SIG CODE -- a big fleet stopped once its scratch folder exists
 stopped() {
   local i=0 code sig=$1 want=$2
-  "$strata" fleet "$dir/big.json" --cluster dgx-h100:16 --threads 1 \
+  "$strata" fleet "$dir/big.json" --cluster dgx-h100:128 --threads 1 \
     -o "$dir/out" 2>"$dir/err.$1" >/dev/null &
   local pid=$!
   while [ -z "$(ls -A "$TMPDIR")" ] && [ $i -lt 100 ]; do
