@@ -1020,11 +1020,15 @@ static void ck_stage(ck_t *k, const strata_plan_t *p, int s, long long *sum) {
   const strata_plan_stage_t *st = &p->stages[s], *r0 = &p->stages[rk];
   long long w = (long long)st->nodes * st->gpus_per_node;
   int uniform = p->megatron || p->n_groups > 1;
+  if (st->rank != rk && rk != s % p->pp)
+    return ck_bad(k,
+                  "stage %d rank is %d, not %d (stage s of a V schedule "
+                  "runs on pipeline rank s for s < pp %d, else 2 pp - 1 - s)",
+                  s, st->rank, rk, p->pp);
   if (st->rank != rk)
     return ck_bad(k,
                   "stage %d rank is %d, not %d (stage s runs on pipeline "
-                  "rank s mod pp %d, or 2 pp - 1 - s for the second half "
-                  "of a V schedule's stages)",
+                  "rank s mod pp %d)",
                   s, st->rank, rk, p->pp);
   ck_int(k, "stage nodes", st->nodes, 1, BIG);
   ck_int(k, "stage GPUs per node", st->gpus_per_node, 1, MAX_GPN);

@@ -501,7 +501,8 @@ static int time_limit_error(const st__search_t *S, const st__cfg_t *lowest,
 /* The search stopped at the time limit (space.c), or the probes took it
  * all (their solves were cancelled). */
 static int out_of_time(const st__search_t *S) {
-  return S->deadline < 0 || (S->deadline > 0 && strata_now() > S->deadline);
+  return S->deadline < 0 || S->probes_cut ||
+         (S->deadline > 0 && strata_now() > S->deadline);
 }
 
 /* ---- set-up ---- */
@@ -1110,6 +1111,7 @@ static int prepare(st__search_t *S, const strata_graph_t *g,
   if (!rc)
     rc = st__solve_all(&S->subs, o->threads, S->cache, S->prog, solves_end,
                        o->cancel, &S->ilps, &S->hits);
+  if (!rc && solves_end > 0 && strata_now() >= solves_end) S->probes_cut = 1;
   if (!rc) rc = fit_families(S);
   return rc;
 }

@@ -109,6 +109,8 @@ typedef struct {
   int own_cache;      /* flushed (unless interrupted) and closed here */
   double deadline;   /* the search stops here (90 % of the limit; -1: it did) */
   double limit_end;  /* the limit itself: the chosen plan's solves end here */
+  int probes_cut;    /* the time limit ended the probes' solves: a family
+                        left unfitted is out of time, not out of memory */
   double bound_left; /* stopped: no configuration left unvisited beats it */
   st__progress_t *prog; /* &prog_own, or the first group's */
   st__progress_t prog_own;
