@@ -781,7 +781,15 @@ int strata_fleet_plan(const strata_cluster_t *c, int n_jobs,
   int runs = 0;
   for (int j = 0; !rc && j < n_jobs; j++)
     runs += ch[j].nodes > 0;
-  if (!rc && !runs)
+  int cut = 0;
+  for (int j = 0; j < n_jobs; j++)
+    cut |= F.res[j].cut;
+  if (!rc && !runs && cut) /* out of time, not proven not to fit */
+    rc = strata_error(STRATA_ETIMEDOUT,
+                      "no job has a plan within the time limit (%g s): a "
+                      "longer --time-limit plans further",
+                      F.fo->time_limit);
+  else if (!rc && !runs)
     rc = strata_error(STRATA_EINFEASIBLE,
                       "no job fits on any node count this cluster offers");
   if (!rc && total) *total = objective_total(&F, ch);
