@@ -55,9 +55,14 @@ static int plan_free(const strata_graph_t *g, const strata_cluster_t *c,
   strata_plan_t *meg = NULL;
   if (m.time_limit > 0 && !(m.time_start > 0)) m.time_start = t0;
   m.megatron = 1;
+  /* the disk cache is free mode's search's alone: it is written when
+   * that search ends, so a run interrupted after the Megatron-mode
+   * search writes none */
+  m.cache_dir = NULL;
   int rc = plan_one(g, c, &m, t0, &meg);
   if (rc == STRATA_ECANCELED || rc == STRATA_ENOMEM) return rc;
   m.megatron = 0;
+  m.cache_dir = o->cache_dir;
   rc = plan_one(g, c, &m, t0, out);
   /* free mode's own errors stand (its options, an interruption) but for
    * finding nothing, where the Megatron-mode plan answers */
